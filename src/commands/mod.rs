@@ -1,0 +1,4 @@
+//! One module per command: each reads its inputs, runs the pipeline and
+//! prints the outcome.
+
+pub mod validate;

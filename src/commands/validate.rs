@@ -1,0 +1,69 @@
+//! `warren validate`: parse and check the files, print every finding.
+
+use std::path::Path;
+
+use crate::desired;
+use crate::diagnostic::{Diagnostic, render};
+use crate::exit::Exit;
+use crate::output::Output;
+
+pub fn run(path: &Path, out: Output) -> Exit {
+    let desired = desired::load(path);
+    let shown: Vec<Diagnostic> = desired
+        .diagnostics
+        .iter()
+        .filter(|d| !out.quiet || d.is_error())
+        .cloned()
+        .collect();
+    eprint!(
+        "{}",
+        render(&shown, &desired.sources, out.diagnostic_style())
+    );
+    let errors = desired.diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = desired.diagnostics.len() - errors;
+    if errors > 0 {
+        eprintln!(
+            "{} is not valid: {}.",
+            path.display(),
+            counted(errors, warnings)
+        );
+        return Exit::Error;
+    }
+    let t = &desired.topology;
+    let sum = |f: fn(&crate::model::Vhost) -> usize| t.vhosts.values().map(f).sum::<usize>();
+    let objects = [
+        plural(t.vhosts.len(), "vhost"),
+        plural(sum(|v| v.exchanges.len()), "exchange"),
+        plural(sum(|v| v.queues.len()), "queue"),
+        plural(sum(|v| v.bindings.len()), "binding"),
+        plural(
+            sum(|v| v.policies.len() + v.operator_policies.len()),
+            "policy",
+        ),
+        plural(t.users.len(), "user"),
+    ];
+    let tail = if warnings > 0 {
+        format!(" ({})", plural(warnings, "warning"))
+    } else {
+        String::new()
+    };
+    println!("{} is valid: {}{tail}.", path.display(), objects.join(", "));
+    Exit::Ok
+}
+
+fn counted(errors: usize, warnings: usize) -> String {
+    let mut s = plural(errors, "error");
+    if warnings > 0 {
+        s += &format!(" and {}", plural(warnings, "warning"));
+    }
+    s
+}
+
+/// `1 queue`, `2 queues`, `2 policies`.
+pub fn plural(n: usize, word: &str) -> String {
+    match (n, word.strip_suffix('y')) {
+        (1, _) => format!("1 {word}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        _ => format!("{n} {word}s"),
+    }
+}

@@ -1,0 +1,106 @@
+//! The desired state: topology files on disk to a [`Topology`], with the
+//! place of every object for diagnostics.
+
+mod decl;
+mod merge;
+mod parse;
+mod reader;
+mod spans;
+
+use std::path::{Path, PathBuf};
+
+pub use parse::MAX_NAME_BYTES;
+pub use spans::{Site, Spans};
+
+use crate::diagnostic::Diagnostic;
+use crate::model::Topology;
+use crate::source::Sources;
+
+/// The topology the files describe, where each part came from, and what is
+/// wrong with them. The topology holds every object that parsed cleanly.
+#[derive(Debug)]
+pub struct Desired {
+    pub topology: Topology,
+    pub spans: Spans,
+    pub sources: Sources,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Desired {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Reads a file, or every `*.toml` below a directory in sorted order.
+pub fn load(path: &Path) -> Desired {
+    let mut sources = Sources::default();
+    let mut diagnostics = Vec::new();
+    let mut decls = Vec::new();
+    match topology_files(path) {
+        Ok(files) => {
+            for file in files {
+                match std::fs::read_to_string(&file) {
+                    Ok(text) => {
+                        let id = sources.add(&file, text);
+                        let text = sources.get(id).text.clone();
+                        decls.extend(parse::parse_file(id, &text, &mut diagnostics));
+                    }
+                    Err(e) => diagnostics.push(
+                        Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
+                            .help("check the path and its permissions"),
+                    ),
+                }
+            }
+        }
+        Err(d) => diagnostics.push(d),
+    }
+    let (topology, spans) = merge::merge(decls, &sources, &mut diagnostics);
+    let mut desired = Desired {
+        topology,
+        spans,
+        sources,
+        diagnostics,
+    };
+    let found = crate::lint::check(&desired.topology, &desired.spans);
+    desired.diagnostics.extend(found);
+    crate::diagnostic::sort(&mut desired.diagnostics);
+    desired
+}
+
+/// The topology files a path names.
+#[allow(clippy::result_large_err)] // a cold path, once per run
+fn topology_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Diagnostic::error("read", format!("cannot read {}: {e}", path.display()))
+            .help("give the path of a topology file or of a directory of them")
+    })?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    collect(path, &mut out).map_err(|e| {
+        Diagnostic::error("read", format!("cannot list {}: {e}", path.display()))
+            .help("check its permissions")
+    })?;
+    out.sort();
+    if out.is_empty() {
+        return Err(
+            Diagnostic::error("read", format!("{} holds no *.toml files", path.display()))
+                .help("point warren at a topology file or a directory that contains some"),
+        );
+    }
+    Ok(out)
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

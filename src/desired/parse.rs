@@ -1,0 +1,865 @@
+//! One topology file's text to a [`FileDecl`], with a diagnostic for every
+//! problem of syntax, keys, types and values.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use toml::de::{DeTable, DeValue};
+
+use super::decl::{Decl, FileDecl, QueueDecl};
+use super::reader::{Fields, Node, Reader, did_you_mean};
+use crate::diagnostic::Diagnostic;
+use crate::model::{
+    ApplyTo, Binding, DestinationKind, Exchange, Expect, External, Password, Permission, Policy,
+    Queue, QueueType, Table, User, Value, VhostSettings, argument_rule, is_age, policy_key,
+};
+use crate::source::{FileId, Location};
+
+const TOP_KEYS: &[&str] = &[
+    "vhosts",
+    "vhost",
+    "exchanges",
+    "queues",
+    "bindings",
+    "policies",
+    "operator_policies",
+    "users",
+    "permissions",
+    "external",
+];
+const VHOST_KEYS: &[&str] = &["description", "default_queue_type", "limits"];
+const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments"];
+const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces"];
+const BINDING_KEYS: &[&str] = &["source", "queue", "exchange", "routing_key", "arguments"];
+const POLICY_KEYS: &[&str] = &["pattern", "apply_to", "priority", "definition"];
+const USER_KEYS: &[&str] = &[
+    "password_env",
+    "password_hash",
+    "hashing_algorithm",
+    "tags",
+    "password",
+];
+const PERMISSION_KEYS: &[&str] = &["configure", "write", "read"];
+const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues"];
+const LIMIT_KEYS: &[&str] = &["max-queues", "max-connections"];
+const EXCHANGE_TYPES: &[&str] = &["direct", "fanout", "topic", "headers"];
+const HASHING_ALGORITHMS: &[&str] = &[
+    "rabbit_password_hashing_sha256",
+    "rabbit_password_hashing_sha512",
+    "rabbit_password_hashing_md5",
+];
+
+/// The longest name RabbitMQ accepts (AMQP short string).
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// Parses one file. Returns `None` only when the file is not TOML at all.
+pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
+    let mut r = Reader { file, diagnostics };
+    let (doc, errors) = DeTable::parse_recoverable(text);
+    for e in &errors {
+        let span = e.span().unwrap_or(0..0);
+        let message = e.message().trim().to_string();
+        let help = if message.contains("duplicate key") {
+            "a key, or a table header, may appear once per file; remove or rename one of them"
+        } else {
+            "fix the TOML syntax; https://toml.io describes it"
+        };
+        let d = Diagnostic::error("syntax", format!("invalid TOML: {message}"))
+            .at(r.loc(span))
+            .help(help);
+        r.report(d);
+    }
+    if !errors.is_empty() {
+        return None;
+    }
+    let whole = Node::new(0..0, DeValue::Table(doc.into_inner()));
+    let top = Fields::new(&mut r, &whole, "the file".into(), TOP_KEYS)?;
+    let mut p = Parser { r };
+    Some(p.file(&top, text.len()))
+}
+
+struct Parser<'d> {
+    r: Reader<'d>,
+}
+
+/// Field locations of one object, gathered while reading it.
+#[derive(Default)]
+struct Spots(BTreeMap<String, Location>);
+
+impl Parser<'_> {
+    fn loc(&self, span: Range<usize>) -> Location {
+        self.r.loc(span)
+    }
+
+    fn file(&mut self, top: &Fields, len: usize) -> FileDecl {
+        let vhosts = self.vhosts(top, len);
+        let mut decl = FileDecl {
+            vhosts,
+            settings: None,
+            exchanges: Vec::new(),
+            queues: Vec::new(),
+            bindings: Vec::new(),
+            policies: Vec::new(),
+            operator_policies: Vec::new(),
+            users: Vec::new(),
+            permissions: Vec::new(),
+            external: External::default(),
+            attempted: External::default(),
+        };
+        if let Some(node) = top.get("vhost") {
+            decl.settings = self.settings(node);
+        }
+        for (name, node, at) in self.named(top, "exchanges") {
+            decl.attempted.exchanges.insert(name.clone());
+            if let Some(x) = self.exchange(&name, node, at) {
+                decl.exchanges.push(x);
+            }
+        }
+        for (name, node, at) in self.named(top, "queues") {
+            decl.attempted.queues.insert(name.clone());
+            if let Some(q) = self.queue(&name, node, at) {
+                decl.queues.push(q);
+            }
+        }
+        if let Some(node) = top.get("bindings") {
+            decl.bindings = self.bindings(node);
+        }
+        for (name, node, at) in self.named(top, "policies") {
+            if let Some(p) = self.policy(&name, node, at, false) {
+                decl.policies.push(p);
+            }
+        }
+        for (name, node, at) in self.named(top, "operator_policies") {
+            if let Some(p) = self.policy(&name, node, at, true) {
+                decl.operator_policies.push(p);
+            }
+        }
+        for (name, node, at) in self.named(top, "users") {
+            if let Some(u) = self.user(&name, node, at) {
+                decl.users.push(u);
+            }
+        }
+        for (name, node, at) in self.named(top, "permissions") {
+            if let Some(p) = self.permission(&name, node, at) {
+                decl.permissions.push(p);
+            }
+        }
+        if let Some(node) = top.get("external") {
+            decl.external = self.external(node);
+        }
+        decl
+    }
+
+    /// The `vhosts` list, which every file must have.
+    fn vhosts(&mut self, top: &Fields, len: usize) -> Vec<(String, Location)> {
+        let Some(node) = top.get("vhosts") else {
+            let d = Diagnostic::error(
+                "missing-key",
+                "this file does not say which vhosts its objects belong to",
+            )
+            .at(self.loc(0..len.min(1)))
+            .label("`vhosts` is required at the top of every file")
+            .help("add `vhosts = [\"/\"]` (or the names of your vhosts) as the first line");
+            self.r.report(d);
+            return Vec::new();
+        };
+        let Some(items) = top.strings(&mut self.r, "vhosts") else {
+            return Vec::new();
+        };
+        if items.is_empty() {
+            let d = Diagnostic::error(
+                "bad-value",
+                "`vhosts` is empty, so nothing in this file would be declared",
+            )
+            .at(self.loc(node.span()))
+            .help("name at least one vhost, e.g. `vhosts = [\"/\"]`");
+            self.r.report(d);
+        }
+        let mut out: Vec<(String, Location)> = Vec::new();
+        for (name, span) in items {
+            if !self.check_name(&name, &span, "vhost", false) {
+                continue;
+            }
+            if out.iter().any(|(n, _)| *n == name) {
+                let d = Diagnostic::error("duplicate", format!("vhost \"{name}\" is listed twice"))
+                    .at(self.loc(span))
+                    .help("list each vhost once");
+                self.r.report(d);
+                continue;
+            }
+            out.push((name, self.loc(span)));
+        }
+        out
+    }
+
+    /// Checks a name's length and reserved prefix; false if unusable.
+    fn check_name(
+        &mut self,
+        name: &str,
+        span: &Range<usize>,
+        kind: &str,
+        amq_reserved: bool,
+    ) -> bool {
+        if name.is_empty() {
+            let d = Diagnostic::error("bad-value", format!("a {kind} name cannot be empty"))
+                .at(self.loc(span.clone()))
+                .help(format!("give the {kind} a name"));
+            self.r.report(d);
+            return false;
+        }
+        if name.len() > MAX_NAME_BYTES {
+            let d = Diagnostic::error(
+                "name-too-long",
+                format!(
+                    "this {kind} name is {} bytes long; RabbitMQ accepts at most {MAX_NAME_BYTES}",
+                    name.len()
+                ),
+            )
+            .at(self.loc(span.clone()))
+            .help(format!(
+                "shorten the name to {MAX_NAME_BYTES} bytes or fewer"
+            ));
+            self.r.report(d);
+            return false;
+        }
+        if amq_reserved && name.starts_with("amq.") {
+            let d = Diagnostic::error("reserved-name", format!("{kind} names starting with `amq.` belong to the broker"))
+                .at(self.loc(span.clone()))
+                .label("RabbitMQ refuses to declare this name")
+                .help(if kind == "exchange" {
+                    "rename the exchange; to bind from a built-in one such as amq.topic, name it as a binding's source without declaring it".to_string()
+                } else {
+                    format!("rename the {kind}")
+                });
+            self.r.report(d);
+            return false;
+        }
+        true
+    }
+
+    /// The entries of a table of named objects (`[queues."name"]`).
+    fn named<'t, 'i>(
+        &mut self,
+        top: &Fields<'t, 'i>,
+        key: &str,
+    ) -> Vec<(String, &'t Node<'i>, Range<usize>)> {
+        let Some(table) = top.table(&mut self.r, key) else {
+            return Vec::new();
+        };
+        table
+            .iter()
+            .map(|(k, v)| (k.get_ref().to_string(), v, k.span()))
+            .collect()
+    }
+
+    fn settings(&mut self, node: &Node) -> Option<Decl<VhostSettings>> {
+        let f = Fields::new(&mut self.r, node, "[vhost]".into(), VHOST_KEYS)?;
+        let mut spots = Spots::default();
+        let description = f.string(&mut self.r, "description");
+        let default_queue_type = self.queue_type(&f, "default_queue_type", &mut spots);
+        let mut limits = None;
+        if let Some(t) = f.table(&mut self.r, "limits") {
+            let lf = Fields::new(
+                &mut self.r,
+                f.get("limits")?,
+                "`limits` of [vhost]".into(),
+                LIMIT_KEYS,
+            )?;
+            let mut out = BTreeMap::new();
+            for (k, _) in t {
+                let name = k.get_ref().as_ref();
+                if !LIMIT_KEYS.contains(&name) {
+                    continue;
+                }
+                if let Some(v) = lf.int(&mut self.r, name) {
+                    if v < -1 {
+                        let d =
+                            Diagnostic::error("bad-value", format!("limit `{name}` cannot be {v}"))
+                                .at(self.loc(lf.span(name)?))
+                                .help("use a number of at least 0, or -1 for no limit");
+                        self.r.report(d);
+                        continue;
+                    }
+                    out.insert(name.to_string(), v);
+                }
+            }
+            limits = Some(out);
+        }
+        self.spot(&f, "description", &mut spots);
+        Some(Decl {
+            value: VhostSettings {
+                description,
+                default_queue_type,
+                limits,
+            },
+            at: self.loc(node.span()),
+            fields: spots.0,
+        })
+    }
+
+    fn spot(&self, f: &Fields, key: &str, spots: &mut Spots) {
+        if let Some(span) = f.span(key) {
+            spots.0.insert(key.to_string(), self.loc(span));
+        }
+    }
+
+    fn queue_type(&mut self, f: &Fields, key: &str, spots: &mut Spots) -> Option<QueueType> {
+        let s = f.string(&mut self.r, key)?;
+        self.spot(f, key, spots);
+        match QueueType::parse(&s) {
+            Some(t) => Some(t),
+            None => {
+                self.bad_choice(f, key, &s, &["classic", "quorum", "stream"]);
+                None
+            }
+        }
+    }
+
+    /// Reports a value that is not one of `choices`, suggesting the closest.
+    fn bad_choice(&mut self, f: &Fields, key: &str, value: &str, choices: &[&str]) {
+        let span = f.span(key).unwrap_or(0..0);
+        let help = match did_you_mean(value, choices.iter().copied()) {
+            Some(s) => format!("did you mean \"{s}\"?"),
+            None => format!("use one of: {}", choices.join(", ")),
+        };
+        let d = Diagnostic::error(
+            "bad-value",
+            format!("\"{value}\" is not a valid `{key}` of {}", f.what),
+        )
+        .at(self.loc(span))
+        .help(help);
+        self.r.report(d);
+    }
+
+    fn exchange(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<Exchange>> {
+        let what = format!("exchange \"{name}\"");
+        let f = Fields::new(&mut self.r, node, what, EXCHANGE_KEYS)?;
+        let name_ok = self.check_name(name, &at, "exchange", true);
+        let mut spots = Spots::default();
+        for k in EXCHANGE_KEYS {
+            self.spot(&f, k, &mut spots);
+        }
+        let kind = f.required_string(&mut self.r, "type", at.clone(), "\"topic\"");
+        if let Some(k) = &kind
+            && !EXCHANGE_TYPES.contains(&k.as_str())
+            && !k.starts_with("x-")
+        {
+            let mut choices = EXCHANGE_TYPES.to_vec();
+            choices.push("x-<plugin type>");
+            self.bad_choice(&f, "type", k, &choices);
+        }
+        let durable = f.bool(&mut self.r, "durable");
+        let auto_delete = f.bool(&mut self.r, "auto_delete");
+        let internal = f.bool(&mut self.r, "internal");
+        let arguments = f.values(&mut self.r, "arguments");
+        self.argument_spots(&f, &mut spots);
+        let value = Exchange {
+            name: name.to_string(),
+            kind: kind.clone()?,
+            durable: durable.unwrap_or(true),
+            auto_delete: auto_delete.unwrap_or(false),
+            internal: internal.unwrap_or(false),
+            arguments: arguments?,
+        };
+        let kind_ok = EXCHANGE_TYPES.contains(&value.kind.as_str()) || value.kind.starts_with("x-");
+        let typed_ok = f.get("durable").is_none_or(|_| durable.is_some())
+            && f.get("auto_delete").is_none_or(|_| auto_delete.is_some())
+            && f.get("internal").is_none_or(|_| internal.is_some());
+        (name_ok && kind_ok && typed_ok).then(|| Decl {
+            value,
+            at: self.loc(at),
+            fields: spots.0,
+        })
+    }
+
+    fn argument_spots(&self, f: &Fields, spots: &mut Spots) {
+        if let Some(Node { .. }) = f.get("arguments")
+            && let Some(DeValue::Table(t)) = f.get("arguments").map(|n| n.get_ref())
+        {
+            for (k, v) in t {
+                spots
+                    .0
+                    .insert(format!("arguments.{}", k.get_ref()), self.loc(v.span()));
+            }
+        }
+    }
+
+    fn queue(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<QueueDecl>> {
+        let what = format!("queue \"{name}\"");
+        let f = Fields::new(&mut self.r, node, what, QUEUE_KEYS)?;
+        let name_ok = self.check_name(name, &at, "queue", true);
+        let mut spots = Spots::default();
+        for k in QUEUE_KEYS {
+            self.spot(&f, k, &mut spots);
+        }
+        let has_type = f.get("type").is_some();
+        let declared_type = self.queue_type(&f, "type", &mut spots);
+        let durable = f.bool(&mut self.r, "durable");
+        let auto_delete = f.bool(&mut self.r, "auto_delete");
+        let replaces = f.string(&mut self.r, "replaces");
+        let mut arguments = f.values(&mut self.r, "arguments");
+        self.argument_spots(&f, &mut spots);
+        let mut ok = name_ok && (!has_type || declared_type.is_some());
+        ok &= f.get("durable").is_none_or(|_| durable.is_some());
+        ok &= f.get("auto_delete").is_none_or(|_| auto_delete.is_some());
+        ok &= f.get("replaces").is_none_or(|_| replaces.is_some());
+        let mut declared_type = declared_type;
+        if let Some(args) = arguments.as_mut() {
+            ok &= self.check_arguments(args, &spots);
+            // `x-queue-type` in arguments is the same as `type`.
+            if let Some(v) = args.remove("x-queue-type") {
+                let from_args = v.as_str().and_then(QueueType::parse);
+                let span = spots.0["arguments.x-queue-type"].clone();
+                match (from_args, declared_type) {
+                    (None, _) => {
+                        let d = Diagnostic::error("bad-argument", format!("`x-queue-type` cannot be {v}"))
+                            .at(span)
+                            .help("use `type = \"classic\"`, \"quorum\" or \"stream\" instead of the argument");
+                        self.r.report(d);
+                        ok = false;
+                    }
+                    (Some(a), Some(t)) if a != t => {
+                        let d = Diagnostic::error(
+                            "bad-argument",
+                            format!("`x-queue-type` says {a} but `type` says {t}"),
+                        )
+                        .at(span)
+                        .help("remove the `x-queue-type` argument; `type` is enough");
+                        self.r.report(d);
+                        ok = false;
+                    }
+                    (Some(a), _) => declared_type = Some(a),
+                }
+            }
+        }
+        if let Some(rep) = &replaces
+            && let Some(span) = f.span("replaces")
+        {
+            ok &= self.check_name(rep, &span, "queue", false);
+        }
+        let queue = Queue {
+            name: name.to_string(),
+            kind: declared_type.unwrap_or(QueueType::Classic),
+            durable: durable.unwrap_or(true),
+            auto_delete: auto_delete.unwrap_or(false),
+            arguments: arguments?,
+            replaces,
+        };
+        ok.then(|| Decl {
+            value: QueueDecl {
+                queue,
+                declared_type,
+            },
+            at: self.loc(at),
+            fields: spots.0,
+        })
+    }
+
+    /// Checks each known `x-` argument's type and range.
+    fn check_arguments(&mut self, args: &Table, spots: &Spots) -> bool {
+        let mut ok = true;
+        for (name, value) in args {
+            let Some(rule) = argument_rule(name) else {
+                continue;
+            };
+            if let Some(problem) = check_expect(rule.expect, value) {
+                let at = spots.0[&format!("arguments.{name}")].clone();
+                let d = Diagnostic::error("bad-argument", format!("`{name}` {problem}"))
+                    .at(at)
+                    .label(format!("must be {}", rule.expect.describe()))
+                    .help(format!("set `{name}` to {}", rule.expect.describe()));
+                self.r.report(d);
+                ok = false;
+            }
+        }
+        ok
+    }
+
+    fn bindings(&mut self, node: &Node) -> Vec<Decl<Binding>> {
+        let DeValue::Array(items) = node.get_ref() else {
+            self.r.wrong_type(
+                node,
+                "`bindings`",
+                "an array of tables, written [[bindings]]",
+            );
+            return Vec::new();
+        };
+        items.iter().filter_map(|item| self.binding(item)).collect()
+    }
+
+    fn binding(&mut self, node: &Node) -> Option<Decl<Binding>> {
+        let f = Fields::new(&mut self.r, node, "a binding".into(), BINDING_KEYS)?;
+        let mut spots = Spots::default();
+        for k in BINDING_KEYS {
+            self.spot(&f, k, &mut spots);
+        }
+        let at = self.loc(node.span());
+        let source = f.required_string(&mut self.r, "source", node.span(), "\"exchange.name\"");
+        let queue = f.string(&mut self.r, "queue");
+        let exchange = f.string(&mut self.r, "exchange");
+        let routing_key = f.string(&mut self.r, "routing_key");
+        let arguments = f.values(&mut self.r, "arguments");
+        let (destination_kind, destination) = match (queue, exchange) {
+            (Some(q), None) => (DestinationKind::Queue, q),
+            (None, Some(x)) => (DestinationKind::Exchange, x),
+            (q, x) => {
+                let both = q.is_some() && x.is_some();
+                if both || (f.get("queue").is_none() && f.get("exchange").is_none()) {
+                    let (msg, span) = if both {
+                        (
+                            "a binding has both `queue` and `exchange`",
+                            f.span("exchange").unwrap_or(node.span()),
+                        )
+                    } else {
+                        (
+                            "a binding has no destination",
+                            f.span("source").unwrap_or(node.span()),
+                        )
+                    };
+                    let d = Diagnostic::error("binding-destination", msg)
+                        .at(self.loc(span))
+                        .help("give exactly one of `queue = \"…\"` or `exchange = \"…\"`");
+                    self.r.report(d);
+                }
+                return None;
+            }
+        };
+        let source = source?;
+        let routing_key = match f.get("routing_key") {
+            Some(_) => routing_key?,
+            None => String::new(),
+        };
+        let arguments = arguments?;
+        let mut ok = true;
+        if source.is_empty() {
+            let d = Diagnostic::error("bad-value", "the default exchange (\"\") cannot be bound explicitly")
+                .at(self.loc(f.span("source")?))
+                .help("every queue is already reachable through the default exchange by its name; remove this binding");
+            self.r.report(d);
+            ok = false;
+        }
+        if routing_key.contains('~') && !arguments.is_empty() {
+            let d = Diagnostic::error(
+                "binding-tilde-arguments",
+                "a routing key with `~` on a binding with arguments breaks the management API",
+            )
+            .at(self.loc(f.span("routing_key")?))
+            .label("`~` here")
+            .help(
+                "RabbitMQ then answers HTTP 500 to every binding listing of the vhost; remove the `~` or the arguments",
+            );
+            self.r.report(d);
+            ok = false;
+        }
+        ok &= self.check_name(
+            &destination,
+            &spots.0[destination_kind.as_str()].span.clone(),
+            "destination",
+            false,
+        );
+        let binding = Binding {
+            source,
+            destination_kind,
+            destination,
+            routing_key,
+            arguments,
+        };
+        ok.then_some(Decl {
+            value: binding,
+            at,
+            fields: spots.0,
+        })
+    }
+
+    fn policy(
+        &mut self,
+        name: &str,
+        node: &Node,
+        at: Range<usize>,
+        operator: bool,
+    ) -> Option<Decl<Policy>> {
+        let kind = if operator {
+            "operator policy"
+        } else {
+            "policy"
+        };
+        let f = Fields::new(&mut self.r, node, format!("{kind} \"{name}\""), POLICY_KEYS)?;
+        let mut ok = self.check_name(name, &at, kind, false);
+        let mut spots = Spots::default();
+        for k in POLICY_KEYS {
+            self.spot(&f, k, &mut spots);
+        }
+        let pattern = f.required_string(&mut self.r, "pattern", at.clone(), "\"^orders\\\\.\"");
+        let apply_to = match f.string(&mut self.r, "apply_to") {
+            None => {
+                ok &= f.get("apply_to").is_none();
+                Some(ApplyTo::All)
+            }
+            Some(s) => {
+                let parsed = ApplyTo::parse(&s);
+                if parsed.is_none() {
+                    let choices: Vec<&str> = ApplyTo::ALL.iter().map(|a| a.as_str()).collect();
+                    self.bad_choice(&f, "apply_to", &s, &choices);
+                }
+                parsed
+            }
+        };
+        let priority = match f.get("priority") {
+            None => Some(0),
+            Some(_) => f.int(&mut self.r, "priority"),
+        };
+        let definition = if f.get("definition").is_none() {
+            let d = Diagnostic::error("missing-key", format!("{} has no `definition`", f.what))
+                .at(self.loc(at.clone()))
+                .help("add `definition = { \"max-length\" = 1000 }` with the settings the policy applies");
+            self.r.report(d);
+            None
+        } else {
+            f.values(&mut self.r, "definition")
+        };
+        if let Some(def) = &definition {
+            if def.is_empty() {
+                let d = Diagnostic::error(
+                    "bad-value",
+                    format!("{} has an empty `definition`", f.what),
+                )
+                .at(self.loc(f.span("definition")?))
+                .help(
+                    "RabbitMQ refuses a policy that sets nothing; add a key or remove the policy",
+                );
+                self.r.report(d);
+                ok = false;
+            }
+            ok &= self.check_policy_keys(&f, def, operator);
+        }
+        let value = Policy {
+            name: name.to_string(),
+            pattern: pattern?,
+            apply_to: apply_to?,
+            priority: priority?,
+            definition: definition?,
+        };
+        if let Some(DeValue::Table(t)) = f.get("definition").map(|n| n.get_ref()) {
+            for (k, v) in t {
+                spots
+                    .0
+                    .insert(format!("definition.{}", k.get_ref()), self.loc(v.span()));
+            }
+        }
+        ok.then(|| Decl {
+            value,
+            at: self.loc(at),
+            fields: spots.0,
+        })
+    }
+
+    fn check_policy_keys(&mut self, f: &Fields, def: &Table, operator: bool) -> bool {
+        let Some(DeValue::Table(t)) = f.get("definition").map(|n| n.get_ref()) else {
+            return true;
+        };
+        let mut ok = true;
+        for (k, node) in t {
+            let key = k.get_ref().as_ref();
+            let key_at = self.loc(k.span());
+            let Some(known) = policy_key(key) else {
+                let names = crate::model::POLICY_KEYS.iter().map(|p| p.name);
+                let help = match did_you_mean(key, names) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => {
+                        "see https://www.rabbitmq.com/docs/policies for the keys a policy can set"
+                            .into()
+                    }
+                };
+                let d = Diagnostic::error(
+                    "unknown-policy-key",
+                    format!("`{key}` is not a policy key RabbitMQ knows"),
+                )
+                .at(key_at)
+                .label("RabbitMQ rejects the whole policy")
+                .help(help);
+                self.r.report(d);
+                ok = false;
+                continue;
+            };
+            if operator && !known.operator {
+                let allowed: Vec<&str> = crate::model::POLICY_KEYS
+                    .iter()
+                    .filter(|p| p.operator)
+                    .map(|p| p.name)
+                    .collect();
+                let d = Diagnostic::error(
+                    "operator-policy-key",
+                    format!("`{key}` cannot be set by an operator policy"),
+                )
+                .at(key_at)
+                .help(format!(
+                    "move it to a regular policy; operator policies accept only: {}",
+                    allowed.join(", ")
+                ));
+                self.r.report(d);
+                ok = false;
+                continue;
+            }
+            let rule = crate::model::QUEUE_ARGUMENTS
+                .iter()
+                .find(|r| r.policy_key == Some(key));
+            if let (Some(rule), Some(value)) = (rule, def.get(key))
+                && let Some(problem) = check_expect(rule.expect, value)
+            {
+                let d = Diagnostic::error("bad-value", format!("policy key `{key}` {problem}"))
+                    .at(self.loc(node.span()))
+                    .help(format!("set `{key}` to {}", rule.expect.describe()));
+                self.r.report(d);
+                ok = false;
+            }
+        }
+        ok
+    }
+
+    fn user(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<User>> {
+        let f = Fields::new(&mut self.r, node, format!("user \"{name}\""), USER_KEYS)?;
+        let mut ok = self.check_name(name, &at, "user", false);
+        let mut spots = Spots::default();
+        for k in USER_KEYS {
+            self.spot(&f, k, &mut spots);
+        }
+        if let Some(span) = f.span("password") {
+            let d = Diagnostic::error("plaintext-password", format!("user \"{name}\" has a plaintext password"))
+                .at(self.loc(span))
+                .redacted()
+                .help("a secret in a file ends up in version control; use `password_env = \"VARIABLE\"` to read it from the environment at apply time, or `password_hash`");
+            self.r.report(d);
+            ok = false;
+        }
+        let env = f.string(&mut self.r, "password_env");
+        let hash = f.string(&mut self.r, "password_hash");
+        let algorithm = f.string(&mut self.r, "hashing_algorithm");
+        if let Some(a) = &algorithm
+            && !HASHING_ALGORITHMS.contains(&a.as_str())
+        {
+            self.bad_choice(&f, "hashing_algorithm", a, HASHING_ALGORITHMS);
+            ok = false;
+        }
+        let password = match (env, hash) {
+            (Some(_), Some(_)) => {
+                let d = Diagnostic::error(
+                    "bad-value",
+                    format!("user \"{name}\" has both `password_env` and `password_hash`"),
+                )
+                .at(self.loc(f.span("password_hash")?))
+                .help("keep one of them");
+                self.r.report(d);
+                return None;
+            }
+            (Some(var), None) => {
+                if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    let d = Diagnostic::error("bad-value", format!("\"{var}\" is not an environment variable name"))
+                        .at(self.loc(f.span("password_env")?))
+                        .help("name the variable that holds the password, e.g. `password_env = \"ANALYTICS_PASSWORD\"`");
+                    self.r.report(d);
+                    ok = false;
+                }
+                Password::Env(var)
+            }
+            (None, Some(hash)) => Password::Hash { hash, algorithm },
+            (None, None) => Password::None,
+        };
+        let tags = match f.get("tags") {
+            None => Some(Default::default()),
+            Some(_) => f
+                .strings(&mut self.r, "tags")
+                .map(|t| t.into_iter().map(|(s, _)| s).collect()),
+        };
+        let value = User {
+            name: name.to_string(),
+            password,
+            tags: tags?,
+        };
+        ok.then(|| Decl {
+            value,
+            at: self.loc(at),
+            fields: spots.0,
+        })
+    }
+
+    fn permission(
+        &mut self,
+        user: &str,
+        node: &Node,
+        at: Range<usize>,
+    ) -> Option<Decl<Permission>> {
+        let f = Fields::new(
+            &mut self.r,
+            node,
+            format!("permissions of \"{user}\""),
+            PERMISSION_KEYS,
+        )?;
+        let mut spots = Spots::default();
+        for k in PERMISSION_KEYS {
+            self.spot(&f, k, &mut spots);
+        }
+        let configure = f.required_string(&mut self.r, "configure", at.clone(), "\"^$\"");
+        let write = f.required_string(&mut self.r, "write", at.clone(), "\"^$\"");
+        let read = f.required_string(&mut self.r, "read", at.clone(), "\"^$\"");
+        let value = Permission {
+            user: user.to_string(),
+            configure: configure?,
+            write: write?,
+            read: read?,
+        };
+        Some(Decl {
+            value,
+            at: self.loc(at),
+            fields: spots.0,
+        })
+    }
+
+    fn external(&mut self, node: &Node) -> External {
+        let mut out = External::default();
+        let Some(f) = Fields::new(&mut self.r, node, "[external]".into(), EXTERNAL_KEYS) else {
+            return out;
+        };
+        for (name, _) in f.strings(&mut self.r, "exchanges").unwrap_or_default() {
+            out.exchanges.insert(name);
+        }
+        for (name, _) in f.strings(&mut self.r, "queues").unwrap_or_default() {
+            out.queues.insert(name);
+        }
+        out
+    }
+}
+
+/// What is wrong with `value` for `expect`, as the end of a sentence.
+fn check_expect(expect: Expect, value: &Value) -> Option<String> {
+    let bad_kind = || {
+        Some(format!(
+            "must be {}, not {}",
+            expect.describe(),
+            value.kind()
+        ))
+    };
+    match expect {
+        Expect::Int(lo, hi) => match value.as_int() {
+            Some(i) if i < lo || i > hi => Some(format!("cannot be {i}")),
+            Some(_) => None,
+            None => bad_kind(),
+        },
+        Expect::IntOneOf(allowed) => match value.as_int() {
+            Some(i) if !allowed.contains(&i) => Some(format!("cannot be {i}")),
+            Some(_) => None,
+            None => bad_kind(),
+        },
+        Expect::Bool => (!matches!(value, Value::Bool(_))).then(bad_kind).flatten(),
+        Expect::Str => value.as_str().is_none().then(bad_kind).flatten(),
+        Expect::OneOf(allowed) => match value.as_str() {
+            Some(s) if !allowed.contains(&s) => Some(format!("cannot be \"{s}\"")),
+            Some(_) => None,
+            None => bad_kind(),
+        },
+        Expect::Age => match value.as_str() {
+            Some(s) if !is_age(s) => Some(format!("cannot be \"{s}\"")),
+            Some(_) => None,
+            None => bad_kind(),
+        },
+    }
+}

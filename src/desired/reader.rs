@@ -1,0 +1,284 @@
+//! Walks a parsed TOML table by hand, so that every value keeps its span and
+//! every problem in a file is reported in one run, not just the first.
+
+use std::ops::Range;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{Table, Value};
+use crate::source::{FileId, Location};
+
+/// A TOML value with its byte range.
+pub type Node<'i> = Spanned<DeValue<'i>>;
+
+/// Collects the diagnostics of one file.
+pub struct Reader<'d> {
+    pub file: FileId,
+    pub diagnostics: &'d mut Vec<Diagnostic>,
+}
+
+impl Reader<'_> {
+    pub fn loc(&self, span: Range<usize>) -> Location {
+        Location {
+            file: self.file,
+            span,
+        }
+    }
+
+    pub fn report(&mut self, d: Diagnostic) {
+        self.diagnostics.push(d);
+    }
+
+    /// Reports that `node` is not of the `expected` kind.
+    pub fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
+        let found = kind_of(node.get_ref());
+        let d = Diagnostic::error(
+            "wrong-type",
+            format!("{what} must be {expected}, not {found}"),
+        )
+        .at(self.loc(node.span()))
+        .label(format!("this is {found}"))
+        .help(format!("write {what} as {expected}"));
+        self.report(d);
+    }
+
+    /// The value of `node` as a RabbitMQ value, or a diagnostic.
+    pub fn value(&mut self, node: &Node, what: &str) -> Option<Value> {
+        Some(match node.get_ref() {
+            DeValue::String(s) => Value::String(s.to_string()),
+            DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+                Ok(v) => Value::Int(v),
+                Err(_) => {
+                    let d = Diagnostic::error(
+                        "bad-value",
+                        format!("{what} does not fit in a 64-bit integer"),
+                    )
+                    .at(self.loc(node.span()))
+                    .help("use a smaller number");
+                    self.report(d);
+                    return None;
+                }
+            },
+            DeValue::Float(f) => Value::Float(f.as_str().parse().unwrap_or(f64::NAN)),
+            DeValue::Boolean(b) => Value::Bool(*b),
+            DeValue::Datetime(_) => {
+                self.wrong_type(node, what, "a string, number, boolean, array or table");
+                return None;
+            }
+            DeValue::Array(items) => {
+                let mut out = Vec::new();
+                for item in items {
+                    out.push(self.value(item, what)?);
+                }
+                Value::List(out)
+            }
+            DeValue::Table(t) => Value::Table(self.table_values(t, what)?),
+        })
+    }
+
+    /// A table of arbitrary values (arguments, policy definitions).
+    pub fn table_values(&mut self, table: &DeTable, what: &str) -> Option<Table> {
+        let mut out = Table::new();
+        let mut ok = true;
+        for (k, v) in table {
+            match self.value(v, &format!("{what} \"{}\"", k.get_ref())) {
+                Some(value) => {
+                    out.insert(k.get_ref().to_string(), value);
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+}
+
+/// How a user reads the kind of a TOML value.
+pub fn kind_of(v: &DeValue) -> &'static str {
+    match v {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date-time",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+/// The closest of `candidates` to `word`, when it is close enough to be a typo.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// One TOML table read as an object with a fixed set of keys.
+pub struct Fields<'t, 'i> {
+    pub table: &'t DeTable<'i>,
+    /// `queue "orders"`: how messages name the object.
+    pub what: String,
+    known: &'static [&'static str],
+}
+
+impl<'t, 'i> Fields<'t, 'i> {
+    /// Reads `node` as a table with the `known` keys, reporting every other key.
+    pub fn new(
+        r: &mut Reader,
+        node: &'t Node<'i>,
+        what: String,
+        known: &'static [&'static str],
+    ) -> Option<Self> {
+        match node.get_ref() {
+            DeValue::Table(table) => {
+                let fields = Fields { table, what, known };
+                fields.report_unknown(r);
+                Some(fields)
+            }
+            _ => {
+                r.wrong_type(node, &what, "a table");
+                None
+            }
+        }
+    }
+
+    fn report_unknown(&self, r: &mut Reader) {
+        for key in self.table.keys() {
+            let name = key.get_ref().as_ref();
+            if self.known.contains(&name) {
+                continue;
+            }
+            let mut d = Diagnostic::error(
+                "unknown-key",
+                format!("unknown key `{name}` in {}", self.what),
+            )
+            .at(r.loc(key.span()))
+            .label("not a key warren knows here");
+            d = match did_you_mean(name, self.known.iter().copied()) {
+                Some(s) => d.help(format!("did you mean `{s}`?")),
+                None => d.help(format!(
+                    "the keys of {} are: {}",
+                    self.what,
+                    self.known.join(", ")
+                )),
+            };
+            r.report(d);
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'t Node<'i>> {
+        self.table.get(key)
+    }
+
+    /// The span of `key`'s value, for pointing diagnostics at it.
+    pub fn span(&self, key: &str) -> Option<Range<usize>> {
+        self.get(key).map(|n| n.span())
+    }
+
+    fn label(&self, key: &str) -> String {
+        format!("`{key}` of {}", self.what)
+    }
+
+    pub fn string(&self, r: &mut Reader, key: &str) -> Option<String> {
+        let node = self.get(key)?;
+        match node.get_ref() {
+            DeValue::String(s) => Some(s.to_string()),
+            _ => {
+                r.wrong_type(node, &self.label(key), "a string");
+                None
+            }
+        }
+    }
+
+    /// A required string: reports a missing key at `at`.
+    pub fn required_string(
+        &self,
+        r: &mut Reader,
+        key: &str,
+        at: Range<usize>,
+        example: &str,
+    ) -> Option<String> {
+        if self.get(key).is_none() {
+            let d = Diagnostic::error("missing-key", format!("{} has no `{key}`", self.what))
+                .at(r.loc(at))
+                .label(format!("`{key}` is required here"))
+                .help(format!("add `{key} = {example}`"));
+            r.report(d);
+            return None;
+        }
+        self.string(r, key)
+    }
+
+    pub fn bool(&self, r: &mut Reader, key: &str) -> Option<bool> {
+        let node = self.get(key)?;
+        match node.get_ref() {
+            DeValue::Boolean(b) => Some(*b),
+            _ => {
+                r.wrong_type(node, &self.label(key), "true or false");
+                None
+            }
+        }
+    }
+
+    pub fn int(&self, r: &mut Reader, key: &str) -> Option<i64> {
+        let node = self.get(key)?;
+        match r.value(node, &self.label(key)) {
+            Some(Value::Int(i)) => Some(i),
+            Some(_) => {
+                r.wrong_type(node, &self.label(key), "an integer");
+                None
+            }
+            None => None,
+        }
+    }
+
+    pub fn table(&self, r: &mut Reader, key: &str) -> Option<&'t DeTable<'i>> {
+        let node = self.get(key)?;
+        match node.get_ref() {
+            DeValue::Table(t) => Some(t),
+            _ => {
+                r.wrong_type(node, &self.label(key), "a table");
+                None
+            }
+        }
+    }
+
+    /// A table of arbitrary values; absent means empty.
+    pub fn values(&self, r: &mut Reader, key: &str) -> Option<Table> {
+        match self.get(key) {
+            None => Some(Table::new()),
+            Some(_) => {
+                let t = self.table(r, key)?;
+                r.table_values(t, &self.label(key))
+            }
+        }
+    }
+
+    /// An array of strings, each with its span.
+    pub fn strings(&self, r: &mut Reader, key: &str) -> Option<Vec<(String, Range<usize>)>> {
+        let node = self.get(key)?;
+        let DeValue::Array(items) = node.get_ref() else {
+            r.wrong_type(node, &self.label(key), "an array of strings");
+            return None;
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match item.get_ref() {
+                DeValue::String(s) => out.push((s.to_string(), item.span())),
+                _ => r.wrong_type(
+                    item,
+                    &format!("each item of {}", self.label(key)),
+                    "a string",
+                ),
+            }
+        }
+        Some(out)
+    }
+}

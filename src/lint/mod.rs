@@ -1,0 +1,48 @@
+//! Checks over the whole merged topology: references between objects, and
+//! what the broker would refuse or quietly do differently than the files say.
+//! Each finding has a stable code (see the README's list).
+
+mod policies;
+mod queues;
+mod references;
+
+use crate::desired::Spans;
+use crate::diagnostic::Diagnostic;
+use crate::model::{ObjectKey, Topology};
+use crate::source::Location;
+
+/// Every finding about `topology`, errors and warnings.
+pub fn check(topology: &Topology, spans: &Spans) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut ctx = Context {
+        topology,
+        spans,
+        out: &mut out,
+    };
+    references::check(&mut ctx);
+    queues::check(&mut ctx);
+    policies::check(&mut ctx);
+    out.dedup();
+    out
+}
+
+struct Context<'a> {
+    topology: &'a Topology,
+    spans: &'a Spans,
+    out: &'a mut Vec<Diagnostic>,
+}
+
+impl Context<'_> {
+    /// Adds `d` at the object's (or its field's) declaration.
+    fn report(&mut self, key: &ObjectKey, field: Option<&str>, d: Diagnostic) {
+        let d = match self.locate(key, field) {
+            Some(l) => d.at(l),
+            None => d,
+        };
+        self.out.push(d);
+    }
+
+    fn locate(&self, key: &ObjectKey, field: Option<&str>) -> Option<Location> {
+        self.spans.locate(key, field)
+    }
+}

@@ -1,0 +1,130 @@
+//! References between objects: binding ends, permissions' users, `replaces`.
+
+use std::collections::BTreeMap;
+
+use super::Context;
+use crate::diagnostic::Diagnostic;
+use crate::model::{BUILTIN_EXCHANGES, DestinationKind, ObjectKey};
+
+pub(super) fn check(ctx: &mut Context) {
+    bindings(ctx);
+    permissions(ctx);
+    replaces(ctx);
+}
+
+fn bindings(ctx: &mut Context) {
+    for (vname, vhost) in &ctx.topology.vhosts {
+        let exchange_known = |name: &str| {
+            vhost.external.exchanges.contains(name)
+                || BUILTIN_EXCHANGES.contains(&name)
+                || ctx.spans.named.contains(&ObjectKey::Exchange {
+                    vhost: vname.clone(),
+                    name: name.into(),
+                })
+        };
+        let queue_known = |name: &str| {
+            vhost.external.queues.contains(name)
+                || ctx.spans.named.contains(&ObjectKey::Queue {
+                    vhost: vname.clone(),
+                    name: name.into(),
+                })
+        };
+        let mut found = Vec::new();
+        for b in &vhost.bindings {
+            let key = ObjectKey::Binding {
+                vhost: vname.clone(),
+                binding: b.clone(),
+            };
+            if !exchange_known(&b.source) {
+                found.push((key.clone(), "source", "exchange", b.source.clone()));
+            }
+            let known = match b.destination_kind {
+                DestinationKind::Queue => queue_known(&b.destination),
+                DestinationKind::Exchange => exchange_known(&b.destination),
+            };
+            if !known {
+                let field = b.destination_kind.as_str();
+                found.push((key, field, field, b.destination.clone()));
+            }
+        }
+        for (key, field, kind, name) in found {
+            let d = Diagnostic::error(
+                "dangling-binding",
+                format!("this binding's {kind} \"{name}\" is declared nowhere in vhost \"{vname}\""),
+            )
+            .label(format!("no {kind} of this name"))
+            .help(format!(
+                "declare it under [{kind}s.\"{name}\"], or, if another team owns it, list it in `[external] {kind}s = [\"{name}\"]`"
+            ));
+            ctx.report(&key, Some(field), d);
+        }
+    }
+}
+
+fn permissions(ctx: &mut Context) {
+    let mut found = Vec::new();
+    for (vname, vhost) in &ctx.topology.vhosts {
+        for user in vhost.permissions.keys() {
+            if !ctx.topology.users.contains_key(user) {
+                found.push(ObjectKey::Permission {
+                    vhost: vname.clone(),
+                    user: user.clone(),
+                });
+            }
+        }
+    }
+    for key in found {
+        let ObjectKey::Permission { user, .. } = &key else {
+            continue;
+        };
+        let d = Diagnostic::error(
+            "unknown-user",
+            format!("permissions are given to user \"{user}\", who is declared nowhere"),
+        )
+        .label("no [users] entry of this name")
+        .help(format!(
+            "declare the user under [users.{user}], or fix the name"
+        ));
+        ctx.report(&key, None, d);
+    }
+}
+
+fn replaces(ctx: &mut Context) {
+    let mut found = Vec::new();
+    for (vname, vhost) in &ctx.topology.vhosts {
+        let mut claimed: BTreeMap<&str, &str> = BTreeMap::new();
+        for q in vhost.queues.values() {
+            let Some(old) = q.replaces.as_deref() else {
+                continue;
+            };
+            let key = ObjectKey::Queue {
+                vhost: vname.clone(),
+                name: q.name.clone(),
+            };
+            if old == q.name {
+                let d = Diagnostic::error("replaces-self", format!("queue \"{old}\" replaces itself"))
+                    .help("`replaces` names the old queue this one takes over; remove it, or name the old queue");
+                found.push((key, d));
+            } else if let Some(first) = claimed.get(old) {
+                let d = Diagnostic::error(
+                    "replaces-twice",
+                    format!("queues \"{first}\" and \"{}\" both replace \"{old}\"", q.name),
+                )
+                .help("a queue's messages can move to one new queue only; keep `replaces` on one of them");
+                found.push((key, d));
+            } else if vhost.queues.contains_key(old) {
+                let d = Diagnostic::error(
+                    "replaces-declared",
+                    format!("queue \"{}\" replaces \"{old}\", which the files still declare", q.name),
+                )
+                .help(format!("remove the declaration of \"{old}\": the migration deletes it once it is drained"));
+                found.push((key, d));
+            } else {
+                claimed.insert(old, &q.name);
+            }
+        }
+    }
+    for (key, d) in found {
+        ctx.report(&key, Some("replaces"), d);
+    }
+}

@@ -1,0 +1,54 @@
+//! Which policy the broker applies to a queue or exchange (reference 3.2):
+//! the highest-priority match whose apply-to fits and whose keys the queue
+//! type supports.
+
+use regex::Regex;
+
+use super::policy_keys::policy_key;
+use super::topology::{Policy, Queue};
+
+/// A policy with its pattern compiled. Patterns RabbitMQ accepts but the
+/// Rust regex engine does not (look-around) never match here.
+pub struct Matcher<'a> {
+    pub policy: &'a Policy,
+    regex: Option<Regex>,
+}
+
+impl<'a> Matcher<'a> {
+    pub fn new(policy: &'a Policy) -> Self {
+        Matcher {
+            policy,
+            regex: Regex::new(&policy.pattern).ok(),
+        }
+    }
+
+    fn name_matches(&self, name: &str) -> bool {
+        self.regex.as_ref().is_some_and(|r| r.is_match(name))
+    }
+
+    /// Whether the broker would consider this policy for `queue`.
+    pub fn matches_queue(&self, queue: &Queue) -> bool {
+        self.policy.apply_to.matches_queue(queue.kind)
+            && self.name_matches(&queue.name)
+            && self
+                .policy
+                .definition
+                .keys()
+                .all(|k| policy_key(k).is_none_or(|p| p.queue_types.contains(&queue.kind)))
+    }
+
+    pub fn matches_exchange(&self, name: &str) -> bool {
+        self.policy.apply_to.matches_exchanges() && self.name_matches(name)
+    }
+}
+
+/// The policies that match `queue`, highest priority first, ties by name.
+pub fn matching_queue<'a>(matchers: &'a [Matcher<'a>], queue: &Queue) -> Vec<&'a Policy> {
+    let mut out: Vec<&Policy> = matchers
+        .iter()
+        .filter(|m| m.matches_queue(queue))
+        .map(|m| m.policy)
+        .collect();
+    out.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.name.cmp(&b.name)));
+    out
+}

@@ -1,0 +1,69 @@
+//! Names every object warren manages, so that spans, changes and plan steps
+//! can all point at the same thing.
+
+use std::fmt;
+
+use super::topology::Binding;
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ObjectKey {
+    Vhost(String),
+    Exchange { vhost: String, name: String },
+    Queue { vhost: String, name: String },
+    Binding { vhost: String, binding: Binding },
+    Policy { vhost: String, name: String },
+    OperatorPolicy { vhost: String, name: String },
+    User(String),
+    Permission { vhost: String, user: String },
+}
+
+impl ObjectKey {
+    /// The kind of object, as the plan and diagnostics name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ObjectKey::Vhost(_) => "vhost",
+            ObjectKey::Exchange { .. } => "exchange",
+            ObjectKey::Queue { .. } => "queue",
+            ObjectKey::Binding { .. } => "binding",
+            ObjectKey::Policy { .. } => "policy",
+            ObjectKey::OperatorPolicy { .. } => "operator policy",
+            ObjectKey::User(_) => "user",
+            ObjectKey::Permission { .. } => "permissions",
+        }
+    }
+
+    pub fn vhost(&self) -> Option<&str> {
+        match self {
+            ObjectKey::Vhost(v) => Some(v),
+            ObjectKey::User(_) => None,
+            ObjectKey::Exchange { vhost, .. }
+            | ObjectKey::Queue { vhost, .. }
+            | ObjectKey::Binding { vhost, .. }
+            | ObjectKey::Policy { vhost, .. }
+            | ObjectKey::OperatorPolicy { vhost, .. }
+            | ObjectKey::Permission { vhost, .. } => Some(vhost),
+        }
+    }
+}
+
+impl fmt::Display for ObjectKey {
+    /// `queue "orders" in vhost "/"`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ObjectKey::Vhost(v) => write!(f, "vhost \"{v}\""),
+            ObjectKey::User(u) => write!(f, "user \"{u}\""),
+            ObjectKey::Exchange { vhost, name }
+            | ObjectKey::Queue { vhost, name }
+            | ObjectKey::Policy { vhost, name }
+            | ObjectKey::OperatorPolicy { vhost, name } => {
+                write!(f, "{} \"{name}\" in vhost \"{vhost}\"", self.kind())
+            }
+            ObjectKey::Binding { vhost, binding } => {
+                write!(f, "binding {binding} in vhost \"{vhost}\"")
+            }
+            ObjectKey::Permission { vhost, user } => {
+                write!(f, "permissions of \"{user}\" in vhost \"{vhost}\"")
+            }
+        }
+    }
+}

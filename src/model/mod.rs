@@ -1,0 +1,15 @@
+//! The topology model shared by the desired and the live state.
+
+mod arguments;
+mod effective;
+mod key;
+mod policy_keys;
+mod topology;
+mod value;
+
+pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, is_age};
+pub use effective::{Matcher, matching_queue};
+pub use key::ObjectKey;
+pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution};
+pub use topology::*;
+pub use value::{Table, Value};

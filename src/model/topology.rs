@@ -1,0 +1,261 @@
+//! The topology: one type for the desired state (from TOML) and the live
+//! state (from the broker or a definitions export), so that diffing is a
+//! comparison of like with like.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::value::Table;
+
+/// Everything warren knows about one broker: vhosts and cluster-wide users.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Topology {
+    pub vhosts: BTreeMap<String, Vhost>,
+    pub users: BTreeMap<String, User>,
+}
+
+/// One virtual host and the objects that live in it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Vhost {
+    pub name: String,
+    pub settings: VhostSettings,
+    pub exchanges: BTreeMap<String, Exchange>,
+    pub queues: BTreeMap<String, Queue>,
+    pub bindings: BTreeSet<Binding>,
+    pub policies: BTreeMap<String, Policy>,
+    pub operator_policies: BTreeMap<String, Policy>,
+    /// Keyed by user name.
+    pub permissions: BTreeMap<String, Permission>,
+    /// Objects referenced by bindings but owned by someone else (desired only).
+    pub external: External,
+}
+
+impl Vhost {
+    pub fn new(name: &str) -> Self {
+        Vhost {
+            name: name.to_string(),
+            ..Vhost::default()
+        }
+    }
+}
+
+/// Vhost metadata; `None` means "not managed" in the desired state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VhostSettings {
+    pub description: Option<String>,
+    pub default_queue_type: Option<QueueType>,
+    /// `max-queues`, `max-connections`.
+    pub limits: Option<BTreeMap<String, i64>>,
+}
+
+/// Names of objects that bindings may use but warren does not manage.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct External {
+    pub exchanges: BTreeSet<String>,
+    pub queues: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    pub name: String,
+    /// direct, fanout, topic, headers, or a plugin's `x-…` type.
+    pub kind: String,
+    pub durable: bool,
+    pub auto_delete: bool,
+    pub internal: bool,
+    pub arguments: Table,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueType {
+    Classic,
+    Quorum,
+    Stream,
+}
+
+impl QueueType {
+    pub const ALL: [QueueType; 3] = [QueueType::Classic, QueueType::Quorum, QueueType::Stream];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueType::Classic => "classic",
+            QueueType::Quorum => "quorum",
+            QueueType::Stream => "stream",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<QueueType> {
+        QueueType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// Quorum queues and streams are replicated: they must be durable.
+    pub fn is_replicated(self) -> bool {
+        self != QueueType::Classic
+    }
+}
+
+impl fmt::Display for QueueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queue {
+    pub name: String,
+    pub kind: QueueType,
+    pub durable: bool,
+    pub auto_delete: bool,
+    /// Arguments other than `x-queue-type`, which is `kind`.
+    pub arguments: Table,
+    /// The live queue this one takes over by migration (desired only).
+    pub replaces: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DestinationKind {
+    Queue,
+    Exchange,
+}
+
+impl DestinationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DestinationKind::Queue => "queue",
+            DestinationKind::Exchange => "exchange",
+        }
+    }
+}
+
+/// A binding has no name: it is identified by all of its fields.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Binding {
+    pub source: String,
+    pub destination_kind: DestinationKind,
+    pub destination: String,
+    pub routing_key: String,
+    pub arguments: Table,
+}
+
+impl fmt::Display for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} -> {} {} [{}]",
+            self.source,
+            self.destination_kind.as_str(),
+            self.destination,
+            self.routing_key
+        )?;
+        if !self.arguments.is_empty() {
+            write!(f, " {}", super::Value::Table(self.arguments.clone()))?;
+        }
+        Ok(())
+    }
+}
+
+/// What a policy applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplyTo {
+    All,
+    Queues,
+    Exchanges,
+    ClassicQueues,
+    QuorumQueues,
+    Streams,
+}
+
+impl ApplyTo {
+    pub const ALL: [ApplyTo; 6] = [
+        ApplyTo::All,
+        ApplyTo::Queues,
+        ApplyTo::Exchanges,
+        ApplyTo::ClassicQueues,
+        ApplyTo::QuorumQueues,
+        ApplyTo::Streams,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApplyTo::All => "all",
+            ApplyTo::Queues => "queues",
+            ApplyTo::Exchanges => "exchanges",
+            ApplyTo::ClassicQueues => "classic_queues",
+            ApplyTo::QuorumQueues => "quorum_queues",
+            ApplyTo::Streams => "streams",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ApplyTo> {
+        ApplyTo::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+
+    /// Whether a policy with this `apply-to` can match a queue of `kind`.
+    pub fn matches_queue(self, kind: QueueType) -> bool {
+        match self {
+            ApplyTo::All | ApplyTo::Queues => true,
+            ApplyTo::Exchanges => false,
+            ApplyTo::ClassicQueues => kind == QueueType::Classic,
+            ApplyTo::QuorumQueues => kind == QueueType::Quorum,
+            ApplyTo::Streams => kind == QueueType::Stream,
+        }
+    }
+
+    pub fn matches_exchanges(self) -> bool {
+        matches!(self, ApplyTo::All | ApplyTo::Exchanges)
+    }
+}
+
+/// A policy or an operator policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub name: String,
+    pub pattern: String,
+    pub apply_to: ApplyTo,
+    pub priority: i64,
+    pub definition: Table,
+}
+
+/// How a user's password is given; a plaintext password is never stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Password {
+    /// Read from this environment variable at apply time.
+    Env(String),
+    /// A RabbitMQ password hash, with its algorithm when not the default.
+    Hash {
+        hash: String,
+        algorithm: Option<String>,
+    },
+    /// The user has no password (certificate or external auth only).
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub name: String,
+    pub password: Password,
+    pub tags: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Permission {
+    pub user: String,
+    pub configure: String,
+    pub write: String,
+    pub read: String,
+}
+
+/// The broker's own exchanges: always there, never declared.
+pub const BUILTIN_EXCHANGES: [&str; 6] = [
+    "amq.direct",
+    "amq.fanout",
+    "amq.topic",
+    "amq.headers",
+    "amq.match",
+    "amq.rabbitmq.trace",
+];

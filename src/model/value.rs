@@ -1,0 +1,182 @@
+//! A JSON-like value with a total order, so that arguments and policy
+//! definitions can live inside ordered sets and compare exactly.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Named values: queue and exchange arguments, policy definitions.
+pub type Table = BTreeMap<String, Value>;
+
+/// An argument or definition value as RabbitMQ stores it.
+#[derive(Debug, Clone)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(String),
+    List(Vec<Value>),
+    Table(Table),
+}
+
+impl Value {
+    /// The value as an integer, also when it is a float with no fraction
+    /// (definitions exports may write `1000.0` for `1000`).
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(*f as i64),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The kind of value, as a user reads it in a diagnostic.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a float",
+            Value::String(_) => "a string",
+            Value::List(_) => "an array",
+            Value::Table(_) => "a table",
+        }
+    }
+
+    /// The same value with integral floats turned into integers, recursively,
+    /// so that `1000` and `1000.0` compare equal.
+    pub fn normalised(self) -> Value {
+        match self {
+            Value::Float(f) => match Value::Float(f).as_int() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(f),
+            },
+            Value::List(items) => Value::List(items.into_iter().map(Value::normalised).collect()),
+            Value::Table(t) => {
+                Value::Table(t.into_iter().map(|(k, v)| (k, v.normalised())).collect())
+            }
+            other => other,
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Null => 0,
+            Value::Bool(_) => 1,
+            Value::Int(_) => 2,
+            Value::Float(_) => 3,
+            Value::String(_) => 4,
+            Value::List(_) => 5,
+            Value::Table(_) => 6,
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Value {}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Value {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            (Value::Float(a), Value::Float(b)) => a.total_cmp(b),
+            (Value::String(a), Value::String(b)) => a.cmp(b),
+            (Value::List(a), Value::List(b)) => a.cmp(b),
+            (Value::Table(a), Value::Table(b)) => a.cmp(b),
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl std::hash::Hash for Value {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.rank().hash(state);
+        match self {
+            Value::Null => {}
+            Value::Bool(b) => b.hash(state),
+            Value::Int(i) => i.hash(state),
+            Value::Float(f) => f.to_bits().hash(state),
+            Value::String(s) => s.hash(state),
+            Value::List(l) => l.hash(state),
+            Value::Table(t) => t.hash(state),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    /// JSON text, the form users see in definitions files and plans.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", serde_json::Value::from(self))
+    }
+}
+
+impl From<&Value> for serde_json::Value {
+    fn from(v: &Value) -> Self {
+        match v {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => (*b).into(),
+            Value::Int(i) => (*i).into(),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map(serde_json::Value::Number)
+                .unwrap_or(serde_json::Value::Null),
+            Value::String(s) => s.clone().into(),
+            Value::List(l) => l.iter().map(serde_json::Value::from).collect(),
+            Value::Table(t) => t
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::from(v)))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+        }
+    }
+}
+
+impl From<&serde_json::Value> for Value {
+    fn from(v: &serde_json::Value) -> Self {
+        match v {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            serde_json::Value::String(s) => Value::String(s.clone()),
+            serde_json::Value::Array(a) => Value::List(a.iter().map(Value::from).collect()),
+            serde_json::Value::Object(o) => {
+                Value::Table(o.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect())
+            }
+        }
+        .normalised()
+    }
+}
+
+impl serde::Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::Value::from(self).serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Value::from(&serde_json::Value::deserialize(d)?))
+    }
+}
