@@ -153,12 +153,19 @@ impl Parser<'_> {
     /// The `vhosts` list, which every file must have.
     fn vhosts(&mut self, top: &Fields, len: usize) -> Vec<(String, Location)> {
         let Some(node) = top.get("vhosts") else {
+            // A file that declares only users (cluster-wide) needs no vhosts.
+            if TOP_KEYS
+                .iter()
+                .all(|k| matches!(*k, "vhosts" | "users") || top.get(k).is_none())
+            {
+                return Vec::new();
+            }
             let d = Diagnostic::error(
                 "missing-key",
                 "this file does not say which vhosts its objects belong to",
             )
             .at(self.loc(0..len.min(1)))
-            .label("`vhosts` is required at the top of every file")
+            .label("`vhosts` is required in every file that declares more than users")
             .help("add `vhosts = [\"/\"]` (or the names of your vhosts) as the first line");
             self.r.report(d);
             return Vec::new();
