@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::render::Format;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "warren",
@@ -32,6 +34,21 @@ pub enum ColorChoice {
     Never,
 }
 
+/// How a plan is shown; shared by `plan` and `diff`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlanOutput {
+    /// human (terraform-style), json (documented schema) or markdown (a pull-request comment).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Exit 2 when there are changes, 0 when there are none, 1 on error.
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    /// Destroy and recreate this queue when its immutable properties change
+    /// (loses its messages; apply needs --allow-destroy). Repeatable.
+    #[arg(long, value_name = "QUEUE")]
+    pub replace: Vec<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Parse and check topology files; no broker needed.
@@ -39,5 +56,14 @@ pub enum Command {
         /// A topology file, or a directory of them (every *.toml below it).
         #[arg(default_value = "topology")]
         path: PathBuf,
+    },
+    /// The plan from one desired state to another, offline: for reviewing a pull request.
+    Diff {
+        /// The topology before the change (e.g. the main branch's checkout).
+        old: PathBuf,
+        /// The topology after it.
+        new: PathBuf,
+        #[command(flatten)]
+        output: PlanOutput,
     },
 }

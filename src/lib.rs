@@ -7,10 +7,13 @@ pub mod cli;
 pub mod commands;
 pub mod desired;
 pub mod diagnostic;
+pub mod diff;
 pub mod exit;
 pub mod lint;
 pub mod model;
 pub mod output;
+pub mod plan;
+pub mod render;
 pub mod source;
 
 use cli::{Cli, Command};
@@ -22,5 +25,16 @@ pub fn run(cli: Cli) -> Exit {
     let out = Output::new(cli.color, cli.quiet, cli.verbose);
     match cli.command {
         Command::Validate { path } => commands::validate::run(&path, out),
+        Command::Diff { old, new, output } => {
+            commands::plan::diff_command(&old, &new, &show(output), out)
+        }
+    }
+}
+
+fn show(o: cli::PlanOutput) -> commands::plan::Show {
+    commands::plan::Show {
+        format: o.format,
+        detailed_exitcode: o.detailed_exitcode,
+        replace: o.replace,
     }
 }

@@ -152,7 +152,11 @@ impl fmt::Display for Binding {
             self.routing_key
         )?;
         if !self.arguments.is_empty() {
-            write!(f, " {}", super::Value::Table(self.arguments.clone()))?;
+            write!(
+                f,
+                " arguments {}",
+                super::Value::Table(self.arguments.clone())
+            )?;
         }
         Ok(())
     }

@@ -1,0 +1,91 @@
+//! Each object's attributes as the plan shows them: plain JSON values under
+//! stable names, with secrets replaced by a description.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value as Json, json};
+
+use crate::model::{
+    Binding, Exchange, Password, Permission, Policy, Queue, Table, User, Value, VhostSettings,
+};
+
+/// Attribute name to value, sorted.
+pub type Attributes = BTreeMap<String, Json>;
+
+fn table(t: &Table) -> Json {
+    Json::from(&Value::Table(t.clone()))
+}
+
+pub fn exchange(x: &Exchange) -> Attributes {
+    attrs([
+        ("type", json!(x.kind)),
+        ("durable", json!(x.durable)),
+        ("auto_delete", json!(x.auto_delete)),
+        ("internal", json!(x.internal)),
+        ("arguments", table(&x.arguments)),
+    ])
+}
+
+pub fn queue(q: &Queue) -> Attributes {
+    attrs([
+        ("type", json!(q.kind.as_str())),
+        ("durable", json!(q.durable)),
+        ("auto_delete", json!(q.auto_delete)),
+        ("arguments", table(&q.arguments)),
+    ])
+}
+
+pub fn binding(b: &Binding) -> Attributes {
+    attrs([
+        ("source", json!(b.source)),
+        (b.destination_kind.as_str(), json!(b.destination)),
+        ("routing_key", json!(b.routing_key)),
+        ("arguments", table(&b.arguments)),
+    ])
+}
+
+pub fn policy(p: &Policy) -> Attributes {
+    attrs([
+        ("pattern", json!(p.pattern)),
+        ("apply_to", json!(p.apply_to.as_str())),
+        ("priority", json!(p.priority)),
+        ("definition", table(&p.definition)),
+    ])
+}
+
+/// A user; the password is described, never shown.
+pub fn user(u: &User) -> Attributes {
+    let password = match &u.password {
+        Password::Env(var) => format!("(sensitive: from ${var})"),
+        Password::Hash { .. } => "(sensitive: a password hash)".to_string(),
+        Password::None => "(none)".to_string(),
+    };
+    attrs([("password", json!(password)), ("tags", json!(u.tags))])
+}
+
+pub fn permission(p: &Permission) -> Attributes {
+    attrs([
+        ("configure", json!(p.configure)),
+        ("write", json!(p.write)),
+        ("read", json!(p.read)),
+    ])
+}
+
+/// Vhost settings the desired side manages (absent ones are not shown).
+pub fn vhost(s: &VhostSettings) -> Attributes {
+    let mut out = Attributes::new();
+    if let Some(d) = &s.description {
+        out.insert("description".into(), json!(d));
+    }
+    if let Some(t) = s.default_queue_type {
+        out.insert("default_queue_type".into(), json!(t.as_str()));
+    }
+    if let Some(l) = &s.limits {
+        out.insert("limits".into(), json!(l));
+    }
+    out
+}
+
+fn attrs<const N: usize>(pairs: [(&str, Json); N]) -> Attributes {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}

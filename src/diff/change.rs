@@ -1,0 +1,86 @@
+//! The diff's output: plain records of what differs and why.
+
+use serde::{Deserialize, Serialize};
+
+use super::attributes::Attributes;
+use crate::model::{Binding, ObjectKey};
+
+/// What happens to one object, with terraform's meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// `+` create.
+    Create,
+    /// `~` update in place.
+    Update,
+    /// `-` destroy.
+    Destroy,
+    /// `-/+` destroy and recreate: lossy.
+    Replace,
+    /// `>>` lossless live migration of a queue.
+    Migrate,
+    /// `?` live but neither declared nor in the inventory: never touched.
+    Unmanaged,
+}
+
+impl Action {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Action::Create => "+",
+            Action::Update => "~",
+            Action::Destroy => "-",
+            Action::Replace => "-/+",
+            Action::Migrate => ">>",
+            Action::Unmanaged => "?",
+        }
+    }
+}
+
+/// One object's change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub key: ObjectKey,
+    pub action: Action,
+    /// Why, in a sentence. Explains; never changes what apply does.
+    pub reason: String,
+    pub before: Option<Attributes>,
+    pub after: Option<Attributes>,
+    /// Could lose messages or routes: apply refuses without --allow-destroy.
+    pub requires_allow_destroy: bool,
+    /// For a replaced exchange or queue: live bindings to put back after it
+    /// is recreated, including ones warren does not manage.
+    pub rebind: Vec<Binding>,
+    pub migration: Option<Migration>,
+}
+
+impl Change {
+    pub fn new(key: ObjectKey, action: Action, reason: impl Into<String>) -> Self {
+        Change {
+            key,
+            action,
+            reason: reason.into(),
+            before: None,
+            after: None,
+            requires_allow_destroy: false,
+            rebind: Vec::new(),
+            migration: None,
+        }
+    }
+}
+
+/// A queue that takes over another by expand-and-contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migration {
+    /// The live queue being replaced.
+    pub replaces: String,
+    /// Its live bindings that move to the new queue (same source, key, arguments).
+    pub moved: Vec<Binding>,
+    /// Its live bindings with no counterpart on the new queue: they go away.
+    pub dropped: Vec<Binding>,
+    /// The new queue's bindings with no counterpart on the old one: created directly.
+    pub added: Vec<Binding>,
+    /// Changed attributes between the old queue and the new one.
+    pub changed: Vec<String>,
+    /// Set when every change could have been made by a policy instead.
+    pub policy_instead: Option<String>,
+}

@@ -1,0 +1,436 @@
+//! (desired, live, inventory) -> changes. Pure: no I/O, no clock.
+//!
+//! Ownership decides what may be destroyed: a live object missing from the
+//! files is destroyed only when warren's inventory lists it; otherwise it is
+//! shown as unmanaged and never touched.
+
+mod attributes;
+mod change;
+mod immutable;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+pub use attributes::Attributes;
+pub use change::{Action, Change, Migration};
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{
+    Binding, DestinationKind, Exchange, Inventory, Node, ObjectKey, Queue, RoutingGraph, Topology,
+    Vhost, VhostSettings,
+};
+
+/// Choices the user makes on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Queues to destroy and recreate when their immutable properties
+    /// change (terraform's `-replace`): lossy, so apply needs --allow-destroy.
+    pub replace: BTreeSet<String>,
+}
+
+/// A desired change that cannot be carried out, tied to the object at fault.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    pub key: ObjectKey,
+    pub field: Option<String>,
+    pub diagnostic: Diagnostic,
+}
+
+/// Everything that differs.
+#[derive(Debug, Clone, Default)]
+pub struct Diff {
+    pub changes: Vec<Change>,
+    pub problems: Vec<Problem>,
+}
+
+/// Compares the desired topology with the live one.
+pub fn diff(desired: &Topology, live: &Topology, inventory: &Inventory, options: &Options) -> Diff {
+    let mut d = Differ {
+        inventory,
+        options,
+        out: Diff::default(),
+    };
+    d.users(desired, live);
+    let empty = Vhost::default();
+    for (name, want) in &desired.vhosts {
+        let have = live.vhosts.get(name);
+        d.vhost_settings(name, &want.settings, have.map(|h| &h.settings));
+        d.vhost(name, want, have.unwrap_or(&empty));
+    }
+    for name in live
+        .vhosts
+        .keys()
+        .filter(|n| !desired.vhosts.contains_key(*n))
+    {
+        let key = ObjectKey::Vhost(name.clone());
+        if inventory.contains(&key) {
+            let mut c = Change::new(
+                key,
+                Action::Destroy,
+                "removed from the files: the vhost goes with everything in it",
+            );
+            c.requires_allow_destroy = true;
+            d.out.changes.push(c);
+        }
+    }
+    d.out
+}
+
+struct Differ<'a> {
+    inventory: &'a Inventory,
+    options: &'a Options,
+    out: Diff,
+}
+
+impl Differ<'_> {
+    fn push(&mut self, c: Change) {
+        self.out.changes.push(c);
+    }
+
+    /// A live object absent from the files: destroyed if warren owns it.
+    fn absent(&mut self, key: ObjectKey, before: Attributes, lossy: bool) {
+        let mut c = if self.inventory.contains(&key) {
+            let mut c = Change::new(key, Action::Destroy, "removed from the files");
+            c.requires_allow_destroy = lossy;
+            c
+        } else {
+            Change::new(
+                key,
+                Action::Unmanaged,
+                "live, but neither in the files nor created by warren",
+            )
+        };
+        c.before = Some(before);
+        self.push(c);
+    }
+
+    fn created(&mut self, key: ObjectKey, after: Attributes, reason: &str) {
+        let mut c = Change::new(key, Action::Create, reason);
+        c.after = Some(after);
+        self.push(c);
+    }
+
+    fn updated(&mut self, key: ObjectKey, before: Attributes, after: Attributes) {
+        let mut c = Change::new(key, Action::Update, "changed in the files");
+        c.before = Some(before);
+        c.after = Some(after);
+        self.push(c);
+    }
+
+    /// Create, update, destroy or mark unmanaged the entries of two maps of
+    /// objects that can all change in place.
+    fn mutable<T: PartialEq>(
+        &mut self,
+        want: &BTreeMap<String, T>,
+        have: &BTreeMap<String, T>,
+        key: impl Fn(&str) -> ObjectKey,
+        attrs: impl Fn(&T) -> Attributes,
+    ) {
+        for (name, w) in want {
+            match have.get(name) {
+                None => self.created(key(name), attrs(w), "declared in the files"),
+                Some(h) if h != w => self.updated(key(name), attrs(h), attrs(w)),
+                Some(_) => {}
+            }
+        }
+        for (name, h) in have.iter().filter(|(n, _)| !want.contains_key(*n)) {
+            self.absent(key(name), attrs(h), false);
+        }
+    }
+
+    fn users(&mut self, desired: &Topology, live: &Topology) {
+        self.mutable(
+            &desired.users,
+            &live.users,
+            |n| ObjectKey::User(n.into()),
+            attributes::user,
+        );
+    }
+
+    fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {
+        let key = ObjectKey::Vhost(name.into());
+        let Some(have) = have else {
+            self.created(key, attributes::vhost(want), "declared in the files");
+            return;
+        };
+        // Only the settings the files manage are compared.
+        let managed = VhostSettings {
+            description: want
+                .description
+                .as_ref()
+                .map(|_| have.description.clone().unwrap_or_default()),
+            default_queue_type: want.default_queue_type.and(have.default_queue_type),
+            limits: want
+                .limits
+                .as_ref()
+                .map(|_| have.limits.clone().unwrap_or_default()),
+        };
+        if managed != *want {
+            self.updated(key, attributes::vhost(&managed), attributes::vhost(want));
+        }
+    }
+
+    fn vhost(&mut self, v: &str, want: &Vhost, have: &Vhost) {
+        // Queues being replaced belong to their migration, not to this diff.
+        let replaced: BTreeSet<&str> = want
+            .queues
+            .values()
+            .filter_map(|q| q.replaces.as_deref())
+            .collect();
+        let live_graph = RoutingGraph::of(have);
+        let mut migrating_bindings = BTreeSet::new();
+
+        self.exchanges(v, want, have, &live_graph);
+        for (name, q) in &want.queues {
+            let key = ObjectKey::Queue {
+                vhost: v.into(),
+                name: name.clone(),
+            };
+            if let Some(old) = q
+                .replaces
+                .as_deref()
+                .filter(|p| have.queues.contains_key(*p))
+            {
+                let m = migration(q, &have.queues[old], want, &live_graph);
+                migrating_bindings.extend(m.moved.iter().cloned());
+                migrating_bindings.extend(m.dropped.iter().cloned());
+                migrating_bindings.extend(m.moved.iter().map(|b| retarget(b, name)));
+                let mut c = Change::new(
+                    key,
+                    Action::Migrate,
+                    format!("replaces queue \"{old}\" by live migration"),
+                );
+                c.before = Some(attributes::queue(&have.queues[old]));
+                c.after = Some(attributes::queue(q));
+                c.migration = Some(m);
+                self.push(c);
+                continue;
+            }
+            match have.queues.get(name) {
+                None => {
+                    let reason = match &q.replaces {
+                        Some(old) => format!(
+                            "declared in the files (it replaces \"{old}\", which does not exist)"
+                        ),
+                        None => "declared in the files".to_string(),
+                    };
+                    self.created(key, attributes::queue(q), &reason);
+                }
+                Some(h) if same_queue(h, q) => {}
+                Some(h) => self.queue_changed(key, h, q, &live_graph),
+            }
+        }
+        for (name, h) in &have.queues {
+            if !want.queues.contains_key(name)
+                && !replaced.contains(name.as_str())
+                && !want.external.queues.contains(name)
+            {
+                let key = ObjectKey::Queue {
+                    vhost: v.into(),
+                    name: name.clone(),
+                };
+                self.absent(key, attributes::queue(h), true);
+            }
+        }
+        for b in want.bindings.difference(&have.bindings) {
+            if !migrating_bindings.contains(b) {
+                let key = ObjectKey::Binding {
+                    vhost: v.into(),
+                    binding: b.clone(),
+                };
+                self.created(key, attributes::binding(b), "declared in the files");
+            }
+        }
+        for b in have.bindings.difference(&want.bindings) {
+            if !migrating_bindings.contains(b) {
+                let key = ObjectKey::Binding {
+                    vhost: v.into(),
+                    binding: b.clone(),
+                };
+                self.absent(key, attributes::binding(b), false);
+            }
+        }
+        self.mutable(
+            &want.policies,
+            &have.policies,
+            |n| ObjectKey::Policy {
+                vhost: v.into(),
+                name: n.into(),
+            },
+            attributes::policy,
+        );
+        self.mutable(
+            &want.operator_policies,
+            &have.operator_policies,
+            |n| ObjectKey::OperatorPolicy {
+                vhost: v.into(),
+                name: n.into(),
+            },
+            attributes::policy,
+        );
+        self.mutable(
+            &want.permissions,
+            &have.permissions,
+            |u| ObjectKey::Permission {
+                vhost: v.into(),
+                user: u.into(),
+            },
+            attributes::permission,
+        );
+    }
+
+    fn exchanges(&mut self, v: &str, want: &Vhost, have: &Vhost, live_graph: &RoutingGraph) {
+        for (name, x) in &want.exchanges {
+            let key = ObjectKey::Exchange {
+                vhost: v.into(),
+                name: name.clone(),
+            };
+            match have.exchanges.get(name) {
+                None => self.created(key, attributes::exchange(x), "declared in the files"),
+                Some(h) if same_exchange(h, x) => {}
+                Some(h) => {
+                    let node = Node::Exchange(name.clone());
+                    let mut c = Change::new(
+                        key,
+                        Action::Replace,
+                        format!(
+                            "{} cannot change in place: the exchange is deleted and declared again, and messages published in between are not routed",
+                            immutable::exchange_fields(h, x).join(", ")
+                        ),
+                    );
+                    c.before = Some(attributes::exchange(h));
+                    c.after = Some(attributes::exchange(x));
+                    c.requires_allow_destroy = true;
+                    c.rebind = surviving(
+                        live_graph
+                            .inbound(&node)
+                            .into_iter()
+                            .chain(live_graph.outbound(&node)),
+                        want,
+                        self.inventory,
+                        v,
+                    );
+                    self.push(c);
+                }
+            }
+        }
+        for (name, h) in &have.exchanges {
+            if !want.exchanges.contains_key(name) && !want.external.exchanges.contains(name) {
+                let key = ObjectKey::Exchange {
+                    vhost: v.into(),
+                    name: name.clone(),
+                };
+                self.absent(key, attributes::exchange(h), false);
+            }
+        }
+    }
+
+    fn queue_changed(
+        &mut self,
+        key: ObjectKey,
+        have: &Queue,
+        want: &Queue,
+        live_graph: &RoutingGraph,
+    ) {
+        let fields = immutable::queue_fields(have, want);
+        if self.options.replace.contains(&want.name) {
+            let node = Node::Queue(want.name.clone());
+            let mut c = Change::new(
+                key.clone(),
+                Action::Replace,
+                format!(
+                    "{} cannot change in place and --replace asks to recreate it: its messages are lost",
+                    fields.join(", ")
+                ),
+            );
+            c.before = Some(attributes::queue(have));
+            c.after = Some(attributes::queue(want));
+            c.requires_allow_destroy = true;
+            c.rebind = live_graph.inbound(&node).into_iter().cloned().collect();
+            self.push(c);
+            return;
+        }
+        let diagnostic = immutable::queue_problem(have, want, &fields);
+        self.out.problems.push(Problem {
+            key,
+            field: None,
+            diagnostic,
+        });
+    }
+}
+
+/// Queues compare on everything the broker stores (not on `replaces`).
+fn same_queue(a: &Queue, b: &Queue) -> bool {
+    a.kind == b.kind
+        && a.durable == b.durable
+        && a.auto_delete == b.auto_delete
+        && a.arguments == b.arguments
+}
+
+fn same_exchange(a: &Exchange, b: &Exchange) -> bool {
+    a == b
+}
+
+/// Live bindings touching a recreated exchange that must exist afterwards:
+/// every one the files still declare, and every one warren does not own.
+fn surviving<'a>(
+    bindings: impl Iterator<Item = &'a Binding>,
+    want: &Vhost,
+    inventory: &Inventory,
+    v: &str,
+) -> Vec<Binding> {
+    let mut out: Vec<Binding> = bindings
+        .filter(|b| {
+            want.bindings.contains(*b)
+                || !inventory.contains(&ObjectKey::Binding {
+                    vhost: v.into(),
+                    binding: (*b).clone(),
+                })
+        })
+        .cloned()
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The same binding, delivering to `queue` instead.
+fn retarget(b: &Binding, queue: &str) -> Binding {
+    Binding {
+        destination: queue.to_string(),
+        ..b.clone()
+    }
+}
+
+/// How `new` takes over `old`: which of the old queue's bindings move,
+/// which go away, which are new.
+fn migration(new: &Queue, old: &Queue, want: &Vhost, live_graph: &RoutingGraph) -> Migration {
+    let old_bindings = live_graph.inbound(&Node::Queue(old.name.clone()));
+    let new_bindings: Vec<&Binding> = want
+        .bindings
+        .iter()
+        .filter(|b| b.destination_kind == DestinationKind::Queue && b.destination == new.name)
+        .collect();
+    let (mut moved, mut dropped) = (Vec::new(), Vec::new());
+    for b in old_bindings {
+        if new_bindings.contains(&&retarget(b, &new.name)) {
+            moved.push(b.clone());
+        } else {
+            dropped.push(b.clone());
+        }
+    }
+    let added = new_bindings
+        .into_iter()
+        .filter(|b| !moved.iter().any(|m| retarget(m, &new.name) == **b))
+        .cloned()
+        .collect();
+    let changed = immutable::queue_fields(old, new);
+    let policy_instead = immutable::policy_alternative(old, new).map(|p| p.0);
+    Migration {
+        replaces: old.name.clone(),
+        moved,
+        dropped,
+        added,
+        changed,
+        policy_instead,
+    }
+}

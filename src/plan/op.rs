@@ -1,0 +1,94 @@
+//! The operations apply carries out, one per broker request or so.
+
+use crate::model::{Binding, Exchange, Permission, Policy, Queue, User, VhostSettings};
+
+/// One operation on the broker. Plain data: apply interprets it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    PutVhost {
+        name: String,
+        settings: VhostSettings,
+    },
+    DeleteVhost {
+        name: String,
+    },
+    PutUser {
+        user: User,
+    },
+    DeleteUser {
+        name: String,
+    },
+    DeclareExchange {
+        vhost: String,
+        exchange: Exchange,
+    },
+    DeleteExchange {
+        vhost: String,
+        name: String,
+    },
+    DeclareQueue {
+        vhost: String,
+        queue: Queue,
+    },
+    DeleteQueue {
+        vhost: String,
+        name: String,
+    },
+    Bind {
+        vhost: String,
+        binding: Binding,
+    },
+    Unbind {
+        vhost: String,
+        binding: Binding,
+    },
+    PutPolicy {
+        vhost: String,
+        policy: Policy,
+        operator: bool,
+    },
+    DeletePolicy {
+        vhost: String,
+        name: String,
+        operator: bool,
+    },
+    PutPermission {
+        vhost: String,
+        permission: Permission,
+    },
+    DeletePermission {
+        vhost: String,
+        user: String,
+    },
+    /// Expand-and-contract of `replaces` into `queue`.
+    Migrate {
+        vhost: String,
+        queue: Queue,
+        replaces: String,
+    },
+}
+
+impl Op {
+    /// Where the operation falls in the order of a plan (lower first):
+    /// vhosts and users, then exchanges and queues, then policies, bindings
+    /// and permissions, then migrations, then every removal in reverse.
+    pub fn phase(&self) -> u8 {
+        match self {
+            Op::PutVhost { .. } => 10,
+            Op::PutUser { .. } => 11,
+            Op::DeclareExchange { .. } => 21,
+            Op::DeclareQueue { .. } => 22,
+            Op::PutPolicy { .. } => 30,
+            Op::Bind { .. } => 31,
+            Op::PutPermission { .. } => 32,
+            Op::Migrate { .. } => 40,
+            Op::Unbind { .. } => 50,
+            Op::DeletePolicy { .. } => 51,
+            Op::DeletePermission { .. } => 52,
+            Op::DeleteQueue { .. } => 60,
+            Op::DeleteExchange { .. } => 61,
+            Op::DeleteUser { .. } => 70,
+            Op::DeleteVhost { .. } => 71,
+        }
+    }
+}

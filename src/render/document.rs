@@ -1,0 +1,173 @@
+//! The plan as a versioned, documented JSON document (`--format json`).
+//! The human and markdown views are drawn from this same document, so the
+//! three can never disagree. Schema: README, "Plan JSON".
+
+use serde::{Deserialize, Serialize};
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::diff::{Action, Attributes, Change};
+use crate::model::ObjectKey;
+use crate::plan::Plan;
+use crate::source::Sources;
+
+/// Bumped on any incompatible change to this document.
+pub const FORMAT_VERSION: &str = "1";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanDocument {
+    pub format_version: String,
+    /// What was compared: the files, and the live state's origin.
+    pub desired: String,
+    pub live: String,
+    pub summary: SummaryDoc,
+    pub changes: Vec<ChangeDoc>,
+    pub errors: Vec<DiagnosticDoc>,
+    pub warnings: Vec<DiagnosticDoc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummaryDoc {
+    pub add: usize,
+    pub change: usize,
+    pub destroy: usize,
+    pub migrate: usize,
+    pub unmanaged: usize,
+    /// True when apply would refuse without --allow-destroy.
+    pub requires_allow_destroy: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangeDoc {
+    /// `queue "orders" in vhost "/"`.
+    pub address: String,
+    pub kind: String,
+    pub vhost: Option<String>,
+    /// The object's name; for bindings a description of the binding.
+    pub name: String,
+    pub action: Action,
+    pub reason: String,
+    pub requires_allow_destroy: bool,
+    pub before: Option<Attributes>,
+    pub after: Option<Attributes>,
+    /// Bindings put back after the object is recreated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rebind: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration: Option<MigrationDoc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigrationDoc {
+    pub replaces: String,
+    pub changed: Vec<String>,
+    pub bindings_moved: Vec<String>,
+    pub bindings_dropped: Vec<String>,
+    pub bindings_added: Vec<String>,
+    /// A policy that would have done the same without a migration.
+    pub policy_instead: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiagnosticDoc {
+    pub code: String,
+    pub message: String,
+    pub help: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+}
+
+impl DiagnosticDoc {
+    pub fn new(d: &Diagnostic, sources: &Sources) -> Self {
+        let at = d.location.as_ref().map(|l| {
+            (
+                sources.get(l.file).path.display().to_string(),
+                sources.line_col(l),
+            )
+        });
+        DiagnosticDoc {
+            code: d.code.to_string(),
+            message: d.message.clone(),
+            help: d.help.clone(),
+            file: at.as_ref().map(|(f, _)| f.clone()),
+            line: at.as_ref().map(|(_, (l, _))| *l),
+            column: at.as_ref().map(|(_, (_, c))| *c),
+        }
+    }
+}
+
+impl PlanDocument {
+    /// The document for a plan; `diagnostics` are the located problems and
+    /// the files' warnings.
+    pub fn new(
+        plan: &Plan,
+        desired: &str,
+        live: &str,
+        diagnostics: &[Diagnostic],
+        sources: &Sources,
+    ) -> Self {
+        let s = plan.summary();
+        let docs = |sev| {
+            diagnostics
+                .iter()
+                .filter(|d| d.severity == sev)
+                .map(|d| DiagnosticDoc::new(d, sources))
+                .collect()
+        };
+        PlanDocument {
+            format_version: FORMAT_VERSION.to_string(),
+            desired: desired.to_string(),
+            live: live.to_string(),
+            summary: SummaryDoc {
+                add: s.add,
+                change: s.change,
+                destroy: s.destroy,
+                migrate: s.migrate,
+                unmanaged: s.unmanaged,
+                requires_allow_destroy: plan.changes.iter().any(|c| c.requires_allow_destroy),
+            },
+            changes: plan.changes.iter().map(change_doc).collect(),
+            errors: docs(Severity::Error),
+            warnings: docs(Severity::Warning),
+        }
+    }
+
+    /// True when the plan would change nothing.
+    pub fn has_changes(&self) -> bool {
+        let s = &self.summary;
+        s.add + s.change + s.destroy + s.migrate > 0
+    }
+}
+
+fn change_doc(c: &Change) -> ChangeDoc {
+    let name = match &c.key {
+        ObjectKey::Vhost(n) | ObjectKey::User(n) => n.clone(),
+        ObjectKey::Exchange { name, .. }
+        | ObjectKey::Queue { name, .. }
+        | ObjectKey::Policy { name, .. }
+        | ObjectKey::OperatorPolicy { name, .. } => name.clone(),
+        ObjectKey::Binding { binding, .. } => binding.to_string(),
+        ObjectKey::Permission { user, .. } => user.clone(),
+    };
+    let texts = |bs: &[crate::model::Binding]| bs.iter().map(|b| b.to_string()).collect();
+    ChangeDoc {
+        address: c.key.to_string(),
+        kind: c.key.kind().to_string(),
+        vhost: c.key.vhost().map(str::to_string),
+        name,
+        action: c.action,
+        reason: c.reason.clone(),
+        requires_allow_destroy: c.requires_allow_destroy,
+        before: c.before.clone(),
+        after: c.after.clone(),
+        rebind: texts(&c.rebind),
+        migration: c.migration.as_ref().map(|m| MigrationDoc {
+            replaces: m.replaces.clone(),
+            changed: m.changed.clone(),
+            bindings_moved: texts(&m.moved),
+            bindings_dropped: texts(&m.dropped),
+            bindings_added: texts(&m.added),
+            policy_instead: m.policy_instead.clone(),
+        }),
+    }
+}

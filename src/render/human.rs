@@ -1,0 +1,249 @@
+//! The plan as a person reads it, with terraform's symbols and wording.
+
+use std::fmt::Write;
+
+use serde_json::Value as Json;
+use similar::{ChangeTag, TextDiff};
+
+use super::document::{ChangeDoc, PlanDocument};
+use crate::diff::{Action, Attributes};
+
+/// Draws the document; `color` adds ANSI colours.
+pub fn render(doc: &PlanDocument, color: bool) -> String {
+    let p = Painter { color };
+    let mut out = String::new();
+    let acting: Vec<&ChangeDoc> = doc
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::Unmanaged)
+        .collect();
+    if !acting.is_empty() {
+        out += "warren will perform the following actions:\n\n";
+        for c in &acting {
+            change(&mut out, c, &p);
+        }
+    }
+    let unmanaged: Vec<&ChangeDoc> = doc
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Unmanaged)
+        .collect();
+    if !unmanaged.is_empty() {
+        out += "Unmanaged (live, neither in the files nor created by warren; never touched):\n";
+        for c in unmanaged {
+            let _ = writeln!(out, "  {} {}", p.symbol(Action::Unmanaged), c.address);
+        }
+        out += "\n";
+    }
+    if doc.summary.requires_allow_destroy {
+        let _ = writeln!(
+            out,
+            "{}\n",
+            p.paint("Warning: this plan can lose messages or routes; apply refuses it without --allow-destroy.", RED)
+        );
+    }
+    out += &summary_line(doc);
+    out += "\n";
+    out
+}
+
+/// The last line, in terraform's words so CI tooling can read it.
+pub fn summary_line(doc: &PlanDocument) -> String {
+    let s = &doc.summary;
+    if !doc.has_changes() {
+        return "No changes. The broker matches the topology.".to_string();
+    }
+    format!(
+        "Plan: {} to add, {} to change, {} to destroy, {} to migrate.",
+        s.add, s.change, s.destroy, s.migrate
+    )
+}
+
+fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
+    let what = match c.action {
+        Action::Create => "will be created".to_string(),
+        Action::Update => "will be updated in place".to_string(),
+        Action::Destroy => format!("will be destroyed: {}", c.reason),
+        Action::Replace => format!("must be replaced: {}", c.reason),
+        Action::Migrate => format!("will be migrated live: {}", c.reason),
+        Action::Unmanaged => unreachable!("unmanaged objects are listed apart"),
+    };
+    let _ = writeln!(
+        out,
+        "  {}",
+        p.paint(&format!("# {} {what}", c.address), BOLD)
+    );
+    if c.requires_allow_destroy {
+        let _ = writeln!(
+            out,
+            "  {}",
+            p.paint(
+                "# needs --allow-destroy: messages or routes can be lost",
+                RED
+            )
+        );
+    }
+    let _ = writeln!(out, "  {} {} {{", p.symbol(c.action), title(c));
+    let before = c.before.as_ref().map(lines).unwrap_or_default();
+    let after = c.after.as_ref().map(lines).unwrap_or_default();
+    match c.action {
+        Action::Create => attribute_lines(out, &after, '+', p),
+        Action::Destroy => attribute_lines(out, &before, '-', p),
+        _ => diff_lines(out, &before, &after, p),
+    }
+    if let Some(m) = &c.migration {
+        let _ = writeln!(
+            out,
+            "      # replaces queue \"{}\", whose messages move over with no loss",
+            m.replaces
+        );
+        for (label, list) in [
+            ("bindings that move to the new queue", &m.bindings_moved),
+            ("bindings created directly", &m.bindings_added),
+            (
+                "bindings that go away with the old queue",
+                &m.bindings_dropped,
+            ),
+        ] {
+            if !list.is_empty() {
+                let _ = writeln!(out, "      # {label}:");
+                for b in list {
+                    let _ = writeln!(out, "      #   {b}");
+                }
+            }
+        }
+        if let Some(policy) = &m.policy_instead {
+            let _ = writeln!(
+                out,
+                "      # every change here could be set by a policy instead, with no migration:"
+            );
+            for l in policy.lines() {
+                let _ = writeln!(out, "      #   {l}");
+            }
+        }
+    }
+    if !c.rebind.is_empty() {
+        let _ = writeln!(out, "      # bindings put back after it is recreated:");
+        for b in &c.rebind {
+            let _ = writeln!(out, "      #   {b}");
+        }
+    }
+    out.push_str("    }\n\n");
+}
+
+fn title(c: &ChangeDoc) -> String {
+    let vhost = c
+        .vhost
+        .as_deref()
+        .map(|v| format!(" (vhost \"{v}\")"))
+        .unwrap_or_default();
+    match c.kind.as_str() {
+        "binding" => format!("binding {}{vhost}", c.name),
+        kind => format!("{kind} \"{}\"{vhost}", c.name),
+    }
+}
+
+/// `key = value` lines, tables flattened to `arguments."x-…" = value`.
+fn lines(attrs: &Attributes) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (k, v) in attrs {
+        match v {
+            Json::Object(m) if !m.is_empty() => {
+                for (sub, sv) in m {
+                    out.push((format!("{k}.\"{sub}\""), sv.to_string()));
+                }
+            }
+            _ => out.push((k.clone(), v.to_string())),
+        }
+    }
+    out
+}
+
+fn aligned(pairs: &[(String, String)]) -> Vec<String> {
+    let width = pairs
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{k:<width$} = {v}"))
+        .collect()
+}
+
+fn attribute_lines(out: &mut String, pairs: &[(String, String)], sign: char, p: &Painter) {
+    for l in aligned(pairs) {
+        let _ = writeln!(out, "      {}", p.sign(sign, &l));
+    }
+}
+
+/// Before and after as a line diff (similar), unchanged lines for context.
+fn diff_lines(
+    out: &mut String,
+    before: &[(String, String)],
+    after: &[(String, String)],
+    p: &Painter,
+) {
+    let all: Vec<(String, String)> = before.iter().chain(after).cloned().collect();
+    let width = all
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let text = |pairs: &[(String, String)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| format!("{k:<width$} = {v}\n"))
+            .collect::<String>()
+    };
+    let (old, new) = (text(before), text(after));
+    for d in TextDiff::from_lines(&old, &new).iter_all_changes() {
+        let line = d.value().trim_end_matches('\n');
+        let sign = match d.tag() {
+            ChangeTag::Delete => '-',
+            ChangeTag::Insert => '+',
+            ChangeTag::Equal => ' ',
+        };
+        let _ = writeln!(out, "      {}", p.sign(sign, line));
+    }
+}
+
+const RED: &str = "31";
+const GREEN: &str = "32";
+const YELLOW: &str = "33";
+const CYAN: &str = "36";
+const DIM: &str = "2";
+const BOLD: &str = "1";
+
+struct Painter {
+    color: bool,
+}
+
+impl Painter {
+    fn paint(&self, text: &str, code: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn symbol(&self, a: Action) -> String {
+        let code = match a {
+            Action::Create => GREEN,
+            Action::Update => YELLOW,
+            Action::Destroy | Action::Replace => RED,
+            Action::Migrate => CYAN,
+            Action::Unmanaged => DIM,
+        };
+        self.paint(a.symbol(), code)
+    }
+
+    fn sign(&self, sign: char, line: &str) -> String {
+        match sign {
+            '+' => self.paint(&format!("+ {line}"), GREEN),
+            '-' => self.paint(&format!("- {line}"), RED),
+            _ => format!("  {line}"),
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! Plan -> text. Rendering computes nothing: every view is drawn from the
+//! [`PlanDocument`].
+
+mod document;
+pub mod human;
+pub mod markdown;
+
+pub use document::{
+    ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, PlanDocument, SummaryDoc,
+};
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Markdown,
+}
+
+/// The document in the chosen format.
+pub fn render(doc: &PlanDocument, format: Format, color: bool) -> String {
+    match format {
+        Format::Human => human::render(doc, color),
+        Format::Json => {
+            serde_json::to_string_pretty(doc).expect("a plan document always serialises") + "\n"
+        }
+        Format::Markdown => markdown::render(doc),
+    }
+}
