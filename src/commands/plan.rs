@@ -38,11 +38,7 @@ pub struct Planned {
 
 /// Loads the files and plans against `live`; `Err` holds the exit after
 /// the files' diagnostics are shown.
-pub fn compute(
-    path: &Path,
-    live: LiveSide,
-    show: &Show,
-) -> Result<Planned, Box<Desired>> {
+pub fn compute(path: &Path, live: LiveSide, show: &Show) -> Result<Planned, Box<Desired>> {
     let desired = desired::load(path);
     if desired.has_errors() {
         return Err(Box::new(desired));
@@ -106,7 +102,7 @@ pub fn show(
                         &empty,
                         &path.display().to_string(),
                         live_origin,
-                        &diags,
+                        diags,
                         &desired.sources,
                     );
                     print!("{}", render::render(&doc, format, false));
