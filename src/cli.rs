@@ -8,11 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::render::Format;
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "warren",
-    version,
-    about = "RabbitMQ topology as code: validate, plan and apply"
-)]
+#[command(name = "warren", version, about = "RabbitMQ topology as code: validate, plan and apply")]
 pub struct Cli {
     /// When to use colour in output (NO_COLOR is honoured with `auto`).
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]

@@ -42,10 +42,7 @@ impl Diagnostic {
     }
 
     pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
-        Diagnostic {
-            severity: Severity::Warning,
-            ..Diagnostic::error(code, message)
-        }
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message) }
     }
 
     pub fn at(mut self, location: Location) -> Self {
@@ -76,15 +73,8 @@ impl Diagnostic {
 /// Sort diagnostics the way a reader walks the files: by file, then offset.
 pub fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by(|a, b| {
-        let key = |d: &Diagnostic| {
-            d.location
-                .as_ref()
-                .map(|l| (l.file, l.span.start, l.span.end))
-        };
-        key(a)
-            .cmp(&key(b))
-            .then(a.code.cmp(b.code))
-            .then(a.message.cmp(&b.message))
+        let key = |d: &Diagnostic| d.location.as_ref().map(|l| (l.file, l.span.start, l.span.end));
+        key(a).cmp(&key(b)).then(a.code.cmp(b.code)).then(a.message.cmp(&b.message))
     });
 }
 
@@ -98,14 +88,8 @@ pub struct Style {
 /// Draws diagnostics the way rustc and miette do: a header, the source
 /// line with the value underlined, and a help line.
 pub fn render(diagnostics: &[Diagnostic], sources: &Sources, style: Style) -> String {
-    let theme = if style.color {
-        GraphicalTheme::unicode()
-    } else {
-        GraphicalTheme::unicode_nocolor()
-    };
-    let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(style.width)
-        .with_links(false);
+    let theme = if style.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(style.width).with_links(false);
     let mut out = String::new();
     for d in diagnostics {
         let report = Report::new(d, sources);
@@ -148,13 +132,9 @@ impl Report {
             }
             Some(l) => {
                 let file = sources.get(l.file);
-                let named =
-                    NamedSource::new(file.path.display().to_string(), file.text.to_string());
+                let named = NamedSource::new(file.path.display().to_string(), file.text.to_string());
                 let span = SourceSpan::from(l.span.start..l.span.end.max(l.span.start));
-                (
-                    Some(named),
-                    Some(LabeledSpan::new_with_span(d.label.clone(), span)),
-                )
+                (Some(named), Some(LabeledSpan::new_with_span(d.label.clone(), span)))
             }
             None => (None, None),
         };
@@ -194,16 +174,12 @@ impl miette::Diagnostic for Report {
         Some(self.severity)
     }
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help
-            .as_ref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
         self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        self.label
-            .clone()
-            .map(|l| Box::new(std::iter::once(l)) as Box<dyn Iterator<Item = LabeledSpan>>)
+        self.label.clone().map(|l| Box::new(std::iter::once(l)) as Box<dyn Iterator<Item = LabeledSpan>>)
     }
 }

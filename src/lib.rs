@@ -25,16 +25,10 @@ pub fn run(cli: Cli) -> Exit {
     let out = Output::new(cli.color, cli.quiet, cli.verbose);
     match cli.command {
         Command::Validate { path } => commands::validate::run(&path, out),
-        Command::Diff { old, new, output } => {
-            commands::plan::diff_command(&old, &new, &show(output), out)
-        }
+        Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),
     }
 }
 
 fn show(o: cli::PlanOutput) -> commands::plan::Show {
-    commands::plan::Show {
-        format: o.format,
-        detailed_exitcode: o.detailed_exitcode,
-        replace: o.replace,
-    }
+    commands::plan::Show { format: o.format, detailed_exitcode: o.detailed_exitcode, replace: o.replace }
 }

@@ -19,22 +19,14 @@ impl Output {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stderr().is_terminal()
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
             }
         };
-        Output {
-            color,
-            quiet,
-            verbose,
-        }
+        Output { color, quiet, verbose }
     }
 
     /// Diagnostics style: a fixed width keeps output identical in CI logs.
     pub fn diagnostic_style(&self) -> Style {
-        Style {
-            color: self.color,
-            width: 100,
-        }
+        Style { color: self.color, width: 100 }
     }
 }

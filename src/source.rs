@@ -30,10 +30,7 @@ pub struct Sources {
 
 impl Sources {
     pub fn add(&mut self, path: &Path, text: String) -> FileId {
-        self.files.push(SourceFile {
-            path: path.to_path_buf(),
-            text: text.into(),
-        });
+        self.files.push(SourceFile { path: path.to_path_buf(), text: text.into() });
         FileId(self.files.len() - 1)
     }
 

@@ -43,11 +43,9 @@ pub fn compute(path: &Path, live: LiveSide, show: &Show) -> Result<Planned, Box<
     if desired.has_errors() {
         return Err(Box::new(desired));
     }
-    let options = Options {
-        replace: show.replace.iter().cloned().collect(),
-    };
+    let options = Options { replace: show.replace.iter().cloned().collect() };
     let d = diff::diff(&desired.topology, &live.topology, &live.inventory, &options);
-    let plan = plan::build(d, &desired.topology);
+    let plan = plan::build(d, &desired.topology, &live.topology);
     let mut diagnostics: Vec<Diagnostic> = plan
         .problems
         .iter()
@@ -59,74 +57,32 @@ pub fn compute(path: &Path, live: LiveSide, show: &Show) -> Result<Planned, Box<
     diagnostics.extend(desired.diagnostics.iter().cloned());
     diagnostics.extend(live.notes.iter().cloned());
     diagnostic::sort(&mut diagnostics);
-    let document = PlanDocument::new(
-        &plan,
-        &path.display().to_string(),
-        &live.origin,
-        &diagnostics,
-        &desired.sources,
-    );
-    Ok(Planned {
-        plan,
-        document,
-        desired: Desired {
-            diagnostics,
-            ..desired
-        },
-    })
+    let document = PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
+    Ok(Planned { plan, document, desired: Desired { diagnostics, ..desired } })
 }
 
 /// Prints a plan (or the reasons there is none) and returns the exit code.
-pub fn show(
-    result: Result<Planned, Box<Desired>>,
-    path: &Path,
-    live_origin: &str,
-    show: &Show,
-    out: Output,
-) -> Exit {
+pub fn show(result: Result<Planned, Box<Desired>>, path: &Path, live_origin: &str, show: &Show, out: Output) -> Exit {
     match result {
         Err(desired) => {
             let diags = &desired.diagnostics;
             match show.format {
-                Format::Human => eprint!(
-                    "{}",
-                    render_diagnostics(diags, &desired.sources, out.diagnostic_style())
-                ),
+                Format::Human => eprint!("{}", render_diagnostics(diags, &desired.sources, out.diagnostic_style())),
                 format => {
-                    let empty = Plan {
-                        changes: vec![],
-                        steps: vec![],
-                        problems: vec![],
-                    };
-                    let doc = PlanDocument::new(
-                        &empty,
-                        &path.display().to_string(),
-                        live_origin,
-                        diags,
-                        &desired.sources,
-                    );
+                    let empty = Plan { changes: vec![], steps: vec![], problems: vec![] };
+                    let doc =
+                        PlanDocument::new(&empty, &path.display().to_string(), live_origin, diags, &desired.sources);
                     print!("{}", render::render(&doc, format, false));
-                    eprint!(
-                        "{}",
-                        render_diagnostics(diags, &desired.sources, out.diagnostic_style())
-                    );
+                    eprint!("{}", render_diagnostics(diags, &desired.sources, out.diagnostic_style()));
                 }
             }
             eprintln!("{} is not valid: no plan was made.", path.display());
             Exit::Error
         }
         Ok(planned) => {
-            let shown: Vec<Diagnostic> = planned
-                .desired
-                .diagnostics
-                .iter()
-                .filter(|d| !out.quiet || d.is_error())
-                .cloned()
-                .collect();
-            eprint!(
-                "{}",
-                render_diagnostics(&shown, &planned.desired.sources, out.diagnostic_style())
-            );
+            let shown: Vec<Diagnostic> =
+                planned.desired.diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
+            eprint!("{}", render_diagnostics(&shown, &planned.desired.sources, out.diagnostic_style()));
             let color = out.color && show.format == Format::Human;
             print!("{}", render::render(&planned.document, show.format, color));
             if !planned.document.errors.is_empty() {
@@ -145,11 +101,7 @@ pub fn show(
 }
 
 fn errors(n: usize) -> String {
-    if n == 1 {
-        "1 error".into()
-    } else {
-        format!("{n} errors")
-    }
+    if n == 1 { "1 error".into() } else { format!("{n} errors") }
 }
 
 /// `warren diff OLD NEW`: the plan from one desired state to another,
@@ -157,10 +109,7 @@ fn errors(n: usize) -> String {
 pub fn diff_command(old: &Path, new: &Path, show_opts: &Show, out: Output) -> Exit {
     let before = desired::load(old);
     if before.has_errors() {
-        eprint!(
-            "{}",
-            render_diagnostics(&before.diagnostics, &before.sources, out.diagnostic_style())
-        );
+        eprint!("{}", render_diagnostics(&before.diagnostics, &before.sources, out.diagnostic_style()));
         eprintln!("{} is not valid: no plan was made.", old.display());
         return Exit::Error;
     }

@@ -9,24 +9,12 @@ use crate::output::Output;
 
 pub fn run(path: &Path, out: Output) -> Exit {
     let desired = desired::load(path);
-    let shown: Vec<Diagnostic> = desired
-        .diagnostics
-        .iter()
-        .filter(|d| !out.quiet || d.is_error())
-        .cloned()
-        .collect();
-    eprint!(
-        "{}",
-        render(&shown, &desired.sources, out.diagnostic_style())
-    );
+    let shown: Vec<Diagnostic> = desired.diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
+    eprint!("{}", render(&shown, &desired.sources, out.diagnostic_style()));
     let errors = desired.diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = desired.diagnostics.len() - errors;
     if errors > 0 {
-        eprintln!(
-            "{} is not valid: {}.",
-            path.display(),
-            counted(errors, warnings)
-        );
+        eprintln!("{} is not valid: {}.", path.display(), counted(errors, warnings));
         return Exit::Error;
     }
     let t = &desired.topology;
@@ -36,17 +24,10 @@ pub fn run(path: &Path, out: Output) -> Exit {
         plural(sum(|v| v.exchanges.len()), "exchange"),
         plural(sum(|v| v.queues.len()), "queue"),
         plural(sum(|v| v.bindings.len()), "binding"),
-        plural(
-            sum(|v| v.policies.len() + v.operator_policies.len()),
-            "policy",
-        ),
+        plural(sum(|v| v.policies.len() + v.operator_policies.len()), "policy"),
         plural(t.users.len(), "user"),
     ];
-    let tail = if warnings > 0 {
-        format!(" ({})", plural(warnings, "warning"))
-    } else {
-        String::new()
-    };
+    let tail = if warnings > 0 { format!(" ({})", plural(warnings, "warning")) } else { String::new() };
     println!("{} is valid: {}{tail}.", path.display(), objects.join(", "));
     Exit::Ok
 }

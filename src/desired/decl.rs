@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{
-    Binding, Exchange, External, Permission, Policy, Queue, QueueType, User, VhostSettings,
-};
+use crate::model::{Binding, Exchange, External, Permission, Policy, Queue, QueueType, User, VhostSettings};
 use crate::source::Location;
 
 /// An object with the place it was declared and the places of its fields.

@@ -8,25 +8,13 @@ use crate::model::{ObjectKey, Topology, Vhost};
 use crate::source::Sources;
 
 /// The merged topology and where each object came from.
-pub fn merge(
-    files: Vec<FileDecl>,
-    sources: &Sources,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> (Topology, Spans) {
-    let mut m = Merger {
-        topology: Topology::default(),
-        spans: Spans::default(),
-        sources,
-        diagnostics,
-    };
+pub fn merge(files: Vec<FileDecl>, sources: &Sources, diagnostics: &mut Vec<Diagnostic>) -> (Topology, Spans) {
+    let mut m = Merger { topology: Topology::default(), spans: Spans::default(), sources, diagnostics };
     // Settings first: a queue's default type comes from its vhost's settings,
     // which may be declared in another file.
     for f in &files {
         for (v, _) in &f.vhosts {
-            m.topology
-                .vhosts
-                .entry(v.clone())
-                .or_insert_with(|| Vhost::new(v));
+            m.topology.vhosts.entry(v.clone()).or_insert_with(|| Vhost::new(v));
             if let Some(s) = &f.settings
                 && m.claim(ObjectKey::Vhost(v.clone()), s)
             {
@@ -49,10 +37,7 @@ struct Merger<'a> {
 
 impl Merger<'_> {
     fn vhost(&mut self, name: &str) -> &mut Vhost {
-        self.topology
-            .vhosts
-            .entry(name.to_string())
-            .or_insert_with(|| Vhost::new(name))
+        self.topology.vhosts.entry(name.to_string()).or_insert_with(|| Vhost::new(name))
     }
 
     /// Records where `key` is declared; false (with a diagnostic) if it already was.
@@ -66,48 +51,30 @@ impl Merger<'_> {
             let d = Diagnostic::error("duplicate", format!("{what} declared twice"))
                 .at(decl.at.clone())
                 .label("declared again here")
-                .help(format!(
-                    "it is first declared at {first_at}; keep one of the two declarations"
-                ));
+                .help(format!("it is first declared at {first_at}; keep one of the two declarations"));
             self.diagnostics.push(d);
             return false;
         }
-        self.spans.objects.insert(
-            key,
-            Site {
-                at: decl.at.clone(),
-                fields: decl.fields.clone(),
-            },
-        );
+        self.spans.objects.insert(key, Site { at: decl.at.clone(), fields: decl.fields.clone() });
         true
     }
 
     fn file(&mut self, f: FileDecl) {
         for u in &f.users {
             if self.claim(ObjectKey::User(u.value.name.clone()), u) {
-                self.topology
-                    .users
-                    .insert(u.value.name.clone(), u.value.clone());
+                self.topology.users.insert(u.value.name.clone(), u.value.clone());
             }
         }
         for (v, _) in &f.vhosts {
             let v = v.as_str();
             for x in &f.exchanges {
-                let key = ObjectKey::Exchange {
-                    vhost: v.into(),
-                    name: x.value.name.clone(),
-                };
+                let key = ObjectKey::Exchange { vhost: v.into(), name: x.value.name.clone() };
                 if self.claim(key, x) {
-                    self.vhost(v)
-                        .exchanges
-                        .insert(x.value.name.clone(), x.value.clone());
+                    self.vhost(v).exchanges.insert(x.value.name.clone(), x.value.clone());
                 }
             }
             for q in &f.queues {
-                let key = ObjectKey::Queue {
-                    vhost: v.into(),
-                    name: q.value.queue.name.clone(),
-                };
+                let key = ObjectKey::Queue { vhost: v.into(), name: q.value.queue.name.clone() };
                 if self.claim(key, q) {
                     let mut queue = q.value.queue.clone();
                     let default = self.vhost(v).settings.default_queue_type;
@@ -116,45 +83,27 @@ impl Merger<'_> {
                 }
             }
             for b in &f.bindings {
-                let key = ObjectKey::Binding {
-                    vhost: v.into(),
-                    binding: b.value.clone(),
-                };
+                let key = ObjectKey::Binding { vhost: v.into(), binding: b.value.clone() };
                 if self.claim(key, b) {
                     self.vhost(v).bindings.insert(b.value.clone());
                 }
             }
             for p in &f.policies {
-                let key = ObjectKey::Policy {
-                    vhost: v.into(),
-                    name: p.value.name.clone(),
-                };
+                let key = ObjectKey::Policy { vhost: v.into(), name: p.value.name.clone() };
                 if self.claim(key, p) {
-                    self.vhost(v)
-                        .policies
-                        .insert(p.value.name.clone(), p.value.clone());
+                    self.vhost(v).policies.insert(p.value.name.clone(), p.value.clone());
                 }
             }
             for p in &f.operator_policies {
-                let key = ObjectKey::OperatorPolicy {
-                    vhost: v.into(),
-                    name: p.value.name.clone(),
-                };
+                let key = ObjectKey::OperatorPolicy { vhost: v.into(), name: p.value.name.clone() };
                 if self.claim(key, p) {
-                    self.vhost(v)
-                        .operator_policies
-                        .insert(p.value.name.clone(), p.value.clone());
+                    self.vhost(v).operator_policies.insert(p.value.name.clone(), p.value.clone());
                 }
             }
             for p in &f.permissions {
-                let key = ObjectKey::Permission {
-                    vhost: v.into(),
-                    user: p.value.user.clone(),
-                };
+                let key = ObjectKey::Permission { vhost: v.into(), user: p.value.user.clone() };
                 if self.claim(key, p) {
-                    self.vhost(v)
-                        .permissions
-                        .insert(p.value.user.clone(), p.value.clone());
+                    self.vhost(v).permissions.insert(p.value.user.clone(), p.value.clone());
                 }
             }
             let ext = f.external.clone();
@@ -164,16 +113,10 @@ impl Merger<'_> {
         }
         for (v, _) in &f.vhosts {
             for name in &f.attempted.exchanges {
-                self.spans.named.insert(ObjectKey::Exchange {
-                    vhost: v.clone(),
-                    name: name.clone(),
-                });
+                self.spans.named.insert(ObjectKey::Exchange { vhost: v.clone(), name: name.clone() });
             }
             for name in &f.attempted.queues {
-                self.spans.named.insert(ObjectKey::Queue {
-                    vhost: v.clone(),
-                    name: name.clone(),
-                });
+                self.spans.named.insert(ObjectKey::Queue { vhost: v.clone(), name: name.clone() });
             }
         }
     }

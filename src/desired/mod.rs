@@ -56,12 +56,7 @@ pub fn load(path: &Path) -> Desired {
         Err(d) => diagnostics.push(d),
     }
     let (topology, spans) = merge::merge(decls, &sources, &mut diagnostics);
-    let mut desired = Desired {
-        topology,
-        spans,
-        sources,
-        diagnostics,
-    };
+    let mut desired = Desired { topology, spans, sources, diagnostics };
     let found = crate::lint::check(&desired.topology, &desired.spans);
     desired.diagnostics.extend(found);
     crate::diagnostic::sort(&mut desired.diagnostics);
@@ -80,15 +75,12 @@ fn topology_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     }
     let mut out = Vec::new();
     collect(path, &mut out).map_err(|e| {
-        Diagnostic::error("read", format!("cannot list {}: {e}", path.display()))
-            .help("check its permissions")
+        Diagnostic::error("read", format!("cannot list {}: {e}", path.display())).help("check its permissions")
     })?;
     out.sort();
     if out.is_empty() {
-        return Err(
-            Diagnostic::error("read", format!("{} holds no *.toml files", path.display()))
-                .help("point warren at a topology file or a directory that contains some"),
-        );
+        return Err(Diagnostic::error("read", format!("{} holds no *.toml files", path.display()))
+            .help("point warren at a topology file or a directory that contains some"));
     }
     Ok(out)
 }

@@ -10,8 +10,8 @@ use super::decl::{Decl, FileDecl, QueueDecl};
 use super::reader::{Fields, Node, Reader, did_you_mean};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    ApplyTo, Binding, DestinationKind, Exchange, Expect, External, Password, Permission, Policy,
-    Queue, QueueType, Table, User, Value, VhostSettings, argument_rule, is_age, policy_key,
+    ApplyTo, Binding, DestinationKind, Exchange, Expect, External, Password, Permission, Policy, Queue, QueueType,
+    Table, User, Value, VhostSettings, argument_rule, is_age, policy_key,
 };
 use crate::source::{FileId, Location};
 
@@ -32,22 +32,13 @@ const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "
 const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces"];
 const BINDING_KEYS: &[&str] = &["source", "queue", "exchange", "routing_key", "arguments"];
 const POLICY_KEYS: &[&str] = &["pattern", "apply_to", "priority", "definition"];
-const USER_KEYS: &[&str] = &[
-    "password_env",
-    "password_hash",
-    "hashing_algorithm",
-    "tags",
-    "password",
-];
+const USER_KEYS: &[&str] = &["password_env", "password_hash", "hashing_algorithm", "tags", "password"];
 const PERMISSION_KEYS: &[&str] = &["configure", "write", "read"];
 const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues"];
 const LIMIT_KEYS: &[&str] = &["max-queues", "max-connections"];
 const EXCHANGE_TYPES: &[&str] = &["direct", "fanout", "topic", "headers"];
-const HASHING_ALGORITHMS: &[&str] = &[
-    "rabbit_password_hashing_sha256",
-    "rabbit_password_hashing_sha512",
-    "rabbit_password_hashing_md5",
-];
+const HASHING_ALGORITHMS: &[&str] =
+    &["rabbit_password_hashing_sha256", "rabbit_password_hashing_sha512", "rabbit_password_hashing_md5"];
 
 /// The longest name RabbitMQ accepts (AMQP short string).
 pub const MAX_NAME_BYTES: usize = 255;
@@ -64,9 +55,7 @@ pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -
         } else {
             "fix the TOML syntax; https://toml.io describes it"
         };
-        let d = Diagnostic::error("syntax", format!("invalid TOML: {message}"))
-            .at(r.loc(span))
-            .help(help);
+        let d = Diagnostic::error("syntax", format!("invalid TOML: {message}")).at(r.loc(span)).help(help);
         r.report(d);
     }
     if !errors.is_empty() {
@@ -154,19 +143,13 @@ impl Parser<'_> {
     fn vhosts(&mut self, top: &Fields, len: usize) -> Vec<(String, Location)> {
         let Some(node) = top.get("vhosts") else {
             // A file that declares only users (cluster-wide) needs no vhosts.
-            if TOP_KEYS
-                .iter()
-                .all(|k| matches!(*k, "vhosts" | "users") || top.get(k).is_none())
-            {
+            if TOP_KEYS.iter().all(|k| matches!(*k, "vhosts" | "users") || top.get(k).is_none()) {
                 return Vec::new();
             }
-            let d = Diagnostic::error(
-                "missing-key",
-                "this file does not say which vhosts its objects belong to",
-            )
-            .at(self.loc(0..len.min(1)))
-            .label("`vhosts` is required in every file that declares more than users")
-            .help("add `vhosts = [\"/\"]` (or the names of your vhosts) as the first line");
+            let d = Diagnostic::error("missing-key", "this file does not say which vhosts its objects belong to")
+                .at(self.loc(0..len.min(1)))
+                .label("`vhosts` is required in every file that declares more than users")
+                .help("add `vhosts = [\"/\"]` (or the names of your vhosts) as the first line");
             self.r.report(d);
             return Vec::new();
         };
@@ -174,12 +157,9 @@ impl Parser<'_> {
             return Vec::new();
         };
         if items.is_empty() {
-            let d = Diagnostic::error(
-                "bad-value",
-                "`vhosts` is empty, so nothing in this file would be declared",
-            )
-            .at(self.loc(node.span()))
-            .help("name at least one vhost, e.g. `vhosts = [\"/\"]`");
+            let d = Diagnostic::error("bad-value", "`vhosts` is empty, so nothing in this file would be declared")
+                .at(self.loc(node.span()))
+                .help("name at least one vhost, e.g. `vhosts = [\"/\"]`");
             self.r.report(d);
         }
         let mut out: Vec<(String, Location)> = Vec::new();
@@ -200,13 +180,7 @@ impl Parser<'_> {
     }
 
     /// Checks a name's length and reserved prefix; false if unusable.
-    fn check_name(
-        &mut self,
-        name: &str,
-        span: &Range<usize>,
-        kind: &str,
-        amq_reserved: bool,
-    ) -> bool {
+    fn check_name(&mut self, name: &str, span: &Range<usize>, kind: &str, amq_reserved: bool) -> bool {
         if name.is_empty() {
             let d = Diagnostic::error("bad-value", format!("a {kind} name cannot be empty"))
                 .at(self.loc(span.clone()))
@@ -217,15 +191,10 @@ impl Parser<'_> {
         if name.len() > MAX_NAME_BYTES {
             let d = Diagnostic::error(
                 "name-too-long",
-                format!(
-                    "this {kind} name is {} bytes long; RabbitMQ accepts at most {MAX_NAME_BYTES}",
-                    name.len()
-                ),
+                format!("this {kind} name is {} bytes long; RabbitMQ accepts at most {MAX_NAME_BYTES}", name.len()),
             )
             .at(self.loc(span.clone()))
-            .help(format!(
-                "shorten the name to {MAX_NAME_BYTES} bytes or fewer"
-            ));
+            .help(format!("shorten the name to {MAX_NAME_BYTES} bytes or fewer"));
             self.r.report(d);
             return false;
         }
@@ -245,18 +214,11 @@ impl Parser<'_> {
     }
 
     /// The entries of a table of named objects (`[queues."name"]`).
-    fn named<'t, 'i>(
-        &mut self,
-        top: &Fields<'t, 'i>,
-        key: &str,
-    ) -> Vec<(String, &'t Node<'i>, Range<usize>)> {
+    fn named<'t, 'i>(&mut self, top: &Fields<'t, 'i>, key: &str) -> Vec<(String, &'t Node<'i>, Range<usize>)> {
         let Some(table) = top.table(&mut self.r, key) else {
             return Vec::new();
         };
-        table
-            .iter()
-            .map(|(k, v)| (k.get_ref().to_string(), v, k.span()))
-            .collect()
+        table.iter().map(|(k, v)| (k.get_ref().to_string(), v, k.span())).collect()
     }
 
     fn settings(&mut self, node: &Node) -> Option<Decl<VhostSettings>> {
@@ -266,12 +228,7 @@ impl Parser<'_> {
         let default_queue_type = self.queue_type(&f, "default_queue_type", &mut spots);
         let mut limits = None;
         if let Some(t) = f.table(&mut self.r, "limits") {
-            let lf = Fields::new(
-                &mut self.r,
-                f.get("limits")?,
-                "`limits` of [vhost]".into(),
-                LIMIT_KEYS,
-            )?;
+            let lf = Fields::new(&mut self.r, f.get("limits")?, "`limits` of [vhost]".into(), LIMIT_KEYS)?;
             let mut out = BTreeMap::new();
             for (k, _) in t {
                 let name = k.get_ref().as_ref();
@@ -280,10 +237,9 @@ impl Parser<'_> {
                 }
                 if let Some(v) = lf.int(&mut self.r, name) {
                     if v < -1 {
-                        let d =
-                            Diagnostic::error("bad-value", format!("limit `{name}` cannot be {v}"))
-                                .at(self.loc(lf.span(name)?))
-                                .help("use a number of at least 0, or -1 for no limit");
+                        let d = Diagnostic::error("bad-value", format!("limit `{name}` cannot be {v}"))
+                            .at(self.loc(lf.span(name)?))
+                            .help("use a number of at least 0, or -1 for no limit");
                         self.r.report(d);
                         continue;
                     }
@@ -294,11 +250,7 @@ impl Parser<'_> {
         }
         self.spot(&f, "description", &mut spots);
         Some(Decl {
-            value: VhostSettings {
-                description,
-                default_queue_type,
-                limits,
-            },
+            value: VhostSettings { description, default_queue_type, limits },
             at: self.loc(node.span()),
             fields: spots.0,
         })
@@ -329,12 +281,9 @@ impl Parser<'_> {
             Some(s) => format!("did you mean \"{s}\"?"),
             None => format!("use one of: {}", choices.join(", ")),
         };
-        let d = Diagnostic::error(
-            "bad-value",
-            format!("\"{value}\" is not a valid `{key}` of {}", f.what),
-        )
-        .at(self.loc(span))
-        .help(help);
+        let d = Diagnostic::error("bad-value", format!("\"{value}\" is not a valid `{key}` of {}", f.what))
+            .at(self.loc(span))
+            .help(help);
         self.r.report(d);
     }
 
@@ -372,11 +321,7 @@ impl Parser<'_> {
         let typed_ok = f.get("durable").is_none_or(|_| durable.is_some())
             && f.get("auto_delete").is_none_or(|_| auto_delete.is_some())
             && f.get("internal").is_none_or(|_| internal.is_some());
-        (name_ok && kind_ok && typed_ok).then(|| Decl {
-            value,
-            at: self.loc(at),
-            fields: spots.0,
-        })
+        (name_ok && kind_ok && typed_ok).then(|| Decl { value, at: self.loc(at), fields: spots.0 })
     }
 
     fn argument_spots(&self, f: &Fields, spots: &mut Spots) {
@@ -384,9 +329,7 @@ impl Parser<'_> {
             && let Some(DeValue::Table(t)) = f.get("arguments").map(|n| n.get_ref())
         {
             for (k, v) in t {
-                spots
-                    .0
-                    .insert(format!("arguments.{}", k.get_ref()), self.loc(v.span()));
+                spots.0.insert(format!("arguments.{}", k.get_ref()), self.loc(v.span()));
             }
         }
     }
@@ -426,12 +369,10 @@ impl Parser<'_> {
                         ok = false;
                     }
                     (Some(a), Some(t)) if a != t => {
-                        let d = Diagnostic::error(
-                            "bad-argument",
-                            format!("`x-queue-type` says {a} but `type` says {t}"),
-                        )
-                        .at(span)
-                        .help("remove the `x-queue-type` argument; `type` is enough");
+                        let d =
+                            Diagnostic::error("bad-argument", format!("`x-queue-type` says {a} but `type` says {t}"))
+                                .at(span)
+                                .help("remove the `x-queue-type` argument; `type` is enough");
                         self.r.report(d);
                         ok = false;
                     }
@@ -452,14 +393,7 @@ impl Parser<'_> {
             arguments: arguments?,
             replaces,
         };
-        ok.then(|| Decl {
-            value: QueueDecl {
-                queue,
-                declared_type,
-            },
-            at: self.loc(at),
-            fields: spots.0,
-        })
+        ok.then(|| Decl { value: QueueDecl { queue, declared_type }, at: self.loc(at), fields: spots.0 })
     }
 
     /// Checks each known `x-` argument's type and range.
@@ -484,11 +418,7 @@ impl Parser<'_> {
 
     fn bindings(&mut self, node: &Node) -> Vec<Decl<Binding>> {
         let DeValue::Array(items) = node.get_ref() else {
-            self.r.wrong_type(
-                node,
-                "`bindings`",
-                "an array of tables, written [[bindings]]",
-            );
+            self.r.wrong_type(node, "`bindings`", "an array of tables, written [[bindings]]");
             return Vec::new();
         };
         items.iter().filter_map(|item| self.binding(item)).collect()
@@ -513,15 +443,9 @@ impl Parser<'_> {
                 let both = q.is_some() && x.is_some();
                 if both || (f.get("queue").is_none() && f.get("exchange").is_none()) {
                     let (msg, span) = if both {
-                        (
-                            "a binding has both `queue` and `exchange`",
-                            f.span("exchange").unwrap_or(node.span()),
-                        )
+                        ("a binding has both `queue` and `exchange`", f.span("exchange").unwrap_or(node.span()))
                     } else {
-                        (
-                            "a binding has no destination",
-                            f.span("source").unwrap_or(node.span()),
-                        )
+                        ("a binding has no destination", f.span("source").unwrap_or(node.span()))
                     };
                     let d = Diagnostic::error("binding-destination", msg)
                         .at(self.loc(span))
@@ -558,38 +482,13 @@ impl Parser<'_> {
             self.r.report(d);
             ok = false;
         }
-        ok &= self.check_name(
-            &destination,
-            &spots.0[destination_kind.as_str()].span.clone(),
-            "destination",
-            false,
-        );
-        let binding = Binding {
-            source,
-            destination_kind,
-            destination,
-            routing_key,
-            arguments,
-        };
-        ok.then_some(Decl {
-            value: binding,
-            at,
-            fields: spots.0,
-        })
+        ok &= self.check_name(&destination, &spots.0[destination_kind.as_str()].span.clone(), "destination", false);
+        let binding = Binding { source, destination_kind, destination, routing_key, arguments };
+        ok.then_some(Decl { value: binding, at, fields: spots.0 })
     }
 
-    fn policy(
-        &mut self,
-        name: &str,
-        node: &Node,
-        at: Range<usize>,
-        operator: bool,
-    ) -> Option<Decl<Policy>> {
-        let kind = if operator {
-            "operator policy"
-        } else {
-            "policy"
-        };
+    fn policy(&mut self, name: &str, node: &Node, at: Range<usize>, operator: bool) -> Option<Decl<Policy>> {
+        let kind = if operator { "operator policy" } else { "policy" };
         let f = Fields::new(&mut self.r, node, format!("{kind} \"{name}\""), POLICY_KEYS)?;
         let mut ok = self.check_name(name, &at, kind, false);
         let mut spots = Spots::default();
@@ -626,14 +525,9 @@ impl Parser<'_> {
         };
         if let Some(def) = &definition {
             if def.is_empty() {
-                let d = Diagnostic::error(
-                    "bad-value",
-                    format!("{} has an empty `definition`", f.what),
-                )
-                .at(self.loc(f.span("definition")?))
-                .help(
-                    "RabbitMQ refuses a policy that sets nothing; add a key or remove the policy",
-                );
+                let d = Diagnostic::error("bad-value", format!("{} has an empty `definition`", f.what))
+                    .at(self.loc(f.span("definition")?))
+                    .help("RabbitMQ refuses a policy that sets nothing; add a key or remove the policy");
                 self.r.report(d);
                 ok = false;
             }
@@ -648,16 +542,10 @@ impl Parser<'_> {
         };
         if let Some(DeValue::Table(t)) = f.get("definition").map(|n| n.get_ref()) {
             for (k, v) in t {
-                spots
-                    .0
-                    .insert(format!("definition.{}", k.get_ref()), self.loc(v.span()));
+                spots.0.insert(format!("definition.{}", k.get_ref()), self.loc(v.span()));
             }
         }
-        ok.then(|| Decl {
-            value,
-            at: self.loc(at),
-            fields: spots.0,
-        })
+        ok.then(|| Decl { value, at: self.loc(at), fields: spots.0 })
     }
 
     fn check_policy_keys(&mut self, f: &Fields, def: &Table, operator: bool) -> bool {
@@ -672,44 +560,31 @@ impl Parser<'_> {
                 let names = crate::model::POLICY_KEYS.iter().map(|p| p.name);
                 let help = match did_you_mean(key, names) {
                     Some(s) => format!("did you mean `{s}`?"),
-                    None => {
-                        "see https://www.rabbitmq.com/docs/policies for the keys a policy can set"
-                            .into()
-                    }
+                    None => "see https://www.rabbitmq.com/docs/policies for the keys a policy can set".into(),
                 };
-                let d = Diagnostic::error(
-                    "unknown-policy-key",
-                    format!("`{key}` is not a policy key RabbitMQ knows"),
-                )
-                .at(key_at)
-                .label("RabbitMQ rejects the whole policy")
-                .help(help);
+                let d = Diagnostic::error("unknown-policy-key", format!("`{key}` is not a policy key RabbitMQ knows"))
+                    .at(key_at)
+                    .label("RabbitMQ rejects the whole policy")
+                    .help(help);
                 self.r.report(d);
                 ok = false;
                 continue;
             };
             if operator && !known.operator {
-                let allowed: Vec<&str> = crate::model::POLICY_KEYS
-                    .iter()
-                    .filter(|p| p.operator)
-                    .map(|p| p.name)
-                    .collect();
-                let d = Diagnostic::error(
-                    "operator-policy-key",
-                    format!("`{key}` cannot be set by an operator policy"),
-                )
-                .at(key_at)
-                .help(format!(
-                    "move it to a regular policy; operator policies accept only: {}",
-                    allowed.join(", ")
-                ));
+                let allowed: Vec<&str> =
+                    crate::model::POLICY_KEYS.iter().filter(|p| p.operator).map(|p| p.name).collect();
+                let d =
+                    Diagnostic::error("operator-policy-key", format!("`{key}` cannot be set by an operator policy"))
+                        .at(key_at)
+                        .help(format!(
+                            "move it to a regular policy; operator policies accept only: {}",
+                            allowed.join(", ")
+                        ));
                 self.r.report(d);
                 ok = false;
                 continue;
             }
-            let rule = crate::model::QUEUE_ARGUMENTS
-                .iter()
-                .find(|r| r.policy_key == Some(key));
+            let rule = crate::model::QUEUE_ARGUMENTS.iter().find(|r| r.policy_key == Some(key));
             if let (Some(rule), Some(value)) = (rule, def.get(key))
                 && let Some(problem) = check_expect(rule.expect, value)
             {
@@ -762,7 +637,9 @@ impl Parser<'_> {
                 if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                     let d = Diagnostic::error("bad-value", format!("\"{var}\" is not an environment variable name"))
                         .at(self.loc(f.span("password_env")?))
-                        .help("name the variable that holds the password, e.g. `password_env = \"ANALYTICS_PASSWORD\"`");
+                        .help(
+                            "name the variable that holds the password, e.g. `password_env = \"ANALYTICS_PASSWORD\"`",
+                        );
                     self.r.report(d);
                     ok = false;
                 }
@@ -773,34 +650,14 @@ impl Parser<'_> {
         };
         let tags = match f.get("tags") {
             None => Some(Default::default()),
-            Some(_) => f
-                .strings(&mut self.r, "tags")
-                .map(|t| t.into_iter().map(|(s, _)| s).collect()),
+            Some(_) => f.strings(&mut self.r, "tags").map(|t| t.into_iter().map(|(s, _)| s).collect()),
         };
-        let value = User {
-            name: name.to_string(),
-            password,
-            tags: tags?,
-        };
-        ok.then(|| Decl {
-            value,
-            at: self.loc(at),
-            fields: spots.0,
-        })
+        let value = User { name: name.to_string(), password, tags: tags? };
+        ok.then(|| Decl { value, at: self.loc(at), fields: spots.0 })
     }
 
-    fn permission(
-        &mut self,
-        user: &str,
-        node: &Node,
-        at: Range<usize>,
-    ) -> Option<Decl<Permission>> {
-        let f = Fields::new(
-            &mut self.r,
-            node,
-            format!("permissions of \"{user}\""),
-            PERMISSION_KEYS,
-        )?;
+    fn permission(&mut self, user: &str, node: &Node, at: Range<usize>) -> Option<Decl<Permission>> {
+        let f = Fields::new(&mut self.r, node, format!("permissions of \"{user}\""), PERMISSION_KEYS)?;
         let mut spots = Spots::default();
         for k in PERMISSION_KEYS {
             self.spot(&f, k, &mut spots);
@@ -808,17 +665,8 @@ impl Parser<'_> {
         let configure = f.required_string(&mut self.r, "configure", at.clone(), "\"^$\"");
         let write = f.required_string(&mut self.r, "write", at.clone(), "\"^$\"");
         let read = f.required_string(&mut self.r, "read", at.clone(), "\"^$\"");
-        let value = Permission {
-            user: user.to_string(),
-            configure: configure?,
-            write: write?,
-            read: read?,
-        };
-        Some(Decl {
-            value,
-            at: self.loc(at),
-            fields: spots.0,
-        })
+        let value = Permission { user: user.to_string(), configure: configure?, write: write?, read: read? };
+        Some(Decl { value, at: self.loc(at), fields: spots.0 })
     }
 
     fn external(&mut self, node: &Node) -> External {
@@ -838,13 +686,7 @@ impl Parser<'_> {
 
 /// What is wrong with `value` for `expect`, as the end of a sentence.
 fn check_expect(expect: Expect, value: &Value) -> Option<String> {
-    let bad_kind = || {
-        Some(format!(
-            "must be {}, not {}",
-            expect.describe(),
-            value.kind()
-        ))
-    };
+    let bad_kind = || Some(format!("must be {}, not {}", expect.describe(), value.kind()));
     match expect {
         Expect::Int(lo, hi) => match value.as_int() {
             Some(i) if i < lo || i > hi => Some(format!("cannot be {i}")),

@@ -21,10 +21,7 @@ pub struct Reader<'d> {
 
 impl Reader<'_> {
     pub fn loc(&self, span: Range<usize>) -> Location {
-        Location {
-            file: self.file,
-            span,
-        }
+        Location { file: self.file, span }
     }
 
     pub fn report(&mut self, d: Diagnostic) {
@@ -34,13 +31,10 @@ impl Reader<'_> {
     /// Reports that `node` is not of the `expected` kind.
     pub fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
         let found = kind_of(node.get_ref());
-        let d = Diagnostic::error(
-            "wrong-type",
-            format!("{what} must be {expected}, not {found}"),
-        )
-        .at(self.loc(node.span()))
-        .label(format!("this is {found}"))
-        .help(format!("write {what} as {expected}"));
+        let d = Diagnostic::error("wrong-type", format!("{what} must be {expected}, not {found}"))
+            .at(self.loc(node.span()))
+            .label(format!("this is {found}"))
+            .help(format!("write {what} as {expected}"));
         self.report(d);
     }
 
@@ -51,12 +45,9 @@ impl Reader<'_> {
             DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
                 Ok(v) => Value::Int(v),
                 Err(_) => {
-                    let d = Diagnostic::error(
-                        "bad-value",
-                        format!("{what} does not fit in a 64-bit integer"),
-                    )
-                    .at(self.loc(node.span()))
-                    .help("use a smaller number");
+                    let d = Diagnostic::error("bad-value", format!("{what} does not fit in a 64-bit integer"))
+                        .at(self.loc(node.span()))
+                        .help("use a smaller number");
                     self.report(d);
                     return None;
                 }
@@ -108,10 +99,7 @@ pub fn kind_of(v: &DeValue) -> &'static str {
 }
 
 /// The closest of `candidates` to `word`, when it is close enough to be a typo.
-pub fn did_you_mean<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(word, c), c))
@@ -130,12 +118,7 @@ pub struct Fields<'t, 'i> {
 
 impl<'t, 'i> Fields<'t, 'i> {
     /// Reads `node` as a table with the `known` keys, reporting every other key.
-    pub fn new(
-        r: &mut Reader,
-        node: &'t Node<'i>,
-        what: String,
-        known: &'static [&'static str],
-    ) -> Option<Self> {
+    pub fn new(r: &mut Reader, node: &'t Node<'i>, what: String, known: &'static [&'static str]) -> Option<Self> {
         match node.get_ref() {
             DeValue::Table(table) => {
                 let fields = Fields { table, what, known };
@@ -155,19 +138,12 @@ impl<'t, 'i> Fields<'t, 'i> {
             if self.known.contains(&name) {
                 continue;
             }
-            let mut d = Diagnostic::error(
-                "unknown-key",
-                format!("unknown key `{name}` in {}", self.what),
-            )
-            .at(r.loc(key.span()))
-            .label("not a key warren knows here");
+            let mut d = Diagnostic::error("unknown-key", format!("unknown key `{name}` in {}", self.what))
+                .at(r.loc(key.span()))
+                .label("not a key warren knows here");
             d = match did_you_mean(name, self.known.iter().copied()) {
                 Some(s) => d.help(format!("did you mean `{s}`?")),
-                None => d.help(format!(
-                    "the keys of {} are: {}",
-                    self.what,
-                    self.known.join(", ")
-                )),
+                None => d.help(format!("the keys of {} are: {}", self.what, self.known.join(", "))),
             };
             r.report(d);
         }
@@ -198,13 +174,7 @@ impl<'t, 'i> Fields<'t, 'i> {
     }
 
     /// A required string: reports a missing key at `at`.
-    pub fn required_string(
-        &self,
-        r: &mut Reader,
-        key: &str,
-        at: Range<usize>,
-        example: &str,
-    ) -> Option<String> {
+    pub fn required_string(&self, r: &mut Reader, key: &str, at: Range<usize>, example: &str) -> Option<String> {
         if self.get(key).is_none() {
             let d = Diagnostic::error("missing-key", format!("{} has no `{key}`", self.what))
                 .at(r.loc(at))
@@ -272,11 +242,7 @@ impl<'t, 'i> Fields<'t, 'i> {
         for item in items {
             match item.get_ref() {
                 DeValue::String(s) => out.push((s.to_string(), item.span())),
-                _ => r.wrong_type(
-                    item,
-                    &format!("each item of {}", self.label(key)),
-                    "a string",
-                ),
+                _ => r.wrong_type(item, &format!("each item of {}", self.label(key)), "a string"),
             }
         }
         Some(out)

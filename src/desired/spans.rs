@@ -25,9 +25,6 @@ impl Spans {
     /// The place of an object, or of one of its fields when that is known.
     pub fn locate(&self, key: &ObjectKey, field: Option<&str>) -> Option<Location> {
         let site = self.objects.get(key)?;
-        field
-            .and_then(|f| site.fields.get(f))
-            .or(Some(&site.at))
-            .cloned()
+        field.and_then(|f| site.fields.get(f)).or(Some(&site.at)).cloned()
     }
 }

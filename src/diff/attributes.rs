@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value as Json, json};
 
-use crate::model::{
-    Binding, Exchange, Password, Permission, Policy, Queue, Table, User, Value, VhostSettings,
-};
+use crate::model::{Binding, Exchange, Password, Permission, Policy, Queue, Table, User, Value, VhostSettings};
 
 /// Attribute name to value, sorted.
 pub type Attributes = BTreeMap<String, Json>;
@@ -64,11 +62,7 @@ pub fn user(u: &User) -> Attributes {
 }
 
 pub fn permission(p: &Permission) -> Attributes {
-    attrs([
-        ("configure", json!(p.configure)),
-        ("write", json!(p.write)),
-        ("read", json!(p.read)),
-    ])
+    attrs([("configure", json!(p.configure)), ("write", json!(p.write)), ("read", json!(p.read))])
 }
 
 /// Vhost settings the desired side manages (absent ones are not shown).

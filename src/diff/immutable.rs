@@ -16,8 +16,7 @@ pub fn queue_fields(have: &Queue, want: &Queue) -> Vec<String> {
     if have.auto_delete != want.auto_delete {
         out.push("auto_delete".to_string());
     }
-    let keys: std::collections::BTreeSet<&String> =
-        have.arguments.keys().chain(want.arguments.keys()).collect();
+    let keys: std::collections::BTreeSet<&String> = have.arguments.keys().chain(want.arguments.keys()).collect();
     for k in keys {
         if have.arguments.get(k) != want.arguments.get(k) {
             out.push(format!("arguments.{k}"));
@@ -45,10 +44,7 @@ pub fn exchange_fields(have: &Exchange, want: &Exchange) -> Vec<String> {
 /// A policy that would give `have` the behaviour `want` asks for, as TOML,
 /// when every difference is an argument a policy can set and would win.
 pub fn policy_alternative(have: &Queue, want: &Queue) -> Option<(String, Vec<String>)> {
-    if have.kind != want.kind
-        || have.durable != want.durable
-        || have.auto_delete != want.auto_delete
-    {
+    if have.kind != want.kind || have.durable != want.durable || have.auto_delete != want.auto_delete {
         return None;
     }
     let mut definition = Vec::new();
@@ -105,11 +101,7 @@ fn toml_value(v: &Value) -> String {
 /// The error for a queue whose immutable properties changed with no way
 /// chosen to carry it out: says both ways out.
 pub fn queue_problem(have: &Queue, want: &Queue, fields: &[String]) -> Diagnostic {
-    let list = fields
-        .iter()
-        .map(|f| format!("`{f}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
     let mut help = String::new();
     if let Some((policy, _)) = policy_alternative(have, want) {
         help += &format!(

@@ -15,8 +15,7 @@ pub use change::{Action, Change, Migration};
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Binding, DestinationKind, Exchange, Inventory, Node, ObjectKey, Queue, RoutingGraph, Topology,
-    Vhost, VhostSettings,
+    Binding, DestinationKind, Exchange, Inventory, Node, ObjectKey, Queue, RoutingGraph, Topology, Vhost, VhostSettings,
 };
 
 /// Choices the user makes on the command line.
@@ -44,11 +43,7 @@ pub struct Diff {
 
 /// Compares the desired topology with the live one.
 pub fn diff(desired: &Topology, live: &Topology, inventory: &Inventory, options: &Options) -> Diff {
-    let mut d = Differ {
-        inventory,
-        options,
-        out: Diff::default(),
-    };
+    let mut d = Differ { inventory, options, out: Diff::default() };
     d.users(desired, live);
     let empty = Vhost::default();
     for (name, want) in &desired.vhosts {
@@ -56,18 +51,11 @@ pub fn diff(desired: &Topology, live: &Topology, inventory: &Inventory, options:
         d.vhost_settings(name, &want.settings, have.map(|h| &h.settings));
         d.vhost(name, want, have.unwrap_or(&empty));
     }
-    for name in live
-        .vhosts
-        .keys()
-        .filter(|n| !desired.vhosts.contains_key(*n))
-    {
+    for name in live.vhosts.keys().filter(|n| !desired.vhosts.contains_key(*n)) {
         let key = ObjectKey::Vhost(name.clone());
         if inventory.contains(&key) {
-            let mut c = Change::new(
-                key,
-                Action::Destroy,
-                "removed from the files: the vhost goes with everything in it",
-            );
+            let mut c =
+                Change::new(key, Action::Destroy, "removed from the files: the vhost goes with everything in it");
             c.requires_allow_destroy = true;
             d.out.changes.push(c);
         }
@@ -93,11 +81,7 @@ impl Differ<'_> {
             c.requires_allow_destroy = lossy;
             c
         } else {
-            Change::new(
-                key,
-                Action::Unmanaged,
-                "live, but neither in the files nor created by warren",
-            )
+            Change::new(key, Action::Unmanaged, "live, but neither in the files nor created by warren")
         };
         c.before = Some(before);
         self.push(c);
@@ -138,12 +122,7 @@ impl Differ<'_> {
     }
 
     fn users(&mut self, desired: &Topology, live: &Topology) {
-        self.mutable(
-            &desired.users,
-            &live.users,
-            |n| ObjectKey::User(n.into()),
-            attributes::user,
-        );
+        self.mutable(&desired.users, &live.users, |n| ObjectKey::User(n.into()), attributes::user);
     }
 
     fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {
@@ -154,15 +133,9 @@ impl Differ<'_> {
         };
         // Only the settings the files manage are compared.
         let managed = VhostSettings {
-            description: want
-                .description
-                .as_ref()
-                .map(|_| have.description.clone().unwrap_or_default()),
+            description: want.description.as_ref().map(|_| have.description.clone().unwrap_or_default()),
             default_queue_type: want.default_queue_type.and(have.default_queue_type),
-            limits: want
-                .limits
-                .as_ref()
-                .map(|_| have.limits.clone().unwrap_or_default()),
+            limits: want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default()),
         };
         if managed != *want {
             self.updated(key, attributes::vhost(&managed), attributes::vhost(want));
@@ -171,34 +144,19 @@ impl Differ<'_> {
 
     fn vhost(&mut self, v: &str, want: &Vhost, have: &Vhost) {
         // Queues being replaced belong to their migration, not to this diff.
-        let replaced: BTreeSet<&str> = want
-            .queues
-            .values()
-            .filter_map(|q| q.replaces.as_deref())
-            .collect();
+        let replaced: BTreeSet<&str> = want.queues.values().filter_map(|q| q.replaces.as_deref()).collect();
         let live_graph = RoutingGraph::of(have);
         let mut migrating_bindings = BTreeSet::new();
 
         self.exchanges(v, want, have, &live_graph);
         for (name, q) in &want.queues {
-            let key = ObjectKey::Queue {
-                vhost: v.into(),
-                name: name.clone(),
-            };
-            if let Some(old) = q
-                .replaces
-                .as_deref()
-                .filter(|p| have.queues.contains_key(*p))
-            {
+            let key = ObjectKey::Queue { vhost: v.into(), name: name.clone() };
+            if let Some(old) = q.replaces.as_deref().filter(|p| have.queues.contains_key(*p)) {
                 let m = migration(q, &have.queues[old], want, &live_graph);
                 migrating_bindings.extend(m.moved.iter().cloned());
                 migrating_bindings.extend(m.dropped.iter().cloned());
                 migrating_bindings.extend(m.moved.iter().map(|b| retarget(b, name)));
-                let mut c = Change::new(
-                    key,
-                    Action::Migrate,
-                    format!("replaces queue \"{old}\" by live migration"),
-                );
+                let mut c = Change::new(key, Action::Migrate, format!("replaces queue \"{old}\" by live migration"));
                 c.before = Some(attributes::queue(&have.queues[old]));
                 c.after = Some(attributes::queue(q));
                 c.migration = Some(m);
@@ -208,9 +166,7 @@ impl Differ<'_> {
             match have.queues.get(name) {
                 None => {
                     let reason = match &q.replaces {
-                        Some(old) => format!(
-                            "declared in the files (it replaces \"{old}\", which does not exist)"
-                        ),
+                        Some(old) => format!("declared in the files (it replaces \"{old}\", which does not exist)"),
                         None => "declared in the files".to_string(),
                     };
                     self.created(key, attributes::queue(q), &reason);
@@ -224,66 +180,45 @@ impl Differ<'_> {
                 && !replaced.contains(name.as_str())
                 && !want.external.queues.contains(name)
             {
-                let key = ObjectKey::Queue {
-                    vhost: v.into(),
-                    name: name.clone(),
-                };
+                let key = ObjectKey::Queue { vhost: v.into(), name: name.clone() };
                 self.absent(key, attributes::queue(h), true);
             }
         }
         for b in want.bindings.difference(&have.bindings) {
             if !migrating_bindings.contains(b) {
-                let key = ObjectKey::Binding {
-                    vhost: v.into(),
-                    binding: b.clone(),
-                };
+                let key = ObjectKey::Binding { vhost: v.into(), binding: b.clone() };
                 self.created(key, attributes::binding(b), "declared in the files");
             }
         }
         for b in have.bindings.difference(&want.bindings) {
             if !migrating_bindings.contains(b) {
-                let key = ObjectKey::Binding {
-                    vhost: v.into(),
-                    binding: b.clone(),
-                };
+                let key = ObjectKey::Binding { vhost: v.into(), binding: b.clone() };
                 self.absent(key, attributes::binding(b), false);
             }
         }
         self.mutable(
             &want.policies,
             &have.policies,
-            |n| ObjectKey::Policy {
-                vhost: v.into(),
-                name: n.into(),
-            },
+            |n| ObjectKey::Policy { vhost: v.into(), name: n.into() },
             attributes::policy,
         );
         self.mutable(
             &want.operator_policies,
             &have.operator_policies,
-            |n| ObjectKey::OperatorPolicy {
-                vhost: v.into(),
-                name: n.into(),
-            },
+            |n| ObjectKey::OperatorPolicy { vhost: v.into(), name: n.into() },
             attributes::policy,
         );
         self.mutable(
             &want.permissions,
             &have.permissions,
-            |u| ObjectKey::Permission {
-                vhost: v.into(),
-                user: u.into(),
-            },
+            |u| ObjectKey::Permission { vhost: v.into(), user: u.into() },
             attributes::permission,
         );
     }
 
     fn exchanges(&mut self, v: &str, want: &Vhost, have: &Vhost, live_graph: &RoutingGraph) {
         for (name, x) in &want.exchanges {
-            let key = ObjectKey::Exchange {
-                vhost: v.into(),
-                name: name.clone(),
-            };
+            let key = ObjectKey::Exchange { vhost: v.into(), name: name.clone() };
             match have.exchanges.get(name) {
                 None => self.created(key, attributes::exchange(x), "declared in the files"),
                 Some(h) if same_exchange(h, x) => {}
@@ -301,10 +236,7 @@ impl Differ<'_> {
                     c.after = Some(attributes::exchange(x));
                     c.requires_allow_destroy = true;
                     c.rebind = surviving(
-                        live_graph
-                            .inbound(&node)
-                            .into_iter()
-                            .chain(live_graph.outbound(&node)),
+                        live_graph.inbound(&node).into_iter().chain(live_graph.outbound(&node)),
                         want,
                         self.inventory,
                         v,
@@ -315,22 +247,13 @@ impl Differ<'_> {
         }
         for (name, h) in &have.exchanges {
             if !want.exchanges.contains_key(name) && !want.external.exchanges.contains(name) {
-                let key = ObjectKey::Exchange {
-                    vhost: v.into(),
-                    name: name.clone(),
-                };
+                let key = ObjectKey::Exchange { vhost: v.into(), name: name.clone() };
                 self.absent(key, attributes::exchange(h), false);
             }
         }
     }
 
-    fn queue_changed(
-        &mut self,
-        key: ObjectKey,
-        have: &Queue,
-        want: &Queue,
-        live_graph: &RoutingGraph,
-    ) {
+    fn queue_changed(&mut self, key: ObjectKey, have: &Queue, want: &Queue, live_graph: &RoutingGraph) {
         let fields = immutable::queue_fields(have, want);
         if self.options.replace.contains(&want.name) {
             let node = Node::Queue(want.name.clone());
@@ -350,20 +273,13 @@ impl Differ<'_> {
             return;
         }
         let diagnostic = immutable::queue_problem(have, want, &fields);
-        self.out.problems.push(Problem {
-            key,
-            field: None,
-            diagnostic,
-        });
+        self.out.problems.push(Problem { key, field: None, diagnostic });
     }
 }
 
 /// Queues compare on everything the broker stores (not on `replaces`).
 fn same_queue(a: &Queue, b: &Queue) -> bool {
-    a.kind == b.kind
-        && a.durable == b.durable
-        && a.auto_delete == b.auto_delete
-        && a.arguments == b.arguments
+    a.kind == b.kind && a.durable == b.durable && a.auto_delete == b.auto_delete && a.arguments == b.arguments
 }
 
 fn same_exchange(a: &Exchange, b: &Exchange) -> bool {
@@ -381,10 +297,7 @@ fn surviving<'a>(
     let mut out: Vec<Binding> = bindings
         .filter(|b| {
             want.bindings.contains(*b)
-                || !inventory.contains(&ObjectKey::Binding {
-                    vhost: v.into(),
-                    binding: (*b).clone(),
-                })
+                || !inventory.contains(&ObjectKey::Binding { vhost: v.into(), binding: (*b).clone() })
         })
         .cloned()
         .collect();
@@ -395,10 +308,7 @@ fn surviving<'a>(
 
 /// The same binding, delivering to `queue` instead.
 fn retarget(b: &Binding, queue: &str) -> Binding {
-    Binding {
-        destination: queue.to_string(),
-        ..b.clone()
-    }
+    Binding { destination: queue.to_string(), ..b.clone() }
 }
 
 /// How `new` takes over `old`: which of the old queue's bindings move,
@@ -418,19 +328,9 @@ fn migration(new: &Queue, old: &Queue, want: &Vhost, live_graph: &RoutingGraph) 
             dropped.push(b.clone());
         }
     }
-    let added = new_bindings
-        .into_iter()
-        .filter(|b| !moved.iter().any(|m| retarget(m, &new.name) == **b))
-        .cloned()
-        .collect();
+    let added =
+        new_bindings.into_iter().filter(|b| !moved.iter().any(|m| retarget(m, &new.name) == **b)).cloned().collect();
     let changed = immutable::queue_fields(old, new);
     let policy_instead = immutable::policy_alternative(old, new).map(|p| p.0);
-    Migration {
-        replaces: old.name.clone(),
-        moved,
-        dropped,
-        added,
-        changed,
-        policy_instead,
-    }
+    Migration { replaces: old.name.clone(), moved, dropped, added, changed, policy_instead }
 }

@@ -14,11 +14,7 @@ use crate::source::Location;
 /// Every finding about `topology`, errors and warnings.
 pub fn check(topology: &Topology, spans: &Spans) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut ctx = Context {
-        topology,
-        spans,
-        out: &mut out,
-    };
+    let mut ctx = Context { topology, spans, out: &mut out };
     references::check(&mut ctx);
     queues::check(&mut ctx);
     policies::check(&mut ctx);

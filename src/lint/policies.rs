@@ -3,20 +3,14 @@
 
 use super::Context;
 use crate::diagnostic::Diagnostic;
-use crate::model::{
-    Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Resolution, matching_queue, policy_key, resolution,
-};
+use crate::model::{Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Resolution, matching_queue, policy_key, resolution};
 
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
         let key_of = |p: &Policy, operator: bool| {
             let (vhost, name) = (vname.clone(), p.name.clone());
-            if operator {
-                ObjectKey::OperatorPolicy { vhost, name }
-            } else {
-                ObjectKey::Policy { vhost, name }
-            }
+            if operator { ObjectKey::OperatorPolicy { vhost, name } } else { ObjectKey::Policy { vhost, name } }
         };
         for (operator, set) in [(false, &vhost.policies), (true, &vhost.operator_policies)] {
             for p in set.values() {
@@ -40,14 +34,13 @@ pub(super) fn check(ctx: &mut Context) {
                             top.name, tie.name, q.name, top.priority
                         ),
                     )
-                    .help("RabbitMQ then picks one of them at random; give one a higher `priority` or narrow a `pattern`");
+                    .help(
+                        "RabbitMQ then picks one of them at random; give one a higher `priority` or narrow a `pattern`",
+                    );
                     found.push((key_of(tie, operator), Some("priority".into()), d));
                 }
                 for k in top.definition.keys() {
-                    let Some(arg) = QUEUE_ARGUMENTS
-                        .iter()
-                        .find(|r| r.policy_key == Some(k.as_str()))
-                    else {
+                    let Some(arg) = QUEUE_ARGUMENTS.iter().find(|r| r.policy_key == Some(k.as_str())) else {
                         continue;
                     };
                     if !q.arguments.contains_key(arg.name) {

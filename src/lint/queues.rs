@@ -9,10 +9,7 @@ pub(super) fn check(ctx: &mut Context) {
     for (vname, vhost) in &ctx.topology.vhosts {
         let matchers: Vec<Matcher> = vhost.policies.values().map(Matcher::new).collect();
         for q in vhost.queues.values() {
-            let key = ObjectKey::Queue {
-                vhost: vname.clone(),
-                name: q.name.clone(),
-            };
+            let key = ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() };
             for name in q.arguments.keys() {
                 let Some(rule) = argument_rule(name) else {
                     continue;
@@ -23,10 +20,7 @@ pub(super) fn check(ctx: &mut Context) {
                         "argument-for-other-type",
                         format!("`{name}` is not an argument of {} queues", q.kind),
                     )
-                    .label(format!(
-                        "RabbitMQ refuses to create a {} queue with it",
-                        q.kind
-                    ))
+                    .label(format!("RabbitMQ refuses to create a {} queue with it", q.kind))
                     .help(format!(
                         "`{name}` applies to {} queues; remove it or change the queue's type",
                         types.join(" and ")
@@ -41,10 +35,7 @@ pub(super) fn check(ctx: &mut Context) {
                             "replicated-not-durable",
                             format!("a {} queue must be durable and not auto-delete", q.kind),
                         )
-                        .help(format!(
-                            "remove `{field}` (it defaults to the only value {} queues accept)",
-                            q.kind
-                        ));
+                        .help(format!("remove `{field}` (it defaults to the only value {} queues accept)", q.kind));
                         found.push((key.clone(), Some(field.to_string()), d));
                     }
                 }

@@ -17,24 +17,15 @@ fn bindings(ctx: &mut Context) {
         let exchange_known = |name: &str| {
             vhost.external.exchanges.contains(name)
                 || BUILTIN_EXCHANGES.contains(&name)
-                || ctx.spans.named.contains(&ObjectKey::Exchange {
-                    vhost: vname.clone(),
-                    name: name.into(),
-                })
+                || ctx.spans.named.contains(&ObjectKey::Exchange { vhost: vname.clone(), name: name.into() })
         };
         let queue_known = |name: &str| {
             vhost.external.queues.contains(name)
-                || ctx.spans.named.contains(&ObjectKey::Queue {
-                    vhost: vname.clone(),
-                    name: name.into(),
-                })
+                || ctx.spans.named.contains(&ObjectKey::Queue { vhost: vname.clone(), name: name.into() })
         };
         let mut found = Vec::new();
         for b in &vhost.bindings {
-            let key = ObjectKey::Binding {
-                vhost: vname.clone(),
-                binding: b.clone(),
-            };
+            let key = ObjectKey::Binding { vhost: vname.clone(), binding: b.clone() };
             if !exchange_known(&b.source) {
                 found.push((key.clone(), "source", "exchange", b.source.clone()));
             }
@@ -66,10 +57,7 @@ fn permissions(ctx: &mut Context) {
     for (vname, vhost) in &ctx.topology.vhosts {
         for user in vhost.permissions.keys() {
             if !ctx.topology.users.contains_key(user) {
-                found.push(ObjectKey::Permission {
-                    vhost: vname.clone(),
-                    user: user.clone(),
-                });
+                found.push(ObjectKey::Permission { vhost: vname.clone(), user: user.clone() });
             }
         }
     }
@@ -82,9 +70,7 @@ fn permissions(ctx: &mut Context) {
             format!("permissions are given to user \"{user}\", who is declared nowhere"),
         )
         .label("no [users] entry of this name")
-        .help(format!(
-            "declare the user under [users.{user}], or fix the name"
-        ));
+        .help(format!("declare the user under [users.{user}], or fix the name"));
         ctx.report(&key, None, d);
     }
 }
@@ -97,10 +83,7 @@ fn replaces(ctx: &mut Context) {
             let Some(old) = q.replaces.as_deref() else {
                 continue;
             };
-            let key = ObjectKey::Queue {
-                vhost: vname.clone(),
-                name: q.name.clone(),
-            };
+            let key = ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() };
             if old == q.name {
                 let d = Diagnostic::error("replaces-self", format!("queue \"{old}\" replaces itself"))
                     .help("`replaces` names the old queue this one takes over; remove it, or name the old queue");

@@ -30,13 +30,7 @@ impl Expect {
             Expect::Str => "a string".into(),
             Expect::OneOf(v) => format!("one of {}", quote_all(v)),
             Expect::IntOneOf(v) => {
-                format!(
-                    "one of {}",
-                    v.iter()
-                        .map(|i| i.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+                format!("one of {}", v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))
             }
             Expect::Age => "a string of digits and a unit: Y, M, D, h, m or s (e.g. \"7D\")".into(),
         }
@@ -44,10 +38,7 @@ impl Expect {
 }
 
 fn quote_all(v: &[&str]) -> String {
-    v.iter()
-        .map(|s| format!("\"{s}\""))
-        .collect::<Vec<_>>()
-        .join(", ")
+    v.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ")
 }
 
 /// What RabbitMQ accepts for one `x-…` queue argument.
@@ -69,58 +60,23 @@ const fn rule(
     types: &'static [QueueType],
     policy_key: Option<&'static str>,
 ) -> ArgumentRule {
-    ArgumentRule {
-        name,
-        expect,
-        types,
-        policy_key,
-    }
+    ArgumentRule { name, expect, types, policy_key }
 }
 
 /// Every queue argument RabbitMQ 3.10 to 4.x checks.
 pub const QUEUE_ARGUMENTS: &[ArgumentRule] = &[
-    rule(
-        "x-message-ttl",
-        Expect::Int(0, ANY),
-        &[Classic, Quorum],
-        Some("message-ttl"),
-    ),
-    rule(
-        "x-expires",
-        Expect::Int(1, ANY),
-        &[Classic, Quorum],
-        Some("expires"),
-    ),
-    rule(
-        "x-max-length",
-        Expect::Int(0, ANY),
-        &[Classic, Quorum],
-        Some("max-length"),
-    ),
-    rule(
-        "x-max-length-bytes",
-        Expect::Int(0, ANY),
-        &[Classic, Quorum, Stream],
-        Some("max-length-bytes"),
-    ),
+    rule("x-message-ttl", Expect::Int(0, ANY), &[Classic, Quorum], Some("message-ttl")),
+    rule("x-expires", Expect::Int(1, ANY), &[Classic, Quorum], Some("expires")),
+    rule("x-max-length", Expect::Int(0, ANY), &[Classic, Quorum], Some("max-length")),
+    rule("x-max-length-bytes", Expect::Int(0, ANY), &[Classic, Quorum, Stream], Some("max-length-bytes")),
     rule(
         "x-overflow",
         Expect::OneOf(&["drop-head", "reject-publish", "reject-publish-dlx"]),
         &[Classic, Quorum],
         Some("overflow"),
     ),
-    rule(
-        "x-dead-letter-exchange",
-        Expect::Str,
-        &[Classic, Quorum],
-        Some("dead-letter-exchange"),
-    ),
-    rule(
-        "x-dead-letter-routing-key",
-        Expect::Str,
-        &[Classic, Quorum],
-        Some("dead-letter-routing-key"),
-    ),
+    rule("x-dead-letter-exchange", Expect::Str, &[Classic, Quorum], Some("dead-letter-exchange")),
+    rule("x-dead-letter-routing-key", Expect::Str, &[Classic, Quorum], Some("dead-letter-routing-key")),
     rule(
         "x-dead-letter-strategy",
         Expect::OneOf(&["at-most-once", "at-least-once"]),
@@ -128,30 +84,10 @@ pub const QUEUE_ARGUMENTS: &[ArgumentRule] = &[
         Some("dead-letter-strategy"),
     ),
     rule("x-max-priority", Expect::Int(1, 255), &[Classic], None),
-    rule(
-        "x-delivery-limit",
-        Expect::Int(-1, ANY),
-        &[Quorum],
-        Some("delivery-limit"),
-    ),
-    rule(
-        "x-single-active-consumer",
-        Expect::Bool,
-        &[Classic, Quorum],
-        None,
-    ),
-    rule(
-        "x-queue-mode",
-        Expect::OneOf(&["default", "lazy"]),
-        &[Classic],
-        Some("queue-mode"),
-    ),
-    rule(
-        "x-queue-version",
-        Expect::IntOneOf(&[1, 2]),
-        &[Classic],
-        Some("queue-version"),
-    ),
+    rule("x-delivery-limit", Expect::Int(-1, ANY), &[Quorum], Some("delivery-limit")),
+    rule("x-single-active-consumer", Expect::Bool, &[Classic, Quorum], None),
+    rule("x-queue-mode", Expect::OneOf(&["default", "lazy"]), &[Classic], Some("queue-mode")),
+    rule("x-queue-version", Expect::IntOneOf(&[1, 2]), &[Classic], Some("queue-version")),
     rule(
         "x-queue-master-locator",
         Expect::OneOf(&["min-masters", "client-local", "random"]),
@@ -164,49 +100,14 @@ pub const QUEUE_ARGUMENTS: &[ArgumentRule] = &[
         &[Quorum, Stream],
         Some("queue-leader-locator"),
     ),
-    rule(
-        "x-quorum-initial-group-size",
-        Expect::Int(1, ANY),
-        &[Quorum],
-        None,
-    ),
-    rule(
-        "x-max-in-memory-length",
-        Expect::Int(0, ANY),
-        &[Quorum],
-        Some("max-in-memory-length"),
-    ),
-    rule(
-        "x-max-in-memory-bytes",
-        Expect::Int(0, ANY),
-        &[Quorum],
-        Some("max-in-memory-bytes"),
-    ),
+    rule("x-quorum-initial-group-size", Expect::Int(1, ANY), &[Quorum], None),
+    rule("x-max-in-memory-length", Expect::Int(0, ANY), &[Quorum], Some("max-in-memory-length")),
+    rule("x-max-in-memory-bytes", Expect::Int(0, ANY), &[Quorum], Some("max-in-memory-bytes")),
     rule("x-max-age", Expect::Age, &[Stream], Some("max-age")),
-    rule(
-        "x-stream-max-segment-size-bytes",
-        Expect::Int(1, ANY),
-        &[Stream],
-        Some("stream-max-segment-size-bytes"),
-    ),
-    rule(
-        "x-stream-filter-size-bytes",
-        Expect::Int(16, 255),
-        &[Stream],
-        Some("stream-filter-size-bytes"),
-    ),
-    rule(
-        "x-initial-cluster-size",
-        Expect::Int(1, ANY),
-        &[Stream],
-        Some("initial-cluster-size"),
-    ),
-    rule(
-        "x-consumer-timeout",
-        Expect::Int(0, ANY),
-        &[Quorum, Classic],
-        Some("consumer-timeout"),
-    ),
+    rule("x-stream-max-segment-size-bytes", Expect::Int(1, ANY), &[Stream], Some("stream-max-segment-size-bytes")),
+    rule("x-stream-filter-size-bytes", Expect::Int(16, 255), &[Stream], Some("stream-filter-size-bytes")),
+    rule("x-initial-cluster-size", Expect::Int(1, ANY), &[Stream], Some("initial-cluster-size")),
+    rule("x-consumer-timeout", Expect::Int(0, ANY), &[Quorum, Classic], Some("consumer-timeout")),
 ];
 
 /// The rule for a queue argument, if RabbitMQ knows it.

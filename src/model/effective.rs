@@ -16,10 +16,7 @@ pub struct Matcher<'a> {
 
 impl<'a> Matcher<'a> {
     pub fn new(policy: &'a Policy) -> Self {
-        Matcher {
-            policy,
-            regex: Regex::new(&policy.pattern).ok(),
-        }
+        Matcher { policy, regex: Regex::new(&policy.pattern).ok() }
     }
 
     fn name_matches(&self, name: &str) -> bool {
@@ -30,11 +27,7 @@ impl<'a> Matcher<'a> {
     pub fn matches_queue(&self, queue: &Queue) -> bool {
         self.policy.apply_to.matches_queue(queue.kind)
             && self.name_matches(&queue.name)
-            && self
-                .policy
-                .definition
-                .keys()
-                .all(|k| policy_key(k).is_none_or(|p| p.queue_types.contains(&queue.kind)))
+            && self.policy.definition.keys().all(|k| policy_key(k).is_none_or(|p| p.queue_types.contains(&queue.kind)))
     }
 
     pub fn matches_exchange(&self, name: &str) -> bool {
@@ -44,11 +37,7 @@ impl<'a> Matcher<'a> {
 
 /// The policies that match `queue`, highest priority first, ties by name.
 pub fn matching_queue<'a>(matchers: &'a [Matcher<'a>], queue: &Queue) -> Vec<&'a Policy> {
-    let mut out: Vec<&Policy> = matchers
-        .iter()
-        .filter(|m| m.matches_queue(queue))
-        .map(|m| m.policy)
-        .collect();
+    let mut out: Vec<&Policy> = matchers.iter().filter(|m| m.matches_queue(queue)).map(|m| m.policy).collect();
     out.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.name.cmp(&b.name)));
     out
 }

@@ -24,10 +24,7 @@ pub struct RoutingGraph {
 
 impl RoutingGraph {
     pub fn of(vhost: &Vhost) -> Self {
-        let mut g = RoutingGraph {
-            graph: DiGraph::new(),
-            index: BTreeMap::new(),
-        };
+        let mut g = RoutingGraph { graph: DiGraph::new(), index: BTreeMap::new() };
         for name in vhost.exchanges.keys() {
             g.node(Node::Exchange(name.clone()));
         }
@@ -68,11 +65,7 @@ impl RoutingGraph {
         let Some(i) = self.index.get(node) else {
             return Vec::new();
         };
-        let mut out: Vec<&Binding> = self
-            .graph
-            .edges_directed(*i, dir)
-            .map(|e| e.weight())
-            .collect();
+        let mut out: Vec<&Binding> = self.graph.edges_directed(*i, dir).map(|e| e.weight()).collect();
         out.sort();
         out
     }

@@ -15,8 +15,7 @@ use super::value::Value;
 pub const INVENTORY_PARAMETER: &str = "warren.inventory";
 
 /// Global parameters the broker owns, never part of a topology.
-pub const BROKER_GLOBAL_PARAMETERS: [&str; 3] =
-    ["cluster_name", "cluster_tags", "internal_cluster_id"];
+pub const BROKER_GLOBAL_PARAMETERS: [&str; 3] = ["cluster_name", "cluster_tags", "internal_cluster_id"];
 
 const FORMAT: i64 = 1;
 
@@ -40,34 +39,14 @@ impl Inventory {
         for (v, vh) in &topology.vhosts {
             let vhost = || v.clone();
             objects.insert(ObjectKey::Vhost(vhost()));
-            objects.extend(vh.exchanges.keys().map(|n| ObjectKey::Exchange {
-                vhost: vhost(),
-                name: n.clone(),
-            }));
-            objects.extend(vh.queues.keys().map(|n| ObjectKey::Queue {
-                vhost: vhost(),
-                name: n.clone(),
-            }));
-            objects.extend(vh.bindings.iter().map(|b| ObjectKey::Binding {
-                vhost: vhost(),
-                binding: b.clone(),
-            }));
-            objects.extend(vh.policies.keys().map(|n| ObjectKey::Policy {
-                vhost: vhost(),
-                name: n.clone(),
-            }));
+            objects.extend(vh.exchanges.keys().map(|n| ObjectKey::Exchange { vhost: vhost(), name: n.clone() }));
+            objects.extend(vh.queues.keys().map(|n| ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
+            objects.extend(vh.bindings.iter().map(|b| ObjectKey::Binding { vhost: vhost(), binding: b.clone() }));
+            objects.extend(vh.policies.keys().map(|n| ObjectKey::Policy { vhost: vhost(), name: n.clone() }));
             objects.extend(
-                vh.operator_policies
-                    .keys()
-                    .map(|n| ObjectKey::OperatorPolicy {
-                        vhost: vhost(),
-                        name: n.clone(),
-                    }),
+                vh.operator_policies.keys().map(|n| ObjectKey::OperatorPolicy { vhost: vhost(), name: n.clone() }),
             );
-            objects.extend(vh.permissions.keys().map(|u| ObjectKey::Permission {
-                vhost: vhost(),
-                user: u.clone(),
-            }));
+            objects.extend(vh.permissions.keys().map(|u| ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
         }
         Inventory { objects }
     }
@@ -90,18 +69,11 @@ impl Inventory {
                 ObjectKey::Exchange { vhost, name } => (vhost, "exchanges", json!(name)),
                 ObjectKey::Queue { vhost, name } => (vhost, "queues", json!(name)),
                 ObjectKey::Policy { vhost, name } => (vhost, "policies", json!(name)),
-                ObjectKey::OperatorPolicy { vhost, name } => {
-                    (vhost, "operator_policies", json!(name))
-                }
+                ObjectKey::OperatorPolicy { vhost, name } => (vhost, "operator_policies", json!(name)),
                 ObjectKey::Permission { vhost, user } => (vhost, "permissions", json!(user)),
                 ObjectKey::Binding { vhost, binding } => (vhost, "bindings", binding_json(binding)),
             };
-            vhosts
-                .entry(vhost)
-                .or_default()
-                .entry(group)
-                .or_default()
-                .push(item);
+            vhosts.entry(vhost).or_default().entry(group).or_default().push(item);
         }
         json!({ "format": FORMAT, "users": users, "vhosts": vhosts })
     }
@@ -109,10 +81,7 @@ impl Inventory {
     /// Reads the parameter's value; an error says what is malformed.
     pub fn from_json(value: &Json) -> Result<Inventory, String> {
         if value.get("format").and_then(Json::as_i64) != Some(FORMAT) {
-            return Err(format!(
-                "the inventory has format {}, this warren reads {FORMAT}",
-                value["format"]
-            ));
+            return Err(format!("the inventory has format {}, this warren reads {FORMAT}", value["format"]));
         }
         let mut objects = BTreeSet::new();
         for u in value["users"].as_array().into_iter().flatten() {
@@ -125,30 +94,12 @@ impl Inventory {
                 for item in items.as_array().into_iter().flatten() {
                     let (vhost, name) = (v.clone(), || text(item));
                     objects.insert(match group.as_str() {
-                        "exchanges" => ObjectKey::Exchange {
-                            vhost,
-                            name: name()?,
-                        },
-                        "queues" => ObjectKey::Queue {
-                            vhost,
-                            name: name()?,
-                        },
-                        "policies" => ObjectKey::Policy {
-                            vhost,
-                            name: name()?,
-                        },
-                        "operator_policies" => ObjectKey::OperatorPolicy {
-                            vhost,
-                            name: name()?,
-                        },
-                        "permissions" => ObjectKey::Permission {
-                            vhost,
-                            user: name()?,
-                        },
-                        "bindings" => ObjectKey::Binding {
-                            vhost,
-                            binding: binding_from(item)?,
-                        },
+                        "exchanges" => ObjectKey::Exchange { vhost, name: name()? },
+                        "queues" => ObjectKey::Queue { vhost, name: name()? },
+                        "policies" => ObjectKey::Policy { vhost, name: name()? },
+                        "operator_policies" => ObjectKey::OperatorPolicy { vhost, name: name()? },
+                        "permissions" => ObjectKey::Permission { vhost, user: name()? },
+                        "bindings" => ObjectKey::Binding { vhost, binding: binding_from(item)? },
                         other => return Err(format!("unknown inventory group \"{other}\"")),
                     });
                 }
@@ -159,9 +110,7 @@ impl Inventory {
 }
 
 fn text(v: &Json) -> Result<String, String> {
-    v.as_str()
-        .map(str::to_string)
-        .ok_or_else(|| format!("expected a name in the inventory, found {v}"))
+    v.as_str().map(str::to_string).ok_or_else(|| format!("expected a name in the inventory, found {v}"))
 }
 
 /// A binding in the shape of a definitions file's `bindings` entries.
@@ -180,18 +129,14 @@ fn binding_from(v: &Json) -> Result<Binding, String> {
         Some("queue") => DestinationKind::Queue,
         Some("exchange") => DestinationKind::Exchange,
         _ => {
-            return Err(format!(
-                "a binding in the inventory has no valid destination_type: {v}"
-            ));
+            return Err(format!("a binding in the inventory has no valid destination_type: {v}"));
         }
     };
     let arguments = match Value::from(&v["arguments"]) {
         Value::Table(t) => t,
         Value::Null => Default::default(),
         other => {
-            return Err(format!(
-                "binding arguments must be an object, found {other}"
-            ));
+            return Err(format!("binding arguments must be an object, found {other}"));
         }
     };
     Ok(Binding {
@@ -228,10 +173,6 @@ mod tests {
 
     #[test]
     fn refuses_an_unknown_format() {
-        assert!(
-            Inventory::from_json(&json!({"format": 9}))
-                .unwrap_err()
-                .contains("format 9")
-        );
+        assert!(Inventory::from_json(&json!({"format": 9})).unwrap_err().contains("format 9"));
     }
 }

@@ -28,34 +28,16 @@ pub struct PolicyKey {
 }
 
 const fn key(name: &'static str, queue_types: &'static [QueueType], operator: bool) -> PolicyKey {
-    PolicyKey {
-        name,
-        queue_types,
-        exchanges: false,
-        operator,
-        mirroring: false,
-    }
+    PolicyKey { name, queue_types, exchanges: false, operator, mirroring: false }
 }
 
 const fn ha(name: &'static str) -> PolicyKey {
-    PolicyKey {
-        name,
-        queue_types: &[Classic],
-        exchanges: false,
-        operator: false,
-        mirroring: true,
-    }
+    PolicyKey { name, queue_types: &[Classic], exchanges: false, operator: false, mirroring: true }
 }
 
 const fn exchange_key(name: &'static str, queues: bool) -> PolicyKey {
     const Q: &[QueueType] = &[Classic, Quorum, Stream];
-    PolicyKey {
-        name,
-        queue_types: if queues { Q } else { &[] },
-        exchanges: true,
-        operator: false,
-        mirroring: false,
-    }
+    PolicyKey { name, queue_types: if queues { Q } else { &[] }, exchanges: true, operator: false, mirroring: false }
 }
 
 /// Every key RabbitMQ 3.10 to 4.x (with federation) accepts in a policy.
@@ -107,9 +89,7 @@ pub fn resolution(policy_key: &str, kind: QueueType) -> Resolution {
         (_, Stream) => Policy,
         ("overflow", Quorum) => Policy,
         ("overflow", Classic) => Argument,
-        ("message-ttl" | "expires" | "max-length" | "max-length-bytes" | "delivery-limit", _) => {
-            Min
-        }
+        ("message-ttl" | "expires" | "max-length" | "max-length-bytes" | "delivery-limit", _) => Min,
         ("max-in-memory-length" | "max-in-memory-bytes" | "consumer-timeout", _) => Min,
         ("queue-leader-locator", _) => Policy,
         _ => Argument,

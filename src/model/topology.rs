@@ -34,10 +34,7 @@ pub struct Vhost {
 
 impl Vhost {
     pub fn new(name: &str) -> Self {
-        Vhost {
-            name: name.to_string(),
-            ..Vhost::default()
-        }
+        Vhost { name: name.to_string(), ..Vhost::default() }
     }
 }
 
@@ -143,20 +140,9 @@ pub struct Binding {
 
 impl fmt::Display for Binding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} -> {} {} [{}]",
-            self.source,
-            self.destination_kind.as_str(),
-            self.destination,
-            self.routing_key
-        )?;
+        write!(f, "{} -> {} {} [{}]", self.source, self.destination_kind.as_str(), self.destination, self.routing_key)?;
         if !self.arguments.is_empty() {
-            write!(
-                f,
-                " arguments {}",
-                super::Value::Table(self.arguments.clone())
-            )?;
+            write!(f, " arguments {}", super::Value::Table(self.arguments.clone()))?;
         }
         Ok(())
     }
@@ -231,10 +217,7 @@ pub enum Password {
     /// Read from this environment variable at apply time.
     Env(String),
     /// A RabbitMQ password hash, with its algorithm when not the default.
-    Hash {
-        hash: String,
-        algorithm: Option<String>,
-    },
+    Hash { hash: String, algorithm: Option<String> },
     /// The user has no password (certificate or external auth only).
     None,
 }
@@ -255,11 +238,5 @@ pub struct Permission {
 }
 
 /// The broker's own exchanges: always there, never declared.
-pub const BUILTIN_EXCHANGES: [&str; 6] = [
-    "amq.direct",
-    "amq.fanout",
-    "amq.topic",
-    "amq.headers",
-    "amq.match",
-    "amq.rabbitmq.trace",
-];
+pub const BUILTIN_EXCHANGES: [&str; 6] =
+    ["amq.direct", "amq.fanout", "amq.topic", "amq.headers", "amq.match", "amq.rabbitmq.trace"];

@@ -60,9 +60,7 @@ impl Value {
                 None => Value::Float(f),
             },
             Value::List(items) => Value::List(items.into_iter().map(Value::normalised).collect()),
-            Value::Table(t) => {
-                Value::Table(t.into_iter().map(|(k, v)| (k, v.normalised())).collect())
-            }
+            Value::Table(t) => Value::Table(t.into_iter().map(|(k, v)| (k, v.normalised())).collect()),
             other => other,
         }
     }
@@ -136,16 +134,14 @@ impl From<&Value> for serde_json::Value {
             Value::Null => serde_json::Value::Null,
             Value::Bool(b) => (*b).into(),
             Value::Int(i) => (*i).into(),
-            Value::Float(f) => serde_json::Number::from_f64(*f)
-                .map(serde_json::Value::Number)
-                .unwrap_or(serde_json::Value::Null),
+            Value::Float(f) => {
+                serde_json::Number::from_f64(*f).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null)
+            }
             Value::String(s) => s.clone().into(),
             Value::List(l) => l.iter().map(serde_json::Value::from).collect(),
-            Value::Table(t) => t
-                .iter()
-                .map(|(k, v)| (k.clone(), serde_json::Value::from(v)))
-                .collect::<serde_json::Map<_, _>>()
-                .into(),
+            Value::Table(t) => {
+                t.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v))).collect::<serde_json::Map<_, _>>().into()
+            }
         }
     }
 }
@@ -161,9 +157,7 @@ impl From<&serde_json::Value> for Value {
             },
             serde_json::Value::String(s) => Value::String(s.clone()),
             serde_json::Value::Array(a) => Value::List(a.iter().map(Value::from).collect()),
-            serde_json::Value::Object(o) => {
-                Value::Table(o.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect())
-            }
+            serde_json::Value::Object(o) => Value::Table(o.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect()),
         }
         .normalised()
     }

@@ -13,7 +13,7 @@ mod op;
 pub use op::Op;
 
 use crate::diff::{Action, Change, Diff, Problem};
-use crate::model::{ObjectKey, Topology};
+use crate::model::{ObjectKey, QueueType, Topology, VhostSettings};
 
 /// One operation, with the change it carries out.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,27 +69,19 @@ impl Plan {
     }
 }
 
-/// Orders the diff's changes into steps; `desired` supplies the full
-/// objects the operations carry.
-pub fn build(diff: Diff, desired: &Topology) -> Plan {
+/// Orders the diff's changes into steps; `desired` and `live` supply the
+/// full objects the operations carry.
+pub fn build(diff: Diff, desired: &Topology, live: &Topology) -> Plan {
     let mut steps = Vec::new();
     for (i, c) in diff.changes.iter().enumerate() {
-        for (phase, op) in ops(c, desired) {
-            steps.push(Step {
-                op,
-                change: i,
-                phase,
-            });
+        for (phase, op) in ops(c, desired, live) {
+            steps.push(Step { op, change: i, phase });
         }
     }
     // Stable sort: within a phase, the diff's deterministic order stands;
     // then by object, so that output never depends on discovery order.
     steps.sort_by(|a, b| {
-        (a.phase, &diff.changes[a.change].key, a.change).cmp(&(
-            b.phase,
-            &diff.changes[b.change].key,
-            b.change,
-        ))
+        (a.phase, &diff.changes[a.change].key, a.change).cmp(&(b.phase, &diff.changes[b.change].key, b.change))
     });
     // Changes in the order their first step runs; unmanaged ones after.
     let mut order: Vec<usize> = Vec::new();
@@ -98,9 +90,7 @@ pub fn build(diff: Diff, desired: &Topology) -> Plan {
             order.push(s.change);
         }
     }
-    let mut rest: Vec<usize> = (0..diff.changes.len())
-        .filter(|i| !order.contains(i))
-        .collect();
+    let mut rest: Vec<usize> = (0..diff.changes.len()).filter(|i| !order.contains(i)).collect();
     rest.sort_by(|a, b| diff.changes[*a].key.cmp(&diff.changes[*b].key));
     order.extend(rest);
     let position: Vec<usize> = {
@@ -114,153 +104,87 @@ pub fn build(diff: Diff, desired: &Topology) -> Plan {
         s.change = position[s.change];
     }
     let mut slots: Vec<Option<Change>> = diff.changes.into_iter().map(Some).collect();
-    let changes = order
-        .iter()
-        .map(|i| slots[*i].take().expect("each change is placed once"))
-        .collect();
-    Plan {
-        changes,
-        steps,
-        problems: diff.problems,
-    }
+    let changes = order.iter().map(|i| slots[*i].take().expect("each change is placed once")).collect();
+    Plan { changes, steps, problems: diff.problems }
 }
 
 /// The operations of one change, each with its phase.
-fn ops(c: &Change, desired: &Topology) -> Vec<(u8, Op)> {
+fn ops(c: &Change, desired: &Topology, live: &Topology) -> Vec<(u8, Op)> {
     let with_phase = |op: Op| (op.phase(), op);
     let vhost_of = |t: &Topology, v: &str| t.vhosts.get(v).cloned().unwrap_or_default();
     match (&c.key, c.action) {
         (_, Action::Unmanaged) => vec![],
         (ObjectKey::Vhost(name), Action::Create | Action::Update) => {
-            vec![with_phase(Op::PutVhost {
-                name: name.clone(),
-                settings: vhost_of(desired, name).settings,
-            })]
+            let (want, have) = (vhost_of(desired, name).settings, vhost_of(live, name).settings);
+            let remove_limits = match (&want.limits, &have.limits) {
+                (Some(w), Some(h)) => h.keys().filter(|k| !w.contains_key(*k)).cloned().collect(),
+                _ => Vec::new(),
+            };
+            let settings = VhostSettings {
+                description: want.description.or(have.description),
+                default_queue_type: want.default_queue_type.or(have.default_queue_type),
+                limits: want.limits.or(have.limits),
+            };
+            vec![with_phase(Op::PutVhost { name: name.clone(), settings, remove_limits })]
         }
         (ObjectKey::Vhost(name), _) => vec![with_phase(Op::DeleteVhost { name: name.clone() })],
         (ObjectKey::User(name), Action::Destroy) => {
             vec![with_phase(Op::DeleteUser { name: name.clone() })]
         }
-        (ObjectKey::User(name), _) => vec![with_phase(Op::PutUser {
-            user: desired.users[name].clone(),
-        })],
+        (ObjectKey::User(name), _) => vec![with_phase(Op::PutUser { user: desired.users[name].clone() })],
         (ObjectKey::Exchange { vhost, name }, action) => {
             let mut out = Vec::new();
             if matches!(action, Action::Destroy | Action::Replace) {
-                let op = Op::DeleteExchange {
-                    vhost: vhost.clone(),
-                    name: name.clone(),
-                };
-                out.push((
-                    if action == Action::Replace {
-                        20
-                    } else {
-                        op.phase()
-                    },
-                    op,
-                ));
+                let op = Op::DeleteExchange { vhost: vhost.clone(), name: name.clone() };
+                out.push((if action == Action::Replace { 20 } else { op.phase() }, op));
             }
             if matches!(action, Action::Create | Action::Replace) {
                 let exchange = vhost_of(desired, vhost).exchanges[name].clone();
-                out.push(with_phase(Op::DeclareExchange {
-                    vhost: vhost.clone(),
-                    exchange,
-                }));
+                out.push(with_phase(Op::DeclareExchange { vhost: vhost.clone(), exchange }));
             }
-            out.extend(c.rebind.iter().map(|b| {
-                with_phase(Op::Bind {
-                    vhost: vhost.clone(),
-                    binding: b.clone(),
-                })
-            }));
+            out.extend(c.rebind.iter().map(|b| with_phase(Op::Bind { vhost: vhost.clone(), binding: b.clone() })));
             out
         }
         (ObjectKey::Queue { vhost, name }, Action::Migrate) => {
             let queue = vhost_of(desired, vhost).queues[name].clone();
             let replaces = queue.replaces.clone().unwrap_or_default();
-            vec![with_phase(Op::Migrate {
-                vhost: vhost.clone(),
-                queue,
-                replaces,
-            })]
+            vec![with_phase(Op::Migrate { vhost: vhost.clone(), queue, replaces })]
         }
         (ObjectKey::Queue { vhost, name }, action) => {
             let mut out = Vec::new();
             if matches!(action, Action::Destroy | Action::Replace) {
-                let op = Op::DeleteQueue {
-                    vhost: vhost.clone(),
-                    name: name.clone(),
-                };
-                out.push((
-                    if action == Action::Replace {
-                        20
-                    } else {
-                        op.phase()
-                    },
-                    op,
-                ));
+                let kind = vhost_of(live, vhost).queues.get(name).map_or(QueueType::Classic, |q| q.kind);
+                let op = Op::DeleteQueue { vhost: vhost.clone(), name: name.clone(), kind };
+                out.push((if action == Action::Replace { 20 } else { op.phase() }, op));
             }
             if matches!(action, Action::Create | Action::Replace) {
                 let queue = vhost_of(desired, vhost).queues[name].clone();
-                out.push(with_phase(Op::DeclareQueue {
-                    vhost: vhost.clone(),
-                    queue,
-                }));
+                out.push(with_phase(Op::DeclareQueue { vhost: vhost.clone(), queue }));
             }
-            out.extend(c.rebind.iter().map(|b| {
-                with_phase(Op::Bind {
-                    vhost: vhost.clone(),
-                    binding: b.clone(),
-                })
-            }));
+            out.extend(c.rebind.iter().map(|b| with_phase(Op::Bind { vhost: vhost.clone(), binding: b.clone() })));
             out
         }
         (ObjectKey::Binding { vhost, binding }, Action::Destroy) => {
-            vec![with_phase(Op::Unbind {
-                vhost: vhost.clone(),
-                binding: binding.clone(),
-            })]
+            vec![with_phase(Op::Unbind { vhost: vhost.clone(), binding: binding.clone() })]
         }
         (ObjectKey::Binding { vhost, binding }, _) => {
-            vec![with_phase(Op::Bind {
-                vhost: vhost.clone(),
-                binding: binding.clone(),
-            })]
+            vec![with_phase(Op::Bind { vhost: vhost.clone(), binding: binding.clone() })]
         }
-        (ObjectKey::Policy { vhost, name }, action)
-        | (ObjectKey::OperatorPolicy { vhost, name }, action) => {
+        (ObjectKey::Policy { vhost, name }, action) | (ObjectKey::OperatorPolicy { vhost, name }, action) => {
             let operator = matches!(c.key, ObjectKey::OperatorPolicy { .. });
             if action == Action::Destroy {
-                return vec![with_phase(Op::DeletePolicy {
-                    vhost: vhost.clone(),
-                    name: name.clone(),
-                    operator,
-                })];
+                return vec![with_phase(Op::DeletePolicy { vhost: vhost.clone(), name: name.clone(), operator })];
             }
             let v = vhost_of(desired, vhost);
-            let set = if operator {
-                &v.operator_policies
-            } else {
-                &v.policies
-            };
-            vec![with_phase(Op::PutPolicy {
-                vhost: vhost.clone(),
-                policy: set[name].clone(),
-                operator,
-            })]
+            let set = if operator { &v.operator_policies } else { &v.policies };
+            vec![with_phase(Op::PutPolicy { vhost: vhost.clone(), policy: set[name].clone(), operator })]
         }
         (ObjectKey::Permission { vhost, user }, Action::Destroy) => {
-            vec![with_phase(Op::DeletePermission {
-                vhost: vhost.clone(),
-                user: user.clone(),
-            })]
+            vec![with_phase(Op::DeletePermission { vhost: vhost.clone(), user: user.clone() })]
         }
         (ObjectKey::Permission { vhost, user }, _) => {
             let permission = vhost_of(desired, vhost).permissions[user].clone();
-            vec![with_phase(Op::PutPermission {
-                vhost: vhost.clone(),
-                permission,
-            })]
+            vec![with_phase(Op::PutPermission { vhost: vhost.clone(), permission })]
         }
     }
 }

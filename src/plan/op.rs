@@ -1,13 +1,16 @@
 //! The operations apply carries out, one per broker request or so.
 
-use crate::model::{Binding, Exchange, Permission, Policy, Queue, User, VhostSettings};
+use crate::model::{Binding, Exchange, Permission, Policy, Queue, QueueType, User, VhostSettings};
 
 /// One operation on the broker. Plain data: apply interprets it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
+    /// `settings` holds the files' settings over the live ones, so that a
+    /// PUT (which replaces them all) keeps what the files do not manage.
     PutVhost {
         name: String,
         settings: VhostSettings,
+        remove_limits: Vec<String>,
     },
     DeleteVhost {
         name: String,
@@ -33,6 +36,7 @@ pub enum Op {
     DeleteQueue {
         vhost: String,
         name: String,
+        kind: QueueType,
     },
     Bind {
         vhost: String,

@@ -79,12 +79,7 @@ pub struct DiagnosticDoc {
 
 impl DiagnosticDoc {
     pub fn new(d: &Diagnostic, sources: &Sources) -> Self {
-        let at = d.location.as_ref().map(|l| {
-            (
-                sources.get(l.file).path.display().to_string(),
-                sources.line_col(l),
-            )
-        });
+        let at = d.location.as_ref().map(|l| (sources.get(l.file).path.display().to_string(), sources.line_col(l)));
         DiagnosticDoc {
             code: d.code.to_string(),
             message: d.message.clone(),
@@ -99,21 +94,10 @@ impl DiagnosticDoc {
 impl PlanDocument {
     /// The document for a plan; `diagnostics` are the located problems and
     /// the files' warnings.
-    pub fn new(
-        plan: &Plan,
-        desired: &str,
-        live: &str,
-        diagnostics: &[Diagnostic],
-        sources: &Sources,
-    ) -> Self {
+    pub fn new(plan: &Plan, desired: &str, live: &str, diagnostics: &[Diagnostic], sources: &Sources) -> Self {
         let s = plan.summary();
-        let docs = |sev| {
-            diagnostics
-                .iter()
-                .filter(|d| d.severity == sev)
-                .map(|d| DiagnosticDoc::new(d, sources))
-                .collect()
-        };
+        let docs =
+            |sev| diagnostics.iter().filter(|d| d.severity == sev).map(|d| DiagnosticDoc::new(d, sources)).collect();
         PlanDocument {
             format_version: FORMAT_VERSION.to_string(),
             desired: desired.to_string(),

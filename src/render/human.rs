@@ -12,22 +12,14 @@ use crate::diff::{Action, Attributes};
 pub fn render(doc: &PlanDocument, color: bool) -> String {
     let p = Painter { color };
     let mut out = String::new();
-    let acting: Vec<&ChangeDoc> = doc
-        .changes
-        .iter()
-        .filter(|c| c.action != Action::Unmanaged)
-        .collect();
+    let acting: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action != Action::Unmanaged).collect();
     if !acting.is_empty() {
         out += "warren will perform the following actions:\n\n";
         for c in &acting {
             change(&mut out, c, &p);
         }
     }
-    let unmanaged: Vec<&ChangeDoc> = doc
-        .changes
-        .iter()
-        .filter(|c| c.action == Action::Unmanaged)
-        .collect();
+    let unmanaged: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action == Action::Unmanaged).collect();
     if !unmanaged.is_empty() {
         out += "Unmanaged (live, neither in the files nor created by warren; never touched):\n";
         for c in unmanaged {
@@ -53,10 +45,7 @@ pub fn summary_line(doc: &PlanDocument) -> String {
     if !doc.has_changes() {
         return "No changes. The broker matches the topology.".to_string();
     }
-    format!(
-        "Plan: {} to add, {} to change, {} to destroy, {} to migrate.",
-        s.add, s.change, s.destroy, s.migrate
-    )
+    format!("Plan: {} to add, {} to change, {} to destroy, {} to migrate.", s.add, s.change, s.destroy, s.migrate)
 }
 
 fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
@@ -68,20 +57,9 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
         Action::Migrate => format!("will be migrated live: {}", c.reason),
         Action::Unmanaged => unreachable!("unmanaged objects are listed apart"),
     };
-    let _ = writeln!(
-        out,
-        "  {}",
-        p.paint(&format!("# {} {what}", c.address), BOLD)
-    );
+    let _ = writeln!(out, "  {}", p.paint(&format!("# {} {what}", c.address), BOLD));
     if c.requires_allow_destroy {
-        let _ = writeln!(
-            out,
-            "  {}",
-            p.paint(
-                "# needs --allow-destroy: messages or routes can be lost",
-                RED
-            )
-        );
+        let _ = writeln!(out, "  {}", p.paint("# needs --allow-destroy: messages or routes can be lost", RED));
     }
     let _ = writeln!(out, "  {} {} {{", p.symbol(c.action), title(c));
     let before = c.before.as_ref().map(lines).unwrap_or_default();
@@ -92,18 +70,11 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
         _ => diff_lines(out, &before, &after, p),
     }
     if let Some(m) = &c.migration {
-        let _ = writeln!(
-            out,
-            "      # replaces queue \"{}\", whose messages move over with no loss",
-            m.replaces
-        );
+        let _ = writeln!(out, "      # replaces queue \"{}\", whose messages move over with no loss", m.replaces);
         for (label, list) in [
             ("bindings that move to the new queue", &m.bindings_moved),
             ("bindings created directly", &m.bindings_added),
-            (
-                "bindings that go away with the old queue",
-                &m.bindings_dropped,
-            ),
+            ("bindings that go away with the old queue", &m.bindings_dropped),
         ] {
             if !list.is_empty() {
                 let _ = writeln!(out, "      # {label}:");
@@ -113,10 +84,7 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
             }
         }
         if let Some(policy) = &m.policy_instead {
-            let _ = writeln!(
-                out,
-                "      # every change here could be set by a policy instead, with no migration:"
-            );
+            let _ = writeln!(out, "      # every change here could be set by a policy instead, with no migration:");
             for l in policy.lines() {
                 let _ = writeln!(out, "      #   {l}");
             }
@@ -132,11 +100,7 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
 }
 
 fn title(c: &ChangeDoc) -> String {
-    let vhost = c
-        .vhost
-        .as_deref()
-        .map(|v| format!(" (vhost \"{v}\")"))
-        .unwrap_or_default();
+    let vhost = c.vhost.as_deref().map(|v| format!(" (vhost \"{v}\")")).unwrap_or_default();
     match c.kind.as_str() {
         "binding" => format!("binding {}{vhost}", c.name),
         kind => format!("{kind} \"{}\"{vhost}", c.name),
@@ -160,15 +124,8 @@ fn lines(attrs: &Attributes) -> Vec<(String, String)> {
 }
 
 fn aligned(pairs: &[(String, String)]) -> Vec<String> {
-    let width = pairs
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0);
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{k:<width$} = {v}"))
-        .collect()
+    let width = pairs.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    pairs.iter().map(|(k, v)| format!("{k:<width$} = {v}")).collect()
 }
 
 fn attribute_lines(out: &mut String, pairs: &[(String, String)], sign: char, p: &Painter) {
@@ -178,24 +135,11 @@ fn attribute_lines(out: &mut String, pairs: &[(String, String)], sign: char, p: 
 }
 
 /// Before and after as a line diff (similar), unchanged lines for context.
-fn diff_lines(
-    out: &mut String,
-    before: &[(String, String)],
-    after: &[(String, String)],
-    p: &Painter,
-) {
+fn diff_lines(out: &mut String, before: &[(String, String)], after: &[(String, String)], p: &Painter) {
     let all: Vec<(String, String)> = before.iter().chain(after).cloned().collect();
-    let width = all
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0);
-    let text = |pairs: &[(String, String)]| {
-        pairs
-            .iter()
-            .map(|(k, v)| format!("{k:<width$} = {v}\n"))
-            .collect::<String>()
-    };
+    let width = all.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    let text =
+        |pairs: &[(String, String)]| pairs.iter().map(|(k, v)| format!("{k:<width$} = {v}\n")).collect::<String>();
     let (old, new) = (text(before), text(after));
     for d in TextDiff::from_lines(&old, &new).iter_all_changes() {
         let line = d.value().trim_end_matches('\n');
@@ -221,11 +165,7 @@ struct Painter {
 
 impl Painter {
     fn paint(&self, text: &str, code: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
     }
 
     fn symbol(&self, a: Action) -> String {

@@ -12,11 +12,7 @@ pub fn render(doc: &PlanDocument) -> String {
     let _ = writeln!(out, "### warren plan for `{}`\n", doc.desired);
     let _ = writeln!(out, "**{}**\n", human::summary_line(doc));
     let count = |a: Action| doc.changes.iter().filter(|c| c.action == a).count();
-    let (destroy, replace, migrate) = (
-        count(Action::Destroy),
-        count(Action::Replace),
-        count(Action::Migrate),
-    );
+    let (destroy, replace, migrate) = (count(Action::Destroy), count(Action::Replace), count(Action::Migrate));
     if destroy + replace + migrate > 0 {
         out += "> [!WARNING]\n";
         if destroy > 0 {
@@ -29,10 +25,8 @@ pub fn render(doc: &PlanDocument) -> String {
             );
         }
         if migrate > 0 {
-            let _ = writeln!(
-                out,
-                "> {migrate} queue(s) will be **migrated live** to a replacement, with no message loss."
-            );
+            let _ =
+                writeln!(out, "> {migrate} queue(s) will be **migrated live** to a replacement, with no message loss.");
         }
         if doc.summary.requires_allow_destroy {
             out += "> Apply refuses this plan without `--allow-destroy`.\n";

@@ -5,9 +5,7 @@ mod document;
 pub mod human;
 pub mod markdown;
 
-pub use document::{
-    ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, PlanDocument, SummaryDoc,
-};
+pub use document::{ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, PlanDocument, SummaryDoc};
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -21,9 +19,7 @@ pub enum Format {
 pub fn render(doc: &PlanDocument, format: Format, color: bool) -> String {
     match format {
         Format::Human => human::render(doc, color),
-        Format::Json => {
-            serde_json::to_string_pretty(doc).expect("a plan document always serialises") + "\n"
-        }
+        Format::Json => serde_json::to_string_pretty(doc).expect("a plan document always serialises") + "\n",
         Format::Markdown => markdown::render(doc),
     }
 }

@@ -51,21 +51,11 @@ pub fn corpus(dir: &str) -> Vec<String> {
 /// The codes a corpus entry's first line promises: `# expect: a, b`.
 pub fn expected_codes(entry: &str) -> Vec<String> {
     let path = root().join(entry);
-    let file = if path.is_dir() {
-        path.join("a.toml")
-    } else {
-        path
-    };
+    let file = if path.is_dir() { path.join("a.toml") } else { path };
     let text = std::fs::read_to_string(&file).expect("corpus file is readable");
     let first = text.lines().next().unwrap_or_default();
-    let list = first
-        .strip_prefix("# expect:")
-        .unwrap_or_else(|| panic!("{} lacks `# expect:`", file.display()));
-    let mut codes: Vec<String> = list
-        .split(',')
-        .map(|c| c.trim().to_string())
-        .filter(|c| !c.is_empty())
-        .collect();
+    let list = first.strip_prefix("# expect:").unwrap_or_else(|| panic!("{} lacks `# expect:`", file.display()));
+    let mut codes: Vec<String> = list.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
     codes.sort();
     codes
 }
@@ -75,20 +65,12 @@ pub fn codes_in(output: &str) -> Vec<String> {
     let mut codes: Vec<String> = output
         .split("warren::")
         .skip(1)
-        .map(|rest| {
-            rest.chars()
-                .take_while(|c| c.is_ascii_lowercase() || *c == '-')
-                .collect()
-        })
+        .map(|rest| rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '-').collect())
         .collect();
     codes.sort();
     codes
 }
 
 pub fn stem(entry: &str) -> String {
-    Path::new(entry)
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
+    Path::new(entry).file_stem().unwrap().to_string_lossy().into_owned()
 }

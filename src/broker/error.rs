@@ -1,0 +1,72 @@
+//! What can go wrong talking to the broker, in words that say what to do.
+
+use std::fmt;
+
+use crate::diagnostic::Diagnostic;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrokerError {
+    /// No HTTP answer at all.
+    Unreachable { endpoint: String, detail: String },
+    /// 401 "Login failed".
+    BadCredentials { endpoint: String, user: String },
+    /// 401 "Not management user": right password, no management tag.
+    NotManagementUser { user: String },
+    /// 401 "Access refused" on one operation: the user lacks a tag or a
+    /// vhost permission for it.
+    Forbidden { user: String, action: String },
+    /// 404 for something that should exist.
+    NotFound { action: String },
+    /// The broker refused, with its own reason (400, 405, 406 …).
+    Refused { action: String, status: u16, reason: String },
+    /// A local problem before any request: TLS files, bad settings.
+    Setup(String),
+}
+
+impl fmt::Display for BrokerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BrokerError::Unreachable { endpoint, detail } => {
+                write!(f, "cannot reach the RabbitMQ management API at {endpoint}: {detail}")
+            }
+            BrokerError::BadCredentials { endpoint, user } => {
+                write!(f, "{endpoint} refused the credentials of user \"{user}\" (wrong user name or password)")
+            }
+            BrokerError::NotManagementUser { user } => {
+                write!(f, "user \"{user}\" may not use the management API: it lacks the `management` tag")
+            }
+            BrokerError::Forbidden { user, action } => {
+                write!(f, "user \"{user}\" is not allowed to {action}")
+            }
+            BrokerError::NotFound { action } => write!(f, "could not {action}: not found"),
+            BrokerError::Refused { action, status, reason } => {
+                write!(f, "the broker refused to {action} (HTTP {status}): {reason}")
+            }
+            BrokerError::Setup(s) => f.write_str(s),
+        }
+    }
+}
+
+impl BrokerError {
+    pub fn help(&self) -> &'static str {
+        match self {
+            BrokerError::Unreachable { .. } => {
+                "check --url (or WARREN_URL), that the broker runs, and that the rabbitmq_management plugin is enabled"
+            }
+            BrokerError::BadCredentials { .. } => "check the user and password in --url or WARREN_URL",
+            BrokerError::NotManagementUser { .. } => {
+                "give the user the `administrator` tag (or `policymaker` for policies and parameters), or use another user"
+            }
+            BrokerError::Forbidden { .. } => {
+                "warren needs the `administrator` tag to manage vhosts, users and permissions, and configure permissions on each vhost"
+            }
+            BrokerError::NotFound { .. } => "the object changed on the broker since the plan was made; run plan again",
+            BrokerError::Refused { .. } => "the broker's reason above says what it did not accept",
+            BrokerError::Setup(_) => "check the TLS and connection options",
+        }
+    }
+
+    pub fn diagnostic(&self) -> Diagnostic {
+        Diagnostic::error("broker", self.to_string()).help(self.help())
+    }
+}
