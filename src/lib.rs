@@ -3,6 +3,7 @@
 //! Data flows one way: files (`desired`) become a [`model::Topology`];
 //! `lint` checks it. See the README's architecture section.
 
+pub mod broker;
 pub mod cli;
 pub mod commands;
 pub mod desired;

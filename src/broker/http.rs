@@ -72,15 +72,15 @@ impl Http {
         if let Some(b) = body {
             req = req.json(b);
         }
-        let resp = req.send().await.map_err(|e| BrokerError::Unreachable {
-            endpoint: self.endpoint.to_string(),
-            detail: describe(&e),
-        })?;
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| BrokerError::Unreachable { endpoint: self.endpoint.to_string(), detail: describe(&e) })?;
         let status = resp.status();
-        let text = resp.text().await.map_err(|e| BrokerError::Unreachable {
-            endpoint: self.endpoint.to_string(),
-            detail: describe(&e),
-        })?;
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| BrokerError::Unreachable { endpoint: self.endpoint.to_string(), detail: describe(&e) })?;
         if status.is_success() {
             return Ok((status, text));
         }
@@ -93,8 +93,12 @@ impl Http {
             StatusCode::UNAUTHORIZED if reason.contains("Login failed") => {
                 BrokerError::BadCredentials { endpoint: self.endpoint.to_string(), user }
             }
-            StatusCode::UNAUTHORIZED if reason.contains("Not management user") => BrokerError::NotManagementUser { user },
-            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => BrokerError::Forbidden { user, action: action.to_string() },
+            StatusCode::UNAUTHORIZED if reason.contains("Not management user") => {
+                BrokerError::NotManagementUser { user }
+            }
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+                BrokerError::Forbidden { user, action: action.to_string() }
+            }
             StatusCode::NOT_FOUND => BrokerError::NotFound { action: action.to_string() },
             s => BrokerError::Refused { action: action.to_string(), status: s.as_u16(), reason },
         })

@@ -43,7 +43,7 @@ pub fn compute(path: &Path, live: LiveSide, show: &Show) -> Result<Planned, Box<
     if desired.has_errors() {
         return Err(Box::new(desired));
     }
-    let options = Options { replace: show.replace.iter().cloned().collect() };
+    let options = Options { replace: show.replace.iter().cloned().collect(), ..Options::default() };
     let d = diff::diff(&desired.topology, &live.topology, &live.inventory, &options);
     let plan = plan::build(d, &desired.topology, &live.topology);
     let mut diagnostics: Vec<Diagnostic> = plan

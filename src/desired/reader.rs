@@ -52,7 +52,8 @@ impl Reader<'_> {
                     return None;
                 }
             },
-            DeValue::Float(f) => Value::Float(f.as_str().parse().unwrap_or(f64::NAN)),
+            // `1000.0` means 1000, as it does in a definitions export.
+            DeValue::Float(f) => Value::Float(f.as_str().parse().unwrap_or(f64::NAN)).normalised(),
             DeValue::Boolean(b) => Value::Bool(*b),
             DeValue::Datetime(_) => {
                 self.wrong_type(node, what, "a string, number, boolean, array or table");

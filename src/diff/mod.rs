@@ -15,7 +15,8 @@ pub use change::{Action, Change, Migration};
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Binding, DestinationKind, Exchange, Inventory, Node, ObjectKey, Queue, RoutingGraph, Topology, Vhost, VhostSettings,
+    Binding, DestinationKind, Exchange, Inventory, Node, ObjectKey, Password, Queue, RoutingGraph, Topology, User,
+    Vhost, VhostSettings,
 };
 
 /// Choices the user makes on the command line.
@@ -24,6 +25,9 @@ pub struct Options {
     /// Queues to destroy and recreate when their immutable properties
     /// change (terraform's `-replace`): lossy, so apply needs --allow-destroy.
     pub replace: BTreeSet<String>,
+    /// Users whose password, read from the environment, does not match the
+    /// live hash.
+    pub stale_passwords: BTreeSet<String>,
 }
 
 /// A desired change that cannot be carried out, tied to the object at fault.
@@ -122,7 +126,33 @@ impl Differ<'_> {
     }
 
     fn users(&mut self, desired: &Topology, live: &Topology) {
-        self.mutable(&desired.users, &live.users, |n| ObjectKey::User(n.into()), attributes::user);
+        for (name, w) in &desired.users {
+            let key = ObjectKey::User(name.clone());
+            match live.users.get(name) {
+                None => self.created(key, attributes::user(w), "declared in the files"),
+                Some(h) if h.tags != w.tags || !self.same_password(w, h) => {
+                    self.updated(key, attributes::user(h), attributes::user(w))
+                }
+                Some(_) => {}
+            }
+        }
+        for (name, h) in live.users.iter().filter(|(n, _)| !desired.users.contains_key(*n)) {
+            self.absent(ObjectKey::User(name.clone()), attributes::user(h), false);
+        }
+    }
+
+    /// Whether the live password is already the desired one. A password
+    /// from the environment can only be checked against the live hash by
+    /// the caller, who reads the environment.
+    fn same_password(&self, want: &User, have: &User) -> bool {
+        const DEFAULT: &str = "rabbit_password_hashing_sha256";
+        match (&want.password, &have.password) {
+            (Password::Env(_), _) => !self.options.stale_passwords.contains(&want.name),
+            (Password::Hash { hash: a, algorithm: x }, Password::Hash { hash: b, algorithm: y }) => {
+                a == b && x.as_deref().unwrap_or(DEFAULT) == y.as_deref().unwrap_or(DEFAULT)
+            }
+            (a, b) => a == b,
+        }
     }
 
     fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {
