@@ -14,20 +14,13 @@ pub use endpoint::{Endpoint, Tls, segment};
 pub use error::BrokerError;
 pub use http::Http;
 
-use crate::model::{INVENTORY_PARAMETER, Inventory};
+use crate::model::{INVENTORY_PARAMETER, Inventory, QueueCounts};
 use crate::plan::Op;
 
 /// A connection to one broker's management API.
 #[derive(Clone)]
 pub struct Broker {
     http: Http,
-}
-
-/// Fresh-enough counters of one queue.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct QueueCounts {
-    pub messages: u64,
-    pub consumers: u64,
 }
 
 impl Broker {

@@ -15,8 +15,8 @@ pub use change::{Action, Change, Migration};
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Binding, DestinationKind, Exchange, Inventory, Node, ObjectKey, Password, Queue, RoutingGraph, Topology, User,
-    Vhost, VhostSettings,
+    Binding, DestinationKind, Exchange, Inventory, Node, ObjectKey, Password, Queue, QueueCounts, RoutingGraph,
+    Topology, User, Vhost, VhostSettings,
 };
 
 /// Choices the user makes on the command line.
@@ -28,6 +28,9 @@ pub struct Options {
     /// Users whose password, read from the environment, does not match the
     /// live hash.
     pub stale_passwords: BTreeSet<String>,
+    /// Message and consumer counts of live queues, keyed by (vhost, name),
+    /// when read from a broker; `None` offline (counts unknown).
+    pub queue_counts: Option<BTreeMap<(String, String), QueueCounts>>,
 }
 
 /// A desired change that cannot be carried out, tied to the object at fault.
@@ -89,6 +92,13 @@ impl Differ<'_> {
         };
         c.before = Some(before);
         self.push(c);
+    }
+
+    /// Replaces the reason of the change just pushed, when it is a destroy.
+    fn explain_last(&mut self, reason: &str) {
+        if let Some(c) = self.out.changes.last_mut().filter(|c| c.action == Action::Destroy) {
+            c.reason = reason.to_string();
+        }
     }
 
     fn created(&mut self, key: ObjectKey, after: Attributes, reason: &str) {
@@ -211,7 +221,22 @@ impl Differ<'_> {
                 && !want.external.queues.contains(name)
             {
                 let key = ObjectKey::Queue { vhost: v.into(), name: name.clone() };
-                self.absent(key, attributes::queue(h), true);
+                let counts = self.options.queue_counts.as_ref().map(|c| c.get(&(v.to_string(), name.clone())).copied());
+                let before = attributes::queue(h);
+                match counts {
+                    // Known empty and unused: nothing can be lost.
+                    Some(Some(QueueCounts { messages: 0, consumers: 0 })) => self.absent(key, before, false),
+                    Some(Some(QueueCounts { messages, consumers })) => {
+                        self.absent(key, before, true);
+                        self.explain_last(&format!(
+                            "removed from the files; it holds {messages} message(s) and has {consumers} consumer(s)"
+                        ));
+                    }
+                    _ => {
+                        self.absent(key, before, true);
+                        self.explain_last("removed from the files; its messages, if any, are lost with it");
+                    }
+                }
             }
         }
         for b in want.bindings.difference(&have.bindings) {

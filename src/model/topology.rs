@@ -240,3 +240,10 @@ pub struct Permission {
 /// The broker's own exchanges: always there, never declared.
 pub const BUILTIN_EXCHANGES: [&str; 6] =
     ["amq.direct", "amq.fanout", "amq.topic", "amq.headers", "amq.match", "amq.rabbitmq.trace"];
+
+/// A live queue's message and consumer counts, as the broker last reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueCounts {
+    pub messages: u64,
+    pub consumers: u64,
+}
