@@ -9,6 +9,7 @@ pub mod desired;
 pub mod diagnostic;
 pub mod exit;
 pub mod lint;
+pub mod live;
 pub mod model;
 pub mod output;
 pub mod source;
