@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod diff;
 pub mod exit;
 pub mod lint;
+pub mod live;
 pub mod model;
 pub mod output;
 pub mod plan;

@@ -74,3 +74,16 @@ pub fn codes_in(output: &str) -> Vec<String> {
 pub fn stem(entry: &str) -> String {
     Path::new(entry).file_stem().unwrap().to_string_lossy().into_owned()
 }
+
+/// The real-world definitions files (`../shared/realworld/*.json`, beside
+/// the checkout in CI), sorted.
+pub fn realworld() -> Vec<PathBuf> {
+    let dir = root().join("../shared/realworld");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{} is readable: {e}", dir.display()))
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    out.sort();
+    out
+}

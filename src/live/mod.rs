@@ -1,0 +1,136 @@
+//! The live state: a RabbitMQ definitions export (JSON) to a [`Topology`],
+//! normalised so that it compares equal to the desired topology when nothing
+//! changed.
+//!
+//! Choices, beyond the broker's own defaults (reference sections 4 and 7):
+//! - A queue's type is its `x-queue-type` argument (removed from the
+//!   arguments), else the item's `type` (3.13+), else the vhost's default
+//!   queue type, else classic.
+//! - Vhost settings are `Some` only when the export says something: a
+//!   non-empty description, a known default queue type, at least one limit
+//!   (see [`vhosts`]).
+//! - Left out: the default and `amq.*` exchanges, the default exchange's
+//!   bindings, federation's upstream exchanges and queues (and their
+//!   bindings), the broker's own global parameters and warren's inventory
+//!   (which becomes [`Live::inventory`]).
+//! - Kept, with a note: bindings whose ends the file does not declare,
+//!   bindings from `amq.*` exchanges, policies with keys RabbitMQ does not
+//!   know, permissions of unlisted users, objects in unlisted vhosts (the
+//!   vhost is added).
+//! - Read as no password, with a note: a plaintext `password`. A hash made
+//!   with the default algorithm (SHA-256) has `algorithm: None`.
+//! - Not modelled, with a note: topic permissions, shovels and other vhost
+//!   parameters, other global parameters, user limits, vhost tags.
+
+// Errors are a Diagnostic by value (the public API's shape); one per read.
+#![allow(clippy::result_large_err)]
+
+mod definitions;
+mod normalise;
+mod notes;
+mod users;
+mod vhosts;
+
+pub use notes::CODE as NOTE_CODE;
+pub use users::DEFAULT_HASHING_ALGORITHM;
+
+use definitions::Definitions;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{Inventory, Topology};
+
+/// The live state read from a definitions export or the broker.
+#[derive(Debug, Clone)]
+pub struct Live {
+    /// Normalised: compares equal to the desired Topology when nothing changed.
+    pub topology: Topology,
+    /// From global parameter "warren.inventory"; empty if absent.
+    pub inventory: Inventory,
+    /// Warnings (code "live-quirk", no location) for the quirks found.
+    pub notes: Vec<Diagnostic>,
+}
+
+/// Reads a cluster-wide export, or a 4.x single-vhost export that names its
+/// vhost (`original_vhost_name`). `origin` names the file in messages.
+pub fn from_definitions(json: &str, origin: &str) -> Result<Live, Diagnostic> {
+    from_vhost_definitions(json, origin, None)
+}
+
+/// Reads an export of one vhost (`GET /api/definitions/{vhost}`, whose items
+/// have no `vhost` field) into `vhost`, or into the vhost a 4.x export names
+/// when `vhost` is `None`. A cluster-wide export names its own vhosts and is
+/// read as [`from_definitions`] reads it.
+pub fn from_vhost_definitions(
+    json: &str,
+    origin: &str,
+    vhost: Option<&str>,
+) -> Result<Live, Diagnostic> {
+    let defs = definitions::parse(json, origin)?;
+    let (single, renamed) = single_vhost(&defs, origin, vhost)?;
+    let mut live = normalise::read(defs, origin, single)?;
+    if let Some(note) = renamed {
+        live.notes.insert(0, note);
+    }
+    Ok(live)
+}
+
+/// The vhost of a single-vhost export (`None` for a cluster-wide one), and
+/// a note when the caller's name differs from the one the file records.
+fn single_vhost(
+    defs: &Definitions,
+    origin: &str,
+    vhost: Option<&str>,
+) -> Result<(Option<String>, Option<Diagnostic>), Diagnostic> {
+    let single = match defs.rabbitmq_definition_format.as_deref() {
+        Some("single_virtual_host") => true,
+        Some(_) => false,
+        // 3.x single-vhost exports have no format marker: no vhost lists, no
+        // users, and no item names its vhost.
+        None => {
+            defs.vhosts.is_none()
+                && defs.users.is_empty()
+                && !names_vhosts(defs)
+                && (vhost.is_some() || has_items(defs))
+        }
+    };
+    if !single {
+        return Ok((None, None));
+    }
+    let original = defs.original_vhost_name.as_deref();
+    match (vhost, original) {
+        (Some(v), Some(o)) if v != o => {
+            let note = Diagnostic::warning(
+                NOTE_CODE,
+                format!("the export was taken from vhost \"{o}\"; read as vhost \"{v}\", as asked"),
+            )
+            .help("drop the vhost name to read it as the vhost it came from");
+            Ok((Some(v.to_string()), Some(note)))
+        }
+        (Some(v), _) | (None, Some(v)) => Ok((Some(v.to_string()), None)),
+        (None, None) => Err(Diagnostic::error(
+            "definitions",
+            format!("{origin} is the export of a single vhost, and does not say which vhost it came from"),
+        )
+        .help("name the vhost, e.g. `warren import --state FILE --vhost NAME`")),
+    }
+}
+
+fn names_vhosts(d: &Definitions) -> bool {
+    d.queues.iter().any(|i| i.vhost.is_some())
+        || d.exchanges.iter().any(|i| i.vhost.is_some())
+        || d.bindings.iter().any(|i| i.vhost.is_some())
+        || d.policies.iter().any(|i| i.vhost.is_some())
+        || d.parameters.iter().any(|i| i.vhost.is_some())
+        || d.permissions.iter().any(|i| i.vhost.is_some())
+}
+
+fn has_items(d: &Definitions) -> bool {
+    !(d.queues.is_empty()
+        && d.exchanges.is_empty()
+        && d.bindings.is_empty()
+        && d.policies.is_empty()
+        && d.parameters.is_empty())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,550 @@
+//! A parsed export to the model, normalised so that a topology nobody
+//! changed compares equal to the files that declared it (reference section
+//! 4): defaults filled in, `x-queue-type` moved to the queue's type, the
+//! broker's own objects and federation artefacts left out.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value as Json};
+
+use super::Live;
+use super::definitions::{
+    BindingDef, Definitions, DestinationType, ExchangeDef, OperatorPolicyValue, ParameterDef,
+    PolicyDef, QueueDef,
+};
+use super::notes::Notes;
+use super::users::user;
+use super::vhosts::{add_limits, has_content, settings};
+use crate::diagnostic::Diagnostic;
+use crate::model::{
+    ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, INVENTORY_PARAMETER,
+    Inventory, Permission, Policy, Queue, QueueType, Table, Topology, Value, Vhost, policy_key,
+};
+
+/// Federation's upstream exchanges and queues are named `federation: …`.
+const FEDERATION_PREFIX: &str = "federation: ";
+/// The exchange type of federation's upstream exchanges.
+const FEDERATION_EXCHANGE_TYPE: &str = "x-federation-upstream";
+
+/// Reads `defs`; `single` names the vhost of a single-vhost export.
+pub fn read(defs: Definitions, origin: &str, single: Option<String>) -> Result<Live, Diagnostic> {
+    let mut r = Reader {
+        origin,
+        listed: defs
+            .vhosts
+            .as_ref()
+            .map(|l| l.iter().map(|v| v.name.clone()).collect()),
+        single,
+        topology: Topology::default(),
+        inventory: Inventory::default(),
+        notes: Notes::default(),
+        artefacts: BTreeSet::new(),
+    };
+    r.vhosts(&defs);
+    r.global_parameters(&defs)?;
+    for (i, p) in defs.parameters.iter().enumerate() {
+        r.parameter(i, p)?;
+    }
+    for (i, x) in defs.exchanges.iter().enumerate() {
+        r.exchange(i, x)?;
+    }
+    for (i, q) in defs.queues.iter().enumerate() {
+        r.queue(i, q)?;
+    }
+    for (i, b) in defs.bindings.iter().enumerate() {
+        r.binding(i, b)?;
+    }
+    for (i, p) in defs.policies.iter().enumerate() {
+        r.policy(i, p)?;
+    }
+    r.users(&defs)?;
+    r.dangling_bindings();
+    Ok(Live {
+        topology: r.topology,
+        inventory: r.inventory,
+        notes: r.notes.into_diagnostics(),
+    })
+}
+
+struct Reader<'o> {
+    origin: &'o str,
+    /// The vhost of a single-vhost export.
+    single: Option<String>,
+    /// The names in the file's `vhosts` list; `None` when it has none.
+    listed: Option<BTreeSet<String>>,
+    topology: Topology,
+    inventory: Inventory,
+    notes: Notes,
+    /// Federation artefacts left out: (vhost, kind, name).
+    artefacts: BTreeSet<(String, DestinationKind, String)>,
+}
+
+impl Reader<'_> {
+    fn vhosts(&mut self, defs: &Definitions) {
+        if let Some(v) = self.single.clone() {
+            let s = settings(&defs.vhost_settings, &v, &mut self.notes);
+            self.vhost(&v).settings = s;
+            return;
+        }
+        for def in defs.vhosts.iter().flatten() {
+            let s = settings(&def.fields, &def.name, &mut self.notes);
+            self.vhost(&def.name).settings = s;
+        }
+    }
+
+    /// The vhost of an item: the export's vhost, or the item's own.
+    fn vhost_of(
+        &self,
+        item: Option<&str>,
+        list: &str,
+        index: usize,
+        name: &str,
+    ) -> Result<String, Diagnostic> {
+        if let Some(v) = &self.single {
+            return Ok(v.clone());
+        }
+        item.map(str::to_string).ok_or_else(|| {
+            Diagnostic::error(
+                "definitions",
+                format!(
+                    "{}: `{list}[{index}]` (\"{name}\") has no `vhost`, though other items of this cluster-wide export name theirs",
+                    self.origin
+                ),
+            )
+            .help("give the item its `vhost`; an export of one vhost (GET /api/definitions/{vhost}) has no `vhost` in any item")
+        })
+    }
+
+    /// The vhost named `name`, created (and noted) if the file does not list it.
+    fn vhost(&mut self, name: &str) -> &mut Vhost {
+        if !self.topology.vhosts.contains_key(name) && self.single.is_none() {
+            let help =
+                "a complete export lists every vhost; this one is read as having no settings";
+            match &self.listed {
+                None => self.notes.add(
+                    "the file has no `vhosts` list; made these vhosts from the objects that name them",
+                    help,
+                    name,
+                ),
+                Some(l) if !l.contains(name) => self.notes.add(
+                    "objects name vhosts that the file's `vhosts` list lacks; added these vhosts",
+                    help,
+                    name,
+                ),
+                Some(_) => {}
+            }
+        }
+        self.topology
+            .vhosts
+            .entry(name.to_string())
+            .or_insert_with(|| Vhost::new(name))
+    }
+
+    fn duplicate(&mut self, vhost: &str, kind: &str, name: &str) {
+        self.notes.add(
+            format!("vhost \"{vhost}\": {kind} listed more than once (the last entry is used)"),
+            "an export lists each object once; the file was probably edited by hand",
+            name,
+        );
+    }
+
+    fn global_parameters(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {
+        for g in &defs.global_parameters {
+            if g.name == INVENTORY_PARAMETER {
+                self.inventory = inventory(&g.value).map_err(|e| {
+                    Diagnostic::error(
+                        "definitions",
+                        format!("{}: warren's inventory (global parameter `{INVENTORY_PARAMETER}`) is malformed: {e}", self.origin),
+                    )
+                    .help("the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
+                })?;
+            } else if !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str()) {
+                self.notes.add(
+                    "global parameters are not modelled by warren and were left out",
+                    "warren manages topology, users and permissions; other global parameters stay as they are",
+                    &g.name,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn parameter(&mut self, index: usize, p: &ParameterDef) -> Result<(), Diagnostic> {
+        let v = self.vhost_of(p.vhost.as_deref(), "parameters", index, &p.name)?;
+        match p.component.as_str() {
+            "operator_policy" => {
+                let body: OperatorPolicyValue =
+                    serde_json::from_value(p.value.clone()).map_err(|e| {
+                        Diagnostic::error(
+                            "definitions",
+                            format!("{}: operator policy \"{}\" (`parameters[{index}].value`) is malformed: {e}", self.origin, p.name),
+                        )
+                        .help("an operator policy's value has `pattern`, `definition`, and optionally `priority` and `apply-to`")
+                    })?;
+                let policy = self.policy_of(
+                    &v,
+                    &p.name,
+                    &body.pattern,
+                    body.apply_to.as_deref(),
+                    body.priority,
+                    &body.definition,
+                    true,
+                );
+                if let Some(policy) = policy
+                    && self
+                        .vhost(&v)
+                        .operator_policies
+                        .insert(p.name.clone(), policy)
+                        .is_some()
+                {
+                    self.duplicate(&v, "operator policies", &p.name);
+                }
+            }
+            "vhost-limits" => {
+                let mut limits = self.vhost(&v).settings.limits.take().unwrap_or_default();
+                add_limits(&mut limits, &p.value, &v, &mut self.notes);
+                self.vhost(&v).settings.limits = (!limits.is_empty()).then_some(limits);
+            }
+            other => self.notes.add(
+                format!("vhost \"{v}\": `{other}` parameters are not modelled by warren and were left out"),
+                "warren manages exchanges, queues, bindings, policies and permissions; shovels, federation upstreams and the like stay as they are",
+                &p.name,
+            ),
+        }
+        Ok(())
+    }
+
+    fn exchange(&mut self, index: usize, x: &ExchangeDef) -> Result<(), Diagnostic> {
+        let v = self.vhost_of(x.vhost.as_deref(), "exchanges", index, &x.name)?;
+        if x.name.is_empty() || x.name.starts_with("amq.") {
+            return Ok(()); // the broker's own; exports leave them out too
+        }
+        if x.kind == FEDERATION_EXCHANGE_TYPE || x.name.starts_with(FEDERATION_PREFIX) {
+            self.artefacts
+                .insert((v, DestinationKind::Exchange, x.name.clone()));
+            return Ok(());
+        }
+        let exchange = Exchange {
+            name: x.name.clone(),
+            kind: x.kind.clone(),
+            durable: x.durable.unwrap_or(true),
+            auto_delete: x.auto_delete.unwrap_or(false),
+            internal: x.internal.unwrap_or(false),
+            arguments: table(&x.arguments),
+        };
+        if self
+            .vhost(&v)
+            .exchanges
+            .insert(x.name.clone(), exchange)
+            .is_some()
+        {
+            self.duplicate(&v, "exchanges", &x.name);
+        }
+        Ok(())
+    }
+
+    fn queue(&mut self, index: usize, q: &QueueDef) -> Result<(), Diagnostic> {
+        let v = self.vhost_of(q.vhost.as_deref(), "queues", index, &q.name)?;
+        if q.name.starts_with(FEDERATION_PREFIX) {
+            self.artefacts
+                .insert((v, DestinationKind::Queue, q.name.clone()));
+            return Ok(());
+        }
+        let mut arguments = table(&q.arguments);
+        let from_argument = arguments.remove("x-queue-type");
+        let default = self.vhost(&v).settings.default_queue_type;
+        let Some(kind) = self.queue_type(&v, q, from_argument, default) else {
+            return Ok(());
+        };
+        let queue = Queue {
+            name: q.name.clone(),
+            kind,
+            durable: q.durable.unwrap_or(true),
+            auto_delete: q.auto_delete.unwrap_or(false),
+            arguments,
+            replaces: None,
+        };
+        if self
+            .vhost(&v)
+            .queues
+            .insert(q.name.clone(), queue)
+            .is_some()
+        {
+            self.duplicate(&v, "queues", &q.name);
+        }
+        Ok(())
+    }
+
+    /// `x-queue-type`, else the item's `type`, else the vhost's default,
+    /// else classic. `None` (noted) for a type the model does not know.
+    fn queue_type(
+        &mut self,
+        v: &str,
+        q: &QueueDef,
+        from_argument: Option<Value>,
+        default: Option<QueueType>,
+    ) -> Option<QueueType> {
+        let argument = match from_argument {
+            Some(Value::String(s)) => Some(s),
+            Some(other) => {
+                self.notes.one(
+                    format!("queue \"{}\" in vhost \"{v}\" has `x-queue-type` {other}, which is not a type name; ignored", q.name),
+                    "`x-queue-type` is \"classic\", \"quorum\" or \"stream\"",
+                );
+                None
+            }
+            None => None,
+        };
+        if let (Some(a), Some(t)) = (&argument, &q.kind)
+            && a != t
+        {
+            self.notes.one(
+                format!("queue \"{}\" in vhost \"{v}\" has `x-queue-type` \"{a}\" but `type` \"{t}\"; read as {a}", q.name),
+                "the broker decides a queue's type by its `x-queue-type` argument",
+            );
+        }
+        let Some(name) = argument.or(q.kind.clone()) else {
+            return Some(default.unwrap_or(QueueType::Classic));
+        };
+        let parsed = QueueType::parse(&name);
+        if parsed.is_none() {
+            self.notes.one(
+                format!("queue \"{}\" in vhost \"{v}\" has type \"{name}\", which warren does not know; left out", q.name),
+                "warren knows the classic, quorum and stream queue types",
+            );
+        }
+        parsed
+    }
+
+    fn binding(&mut self, index: usize, b: &BindingDef) -> Result<(), Diagnostic> {
+        let v = self.vhost_of(b.vhost.as_deref(), "bindings", index, &b.source)?;
+        if b.source.is_empty() {
+            return Ok(()); // the default exchange's implicit binding
+        }
+        let destination_kind = match b.destination_type {
+            DestinationType::Queue => DestinationKind::Queue,
+            DestinationType::Exchange => DestinationKind::Exchange,
+        };
+        let federation =
+            self.artefacts
+                .contains(&(v.clone(), DestinationKind::Exchange, b.source.clone()))
+                || self
+                    .artefacts
+                    .contains(&(v.clone(), destination_kind, b.destination.clone()));
+        if federation {
+            return Ok(());
+        }
+        let binding = Binding {
+            source: b.source.clone(),
+            destination_kind,
+            destination: b.destination.clone(),
+            routing_key: b.routing_key.clone(),
+            arguments: table(&b.arguments),
+        };
+        let shown = binding.to_string();
+        if !self.vhost(&v).bindings.insert(binding) {
+            self.duplicate(&v, "bindings", &shown);
+        }
+        Ok(())
+    }
+
+    fn policy(&mut self, index: usize, p: &PolicyDef) -> Result<(), Diagnostic> {
+        let v = self.vhost_of(p.vhost.as_deref(), "policies", index, &p.name)?;
+        let policy = self.policy_of(
+            &v,
+            &p.name,
+            &p.pattern,
+            p.apply_to.as_deref(),
+            p.priority,
+            &p.definition,
+            false,
+        );
+        if let Some(policy) = policy
+            && self
+                .vhost(&v)
+                .policies
+                .insert(p.name.clone(), policy)
+                .is_some()
+        {
+            self.duplicate(&v, "policies", &p.name);
+        }
+        Ok(())
+    }
+
+    /// A policy with `apply-to` "all" and priority 0 by default; keys
+    /// RabbitMQ does not know are kept and noted.
+    #[allow(clippy::too_many_arguments)] // the fields of two item shapes
+    fn policy_of(
+        &mut self,
+        v: &str,
+        name: &str,
+        pattern: &str,
+        apply_to: Option<&str>,
+        priority: Option<i64>,
+        definition: &Map<String, Json>,
+        operator: bool,
+    ) -> Option<Policy> {
+        let what = if operator {
+            "operator policy"
+        } else {
+            "policy"
+        };
+        let apply_to = match apply_to {
+            None => ApplyTo::All,
+            Some(a) => match ApplyTo::parse(a) {
+                Some(a) => a,
+                None => {
+                    self.notes.one(
+                        format!("{what} \"{name}\" in vhost \"{v}\" applies to \"{a}\", which RabbitMQ does not know; left out"),
+                        "`apply-to` is all, queues, exchanges, classic_queues, quorum_queues or streams",
+                    );
+                    return None;
+                }
+            },
+        };
+        let unknown: Vec<&str> = definition
+            .keys()
+            .map(String::as_str)
+            .filter(|k| policy_key(k).is_none())
+            .collect();
+        if !unknown.is_empty() {
+            self.notes.one(
+                format!(
+                    "{what} \"{name}\" in vhost \"{v}\" sets {}, which RabbitMQ does not know (kept; `warren import` leaves the policy out)",
+                    unknown.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ),
+                "a plugin's key works only where the plugin is enabled; RabbitMQ rejects a new policy with a key it does not know",
+            );
+        }
+        Some(Policy {
+            name: name.to_string(),
+            pattern: pattern.to_string(),
+            apply_to,
+            priority: priority.unwrap_or(0),
+            definition: table(definition),
+        })
+    }
+
+    fn users(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {
+        for def in &defs.users {
+            let u = user(def, &mut self.notes);
+            if def.limits.as_ref().is_some_and(has_content) {
+                self.notes.add(
+                    "user limits are not modelled and were left out, for users",
+                    "warren does not manage user limits yet; set them with rabbitmqctl set_user_limits",
+                    &def.name,
+                );
+            }
+            if self.topology.users.insert(def.name.clone(), u).is_some() {
+                self.notes.add(
+                    "users listed more than once (the last entry is used)",
+                    "an export lists each user once; the file was probably edited by hand",
+                    &def.name,
+                );
+            }
+        }
+        for (i, p) in defs.permissions.iter().enumerate() {
+            let v = self.vhost_of(p.vhost.as_deref(), "permissions", i, &p.user)?;
+            if !self.topology.users.contains_key(&p.user) {
+                self.notes.add(
+                    format!("vhost \"{v}\": permissions of users that the file does not list (kept; `warren import` leaves them out)"),
+                    "permissions of a user who does not exist have no effect; the file was probably edited by hand",
+                    &p.user,
+                );
+            }
+            let permission = Permission {
+                user: p.user.clone(),
+                configure: p.configure.clone(),
+                write: p.write.clone(),
+                read: p.read.clone(),
+            };
+            if self
+                .vhost(&v)
+                .permissions
+                .insert(p.user.clone(), permission)
+                .is_some()
+            {
+                self.duplicate(&v, "permissions of", &p.user);
+            }
+        }
+        for (i, t) in defs.topic_permissions.iter().enumerate() {
+            let v = self.vhost_of(t.vhost.as_deref(), "topic_permissions", i, &t.user)?;
+            let exchange = t.exchange.as_deref().unwrap_or_default();
+            self.notes.add(
+                format!("vhost \"{v}\": topic permissions are not modelled yet and were left out"),
+                "warren does not manage topic permissions yet; they stay as they are on the broker",
+                &format!("{} on {exchange}", t.user),
+            );
+        }
+        Ok(())
+    }
+
+    /// Notes bindings whose ends the file does not declare; they are kept.
+    fn dangling_bindings(&mut self) {
+        let mut found: Vec<(String, &str, String)> = Vec::new();
+        for (v, vh) in &self.topology.vhosts {
+            for b in &vh.bindings {
+                if b.source.starts_with("amq.") {
+                    found.push((v.clone(), "from the broker's own exchanges (kept: topology files may bind from built-ins)", b.source.clone()));
+                } else if !vh.exchanges.contains_key(&b.source) {
+                    found.push((
+                        v.clone(),
+                        "from exchanges that the file does not declare (kept)",
+                        b.source.clone(),
+                    ));
+                }
+                match b.destination_kind {
+                    DestinationKind::Queue if !vh.queues.contains_key(&b.destination) => {
+                        found.push((
+                            v.clone(),
+                            "to queues that the file does not declare (kept)",
+                            b.destination.clone(),
+                        ));
+                    }
+                    DestinationKind::Exchange if b.destination.starts_with("amq.") => {
+                        found.push((
+                            v.clone(),
+                            "to the broker's own exchanges (kept)",
+                            b.destination.clone(),
+                        ));
+                    }
+                    DestinationKind::Exchange if !vh.exchanges.contains_key(&b.destination) => {
+                        found.push((
+                            v.clone(),
+                            "to exchanges that the file does not declare (kept)",
+                            b.destination.clone(),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (v, what, name) in found {
+            let help = if name.starts_with("amq.") {
+                "nothing to do: the broker declares its own exchanges"
+            } else {
+                "the export is incomplete or was edited by hand; `warren import` lists these names under [external]"
+            };
+            self.notes
+                .add(format!("vhost \"{v}\": bindings {what}"), help, &name);
+        }
+    }
+}
+
+/// Arguments or a definition as model values (integral floats become integers).
+fn table(map: &Map<String, Json>) -> Table {
+    map.iter()
+        .map(|(k, v)| (k.clone(), Value::from(v)))
+        .collect()
+}
+
+/// The inventory parameter's value: its JSON object, or that object as a string.
+fn inventory(value: &Json) -> Result<Inventory, String> {
+    match value {
+        Json::String(s) => {
+            let parsed: Json = serde_json::from_str(s).map_err(|e| e.to_string())?;
+            Inventory::from_json(&parsed)
+        }
+        other => Inventory::from_json(other),
+    }
+}

@@ -1,0 +1,525 @@
+//! One test per normalisation rule, with 3.10-shaped and 4.x-shaped exports.
+
+use super::*;
+use crate::model::{
+    ApplyTo, Binding, DestinationKind, ObjectKey, Password, QueueType, Value, Vhost,
+};
+
+fn read(json: &str) -> Live {
+    from_definitions(json, "defs.json").unwrap_or_else(|d| panic!("{}", d.message))
+}
+
+fn vhost<'a>(live: &'a Live, name: &str) -> &'a Vhost {
+    &live.topology.vhosts[name]
+}
+
+fn names<T>(map: &std::collections::BTreeMap<String, T>) -> Vec<&str> {
+    map.keys().map(String::as_str).collect()
+}
+
+fn notes(live: &Live) -> Vec<&str> {
+    live.notes.iter().map(|d| d.message.as_str()).collect()
+}
+
+fn binding(source: &str, queue: &str, key: &str) -> Binding {
+    Binding {
+        source: source.into(),
+        destination_kind: DestinationKind::Queue,
+        destination: queue.into(),
+        routing_key: key.into(),
+        arguments: Default::default(),
+    }
+}
+
+// --- queue types ---
+
+#[test]
+fn x_queue_type_becomes_the_type_and_leaves_the_arguments() {
+    // 4.x injects `x-queue-type` into every new queue.
+    let live = read(
+        r#"{"rabbitmq_definition_format": "cluster", "vhosts": [{"name": "/"}],
+            "queues": [
+              {"name": "a", "vhost": "/", "durable": true, "auto_delete": false,
+               "arguments": {"x-queue-type": "classic", "x-message-ttl": 1000}},
+              {"name": "b", "vhost": "/", "durable": true, "auto_delete": false,
+               "arguments": {"x-queue-type": "quorum"}}]}"#,
+    );
+    let q = &vhost(&live, "/").queues;
+    assert_eq!(q["a"].kind, QueueType::Classic);
+    assert_eq!(q["a"].arguments.len(), 1);
+    assert_eq!(q["a"].arguments["x-message-ttl"], Value::Int(1000));
+    assert_eq!(q["b"].kind, QueueType::Quorum);
+    assert!(q["b"].arguments.is_empty());
+    assert!(live.notes.is_empty());
+}
+
+#[test]
+fn the_type_field_of_3_13_exports_is_used_without_the_argument() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}], "queues": [
+            {"name": "s", "vhost": "/", "durable": true, "auto_delete": false,
+             "arguments": {}, "type": "stream"}]}"#,
+    );
+    assert_eq!(vhost(&live, "/").queues["s"].kind, QueueType::Stream);
+}
+
+#[test]
+fn without_either_the_vhost_default_applies_in_each_shape() {
+    for entry in [
+        r#"{"name": "v", "default_queue_type": "quorum"}"#,
+        r#"{"name": "v", "metadata": {"default_queue_type": "quorum"}}"#,
+        r#"{"name": "v", "defaultqueuetype": "quorum"}"#,
+    ] {
+        let live = read(&format!(
+            r#"{{"vhosts": [{entry}], "queues": [{{"name": "q", "vhost": "v", "arguments": {{}}}}]}}"#
+        ));
+        let v = vhost(&live, "v");
+        assert_eq!(v.queues["q"].kind, QueueType::Quorum, "{entry}");
+        assert_eq!(v.settings.default_queue_type, Some(QueueType::Quorum));
+    }
+}
+
+#[test]
+fn otherwise_a_queue_is_classic() {
+    // 3.10.8: no type anywhere.
+    let live = read(
+        r#"{"rabbit_version": "3.10.8", "vhosts": [{"name": "/"}], "queues": [
+            {"name": "q", "vhost": "/", "durable": true, "auto_delete": false, "arguments": {}}]}"#,
+    );
+    assert_eq!(vhost(&live, "/").queues["q"].kind, QueueType::Classic);
+}
+
+#[test]
+fn the_argument_wins_over_a_disagreeing_type_field() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}], "queues": [{"name": "q", "vhost": "/",
+            "arguments": {"x-queue-type": "quorum"}, "type": "classic"}]}"#,
+    );
+    assert_eq!(vhost(&live, "/").queues["q"].kind, QueueType::Quorum);
+    assert!(
+        notes(&live)[0].contains("read as quorum"),
+        "{:?}",
+        notes(&live)
+    );
+}
+
+#[test]
+fn a_queue_of_an_unknown_type_is_left_out_with_a_note() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}], "queues": [{"name": "q", "vhost": "/",
+            "arguments": {"x-queue-type": "delayed"}}]}"#,
+    );
+    assert!(vhost(&live, "/").queues.is_empty());
+    assert!(notes(&live)[0].contains("\"delayed\""));
+}
+
+// --- defaults and numbers ---
+
+#[test]
+fn absent_flags_take_the_broker_defaults() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}],
+            "exchanges": [{"name": "x", "vhost": "/", "type": "topic"}],
+            "queues": [{"name": "q", "vhost": "/"}]}"#,
+    );
+    let v = vhost(&live, "/");
+    let x = &v.exchanges["x"];
+    assert!(x.durable && !x.auto_delete && !x.internal && x.arguments.is_empty());
+    let q = &v.queues["q"];
+    assert!(q.durable && !q.auto_delete && q.replaces.is_none());
+}
+
+#[test]
+fn integral_floats_are_integers() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}], "queues": [{"name": "q", "vhost": "/",
+            "arguments": {"x-message-ttl": 15000.0, "x-weight": 0.5}}],
+            "policies": [{"vhost": "/", "name": "p", "pattern": ".*",
+             "definition": {"max-length": 10.0}, "priority": 1.0}]}"#,
+    );
+    let v = vhost(&live, "/");
+    assert_eq!(v.queues["q"].arguments["x-message-ttl"], Value::Int(15000));
+    assert_eq!(v.queues["q"].arguments["x-weight"], Value::Float(0.5));
+    assert_eq!(v.policies["p"].definition["max-length"], Value::Int(10));
+    assert_eq!(v.policies["p"].priority, 1);
+}
+
+// --- policies ---
+
+#[test]
+fn policies_default_to_all_and_priority_zero() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}], "policies": [
+            {"vhost": "/", "name": "bare", "pattern": "^a", "definition": {"max-length": 1}},
+            {"vhost": "/", "name": "full", "pattern": "^b", "apply-to": "quorum_queues",
+             "priority": 5, "definition": {"delivery-limit": 3}}]}"#,
+    );
+    let p = &vhost(&live, "/").policies;
+    assert_eq!((p["bare"].apply_to, p["bare"].priority), (ApplyTo::All, 0));
+    assert_eq!(
+        (p["full"].apply_to, p["full"].priority),
+        (ApplyTo::QuorumQueues, 5)
+    );
+}
+
+#[test]
+fn operator_policies_come_from_parameters() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}], "parameters": [
+            {"vhost": "/", "component": "operator_policy", "name": "cap",
+             "value": {"pattern": ".*", "definition": {"max-length": 3},
+                       "priority": 0, "apply-to": "queues"}}]}"#,
+    );
+    let op = &vhost(&live, "/").operator_policies["cap"];
+    assert_eq!(op.apply_to, ApplyTo::Queues);
+    assert_eq!(op.definition["max-length"], Value::Int(3));
+    assert!(vhost(&live, "/").policies.is_empty());
+}
+
+#[test]
+fn a_malformed_operator_policy_is_an_error() {
+    let e = from_definitions(
+        r#"{"vhosts": [{"name": "/"}], "parameters": [
+            {"vhost": "/", "component": "operator_policy", "name": "cap", "value": {"pattern": ".*"}}]}"#,
+        "defs.json",
+    )
+    .unwrap_err();
+    assert!(e.message.contains("parameters[0].value"), "{}", e.message);
+}
+
+#[test]
+fn unknown_policy_keys_and_apply_to_values_are_noted() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}], "policies": [
+            {"vhost": "/", "name": "p", "pattern": ".*", "definition": {"max-lenght": 1}},
+            {"vhost": "/", "name": "q", "pattern": ".*", "apply-to": "everything",
+             "definition": {"max-length": 1}}]}"#,
+    );
+    let v = vhost(&live, "/");
+    assert!(v.policies.contains_key("p"));
+    assert!(!v.policies.contains_key("q"));
+    let n = notes(&live);
+    assert!(n[0].contains("`max-lenght`"), "{n:?}");
+    assert!(n[1].contains("\"everything\""), "{n:?}");
+}
+
+// --- vhost settings ---
+
+#[test]
+fn vhost_limits_from_parameters_and_from_4_x_entries() {
+    // 3.x: a `vhost-limits` parameter; 4.x: `limits` in the vhost entry.
+    let live = read(
+        r#"{"vhosts": [{"name": "a"}, {"name": "b", "limits": {"max-queues": 10}}],
+            "parameters": [{"value": {"max-connections": 2000}, "vhost": "a",
+                            "component": "vhost-limits", "name": "limits"}]}"#,
+    );
+    let a = vhost(&live, "a").settings.limits.as_ref().unwrap();
+    assert_eq!(a["max-connections"], 2000);
+    let b = vhost(&live, "b").settings.limits.as_ref().unwrap();
+    assert_eq!(b["max-queues"], 10);
+}
+
+// --- what is left out ---
+
+#[test]
+fn broker_objects_and_federation_artefacts_are_left_out() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}],
+            "exchanges": [
+              {"name": "", "vhost": "/", "type": "direct"},
+              {"name": "amq.topic", "vhost": "/", "type": "topic"},
+              {"name": "federation: up -> rabbit@a", "vhost": "/", "type": "x-federation-upstream"},
+              {"name": "up", "vhost": "/", "type": "topic"}],
+            "queues": [
+              {"name": "federation: up -> rabbit@a", "vhost": "/"},
+              {"name": "q", "vhost": "/"}],
+            "bindings": [
+              {"source": "", "vhost": "/", "destination": "q", "destination_type": "queue", "routing_key": "q"},
+              {"source": "up", "vhost": "/", "destination": "federation: up -> rabbit@a",
+               "destination_type": "exchange", "routing_key": ""},
+              {"source": "federation: up -> rabbit@a", "vhost": "/",
+               "destination": "federation: up -> rabbit@a", "destination_type": "queue", "routing_key": ""},
+              {"source": "up", "vhost": "/", "destination": "q", "destination_type": "queue", "routing_key": "k"}],
+            "global_parameters": [
+              {"name": "cluster_name", "value": "rabbit@a"},
+              {"name": "internal_cluster_id", "value": "rabbitmq-cluster-id-x"}]}"#,
+    );
+    let v = vhost(&live, "/");
+    assert_eq!(names(&v.exchanges), ["up"]);
+    assert_eq!(names(&v.queues), ["q"]);
+    assert_eq!(
+        v.bindings.iter().cloned().collect::<Vec<_>>(),
+        [binding("up", "q", "k")]
+    );
+    assert!(live.notes.is_empty(), "{:?}", notes(&live));
+}
+
+#[test]
+fn the_inventory_parameter_becomes_the_inventory() {
+    let mut inventory = Inventory::default();
+    inventory.objects.insert(ObjectKey::Vhost("/".into()));
+    inventory.objects.insert(ObjectKey::Queue {
+        vhost: "/".into(),
+        name: "q".into(),
+    });
+    let json = format!(
+        r#"{{"vhosts": [{{"name": "/"}}], "global_parameters": [{{"name": "warren.inventory", "value": {}}}]}}"#,
+        inventory.to_json()
+    );
+    let live = read(&json);
+    assert_eq!(live.inventory, inventory);
+    assert!(live.notes.is_empty());
+    assert_eq!(read(r#"{"vhosts": []}"#).inventory, Inventory::default());
+}
+
+#[test]
+fn a_malformed_inventory_is_an_error() {
+    let e = from_definitions(
+        r#"{"global_parameters": [{"name": "warren.inventory", "value": {"format": 7}}]}"#,
+        "defs.json",
+    )
+    .unwrap_err();
+    assert!(e.message.contains("inventory"), "{}", e.message);
+}
+
+#[test]
+fn other_parameters_are_noted_as_not_modelled() {
+    let live = read(
+        r#"{"vhosts": [{"name": "sda"}],
+            "parameters": [{"component": "shovel", "name": "completed", "value": {}, "vhost": "sda"}],
+            "global_parameters": [{"name": "my_setting", "value": 1}],
+            "topic_permissions": [{"user": "u", "vhost": "sda", "exchange": "amq.topic", "write": ".*", "read": ".*"}]}"#,
+    );
+    let n = notes(&live);
+    assert_eq!(n.len(), 3, "{n:?}");
+    assert!(
+        n.iter()
+            .any(|m| m.contains("`shovel`") && m.contains("\"completed\""))
+    );
+    assert!(n.iter().any(|m| m.contains("\"my_setting\"")));
+    assert!(n.iter().any(|m| m.contains("topic permissions")));
+}
+
+// --- users and permissions ---
+
+#[test]
+fn users_and_permissions() {
+    let live = read(
+        r#"{"users": [
+              {"name": "guest", "password_hash": "ljAfhB1nIJOvSDForEpdiyGk3/fjTsHjP5loG6Bsot+hXmrC",
+               "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": "administrator"},
+              {"name": "cert", "password_hash": "", "tags": ["monitoring", "management"]}],
+            "vhosts": [{"name": "/"}],
+            "permissions": [{"user": "guest", "vhost": "/", "configure": ".*", "write": ".*", "read": "^r"}]}"#,
+    );
+    let users = &live.topology.users;
+    assert!(matches!(
+        users["guest"].password,
+        Password::Hash {
+            algorithm: None,
+            ..
+        }
+    ));
+    assert_eq!(users["cert"].password, Password::None);
+    assert_eq!(users["cert"].tags.len(), 2);
+    let p = &vhost(&live, "/").permissions["guest"];
+    assert_eq!((p.configure.as_str(), p.read.as_str()), (".*", "^r"));
+    assert!(live.notes.is_empty(), "{:?}", notes(&live));
+}
+
+// --- quirks: kept and noted ---
+
+#[test]
+fn bindings_to_missing_objects_and_from_built_ins_are_kept_and_noted() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}],
+            "exchanges": [{"name": "events", "vhost": "/", "type": "topic"}],
+            "bindings": [
+              {"source": "events", "vhost": "/", "destination": "gone", "destination_type": "queue", "routing_key": "a"},
+              {"source": "events", "vhost": "/", "destination": "gone", "destination_type": "queue", "routing_key": "b"},
+              {"source": "elsewhere", "vhost": "/", "destination": "events", "destination_type": "exchange", "routing_key": ""},
+              {"source": "amq.fanout", "vhost": "/", "destination": "events", "destination_type": "exchange", "routing_key": ""}]}"#,
+    );
+    assert_eq!(vhost(&live, "/").bindings.len(), 4);
+    let n = notes(&live);
+    assert_eq!(n.len(), 3, "{n:?}");
+    assert!(
+        n.iter()
+            .any(|m| m.contains("to queues") && m.ends_with(": \"gone\""))
+    );
+    assert!(
+        n.iter()
+            .any(|m| m.contains("from exchanges") && m.contains("\"elsewhere\""))
+    );
+    assert!(
+        n.iter()
+            .any(|m| m.contains("broker's own") && m.contains("\"amq.fanout\""))
+    );
+}
+
+#[test]
+fn objects_in_unlisted_vhosts_create_the_vhost_with_a_note() {
+    let listed = read(r#"{"vhosts": [{"name": "a"}], "queues": [{"name": "q", "vhost": "b"}]}"#);
+    assert!(vhost(&listed, "b").queues.contains_key("q"));
+    assert!(notes(&listed)[0].contains("lacks"), "{:?}", notes(&listed));
+    // A hand-written file without any `vhosts` list.
+    let unlisted = read(
+        r#"{"users": [{"name": "u", "tags": ""}], "queues": [{"name": "q", "vhost": "/"}],
+            "permissions": [{"user": "u", "vhost": "/", "configure": "", "write": "", "read": ""}]}"#,
+    );
+    assert_eq!(unlisted.notes.len(), 1, "{:?}", notes(&unlisted));
+    assert!(notes(&unlisted)[0].contains("no `vhosts` list"));
+}
+
+#[test]
+fn permissions_of_unknown_users_and_duplicates_are_noted() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}],
+            "queues": [{"name": "q", "vhost": "/"}, {"name": "q", "vhost": "/", "durable": false}],
+            "permissions": [{"user": "ghost", "vhost": "/", "configure": "", "write": "", "read": ""}]}"#,
+    );
+    assert!(!vhost(&live, "/").queues["q"].durable);
+    let n = notes(&live);
+    assert!(n.iter().any(|m| m.contains("more than once")), "{n:?}");
+    assert!(n.iter().any(|m| m.contains("\"ghost\"")), "{n:?}");
+}
+
+// --- single-vhost exports ---
+
+#[test]
+fn a_3_10_single_vhost_export_takes_the_callers_vhost() {
+    let json = r#"{"rabbit_version": "3.10.8", "parameters": [], "policies": [],
+        "queues": [{"name": "q", "durable": true, "auto_delete": false, "arguments": {}}],
+        "exchanges": [{"name": "x", "type": "fanout", "durable": true, "auto_delete": false,
+                       "internal": false, "arguments": {}}],
+        "bindings": [{"source": "x", "destination": "q", "destination_type": "queue",
+                      "routing_key": "", "arguments": {}}]}"#;
+    let live = from_vhost_definitions(json, "v.json", Some("orders")).unwrap();
+    let v = vhost(&live, "orders");
+    assert_eq!(v.bindings.len(), 1);
+    assert_eq!(live.topology.vhosts.len(), 1);
+    assert!(live.notes.is_empty(), "{:?}", notes(&live));
+    let e = from_definitions(json, "v.json").unwrap_err();
+    assert!(e.message.contains("single vhost"), "{}", e.message);
+}
+
+#[test]
+fn a_4_x_single_vhost_export_names_its_vhost_and_settings() {
+    let json = r#"{"rabbitmq_version": "4.1.0", "rabbitmq_definition_format": "single_virtual_host",
+        "original_vhost_name": "orders", "explanation": "Definitions of virtual host 'orders'",
+        "metadata": {"description": "orders domain", "tags": [], "default_queue_type": "quorum"},
+        "description": "orders domain", "limits": {"max-queues": 100},
+        "parameters": [], "policies": [], "exchanges": [], "bindings": [],
+        "queues": [{"name": "q", "durable": true, "auto_delete": false,
+                    "arguments": {"x-queue-type": "quorum"}}]}"#;
+    let live = from_definitions(json, "v.json").unwrap();
+    let v = vhost(&live, "orders");
+    assert_eq!(v.settings.description.as_deref(), Some("orders domain"));
+    assert_eq!(v.settings.default_queue_type, Some(QueueType::Quorum));
+    assert_eq!(v.settings.limits.as_ref().unwrap()["max-queues"], 100);
+    assert_eq!(v.queues["q"].kind, QueueType::Quorum);
+    let renamed = from_vhost_definitions(json, "v.json", Some("copy")).unwrap();
+    assert!(renamed.topology.vhosts.contains_key("copy"));
+    assert!(notes(&renamed)[0].contains("taken from vhost \"orders\""));
+}
+
+#[test]
+fn a_cluster_export_ignores_the_callers_vhost() {
+    let json = r#"{"vhosts": [{"name": "a"}], "queues": [{"name": "q", "vhost": "a"}]}"#;
+    let live = from_vhost_definitions(json, "d.json", Some("b")).unwrap();
+    assert_eq!(names(&live.topology.vhosts), ["a"]);
+}
+
+#[test]
+fn items_without_a_vhost_in_a_cluster_export_are_an_error() {
+    let e = from_definitions(
+        r#"{"vhosts": [{"name": "a"}], "queues": [{"name": "q", "vhost": "a"}, {"name": "r"}]}"#,
+        "d.json",
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("`queues[1]` (\"r\") has no `vhost`"),
+        "{}",
+        e.message
+    );
+}
+
+// --- the point of it all ---
+
+#[test]
+fn an_export_of_a_declared_topology_equals_the_desired_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        r#"vhosts = ["shop"]
+
+[vhost]
+default_queue_type = "quorum"
+
+[exchanges."shop.orders"]
+type = "topic"
+
+[queues."orders.invoicing"]
+arguments = { "x-dead-letter-exchange" = "shop.dlx", "x-delivery-limit" = 5 }
+
+[queues."orders.audit"]
+type = "classic"
+durable = false
+
+[exchanges."shop.dlx"]
+type = "fanout"
+
+[[bindings]]
+source = "shop.orders"
+queue = "orders.invoicing"
+routing_key = "order.*"
+
+[policies.limits]
+pattern = "^orders\\."
+apply_to = "queues"
+definition = { "max-length" = 1000 }
+
+[users.svc]
+password_hash = "ljAfhB1nIJOvSDForEpdiyGk3/fjTsHjP5loG6Bsot+hXmrC"
+tags = ["monitoring"]
+
+[permissions.svc]
+configure = "^$"
+write = "^shop\\."
+read = ".*"
+"#,
+    )
+    .unwrap();
+    let desired = crate::desired::load(&file);
+    assert!(!desired.has_errors(), "{:?}", desired.diagnostics);
+    // What a 4.x broker exports for it.
+    let export = r#"{"rabbitmq_version": "4.0.9", "rabbitmq_definition_format": "cluster",
+        "users": [{"name": "svc", "password_hash": "ljAfhB1nIJOvSDForEpdiyGk3/fjTsHjP5loG6Bsot+hXmrC",
+                   "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": ["monitoring"], "limits": {}}],
+        "vhosts": [{"name": "shop", "description": "", "tags": [], "default_queue_type": "quorum",
+                    "metadata": {"description": "", "tags": [], "default_queue_type": "quorum"}}],
+        "permissions": [{"user": "svc", "vhost": "shop", "configure": "^$", "write": "^shop\\.", "read": ".*"}],
+        "topic_permissions": [], "parameters": [],
+        "global_parameters": [{"name": "cluster_name", "value": "rabbit@host"}],
+        "policies": [{"vhost": "shop", "name": "limits", "pattern": "^orders\\.", "apply-to": "queues",
+                      "definition": {"max-length": 1000}, "priority": 0}],
+        "queues": [
+          {"name": "orders.invoicing", "vhost": "shop", "durable": true, "auto_delete": false,
+           "arguments": {"x-dead-letter-exchange": "shop.dlx", "x-delivery-limit": 5, "x-queue-type": "quorum"}},
+          {"name": "orders.audit", "vhost": "shop", "durable": false, "auto_delete": false,
+           "arguments": {"x-queue-type": "classic"}}],
+        "exchanges": [
+          {"name": "shop.orders", "vhost": "shop", "type": "topic", "durable": true,
+           "auto_delete": false, "internal": false, "arguments": {}},
+          {"name": "shop.dlx", "vhost": "shop", "type": "fanout", "durable": true,
+           "auto_delete": false, "internal": false, "arguments": {}}],
+        "bindings": [
+          {"source": "shop.orders", "vhost": "shop", "destination": "orders.invoicing",
+           "destination_type": "queue", "routing_key": "order.*", "arguments": {}},
+          {"source": "", "vhost": "shop", "destination": "orders.audit",
+           "destination_type": "queue", "routing_key": "orders.audit", "arguments": {}}]}"#;
+    let live = read(export);
+    assert_eq!(live.topology, desired.topology);
+    assert!(live.notes.is_empty(), "{:?}", notes(&live));
+}
