@@ -8,6 +8,7 @@ pub mod commands;
 pub mod desired;
 pub mod diagnostic;
 pub mod exit;
+pub mod export;
 pub mod lint;
 pub mod model;
 pub mod output;
