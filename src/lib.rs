@@ -23,5 +23,6 @@ pub fn run(cli: Cli) -> Exit {
     let out = Output::new(cli.color, cli.quiet, cli.verbose);
     match cli.command {
         Command::Validate { path } => commands::validate::run(&path, out),
+        Command::Export { path, out: file } => commands::export::run(&path, file.as_deref(), out),
     }
 }
