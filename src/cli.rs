@@ -62,4 +62,14 @@ pub enum Command {
         #[command(flatten)]
         output: PlanOutput,
     },
+    /// Write the topology as a RabbitMQ definitions file, for
+    /// `rabbitmqctl import_definitions`; no broker needed.
+    Export {
+        /// A topology file, or a directory of them (every *.toml below it).
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// Write the definitions to this file instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }

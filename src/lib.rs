@@ -10,6 +10,7 @@ pub mod desired;
 pub mod diagnostic;
 pub mod diff;
 pub mod exit;
+pub mod export;
 pub mod lint;
 pub mod live;
 pub mod model;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> Exit {
     match cli.command {
         Command::Validate { path } => commands::validate::run(&path, out),
         Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),
+        Command::Export { path, out: file } => commands::export::run(&path, file.as_deref(), out),
     }
 }
 

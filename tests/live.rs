@@ -14,13 +14,8 @@ fn expected_quirks(file: &str) -> &'static [&'static str] {
             "bindings to queues that the file does not declare",
             "bindings from exchanges that the file does not declare",
         ],
-        "07-census-rm-ons.json" => &[
-            "no `vhosts` list",
-            "bindings to queues that the file does not declare",
-        ],
-        "10-rabbitmq-server-case9b-multivhost.json" => {
-            &["bindings from the broker's own exchanges"]
-        }
+        "07-census-rm-ons.json" => &["no `vhosts` list", "bindings to queues that the file does not declare"],
+        "10-rabbitmq-server-case9b-multivhost.json" => &["bindings from the broker's own exchanges"],
         _ => &[],
     }
 }
@@ -32,20 +27,14 @@ fn every_realworld_file_reads_with_a_note_for_each_quirk() {
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let json = std::fs::read_to_string(&path).unwrap();
-        let live =
-            from_definitions(&json, &name).unwrap_or_else(|d| panic!("{name}: {}", d.message));
+        let live = from_definitions(&json, &name).unwrap_or_else(|d| panic!("{name}: {}", d.message));
         let notes: Vec<String> = live
             .notes
             .iter()
             .map(|d| {
                 assert_eq!(d.code, "live-quirk");
                 assert!(!d.is_error() && d.location.is_none());
-                format!(
-                    "warning[{}]: {}\n  help: {}",
-                    d.code,
-                    d.message,
-                    d.help.as_deref().unwrap_or("")
-                )
+                format!("warning[{}]: {}\n  help: {}", d.code, d.message, d.help.as_deref().unwrap_or(""))
             })
             .collect();
         for quirk in expected_quirks(&name) {

@@ -1,5 +1,6 @@
 //! One module per command: each reads its inputs, runs the pipeline and
 //! prints the outcome.
 
+pub mod export;
 pub mod plan;
 pub mod validate;

@@ -231,9 +231,7 @@ fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     };
     match crate::model::Value::from(&Json::Number(n.clone())).as_int() {
         Some(i) => Ok(Some(i)),
-        None => Err(serde::de::Error::custom(format!(
-            "expected an integer, found {n}"
-        ))),
+        None => Err(serde::de::Error::custom(format!("expected an integer, found {n}"))),
     }
 }
 
@@ -245,19 +243,16 @@ pub fn parse(json: &str, origin: &str) -> Result<Definitions, Diagnostic> {
 
 fn read<T: DeserializeOwned>(json: &str, origin: &str) -> Result<T, Diagnostic> {
     let mut de = serde_json::Deserializer::from_str(json);
-    let value = serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| shape_error(origin, e.path().to_string(), e.inner()))?;
-    de.end()
-        .map_err(|e| shape_error(origin, String::new(), &e))?;
+    let value =
+        serde_path_to_error::deserialize(&mut de).map_err(|e| shape_error(origin, e.path().to_string(), e.inner()))?;
+    de.end().map_err(|e| shape_error(origin, String::new(), &e))?;
     Ok(value)
 }
 
 fn shape_error(origin: &str, path: String, e: &serde_json::Error) -> Diagnostic {
     let (line, column) = (e.line(), e.column());
     let full = e.to_string();
-    let what = full
-        .strip_suffix(&format!(" at line {line} column {column}"))
-        .unwrap_or(&full);
+    let what = full.strip_suffix(&format!(" at line {line} column {column}")).unwrap_or(&full);
     let what = what.replace("struct Definitions", "a definitions object");
     let within = match path.as_str() {
         "" | "." => String::new(),
@@ -268,11 +263,7 @@ fn shape_error(origin: &str, path: String, e: &serde_json::Error) -> Diagnostic 
     } else {
         "the file is JSON but not in the shape of a RabbitMQ definitions export (reference section 7); fix the item named above"
     };
-    Diagnostic::error(
-        "definitions",
-        format!("{origin}:{line}:{column}: {what}{within}"),
-    )
-    .help(help)
+    Diagnostic::error("definitions", format!("{origin}:{line}:{column}: {what}{within}")).help(help)
 }
 
 #[cfg(test)]
@@ -281,11 +272,7 @@ mod tests {
 
     #[test]
     fn syntax_errors_give_line_and_column() {
-        let e = parse(
-            "{\n  \"queues\": [\n    {\"name\": \"q\",}\n  ]\n}",
-            "defs.json",
-        )
-        .unwrap_err();
+        let e = parse("{\n  \"queues\": [\n    {\"name\": \"q\",}\n  ]\n}", "defs.json").unwrap_err();
         assert_eq!(e.code, "definitions");
         assert!(e.message.starts_with("defs.json:3:"), "{}", e.message);
         assert!(e.help.unwrap().contains("not valid JSON"));
@@ -296,11 +283,7 @@ mod tests {
         let json = r#"{"queues": [{"name": "a"}, {"name": "b", "durable": "yes"}]}"#;
         let e = parse(json, "d.json").unwrap_err();
         assert!(e.message.contains("expected a boolean"), "{}", e.message);
-        assert!(
-            e.message.contains("(in `queues[1].durable`)"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("(in `queues[1].durable`)"), "{}", e.message);
         assert!(e.message.starts_with("d.json:1:"), "{}", e.message);
     }
 
@@ -336,8 +319,7 @@ mod tests {
         let json = r#"{"policies": [{"vhost": "/", "name": "p", "pattern": ".*",
             "priority": 2.0, "definition": {}}]}"#;
         assert_eq!(parse(json, "d.json").unwrap().policies[0].priority, Some(2));
-        let bad =
-            r#"{"policies": [{"name": "p", "pattern": ".*", "priority": 1.5, "definition": {}}]}"#;
+        let bad = r#"{"policies": [{"name": "p", "pattern": ".*", "priority": 1.5, "definition": {}}]}"#;
         assert!(parse(bad, "d.json").is_err());
     }
 

@@ -60,11 +60,7 @@ pub fn from_definitions(json: &str, origin: &str) -> Result<Live, Diagnostic> {
 /// have no `vhost` field) into `vhost`, or into the vhost a 4.x export names
 /// when `vhost` is `None`. A cluster-wide export names its own vhosts and is
 /// read as [`from_definitions`] reads it.
-pub fn from_vhost_definitions(
-    json: &str,
-    origin: &str,
-    vhost: Option<&str>,
-) -> Result<Live, Diagnostic> {
+pub fn from_vhost_definitions(json: &str, origin: &str, vhost: Option<&str>) -> Result<Live, Diagnostic> {
     let defs = definitions::parse(json, origin)?;
     let (single, renamed) = single_vhost(&defs, origin, vhost)?;
     let mut live = normalise::read(defs, origin, single)?;

@@ -9,16 +9,15 @@ use serde_json::{Map, Value as Json};
 
 use super::Live;
 use super::definitions::{
-    BindingDef, Definitions, DestinationType, ExchangeDef, OperatorPolicyValue, ParameterDef,
-    PolicyDef, QueueDef,
+    BindingDef, Definitions, DestinationType, ExchangeDef, OperatorPolicyValue, ParameterDef, PolicyDef, QueueDef,
 };
 use super::notes::Notes;
 use super::users::user;
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, INVENTORY_PARAMETER,
-    Inventory, Permission, Policy, Queue, QueueType, Table, Topology, Value, Vhost, policy_key,
+    ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, INVENTORY_PARAMETER, Inventory, Permission,
+    Policy, Queue, QueueType, Table, Topology, Value, Vhost, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
@@ -30,10 +29,7 @@ const FEDERATION_EXCHANGE_TYPE: &str = "x-federation-upstream";
 pub fn read(defs: Definitions, origin: &str, single: Option<String>) -> Result<Live, Diagnostic> {
     let mut r = Reader {
         origin,
-        listed: defs
-            .vhosts
-            .as_ref()
-            .map(|l| l.iter().map(|v| v.name.clone()).collect()),
+        listed: defs.vhosts.as_ref().map(|l| l.iter().map(|v| v.name.clone()).collect()),
         single,
         topology: Topology::default(),
         inventory: Inventory::default(),
@@ -59,11 +55,7 @@ pub fn read(defs: Definitions, origin: &str, single: Option<String>) -> Result<L
     }
     r.users(&defs)?;
     r.dangling_bindings();
-    Ok(Live {
-        topology: r.topology,
-        inventory: r.inventory,
-        notes: r.notes.into_diagnostics(),
-    })
+    Ok(Live { topology: r.topology, inventory: r.inventory, notes: r.notes.into_diagnostics() })
 }
 
 struct Reader<'o> {
@@ -93,13 +85,7 @@ impl Reader<'_> {
     }
 
     /// The vhost of an item: the export's vhost, or the item's own.
-    fn vhost_of(
-        &self,
-        item: Option<&str>,
-        list: &str,
-        index: usize,
-        name: &str,
-    ) -> Result<String, Diagnostic> {
+    fn vhost_of(&self, item: Option<&str>, list: &str, index: usize, name: &str) -> Result<String, Diagnostic> {
         if let Some(v) = &self.single {
             return Ok(v.clone());
         }
@@ -118,8 +104,7 @@ impl Reader<'_> {
     /// The vhost named `name`, created (and noted) if the file does not list it.
     fn vhost(&mut self, name: &str) -> &mut Vhost {
         if !self.topology.vhosts.contains_key(name) && self.single.is_none() {
-            let help =
-                "a complete export lists every vhost; this one is read as having no settings";
+            let help = "a complete export lists every vhost; this one is read as having no settings";
             match &self.listed {
                 None => self.notes.add(
                     "the file has no `vhosts` list; made these vhosts from the objects that name them",
@@ -134,10 +119,7 @@ impl Reader<'_> {
                 Some(_) => {}
             }
         }
-        self.topology
-            .vhosts
-            .entry(name.to_string())
-            .or_insert_with(|| Vhost::new(name))
+        self.topology.vhosts.entry(name.to_string()).or_insert_with(|| Vhost::new(name))
     }
 
     fn duplicate(&mut self, vhost: &str, kind: &str, name: &str) {
@@ -220,8 +202,7 @@ impl Reader<'_> {
             return Ok(()); // the broker's own; exports leave them out too
         }
         if x.kind == FEDERATION_EXCHANGE_TYPE || x.name.starts_with(FEDERATION_PREFIX) {
-            self.artefacts
-                .insert((v, DestinationKind::Exchange, x.name.clone()));
+            self.artefacts.insert((v, DestinationKind::Exchange, x.name.clone()));
             return Ok(());
         }
         let exchange = Exchange {
@@ -232,12 +213,7 @@ impl Reader<'_> {
             internal: x.internal.unwrap_or(false),
             arguments: table(&x.arguments),
         };
-        if self
-            .vhost(&v)
-            .exchanges
-            .insert(x.name.clone(), exchange)
-            .is_some()
-        {
+        if self.vhost(&v).exchanges.insert(x.name.clone(), exchange).is_some() {
             self.duplicate(&v, "exchanges", &x.name);
         }
         Ok(())
@@ -246,8 +222,7 @@ impl Reader<'_> {
     fn queue(&mut self, index: usize, q: &QueueDef) -> Result<(), Diagnostic> {
         let v = self.vhost_of(q.vhost.as_deref(), "queues", index, &q.name)?;
         if q.name.starts_with(FEDERATION_PREFIX) {
-            self.artefacts
-                .insert((v, DestinationKind::Queue, q.name.clone()));
+            self.artefacts.insert((v, DestinationKind::Queue, q.name.clone()));
             return Ok(());
         }
         let mut arguments = table(&q.arguments);
@@ -264,12 +239,7 @@ impl Reader<'_> {
             arguments,
             replaces: None,
         };
-        if self
-            .vhost(&v)
-            .queues
-            .insert(q.name.clone(), queue)
-            .is_some()
-        {
+        if self.vhost(&v).queues.insert(q.name.clone(), queue).is_some() {
             self.duplicate(&v, "queues", &q.name);
         }
         Ok(())
@@ -288,7 +258,10 @@ impl Reader<'_> {
             Some(Value::String(s)) => Some(s),
             Some(other) => {
                 self.notes.one(
-                    format!("queue \"{}\" in vhost \"{v}\" has `x-queue-type` {other}, which is not a type name; ignored", q.name),
+                    format!(
+                        "queue \"{}\" in vhost \"{v}\" has `x-queue-type` {other}, which is not a type name; ignored",
+                        q.name
+                    ),
                     "`x-queue-type` is \"classic\", \"quorum\" or \"stream\"",
                 );
                 None
@@ -299,7 +272,10 @@ impl Reader<'_> {
             && a != t
         {
             self.notes.one(
-                format!("queue \"{}\" in vhost \"{v}\" has `x-queue-type` \"{a}\" but `type` \"{t}\"; read as {a}", q.name),
+                format!(
+                    "queue \"{}\" in vhost \"{v}\" has `x-queue-type` \"{a}\" but `type` \"{t}\"; read as {a}",
+                    q.name
+                ),
                 "the broker decides a queue's type by its `x-queue-type` argument",
             );
         }
@@ -309,7 +285,10 @@ impl Reader<'_> {
         let parsed = QueueType::parse(&name);
         if parsed.is_none() {
             self.notes.one(
-                format!("queue \"{}\" in vhost \"{v}\" has type \"{name}\", which warren does not know; left out", q.name),
+                format!(
+                    "queue \"{}\" in vhost \"{v}\" has type \"{name}\", which warren does not know; left out",
+                    q.name
+                ),
                 "warren knows the classic, quorum and stream queue types",
             );
         }
@@ -325,12 +304,8 @@ impl Reader<'_> {
             DestinationType::Queue => DestinationKind::Queue,
             DestinationType::Exchange => DestinationKind::Exchange,
         };
-        let federation =
-            self.artefacts
-                .contains(&(v.clone(), DestinationKind::Exchange, b.source.clone()))
-                || self
-                    .artefacts
-                    .contains(&(v.clone(), destination_kind, b.destination.clone()));
+        let federation = self.artefacts.contains(&(v.clone(), DestinationKind::Exchange, b.source.clone()))
+            || self.artefacts.contains(&(v.clone(), destination_kind, b.destination.clone()));
         if federation {
             return Ok(());
         }
@@ -350,21 +325,9 @@ impl Reader<'_> {
 
     fn policy(&mut self, index: usize, p: &PolicyDef) -> Result<(), Diagnostic> {
         let v = self.vhost_of(p.vhost.as_deref(), "policies", index, &p.name)?;
-        let policy = self.policy_of(
-            &v,
-            &p.name,
-            &p.pattern,
-            p.apply_to.as_deref(),
-            p.priority,
-            &p.definition,
-            false,
-        );
+        let policy = self.policy_of(&v, &p.name, &p.pattern, p.apply_to.as_deref(), p.priority, &p.definition, false);
         if let Some(policy) = policy
-            && self
-                .vhost(&v)
-                .policies
-                .insert(p.name.clone(), policy)
-                .is_some()
+            && self.vhost(&v).policies.insert(p.name.clone(), policy).is_some()
         {
             self.duplicate(&v, "policies", &p.name);
         }
@@ -384,11 +347,7 @@ impl Reader<'_> {
         definition: &Map<String, Json>,
         operator: bool,
     ) -> Option<Policy> {
-        let what = if operator {
-            "operator policy"
-        } else {
-            "policy"
-        };
+        let what = if operator { "operator policy" } else { "policy" };
         let apply_to = match apply_to {
             None => ApplyTo::All,
             Some(a) => match ApplyTo::parse(a) {
@@ -402,11 +361,7 @@ impl Reader<'_> {
                 }
             },
         };
-        let unknown: Vec<&str> = definition
-            .keys()
-            .map(String::as_str)
-            .filter(|k| policy_key(k).is_none())
-            .collect();
+        let unknown: Vec<&str> = definition.keys().map(String::as_str).filter(|k| policy_key(k).is_none()).collect();
         if !unknown.is_empty() {
             self.notes.one(
                 format!(
@@ -458,12 +413,7 @@ impl Reader<'_> {
                 write: p.write.clone(),
                 read: p.read.clone(),
             };
-            if self
-                .vhost(&v)
-                .permissions
-                .insert(p.user.clone(), permission)
-                .is_some()
-            {
+            if self.vhost(&v).permissions.insert(p.user.clone(), permission).is_some() {
                 self.duplicate(&v, "permissions of", &p.user);
             }
         }
@@ -485,13 +435,13 @@ impl Reader<'_> {
         for (v, vh) in &self.topology.vhosts {
             for b in &vh.bindings {
                 if b.source.starts_with("amq.") {
-                    found.push((v.clone(), "from the broker's own exchanges (kept: topology files may bind from built-ins)", b.source.clone()));
-                } else if !vh.exchanges.contains_key(&b.source) {
                     found.push((
                         v.clone(),
-                        "from exchanges that the file does not declare (kept)",
+                        "from the broker's own exchanges (kept: topology files may bind from built-ins)",
                         b.source.clone(),
                     ));
+                } else if !vh.exchanges.contains_key(&b.source) {
+                    found.push((v.clone(), "from exchanges that the file does not declare (kept)", b.source.clone()));
                 }
                 match b.destination_kind {
                     DestinationKind::Queue if !vh.queues.contains_key(&b.destination) => {
@@ -502,11 +452,7 @@ impl Reader<'_> {
                         ));
                     }
                     DestinationKind::Exchange if b.destination.starts_with("amq.") => {
-                        found.push((
-                            v.clone(),
-                            "to the broker's own exchanges (kept)",
-                            b.destination.clone(),
-                        ));
+                        found.push((v.clone(), "to the broker's own exchanges (kept)", b.destination.clone()));
                     }
                     DestinationKind::Exchange if !vh.exchanges.contains_key(&b.destination) => {
                         found.push((
@@ -525,17 +471,14 @@ impl Reader<'_> {
             } else {
                 "the export is incomplete or was edited by hand; `warren import` lists these names under [external]"
             };
-            self.notes
-                .add(format!("vhost \"{v}\": bindings {what}"), help, &name);
+            self.notes.add(format!("vhost \"{v}\": bindings {what}"), help, &name);
         }
     }
 }
 
 /// Arguments or a definition as model values (integral floats become integers).
 fn table(map: &Map<String, Json>) -> Table {
-    map.iter()
-        .map(|(k, v)| (k.clone(), Value::from(v)))
-        .collect()
+    map.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect()
 }
 
 /// The inventory parameter's value: its JSON object, or that object as a string.

@@ -32,11 +32,7 @@ impl Notes {
             Some(g) => {
                 g.items.insert(item);
             }
-            None => self.groups.push(Group {
-                topic,
-                help: help.into(),
-                items: BTreeSet::from([item]),
-            }),
+            None => self.groups.push(Group { topic, help: help.into(), items: BTreeSet::from([item]) }),
         }
     }
 
@@ -44,20 +40,13 @@ impl Notes {
     pub fn one(&mut self, message: impl Into<String>, help: impl Into<String>) {
         let topic = message.into();
         if !self.groups.iter().any(|g| g.topic == topic) {
-            self.groups.push(Group {
-                topic,
-                help: help.into(),
-                items: BTreeSet::new(),
-            });
+            self.groups.push(Group { topic, help: help.into(), items: BTreeSet::new() });
         }
     }
 
     /// The notes as warnings, in the order their topics were first found.
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
-        self.groups
-            .into_iter()
-            .map(|g| Diagnostic::warning(CODE, message(&g)).help(g.help))
-            .collect()
+        self.groups.into_iter().map(|g| Diagnostic::warning(CODE, message(&g)).help(g.help)).collect()
     }
 }
 

@@ -1,9 +1,7 @@
 //! One test per normalisation rule, with 3.10-shaped and 4.x-shaped exports.
 
 use super::*;
-use crate::model::{
-    ApplyTo, Binding, DestinationKind, ObjectKey, Password, QueueType, Value, Vhost,
-};
+use crate::model::{ApplyTo, Binding, DestinationKind, ObjectKey, Password, QueueType, Value, Vhost};
 
 fn read(json: &str) -> Live {
     from_definitions(json, "defs.json").unwrap_or_else(|d| panic!("{}", d.message))
@@ -70,9 +68,8 @@ fn without_either_the_vhost_default_applies_in_each_shape() {
         r#"{"name": "v", "metadata": {"default_queue_type": "quorum"}}"#,
         r#"{"name": "v", "defaultqueuetype": "quorum"}"#,
     ] {
-        let live = read(&format!(
-            r#"{{"vhosts": [{entry}], "queues": [{{"name": "q", "vhost": "v", "arguments": {{}}}}]}}"#
-        ));
+        let live =
+            read(&format!(r#"{{"vhosts": [{entry}], "queues": [{{"name": "q", "vhost": "v", "arguments": {{}}}}]}}"#));
         let v = vhost(&live, "v");
         assert_eq!(v.queues["q"].kind, QueueType::Quorum, "{entry}");
         assert_eq!(v.settings.default_queue_type, Some(QueueType::Quorum));
@@ -96,11 +93,7 @@ fn the_argument_wins_over_a_disagreeing_type_field() {
             "arguments": {"x-queue-type": "quorum"}, "type": "classic"}]}"#,
     );
     assert_eq!(vhost(&live, "/").queues["q"].kind, QueueType::Quorum);
-    assert!(
-        notes(&live)[0].contains("read as quorum"),
-        "{:?}",
-        notes(&live)
-    );
+    assert!(notes(&live)[0].contains("read as quorum"), "{:?}", notes(&live));
 }
 
 #[test]
@@ -156,10 +149,7 @@ fn policies_default_to_all_and_priority_zero() {
     );
     let p = &vhost(&live, "/").policies;
     assert_eq!((p["bare"].apply_to, p["bare"].priority), (ApplyTo::All, 0));
-    assert_eq!(
-        (p["full"].apply_to, p["full"].priority),
-        (ApplyTo::QuorumQueues, 5)
-    );
+    assert_eq!((p["full"].apply_to, p["full"].priority), (ApplyTo::QuorumQueues, 5));
 }
 
 #[test]
@@ -247,10 +237,7 @@ fn broker_objects_and_federation_artefacts_are_left_out() {
     let v = vhost(&live, "/");
     assert_eq!(names(&v.exchanges), ["up"]);
     assert_eq!(names(&v.queues), ["q"]);
-    assert_eq!(
-        v.bindings.iter().cloned().collect::<Vec<_>>(),
-        [binding("up", "q", "k")]
-    );
+    assert_eq!(v.bindings.iter().cloned().collect::<Vec<_>>(), [binding("up", "q", "k")]);
     assert!(live.notes.is_empty(), "{:?}", notes(&live));
 }
 
@@ -258,10 +245,7 @@ fn broker_objects_and_federation_artefacts_are_left_out() {
 fn the_inventory_parameter_becomes_the_inventory() {
     let mut inventory = Inventory::default();
     inventory.objects.insert(ObjectKey::Vhost("/".into()));
-    inventory.objects.insert(ObjectKey::Queue {
-        vhost: "/".into(),
-        name: "q".into(),
-    });
+    inventory.objects.insert(ObjectKey::Queue { vhost: "/".into(), name: "q".into() });
     let json = format!(
         r#"{{"vhosts": [{{"name": "/"}}], "global_parameters": [{{"name": "warren.inventory", "value": {}}}]}}"#,
         inventory.to_json()
@@ -292,10 +276,7 @@ fn other_parameters_are_noted_as_not_modelled() {
     );
     let n = notes(&live);
     assert_eq!(n.len(), 3, "{n:?}");
-    assert!(
-        n.iter()
-            .any(|m| m.contains("`shovel`") && m.contains("\"completed\""))
-    );
+    assert!(n.iter().any(|m| m.contains("`shovel`") && m.contains("\"completed\"")));
     assert!(n.iter().any(|m| m.contains("\"my_setting\"")));
     assert!(n.iter().any(|m| m.contains("topic permissions")));
 }
@@ -313,13 +294,7 @@ fn users_and_permissions() {
             "permissions": [{"user": "guest", "vhost": "/", "configure": ".*", "write": ".*", "read": "^r"}]}"#,
     );
     let users = &live.topology.users;
-    assert!(matches!(
-        users["guest"].password,
-        Password::Hash {
-            algorithm: None,
-            ..
-        }
-    ));
+    assert!(matches!(users["guest"].password, Password::Hash { algorithm: None, .. }));
     assert_eq!(users["cert"].password, Password::None);
     assert_eq!(users["cert"].tags.len(), 2);
     let p = &vhost(&live, "/").permissions["guest"];
@@ -343,18 +318,9 @@ fn bindings_to_missing_objects_and_from_built_ins_are_kept_and_noted() {
     assert_eq!(vhost(&live, "/").bindings.len(), 4);
     let n = notes(&live);
     assert_eq!(n.len(), 3, "{n:?}");
-    assert!(
-        n.iter()
-            .any(|m| m.contains("to queues") && m.ends_with(": \"gone\""))
-    );
-    assert!(
-        n.iter()
-            .any(|m| m.contains("from exchanges") && m.contains("\"elsewhere\""))
-    );
-    assert!(
-        n.iter()
-            .any(|m| m.contains("broker's own") && m.contains("\"amq.fanout\""))
-    );
+    assert!(n.iter().any(|m| m.contains("to queues") && m.ends_with(": \"gone\"")));
+    assert!(n.iter().any(|m| m.contains("from exchanges") && m.contains("\"elsewhere\"")));
+    assert!(n.iter().any(|m| m.contains("broker's own") && m.contains("\"amq.fanout\"")));
 }
 
 #[test]
@@ -437,11 +403,7 @@ fn items_without_a_vhost_in_a_cluster_export_are_an_error() {
         "d.json",
     )
     .unwrap_err();
-    assert!(
-        e.message.contains("`queues[1]` (\"r\") has no `vhost`"),
-        "{}",
-        e.message
-    );
+    assert!(e.message.contains("`queues[1]` (\"r\") has no `vhost`"), "{}", e.message);
 }
 
 // --- the point of it all ---

@@ -23,31 +23,22 @@ const SALT: usize = 4;
 
 /// The user as the model holds it; odd passwords are noted.
 pub fn user(def: &UserDef, notes: &mut Notes) -> User {
-    User {
-        name: def.name.clone(),
-        password: password(def, notes),
-        tags: tags(def.tags.as_ref()),
-    }
+    User { name: def.name.clone(), password: password(def, notes), tags: tags(def.tags.as_ref()) }
 }
 
 fn password(def: &UserDef, notes: &mut Notes) -> Password {
     let name = &def.name;
     if def.password.is_some() {
         let (what, help) = match def.password_hash.as_deref() {
-            Some(h) if !h.is_empty() => (
-                "ignored: the `password_hash` is used",
-                "remove the plaintext `password` from the export",
-            ),
+            Some(h) if !h.is_empty() => {
+                ("ignored: the `password_hash` is used", "remove the plaintext `password` from the export")
+            }
             _ => (
                 "read as having no password: warren never keeps a plaintext password",
                 "give the user a `password_env` (or a `password_hash`) in the topology files",
             ),
         };
-        notes.add(
-            format!("users with a plaintext `password` ({what})"),
-            help,
-            name,
-        );
+        notes.add(format!("users with a plaintext `password` ({what})"), help, name);
     }
     let hash = match def.password_hash.as_deref() {
         None | Some("") => return Password::None,
@@ -84,18 +75,11 @@ fn password(def: &UserDef, notes: &mut Notes) -> Password {
             }
         }
     }
-    Password::Hash {
-        hash,
-        algorithm: algorithm.filter(|a| a != DEFAULT_HASHING_ALGORITHM),
-    }
+    Password::Hash { hash, algorithm: algorithm.filter(|a| a != DEFAULT_HASHING_ALGORITHM) }
 }
 
 fn known_algorithms() -> String {
-    ALGORITHMS
-        .iter()
-        .map(|(n, _)| *n)
-        .collect::<Vec<_>>()
-        .join(", ")
+    ALGORITHMS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
 }
 
 /// Tags as a set; a string is split at commas, as RabbitMQ does.
@@ -105,12 +89,7 @@ fn tags(tags: Option<&Tags>) -> BTreeSet<String> {
         Some(Tags::List(l)) => l.iter().map(String::as_str).collect(),
         Some(Tags::Text(s)) => s.split(',').collect(),
     };
-    items
-        .into_iter()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::to_string)
-        .collect()
+    items.into_iter().map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect()
 }
 
 /// The number of bytes a base64 text decodes to, or `None` if it is not base64.
@@ -132,14 +111,7 @@ mod tests {
         let def: UserDef = serde_json::from_str(json).unwrap();
         let mut notes = Notes::default();
         let u = user(&def, &mut notes);
-        (
-            u,
-            notes
-                .into_diagnostics()
-                .into_iter()
-                .map(|d| d.message)
-                .collect(),
-        )
+        (u, notes.into_diagnostics().into_iter().map(|d| d.message).collect())
     }
 
     const SHA256: &str = "ljAfhB1nIJOvSDForEpdiyGk3/fjTsHjP5loG6Bsot+hXmrC";
@@ -149,13 +121,7 @@ mod tests {
         let (u, notes) = read(&format!(
             r#"{{"name": "a", "password_hash": "{SHA256}", "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": ["administrator"], "limits": {{}}}}"#
         ));
-        assert_eq!(
-            u.password,
-            Password::Hash {
-                hash: SHA256.into(),
-                algorithm: None
-            }
-        );
+        assert_eq!(u.password, Password::Hash { hash: SHA256.into(), algorithm: None });
         assert_eq!(u.tags, BTreeSet::from(["administrator".to_string()]));
         assert!(notes.is_empty(), "{notes:?}");
     }
@@ -168,10 +134,7 @@ mod tests {
         ));
         assert_eq!(
             u.password,
-            Password::Hash {
-                hash: md5.into(),
-                algorithm: Some("rabbit_password_hashing_md5".into())
-            }
+            Password::Hash { hash: md5.into(), algorithm: Some("rabbit_password_hashing_md5".into()) }
         );
         assert!(notes.is_empty(), "{notes:?}");
     }
@@ -211,15 +174,9 @@ mod tests {
         ));
         assert_eq!(
             u.password,
-            Password::Hash {
-                hash: SHA256.into(),
-                algorithm: Some("rabbit_password_hashing_bcrypt".into())
-            }
+            Password::Hash { hash: SHA256.into(), algorithm: Some("rabbit_password_hashing_bcrypt".into()) }
         );
-        assert!(
-            notes[0].contains("\"rabbit_password_hashing_bcrypt\""),
-            "{notes:?}"
-        );
+        assert!(notes[0].contains("\"rabbit_password_hashing_bcrypt\""), "{notes:?}");
         let (_, notes) = read(r#"{"name": "a", "password_hash": "abcd"}"#);
         assert!(notes[0].contains("no salted hash"), "{notes:?}");
     }

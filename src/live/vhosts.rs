@@ -18,12 +18,8 @@ use crate::model::{QueueType, Value, VhostSettings};
 /// The settings the export gives for `vhost`.
 pub fn settings(fields: &VhostFields, vhost: &str, notes: &mut Notes) -> VhostSettings {
     let meta = fields.metadata.as_ref();
-    let description = fields
-        .description
-        .as_ref()
-        .or(meta.and_then(|m| m.description.as_ref()))
-        .filter(|d| !d.is_empty())
-        .cloned();
+    let description =
+        fields.description.as_ref().or(meta.and_then(|m| m.description.as_ref())).filter(|d| !d.is_empty()).cloned();
     let dqt = fields
         .default_queue_type
         .as_deref()
@@ -42,11 +38,7 @@ pub fn settings(fields: &VhostFields, vhost: &str, notes: &mut Notes) -> VhostSe
     if let Some(l) = &fields.limits {
         add_limits(&mut limits, l, vhost, notes);
     }
-    VhostSettings {
-        description,
-        default_queue_type,
-        limits: (!limits.is_empty()).then_some(limits),
-    }
+    VhostSettings { description, default_queue_type, limits: (!limits.is_empty()).then_some(limits) }
 }
 
 /// A default queue type; `"undefined"` and `""` mean none.
@@ -108,11 +100,7 @@ mod tests {
         let fields: VhostFields = serde_json::from_str(json).unwrap();
         let mut notes = Notes::default();
         let s = settings(&fields, "v", &mut notes);
-        let notes = notes
-            .into_diagnostics()
-            .into_iter()
-            .map(|d| d.message)
-            .collect();
+        let notes = notes.into_diagnostics().into_iter().map(|d| d.message).collect();
         (s, notes)
     }
 
@@ -136,9 +124,8 @@ mod tests {
 
     #[test]
     fn metadata_alone_is_enough() {
-        let (s, _) = read(
-            r#"{"limits": [], "metadata": {"description": "Default virtual host", "tags": []}, "name": "/"}"#,
-        );
+        let (s, _) =
+            read(r#"{"limits": [], "metadata": {"description": "Default virtual host", "tags": []}, "name": "/"}"#);
         assert_eq!(s.description.as_deref(), Some("Default virtual host"));
         assert_eq!(s.limits, None);
     }

@@ -20,14 +20,21 @@ pub struct Run {
 
 /// Runs `warren ARGS` from the repository root, without colour.
 pub fn warren(args: &[&str]) -> Run {
-    let out = Command::cargo_bin("warren")
-        .expect("the warren binary is built")
-        .current_dir(root())
-        .env_remove("NO_COLOR")
-        .args(["--color", "never"])
-        .args(args)
-        .output()
-        .expect("warren runs");
+    warren_env(args, &[])
+}
+
+/// Runs `warren ARGS` like [`warren`], with these variables set (`Some`) or
+/// removed (`None`) from its environment.
+pub fn warren_env(args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
+    let mut cmd = Command::cargo_bin("warren").expect("the warren binary is built");
+    cmd.current_dir(root()).env_remove("NO_COLOR");
+    for (name, value) in env {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        };
+    }
+    let out = cmd.args(["--color", "never"]).args(args).output().expect("warren runs");
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -1,0 +1,82 @@
+//! `warren export`: the files as a RabbitMQ definitions document, on
+//! standard output or in a file. Needs no broker.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::validate::{show, summary};
+use crate::desired::{self, Desired};
+use crate::diagnostic::Diagnostic;
+use crate::exit::Exit;
+use crate::export::{self, password};
+use crate::model::ObjectKey;
+use crate::output::Output;
+
+pub fn run(path: &Path, out_file: Option<&Path>, out: Output) -> Exit {
+    let desired = desired::load(path);
+    show(&desired.diagnostics, &desired.sources, out);
+    if desired.has_errors() {
+        eprintln!("{} is not valid: nothing exported.", path.display());
+        return Exit::Error;
+    }
+    let topology = match password::resolve(&desired.topology, |v| std::env::var_os(v)) {
+        Ok(t) => t,
+        Err(problems) => {
+            let found: Vec<Diagnostic> = problems.iter().map(|p| unresolved(&desired, p)).collect();
+            show(&found, &desired.sources, out);
+            eprintln!("Nothing exported: a password could not be read.");
+            return Exit::Error;
+        }
+    };
+    let text = export::to_text(&export::definitions(&topology));
+    let written = match out_file {
+        None => std::io::stdout().lock().write_all(text.as_bytes()),
+        Some(file) => write_private(file, &text),
+    };
+    if let Err(e) = written {
+        let target = out_file.map_or("standard output".into(), |f| f.display().to_string());
+        let d = Diagnostic::error("write", format!("cannot write {target}: {e}"))
+            .help("check the path and its permissions");
+        show(&[d], &desired.sources, out);
+        return Exit::Error;
+    }
+    if let Some(file) = out_file.filter(|_| !out.quiet) {
+        eprintln!("Exported {} to {}: {}.", path.display(), file.display(), summary(&topology));
+    }
+    Exit::Ok
+}
+
+/// The diagnostic for a user whose password variable gave no password,
+/// pointing at its `password_env`. It names the variable, never a value.
+fn unresolved(desired: &Desired, p: &password::Unresolved) -> Diagnostic {
+    let (user, var) = (&p.user, &p.variable);
+    let what = match &p.problem {
+        password::Problem::Unset => "is not set".to_string(),
+        password::Problem::Empty => "is empty".to_string(),
+        password::Problem::NotUnicode => "is not valid UTF-8".to_string(),
+        password::Problem::NoRandomness(e) => {
+            format!("could not be hashed: no random salt ({e})")
+        }
+    };
+    let d = Diagnostic::error(
+        "password-env",
+        format!("the password of user \"{user}\" comes from ${var}, which {what}"),
+    )
+    .label("read when exporting")
+    .help(format!(
+        "set {var} to the user's password in the environment of `warren export`; only its salted hash is written"
+    ));
+    match desired.spans.locate(&ObjectKey::User(user.clone()), Some("password_env")) {
+        Some(at) => d.at(at),
+        None => d,
+    }
+}
+
+/// Writes the file readable by its owner only: it holds password hashes.
+fn write_private(file: &Path, text: &str) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(file)?.write_all(text.as_bytes())
+}

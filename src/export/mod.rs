@@ -1,0 +1,373 @@
+//! A topology as a cluster-wide RabbitMQ definitions document, the file that
+//! `rabbitmqctl import_definitions` and `POST /api/definitions` read
+//! (rabbitmq-reference.md section 7).
+//!
+//! Import only creates what is missing and overwrites mutable objects, so an
+//! export is written to carry everything import needs to rebuild the objects
+//! exactly:
+//! - queues carry `x-queue-type`: import declares them from `arguments` and
+//!   ignores the `type` field (which is written too, for readers);
+//! - vhosts carry the default queue type both at the top level and in
+//!   `metadata`: RabbitMQ 3.10 reads only `metadata.default_queue_type`;
+//! - operator policies and vhost limits are runtime parameters
+//!   (`operator_policy`, `vhost-limits`), as in the broker's own exports;
+//! - users always name their hashing algorithm, so no `rabbit_version` is
+//!   needed (import uses it only to guess a missing algorithm).
+
+pub mod password;
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::model::{Password, Policy, Table, Topology, Value, Vhost, binding_json};
+
+/// The definitions document of `topology`. Pure: passwords given as
+/// `Password::Env` must have been hashed by [`password::resolve`] first; one
+/// left unresolved is written with an empty hash (no password login), never
+/// with the variable's value.
+pub fn definitions(topology: &Topology) -> Json {
+    let vhosts = || topology.vhosts.values();
+    let collect = |f: fn(&Vhost) -> Vec<Json>| -> Json { vhosts().flat_map(f).collect() };
+    json!({
+        "users": topology.users.values().map(user).collect::<Vec<_>>(),
+        "vhosts": vhosts().map(vhost).collect::<Vec<_>>(),
+        "permissions": collect(permissions),
+        "topic_permissions": [],
+        "parameters": collect(parameters),
+        "global_parameters": [],
+        "policies": collect(|v| v.policies.values().map(|p| policy(v, p)).collect()),
+        "queues": collect(queues),
+        "exchanges": collect(exchanges),
+        "bindings": collect(bindings),
+    })
+}
+
+/// The document as the file warren writes: pretty JSON and a final newline.
+pub fn to_text(definitions: &Json) -> String {
+    let mut text = serde_json::to_string_pretty(definitions).expect("JSON values always serialise");
+    text.push('\n');
+    text
+}
+
+fn table(t: &Table) -> Json {
+    Json::from(&Value::Table(t.clone()))
+}
+
+fn user(u: &crate::model::User) -> Json {
+    let (hash, algorithm) = match &u.password {
+        Password::Hash { hash, algorithm } => (hash.as_str(), algorithm.as_deref().unwrap_or(password::SHA256)),
+        Password::None | Password::Env(_) => ("", password::SHA256),
+    };
+    json!({
+        "name": u.name,
+        "password_hash": hash,
+        "hashing_algorithm": algorithm,
+        "tags": u.tags,
+        "limits": {},
+    })
+}
+
+/// Only what the files manage: a vhost without settings is just named, and
+/// vhost tags (not in the model) are never written.
+fn vhost(v: &Vhost) -> Json {
+    let mut metadata = Map::new();
+    if let Some(d) = &v.settings.description {
+        metadata.insert("description".into(), json!(d));
+    }
+    if let Some(q) = v.settings.default_queue_type {
+        metadata.insert("default_queue_type".into(), json!(q.as_str()));
+    }
+    let mut out = metadata.clone();
+    out.insert("name".into(), json!(v.name));
+    if !metadata.is_empty() {
+        out.insert("metadata".into(), Json::Object(metadata));
+    }
+    Json::Object(out)
+}
+
+fn permissions(v: &Vhost) -> Vec<Json> {
+    v.permissions
+        .values()
+        .map(|p| {
+            json!({
+                "user": p.user,
+                "vhost": v.name,
+                "configure": p.configure,
+                "write": p.write,
+                "read": p.read,
+            })
+        })
+        .collect()
+}
+
+fn policy_value(p: &Policy) -> Map<String, Json> {
+    let mut m = Map::new();
+    m.insert("pattern".into(), json!(p.pattern));
+    m.insert("apply-to".into(), json!(p.apply_to.as_str()));
+    m.insert("priority".into(), json!(p.priority));
+    m.insert("definition".into(), table(&p.definition));
+    m
+}
+
+fn policy(v: &Vhost, p: &Policy) -> Json {
+    let mut m = policy_value(p);
+    m.insert("vhost".into(), json!(v.name));
+    m.insert("name".into(), json!(p.name));
+    Json::Object(m)
+}
+
+/// Operator policies, then the vhost's limits (when it declares some).
+fn parameters(v: &Vhost) -> Vec<Json> {
+    let parameter = |component: &str, name: &str, value: Json| json!({ "vhost": v.name, "component": component, "name": name, "value": value });
+    let mut out: Vec<Json> = v
+        .operator_policies
+        .values()
+        .map(|p| parameter("operator_policy", &p.name, Json::Object(policy_value(p))))
+        .collect();
+    if let Some(limits) = v.settings.limits.as_ref().filter(|l| !l.is_empty()) {
+        out.push(parameter("vhost-limits", "limits", json!(limits)));
+    }
+    out
+}
+
+fn queues(v: &Vhost) -> Vec<Json> {
+    v.queues
+        .values()
+        .map(|q| {
+            let mut arguments = q.arguments.clone();
+            arguments.insert("x-queue-type".into(), Value::String(q.kind.as_str().into()));
+            json!({
+                "name": q.name,
+                "vhost": v.name,
+                "type": q.kind.as_str(),
+                "durable": q.durable,
+                "auto_delete": q.auto_delete,
+                "arguments": table(&arguments),
+            })
+        })
+        .collect()
+}
+
+fn exchanges(v: &Vhost) -> Vec<Json> {
+    v.exchanges
+        .values()
+        .map(|x| {
+            json!({
+                "name": x.name,
+                "vhost": v.name,
+                "type": x.kind,
+                "durable": x.durable,
+                "auto_delete": x.auto_delete,
+                "internal": x.internal,
+                "arguments": table(&x.arguments),
+            })
+        })
+        .collect()
+}
+
+fn bindings(v: &Vhost) -> Vec<Json> {
+    v.bindings
+        .iter()
+        .map(|b| {
+            let mut j = binding_json(b);
+            j["vhost"] = json!(v.name);
+            j
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Permission, Queue, QueueType, User};
+
+    fn s(v: &str) -> Value {
+        Value::String(v.into())
+    }
+
+    fn sample() -> Topology {
+        let mut v = Vhost::new("orders");
+        v.settings.description = Some("order events".into());
+        v.settings.default_queue_type = Some(QueueType::Quorum);
+        v.settings.limits = Some(BTreeMap::from([("max-queues".to_string(), 100)]));
+        v.exchanges.insert(
+            "orders.events".into(),
+            Exchange {
+                name: "orders.events".into(),
+                kind: "topic".into(),
+                durable: true,
+                auto_delete: false,
+                internal: false,
+                arguments: Table::new(),
+            },
+        );
+        v.queues.insert(
+            "orders.audit".into(),
+            Queue {
+                name: "orders.audit".into(),
+                kind: QueueType::Stream,
+                durable: true,
+                auto_delete: false,
+                arguments: Table::from([("x-max-age".to_string(), s("7D"))]),
+                replaces: Some("audit".into()),
+            },
+        );
+        v.bindings.insert(Binding {
+            source: "orders.events".into(),
+            destination_kind: DestinationKind::Queue,
+            destination: "orders.audit".into(),
+            routing_key: "order.#".into(),
+            arguments: Table::new(),
+        });
+        let policy = Policy {
+            name: "cap".into(),
+            pattern: "^orders\\.".into(),
+            apply_to: ApplyTo::Queues,
+            priority: 1,
+            definition: Table::from([("max-length".to_string(), Value::Int(10))]),
+        };
+        v.policies.insert("cap".into(), policy.clone());
+        v.operator_policies.insert("cap".into(), policy);
+        v.permissions.insert(
+            "app".into(),
+            Permission { user: "app".into(), configure: "^$".into(), write: "^$".into(), read: ".*".into() },
+        );
+        let mut t = Topology::default();
+        t.vhosts.insert("orders".into(), v);
+        t.users.insert(
+            "app".into(),
+            User {
+                name: "app".into(),
+                password: Password::None,
+                tags: ["monitoring".to_string(), "management".to_string()].into(),
+            },
+        );
+        t.users.insert(
+            "ops".into(),
+            User {
+                name: "ops".into(),
+                password: Password::Hash {
+                    hash: "abc".into(),
+                    algorithm: Some("rabbit_password_hashing_sha512".into()),
+                },
+                tags: Default::default(),
+            },
+        );
+        t
+    }
+
+    #[test]
+    fn has_every_top_level_key_import_reads() {
+        let d = definitions(&sample());
+        let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+        for k in [
+            "users",
+            "vhosts",
+            "permissions",
+            "topic_permissions",
+            "parameters",
+            "global_parameters",
+            "policies",
+            "queues",
+            "exchanges",
+            "bindings",
+        ] {
+            assert!(keys.contains(&k), "{k} missing from {keys:?}");
+            assert!(d[k].is_array());
+        }
+    }
+
+    #[test]
+    fn queue_type_is_an_argument() {
+        let d = definitions(&sample());
+        assert_eq!(
+            d["queues"],
+            json!([{
+                "name": "orders.audit",
+                "vhost": "orders",
+                "type": "stream",
+                "durable": true,
+                "auto_delete": false,
+                "arguments": {"x-max-age": "7D", "x-queue-type": "stream"},
+            }])
+        );
+    }
+
+    #[test]
+    fn vhost_settings_in_both_places_and_limits_as_a_parameter() {
+        let d = definitions(&sample());
+        assert_eq!(
+            d["vhosts"],
+            json!([{
+                "name": "orders",
+                "description": "order events",
+                "default_queue_type": "quorum",
+                "metadata": {"description": "order events", "default_queue_type": "quorum"},
+            }])
+        );
+        assert_eq!(
+            d["parameters"],
+            json!([
+                {"vhost": "orders", "component": "operator_policy", "name": "cap",
+                 "value": {"pattern": "^orders\\.", "apply-to": "queues", "priority": 1,
+                           "definition": {"max-length": 10}}},
+                {"vhost": "orders", "component": "vhost-limits", "name": "limits",
+                 "value": {"max-queues": 100}},
+            ])
+        );
+    }
+
+    #[test]
+    fn an_unmanaged_vhost_is_only_named() {
+        let mut t = Topology::default();
+        t.vhosts.insert("/".into(), Vhost::new("/"));
+        assert_eq!(definitions(&t)["vhosts"], json!([{"name": "/"}]));
+        assert_eq!(definitions(&t)["parameters"], json!([]));
+    }
+
+    #[test]
+    fn policies_exchanges_bindings_permissions() {
+        let d = definitions(&sample());
+        assert_eq!(
+            d["policies"],
+            json!([{"vhost": "orders", "name": "cap", "pattern": "^orders\\.",
+                    "apply-to": "queues", "priority": 1, "definition": {"max-length": 10}}])
+        );
+        assert_eq!(
+            d["exchanges"],
+            json!([{"name": "orders.events", "vhost": "orders", "type": "topic", "durable": true,
+                    "auto_delete": false, "internal": false, "arguments": {}}])
+        );
+        assert_eq!(
+            d["bindings"],
+            json!([{"source": "orders.events", "vhost": "orders", "destination": "orders.audit",
+                    "destination_type": "queue", "routing_key": "order.#", "arguments": {}}])
+        );
+        assert_eq!(
+            d["permissions"],
+            json!([{"user": "app", "vhost": "orders", "configure": "^$", "write": "^$", "read": ".*"}])
+        );
+    }
+
+    #[test]
+    fn users_with_and_without_a_password() {
+        let d = definitions(&sample());
+        assert_eq!(
+            d["users"],
+            json!([
+                {"name": "app", "password_hash": "", "hashing_algorithm": password::SHA256,
+                 "tags": ["management", "monitoring"], "limits": {}},
+                {"name": "ops", "password_hash": "abc",
+                 "hashing_algorithm": "rabbit_password_hashing_sha512", "tags": [], "limits": {}},
+            ])
+        );
+    }
+
+    #[test]
+    fn is_deterministic() {
+        let t = sample();
+        assert_eq!(to_text(&definitions(&t)), to_text(&definitions(&t.clone())));
+        assert!(to_text(&definitions(&t)).ends_with("}\n"));
+    }
+}
