@@ -19,6 +19,8 @@ pub struct Cli {
     /// Print only errors and the final summary.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub connection: Connection,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -28,6 +30,30 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// Where the broker is; read only by commands that reach it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Connection {
+    /// The management API, with credentials: http(s)://user:password@host:port.
+    #[arg(
+        long,
+        global = true,
+        env = "WARREN_URL",
+        default_value = "http://guest:guest@127.0.0.1:15672",
+        hide_env_values = true,
+        hide_default_value = true
+    )]
+    pub url: String,
+    /// A PEM file of CA certificates to trust for HTTPS.
+    #[arg(long, global = true, env = "WARREN_CA_CERT", value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// A PEM client certificate for HTTPS (with --client-key, or key included).
+    #[arg(long, global = true, env = "WARREN_CLIENT_CERT", value_name = "FILE")]
+    pub client_cert: Option<PathBuf>,
+    /// The PEM private key of --client-cert.
+    #[arg(long, global = true, env = "WARREN_CLIENT_KEY", value_name = "FILE")]
+    pub client_key: Option<PathBuf>,
 }
 
 /// How a plan is shown; shared by `plan` and `diff`.
@@ -47,6 +73,32 @@ pub struct PlanOutput {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Compare the files with the live broker, or with a definitions export, and show what apply would do.
+    Plan {
+        /// A topology file, or a directory of them (every *.toml below it).
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// Compare with this definitions export instead of the broker (no broker needed).
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
+        #[command(flatten)]
+        output: PlanOutput,
+    },
+    /// Plan, ask, and carry the plan out on the broker.
+    Apply {
+        /// A topology file, or a directory of them.
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// Do not ask for confirmation (needed when there is no terminal).
+        #[arg(long)]
+        auto_approve: bool,
+        /// Allow operations that can lose messages or routes.
+        #[arg(long)]
+        allow_destroy: bool,
+        /// Destroy and recreate this queue when its immutable properties change (lossy). Repeatable.
+        #[arg(long, value_name = "QUEUE")]
+        replace: Vec<String>,
+    },
     /// Parse and check topology files; no broker needed.
     Validate {
         /// A topology file, or a directory of them (every *.toml below it).

@@ -3,6 +3,10 @@
 //! Data flows one way: files (`desired`) become a [`model::Topology`];
 //! `lint` checks it. See the README's architecture section.
 
+// Errors are diagnostics by value, returned once per run on a cold path.
+#![allow(clippy::result_large_err)]
+
+pub mod apply;
 pub mod broker;
 pub mod cli;
 pub mod commands;
@@ -15,6 +19,7 @@ pub mod lint;
 pub mod live;
 pub mod model;
 pub mod output;
+pub mod password;
 pub mod plan;
 pub mod render;
 pub mod source;
@@ -27,6 +32,13 @@ use output::Output;
 pub fn run(cli: Cli) -> Exit {
     let out = Output::new(cli.color, cli.quiet, cli.verbose);
     match cli.command {
+        Command::Plan { path, state, output } => {
+            commands::plan::plan_command(&path, state.as_deref(), &show(output), &cli.connection, out)
+        }
+        Command::Apply { path, auto_approve, allow_destroy, replace } => {
+            let options = commands::apply::Options { auto_approve, allow_destroy, replace };
+            commands::apply::run(&path, &options, &cli.connection, out)
+        }
         Command::Validate { path } => commands::validate::run(&path, out),
         Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),
         Command::Export { path, out: file } => commands::export::run(&path, file.as_deref(), out),

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value as Json;
-use warren::export::password::hash_with_salt;
+use warren::password::hash_with_salt;
 use warren::model::Password;
 
 use common::{corpus, root, warren_env};

@@ -8,9 +8,10 @@ use super::validate::{show, summary};
 use crate::desired::{self, Desired};
 use crate::diagnostic::Diagnostic;
 use crate::exit::Exit;
-use crate::export::{self, password};
+use crate::export;
 use crate::model::ObjectKey;
 use crate::output::Output;
+use crate::password;
 
 pub fn run(path: &Path, out_file: Option<&Path>, out: Output) -> Exit {
     let desired = desired::load(path);

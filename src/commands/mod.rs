@@ -1,6 +1,8 @@
 //! One module per command: each reads its inputs, runs the pipeline and
 //! prints the outcome.
 
+pub mod apply;
 pub mod export;
+pub mod live_side;
 pub mod plan;
 pub mod validate;

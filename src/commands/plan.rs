@@ -1,13 +1,15 @@
 //! `warren plan` and `warren diff`: compare, then show the plan in the
 //! chosen format. The two differ only in where the live side comes from.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::live_side::{self, LiveSide};
 use crate::desired::{self, Desired};
 use crate::diagnostic::{self, Diagnostic, render as render_diagnostics};
 use crate::diff::{self, Options};
 use crate::exit::Exit;
-use crate::model::{Inventory, Topology};
+use crate::model::{Inventory, Password};
 use crate::output::Output;
 use crate::plan::{self, Plan};
 use crate::render::{self, Format, PlanDocument};
@@ -20,30 +22,46 @@ pub struct Show {
     pub replace: Vec<String>,
 }
 
-/// The live side of a comparison.
-pub struct LiveSide {
-    pub topology: Topology,
-    pub inventory: Inventory,
-    /// How the plan names it: `definitions file x.json`, `examples/old`.
-    pub origin: String,
-    pub notes: Vec<Diagnostic>,
-}
-
-/// A plan with everything needed to show it.
+/// A plan with everything needed to show or apply it.
 pub struct Planned {
     pub plan: Plan,
     pub document: PlanDocument,
     pub desired: Desired,
+    pub live: LiveSide,
+    /// Passwords read from the environment, by user.
+    pub passwords: BTreeMap<String, String>,
 }
 
-/// Loads the files and plans against `live`; `Err` holds the exit after
-/// the files' diagnostics are shown.
-pub fn compute(path: &Path, live: LiveSide, show: &Show) -> Result<Planned, Box<Desired>> {
-    let desired = desired::load(path);
-    if desired.has_errors() {
-        return Err(Box::new(desired));
+/// Plans valid desired files against `live`.
+pub fn compute(desired: Desired, path: &Path, live: LiveSide, replace: &[String]) -> Planned {
+    let mut notes = live.notes.clone();
+    let mut options = Options {
+        replace: replace.iter().cloned().collect(),
+        queue_counts: live.queue_counts.clone(),
+        ..Options::default()
+    };
+    let mut passwords = BTreeMap::new();
+    for user in desired.topology.users.values() {
+        let Password::Env(var) = &user.password else { continue };
+        match std::env::var(var) {
+            Ok(p) if !p.is_empty() => {
+                if let Some(Password::Hash { hash, algorithm }) =
+                    live.topology.users.get(&user.name).map(|u| &u.password)
+                    && !crate::password::verify(&p, hash, algorithm.as_deref())
+                {
+                    options.stale_passwords.insert(user.name.clone());
+                }
+                passwords.insert(user.name.clone(), p);
+            }
+            _ => notes.push(
+                Diagnostic::warning(
+                    "password-unknown",
+                    format!("the password of user \"{}\" comes from ${var}, which is not set here", user.name),
+                )
+                .help(format!("set {var} to compare the password with the broker's and to create the user")),
+            ),
+        }
     }
-    let options = Options { replace: show.replace.iter().cloned().collect(), ..Options::default() };
     let d = diff::diff(&desired.topology, &live.topology, &live.inventory, &options);
     let plan = plan::build(d, &desired.topology, &live.topology);
     let mut diagnostics: Vec<Diagnostic> = plan
@@ -55,70 +73,101 @@ pub fn compute(path: &Path, live: LiveSide, show: &Show) -> Result<Planned, Box<
         })
         .collect();
     diagnostics.extend(desired.diagnostics.iter().cloned());
-    diagnostics.extend(live.notes.iter().cloned());
+    diagnostics.extend(notes);
     diagnostic::sort(&mut diagnostics);
     let document = PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
-    Ok(Planned { plan, document, desired: Desired { diagnostics, ..desired } })
+    Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
 }
 
-/// Prints a plan (or the reasons there is none) and returns the exit code.
-pub fn show(result: Result<Planned, Box<Desired>>, path: &Path, live_origin: &str, show: &Show, out: Output) -> Exit {
-    match result {
-        Err(desired) => {
-            let diags = &desired.diagnostics;
-            match show.format {
-                Format::Human => eprint!("{}", render_diagnostics(diags, &desired.sources, out.diagnostic_style())),
-                format => {
-                    let empty = Plan { changes: vec![], steps: vec![], problems: vec![] };
-                    let doc =
-                        PlanDocument::new(&empty, &path.display().to_string(), live_origin, diags, &desired.sources);
-                    print!("{}", render::render(&doc, format, false));
-                    eprint!("{}", render_diagnostics(diags, &desired.sources, out.diagnostic_style()));
-                }
-            }
-            eprintln!("{} is not valid: no plan was made.", path.display());
-            Exit::Error
-        }
-        Ok(planned) => {
-            let shown: Vec<Diagnostic> =
-                planned.desired.diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
-            eprint!("{}", render_diagnostics(&shown, &planned.desired.sources, out.diagnostic_style()));
-            let color = out.color && show.format == Format::Human;
-            print!("{}", render::render(&planned.document, show.format, color));
-            if !planned.document.errors.is_empty() {
-                eprintln!(
-                    "The plan cannot be carried out: {} must be fixed first.",
-                    errors(planned.document.errors.len())
-                );
-                Exit::Error
-            } else if show.detailed_exitcode && planned.document.has_changes() {
-                Exit::Changes
-            } else {
-                Exit::Ok
-            }
-        }
+/// Shows why invalid files give no plan; exits 1.
+pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: Format, out: Output) -> Exit {
+    let diags = &desired.diagnostics;
+    if format != Format::Human {
+        let empty = Plan { changes: vec![], steps: vec![], problems: vec![] };
+        let doc = PlanDocument::new(&empty, &path.display().to_string(), live_origin, diags, &desired.sources);
+        print!("{}", render::render(&doc, format, false));
+    }
+    eprint!("{}", render_diagnostics(diags, &desired.sources, out.diagnostic_style()));
+    eprintln!("{} is not valid: no plan was made.", path.display());
+    Exit::Error
+}
+
+/// Prints the diagnostics (stderr) and the plan (stdout).
+pub fn print(planned: &Planned, format: Format, out: Output) {
+    let shown: Vec<Diagnostic> =
+        planned.desired.diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
+    eprint!("{}", render_diagnostics(&shown, &planned.desired.sources, out.diagnostic_style()));
+    print!("{}", render::render(&planned.document, format, out.color && format == Format::Human));
+}
+
+/// The exit of `plan` and `diff` once the plan is shown.
+fn finish(planned: &Planned, show: &Show) -> Exit {
+    if !planned.document.errors.is_empty() {
+        Exit::Error
+    } else if show.detailed_exitcode && planned.document.has_changes() {
+        Exit::Changes
+    } else {
+        Exit::Ok
     }
 }
 
-fn errors(n: usize) -> String {
+pub fn errors(n: usize) -> String {
     if n == 1 { "1 error".into() } else { format!("{n} errors") }
+}
+
+/// `warren plan`: against a definitions export (`state`) or the broker.
+pub fn plan_command(
+    path: &Path,
+    state: Option<&Path>,
+    show: &Show,
+    connection: &crate::cli::Connection,
+    out: Output,
+) -> Exit {
+    let desired = desired::load(path);
+    let origin = match state {
+        Some(s) => format!("definitions file {}", s.display()),
+        None => live_side::describe(connection),
+    };
+    if desired.has_errors() {
+        return print_invalid(&desired, path, &origin, show.format, out);
+    }
+    let live = match state {
+        Some(s) => live_side::from_state(s),
+        None => live_side::from_broker(connection, &desired.topology),
+    };
+    let live = match live {
+        Ok(l) => l,
+        Err(d) => {
+            eprint!("{}", render_diagnostics(&[d], &desired.sources, out.diagnostic_style()));
+            return Exit::Error;
+        }
+    };
+    let planned = compute(desired, path, live, &show.replace);
+    print(&planned, show.format, out);
+    finish(&planned, show)
 }
 
 /// `warren diff OLD NEW`: the plan from one desired state to another,
 /// offline. Everything in OLD counts as managed by warren.
-pub fn diff_command(old: &Path, new: &Path, show_opts: &Show, out: Output) -> Exit {
+pub fn diff_command(old: &Path, new: &Path, show: &Show, out: Output) -> Exit {
     let before = desired::load(old);
     if before.has_errors() {
         eprint!("{}", render_diagnostics(&before.diagnostics, &before.sources, out.diagnostic_style()));
         eprintln!("{} is not valid: no plan was made.", old.display());
         return Exit::Error;
     }
+    let desired = desired::load(new);
+    if desired.has_errors() {
+        return print_invalid(&desired, new, &old.display().to_string(), show.format, out);
+    }
     let live = LiveSide {
         inventory: Inventory::of(&before.topology),
         topology: before.topology,
         origin: old.display().to_string(),
         notes: Vec::new(),
+        queue_counts: None,
     };
-    let origin = live.origin.clone();
-    show(compute(new, live, show_opts), new, &origin, show_opts, out)
+    let planned = compute(desired, new, live, &show.replace);
+    print(&planned, show.format, out);
+    finish(&planned, show)
 }

@@ -64,7 +64,6 @@ pub fn load(path: &Path) -> Desired {
 }
 
 /// The topology files a path names.
-#[allow(clippy::result_large_err)] // a cold path, once per run
 fn topology_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     let meta = std::fs::metadata(path).map_err(|e| {
         Diagnostic::error("read", format!("cannot read {}: {e}", path.display()))

@@ -14,11 +14,10 @@
 //! - users always name their hashing algorithm, so no `rabbit_version` is
 //!   needed (import uses it only to guess a missing algorithm).
 
-pub mod password;
-
 use serde_json::{Map, Value as Json, json};
 
 use crate::model::{Password, Policy, Table, Topology, Value, Vhost, binding_json};
+use crate::password;
 
 /// The definitions document of `topology`. Pure: passwords given as
 /// `Password::Env` must have been hashed by [`password::resolve`] first; one

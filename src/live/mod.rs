@@ -22,8 +22,6 @@
 //! - Not modelled, with a note: topic permissions, shovels and other vhost
 //!   parameters, other global parameters, user limits, vhost tags.
 
-// Errors are a Diagnostic by value (the public API's shape); one per read.
-#![allow(clippy::result_large_err)]
 
 mod definitions;
 mod normalise;

@@ -140,7 +140,8 @@ pub struct Binding {
 
 impl fmt::Display for Binding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} -> {} {} [{}]", self.source, self.destination_kind.as_str(), self.destination, self.routing_key)?;
+        let (s, d) = (&self.source, &self.destination);
+        write!(f, "{s} -> {} {d} key {:?}", self.destination_kind.as_str(), self.routing_key)?;
         if !self.arguments.is_empty() {
             write!(f, " arguments {}", super::Value::Table(self.arguments.clone()))?;
         }

@@ -96,3 +96,39 @@ impl Op {
         }
     }
 }
+
+impl std::fmt::Display for Op {
+    /// What the operation does, as progress lines and error reports say it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use Op::*;
+        match self {
+            PutVhost { name, .. } => write!(f, "create or update vhost \"{name}\""),
+            DeleteVhost { name } => write!(f, "delete vhost \"{name}\""),
+            PutUser { user } => write!(f, "create or update user \"{}\"", user.name),
+            DeleteUser { name } => write!(f, "delete user \"{name}\""),
+            DeclareExchange { vhost, exchange } => {
+                write!(f, "declare exchange \"{}\" in vhost \"{vhost}\"", exchange.name)
+            }
+            DeleteExchange { vhost, name } => write!(f, "delete exchange \"{name}\" in vhost \"{vhost}\""),
+            DeclareQueue { vhost, queue } => write!(f, "declare queue \"{}\" in vhost \"{vhost}\"", queue.name),
+            DeleteQueue { vhost, name, .. } => write!(f, "delete queue \"{name}\" in vhost \"{vhost}\""),
+            Bind { vhost, binding } => write!(f, "bind {binding} in vhost \"{vhost}\""),
+            Unbind { vhost, binding } => write!(f, "unbind {binding} in vhost \"{vhost}\""),
+            PutPolicy { vhost, policy, operator } => {
+                let kind = if *operator { "operator policy" } else { "policy" };
+                write!(f, "set {kind} \"{}\" in vhost \"{vhost}\"", policy.name)
+            }
+            DeletePolicy { vhost, name, operator } => {
+                let kind = if *operator { "operator policy" } else { "policy" };
+                write!(f, "delete {kind} \"{name}\" in vhost \"{vhost}\"")
+            }
+            PutPermission { vhost, permission } => {
+                write!(f, "set permissions of \"{}\" in vhost \"{vhost}\"", permission.user)
+            }
+            DeletePermission { vhost, user } => write!(f, "delete permissions of \"{user}\" in vhost \"{vhost}\""),
+            Migrate { vhost, queue, replaces } => {
+                write!(f, "migrate queue \"{replaces}\" to \"{}\" in vhost \"{vhost}\"", queue.name)
+            }
+        }
+    }
+}

@@ -42,6 +42,10 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
 /// The last line, in terraform's words so CI tooling can read it.
 pub fn summary_line(doc: &PlanDocument) -> String {
     let s = &doc.summary;
+    if !doc.errors.is_empty() {
+        let n = doc.errors.len();
+        return format!("No plan: {n} error{} must be fixed first.", if n == 1 { "" } else { "s" });
+    }
     if !doc.has_changes() {
         return "No changes. The broker matches the topology.".to_string();
     }

@@ -58,7 +58,7 @@ fn diff_marked(line: &str) -> String {
     let body = line.trim_start();
     let indent = line.len() - body.len();
     match body.chars().next() {
-        Some(sign @ ('+' | '-')) if indent > 0 => {
+        Some(sign @ ('+' | '-')) if indent > 0 && body[1..].starts_with(' ') => {
             format!("{sign}{}{}", " ".repeat(indent), &body[1..])
         }
         _ => line.to_string(),

@@ -32,6 +32,17 @@ pub fn hash(password: &str) -> Result<String, getrandom::Error> {
     Ok(hash_with_salt(password, salt))
 }
 
+/// Whether `password` is the one `hash` was made from (SHA-256 hashes;
+/// other algorithms cannot be checked here and count as different).
+pub fn verify(password: &str, hash: &str, algorithm: Option<&str>) -> bool {
+    if algorithm.is_some_and(|a| a != SHA256) {
+        return false;
+    }
+    let Ok(bytes) = STANDARD.decode(hash) else { return false };
+    let Some(salt) = bytes.get(..4).and_then(|s| <[u8; 4]>::try_from(s).ok()) else { return false };
+    hash_with_salt(password, salt) == hash
+}
+
 /// Why a user's password could not be read from its variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {

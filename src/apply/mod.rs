@@ -1,0 +1,48 @@
+//! Carrying out a plan on the broker: the inventory before and after, and
+//! the steps in order.
+
+mod execute;
+
+pub use execute::{CONCURRENCY, Outcome, execute};
+
+use crate::diff::Action;
+use crate::model::{Inventory, ObjectKey, Topology};
+use crate::plan::{Op, Plan};
+
+/// What to record before the first step: every object the files declare is
+/// claimed before it is created, so a run cut short still owns what it made.
+/// Objects of the old inventory that are no longer live are dropped.
+pub fn inventory_before(old: &Inventory, desired: &Topology, live: &Topology) -> Inventory {
+    let mut objects: std::collections::BTreeSet<ObjectKey> =
+        old.objects.iter().filter(|k| is_live(k, live)).cloned().collect();
+    objects.extend(Inventory::of(desired).objects);
+    Inventory { objects }
+}
+
+/// What to record after the steps that were `done`: the claimed objects
+/// less those destroyed.
+pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inventory {
+    let mut objects = before.objects.clone();
+    for i in done {
+        let step = &plan.steps[*i];
+        let change = &plan.changes[step.change];
+        if change.action == Action::Destroy && !matches!(step.op, Op::Bind { .. }) {
+            objects.remove(&change.key);
+        }
+    }
+    Inventory { objects }
+}
+
+fn is_live(key: &ObjectKey, live: &Topology) -> bool {
+    let v = |name: &str| live.vhosts.get(name);
+    match key {
+        ObjectKey::Vhost(n) => v(n).is_some(),
+        ObjectKey::User(n) => live.users.contains_key(n),
+        ObjectKey::Exchange { vhost, name } => v(vhost).is_some_and(|x| x.exchanges.contains_key(name)),
+        ObjectKey::Queue { vhost, name } => v(vhost).is_some_and(|x| x.queues.contains_key(name)),
+        ObjectKey::Binding { vhost, binding } => v(vhost).is_some_and(|x| x.bindings.contains(binding)),
+        ObjectKey::Policy { vhost, name } => v(vhost).is_some_and(|x| x.policies.contains_key(name)),
+        ObjectKey::OperatorPolicy { vhost, name } => v(vhost).is_some_and(|x| x.operator_policies.contains_key(name)),
+        ObjectKey::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
+    }
+}

@@ -1,0 +1,80 @@
+//! Where a plan's live side comes from: a definitions export, or the broker
+//! (one definitions request, and one queue listing per declared vhost).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::broker::{Broker, BrokerError, Endpoint, Tls};
+use crate::cli::Connection;
+use crate::diagnostic::Diagnostic;
+use crate::live;
+use crate::model::{Inventory, QueueCounts, Topology};
+
+/// The live side of a comparison.
+#[derive(Debug, Clone)]
+pub struct LiveSide {
+    pub topology: Topology,
+    pub inventory: Inventory,
+    /// How the plan names it: `definitions file x.json`, `http://host:15672`.
+    pub origin: String,
+    pub notes: Vec<Diagnostic>,
+    /// Known only when read from a broker.
+    pub queue_counts: Option<BTreeMap<(String, String), QueueCounts>>,
+}
+
+pub fn from_state(path: &Path) -> Result<LiveSide, Diagnostic> {
+    let origin = format!("definitions file {}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::error("read", format!("cannot read {}: {e}", path.display()))
+            .help("give --state the path of a RabbitMQ definitions export")
+    })?;
+    let l = live::from_definitions(&text, &path.display().to_string())?;
+    Ok(LiveSide { topology: l.topology, inventory: l.inventory, origin, notes: l.notes, queue_counts: None })
+}
+
+/// The management API's address without credentials, for messages.
+pub fn describe(c: &Connection) -> String {
+    Endpoint::parse(&c.url, Tls::default()).map(|e| e.to_string()).unwrap_or_else(|_| "the broker".into())
+}
+
+pub fn connect(c: &Connection) -> Result<Broker, Diagnostic> {
+    let tls = Tls { ca_cert: c.ca_cert.clone(), client_cert: c.client_cert.clone(), client_key: c.client_key.clone() };
+    let endpoint = Endpoint::parse(&c.url, tls).map_err(|e| {
+        Diagnostic::error("broker", e).help("set --url or WARREN_URL to http(s)://user:password@host:port")
+    })?;
+    Broker::new(endpoint).map_err(|e| e.diagnostic())
+}
+
+/// A runtime for the broker calls of one command.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime can be started")
+}
+
+pub fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagnostic> {
+    let broker = connect(c)?;
+    runtime().block_on(read(&broker, desired)).map_err(|e| e.diagnostic())
+}
+
+/// Reads the live state of the broker, with counts for the desired vhosts'
+/// queues. A broker error is returned as such so callers can tell kinds apart.
+pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
+    broker.check().await?;
+    let origin = broker.endpoint().to_string();
+    let text = broker.definitions().await?;
+    let l = live::from_definitions(&text, &origin).map_err(|d| BrokerError::Refused {
+        action: "read the definitions".into(),
+        status: 200,
+        reason: d.message,
+    })?;
+    let mut counts = BTreeMap::new();
+    for vhost in desired.vhosts.keys().filter(|v| l.topology.vhosts.contains_key(*v)) {
+        for (name, c) in broker.queue_counts(vhost).await? {
+            counts.insert((vhost.clone(), name), c);
+        }
+    }
+    Ok(LiveSide { topology: l.topology, inventory: l.inventory, origin, notes: l.notes, queue_counts: Some(counts) })
+}
