@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value as Json;
-use warren::password::hash_with_salt;
 use warren::model::Password;
+use warren::password::hash_with_salt;
 
 use common::{corpus, root, warren_env};
 

@@ -45,6 +45,13 @@ impl Broker {
         Ok(text)
     }
 
+    /// Every vhost with its metadata, as text (one request).
+    pub async fn vhosts(&self) -> Result<String, BrokerError> {
+        let path = "vhosts?columns=name,description,tags,default_queue_type,metadata";
+        let (_, text) = self.http.send(Method::GET, path, None, "list the vhosts").await?;
+        Ok(text)
+    }
+
     /// Message and consumer counts of a vhost's queues, in one request.
     pub async fn queue_counts(&self, vhost: &str) -> Result<BTreeMap<String, QueueCounts>, BrokerError> {
         let path = format!("queues/{}?columns=name,messages,consumers", segment(vhost));

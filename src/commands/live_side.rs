@@ -65,11 +65,10 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
     broker.check().await?;
     let origin = broker.endpoint().to_string();
     let text = broker.definitions().await?;
-    let l = live::from_definitions(&text, &origin).map_err(|d| BrokerError::Refused {
-        action: "read the definitions".into(),
-        status: 200,
-        reason: d.message,
-    })?;
+    let unreadable =
+        |d: Diagnostic| BrokerError::Refused { action: "read the definitions".into(), status: 200, reason: d.message };
+    let mut l = live::from_definitions(&text, &origin).map_err(unreadable)?;
+    live::add_vhost_listing(&mut l, &broker.vhosts().await?, &origin).map_err(unreadable)?;
     let mut counts = BTreeMap::new();
     for vhost in desired.vhosts.keys().filter(|v| l.topology.vhosts.contains_key(*v)) {
         for (name, c) in broker.queue_counts(vhost).await? {

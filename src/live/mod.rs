@@ -22,7 +22,6 @@
 //! - Not modelled, with a note: topic permissions, shovels and other vhost
 //!   parameters, other global parameters, user limits, vhost tags.
 
-
 mod definitions;
 mod normalise;
 mod notes;
@@ -128,3 +127,20 @@ fn has_items(d: &Definitions) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// Fills vhost descriptions and default queue types from a `GET
+/// /api/vhosts` listing: 3.10-3.12 exports leave them out of definitions.
+/// Limits stay as the definitions gave them.
+pub fn add_vhost_listing(live: &mut Live, listing: &str, origin: &str) -> Result<(), Diagnostic> {
+    let items: Vec<definitions::VhostDef> = serde_json::from_str(listing)
+        .map_err(|e| Diagnostic::error("definitions", format!("{origin}: the vhost listing is not readable: {e}")))?;
+    let mut notes = notes::Notes::default();
+    for item in items {
+        if let Some(v) = live.topology.vhosts.get_mut(&item.name) {
+            let s = vhosts::settings(&item.fields, &item.name, &mut notes);
+            v.settings.description = s.description;
+            v.settings.default_queue_type = s.default_queue_type;
+        }
+    }
+    Ok(())
+}
