@@ -8,6 +8,7 @@ pub mod commands;
 pub mod desired;
 pub mod diagnostic;
 pub mod exit;
+pub mod import;
 pub mod lint;
 pub mod live;
 pub mod model;
@@ -23,5 +24,10 @@ pub fn run(cli: Cli) -> Exit {
     let out = Output::new(cli.color, cli.quiet, cli.verbose);
     match cli.command {
         Command::Validate { path } => commands::validate::run(&path, out),
+        Command::Import {
+            state,
+            vhosts,
+            out: dir,
+        } => commands::import::run(&state, &vhosts, &dir, out),
     }
 }

@@ -10,6 +10,7 @@ mod spans;
 use std::path::{Path, PathBuf};
 
 pub use parse::MAX_NAME_BYTES;
+pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, check_expect};
 pub use spans::{Site, Spans};
 
 use crate::diagnostic::Diagnostic;

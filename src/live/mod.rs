@@ -27,7 +27,7 @@
 
 mod definitions;
 mod normalise;
-mod notes;
+pub(crate) mod notes;
 mod users;
 mod vhosts;
 
