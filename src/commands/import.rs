@@ -116,7 +116,7 @@ fn refuse_existing(dir: &Path) -> Result<(), Diagnostic> {
         .help("give --out a directory, new or without *.toml files"));
     }
     let mut found = Vec::new();
-    toml_files(dir, &mut found).map_err(|e| {
+    desired::collect(dir, &mut found).map_err(|e| {
         Diagnostic::error("read", format!("cannot list {}: {e}", dir.display()))
             .help("check its permissions")
     })?;
@@ -143,18 +143,6 @@ fn refuse_existing(dir: &Path) -> Result<(), Diagnostic> {
         ),
     )
     .help("warren import never overwrites files, nor adds to a topology (every *.toml below a directory is read as one); remove them or give --out a new directory"))
-}
-
-fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            toml_files(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "toml") {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 #[allow(clippy::result_large_err)]

@@ -94,7 +94,8 @@ fn topology_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     Ok(out)
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// Adds every `*.toml` below `dir` to `out`, unsorted.
+pub(crate) fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {

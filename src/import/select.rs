@@ -126,7 +126,7 @@ impl Selection {
             }
             out.bindings.insert(b.clone());
         }
-        Self::externals(&mut out);
+        list_externals(&mut out);
         for (operator, live_set) in [(false, &live.policies), (true, &live.operator_policies)] {
             for (name, p) in live_set {
                 if let Some(why) = policy_problem(p, operator) {
@@ -158,36 +158,36 @@ impl Selection {
         out
     }
 
-    /// Lists as external each binding end that `vhost` does not declare.
-    fn externals(vhost: &mut Vhost) {
-        let mut exchanges = BTreeSet::new();
-        let mut queues = BTreeSet::new();
-        for b in &vhost.bindings {
-            exchanges.insert(&b.source);
-            match b.destination_kind {
-                DestinationKind::Exchange => exchanges.insert(&b.destination),
-                DestinationKind::Queue => queues.insert(&b.destination),
-            };
-        }
-        let exchanges: Vec<String> = exchanges
-            .into_iter()
-            .filter(|x| {
-                !vhost.exchanges.contains_key(*x) && !BUILTIN_EXCHANGES.contains(&x.as_str())
-            })
-            .cloned()
-            .collect();
-        let queues: Vec<String> = queues
-            .into_iter()
-            .filter(|q| !vhost.queues.contains_key(*q))
-            .cloned()
-            .collect();
-        vhost.external.exchanges.extend(exchanges);
-        vhost.external.queues.extend(queues);
-    }
-
     fn permission_problem(&self, p: &Permission) -> Option<String> {
         (!self.topology.users.contains_key(&p.user))
             .then(|| format!("user \"{}\" is not imported", p.user.escape_debug()))
+    }
+}
+
+/// Lists as external each binding end that `vhost` does not declare.
+fn list_externals(vhost: &mut Vhost) {
+    let Vhost {
+        exchanges,
+        queues,
+        bindings,
+        external,
+        ..
+    } = vhost;
+    let declared =
+        |x: &String| exchanges.contains_key(x) || BUILTIN_EXCHANGES.contains(&x.as_str());
+    for b in bindings.iter() {
+        if !declared(&b.source) {
+            external.exchanges.insert(b.source.clone());
+        }
+        match b.destination_kind {
+            DestinationKind::Exchange if !declared(&b.destination) => {
+                external.exchanges.insert(b.destination.clone());
+            }
+            DestinationKind::Queue if !queues.contains_key(&b.destination) => {
+                external.queues.insert(b.destination.clone());
+            }
+            _ => {}
+        }
     }
 }
 

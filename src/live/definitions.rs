@@ -3,8 +3,8 @@
 //! absent or `null`. Only a file whose structure is wrong (a list that is not
 //! a list, an item without a name) is an error.
 
+use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny};
-use serde::{Deserialize, de::DeserializeOwned};
 use serde_json::{Map, Value as Json};
 
 use crate::diagnostic::Diagnostic;
@@ -240,16 +240,12 @@ fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
 /// Reads a definitions file; an error says what is wrong, at which line and
 /// column, and in which item.
 pub fn parse(json: &str, origin: &str) -> Result<Definitions, Diagnostic> {
-    read(json, origin)
-}
-
-fn read<T: DeserializeOwned>(json: &str, origin: &str) -> Result<T, Diagnostic> {
     let mut de = serde_json::Deserializer::from_str(json);
-    let value = serde_path_to_error::deserialize(&mut de)
+    let defs = serde_path_to_error::deserialize(&mut de)
         .map_err(|e| shape_error(origin, e.path().to_string(), e.inner()))?;
     de.end()
         .map_err(|e| shape_error(origin, String::new(), &e))?;
-    Ok(value)
+    Ok(defs)
 }
 
 fn shape_error(origin: &str, path: String, e: &serde_json::Error) -> Diagnostic {

@@ -8,7 +8,7 @@
 //!   queue type, else classic.
 //! - Vhost settings are `Some` only when the export says something: a
 //!   non-empty description, a known default queue type, at least one limit
-//!   (see [`vhosts`]).
+//!   (see `vhosts.rs`).
 //! - Left out: the default and `amq.*` exchanges, the default exchange's
 //!   bindings, federation's upstream exchanges and queues (and their
 //!   bindings), the broker's own global parameters and warren's inventory
