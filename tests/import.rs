@@ -338,6 +338,41 @@ fn broken_input_fails_with_a_clear_message() {
 }
 
 #[test]
+fn an_empty_export_imports_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty.json");
+    std::fs::write(&empty, "{}").unwrap();
+    let out = out_dir(&tmp, "out");
+    let run = warren(&[
+        "import",
+        "--state",
+        path_str(&empty),
+        "--out",
+        path_str(&out),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("nothing to import"), "{}", run.stderr);
+    assert!(!out.exists());
+}
+
+#[test]
+fn quiet_prints_only_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = warren(&[
+        "-q",
+        "import",
+        "--state",
+        "../shared/realworld/07-census-rm-ons.json",
+        "--out",
+        path_str(tmp.path()),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+    assert!(run.stdout.starts_with("Imported "), "{}", run.stdout);
+}
+
+#[test]
 fn state_and_out_are_required() {
     let run = warren(&["import", "--out", "x"]);
     assert_eq!(run.code, 2);

@@ -60,11 +60,13 @@ fn import_files(
         show(&notes, out);
     }
     for (path, file) in written.iter().zip(&imported.files) {
-        println!(
-            "Wrote {}: {}",
-            path.display(),
-            summary(file, &imported.topology)
-        );
+        if !out.quiet {
+            println!(
+                "Wrote {}: {}",
+                path.display(),
+                summary(file, &imported.topology)
+            );
+        }
     }
     let check = desired::load(out_dir);
     if check.has_errors() {

@@ -63,6 +63,13 @@ pub fn import(live: &Topology, vhosts: &[String], source: &str) -> Result<Import
             format!("its vhosts are {}", have.join(", "))
         }));
     }
+    if live.vhosts.is_empty() && live.users.is_empty() {
+        return Err(Diagnostic::error(
+            "import",
+            format!("{source} holds no vhosts and no users: nothing to import"),
+        )
+        .help("export the definitions again; an empty file imports nothing"));
+    }
     let selection = select::select(live, &wanted);
     let mut files = Vec::new();
     for (vhost, name) in names::vhost_files(selection.topology.vhosts.keys()) {
