@@ -143,17 +143,14 @@ pub struct PolicyDef {
     #[serde(default)]
     pub vhost: Option<String>,
     pub name: String,
-    pub pattern: String,
-    #[serde(default, rename = "apply-to")]
-    pub apply_to: Option<String>,
-    #[serde(default, deserialize_with = "integer")]
-    pub priority: Option<i64>,
-    pub definition: Map<String, Json>,
+    #[serde(flatten)]
+    pub body: PolicyBody,
 }
 
-/// The `value` of an operator policy parameter.
+/// What a policy has beside its name: the rest of a `policies` item, or the
+/// `value` of an operator policy parameter.
 #[derive(Debug, Deserialize)]
-pub struct OperatorPolicyValue {
+pub struct PolicyBody {
     pub pattern: String,
     #[serde(default, rename = "apply-to")]
     pub apply_to: Option<String>,
@@ -331,7 +328,10 @@ mod tests {
     fn priority_may_be_an_integral_float() {
         let json = r#"{"policies": [{"vhost": "/", "name": "p", "pattern": ".*",
             "priority": 2.0, "definition": {}}]}"#;
-        assert_eq!(parse(json, "d.json").unwrap().policies[0].priority, Some(2));
+        assert_eq!(
+            parse(json, "d.json").unwrap().policies[0].body.priority,
+            Some(2)
+        );
         let bad =
             r#"{"policies": [{"name": "p", "pattern": ".*", "priority": 1.5, "definition": {}}]}"#;
         assert!(parse(bad, "d.json").is_err());
