@@ -124,4 +124,17 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Write topology files (one per vhost, and users.toml) for what a
+    /// definitions export holds.
+    Import {
+        /// A definitions export (required until broker support lands).
+        #[arg(long, value_name = "FILE")]
+        state: PathBuf,
+        /// Import only this vhost; repeat for more. Default: every vhost.
+        #[arg(long = "vhost", value_name = "VHOST")]
+        vhosts: Vec<String>,
+        /// The directory to write to; it must not hold *.toml files yet.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
 }

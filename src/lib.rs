@@ -15,6 +15,7 @@ pub mod diagnostic;
 pub mod diff;
 pub mod exit;
 pub mod export;
+pub mod import;
 pub mod lint;
 pub mod live;
 pub mod model;
@@ -42,6 +43,7 @@ pub fn run(cli: Cli) -> Exit {
         Command::Validate { path } => commands::validate::run(&path, out),
         Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),
         Command::Export { path, out: file } => commands::export::run(&path, file.as_deref(), out),
+        Command::Import { state, vhosts, out: dir } => commands::import::run(&state, &vhosts, &dir, out),
     }
 }
 

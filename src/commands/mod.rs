@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod export;
+pub mod import;
 pub mod live_side;
 pub mod plan;
 pub mod validate;

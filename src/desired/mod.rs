@@ -10,6 +10,7 @@ mod spans;
 use std::path::{Path, PathBuf};
 
 pub use parse::MAX_NAME_BYTES;
+pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, check_expect};
 pub use spans::{Site, Spans};
 
 use crate::diagnostic::Diagnostic;
@@ -84,7 +85,8 @@ fn topology_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     Ok(out)
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// Adds every `*.toml` below `dir` to `out`, unsorted.
+pub(crate) fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {

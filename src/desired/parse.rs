@@ -35,9 +35,9 @@ const POLICY_KEYS: &[&str] = &["pattern", "apply_to", "priority", "definition"];
 const USER_KEYS: &[&str] = &["password_env", "password_hash", "hashing_algorithm", "tags", "password"];
 const PERMISSION_KEYS: &[&str] = &["configure", "write", "read"];
 const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues"];
-const LIMIT_KEYS: &[&str] = &["max-queues", "max-connections"];
-const EXCHANGE_TYPES: &[&str] = &["direct", "fanout", "topic", "headers"];
-const HASHING_ALGORITHMS: &[&str] =
+pub(crate) const LIMIT_KEYS: &[&str] = &["max-queues", "max-connections"];
+pub(crate) const EXCHANGE_TYPES: &[&str] = &["direct", "fanout", "topic", "headers"];
+pub(crate) const HASHING_ALGORITHMS: &[&str] =
     &["rabbit_password_hashing_sha256", "rabbit_password_hashing_sha512", "rabbit_password_hashing_md5"];
 
 /// The longest name RabbitMQ accepts (AMQP short string).
@@ -685,7 +685,7 @@ impl Parser<'_> {
 }
 
 /// What is wrong with `value` for `expect`, as the end of a sentence.
-fn check_expect(expect: Expect, value: &Value) -> Option<String> {
+pub(crate) fn check_expect(expect: Expect, value: &Value) -> Option<String> {
     let bad_kind = || Some(format!("must be {}, not {}", expect.describe(), value.kind()));
     match expect {
         Expect::Int(lo, hi) => match value.as_int() {

@@ -3,8 +3,8 @@
 //! absent or `null`. Only a file whose structure is wrong (a list that is not
 //! a list, an item without a name) is an error.
 
+use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny};
-use serde::{Deserialize, de::DeserializeOwned};
 use serde_json::{Map, Value as Json};
 
 use crate::diagnostic::Diagnostic;
@@ -143,17 +143,14 @@ pub struct PolicyDef {
     #[serde(default)]
     pub vhost: Option<String>,
     pub name: String,
-    pub pattern: String,
-    #[serde(default, rename = "apply-to")]
-    pub apply_to: Option<String>,
-    #[serde(default, deserialize_with = "integer")]
-    pub priority: Option<i64>,
-    pub definition: Map<String, Json>,
+    #[serde(flatten)]
+    pub body: PolicyBody,
 }
 
-/// The `value` of an operator policy parameter.
+/// What a policy has beside its name: the rest of a `policies` item, or the
+/// `value` of an operator policy parameter.
 #[derive(Debug, Deserialize)]
-pub struct OperatorPolicyValue {
+pub struct PolicyBody {
     pub pattern: String,
     #[serde(default, rename = "apply-to")]
     pub apply_to: Option<String>,
@@ -238,15 +235,11 @@ fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
 /// Reads a definitions file; an error says what is wrong, at which line and
 /// column, and in which item.
 pub fn parse(json: &str, origin: &str) -> Result<Definitions, Diagnostic> {
-    read(json, origin)
-}
-
-fn read<T: DeserializeOwned>(json: &str, origin: &str) -> Result<T, Diagnostic> {
     let mut de = serde_json::Deserializer::from_str(json);
-    let value =
+    let defs =
         serde_path_to_error::deserialize(&mut de).map_err(|e| shape_error(origin, e.path().to_string(), e.inner()))?;
     de.end().map_err(|e| shape_error(origin, String::new(), &e))?;
-    Ok(value)
+    Ok(defs)
 }
 
 fn shape_error(origin: &str, path: String, e: &serde_json::Error) -> Diagnostic {
@@ -318,7 +311,7 @@ mod tests {
     fn priority_may_be_an_integral_float() {
         let json = r#"{"policies": [{"vhost": "/", "name": "p", "pattern": ".*",
             "priority": 2.0, "definition": {}}]}"#;
-        assert_eq!(parse(json, "d.json").unwrap().policies[0].priority, Some(2));
+        assert_eq!(parse(json, "d.json").unwrap().policies[0].body.priority, Some(2));
         let bad = r#"{"policies": [{"name": "p", "pattern": ".*", "priority": 1.5, "definition": {}}]}"#;
         assert!(parse(bad, "d.json").is_err());
     }

@@ -8,7 +8,7 @@
 //!   queue type, else classic.
 //! - Vhost settings are `Some` only when the export says something: a
 //!   non-empty description, a known default queue type, at least one limit
-//!   (see [`vhosts`]).
+//!   (see `vhosts.rs`).
 //! - Left out: the default and `amq.*` exchanges, the default exchange's
 //!   bindings, federation's upstream exchanges and queues (and their
 //!   bindings), the broker's own global parameters and warren's inventory
@@ -24,7 +24,7 @@
 
 mod definitions;
 mod normalise;
-mod notes;
+pub(crate) mod notes;
 mod users;
 mod vhosts;
 
@@ -53,8 +53,8 @@ pub fn from_definitions(json: &str, origin: &str) -> Result<Live, Diagnostic> {
     from_vhost_definitions(json, origin, None)
 }
 
-/// Reads an export of one vhost (`GET /api/definitions/{vhost}`, whose items
-/// have no `vhost` field) into `vhost`, or into the vhost a 4.x export names
+/// Reads an export of one vhost (`GET /api/definitions/{vhost}`, whose
+/// queues, exchanges and bindings have no `vhost` field) into `vhost`, or into the vhost a 4.x export names
 /// when `vhost` is `None`. A cluster-wide export names its own vhosts and is
 /// read as [`from_definitions`] reads it.
 pub fn from_vhost_definitions(json: &str, origin: &str, vhost: Option<&str>) -> Result<Live, Diagnostic> {
@@ -77,8 +77,9 @@ fn single_vhost(
     let single = match defs.rabbitmq_definition_format.as_deref() {
         Some("single_virtual_host") => true,
         Some(_) => false,
-        // 3.x single-vhost exports have no format marker: no vhost lists, no
-        // users, and no item names its vhost.
+        // 3.x single-vhost exports have no format marker: no vhost list, no
+        // users, and no queue, exchange or binding names its vhost (3.10.8
+        // still writes `vhost` in policies and parameters).
         None => {
             defs.vhosts.is_none()
                 && defs.users.is_empty()
@@ -112,9 +113,7 @@ fn names_vhosts(d: &Definitions) -> bool {
     d.queues.iter().any(|i| i.vhost.is_some())
         || d.exchanges.iter().any(|i| i.vhost.is_some())
         || d.bindings.iter().any(|i| i.vhost.is_some())
-        || d.policies.iter().any(|i| i.vhost.is_some())
-        || d.parameters.iter().any(|i| i.vhost.is_some())
-        || d.permissions.iter().any(|i| i.vhost.is_some())
+        || !d.permissions.is_empty()
 }
 
 fn has_items(d: &Definitions) -> bool {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value as Json};
 
 use super::Live;
 use super::definitions::{
-    BindingDef, Definitions, DestinationType, ExchangeDef, OperatorPolicyValue, ParameterDef, PolicyDef, QueueDef,
+    BindingDef, Definitions, DestinationType, ExchangeDef, ParameterDef, PolicyBody, PolicyDef, QueueDef,
 };
 use super::notes::Notes;
 use super::users::user;
@@ -155,32 +155,14 @@ impl Reader<'_> {
         let v = self.vhost_of(p.vhost.as_deref(), "parameters", index, &p.name)?;
         match p.component.as_str() {
             "operator_policy" => {
-                let body: OperatorPolicyValue =
-                    serde_json::from_value(p.value.clone()).map_err(|e| {
-                        Diagnostic::error(
-                            "definitions",
-                            format!("{}: operator policy \"{}\" (`parameters[{index}].value`) is malformed: {e}", self.origin, p.name),
-                        )
-                        .help("an operator policy's value has `pattern`, `definition`, and optionally `priority` and `apply-to`")
-                    })?;
-                let policy = self.policy_of(
-                    &v,
-                    &p.name,
-                    &body.pattern,
-                    body.apply_to.as_deref(),
-                    body.priority,
-                    &body.definition,
-                    true,
-                );
-                if let Some(policy) = policy
-                    && self
-                        .vhost(&v)
-                        .operator_policies
-                        .insert(p.name.clone(), policy)
-                        .is_some()
-                {
-                    self.duplicate(&v, "operator policies", &p.name);
-                }
+                let body: PolicyBody = serde_json::from_value(p.value.clone()).map_err(|e| {
+                    Diagnostic::error(
+                        "definitions",
+                        format!("{}: operator policy \"{}\" (`parameters[{index}].value`) is malformed: {e}", self.origin, p.name),
+                    )
+                    .help("an operator policy's value has `pattern`, `definition`, and optionally `priority` and `apply-to`")
+                })?;
+                self.add_policy(&v, &p.name, &body, true);
             }
             "vhost-limits" => {
                 let mut limits = self.vhost(&v).settings.limits.take().unwrap_or_default();
@@ -325,30 +307,16 @@ impl Reader<'_> {
 
     fn policy(&mut self, index: usize, p: &PolicyDef) -> Result<(), Diagnostic> {
         let v = self.vhost_of(p.vhost.as_deref(), "policies", index, &p.name)?;
-        let policy = self.policy_of(&v, &p.name, &p.pattern, p.apply_to.as_deref(), p.priority, &p.definition, false);
-        if let Some(policy) = policy
-            && self.vhost(&v).policies.insert(p.name.clone(), policy).is_some()
-        {
-            self.duplicate(&v, "policies", &p.name);
-        }
+        self.add_policy(&v, &p.name, &p.body, false);
         Ok(())
     }
 
-    /// A policy with `apply-to` "all" and priority 0 by default; keys
-    /// RabbitMQ does not know are kept and noted.
-    #[allow(clippy::too_many_arguments)] // the fields of two item shapes
-    fn policy_of(
-        &mut self,
-        v: &str,
-        name: &str,
-        pattern: &str,
-        apply_to: Option<&str>,
-        priority: Option<i64>,
-        definition: &Map<String, Json>,
-        operator: bool,
-    ) -> Option<Policy> {
+    /// Adds a policy (or operator policy), with `apply-to` "all" and
+    /// priority 0 by default. Keys RabbitMQ does not know are kept and noted;
+    /// an unknown `apply-to` leaves the policy out.
+    fn add_policy(&mut self, v: &str, name: &str, body: &PolicyBody, operator: bool) {
         let what = if operator { "operator policy" } else { "policy" };
-        let apply_to = match apply_to {
+        let apply_to = match body.apply_to.as_deref() {
             None => ApplyTo::All,
             Some(a) => match ApplyTo::parse(a) {
                 Some(a) => a,
@@ -357,27 +325,34 @@ impl Reader<'_> {
                         format!("{what} \"{name}\" in vhost \"{v}\" applies to \"{a}\", which RabbitMQ does not know; left out"),
                         "`apply-to` is all, queues, exchanges, classic_queues, quorum_queues or streams",
                     );
-                    return None;
+                    return;
                 }
             },
         };
-        let unknown: Vec<&str> = definition.keys().map(String::as_str).filter(|k| policy_key(k).is_none()).collect();
+        let unknown: Vec<String> =
+            body.definition.keys().filter(|k| policy_key(k).is_none()).map(|k| format!("`{k}`")).collect();
         if !unknown.is_empty() {
             self.notes.one(
                 format!(
                     "{what} \"{name}\" in vhost \"{v}\" sets {}, which RabbitMQ does not know (kept; `warren import` leaves the policy out)",
-                    unknown.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                    unknown.join(", ")
                 ),
                 "a plugin's key works only where the plugin is enabled; RabbitMQ rejects a new policy with a key it does not know",
             );
         }
-        Some(Policy {
+        let policy = Policy {
             name: name.to_string(),
-            pattern: pattern.to_string(),
+            pattern: body.pattern.clone(),
             apply_to,
-            priority: priority.unwrap_or(0),
-            definition: table(definition),
-        })
+            priority: body.priority.unwrap_or(0),
+            definition: table(&body.definition),
+        };
+        let vhost = self.vhost(v);
+        let set = if operator { &mut vhost.operator_policies } else { &mut vhost.policies };
+        if set.insert(name.to_string(), policy).is_some() {
+            let kind = if operator { "operator policies" } else { "policies" };
+            self.duplicate(v, kind, name);
+        }
     }
 
     fn users(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {

@@ -1,5 +1,6 @@
-//! The quirks found while reading an export, grouped so that a hundred alike
-//! findings make one readable note instead of a hundred.
+//! The quirks found while reading an export (and what `warren import`
+//! leaves out), grouped so that a hundred alike findings make one readable
+//! note instead of a hundred.
 
 use std::collections::BTreeSet;
 
@@ -11,9 +12,17 @@ pub const CODE: &str = "live-quirk";
 /// At most this many names are listed in one note.
 const LISTED: usize = 8;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Notes {
+    code: &'static str,
     groups: Vec<Group>,
+}
+
+impl Default for Notes {
+    /// Notes about an export (code `live-quirk`).
+    fn default() -> Self {
+        Notes::new(CODE)
+    }
 }
 
 #[derive(Debug)]
@@ -24,6 +33,11 @@ struct Group {
 }
 
 impl Notes {
+    /// Notes that will be warnings with this code.
+    pub fn new(code: &'static str) -> Self {
+        Notes { code, groups: Vec::new() }
+    }
+
     /// Adds `item` (a name, quoted in the note) to the note about `topic`.
     pub fn add(&mut self, topic: impl Into<String>, help: impl Into<String>, item: &str) {
         let topic = topic.into();
@@ -46,7 +60,8 @@ impl Notes {
 
     /// The notes as warnings, in the order their topics were first found.
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
-        self.groups.into_iter().map(|g| Diagnostic::warning(CODE, message(&g)).help(g.help)).collect()
+        let code = self.code;
+        self.groups.into_iter().map(|g| Diagnostic::warning(code, message(&g)).help(g.help)).collect()
     }
 }
 

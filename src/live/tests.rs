@@ -370,6 +370,20 @@ fn a_3_10_single_vhost_export_takes_the_callers_vhost() {
 }
 
 #[test]
+fn a_3_10_single_vhost_export_names_the_vhost_in_policies_only() {
+    // Exactly what GET /api/definitions/warren-probe returned on 3.10.8.
+    let json = r#"{"rabbit_version":"3.10.8","parameters":[{"value":{"pattern":"^a","definition":{"max-length":5},"priority":0,"apply-to":"queues"},"vhost":"warren-probe","component":"operator_policy","name":"op1"},{"value":{"max-connections":20},"vhost":"warren-probe","component":"vhost-limits","name":"limits"}],"policies":[{"vhost":"warren-probe","name":"p1","pattern":"^a","apply-to":"all","definition":{"max-length":5},"priority":0}],"queues":[{"name":"q","durable":true,"auto_delete":false,"arguments":{}}],"exchanges":[],"bindings":[]}"#;
+    let live = from_vhost_definitions(json, "v.json", Some("copy")).unwrap();
+    assert_eq!(names(&live.topology.vhosts), ["copy"]);
+    let v = vhost(&live, "copy");
+    assert_eq!(names(&v.policies), ["p1"]);
+    assert_eq!(names(&v.operator_policies), ["op1"]);
+    assert_eq!(names(&v.queues), ["q"]);
+    assert_eq!(v.settings.limits.as_ref().unwrap()["max-connections"], 20);
+    assert!(live.notes.is_empty(), "{:?}", notes(&live));
+}
+
+#[test]
 fn a_4_x_single_vhost_export_names_its_vhost_and_settings() {
     let json = r#"{"rabbitmq_version": "4.1.0", "rabbitmq_definition_format": "single_virtual_host",
         "original_vhost_name": "orders", "explanation": "Definitions of virtual host 'orders'",

@@ -1,0 +1,154 @@
+//! `warren import`: topology files for what a definitions export holds.
+//!
+//! It never overwrites: if `--out` already holds `*.toml` files (anywhere
+//! below it, since all of them would be read together), it refuses with
+//! exit 1 and writes nothing. The files it writes are loaded back and
+//! checked before it reports success.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::validate::plural;
+use crate::desired;
+use crate::diagnostic::{Diagnostic, render};
+use crate::exit::Exit;
+use crate::import::{self, File};
+use crate::live;
+use crate::model::Topology;
+use crate::output::Output;
+use crate::source::Sources;
+
+pub fn run(state: &Path, vhosts: &[String], out_dir: &Path, out: Output) -> Exit {
+    match import_files(state, vhosts, out_dir, out) {
+        Ok(exit) => exit,
+        Err(d) => {
+            show(&[d], out);
+            Exit::Error
+        }
+    }
+}
+
+#[allow(clippy::result_large_err)] // once per run
+fn import_files(state: &Path, vhosts: &[String], out_dir: &Path, out: Output) -> Result<Exit, Diagnostic> {
+    let json = fs::read_to_string(state).map_err(|e| {
+        Diagnostic::error("read", format!("cannot read {}: {e}", state.display()))
+            .help("give a definitions export: `rabbitmqctl export_definitions FILE`, or GET /api/definitions")
+    })?;
+    let origin = state.display().to_string();
+    // One --vhost also names the vhost of a single-vhost export.
+    let single = match vhosts {
+        [v] => Some(v.as_str()),
+        _ => None,
+    };
+    let live = live::from_vhost_definitions(&json, &origin, single)?;
+    let source = state.file_name().map_or(origin.clone(), |n| n.to_string_lossy().into_owned());
+    let imported = import::import(&live.topology, vhosts, &source)?;
+    refuse_existing(out_dir)?;
+    let written = write(out_dir, &imported.files)?;
+
+    let mut notes = live.notes;
+    notes.extend(imported.notes);
+    if !out.quiet {
+        show(&notes, out);
+    }
+    for (path, file) in written.iter().zip(&imported.files) {
+        if !out.quiet {
+            println!("Wrote {}: {}", path.display(), summary(file, &imported.topology));
+        }
+    }
+    let check = desired::load(out_dir);
+    if check.has_errors() {
+        let errors: Vec<Diagnostic> = check.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
+        eprint!("{}", render(&errors, &check.sources, out.diagnostic_style()));
+        eprintln!(
+            "warren import wrote files that `warren validate` rejects. This is a bug in warren: please report it, with the export if you can."
+        );
+        return Ok(Exit::Error);
+    }
+    let warnings = check.diagnostics.len();
+    let tail = if warnings > 0 {
+        format!(" `warren validate {}` shows {} about them.", out_dir.display(), plural(warnings, "warning"))
+    } else {
+        String::new()
+    };
+    println!("Imported {} into {}: {}.{tail}", state.display(), out_dir.display(), counts(&imported.topology));
+    Ok(Exit::Ok)
+}
+
+/// Refuses a directory that already holds topology files.
+#[allow(clippy::result_large_err)]
+fn refuse_existing(dir: &Path) -> Result<(), Diagnostic> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(Diagnostic::error("import", format!("{} exists and is not a directory", dir.display()))
+            .help("give --out a directory, new or without *.toml files"));
+    }
+    let mut found = Vec::new();
+    desired::collect(dir, &mut found).map_err(|e| {
+        Diagnostic::error("read", format!("cannot list {}: {e}", dir.display())).help("check its permissions")
+    })?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    found.sort();
+    let shown: Vec<String> = found.iter().take(5).map(|p| p.display().to_string()).collect();
+    let more = if found.len() > 5 { format!(" and {} more", found.len() - 5) } else { String::new() };
+    Err(Diagnostic::error(
+        "import",
+        format!(
+            "{} already holds topology files: {}{more}",
+            dir.display(),
+            shown.join(", ")
+        ),
+    )
+    .help("warren import never overwrites files, nor adds to a topology (every *.toml below a directory is read as one); remove them or give --out a new directory"))
+}
+
+#[allow(clippy::result_large_err)]
+fn write(dir: &Path, files: &[File]) -> Result<Vec<PathBuf>, Diagnostic> {
+    let cannot = |what: &Path, e: std::io::Error| {
+        Diagnostic::error("import", format!("cannot write {}: {e}", what.display()))
+            .help("check the directory's permissions and free space")
+    };
+    fs::create_dir_all(dir).map_err(|e| cannot(dir, e))?;
+    let mut written = Vec::new();
+    for f in files {
+        let path = dir.join(&f.name);
+        fs::write(&path, &f.text).map_err(|e| cannot(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+fn show(diagnostics: &[Diagnostic], out: Output) {
+    eprint!("{}", render(diagnostics, &Sources::default(), out.diagnostic_style()));
+}
+
+/// What one file declares: `vhost "/": 3 exchanges, 7 queues`.
+fn summary(file: &File, topology: &Topology) -> String {
+    let Some(v) = &file.vhost else {
+        return plural(topology.users.len(), "user");
+    };
+    let vh = &topology.vhosts[v];
+    let parts: Vec<String> = [
+        (vh.exchanges.len(), "exchange"),
+        (vh.queues.len(), "queue"),
+        (vh.bindings.len(), "binding"),
+        (vh.policies.len(), "policy"),
+        (vh.operator_policies.len(), "operator policy"),
+        (vh.permissions.len(), "permission"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| plural(n, what))
+    .collect();
+    let parts = if parts.is_empty() { "no objects".to_string() } else { parts.join(", ") };
+    format!("vhost \"{v}\", {parts}")
+}
+
+/// `2 vhosts, 6 users`.
+fn counts(t: &Topology) -> String {
+    format!("{}, {}", plural(t.vhosts.len(), "vhost"), plural(t.users.len(), "user"))
+}

@@ -1,0 +1,127 @@
+//! The live state to topology files: one file per vhost, plus `users.toml`.
+//! Loaded back with [`crate::desired::load`], the files give exactly
+//! [`Import::topology`]: the live topology less what topology files cannot
+//! declare ([`Import::left_out`]), with the names that bindings use but the
+//! export lacks listed as external.
+
+mod names;
+mod render;
+mod select;
+mod toml_text;
+
+use std::collections::BTreeSet;
+
+pub use names::{USERS_FILE, slug};
+pub use select::LeftOut;
+
+use crate::diagnostic::Diagnostic;
+use crate::live::notes::Notes;
+use crate::model::{ObjectKey, Topology};
+
+/// One file to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    /// A file name, no directories.
+    pub name: String,
+    pub text: String,
+    /// The vhost the file declares; `None` for the users' file.
+    pub vhost: Option<String>,
+}
+
+/// The files of an import and what they hold.
+#[derive(Debug)]
+pub struct Import {
+    pub files: Vec<File>,
+    /// What the files declare, `external` names included.
+    pub topology: Topology,
+    pub left_out: Vec<LeftOut>,
+    /// Warnings (code `left-out`): what the files leave out. Names made
+    /// external are the live notes' bindings to undeclared objects.
+    pub notes: Vec<Diagnostic>,
+}
+
+/// Topology files for the `vhosts` of `live` (every vhost when empty).
+/// `source` names the export in the files' first comment. An error names
+/// the vhosts `live` does not have.
+#[allow(clippy::result_large_err)] // once per run
+pub fn import(live: &Topology, vhosts: &[String], source: &str) -> Result<Import, Diagnostic> {
+    let wanted: BTreeSet<String> = vhosts.iter().cloned().collect();
+    let unknown: Vec<String> =
+        wanted.iter().filter(|v| !live.vhosts.contains_key(*v)).map(|v| format!("\"{v}\"")).collect();
+    if !unknown.is_empty() {
+        let have: Vec<String> = live.vhosts.keys().map(|v| format!("\"{v}\"")).collect();
+        return Err(Diagnostic::error("import", format!("{source} has no vhost {}", unknown.join(", "))).help(
+            if have.is_empty() {
+                "the export holds no vhost".to_string()
+            } else {
+                format!("its vhosts are {}", have.join(", "))
+            },
+        ));
+    }
+    if live.vhosts.is_empty() && live.users.is_empty() {
+        return Err(Diagnostic::error("import", format!("{source} holds no vhosts and no users: nothing to import"))
+            .help("export the definitions again; an empty file imports nothing"));
+    }
+    let selection = select::select(live, &wanted);
+    let mut files = Vec::new();
+    for (vhost, name) in names::vhost_files(selection.topology.vhosts.keys()) {
+        let left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost() == Some(vhost)).collect();
+        files.push(File {
+            name,
+            text: render::vhost_file(&selection.topology.vhosts[vhost], &left_out, source),
+            vhost: Some(vhost.clone()),
+        });
+    }
+    let users_left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost().is_none()).collect();
+    if !selection.topology.users.is_empty() || !users_left_out.is_empty() {
+        files.push(File {
+            name: USERS_FILE.into(),
+            text: render::users_file(selection.topology.users.values(), &users_left_out, source),
+            vhost: None,
+        });
+    }
+    let notes = notes(&selection);
+    Ok(Import { files, topology: selection.topology, left_out: selection.left_out, notes })
+}
+
+fn notes(s: &select::Selection) -> Vec<Diagnostic> {
+    let mut left = Notes::new("left-out");
+    for l in &s.left_out {
+        let scope = match l.key.vhost() {
+            Some(v) => format!("vhost \"{v}\": "),
+            None => String::new(),
+        };
+        let (group, name) = match &l.part {
+            Some(part) => ("vhost settings".to_string(), part.clone()),
+            None => (plural(l.key.kind()), name_of(&l.key)),
+        };
+        left.add(
+            format!("{scope}{group} left out, as topology files cannot declare them ({})", l.why),
+            "they stay on the broker as they are, unmanaged; each file lists what it leaves out in a comment at its top, and left-out exchanges and queues under [external]",
+            &name,
+        );
+    }
+    left.into_diagnostics()
+}
+
+/// `queues`, `policies`, `permissions`: a kind of object, as a group.
+fn plural(kind: &str) -> String {
+    match kind.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None if kind.ends_with('s') => kind.to_string(),
+        None => format!("{kind}s"),
+    }
+}
+
+/// The name of an object within its vhost.
+fn name_of(key: &ObjectKey) -> String {
+    match key {
+        ObjectKey::Vhost(name) | ObjectKey::User(name) => name.clone(),
+        ObjectKey::Exchange { name, .. }
+        | ObjectKey::Queue { name, .. }
+        | ObjectKey::Policy { name, .. }
+        | ObjectKey::OperatorPolicy { name, .. } => name.clone(),
+        ObjectKey::Binding { binding, .. } => binding.to_string(),
+        ObjectKey::Permission { user, .. } => user.clone(),
+    }
+}

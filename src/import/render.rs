@@ -1,0 +1,247 @@
+//! A vhost, or the users, as the text of a topology file: grouped (vhost
+//! settings, external names, exchanges, queues, bindings, policies, operator
+//! policies, permissions), sorted by name, defaults left unsaid.
+
+use super::select::LeftOut;
+use super::toml_text::{inline_table, key, path, string, strings, value};
+use crate::model::{ApplyTo, DestinationKind, Password, Policy, QueueType, Table, User, Value, Vhost};
+
+/// The widest line before a table is written as a sub-table instead.
+const WIDTH: usize = 100;
+
+/// The text of one vhost's file.
+pub fn vhost_file(vhost: &Vhost, left_out: &[&LeftOut], source: &str) -> String {
+    let mut w = Writer::default();
+    w.comment(&format!("vhost \"{}\", as `warren import` read it from {source}.", vhost.name));
+    w.left_out(left_out);
+    w.blank();
+    w.line(&format!("vhosts = {}", strings([&vhost.name])));
+    let s = &vhost.settings;
+    if s.description.is_some() || s.default_queue_type.is_some() || s.limits.is_some() {
+        w.header("vhost");
+        if let Some(d) = &s.description {
+            w.field("description", &string(d));
+        }
+        if let Some(t) = s.default_queue_type {
+            w.field("default_queue_type", &string(t.as_str()));
+        }
+        if let Some(limits) = &s.limits {
+            let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();
+            w.table_field(&["vhost"], "limits", &limits);
+        }
+    }
+    let ext = &vhost.external;
+    if !ext.exchanges.is_empty() || !ext.queues.is_empty() {
+        w.blank();
+        w.comment("Bindings below use these, but the export does not declare them (or they are");
+        w.comment("left out above). warren never creates, changes or deletes external objects.");
+        w.line("[external]");
+        if !ext.exchanges.is_empty() {
+            w.list("exchanges", ext.exchanges.iter());
+        }
+        if !ext.queues.is_empty() {
+            w.list("queues", ext.queues.iter());
+        }
+    }
+    for x in vhost.exchanges.values() {
+        let at = ["exchanges", x.name.as_str()];
+        w.header(&path(&at));
+        w.field("type", &string(&x.kind));
+        w.flag("durable", x.durable, true);
+        w.flag("auto_delete", x.auto_delete, false);
+        w.flag("internal", x.internal, false);
+        if !x.arguments.is_empty() {
+            w.table_field(&at, "arguments", &x.arguments);
+        }
+    }
+    let default_type = vhost.settings.default_queue_type.unwrap_or(QueueType::Classic);
+    for q in vhost.queues.values() {
+        let at = ["queues", q.name.as_str()];
+        w.header(&path(&at));
+        if q.kind != default_type {
+            w.field("type", &string(q.kind.as_str()));
+        }
+        w.flag("durable", q.durable, true);
+        w.flag("auto_delete", q.auto_delete, false);
+        if let Some(r) = &q.replaces {
+            w.field("replaces", &string(r));
+        }
+        if !q.arguments.is_empty() {
+            w.table_field(&at, "arguments", &q.arguments);
+        }
+    }
+    for b in &vhost.bindings {
+        w.blank();
+        w.line("[[bindings]]");
+        w.field("source", &string(&b.source));
+        let kind = match b.destination_kind {
+            DestinationKind::Queue => "queue",
+            DestinationKind::Exchange => "exchange",
+        };
+        w.field(kind, &string(&b.destination));
+        if !b.routing_key.is_empty() {
+            w.field("routing_key", &string(&b.routing_key));
+        }
+        if !b.arguments.is_empty() {
+            w.table_field(&["bindings"], "arguments", &b.arguments);
+        }
+    }
+    for (group, policies) in [("policies", &vhost.policies), ("operator_policies", &vhost.operator_policies)] {
+        for p in policies.values() {
+            w.policy(group, p);
+        }
+    }
+    for p in vhost.permissions.values() {
+        w.header(&path(&["permissions", p.user.as_str()]));
+        w.field("configure", &string(&p.configure));
+        w.field("write", &string(&p.write));
+        w.field("read", &string(&p.read));
+    }
+    w.finish()
+}
+
+/// The text of the users' file.
+pub fn users_file<'a>(users: impl IntoIterator<Item = &'a User>, left_out: &[&LeftOut], source: &str) -> String {
+    let mut w = Writer::default();
+    w.comment(&format!("Users, as `warren import` read them from {source}."));
+    w.comment("Users are cluster-wide: each is declared once, in one file, for every vhost.");
+    w.left_out(left_out);
+    for u in users {
+        w.header(&path(&["users", u.name.as_str()]));
+        match &u.password {
+            Password::Hash { hash, algorithm } => {
+                w.field("password_hash", &string(hash));
+                if let Some(a) = algorithm {
+                    w.field("hashing_algorithm", &string(a));
+                }
+            }
+            Password::Env(var) => w.field("password_env", &string(var)),
+            Password::None => w.comment("no password in the export: add `password_env = \"VARIABLE\"` to give it one"),
+        }
+        if !u.tags.is_empty() {
+            w.field("tags", &strings(&u.tags));
+        }
+    }
+    w.finish()
+}
+
+/// Builds the text; every line ends with a newline.
+#[derive(Default)]
+struct Writer {
+    out: String,
+    /// Sub-tables to write once the current table's plain fields are done.
+    pending: Vec<String>,
+}
+
+impl Writer {
+    fn line(&mut self, text: &str) {
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn blank(&mut self) {
+        self.flush();
+        if !self.out.is_empty() && !self.out.ends_with("\n\n") {
+            self.out.push('\n');
+        }
+    }
+
+    /// A comment line; control characters in names are shown escaped.
+    fn comment(&mut self, text: &str) {
+        let text: String = text
+            .chars()
+            .flat_map(|c| {
+                let shown: Vec<char> = if c.is_control() { c.escape_default().collect() } else { vec![c] };
+                shown
+            })
+            .collect();
+        self.line(format!("# {text}").trim_end());
+    }
+
+    fn left_out(&mut self, left_out: &[&LeftOut]) {
+        if left_out.is_empty() {
+            return;
+        }
+        self.comment("");
+        self.comment("Left out: topology files cannot declare these live objects. They stay on the");
+        self.comment("broker as they are, and warren does not manage them.");
+        for l in left_out {
+            let what = match &l.part {
+                Some(part) => format!("{part} of {}", l.key),
+                None => l.key.to_string(),
+            };
+            self.comment(&format!("- {what}: {}", l.why));
+        }
+    }
+
+    fn header(&mut self, table: &str) {
+        self.blank();
+        self.line(&format!("[{table}]"));
+    }
+
+    fn field(&mut self, name: &str, text: &str) {
+        self.line(&format!("{} = {text}", key(name)));
+    }
+
+    /// Writes a boolean only when it differs from its default.
+    fn flag(&mut self, name: &str, value: bool, default: bool) {
+        if value != default {
+            self.field(name, &value.to_string());
+        }
+    }
+
+    /// A list of strings, one per line when it is long.
+    fn list<'a>(&mut self, name: &str, items: impl Iterator<Item = &'a String>) {
+        let items: Vec<&String> = items.collect();
+        let one_line = format!("{name} = {}", strings(items.iter().copied()));
+        if one_line.len() <= WIDTH {
+            self.line(&one_line);
+            return;
+        }
+        self.line(&format!("{name} = ["));
+        for i in items {
+            self.line(&format!("    {},", string(i)));
+        }
+        self.line("]");
+    }
+
+    /// An inline table, or a sub-table `[at.name]` after the plain fields
+    /// when the line would be too wide.
+    fn table_field(&mut self, at: &[&str], name: &str, table: &Table) {
+        let inline = inline_table(table.iter()).unwrap_or_default();
+        let line = format!("{} = {inline}", key(name));
+        if line.len() <= WIDTH {
+            self.line(&line);
+            return;
+        }
+        let mut sub = vec![String::new(), format!("[{}]", path(&[at, &[name]].concat()))];
+        for (k, v) in table {
+            sub.push(format!("{} = {}", key(k), value(v).unwrap_or_default()));
+        }
+        self.pending.push(sub.join("\n") + "\n");
+    }
+
+    fn policy(&mut self, group: &str, p: &Policy) {
+        let at = [group, p.name.as_str()];
+        self.header(&path(&at));
+        self.field("pattern", &string(&p.pattern));
+        if p.apply_to != ApplyTo::All {
+            self.field("apply_to", &string(p.apply_to.as_str()));
+        }
+        if p.priority != 0 {
+            self.field("priority", &p.priority.to_string());
+        }
+        self.table_field(&at, "definition", &p.definition);
+    }
+
+    fn flush(&mut self) {
+        for sub in std::mem::take(&mut self.pending) {
+            self.out.push_str(&sub);
+        }
+    }
+
+    fn finish(mut self) -> String {
+        self.flush();
+        self.out
+    }
+}
