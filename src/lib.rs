@@ -13,6 +13,8 @@ pub mod lint;
 pub mod model;
 pub mod output;
 pub mod source;
+#[doc(hidden)]
+pub mod testing;
 
 use cli::{Cli, Command};
 use exit::Exit;
