@@ -30,7 +30,8 @@ pub enum Profile {
     /// Only what RabbitMQ 3.10.8 accepts, checked on the test broker:
     /// `apply-to` only `all`, `queues` or `exchanges`; no policy keys
     /// `stream-filter-size-bytes`, `target-group-size`, `consumer-timeout`;
-    /// no operator policy keys `overflow`, `queue-version`.
+    /// no operator policy keys `overflow`, `queue-version`; `delivery-limit`
+    /// at least 0.
     Rabbit310,
 }
 
@@ -268,7 +269,8 @@ fn exchange() -> impl Strategy<Value = Exchange> {
 }
 
 /// A queue of any type; replicated types are durable and not auto-delete,
-/// and every argument is one its type knows, with a value it accepts.
+/// every argument is one its type knows, with a value it accepts, and a
+/// dead-letter routing key comes with a dead-letter exchange.
 fn queue() -> impl Strategy<Value = Queue> {
     (name(), select(QueueType::ALL.to_vec()))
         .prop_flat_map(|(name, kind)| {
@@ -279,13 +281,22 @@ fn queue() -> impl Strategy<Value = Queue> {
             };
             (Just(name), Just(kind), flags, arguments(kind))
         })
-        .prop_map(|(name, kind, (durable, auto_delete), arguments)| Queue {
-            name,
-            kind,
-            durable,
-            auto_delete,
-            arguments,
-            replaces: None,
+        .prop_map(|(name, kind, (durable, auto_delete), mut arguments)| {
+            // The broker refuses a dead-letter routing key without an
+            // exchange (routing_key_but_no_dlx_defined).
+            if arguments.contains_key("x-dead-letter-routing-key") {
+                arguments
+                    .entry("x-dead-letter-exchange".into())
+                    .or_insert_with(|| Value::String("a".into()));
+            }
+            Queue {
+                name,
+                kind,
+                durable,
+                auto_delete,
+                arguments,
+                replaces: None,
+            }
         })
 }
 
@@ -293,7 +304,10 @@ fn arguments(kind: QueueType) -> impl Strategy<Value = Table> {
     QUEUE_ARGUMENTS
         .iter()
         .filter(|r| r.types.contains(&kind))
-        .map(|r| option::weighted(0.25, value(r.expect)).prop_map(|v| v.map(|v| (r.name, v))))
+        .map(|r| {
+            option::weighted(0.25, setting(r.name, r.expect, Profile::Model))
+                .prop_map(|v| v.map(|v| (r.name, v)))
+        })
         .collect::<Vec<_>>()
         .prop_map(|pairs| {
             pairs
@@ -302,6 +316,20 @@ fn arguments(kind: QueueType) -> impl Strategy<Value = Table> {
                 .map(|(k, v)| (k.to_string(), v))
                 .collect()
         })
+}
+
+/// A value for a queue argument or policy key: what its shape allows, but
+/// queues expire after an hour at the earliest (one that expires in a few
+/// milliseconds is gone before a test can look at it), and 3.10 refuses the
+/// `delivery-limit` policy value -1 (its 4.x "unlimited").
+fn setting(name: &str, expect: Expect, profile: Profile) -> BoxedStrategy<Value> {
+    match name {
+        "x-expires" | "expires" => (3_600_000i64..=86_400_000).prop_map(Value::Int).boxed(),
+        "delivery-limit" if profile == Profile::Rabbit310 => {
+            (0i64..=1000).prop_map(Value::Int).boxed()
+        }
+        _ => value(expect),
+    }
 }
 
 /// A value the broker accepts for a setting of this shape. Integers stay
@@ -354,9 +382,9 @@ fn policy_keys(profile: Profile, apply_to: ApplyTo, operator: bool) -> Vec<&'sta
         .collect()
 }
 
-fn policy_value(key: &'static str) -> BoxedStrategy<Value> {
+fn policy_value(key: &'static str, profile: Profile) -> BoxedStrategy<Value> {
     match QUEUE_ARGUMENTS.iter().find(|r| r.policy_key == Some(key)) {
-        Some(rule) => value(rule.expect),
+        Some(rule) => setting(key, rule.expect, profile),
         None if key == "alternate-exchange" => name().prop_map(Value::String).boxed(),
         None => (1i64..7).prop_map(Value::Int).boxed(),
     }
@@ -373,9 +401,9 @@ fn policy(profile: Profile, operator: bool) -> impl Strategy<Value = Policy> {
         .prop_flat_map(move |(name, apply_to, pattern, priority)| {
             let keys = policy_keys(profile, apply_to, operator);
             let definition = subsequence(keys.clone(), 1..=keys.len().min(3))
-                .prop_flat_map(|keys| {
+                .prop_flat_map(move |keys| {
                     keys.into_iter()
-                        .map(|k| policy_value(k).prop_map(move |v| (k.to_string(), v)))
+                        .map(|k| policy_value(k, profile).prop_map(move |v| (k.to_string(), v)))
                         .collect::<Vec<_>>()
                 })
                 .prop_map(|pairs| pairs.into_iter().collect::<Table>());
