@@ -24,6 +24,8 @@ pub mod password;
 pub mod plan;
 pub mod render;
 pub mod source;
+#[doc(hidden)]
+pub mod testing;
 
 use cli::{Cli, Command};
 use exit::Exit;

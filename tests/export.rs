@@ -2,22 +2,30 @@
 //! without a broker, and a real broker importing the export of every example
 //! (`rabbitmqctl import_definitions`) and then holding every exported object.
 //!
-//! The broker test reads `WARREN_TEST_URL` (and `WARREN_TEST_NODE`, default
-//! 1, for the node name) as `scripts/test` sets them; without them it fails.
+//! The broker tests also import generated definitions and the exports of
+//! arbitrary topologies. They read `WARREN_TEST_URL` (and `WARREN_TEST_NODE`,
+//! default 1, for the node name) as `scripts/test` sets them; without them
+//! they fail.
 
 mod common;
 
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value as Json;
-use warren::model::Password;
 use warren::password::hash_with_salt;
+use warren::model::Password;
 
+use common::r#gen::large_definitions;
+use common::import::{Broker, Cleanup, json, readable_dir, remove, seg};
+use common::strategy;
 use common::{corpus, root, warren_env};
+use proptest::prelude::*;
+use proptest::test_runner::{TestCaseError, TestRunner};
+use warren::export::definitions;
+use warren::model::Topology;
 
 /// The users of a topology that read a password from a variable, as
 /// `(user, variable, password)`, with a password made up for the test.
@@ -37,10 +45,6 @@ fn passwords(path: &str) -> Vec<(String, String, String)> {
 
 fn env_of(passwords: &[(String, String, String)]) -> Vec<(&str, Option<&str>)> {
     passwords.iter().map(|(_, var, pw)| (var.as_str(), Some(pw.as_str()))).collect()
-}
-
-fn json(text: &str) -> Json {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
 }
 
 #[test]
@@ -138,153 +142,10 @@ fn an_invalid_topology_exports_nothing() {
     assert!(run.stderr.contains("nothing exported"), "{}", run.stderr);
 }
 
-/// The private test broker: its management API and its node name.
-struct Broker {
-    api: String,
-    auth: String,
-    node: String,
-}
-
-impl Broker {
-    fn from_env() -> Broker {
-        let url = std::env::var("WARREN_TEST_URL")
-            .expect("WARREN_TEST_URL is not set: run the tests with scripts/test, which starts the private broker");
-        let rest = url.strip_prefix("http://").expect("WARREN_TEST_URL looks like http://user:password@host:port");
-        let (userinfo, host) = rest.split_once('@').expect("WARREN_TEST_URL has user:password@");
-        let n = std::env::var("WARREN_TEST_NODE").unwrap_or_else(|_| "1".into());
-        Broker {
-            api: format!("http://{}/api", host.trim_end_matches('/')),
-            auth: format!("Basic {}", STANDARD.encode(userinfo)),
-            node: format!("warren-test{n}@localhost"),
-        }
-    }
-
-    fn get(&self, path: &str) -> Json {
-        let mut response = ureq::get(format!("{}/{path}", self.api))
-            .header("Authorization", &self.auth)
-            .call()
-            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        json(&response.body_mut().read_to_string().unwrap())
-    }
-
-    /// Deletes if present; a failure is reported, not raised, so that
-    /// cleaning up never hides the assertion that failed.
-    fn delete(&self, path: &str) {
-        match ureq::delete(format!("{}/{path}", self.api)).header("Authorization", &self.auth).call() {
-            Ok(_) | Err(ureq::Error::StatusCode(404)) => {}
-            Err(e) => eprintln!("cleanup: DELETE {path}: {e}"),
-        }
-    }
-
-    fn ctl(&self, args: &[&str]) -> std::process::Output {
-        Command::new("rabbitmqctl").arg("-n").arg(&self.node).args(args).output().expect("rabbitmqctl runs")
-    }
-}
-
-/// Percent-encodes a path segment (`/` is `%2F`).
-fn seg(s: &Json) -> String {
-    let s = s.as_str().expect("a name");
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// Vhosts other tests and the broker itself use: only the objects the export
-/// created in them are removed, never the vhost.
-const SHARED_VHOSTS: [&str; 1] = ["/"];
-
-/// Removes from the broker what importing `doc` created.
-fn remove(broker: &Broker, doc: &Json) {
-    let items = |key: &str| doc[key].as_array().cloned().unwrap_or_default();
-    let shared = |item: &Json| SHARED_VHOSTS.iter().any(|v| item["vhost"] == *v);
-    for v in items("vhosts") {
-        if !SHARED_VHOSTS.iter().any(|s| v["name"] == *s) {
-            broker.delete(&format!("vhosts/{}", seg(&v["name"])));
-        }
-    }
-    for item in items("queues").iter().filter(|i| shared(i)) {
-        broker.delete(&format!("queues/{}/{}", seg(&item["vhost"]), seg(&item["name"])));
-    }
-    for item in items("exchanges").iter().filter(|i| shared(i)) {
-        broker.delete(&format!("exchanges/{}/{}", seg(&item["vhost"]), seg(&item["name"])));
-    }
-    for item in items("policies").iter().filter(|i| shared(i)) {
-        broker.delete(&format!("policies/{}/{}", seg(&item["vhost"]), seg(&item["name"])));
-    }
-    for item in items("permissions").iter().filter(|i| shared(i)) {
-        broker.delete(&format!("permissions/{}/{}", seg(&item["vhost"]), seg(&item["user"])));
-    }
-    for item in items("parameters").iter().filter(|i| shared(i)) {
-        let vhost = seg(&item["vhost"]);
-        match item["component"].as_str() {
-            Some("operator_policy") => broker.delete(&format!("operator-policies/{vhost}/{}", seg(&item["name"]))),
-            Some("vhost-limits") => {
-                for limit in item["value"].as_object().into_iter().flatten() {
-                    broker.delete(&format!("vhost-limits/{vhost}/{}", seg(&Json::from(limit.0.as_str()))));
-                }
-            }
-            other => panic!("unexpected parameter component {other:?}"),
-        }
-    }
-    for u in items("users") {
-        broker.delete(&format!("users/{}", seg(&u["name"])));
-    }
-}
-
-/// Removes what the imports created, also when an assertion fails.
-struct Cleanup<'a> {
-    broker: &'a Broker,
-    docs: Vec<Json>,
-}
-
-impl Drop for Cleanup<'_> {
-    fn drop(&mut self) {
-        for doc in &self.docs {
-            remove(self.broker, doc);
-        }
-    }
-}
-
-/// What import must have created for each key, compared on these fields.
-const CHECKS: &[(&str, &[&str])] = &[
-    ("exchanges", &["vhost", "name", "type", "durable", "auto_delete", "internal", "arguments"]),
-    ("queues", &["vhost", "name", "durable", "auto_delete", "arguments"]),
-    ("bindings", &["vhost", "source", "destination", "destination_type", "routing_key", "arguments"]),
-    ("policies", &["vhost", "name", "pattern", "apply-to", "priority", "definition"]),
-    ("parameters", &["vhost", "component", "name", "value"]),
-    ("users", &["name", "password_hash", "hashing_algorithm"]),
-    ("permissions", &["vhost", "user", "configure", "write", "read"]),
-    ("vhosts", &["name"]),
-];
-
-/// Every exported item the live definitions lack, described.
-fn missing(live: &Json, doc: &Json) -> Vec<String> {
-    let mut out = Vec::new();
-    for (key, fields) in CHECKS {
-        let live_items = live[key].as_array().cloned().unwrap_or_default();
-        for item in doc[key].as_array().into_iter().flatten() {
-            let found = live_items.iter().any(|l| fields.iter().all(|f| l[f] == item[f]));
-            if !found {
-                out.push(format!("{key}: {item}"));
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn the_broker_imports_every_example_and_holds_every_object() {
     let broker = Broker::from_env();
-    let dir = tempfile::tempdir().unwrap();
-    // rabbitmqctl reads the file as the `rabbitmq` user.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let dir = readable_dir();
     let examples = corpus("examples");
     assert!(examples.len() >= 3, "examples: {examples:?}");
     let mut exported = Vec::new();
@@ -304,30 +165,12 @@ fn the_broker_imports_every_example_and_holds_every_object() {
     }
 
     for (example, file, _, _) in &exported {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        if let Err(e) = broker.import_file(file) {
+            panic!("{example}: import_definitions failed:\n{e}");
         }
-        let out = broker.ctl(&["import_definitions", file.to_str().unwrap()]);
-        assert!(
-            out.status.success(),
-            "{example}: import_definitions failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
     }
-
-    // rabbitmqctl calls the import asynchronous: allow it a moment.
-    let deadline = Instant::now() + Duration::from_secs(15);
     for (example, _, doc, _) in &exported {
-        let lacking = loop {
-            let lacking = missing(&broker.get("definitions"), doc);
-            if lacking.is_empty() || Instant::now() > deadline {
-                break lacking;
-            }
-            std::thread::sleep(Duration::from_millis(300));
-        };
+        let lacking = broker.await_imported(doc, Duration::from_secs(15));
         assert!(lacking.is_empty(), "{example}: the broker lacks\n{}", lacking.join("\n"));
     }
 
@@ -378,5 +221,73 @@ fn the_broker_imports_every_example_and_holds_every_object() {
                 live["queues"].as_array().unwrap().iter().any(|l| l["vhost"] == q["vhost"] && l["name"] == q["name"]);
             assert!(!left, "{example}: queue {} was not removed", q["name"]);
         }
+    }
+}
+
+#[test]
+fn the_broker_imports_generated_definitions() {
+    let broker = Broker::from_env();
+    let doc = json(&large_definitions(1_000, 50, 2_000));
+    let _cleanup = Cleanup { broker: &broker, docs: vec![doc.clone()] };
+    remove(&broker, &doc);
+    let dir = readable_dir();
+    broker.import(dir.path(), &doc).expect("import_definitions");
+    let lacking = broker.await_imported(&doc, Duration::from_secs(30));
+    assert!(lacking.is_empty(), "the broker lacks\n{}", lacking.join("\n"));
+}
+
+/// The topology with its vhosts and users renamed `PREFIX…`, so that a test
+/// owns every vhost it imports into (`/` becomes `PREFIX/`).
+fn namespaced(t: Topology, prefix: &str) -> Topology {
+    let name = |n: &str| format!("{prefix}{n}");
+    let users = t
+        .users
+        .into_values()
+        .map(|mut u| {
+            u.name = name(&u.name);
+            (u.name.clone(), u)
+        })
+        .collect();
+    let vhosts = t
+        .vhosts
+        .into_values()
+        .map(|mut v| {
+            v.name = name(&v.name);
+            v.permissions = std::mem::take(&mut v.permissions)
+                .into_values()
+                .map(|mut p| {
+                    p.user = name(&p.user);
+                    (p.user.clone(), p)
+                })
+                .collect();
+            (v.name.clone(), v)
+        })
+        .collect();
+    Topology { vhosts, users }
+}
+
+/// Arbitrary topologies the 3.10 broker should accept: each export imports
+/// without error and leaves every object on the broker. (The stronger
+/// property, that a plan afterwards is empty, waits for the live side.)
+#[test]
+fn the_broker_imports_the_export_of_arbitrary_topologies() {
+    let broker = Broker::from_env();
+    let dir = readable_dir();
+    let config =
+        ProptestConfig { cases: 12, max_shrink_iters: 32, failure_persistence: None, ..ProptestConfig::default() };
+    let mut runner = TestRunner::new(config);
+    let result = runner.run(&strategy::topology_3_10(), |t| {
+        let doc = definitions(&namespaced(t, "warren-prop-"));
+        let _cleanup = Cleanup { broker: &broker, docs: vec![doc.clone()] };
+        remove(&broker, &doc);
+        if let Err(e) = broker.import(dir.path(), &doc) {
+            return Err(TestCaseError::fail(format!("import failed: {e}\n{doc:#}")));
+        }
+        let lacking = broker.await_imported(&doc, Duration::from_secs(10));
+        prop_assert!(lacking.is_empty(), "the broker lacks\n{}\nof\n{doc:#}", lacking.join("\n"));
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
 }

@@ -2,6 +2,11 @@
 
 #![allow(dead_code)]
 
+// `gen` is a reserved word in edition 2024, hence the raw identifier.
+pub mod r#gen;
+pub mod import;
+pub mod strategy;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

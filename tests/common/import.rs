@@ -1,0 +1,212 @@
+//! The private test broker, for tests that import definitions into it and
+//! look for what they declared: its management API over HTTP (`ureq`), its
+//! `rabbitmqctl`, and cleaning up after an import.
+//!
+//! [`Broker::from_env`] reads `WARREN_TEST_URL` and `WARREN_TEST_NODE`
+//! (default 1), as `scripts/test` sets them; without them a test fails.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Map, Value as Json};
+
+/// The private test broker: its management API and its node name.
+pub struct Broker {
+    api: String,
+    auth: String,
+    node: String,
+}
+
+impl Broker {
+    pub fn from_env() -> Broker {
+        let url = std::env::var("WARREN_TEST_URL")
+            .expect("WARREN_TEST_URL is not set: run the tests with scripts/test, which starts the private broker");
+        let rest = url.strip_prefix("http://").expect("WARREN_TEST_URL looks like http://user:password@host:port");
+        let (userinfo, host) = rest.split_once('@').expect("WARREN_TEST_URL has user:password@");
+        let n = std::env::var("WARREN_TEST_NODE").unwrap_or_else(|_| "1".into());
+        Broker {
+            api: format!("http://{}/api", host.trim_end_matches('/')),
+            auth: format!("Basic {}", STANDARD.encode(userinfo)),
+            node: format!("warren-test{n}@localhost"),
+        }
+    }
+
+    /// `GET /api/PATH` as JSON; panics on any failure.
+    pub fn get(&self, path: &str) -> Json {
+        let mut response = ureq::get(format!("{}/{path}", self.api))
+            .header("Authorization", &self.auth)
+            .call()
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        json(&response.body_mut().read_to_string().unwrap())
+    }
+
+    /// `DELETE /api/PATH` if present. A failure is reported, not raised, so
+    /// that cleaning up never hides the assertion that failed.
+    pub fn delete(&self, path: &str) {
+        match ureq::delete(format!("{}/{path}", self.api)).header("Authorization", &self.auth).call() {
+            Ok(_) | Err(ureq::Error::StatusCode(404)) => {}
+            Err(e) => eprintln!("cleanup: DELETE {path}: {e}"),
+        }
+    }
+
+    /// `rabbitmqctl -n NODE ARGS`.
+    pub fn ctl(&self, args: &[&str]) -> std::process::Output {
+        Command::new("rabbitmqctl").arg("-n").arg(&self.node).args(args).output().expect("rabbitmqctl runs")
+    }
+
+    /// `rabbitmqctl import_definitions FILE`, after making the file readable
+    /// to the `rabbitmq` user that Debian's rabbitmqctl reads it as (its
+    /// folder must be too: see [`readable_dir`]). The error is the CLI's
+    /// output.
+    pub fn import_file(&self, file: &Path) -> Result<(), String> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).map_err(|e| e.to_string())?;
+        }
+        let path = file.canonicalize().map_err(|e| e.to_string())?;
+        let out = self.ctl(&["import_definitions", path.to_str().unwrap()]);
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+        }
+    }
+
+    /// Writes `doc` into `dir` and imports it.
+    pub fn import(&self, dir: &Path, doc: &Json) -> Result<(), String> {
+        let file = dir.join("definitions.json");
+        std::fs::write(&file, serde_json::to_string_pretty(doc).unwrap()).map_err(|e| e.to_string())?;
+        self.import_file(&file)
+    }
+
+    /// What [`missing`] finds after import, waited for: rabbitmqctl calls
+    /// the import asynchronous, so allow it a moment.
+    pub fn await_imported(&self, doc: &Json, within: Duration) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let lacking = missing(&self.get("definitions"), doc);
+            if lacking.is_empty() || Instant::now() > deadline {
+                return lacking;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+/// A temporary folder the `rabbitmq` user can read files in.
+pub fn readable_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+pub fn json(text: &str) -> Json {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+/// Percent-encodes a name for a path segment (`/` is `%2F`).
+pub fn seg(s: &Json) -> String {
+    let s = s.as_str().expect("a name");
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Vhosts other tests and the broker itself use: only the objects a
+/// document created in them are removed, never the vhost.
+pub const SHARED_VHOSTS: [&str; 1] = ["/"];
+
+/// Removes from the broker what importing `doc` created: its vhosts whole,
+/// its objects in shared vhosts one by one, its users.
+pub fn remove(broker: &Broker, doc: &Json) {
+    let items = |key: &str| doc[key].as_array().cloned().unwrap_or_default();
+    let shared = |item: &Json| SHARED_VHOSTS.iter().any(|v| item["vhost"] == *v);
+    for v in items("vhosts") {
+        if !SHARED_VHOSTS.iter().any(|s| v["name"] == *s) {
+            broker.delete(&format!("vhosts/{}", seg(&v["name"])));
+        }
+    }
+    let named = |key: &str, path: &str, field: &str| {
+        for item in items(key).iter().filter(|i| shared(i)) {
+            broker.delete(&format!("{path}/{}/{}", seg(&item["vhost"]), seg(&item[field])));
+        }
+    };
+    named("queues", "queues", "name");
+    named("exchanges", "exchanges", "name");
+    named("policies", "policies", "name");
+    named("permissions", "permissions", "user");
+    for item in items("parameters").iter().filter(|i| shared(i)) {
+        let vhost = seg(&item["vhost"]);
+        match item["component"].as_str() {
+            Some("operator_policy") => broker.delete(&format!("operator-policies/{vhost}/{}", seg(&item["name"]))),
+            Some("vhost-limits") => {
+                for limit in item["value"].as_object().into_iter().flatten().map(|l| l.0) {
+                    broker.delete(&format!("vhost-limits/{vhost}/{}", seg(&Json::from(limit.as_str()))));
+                }
+            }
+            other => panic!("unexpected parameter component {other:?}"),
+        }
+    }
+    for u in items("users") {
+        broker.delete(&format!("users/{}", seg(&u["name"])));
+    }
+}
+
+/// Removes what imports created when dropped, also when an assertion fails.
+pub struct Cleanup<'a> {
+    pub broker: &'a Broker,
+    pub docs: Vec<Json>,
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        for doc in &self.docs {
+            remove(self.broker, doc);
+        }
+    }
+}
+
+/// What import must have created for each key, compared on these fields
+/// (the broker's own export adds others).
+pub const CHECKS: &[(&str, &[&str])] = &[
+    ("exchanges", &["vhost", "name", "type", "durable", "auto_delete", "internal", "arguments"]),
+    ("queues", &["vhost", "name", "durable", "auto_delete", "arguments"]),
+    ("bindings", &["vhost", "source", "destination", "destination_type", "routing_key", "arguments"]),
+    ("policies", &["vhost", "name", "pattern", "apply-to", "priority", "definition"]),
+    ("parameters", &["vhost", "component", "name", "value"]),
+    ("users", &["name", "password_hash", "hashing_algorithm"]),
+    ("permissions", &["vhost", "user", "configure", "write", "read"]),
+    ("vhosts", &["name"]),
+];
+
+/// The item's fields as canonical text (keys sorted at every level).
+fn project(item: &Json, fields: &[&str]) -> String {
+    let m: Map<String, Json> = fields.iter().map(|f| (f.to_string(), item[f].clone())).collect();
+    warren::model::Value::from(&Json::Object(m)).to_string()
+}
+
+/// Every item of `doc` that the live definitions lack, described.
+pub fn missing(live: &Json, doc: &Json) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, fields) in CHECKS {
+        let have: HashSet<String> = live[key].as_array().into_iter().flatten().map(|l| project(l, fields)).collect();
+        for item in doc[key].as_array().into_iter().flatten() {
+            if !have.contains(&project(item, fields)) {
+                out.push(format!("{key}: {item}"));
+            }
+        }
+    }
+    out
+}
