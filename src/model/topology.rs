@@ -138,6 +138,18 @@ pub struct Binding {
     pub arguments: Table,
 }
 
+impl Binding {
+    /// Whether `node` is this binding's source or destination.
+    pub fn touches(&self, node: &super::Node) -> bool {
+        match node {
+            super::Node::Exchange(x) => {
+                self.source == *x || (self.destination_kind == DestinationKind::Exchange && self.destination == *x)
+            }
+            super::Node::Queue(q) => self.destination_kind == DestinationKind::Queue && self.destination == *q,
+        }
+    }
+}
+
 impl fmt::Display for Binding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (s, d) = (&self.source, &self.destination);

@@ -13,7 +13,7 @@ mod op;
 pub use op::Op;
 
 use crate::diff::{Action, Change, Diff, Problem};
-use crate::model::{ObjectKey, QueueType, Topology, VhostSettings};
+use crate::model::{Node, ObjectKey, QueueType, Topology, VhostSettings};
 
 /// One operation, with the change it carries out.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,10 +72,28 @@ impl Plan {
 /// Orders the diff's changes into steps; `desired` and `live` supply the
 /// full objects the operations carry.
 pub fn build(diff: Diff, desired: &Topology, live: &Topology) -> Plan {
+    // A recreated exchange or queue takes its bindings with it when it is
+    // deleted: removing them again later would be a step on a missing object.
+    let recreated: Vec<(&str, Node)> = diff
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Replace)
+        .filter_map(|c| match &c.key {
+            ObjectKey::Exchange { vhost, name } => Some((vhost.as_str(), Node::Exchange(name.clone()))),
+            ObjectKey::Queue { vhost, name } => Some((vhost.as_str(), Node::Queue(name.clone()))),
+            _ => None,
+        })
+        .collect();
+    let gone_with_recreated = |op: &Op| match op {
+        Op::Unbind { vhost, binding } => recreated.iter().any(|(v, n)| v == vhost && binding.touches(n)),
+        _ => false,
+    };
     let mut steps = Vec::new();
     for (i, c) in diff.changes.iter().enumerate() {
         for (phase, op) in ops(c, desired, live) {
-            steps.push(Step { op, change: i, phase });
+            if !gone_with_recreated(&op) {
+                steps.push(Step { op, change: i, phase });
+            }
         }
     }
     // Stable sort: within a phase, the diff's deterministic order stands;
