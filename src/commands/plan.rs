@@ -123,18 +123,26 @@ pub fn plan_command(
     connection: &crate::cli::Connection,
     out: Output,
 ) -> Exit {
-    let desired = desired::load(path);
+    let mut clock = Clock::new(out.verbose);
     let origin = match state {
         Some(s) => format!("definitions file {}", s.display()),
         None => live_side::describe(connection),
     };
+    // An export does not depend on the files: read both at once.
+    let (desired, from_state) = std::thread::scope(|scope| {
+        let reading = state.map(|s| scope.spawn(move || live_side::from_state(s)));
+        let desired = desired::load(path);
+        (desired, reading.map(|r| r.join().expect("reading the export does not panic")))
+    });
+    clock.lap("read the files and the export");
     if desired.has_errors() {
         return print_invalid(&desired, path, &origin, show.format, out);
     }
-    let live = match state {
-        Some(s) => live_side::from_state(s),
+    let live = match from_state {
+        Some(l) => l,
         None => live_side::from_broker(connection, &desired.topology),
     };
+    clock.lap("read the live state");
     let live = match live {
         Ok(l) => l,
         Err(d) => {
@@ -143,8 +151,32 @@ pub fn plan_command(
         }
     };
     let planned = compute(desired, path, live, &show.replace);
+    clock.lap("diff and plan");
     print(&planned, show.format, out);
-    finish(&planned, show)
+    clock.lap("render");
+    let exit = finish(&planned, show);
+    // The process ends here: freeing a large topology piece by piece would
+    // only delay the exit.
+    std::mem::forget(planned);
+    exit
+}
+
+/// With -v, how long each stage took, on stderr.
+struct Clock {
+    last: Option<std::time::Instant>,
+}
+
+impl Clock {
+    fn new(on: bool) -> Self {
+        Clock { last: on.then(std::time::Instant::now) }
+    }
+
+    fn lap(&mut self, what: &str) {
+        if let Some(t) = self.last {
+            eprintln!("warren: {what}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+            self.last = Some(std::time::Instant::now());
+        }
+    }
 }
 
 /// `warren diff OLD NEW`: the plan from one desired state to another,

@@ -13,7 +13,7 @@ pub struct Decl<T> {
     /// The object's name (its table header) or, for bindings, its table.
     pub at: Location,
     /// Field path (`durable`, `arguments.x-message-ttl`) to its value's place.
-    pub fields: BTreeMap<String, Location>,
+    pub fields: std::sync::Arc<BTreeMap<String, Location>>,
 }
 
 /// A queue whose type may still come from its vhost's default.

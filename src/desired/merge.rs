@@ -1,6 +1,8 @@
 //! Places each file's declarations into the vhosts it names and checks that
 //! no object is declared twice, in one file or across files.
 
+use std::collections::hash_map::Entry;
+
 use super::decl::{Decl, FileDecl};
 use super::spans::{Site, Spans};
 use crate::diagnostic::Diagnostic;
@@ -37,12 +39,24 @@ struct Merger<'a> {
 
 impl Merger<'_> {
     fn vhost(&mut self, name: &str) -> &mut Vhost {
-        self.topology.vhosts.entry(name.to_string()).or_insert_with(|| Vhost::new(name))
+        // Looked up first: `entry` would allocate the name on every call.
+        if !self.topology.vhosts.contains_key(name) {
+            self.topology.vhosts.insert(name.to_string(), Vhost::new(name));
+        }
+        self.topology.vhosts.get_mut(name).expect("just ensured")
     }
 
     /// Records where `key` is declared; false (with a diagnostic) if it already was.
     fn claim<T>(&mut self, key: ObjectKey, decl: &Decl<T>) -> bool {
-        if let Some(first) = self.spans.objects.get(&key) {
+        let entry = match self.spans.objects.entry(key) {
+            Entry::Vacant(e) => {
+                e.insert(Site { at: decl.at.clone(), fields: decl.fields.clone() });
+                return true;
+            }
+            Entry::Occupied(e) => e,
+        };
+        let (key, first) = (entry.key(), entry.get());
+        {
             let first_at = self.sources.position(&first.at);
             let what = match &key {
                 ObjectKey::Vhost(_) => format!("the settings of {key} are"),
@@ -53,10 +67,8 @@ impl Merger<'_> {
                 .label("declared again here")
                 .help(format!("it is first declared at {first_at}; keep one of the two declarations"));
             self.diagnostics.push(d);
-            return false;
         }
-        self.spans.objects.insert(key, Site { at: decl.at.clone(), fields: decl.fields.clone() });
-        true
+        false
     }
 
     fn file(&mut self, f: FileDecl) {

@@ -252,7 +252,7 @@ impl Parser<'_> {
         Some(Decl {
             value: VhostSettings { description, default_queue_type, limits },
             at: self.loc(node.span()),
-            fields: spots.0,
+            fields: spots.0.into(),
         })
     }
 
@@ -321,7 +321,7 @@ impl Parser<'_> {
         let typed_ok = f.get("durable").is_none_or(|_| durable.is_some())
             && f.get("auto_delete").is_none_or(|_| auto_delete.is_some())
             && f.get("internal").is_none_or(|_| internal.is_some());
-        (name_ok && kind_ok && typed_ok).then(|| Decl { value, at: self.loc(at), fields: spots.0 })
+        (name_ok && kind_ok && typed_ok).then(|| Decl { value, at: self.loc(at), fields: spots.0.into() })
     }
 
     fn argument_spots(&self, f: &Fields, spots: &mut Spots) {
@@ -393,7 +393,7 @@ impl Parser<'_> {
             arguments: arguments?,
             replaces,
         };
-        ok.then(|| Decl { value: QueueDecl { queue, declared_type }, at: self.loc(at), fields: spots.0 })
+        ok.then(|| Decl { value: QueueDecl { queue, declared_type }, at: self.loc(at), fields: spots.0.into() })
     }
 
     /// Checks each known `x-` argument's type and range.
@@ -484,7 +484,7 @@ impl Parser<'_> {
         }
         ok &= self.check_name(&destination, &spots.0[destination_kind.as_str()].span.clone(), "destination", false);
         let binding = Binding { source, destination_kind, destination, routing_key, arguments };
-        ok.then_some(Decl { value: binding, at, fields: spots.0 })
+        ok.then_some(Decl { value: binding, at, fields: spots.0.into() })
     }
 
     fn policy(&mut self, name: &str, node: &Node, at: Range<usize>, operator: bool) -> Option<Decl<Policy>> {
@@ -545,7 +545,7 @@ impl Parser<'_> {
                 spots.0.insert(format!("definition.{}", k.get_ref()), self.loc(v.span()));
             }
         }
-        ok.then(|| Decl { value, at: self.loc(at), fields: spots.0 })
+        ok.then(|| Decl { value, at: self.loc(at), fields: spots.0.into() })
     }
 
     fn check_policy_keys(&mut self, f: &Fields, def: &Table, operator: bool) -> bool {
@@ -653,7 +653,7 @@ impl Parser<'_> {
             Some(_) => f.strings(&mut self.r, "tags").map(|t| t.into_iter().map(|(s, _)| s).collect()),
         };
         let value = User { name: name.to_string(), password, tags: tags? };
-        ok.then(|| Decl { value, at: self.loc(at), fields: spots.0 })
+        ok.then(|| Decl { value, at: self.loc(at), fields: spots.0.into() })
     }
 
     fn permission(&mut self, user: &str, node: &Node, at: Range<usize>) -> Option<Decl<Permission>> {
@@ -666,7 +666,7 @@ impl Parser<'_> {
         let write = f.required_string(&mut self.r, "write", at.clone(), "\"^$\"");
         let read = f.required_string(&mut self.r, "read", at.clone(), "\"^$\"");
         let value = Permission { user: user.to_string(), configure: configure?, write: write?, read: read? };
-        Some(Decl { value, at: self.loc(at), fields: spots.0 })
+        Some(Decl { value, at: self.loc(at), fields: spots.0.into() })
     }
 
     fn external(&mut self, node: &Node) -> External {

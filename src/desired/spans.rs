@@ -1,7 +1,8 @@
 //! Where each desired object was declared, kept beside the topology so that
 //! the model itself compares by content alone.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use crate::model::ObjectKey;
 use crate::source::Location;
@@ -10,12 +11,13 @@ use crate::source::Location;
 #[derive(Debug, Clone)]
 pub struct Site {
     pub at: Location,
-    pub fields: BTreeMap<String, Location>,
+    /// Shared: a file's declaration stands in each of the file's vhosts.
+    pub fields: Arc<BTreeMap<String, Location>>,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct Spans {
-    pub objects: BTreeMap<ObjectKey, Site>,
+    pub objects: HashMap<ObjectKey, Site>,
     /// Exchanges and queues named in the files, also those whose declaration
     /// had errors, so that one mistake does not cascade into "undeclared".
     pub named: BTreeSet<ObjectKey>,

@@ -1,0 +1,50 @@
+//! Shared by the benchmarks: timing by medians, the generated topology on
+//! disk, and peak memory of a child process.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The median of `runs` timings of `f` (after one warm-up run).
+pub fn median(runs: usize, mut f: impl FnMut()) -> Duration {
+    f();
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+/// The release binary next to this benchmark.
+pub fn warren_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the benchmark knows its path");
+    // target/release/deps/bench-… -> target/release/warren
+    exe.parent().and_then(Path::parent).expect("inside target/").join("warren")
+}
+
+/// Runs a command to completion, failing loudly on a non-zero exit; returns
+/// its peak resident memory in kB (from GNU time's %M).
+pub fn run_measured(cmd: &mut Command) -> u64 {
+    let mut time = Command::new("/usr/bin/time");
+    time.arg("-f").arg("%M").arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => time.env(k, v),
+            None => time.env_remove(k),
+        };
+    }
+    let out = time.output().expect("/usr/bin/time runs (apt-get install time)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(0) || out.status.code() == Some(2), "{:?} failed:\n{stderr}", cmd);
+    stderr.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(0)
+}
+
+pub fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
+}

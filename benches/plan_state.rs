@@ -1,0 +1,52 @@
+//! `warren plan --state` on a generated vhost of 10,000 queues, 500
+//! exchanges and 20,000 bindings, against the same export: its time as a
+//! ratio of reading and parsing that export's JSON alone, measured in the
+//! same run, and its peak memory. Run: `cargo bench --bench plan_state`.
+
+mod common;
+
+use std::process::Command;
+
+use common::{median, ratio, run_measured, warren_binary};
+
+fn main() {
+    let (queues, exchanges, bindings) = (10_000, 500, 20_000);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // WARREN_BENCH_DIR keeps the generated files, for profiling.
+    let keep = std::env::var_os("WARREN_BENCH_DIR").map(std::path::PathBuf::from);
+    let root = keep.as_deref().unwrap_or(dir.path());
+    let state = root.join("definitions.json");
+    std::fs::write(&state, warren::testing::large_definitions(queues, exchanges, bindings)).unwrap();
+    let topology = warren::testing::large_topology(queues, exchanges, bindings);
+    let files = warren::import::import(&topology, &[], "generated").expect("the generated topology imports");
+    let desired = root.join("topology");
+    std::fs::create_dir_all(&desired).unwrap();
+    for f in &files.files {
+        std::fs::write(desired.join(&f.name), &f.text).unwrap();
+    }
+
+    let baseline = median(7, || {
+        let text = std::fs::read_to_string(&state).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        std::hint::black_box(v);
+    });
+    let bin = warren_binary();
+    let plan = || {
+        let mut c = Command::new(&bin);
+        c.args(["plan"]).arg(&desired).arg("--state").arg(&state).args(["--format", "json", "-q"]);
+        c
+    };
+    let out = plan().output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"add\": 0") && text.contains("\"change\": 0"), "the plan should be empty: {text:.400}");
+    let warren = median(7, || {
+        let out = plan().output().unwrap();
+        assert!(out.status.success());
+    });
+    let peak_kb = run_measured(&mut plan());
+    println!("plan --state, {queues} queues / {exchanges} exchanges / {bindings} bindings");
+    println!("  read+parse JSON alone (baseline): {:>8.1} ms", baseline.as_secs_f64() * 1e3);
+    println!("  warren plan --state:              {:>8.1} ms", warren.as_secs_f64() * 1e3);
+    println!("  ratio plan/baseline:              {:>8.2}  (target <= 1.5)", ratio(warren, baseline));
+    println!("  peak memory of warren plan:       {:>8.1} MB (target < 200)", peak_kb as f64 / 1024.0);
+}
