@@ -53,6 +53,21 @@ impl Broker {
         }
     }
 
+    /// `PUT` or `POST /api/PATH` with a JSON body; panics on any failure.
+    pub fn send(&self, method: &str, path: &str, body: &Json) {
+        let url = format!("{}/{path}", self.api);
+        let request = match method {
+            "PUT" => ureq::put(url),
+            "POST" => ureq::post(url),
+            other => panic!("send: unsupported method {other}"),
+        };
+        request
+            .header("Authorization", &self.auth)
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    }
+
     /// `rabbitmqctl -n NODE ARGS`.
     pub fn ctl(&self, args: &[&str]) -> std::process::Output {
         Command::new("rabbitmqctl").arg("-n").arg(&self.node).args(args).output().expect("rabbitmqctl runs")

@@ -6,6 +6,7 @@
 pub mod r#gen;
 pub mod import;
 pub mod strategy;
+pub mod traffic;
 
 use std::path::{Path, PathBuf};
 

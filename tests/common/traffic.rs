@@ -1,0 +1,681 @@
+//! Real traffic for live-migration tests (../shared/TESTING.md, "Loss and
+//! duplicates"): a publisher of numbered, persistent, mandatory messages
+//! with publisher confirms, and consumers on named queues that ack and
+//! record each number, so that a test proves every confirmed message arrived
+//! exactly once while `warren apply` changes the topology underneath.
+//!
+//! Sync tests drive it: [`Traffic`] owns a multi-thread tokio runtime whose
+//! worker threads publish and consume in the background while the test
+//! thread runs the warren binary.
+//!
+//! ```ignore
+//! let vhost = TestVhost::new("t-traffic-example");
+//! let publish = Publish::new("x.orders", &["orders.created"]).rate(200);
+//! let mut traffic = Traffic::start(&vhost.amqp_url(), publish);
+//! traffic.add_consumer("orders.old", Duration::from_millis(5));
+//! // ... run warren apply, which moves the binding to orders.new ...
+//! traffic.add_consumer("orders.new", Duration::ZERO);
+//! let report = traffic.finish(Duration::from_secs(30));
+//! report.assert_exactly_once(); // across orders.old and orders.new
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use futures_lite::StreamExt;
+use lapin::options::{
+    BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
+    ConfirmSelectOptions,
+};
+use lapin::types::{AMQPValue, FieldTable, ShortString};
+use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
+use serde_json::{Value as Json, json};
+use tokio::runtime::Runtime;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::MissedTickBehavior;
+
+use super::import::{Broker, seg};
+
+/// Seconds between AMQP heartbeats: a dead peer shows within a test's time.
+const HEARTBEAT: u16 = 10;
+/// Prefetch for [`Traffic::add_consumer`].
+pub const PREFETCH: u16 = 10;
+/// How long stopping a consumer may take to handle what it already holds.
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+/// [`Traffic::finish`] ends once no message was acked for this long (or
+/// twice the slowest consumer's delay).
+const QUIET: Duration = Duration::from_secs(1);
+
+/// The AMQP URL of `vhost` on the test broker (`WARREN_TEST_AMQP_URL`, as
+/// `scripts/broker env` prints it), with heartbeats.
+pub fn amqp_url(vhost: &str) -> String {
+    let base = std::env::var("WARREN_TEST_AMQP_URL")
+        .expect("WARREN_TEST_AMQP_URL is not set: run the tests with scripts/test, which starts the private broker");
+    let mut url = url::Url::parse(&base).expect("WARREN_TEST_AMQP_URL is a URL");
+    url.set_path(&format!("/{}", seg(&Json::from(vhost))));
+    url.set_query(None);
+    with_heartbeat(url.as_str())
+}
+
+/// `url` with a heartbeat unless it asks for one: lapin's default (0)
+/// leaves it to the broker's 60 s.
+fn with_heartbeat(url: &str) -> String {
+    if url.contains("heartbeat=") {
+        url.to_string()
+    } else {
+        let join = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{join}heartbeat={HEARTBEAT}")
+    }
+}
+
+/// A vhost on the test broker for one test, deleted when dropped (also when
+/// an assertion fails), with the declarations a harness test needs.
+pub struct TestVhost {
+    pub name: String,
+    broker: Broker,
+}
+
+impl TestVhost {
+    /// Creates `name` afresh (removing what an interrupted run left) and
+    /// lets the test user, the one in `WARREN_TEST_AMQP_URL`, use it.
+    pub fn new(name: &str) -> TestVhost {
+        let broker = Broker::from_env();
+        let v = seg(&Json::from(name));
+        broker.delete(&format!("vhosts/{v}"));
+        broker.send("PUT", &format!("vhosts/{v}"), &json!({}));
+        let url = std::env::var("WARREN_TEST_AMQP_URL").expect("WARREN_TEST_AMQP_URL is set");
+        let user = url::Url::parse(&url).expect("WARREN_TEST_AMQP_URL is a URL").username().to_string();
+        let all = json!({"configure": ".*", "write": ".*", "read": ".*"});
+        broker.send("PUT", &format!("permissions/{v}/{}", seg(&Json::from(user))), &all);
+        TestVhost { name: name.to_string(), broker }
+    }
+
+    pub fn amqp_url(&self) -> String {
+        amqp_url(&self.name)
+    }
+
+    fn path(&self, kind: &str, name: &str) -> String {
+        format!("{kind}/{}/{}", seg(&Json::from(self.name.as_str())), seg(&Json::from(name)))
+    }
+
+    /// A durable exchange of type `kind`.
+    pub fn exchange(&self, name: &str, kind: &str) {
+        let body = json!({"type": kind, "durable": true, "auto_delete": false, "internal": false, "arguments": {}});
+        self.broker.send("PUT", &self.path("exchanges", name), &body);
+    }
+
+    /// A durable classic queue.
+    pub fn queue(&self, name: &str) {
+        let body = json!({"durable": true, "auto_delete": false, "arguments": {}});
+        self.broker.send("PUT", &self.path("queues", name), &body);
+    }
+
+    pub fn bind(&self, exchange: &str, queue: &str, key: &str, arguments: Json) {
+        let (v, x, q) = (seg(&Json::from(self.name.as_str())), seg(&Json::from(exchange)), seg(&Json::from(queue)));
+        self.broker.send(
+            "POST",
+            &format!("bindings/{v}/e/{x}/q/{q}"),
+            &json!({"routing_key": key, "arguments": arguments}),
+        );
+    }
+
+    pub fn delete_queue(&self, name: &str) {
+        self.broker.delete(&self.path("queues", name));
+    }
+}
+
+impl Drop for TestVhost {
+    fn drop(&mut self) {
+        self.broker.delete(&format!("vhosts/{}", seg(&Json::from(self.name.as_str()))));
+    }
+}
+
+/// Where message `n` goes: a routing key and, for headers exchanges,
+/// headers (string values).
+#[derive(Clone, Debug, Default)]
+pub struct Route {
+    pub key: String,
+    pub headers: Vec<(String, String)>,
+}
+
+/// What the publisher sends: to `exchange`, message `n` (from 1) takes
+/// `routes[(n - 1) % routes.len()]`, `rate` messages a second, until
+/// `count` are sent or [`Traffic::stop_publishing`].
+#[derive(Clone, Debug)]
+pub struct Publish {
+    pub exchange: String,
+    pub routes: Vec<Route>,
+    pub rate: u32,
+    pub count: Option<u64>,
+}
+
+impl Publish {
+    /// Routing keys in turn; 100 messages a second, no end.
+    pub fn new(exchange: &str, keys: &[&str]) -> Publish {
+        let routes = keys.iter().map(|k| Route { key: k.to_string(), headers: Vec::new() }).collect();
+        Publish::routes(exchange, routes)
+    }
+
+    /// Header sets in turn (empty routing key), for headers exchanges.
+    pub fn with_headers(exchange: &str, headers: &[&[(&str, &str)]]) -> Publish {
+        let routes = headers
+            .iter()
+            .map(|set| Route {
+                key: String::new(),
+                headers: set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            })
+            .collect();
+        Publish::routes(exchange, routes)
+    }
+
+    pub fn routes(exchange: &str, routes: Vec<Route>) -> Publish {
+        assert!(!routes.is_empty(), "Publish needs at least one route");
+        Publish { exchange: exchange.to_string(), routes, rate: 100, count: None }
+    }
+
+    /// Messages a second (at least 1).
+    pub fn rate(mut self, per_second: u32) -> Publish {
+        self.rate = per_second.max(1);
+        self
+    }
+
+    /// Stop after `n` messages.
+    pub fn count(mut self, n: u64) -> Publish {
+        self.count = Some(n);
+        self
+    }
+}
+
+/// What publisher and consumers recorded, shared between their tasks.
+#[derive(Default)]
+struct State {
+    /// Messages 1..=sent were handed to the broker.
+    sent: u64,
+    /// The publisher stopped and every message sent has its answer.
+    published: bool,
+    confirmed: BTreeSet<u64>,
+    returned: Vec<u64>,
+    nacked: Vec<u64>,
+    /// Number → the queue of each copy acked, in order.
+    deliveries: BTreeMap<u64, Vec<String>>,
+    received: u64,
+    cancelled: Vec<String>,
+    errors: Vec<String>,
+}
+
+type Shared = Arc<Mutex<State>>;
+
+fn lock(state: &Shared) -> MutexGuard<'_, State> {
+    // A panic elsewhere must not hide what was recorded.
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A consumer started by [`Traffic::add_consumer`], to stop it by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsumerId(usize);
+
+struct Consumer {
+    connection: Connection,
+    channel: Channel,
+    tag: ShortString,
+    delay: Duration,
+    /// Set before we cancel, so the task tells our stop from the broker's.
+    stopping: Arc<AtomicBool>,
+    task: JoinHandle<()>,
+}
+
+/// A publisher running from [`Traffic::start`] and the consumers added
+/// since; [`Traffic::finish`] ends them and gives the [`Report`].
+pub struct Traffic {
+    runtime: Runtime,
+    url: String,
+    state: Shared,
+    stop: Arc<AtomicBool>,
+    publisher: Option<JoinHandle<()>>,
+    /// The publisher ends by itself after this many.
+    count: Option<u64>,
+    consumers: Vec<Option<Consumer>>,
+}
+
+impl Traffic {
+    /// Connects to `url` (see [`amqp_url`]) and starts publishing. Panics
+    /// if it cannot connect: the test's setup is wrong.
+    pub fn start(url: &str, publish: Publish) -> Traffic {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("traffic")
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let url = with_heartbeat(url);
+        let (connection, channel) = runtime
+            .block_on(async {
+                let connection = connect(&url, "warren-traffic publisher").await?;
+                let channel = connection.create_channel().await?;
+                channel.confirm_select(ConfirmSelectOptions::default()).await?;
+                Ok::<_, lapin::Error>((connection, channel))
+            })
+            .unwrap_or_else(|e| panic!("traffic: publishing through {url}: {e}"));
+        let state = Shared::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let count = publish.count;
+        let publisher = runtime.spawn(publish_task(connection, channel, publish, state.clone(), stop.clone()));
+        Traffic { runtime, url, state, stop, publisher: Some(publisher), count, consumers: Vec::new() }
+    }
+
+    /// Consumes `queue`, acking each message `delay` after it arrives, with
+    /// [`PREFETCH`]. Panics if the queue cannot be consumed.
+    pub fn add_consumer(&mut self, queue: &str, delay: Duration) -> ConsumerId {
+        self.try_add_consumer(queue, delay, PREFETCH).unwrap_or_else(|e| panic!("traffic: {e}"))
+    }
+
+    /// Like [`Traffic::add_consumer`] with a prefetch, and an error instead
+    /// of a panic (say the queue does not exist yet).
+    pub fn try_add_consumer(&mut self, queue: &str, delay: Duration, prefetch: u16) -> Result<ConsumerId, String> {
+        let id = ConsumerId(self.consumers.len());
+        let tag: ShortString = format!("warren-traffic-{}", id.0).into();
+        let connection = self
+            .runtime
+            .block_on(connect(&self.url, &format!("warren-traffic consumer {queue}")))
+            .map_err(|e| format!("connecting to consume {queue}: {e}"))?;
+        let consuming = self.runtime.block_on(async {
+            let channel = connection.create_channel().await?;
+            channel.basic_qos(prefetch, BasicQosOptions::default()).await?;
+            let consumer = channel
+                .basic_consume(queue.into(), tag.clone(), BasicConsumeOptions::default(), FieldTable::default())
+                .await?;
+            Ok::<_, lapin::Error>((channel, consumer))
+        });
+        let (channel, consumer) = match consuming {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = self.runtime.block_on(connection.close(200, "OK".into()));
+                return Err(format!("consuming {queue}: {e}"));
+            }
+        };
+        let stopping = Arc::new(AtomicBool::new(false));
+        let task =
+            self.runtime.spawn(consume_task(consumer, queue.to_string(), delay, self.state.clone(), stopping.clone()));
+        self.consumers.push(Some(Consumer { connection, channel, tag, delay, stopping, task }));
+        Ok(id)
+    }
+
+    /// Cancels the consumer, lets it ack what it already holds (so nothing
+    /// is left to redeliver as a false duplicate), and closes it.
+    pub fn stop_consumer(&mut self, id: ConsumerId) {
+        let Some(c) = self.consumers.get_mut(id.0).and_then(Option::take) else {
+            return;
+        };
+        c.stopping.store(true, SeqCst);
+        let state = self.state.clone();
+        self.runtime.block_on(async move {
+            // An error means the broker cancelled it already: the task ends.
+            let _ = c.channel.basic_cancel(c.tag.clone(), BasicCancelOptions::default()).await;
+            if tokio::time::timeout(STOP_TIMEOUT, c.task).await.is_err() {
+                lock(&state).errors.push(format!("consumer {} did not stop within {STOP_TIMEOUT:?}", c.tag));
+            }
+            let _ = c.connection.close(200, "OK".into()).await;
+        });
+    }
+
+    /// Stops the publisher and waits for the broker's answer to every
+    /// message sent. Does nothing the second time.
+    pub fn stop_publishing(&mut self) {
+        self.stop.store(true, SeqCst);
+        if let Some(publisher) = self.publisher.take() {
+            let _ = self.runtime.block_on(publisher);
+        }
+    }
+
+    /// Waits until `total` distinct numbers were received (on any queue);
+    /// false if `timeout` passed first.
+    pub fn wait_until_received(&self, total: u64, timeout: Duration) -> bool {
+        self.wait_until(Instant::now() + timeout, |s| s.deliveries.len() as u64 >= total)
+    }
+
+    fn wait_until(&self, deadline: Instant, done: impl Fn(&State) -> bool) -> bool {
+        loop {
+            if done(&lock(&self.state)) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// What was recorded so far.
+    pub fn report(&self) -> Report {
+        Report::from(&*lock(&self.state))
+    }
+
+    /// Ends the traffic and reports, all within about `timeout`: lets a
+    /// publisher with a count send them all (one without is stopped), waits
+    /// until every confirmed message was received, then until no message
+    /// was acked for a quiet second (so slower queues and late duplicates
+    /// are seen too), and stops the consumers.
+    pub fn finish(mut self, timeout: Duration) -> Report {
+        let deadline = Instant::now() + timeout;
+        if self.count.is_some() {
+            self.wait_until(deadline, |s| s.published);
+        }
+        self.stop_publishing();
+        self.wait_until(deadline, |s| s.confirmed.iter().all(|n| s.deliveries.contains_key(n)));
+        let slowest = self.consumers.iter().flatten().map(|c| c.delay * 2).max().unwrap_or_default();
+        let quiet = QUIET.max(slowest);
+        let (mut received, mut since) = (lock(&self.state).received, Instant::now());
+        while since.elapsed() < quiet && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = lock(&self.state).received;
+            if now != received {
+                (received, since) = (now, Instant::now());
+            }
+        }
+        for id in 0..self.consumers.len() {
+            self.stop_consumer(ConsumerId(id));
+        }
+        self.report()
+    }
+}
+
+async fn connect(url: &str, name: &str) -> lapin::Result<Connection> {
+    // Named, so the management UI shows whose connection it is.
+    Connection::connect(url, ConnectionProperties::default().with_connection_name(name.into())).await
+}
+
+async fn publish_task(connection: Connection, channel: Channel, spec: Publish, state: Shared, stop: Arc<AtomicBool>) {
+    let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(spec.rate)));
+    // A steady rate: after a stall go on at the rate, not in a burst.
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    // Each confirm is awaited apart, so a slow one does not slow the rate.
+    let mut confirms = JoinSet::new();
+    let options = BasicPublishOptions { mandatory: true, ..BasicPublishOptions::default() };
+    for n in 1u64.. {
+        if stop.load(SeqCst) || spec.count.is_some_and(|c| n > c) {
+            break;
+        }
+        tick.tick().await;
+        let route = &spec.routes[((n - 1) % spec.routes.len() as u64) as usize];
+        let mut headers = FieldTable::default();
+        for (k, v) in &route.headers {
+            headers.insert(k.as_str().into(), AMQPValue::LongString(v.as_str().into()));
+        }
+        let properties = BasicProperties::default()
+            .with_delivery_mode(2) // persistent
+            .with_message_id(n.to_string().into())
+            .with_headers(headers);
+        let body = n.to_string();
+        let published = channel
+            .basic_publish(
+                spec.exchange.as_str().into(),
+                route.key.as_str().into(),
+                options,
+                body.as_bytes(),
+                properties,
+            )
+            .await;
+        match published {
+            Ok(confirm) => {
+                lock(&state).sent = n;
+                let state = state.clone();
+                confirms.spawn(async move {
+                    let answer = confirm.await;
+                    let mut s = lock(&state);
+                    match answer {
+                        // An unroutable mandatory message comes back
+                        // (basic.return) and is then acked.
+                        Ok(Confirmation::Ack(Some(_))) => s.returned.push(n),
+                        Ok(Confirmation::Ack(None)) => {
+                            s.confirmed.insert(n);
+                        }
+                        Ok(Confirmation::Nack(_)) => s.nacked.push(n),
+                        Ok(Confirmation::NotRequested) => s.errors.push(format!("message {n}: confirms are off")),
+                        Err(e) => s.errors.push(format!("message {n}: no confirm: {e}")),
+                    }
+                });
+            }
+            Err(e) => {
+                // The channel is gone (say the exchange was deleted): that
+                // is for the test to see, not to paper over by reconnecting.
+                lock(&state).errors.push(format!("publishing message {n}: {e}"));
+                break;
+            }
+        }
+    }
+    while confirms.join_next().await.is_some() {}
+    lock(&state).published = true;
+    let _ = connection.close(200, "OK".into()).await;
+}
+
+async fn consume_task(
+    mut consumer: lapin::Consumer,
+    queue: String,
+    delay: Duration,
+    state: Shared,
+    stopping: Arc<AtomicBool>,
+) {
+    // One message at a time, so `delay` makes a drain take real time.
+    while let Some(delivery) = consumer.next().await {
+        let delivery = match delivery {
+            Ok(d) => d,
+            Err(e) => {
+                lock(&state).errors.push(format!("consumer on {queue}: {e}"));
+                continue;
+            }
+        };
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        let number = std::str::from_utf8(&delivery.data).ok().and_then(|s| s.parse::<u64>().ok());
+        let acked = delivery.ack(BasicAckOptions::default()).await;
+        let mut s = lock(&state);
+        // Recorded once acked: an unacked message is redelivered, and
+        // counting it on arrival would report that as a duplicate.
+        match (number, acked) {
+            (Some(n), Ok(true)) => {
+                s.received += 1;
+                s.deliveries.entry(n).or_default().push(queue.clone());
+            }
+            (None, _) => {
+                let body = String::from_utf8_lossy(&delivery.data).into_owned();
+                s.errors.push(format!("{queue}: a message not from the traffic publisher: {body:?}"));
+            }
+            (Some(n), Ok(false)) => s.errors.push(format!("{queue}: message {n} not acked: its channel closed")),
+            (Some(n), Err(e)) => s.errors.push(format!("{queue}: message {n} not acked: {e}")),
+        }
+    }
+    // The stream ends when the consumer is cancelled: by stop_consumer, or
+    // by the broker, as when its queue is deleted. The latter is a fact for
+    // the test to judge (a migration deletes the old queue), not a panic.
+    if !stopping.load(SeqCst) {
+        lock(&state).cancelled.push(queue);
+    }
+}
+
+/// What happened to the traffic. Numbers run from 1 to `sent`.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub sent: u64,
+    pub confirmed: BTreeSet<u64>,
+    /// Unroutable, came back with basic.return.
+    pub returned: Vec<u64>,
+    pub nacked: Vec<u64>,
+    /// Sent but never answered (the channel closed first).
+    pub unconfirmed: Vec<u64>,
+    /// Copies acked, over all queues.
+    pub received: u64,
+    /// Number → the queue of each copy acked.
+    pub deliveries: BTreeMap<u64, Vec<String>>,
+    /// Received more than once, over all queues, with the queues.
+    pub duplicates: Vec<(u64, Vec<String>)>,
+    /// Confirmed but received on no queue.
+    pub lost: Vec<u64>,
+    /// Queues whose consumer the broker cancelled (e.g. queue deleted).
+    pub cancelled: Vec<String>,
+    pub errors: Vec<String>,
+}
+
+impl From<&State> for Report {
+    fn from(s: &State) -> Report {
+        let mut returned = s.returned.clone();
+        returned.sort();
+        let mut nacked = s.nacked.clone();
+        nacked.sort();
+        let unconfirmed = (1..=s.sent)
+            .filter(|n| {
+                !s.confirmed.contains(n) && returned.binary_search(n).is_err() && nacked.binary_search(n).is_err()
+            })
+            .collect();
+        let mut report = Report {
+            sent: s.sent,
+            confirmed: s.confirmed.clone(),
+            returned,
+            nacked,
+            unconfirmed,
+            received: s.received,
+            deliveries: s.deliveries.clone(),
+            cancelled: s.cancelled.clone(),
+            errors: s.errors.clone(),
+            ..Report::default()
+        };
+        (report.lost, report.duplicates) = report.tally(|_| true);
+        report
+    }
+}
+
+impl Report {
+    /// Lost and duplicated numbers counting only copies on queues that
+    /// `counts` accepts.
+    #[allow(clippy::type_complexity)]
+    fn tally(&self, counts: impl Fn(&str) -> bool) -> (Vec<u64>, Vec<(u64, Vec<String>)>) {
+        let copies = |n: &u64| -> Vec<String> {
+            self.deliveries.get(n).into_iter().flatten().filter(|q| counts(q)).cloned().collect()
+        };
+        let lost = self.confirmed.iter().filter(|n| copies(n).is_empty()).copied().collect();
+        let duplicates =
+            self.deliveries.keys().map(|n| (*n, copies(n))).filter(|(_, queues)| queues.len() > 1).collect();
+        (lost, duplicates)
+    }
+
+    /// Copies acked per queue.
+    pub fn per_queue(&self) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for q in self.deliveries.values().flatten() {
+            *out.entry(q.clone()).or_default() += 1;
+        }
+        out
+    }
+
+    /// Ok if every confirmed number was received exactly once over all the
+    /// queues consumed (e.g. old and new queue together), and nothing was
+    /// returned, nacked, unanswered or went wrong.
+    pub fn check_exactly_once(&self) -> Result<(), String> {
+        let mut problems = self.traffic_problems();
+        problems.extend(self.loss_and_duplicates("all queues", &self.lost, &self.duplicates));
+        self.verdict(problems)
+    }
+
+    /// Like [`Report::check_exactly_once`], but exactly once within each
+    /// set of queues, as when each of several bound queues must get every
+    /// message: `&[&["orders.old", "orders.new"], &["audit"]]`. A queue
+    /// that received messages must be in some set.
+    pub fn check_exactly_once_per_queue_set(&self, sets: &[&[&str]]) -> Result<(), String> {
+        let mut problems = self.traffic_problems();
+        for q in self.per_queue().keys() {
+            if !sets.iter().any(|set| set.contains(&q.as_str())) {
+                problems.push(format!("queue {q} received messages but is in no queue set"));
+            }
+        }
+        for set in sets {
+            let (lost, duplicates) = self.tally(|q| set.contains(&q));
+            problems.extend(self.loss_and_duplicates(&set.join(" + "), &lost, &duplicates));
+        }
+        self.verdict(problems)
+    }
+
+    /// Panics with a summary unless [`Report::check_exactly_once`] holds.
+    pub fn assert_exactly_once(&self) {
+        if let Err(e) = self.check_exactly_once() {
+            panic!("traffic was not delivered exactly once:\n{e}");
+        }
+    }
+
+    /// Panics unless [`Report::check_exactly_once_per_queue_set`] holds.
+    pub fn assert_exactly_once_per_queue_set(&self, sets: &[&[&str]]) {
+        if let Err(e) = self.check_exactly_once_per_queue_set(sets) {
+            panic!("traffic was not delivered exactly once per queue set:\n{e}");
+        }
+    }
+
+    fn traffic_problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.confirmed.is_empty() {
+            // Else a test whose traffic never flowed would pass.
+            out.push("no message was confirmed, so nothing is proven".to_string());
+        }
+        let mut list = |what: &str, numbers: &[u64]| {
+            if !numbers.is_empty() {
+                out.push(format!("{} {what}: {}", numbers.len(), few(numbers)));
+            }
+        };
+        list("returned unroutable", &self.returned);
+        list("nacked", &self.nacked);
+        list("never confirmed", &self.unconfirmed);
+        out.extend(self.errors.iter().map(|e| format!("error: {e}")));
+        out
+    }
+
+    fn loss_and_duplicates(&self, queues: &str, lost: &[u64], duplicates: &[(u64, Vec<String>)]) -> Vec<String> {
+        let mut out = Vec::new();
+        if !lost.is_empty() {
+            out.push(format!("{} confirmed but never received on {queues}: {}", lost.len(), few(lost)));
+        }
+        if !duplicates.is_empty() {
+            let shown: Vec<String> =
+                duplicates.iter().take(10).map(|(n, qs)| format!("{n} on [{}]", qs.join(", "))).collect();
+            let more = duplicates.len().saturating_sub(10);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            out.push(format!("{} received more than once on {queues}: {}{more}", duplicates.len(), shown.join("; ")));
+        }
+        out
+    }
+
+    fn verdict(&self, problems: Vec<String>) -> Result<(), String> {
+        if problems.is_empty() { Ok(()) } else { Err(format!("{}\n({self})", problems.join("\n"))) }
+    }
+}
+
+/// The first few numbers of a list, and how many more.
+fn few(numbers: &[u64]) -> String {
+    let shown: Vec<String> = numbers.iter().take(10).map(u64::to_string).collect();
+    match numbers.len().saturating_sub(10) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let queues: Vec<String> = self.per_queue().iter().map(|(q, n)| format!("{q}: {n}")).collect();
+        write!(
+            f,
+            "sent {}, confirmed {}, returned {}, nacked {}, unconfirmed {}; received {} [{}]; \
+             lost {}, duplicated {}; consumers cancelled by the broker: [{}]; errors {}",
+            self.sent,
+            self.confirmed.len(),
+            self.returned.len(),
+            self.nacked.len(),
+            self.unconfirmed.len(),
+            self.received,
+            queues.join(", "),
+            self.lost.len(),
+            self.duplicates.len(),
+            self.cancelled.join(", "),
+            self.errors.len(),
+        )
+    }
+}
