@@ -5,6 +5,7 @@ mod effective;
 mod graph;
 mod inventory;
 mod key;
+pub mod scaffold;
 mod policy_keys;
 mod topology;
 mod value;

@@ -8,8 +8,10 @@
 //! (it is lossy and needs --allow-destroy): deleted right before it is
 //! declared again, its bindings put back with the other bindings.
 
+mod migration;
 mod op;
 
+pub use migration::{MigrationPlan, Source, Stage, Step as MigrationStep, compile as compile_migration, policy_priority};
 pub use op::Op;
 
 use crate::diff::{Action, Change, Diff, Problem};

@@ -1,0 +1,229 @@
+//! `replaces` compiled into a live expand-and-contract migration (pure).
+//!
+//! For each exchange X bound to the old queue P, an internal exchange X2 of
+//! X's type is interposed (X -> X2 -> P), the new queue Q is declared, and an
+//! alternate exchange AE (bound to Q on P's keys) is attached to X2 by
+//! policy. Unbinding X2 from P then sends every new message through AE to Q:
+//! routing computes a set of queues, so each message reaches exactly one of
+//! P and Q at any moment, and never none. Once P is drained, X2 is bound to
+//! Q, the policy and AE go, X is bound to Q directly, X2 goes, and finally P
+//! is deleted: the point of no return. Every step can be repeated.
+
+use std::fmt;
+
+use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, QueueType, Table, Value, scaffold};
+
+/// One exchange that routes to the old queue, and its scaffolding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    pub exchange: Exchange,
+    /// The old queue's bindings from this exchange (destination: old queue).
+    pub bindings: Vec<Binding>,
+    pub interposed: String,
+    pub alternate: String,
+    pub policy: String,
+}
+
+/// What a migration does, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    DeclareExchange(Exchange),
+    DeclareQueue(Queue),
+    Bind(Binding),
+    Unbind(Binding),
+    /// Attach an alternate exchange by policy.
+    SetPolicy(Policy),
+    /// Wait until the broker applies `policy` to `exchange`, or refuse.
+    VerifyPolicy { exchange: String, policy: String },
+    DeletePolicy(String),
+    /// Wait until the old queue holds nothing (ready and unacknowledged).
+    AwaitDrained,
+    DeleteExchange(String),
+    /// Delete the old queue once drained and unused: the point of no return.
+    Retire { kind: QueueType },
+}
+
+/// The compiled migration of one queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MigrationPlan {
+    pub vhost: String,
+    pub old: Queue,
+    pub new: Queue,
+    pub sources: Vec<Source>,
+    /// The new queue's bindings with no counterpart on the old one.
+    pub added: Vec<Binding>,
+    /// The old queue's bindings with no counterpart on the new one.
+    pub dropped: Vec<Binding>,
+    pub steps: Vec<(Stage, Step)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Bootstrap,
+    Swap,
+    Teardown,
+    Retire,
+}
+
+impl MigrationPlan {
+    /// Index of the step after which there is no way back.
+    pub fn point_of_no_return(&self) -> usize {
+        self.steps.iter().position(|(_, s)| matches!(s, Step::Retire { .. })).unwrap_or(self.steps.len())
+    }
+
+    /// Index of the drain wait: a resumed run that finds every source
+    /// already swapped starts here.
+    pub fn drain_step(&self) -> usize {
+        self.steps.iter().position(|(_, s)| matches!(s, Step::AwaitDrained)).unwrap_or(0)
+    }
+}
+
+/// Priority of the alternate-exchange policy: above every live policy
+/// that could match the interposed exchange.
+pub fn policy_priority(live_policies: &[&Policy]) -> i64 {
+    live_policies.iter().map(|p| p.priority).max().unwrap_or(0).max(0) + 1
+}
+
+/// Compiles the migration of `old` into `new`. `moved` are the old queue's
+/// bindings that move (destination: old queue), grouped here by source;
+/// `exchanges` looks up a live source exchange.
+pub fn compile(
+    vhost: &str,
+    old: &Queue,
+    new: &Queue,
+    moved: &[Binding],
+    added: &[Binding],
+    dropped: &[Binding],
+    exchange: impl Fn(&str) -> Option<Exchange>,
+    priority: i64,
+) -> MigrationPlan {
+    let (p, q) = (old.name.as_str(), new.name.as_str());
+    let mut sources: Vec<Source> = Vec::new();
+    for b in moved {
+        let Some(x) = exchange(&b.source) else { continue };
+        match sources.iter_mut().find(|s| s.exchange.name == x.name) {
+            Some(s) => s.bindings.push(b.clone()),
+            None => sources.push(Source {
+                interposed: scaffold::interposed(p, &x.name),
+                alternate: scaffold::alternate(p, &x.name),
+                policy: scaffold::policy(p, &x.name),
+                exchange: x,
+                bindings: vec![b.clone()],
+            }),
+        }
+    }
+    sources.sort_by(|a, b| a.exchange.name.cmp(&b.exchange.name));
+    let via = |b: &Binding, source: &str, kind: DestinationKind, dest: &str| Binding {
+        source: source.to_string(),
+        destination_kind: kind,
+        destination: dest.to_string(),
+        ..b.clone()
+    };
+    use DestinationKind::{Exchange as E, Queue as Q};
+    use Stage::*;
+    let mut steps = Vec::new();
+    // Bootstrap: X -> X2 -> P beside X -> P, then X -> P goes.
+    for s in &sources {
+        let x = &s.exchange.name;
+        steps.push((Bootstrap, Step::DeclareExchange(internal(&s.interposed, &s.exchange.kind))));
+        for b in &s.bindings {
+            steps.push((Bootstrap, Step::Bind(via(b, x, E, &s.interposed))));
+            steps.push((Bootstrap, Step::Bind(via(b, &s.interposed, Q, p))));
+        }
+        for b in &s.bindings {
+            steps.push((Bootstrap, Step::Unbind(b.clone())));
+        }
+    }
+    // Swap: Q and its alternate path exist before X2 lets go of P.
+    steps.push((Swap, Step::DeclareQueue(new.clone())));
+    for b in added {
+        steps.push((Swap, Step::Bind(b.clone())));
+    }
+    for s in &sources {
+        steps.push((Swap, Step::DeclareExchange(internal(&s.alternate, &s.exchange.kind))));
+        for b in &s.bindings {
+            steps.push((Swap, Step::Bind(via(b, &s.alternate, Q, q))));
+        }
+        let mut definition = Table::new();
+        definition.insert("alternate-exchange".into(), Value::String(s.alternate.clone()));
+        let pattern = format!("^{}$", regex::escape(&s.interposed));
+        let policy =
+            Policy { name: s.policy.clone(), pattern, apply_to: ApplyTo::Exchanges, priority, definition };
+        steps.push((Swap, Step::SetPolicy(policy)));
+        steps.push((Swap, Step::VerifyPolicy { exchange: s.interposed.clone(), policy: s.policy.clone() }));
+    }
+    for s in &sources {
+        for b in &s.bindings {
+            steps.push((Swap, Step::Unbind(via(b, &s.interposed, Q, p))));
+        }
+    }
+    for b in dropped {
+        steps.push((Swap, Step::Unbind(b.clone())));
+    }
+    steps.push((Swap, Step::AwaitDrained));
+    for s in &sources {
+        for b in &s.bindings {
+            steps.push((Swap, Step::Bind(via(b, &s.interposed, Q, q))));
+        }
+        steps.push((Swap, Step::DeletePolicy(s.policy.clone())));
+        steps.push((Swap, Step::DeleteExchange(s.alternate.clone())));
+    }
+    // Teardown: X -> Q directly, then the interposed path goes.
+    for s in &sources {
+        let x = &s.exchange.name;
+        for b in &s.bindings {
+            steps.push((Teardown, Step::Bind(via(b, x, Q, q))));
+        }
+        for b in &s.bindings {
+            steps.push((Teardown, Step::Unbind(via(b, x, E, &s.interposed))));
+            steps.push((Teardown, Step::Unbind(via(b, &s.interposed, Q, q))));
+        }
+        steps.push((Teardown, Step::DeleteExchange(s.interposed.clone())));
+    }
+    steps.push((Retire, Step::Retire { kind: old.kind }));
+    MigrationPlan {
+        vhost: vhost.to_string(),
+        old: old.clone(),
+        new: new.clone(),
+        sources,
+        added: added.to_vec(),
+        dropped: dropped.to_vec(),
+        steps,
+    }
+}
+
+fn internal(name: &str, kind: &str) -> Exchange {
+    Exchange {
+        name: name.to_string(),
+        kind: kind.to_string(),
+        durable: true,
+        auto_delete: false,
+        internal: true,
+        arguments: Table::new(),
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::DeclareExchange(x) => write!(f, "declare internal {} exchange \"{}\"", x.kind, x.name),
+            Step::DeclareQueue(q) => write!(f, "declare {} queue \"{}\"", q.kind, q.name),
+            Step::Bind(b) => write!(f, "bind {b}"),
+            Step::Unbind(b) => write!(f, "unbind {b}"),
+            Step::SetPolicy(p) => write!(
+                f,
+                "set policy \"{}\" (priority {}): alternate exchange {}",
+                p.name,
+                p.priority,
+                p.definition.get("alternate-exchange").map(|v| v.to_string()).unwrap_or_default()
+            ),
+            Step::VerifyPolicy { exchange, policy } => {
+                write!(f, "verify that \"{exchange}\" is governed by policy \"{policy}\"")
+            }
+            Step::DeletePolicy(p) => write!(f, "delete policy \"{p}\""),
+            Step::AwaitDrained => write!(f, "wait until the old queue is drained (ready 0, unacknowledged 0)"),
+            Step::DeleteExchange(x) => write!(f, "delete exchange \"{x}\""),
+            Step::Retire { .. } => write!(f, "delete the old queue, once drained and without consumers"),
+        }
+    }
+}
