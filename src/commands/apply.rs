@@ -47,7 +47,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         return Exit::Error;
     }
     if plan.is_empty() {
-        return Exit::Ok;
+        return record_only(&broker, &rt, &planned, out);
     }
     if let Some(s) = plan.steps.iter().find(|s| matches!(s.op, Op::Migrate { .. })) {
         eprintln!("Nothing was changed: this version of warren cannot yet {}.", s.op);
@@ -125,6 +125,33 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         return Exit::Error;
     }
     if outcome.succeeded() { Exit::Ok } else { Exit::Error }
+}
+
+/// Nothing to change on the broker, but the inventory may still be behind:
+/// objects the files declare that already matched them become warren's
+/// (so removing them from the files later destroys them), and entries for
+/// objects no longer live are dropped.
+fn record_only(
+    broker: &crate::broker::Broker,
+    rt: &tokio::runtime::Runtime,
+    planned: &super::plan::Planned,
+    out: Output,
+) -> Exit {
+    let known = &planned.live.inventory;
+    let now = apply::inventory_before(known, &planned.desired.topology, &planned.live.topology);
+    if now == *known {
+        return Exit::Ok;
+    }
+    if let Err(e) = rt.block_on(broker.write_inventory(&now)) {
+        eprintln!("warren could not record its inventory: {e}.");
+        return Exit::Error;
+    }
+    let adopted = now.objects.difference(&known.objects).count();
+    if adopted > 0 && !out.quiet {
+        let objects = if adopted == 1 { "1 object".to_string() } else { format!("{adopted} objects") };
+        eprintln!("warren now manages {objects} that already matched the files.");
+    }
+    Exit::Ok
 }
 
 /// Which changes were carried out in full and which were not.
