@@ -225,12 +225,10 @@ impl Differ<'_> {
                 let before = attributes::queue(h);
                 match counts {
                     // Known empty and unused: nothing can be lost.
-                    Some(Some(QueueCounts { messages: 0, consumers: 0 })) => self.absent(key, before, false),
-                    Some(Some(QueueCounts { messages, consumers })) => {
+                    Some(Some(c)) if c.is_idle() => self.absent(key, before, false),
+                    Some(Some(c)) => {
                         self.absent(key, before, true);
-                        self.explain_last(&format!(
-                            "removed from the files; it holds {messages} message(s) and has {consumers} consumer(s)"
-                        ));
+                        self.explain_last(&format!("removed from the files; {}", c.describe()));
                     }
                     _ => {
                         self.absent(key, before, true);
