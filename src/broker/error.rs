@@ -19,6 +19,9 @@ pub enum BrokerError {
     NotFound { action: String },
     /// The broker refused, with its own reason (400, 405, 406 …).
     Refused { action: String, status: u16, reason: String },
+    /// A guarded delete (`if-empty`, `if-unused`) the broker refused: the
+    /// queue holds messages or has consumers the plan did not see.
+    Unsafe { action: String, reason: String },
     /// A local problem before any request: TLS files, bad settings.
     Setup(String),
 }
@@ -42,6 +45,9 @@ impl fmt::Display for BrokerError {
             BrokerError::Refused { action, status, reason } => {
                 write!(f, "the broker refused to {action} (HTTP {status}): {reason}")
             }
+            BrokerError::Unsafe { action, reason } => {
+                write!(f, "refused to {action} for safety: the broker says {reason}")
+            }
             BrokerError::Setup(s) => f.write_str(s),
         }
     }
@@ -62,6 +68,9 @@ impl BrokerError {
             }
             BrokerError::NotFound { .. } => "the object changed on the broker since the plan was made; run plan again",
             BrokerError::Refused { .. } => "the broker's reason above says what it did not accept",
+            BrokerError::Unsafe { .. } => {
+                "it received messages or a consumer after the plan was made; run plan to see its counts, and apply with --allow-destroy to delete it anyway"
+            }
             BrokerError::Setup(_) => "check the TLS and connection options",
         }
     }

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::live_side;
 use super::plan::{compute, errors, print, print_invalid};
 use crate::apply;
+use crate::broker::BrokerError;
 use crate::cli::Connection;
 use crate::desired;
 use crate::diagnostic::render as render_diagnostics;
@@ -124,7 +125,11 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         eprintln!("warren could not record its inventory: {e}. Run apply again to record it.");
         return Exit::Error;
     }
-    if outcome.succeeded() { Exit::Ok } else { Exit::Error }
+    match &outcome.failed {
+        None => Exit::Ok,
+        Some((_, BrokerError::Unsafe { .. })) => Exit::Refused,
+        Some(_) => Exit::Error,
+    }
 }
 
 /// Nothing to change on the broker, but the inventory may still be behind:
