@@ -84,10 +84,16 @@ impl Http {
         if status.is_success() {
             return Ok((status, text));
         }
-        let reason = serde_json::from_str::<Json>(&text)
-            .ok()
-            .and_then(|j| j.get("reason").and_then(Json::as_str).map(str::to_string))
-            .unwrap_or_else(|| text.trim().to_string());
+        let reason = readable(
+            &serde_json::from_str::<Json>(&text)
+                .ok()
+                .and_then(|j| j.get("reason").cloned())
+                .map(|r| match r {
+                    Json::String(s) => s,
+                    other => other.to_string(),
+                })
+                .unwrap_or_else(|| text.trim().to_string()),
+        );
         let user = self.endpoint.user.clone();
         Err(match status {
             StatusCode::UNAUTHORIZED if reason.contains("Login failed") => {
@@ -115,6 +121,19 @@ impl Http {
     }
 }
 
+/// A broker's reason on one line, as written: the management API
+/// HTML-escapes it (`&lt;&lt;"key"&gt;&gt;`) and breaks it into paragraphs
+/// (`Validation failed\n\n…`).
+fn readable(reason: &str) -> String {
+    let text = reason
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ")
+}
+
 /// The innermost cause of a transport error, which is the useful part.
 fn describe(e: &reqwest::Error) -> String {
     let mut msg = e.to_string();
@@ -124,4 +143,19 @@ fn describe(e: &reqwest::Error) -> String {
         source = s.source();
     }
     msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::readable;
+
+    #[test]
+    fn broker_reasons_read_as_written() {
+        let r = "Validation failed\n\n[{&lt;&lt;\"federation-upstream-set\"&gt;&gt;,&lt;&lt;\"all\"&gt;&gt;}] are not recognised policy settings\n";
+        assert_eq!(
+            readable(r),
+            "Validation failed: [{<<\"federation-upstream-set\">>,<<\"all\">>}] are not recognised policy settings"
+        );
+        assert_eq!(readable("queue 'q' in vhost 'v' not empty"), "queue 'q' in vhost 'v' not empty");
+    }
 }
