@@ -8,6 +8,9 @@ use crate::diagnostic::Diagnostic;
 pub enum BrokerError {
     /// No HTTP answer at all.
     Unreachable { endpoint: String, detail: String },
+    /// The broker answered, but the TLS handshake failed: `problem` says
+    /// why in words, `help` what to do.
+    Tls { endpoint: String, problem: String, help: &'static str },
     /// 401 "Login failed".
     BadCredentials { endpoint: String, user: String },
     /// 401 "Not management user": right password, no management tag.
@@ -31,6 +34,9 @@ impl fmt::Display for BrokerError {
         match self {
             BrokerError::Unreachable { endpoint, detail } => {
                 write!(f, "cannot reach the RabbitMQ management API at {endpoint}: {detail}")
+            }
+            BrokerError::Tls { endpoint, problem, .. } => {
+                write!(f, "the TLS handshake with {endpoint} failed: {problem}")
             }
             BrokerError::BadCredentials { endpoint, user } => {
                 write!(f, "{endpoint} refused the credentials of user \"{user}\" (wrong user name or password)")
@@ -59,6 +65,7 @@ impl BrokerError {
             BrokerError::Unreachable { .. } => {
                 "check --url (or WARREN_URL), that the broker runs, and that the rabbitmq_management plugin is enabled"
             }
+            BrokerError::Tls { help, .. } => help,
             BrokerError::BadCredentials { .. } => "check the user and password in --url or WARREN_URL",
             BrokerError::NotManagementUser { .. } => {
                 "give the user the `administrator` tag (or `policymaker` for policies and parameters), or use another user"
