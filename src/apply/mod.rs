@@ -20,7 +20,7 @@ pub fn inventory_before(old: &Inventory, desired: &Topology, live: &Topology) ->
 }
 
 /// What to record after the steps that were `done`: the claimed objects
-/// less those destroyed.
+/// less those destroyed. A destroyed vhost takes everything in it along.
 pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inventory {
     let mut objects = before.objects.clone();
     for i in done {
@@ -28,6 +28,9 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inven
         let change = &plan.changes[step.change];
         if change.action == Action::Destroy && !matches!(step.op, Op::Bind { .. }) {
             objects.remove(&change.key);
+            if let ObjectKey::Vhost(v) = &change.key {
+                objects.retain(|k| k.vhost() != Some(v.as_str()));
+            }
         }
     }
     Inventory { objects }
@@ -44,5 +47,30 @@ fn is_live(key: &ObjectKey, live: &Topology) -> bool {
         ObjectKey::Policy { vhost, name } => v(vhost).is_some_and(|x| x.policies.contains_key(name)),
         ObjectKey::OperatorPolicy { vhost, name } => v(vhost).is_some_and(|x| x.operator_policies.contains_key(name)),
         ObjectKey::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::Change;
+    use crate::plan::Step;
+
+    #[test]
+    fn a_destroyed_vhost_leaves_nothing_of_it_in_the_inventory() {
+        let key = |v: &str| ObjectKey::Exchange { vhost: v.into(), name: "x".into() };
+        let before = Inventory {
+            objects: [ObjectKey::Vhost("gone".into()), key("gone"), ObjectKey::Vhost("kept".into()), key("kept")]
+                .into_iter()
+                .collect(),
+        };
+        let plan = Plan {
+            changes: vec![Change::new(ObjectKey::Vhost("gone".into()), Action::Destroy, "removed from the files")],
+            steps: vec![Step { op: Op::DeleteVhost { name: "gone".into() }, change: 0, phase: 71 }],
+            problems: vec![],
+        };
+        let after = inventory_after(&before, &plan, &[0]);
+        assert_eq!(after.objects, [ObjectKey::Vhost("kept".into()), key("kept")].into_iter().collect());
+        assert_eq!(inventory_after(&before, &plan, &[]), before, "not done: still claimed");
     }
 }

@@ -8,6 +8,9 @@ use crate::diagnostic::Diagnostic;
 pub enum BrokerError {
     /// No HTTP answer at all.
     Unreachable { endpoint: String, detail: String },
+    /// The broker answered, but the TLS handshake failed: `problem` says
+    /// why in words, `help` what to do.
+    Tls { endpoint: String, problem: String, help: &'static str },
     /// 401 "Login failed".
     BadCredentials { endpoint: String, user: String },
     /// 401 "Not management user": right password, no management tag.
@@ -19,6 +22,9 @@ pub enum BrokerError {
     NotFound { action: String },
     /// The broker refused, with its own reason (400, 405, 406 …).
     Refused { action: String, status: u16, reason: String },
+    /// A guarded delete (`if-empty`, `if-unused`) the broker refused: the
+    /// queue holds messages or has consumers the plan did not see.
+    Unsafe { action: String, reason: String },
     /// A local problem before any request: TLS files, bad settings.
     Setup(String),
 }
@@ -28,6 +34,9 @@ impl fmt::Display for BrokerError {
         match self {
             BrokerError::Unreachable { endpoint, detail } => {
                 write!(f, "cannot reach the RabbitMQ management API at {endpoint}: {detail}")
+            }
+            BrokerError::Tls { endpoint, problem, .. } => {
+                write!(f, "the TLS handshake with {endpoint} failed: {problem}")
             }
             BrokerError::BadCredentials { endpoint, user } => {
                 write!(f, "{endpoint} refused the credentials of user \"{user}\" (wrong user name or password)")
@@ -42,6 +51,9 @@ impl fmt::Display for BrokerError {
             BrokerError::Refused { action, status, reason } => {
                 write!(f, "the broker refused to {action} (HTTP {status}): {reason}")
             }
+            BrokerError::Unsafe { action, reason } => {
+                write!(f, "refused to {action} for safety: the broker says {reason}")
+            }
             BrokerError::Setup(s) => f.write_str(s),
         }
     }
@@ -53,6 +65,7 @@ impl BrokerError {
             BrokerError::Unreachable { .. } => {
                 "check --url (or WARREN_URL), that the broker runs, and that the rabbitmq_management plugin is enabled"
             }
+            BrokerError::Tls { help, .. } => help,
             BrokerError::BadCredentials { .. } => "check the user and password in --url or WARREN_URL",
             BrokerError::NotManagementUser { .. } => {
                 "give the user the `administrator` tag (or `policymaker` for policies and parameters), or use another user"
@@ -62,6 +75,9 @@ impl BrokerError {
             }
             BrokerError::NotFound { .. } => "the object changed on the broker since the plan was made; run plan again",
             BrokerError::Refused { .. } => "the broker's reason above says what it did not accept",
+            BrokerError::Unsafe { .. } => {
+                "it received messages or a consumer after the plan was made; run plan to see its counts, and apply with --allow-destroy to delete it anyway"
+            }
             BrokerError::Setup(_) => "check the TLS and connection options",
         }
     }

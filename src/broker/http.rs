@@ -38,11 +38,28 @@ impl Http {
         match (&endpoint.tls.client_cert, &endpoint.tls.client_key) {
             (Some(cert), key) => {
                 let mut pem = read(cert)?;
+                if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+                    return Err(BrokerError::Setup(format!(
+                        "--client-cert {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+                        cert.display()
+                    )));
+                }
                 if let Some(k) = key {
+                    pem.extend(b"\n");
                     pem.extend(read(k)?);
                 }
-                let id = reqwest::Identity::from_pem(&pem)
-                    .map_err(|e| BrokerError::Setup(format!("the client certificate or key is not usable PEM: {e}")))?;
+                if !String::from_utf8_lossy(&pem).contains("PRIVATE KEY-----") {
+                    return Err(BrokerError::Setup(format!(
+                        "--client-cert {} holds no private key: give its key with --client-key FILE (or WARREN_CLIENT_KEY)",
+                        cert.display()
+                    )));
+                }
+                let id = reqwest::Identity::from_pem(&pem).map_err(|e| {
+                    BrokerError::Setup(format!(
+                        "the client certificate and key are not usable: {} (PEM certificate and a PKCS#8, PKCS#1 or SEC1 key)",
+                        describe(&e)
+                    ))
+                })?;
                 builder = builder.identity(id);
             }
             (None, Some(_)) => return Err(BrokerError::Setup("--client-key needs --client-cert".into())),
@@ -72,10 +89,7 @@ impl Http {
         if let Some(b) = body {
             req = req.json(b);
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| BrokerError::Unreachable { endpoint: self.endpoint.to_string(), detail: describe(&e) })?;
+        let resp = req.send().await.map_err(|e| self.transport_error(&e))?;
         let status = resp.status();
         let text = resp
             .text()
@@ -84,10 +98,16 @@ impl Http {
         if status.is_success() {
             return Ok((status, text));
         }
-        let reason = serde_json::from_str::<Json>(&text)
-            .ok()
-            .and_then(|j| j.get("reason").and_then(Json::as_str).map(str::to_string))
-            .unwrap_or_else(|| text.trim().to_string());
+        let reason = readable(
+            &serde_json::from_str::<Json>(&text)
+                .ok()
+                .and_then(|j| j.get("reason").cloned())
+                .map(|r| match r {
+                    Json::String(s) => s,
+                    other => other.to_string(),
+                })
+                .unwrap_or_else(|| text.trim().to_string()),
+        );
         let user = self.endpoint.user.clone();
         Err(match status {
             StatusCode::UNAUTHORIZED if reason.contains("Login failed") => {
@@ -104,6 +124,17 @@ impl Http {
         })
     }
 
+    /// No answer: a TLS handshake that failed, said in words, or no
+    /// connection at all.
+    fn transport_error(&self, e: &reqwest::Error) -> BrokerError {
+        let endpoint = self.endpoint.to_string();
+        let detail = describe(e);
+        match tls_problem(&detail, &self.endpoint.tls) {
+            Some((problem, help)) => BrokerError::Tls { endpoint, problem, help },
+            None => BrokerError::Unreachable { endpoint, detail },
+        }
+    }
+
     /// GET and parse JSON.
     pub async fn get_json(&self, path: &str, action: &str) -> Result<Json, BrokerError> {
         let (_, text) = self.send(Method::GET, path, None, action).await?;
@@ -115,6 +146,64 @@ impl Http {
     }
 }
 
+/// A broker's reason on one line, as written: the management API
+/// HTML-escapes it (`&lt;&lt;"key"&gt;&gt;`) and breaks it into paragraphs
+/// (`Validation failed\n\n…`).
+fn readable(reason: &str) -> String {
+    let text = reason
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ")
+}
+
+/// A failed TLS handshake, from the innermost error's text (rustls names
+/// its errors, e.g. `invalid peer certificate: UnknownIssuer`), as what
+/// went wrong and what to do.
+fn tls_problem(detail: &str, tls: &super::endpoint::Tls) -> Option<(String, &'static str)> {
+    let has = |s: &str| detail.contains(s);
+    let (problem, help) = if has("UnknownIssuer") {
+        let help = if tls.ca_cert.is_some() {
+            "the CA in --ca-cert did not sign the broker's certificate: give the one that did"
+        } else {
+            "give the CA that signed the broker's certificate with --ca-cert FILE (or WARREN_CA_CERT)"
+        };
+        ("the broker's certificate is not signed by a CA warren trusts", help)
+    } else if has("NotValidForName") {
+        (
+            "the broker's certificate is not issued for the host in the URL",
+            "use a host name the certificate names in --url, or have a certificate issued for this one",
+        )
+    } else if has("Expired") || has("NotValidYet") {
+        (
+            "the broker's certificate has expired or is not valid yet",
+            "renew the broker's certificate (or check the clock)",
+        )
+    } else if has("CertificateRequired") || (tls.client_cert.is_none() && has("HandshakeFailure")) {
+        (
+            "the broker requires a client certificate",
+            "give one with --client-cert FILE and its key with --client-key FILE (or WARREN_CLIENT_CERT, WARREN_CLIENT_KEY)",
+        )
+    } else if has("BadCertificate") || has("UnknownCA") || has("DecryptError") {
+        (
+            "the broker refused warren's client certificate",
+            "give --client-cert a certificate signed by a CA the broker trusts (its ssl cacertfile)",
+        )
+    } else if has("InvalidContentType") || has("corrupt message") {
+        (
+            "the broker does not speak TLS on this port",
+            "use http:// in --url, or the port of the management TLS listener",
+        )
+    } else if has("certificate") || has("CertificateError") || has("alert") {
+        ("the certificates were not accepted", "check --ca-cert, --client-cert and --client-key")
+    } else {
+        return None;
+    };
+    Some((format!("{problem} ({detail})"), help))
+}
+
 /// The innermost cause of a transport error, which is the useful part.
 fn describe(e: &reqwest::Error) -> String {
     let mut msg = e.to_string();
@@ -124,4 +213,31 @@ fn describe(e: &reqwest::Error) -> String {
         source = s.source();
     }
     msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::readable;
+
+    #[test]
+    fn tls_failures_are_named() {
+        use super::super::endpoint::Tls;
+        let none = Tls::default();
+        let (p, h) = super::tls_problem("invalid peer certificate: UnknownIssuer", &none).unwrap();
+        assert!(p.starts_with("the broker's certificate is not signed by a CA warren trusts"), "{p}");
+        assert!(h.contains("--ca-cert"));
+        let (p, h) = super::tls_problem("received fatal alert: CertificateRequired", &none).unwrap();
+        assert!(p.contains("requires a client certificate") && h.contains("--client-cert"), "{p}");
+        assert!(super::tls_problem("Connection refused (os error 111)", &none).is_none());
+    }
+
+    #[test]
+    fn broker_reasons_read_as_written() {
+        let r = "Validation failed\n\n[{&lt;&lt;\"federation-upstream-set\"&gt;&gt;,&lt;&lt;\"all\"&gt;&gt;}] are not recognised policy settings\n";
+        assert_eq!(
+            readable(r),
+            "Validation failed: [{<<\"federation-upstream-set\">>,<<\"all\">>}] are not recognised policy settings"
+        );
+        assert_eq!(readable("queue 'q' in vhost 'v' not empty"), "queue 'q' in vhost 'v' not empty");
+    }
 }

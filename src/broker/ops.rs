@@ -95,10 +95,19 @@ pub async fn run(http: &Http, op: &Op, guard_deletes: bool, password: Option<&st
             let mut path = format!("queues/{}/{}", segment(vhost), segment(name));
             // Quorum queues refuse these flags and streams ignore them
             // (reference 1.5); their emptiness is checked before the plan runs.
-            if guard_deletes && *kind == QueueType::Classic {
+            let guarded = guard_deletes && *kind == QueueType::Classic;
+            if guarded {
                 path += "?if-empty=true&if-unused=true";
             }
-            delete(http, &path, &format!("delete queue \"{name}\" in vhost \"{vhost}\"")).await
+            let action = format!("delete queue \"{name}\" in vhost \"{vhost}\"");
+            match delete(http, &path, &action).await {
+                Err(BrokerError::Refused { status: 400, reason, .. })
+                    if guarded && (reason.contains("not empty") || reason.contains("in use")) =>
+                {
+                    Err(BrokerError::Unsafe { action, reason })
+                }
+                other => other,
+            }
         }
         Bind { vhost, binding: b } => {
             let path = binding_path(vhost, b);

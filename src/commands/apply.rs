@@ -7,6 +7,7 @@ use std::path::Path;
 use super::live_side;
 use super::plan::{compute, errors, print, print_invalid};
 use crate::apply;
+use crate::broker::BrokerError;
 use crate::cli::Connection;
 use crate::desired;
 use crate::diagnostic::render as render_diagnostics;
@@ -47,7 +48,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         return Exit::Error;
     }
     if plan.is_empty() {
-        return Exit::Ok;
+        return record_only(&broker, &rt, &planned, out);
     }
     if let Some(s) = plan.steps.iter().find(|s| matches!(s.op, Op::Migrate { .. })) {
         eprintln!("Nothing was changed: this version of warren cannot yet {}.", s.op);
@@ -124,7 +125,38 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         eprintln!("warren could not record its inventory: {e}. Run apply again to record it.");
         return Exit::Error;
     }
-    if outcome.succeeded() { Exit::Ok } else { Exit::Error }
+    match &outcome.failed {
+        None => Exit::Ok,
+        Some((_, BrokerError::Unsafe { .. })) => Exit::Refused,
+        Some(_) => Exit::Error,
+    }
+}
+
+/// Nothing to change on the broker, but the inventory may still be behind:
+/// objects the files declare that already matched them become warren's
+/// (so removing them from the files later destroys them), and entries for
+/// objects no longer live are dropped.
+fn record_only(
+    broker: &crate::broker::Broker,
+    rt: &tokio::runtime::Runtime,
+    planned: &super::plan::Planned,
+    out: Output,
+) -> Exit {
+    let known = &planned.live.inventory;
+    let now = apply::inventory_before(known, &planned.desired.topology, &planned.live.topology);
+    if now == *known {
+        return Exit::Ok;
+    }
+    if let Err(e) = rt.block_on(broker.write_inventory(&now)) {
+        eprintln!("warren could not record its inventory: {e}.");
+        return Exit::Error;
+    }
+    let adopted = now.objects.difference(&known.objects).count();
+    if adopted > 0 && !out.quiet {
+        let objects = if adopted == 1 { "1 object".to_string() } else { format!("{adopted} objects") };
+        eprintln!("warren now manages {objects} that already matched the files.");
+    }
+    Exit::Ok
 }
 
 /// Which changes were carried out in full and which were not.

@@ -20,6 +20,8 @@ pub struct LiveSide {
     pub notes: Vec<Diagnostic>,
     /// Known only when read from a broker.
     pub queue_counts: Option<BTreeMap<(String, String), QueueCounts>>,
+    /// The broker's RabbitMQ version (major, minor), when read from one.
+    pub broker_version: Option<(u32, u32)>,
 }
 
 pub fn from_state(path: &Path) -> Result<LiveSide, Diagnostic> {
@@ -29,7 +31,14 @@ pub fn from_state(path: &Path) -> Result<LiveSide, Diagnostic> {
             .help("give --state the path of a RabbitMQ definitions export")
     })?;
     let l = live::from_definitions(&text, &path.display().to_string())?;
-    Ok(LiveSide { topology: l.topology, inventory: l.inventory, origin, notes: l.notes, queue_counts: None })
+    Ok(LiveSide {
+        topology: l.topology,
+        inventory: l.inventory,
+        origin,
+        notes: l.notes,
+        queue_counts: None,
+        broker_version: None,
+    })
 }
 
 /// The management API's address without credentials, for messages.
@@ -62,7 +71,7 @@ pub fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagn
 /// Reads the live state of the broker, with counts for the desired vhosts'
 /// queues. A broker error is returned as such so callers can tell kinds apart.
 pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
-    broker.check().await?;
+    let version = broker.check().await?;
     let origin = broker.endpoint().to_string();
     let text = broker.definitions().await?;
     let unreadable =
@@ -75,5 +84,18 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
             counts.insert((vhost.clone(), name), c);
         }
     }
-    Ok(LiveSide { topology: l.topology, inventory: l.inventory, origin, notes: l.notes, queue_counts: Some(counts) })
+    Ok(LiveSide {
+        topology: l.topology,
+        inventory: l.inventory,
+        origin,
+        notes: l.notes,
+        queue_counts: Some(counts),
+        broker_version: major_minor(&version),
+    })
+}
+
+/// `3.10.8` -> `(3, 10)`.
+fn major_minor(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }

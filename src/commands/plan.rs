@@ -38,6 +38,7 @@ pub fn compute(desired: Desired, path: &Path, live: LiveSide, replace: &[String]
     let mut options = Options {
         replace: replace.iter().cloned().collect(),
         queue_counts: live.queue_counts.clone(),
+        broker_version: live.broker_version,
         ..Options::default()
     };
     let mut passwords = BTreeMap::new();
@@ -198,6 +199,7 @@ pub fn diff_command(old: &Path, new: &Path, show: &Show, out: Output) -> Exit {
         origin: old.display().to_string(),
         notes: Vec::new(),
         queue_counts: None,
+        broker_version: None,
     };
     let planned = compute(desired, new, live, &show.replace);
     print(&planned, show.format, out);

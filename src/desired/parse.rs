@@ -645,7 +645,19 @@ impl Parser<'_> {
                 }
                 Password::Env(var)
             }
-            (None, Some(hash)) => Password::Hash { hash, algorithm },
+            (None, Some(hash)) => {
+                use base64::Engine;
+                if base64::engine::general_purpose::STANDARD.decode(&hash).is_err() {
+                    // The broker would refuse it with a reason that quotes it.
+                    let d = Diagnostic::error("bad-value", format!("the `password_hash` of user \"{name}\" is not base64"))
+                        .at(self.loc(f.span("password_hash")?))
+                        .redacted()
+                        .help("RabbitMQ password hashes are base64, as in a definitions export or what `warren export` writes");
+                    self.r.report(d);
+                    ok = false;
+                }
+                Password::Hash { hash, algorithm }
+            }
             (None, None) => Password::None,
         };
         let tags = match f.get("tags") {

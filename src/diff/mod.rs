@@ -31,6 +31,9 @@ pub struct Options {
     /// Message and consumer counts of live queues, keyed by (vhost, name),
     /// when read from a broker; `None` offline (counts unknown).
     pub queue_counts: Option<BTreeMap<(String, String), QueueCounts>>,
+    /// The live broker's version (major, minor), when known: some changes
+    /// are ignored by older brokers.
+    pub broker_version: Option<(u32, u32)>,
 }
 
 /// A desired change that cannot be carried out, tied to the object at fault.
@@ -172,11 +175,32 @@ impl Differ<'_> {
             return;
         };
         // Only the settings the files manage are compared.
-        let managed = VhostSettings {
+        let mut managed = VhostSettings {
             description: want.description.as_ref().map(|_| have.description.clone().unwrap_or_default()),
             default_queue_type: want.default_queue_type.and(have.default_queue_type),
             limits: want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default()),
         };
+        // RabbitMQ before 3.13 accepts a new default queue type for an
+        // existing vhost and ignores it (reference section 4): apply would
+        // report success and never converge.
+        if let (Some(w), Some(version)) = (want.default_queue_type, self.options.broker_version)
+            && version < (3, 13)
+            && have.default_queue_type != Some(w)
+        {
+            let now = have.default_queue_type.map_or("none".to_string(), |t| format!("\"{}\"", t.as_str()));
+            let diagnostic = Diagnostic::error(
+                "broker-version",
+                format!(
+                    "vhost \"{name}\" cannot change its default queue type from {now} to \"{}\" on RabbitMQ {}.{}: versions before 3.13 ignore a new default queue type for an existing vhost",
+                    w.as_str(),
+                    version.0,
+                    version.1
+                ),
+            )
+            .help("keep `default_queue_type` as it is live and give each queue its `type`, or upgrade the broker to 3.13 or later");
+            self.out.problems.push(Problem { key: key.clone(), field: Some("default_queue_type".into()), diagnostic });
+            managed.default_queue_type = Some(w);
+        }
         if managed != *want {
             self.updated(key, attributes::vhost(&managed), attributes::vhost(want));
         }
@@ -225,12 +249,10 @@ impl Differ<'_> {
                 let before = attributes::queue(h);
                 match counts {
                     // Known empty and unused: nothing can be lost.
-                    Some(Some(QueueCounts { messages: 0, consumers: 0 })) => self.absent(key, before, false),
-                    Some(Some(QueueCounts { messages, consumers })) => {
+                    Some(Some(c)) if c.is_idle() => self.absent(key, before, false),
+                    Some(Some(c)) => {
                         self.absent(key, before, true);
-                        self.explain_last(&format!(
-                            "removed from the files; it holds {messages} message(s) and has {consumers} consumer(s)"
-                        ));
+                        self.explain_last(&format!("removed from the files; {}", c.describe()));
                     }
                     _ => {
                         self.absent(key, before, true);
@@ -388,4 +410,40 @@ fn migration(new: &Queue, old: &Queue, want: &Vhost, live_graph: &RoutingGraph) 
     let changed = immutable::queue_fields(old, new);
     let policy_instead = immutable::policy_alternative(old, new).map(|p| p.0);
     Migration { replaces: old.name.clone(), moved, dropped, added, changed, policy_instead }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::QueueType;
+
+    fn with_dqt(t: Option<QueueType>) -> Topology {
+        let mut v = Vhost::new("v");
+        v.settings.default_queue_type = t;
+        let mut topology = Topology::default();
+        topology.vhosts.insert("v".into(), v);
+        topology
+    }
+
+    #[test]
+    fn a_default_queue_type_change_is_a_problem_before_3_13() {
+        let (want, have) = (with_dqt(Some(QueueType::Classic)), with_dqt(Some(QueueType::Quorum)));
+        let inventory = Inventory::default();
+        let on = |version| {
+            let options = Options { broker_version: version, ..Options::default() };
+            diff(&want, &have, &inventory, &options)
+        };
+        let old = on(Some((3, 12)));
+        assert_eq!(old.problems.len(), 1);
+        assert!(old.problems[0].diagnostic.message.contains("from \"quorum\" to \"classic\" on RabbitMQ 3.12"));
+        assert!(old.changes.is_empty(), "no update that could not happen: {:?}", old.changes);
+        for version in [Some((3, 13)), Some((4, 0)), None] {
+            let d = on(version);
+            assert!(d.problems.is_empty(), "{version:?}");
+            assert_eq!(d.changes.len(), 1);
+            assert_eq!(d.changes[0].action, Action::Update);
+        }
+        let same = diff(&want, &want, &inventory, &Options { broker_version: Some((3, 10)), ..Options::default() });
+        assert!(same.problems.is_empty() && same.changes.is_empty());
+    }
 }

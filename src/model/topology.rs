@@ -254,9 +254,50 @@ pub struct Permission {
 pub const BUILTIN_EXCHANGES: [&str; 6] =
     ["amq.direct", "amq.fanout", "amq.topic", "amq.headers", "amq.match", "amq.rabbitmq.trace"];
 
-/// A live queue's message and consumer counts, as the broker last reported.
+/// A live queue's message and consumer counts, as the broker last reported;
+/// `None` when the broker has not reported one yet.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QueueCounts {
-    pub messages: u64,
-    pub consumers: u64,
+    pub messages: Option<u64>,
+    pub consumers: Option<u64>,
+}
+
+impl QueueCounts {
+    /// Known to hold nothing and to have no consumer.
+    pub fn is_idle(&self) -> bool {
+        self.messages == Some(0) && self.consumers == Some(0)
+    }
+
+    /// What is known, for a plan: `it holds 3 message(s) and has 0 consumer(s)`.
+    pub fn describe(&self) -> String {
+        let messages = match self.messages {
+            Some(n) => format!("it holds {n} message(s)"),
+            None => "its message count is not known yet".to_string(),
+        };
+        let consumers = match self.consumers {
+            Some(n) => format!("has {n} consumer(s)"),
+            None => "its consumers are not known yet (the broker reports them about 5 s late)".to_string(),
+        };
+        match self.consumers {
+            Some(_) => format!("{messages} and {consumers}"),
+            None => format!("{messages}; {consumers}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::QueueCounts;
+
+    #[test]
+    fn queue_counts_say_what_is_known() {
+        let c = |m, c| QueueCounts { messages: m, consumers: c };
+        assert!(c(Some(0), Some(0)).is_idle());
+        assert!(!c(Some(0), None).is_idle() && !c(None, Some(0)).is_idle() && !c(Some(1), Some(0)).is_idle());
+        assert_eq!(c(Some(3), Some(0)).describe(), "it holds 3 message(s) and has 0 consumer(s)");
+        assert_eq!(
+            c(Some(2), None).describe(),
+            "it holds 2 message(s); its consumers are not known yet (the broker reports them about 5 s late)"
+        );
+    }
 }
