@@ -15,8 +15,8 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value as Json;
-use warren::password::hash_with_salt;
 use warren::model::Password;
+use warren::password::hash_with_salt;
 
 use common::r#gen::large_definitions;
 use common::import::{Broker, Cleanup, json, readable_dir, remove, seg};

@@ -16,11 +16,11 @@ use proptest::collection::{btree_set, vec};
 use proptest::option;
 use proptest::prelude::*;
 use proptest::sample::{Index, select, subsequence};
-use warren::password::{SHA256, hash_with_salt};
 use warren::model::{
     ApplyTo, Binding, DestinationKind, Exchange, Expect, POLICY_KEYS, Password, Permission, Policy, QUEUE_ARGUMENTS,
     Queue, QueueType, Table, Topology, User, Value, Vhost, VhostSettings,
 };
+use warren::password::{SHA256, hash_with_salt};
 
 /// Which broker the topology must be acceptable to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
