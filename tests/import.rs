@@ -295,10 +295,30 @@ fn quiet_prints_only_the_summary() {
 }
 
 #[test]
-fn state_and_out_are_required() {
-    let run = warren(&["import", "--out", "x"]);
+fn out_is_required_and_state_is_not() {
+    let run = warren(&["import", "--state", "tests/definitions/4.x-cluster.json"]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("--state <FILE>"), "{}", run.stderr);
+    assert!(run.stderr.contains("--out <DIR>"), "{}", run.stderr);
     let help = warren(&["import", "--help"]);
-    assert!(help.stdout.contains("A definitions export (required until broker support lands)"), "{}", help.stdout);
+    assert!(help.stdout.contains("for what the broker holds, or a definitions export"), "{}", help.stdout);
+    assert!(
+        help.stdout.contains("Read this definitions export instead of the broker (no broker needed)"),
+        "{}",
+        help.stdout
+    );
+}
+
+#[test]
+fn without_state_an_unreachable_broker_is_an_error_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = out_dir(&tmp, "out");
+    // Port 1 on the loopback: nothing listens there.
+    let url = "http://ops:s3cret-pw@127.0.0.1:1";
+    let run = warren(&["--url", url, "import", "--out", path_str(&out)]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("warren::broker"), "{}", run.stderr);
+    assert!(run.stderr.contains("cannot reach the RabbitMQ management API at http://127.0.0.1:1:"), "{}", run.stderr);
+    assert!(!run.stderr.contains("s3cret-pw") && !run.stdout.contains("s3cret-pw"));
+    assert_eq!(run.stdout, "");
+    assert!(!out.exists());
 }
