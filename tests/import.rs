@@ -219,6 +219,22 @@ fn import_into_a_directory_without_toml_files_is_fine() {
 }
 
 #[test]
+fn a_vhost_filter_shows_only_the_notes_about_those_vhosts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = "../shared/realworld/10-rabbitmq-server-case9b-multivhost.json";
+    let all = warren(&["import", "--state", state, "--out", path_str(&out_dir(&tmp, "all"))]);
+    assert!(all.stderr.contains("vhost \"/\": bindings from the broker's own exchanges"), "{}", all.stderr);
+    let one = warren(&["import", "--state", state, "--vhost", "vhost3", "--out", path_str(&out_dir(&tmp, "one"))]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert_eq!(one.stderr, "", "nothing in vhost3 calls for a note");
+    // A vhost the export lacks is still told apart from those not asked for.
+    let none = warren(&["import", "--state", state, "--vhost", "vhost4", "--out", path_str(&out_dir(&tmp, "none"))]);
+    assert_eq!(none.code, 1);
+    let help = none.stderr.lines().find(|l| l.contains("help:")).unwrap_or_default();
+    assert!(help.contains("its vhosts are \"/\", \"bunny_testbed\""), "{}", none.stderr);
+}
+
+#[test]
 fn a_single_vhost_export_needs_its_vhost_named() {
     let tmp = tempfile::tempdir().unwrap();
     let out = out_dir(&tmp, "out");

@@ -45,7 +45,7 @@ struct Origin {
 #[allow(clippy::result_large_err)] // once per run
 fn read(state: Option<&Path>, vhosts: &[String], connection: &Connection) -> Result<Origin, Diagnostic> {
     let Some(state) = state else {
-        let live = live_side::definitions_from_broker(connection)?;
+        let live = live_side::definitions_from_broker(connection, vhosts)?;
         let source = format!("the broker at {}", live_side::describe(connection));
         return Ok(Origin { live, shown: source.clone(), source });
     };
@@ -59,7 +59,7 @@ fn read(state: Option<&Path>, vhosts: &[String], connection: &Connection) -> Res
         [v] => Some(v.as_str()),
         _ => None,
     };
-    let live = live::from_vhost_definitions(&json, &origin, single)?;
+    let live = live::from_vhost_definitions_only(&json, &origin, single, vhosts)?;
     let source = state.file_name().map_or(origin.clone(), |n| n.to_string_lossy().into_owned());
     Ok(Origin { live, source, shown: origin })
 }
