@@ -99,3 +99,10 @@ pub fn realworld() -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// `text` without whitespace and the `│` of wrapped diagnostics: compare
+/// `squash(stderr).contains(&squash(expected))`, since diagnostics wrap at
+/// 100 columns wherever a long name happens to fall.
+pub fn squash(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace() && *c != '│').collect()
+}
