@@ -124,12 +124,12 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Write topology files (one per vhost, and users.toml) for what a
-    /// definitions export holds.
+    /// Write topology files (one per vhost, and users.toml) for what the
+    /// broker holds, or a definitions export.
     Import {
-        /// A definitions export (required until broker support lands).
+        /// Read this definitions export instead of the broker (no broker needed).
         #[arg(long, value_name = "FILE")]
-        state: PathBuf,
+        state: Option<PathBuf>,
         /// Import only this vhost; repeat for more. Default: every vhost.
         #[arg(long = "vhost", value_name = "VHOST")]
         vhosts: Vec<String>,

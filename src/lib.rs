@@ -45,7 +45,9 @@ pub fn run(cli: Cli) -> Exit {
         Command::Validate { path } => commands::validate::run(&path, out),
         Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),
         Command::Export { path, out: file } => commands::export::run(&path, file.as_deref(), out),
-        Command::Import { state, vhosts, out: dir } => commands::import::run(&state, &vhosts, &dir, out),
+        Command::Import { state, vhosts, out: dir } => {
+            commands::import::run(state.as_deref(), &vhosts, &dir, &cli.connection, out)
+        }
     }
 }
 

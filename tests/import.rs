@@ -219,6 +219,22 @@ fn import_into_a_directory_without_toml_files_is_fine() {
 }
 
 #[test]
+fn a_vhost_filter_shows_only_the_notes_about_those_vhosts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = "../shared/realworld/10-rabbitmq-server-case9b-multivhost.json";
+    let all = warren(&["import", "--state", state, "--out", path_str(&out_dir(&tmp, "all"))]);
+    assert!(all.stderr.contains("vhost \"/\": bindings from the broker's own exchanges"), "{}", all.stderr);
+    let one = warren(&["import", "--state", state, "--vhost", "vhost3", "--out", path_str(&out_dir(&tmp, "one"))]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert_eq!(one.stderr, "", "nothing in vhost3 calls for a note");
+    // A vhost the export lacks is still told apart from those not asked for.
+    let none = warren(&["import", "--state", state, "--vhost", "vhost4", "--out", path_str(&out_dir(&tmp, "none"))]);
+    assert_eq!(none.code, 1);
+    let help = none.stderr.lines().find(|l| l.contains("help:")).unwrap_or_default();
+    assert!(help.contains("its vhosts are \"/\", \"bunny_testbed\""), "{}", none.stderr);
+}
+
+#[test]
 fn a_single_vhost_export_needs_its_vhost_named() {
     let tmp = tempfile::tempdir().unwrap();
     let out = out_dir(&tmp, "out");
@@ -295,10 +311,30 @@ fn quiet_prints_only_the_summary() {
 }
 
 #[test]
-fn state_and_out_are_required() {
-    let run = warren(&["import", "--out", "x"]);
+fn out_is_required_and_state_is_not() {
+    let run = warren(&["import", "--state", "tests/definitions/4.x-cluster.json"]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("--state <FILE>"), "{}", run.stderr);
+    assert!(run.stderr.contains("--out <DIR>"), "{}", run.stderr);
     let help = warren(&["import", "--help"]);
-    assert!(help.stdout.contains("A definitions export (required until broker support lands)"), "{}", help.stdout);
+    assert!(help.stdout.contains("for what the broker holds, or a definitions export"), "{}", help.stdout);
+    assert!(
+        help.stdout.contains("Read this definitions export instead of the broker (no broker needed)"),
+        "{}",
+        help.stdout
+    );
+}
+
+#[test]
+fn without_state_an_unreachable_broker_is_an_error_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = out_dir(&tmp, "out");
+    // Port 1 on the loopback: nothing listens there.
+    let url = "http://ops:s3cret-pw@127.0.0.1:1";
+    let run = warren(&["--url", url, "import", "--out", path_str(&out)]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("warren::broker"), "{}", run.stderr);
+    assert!(run.stderr.contains("cannot reach the RabbitMQ management API at http://127.0.0.1:1:"), "{}", run.stderr);
+    assert!(!run.stderr.contains("s3cret-pw") && !run.stdout.contains("s3cret-pw"));
+    assert_eq!(run.stdout, "");
+    assert!(!out.exists());
 }

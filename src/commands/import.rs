@@ -1,4 +1,5 @@
-//! `warren import`: topology files for what a definitions export holds.
+//! `warren import`: topology files for what the broker, or a definitions
+//! export, holds.
 //!
 //! It never overwrites: if `--out` already holds `*.toml` files (anywhere
 //! below it, since all of them would be read together), it refuses with
@@ -8,18 +9,22 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::live_side;
 use super::validate::plural;
+use crate::cli::Connection;
 use crate::desired;
 use crate::diagnostic::{Diagnostic, render};
 use crate::exit::Exit;
 use crate::import::{self, File};
-use crate::live;
+use crate::live::{self, Live};
 use crate::model::Topology;
 use crate::output::Output;
 use crate::source::Sources;
 
-pub fn run(state: &Path, vhosts: &[String], out_dir: &Path, out: Output) -> Exit {
-    match import_files(state, vhosts, out_dir, out) {
+/// Imports `vhosts` (every vhost when empty) from the definitions export
+/// `state`, or from the broker when there is none.
+pub fn run(state: Option<&Path>, vhosts: &[String], out_dir: &Path, connection: &Connection, out: Output) -> Exit {
+    match import_files(state, vhosts, out_dir, connection, out) {
         Ok(exit) => exit,
         Err(d) => {
             show(&[d], out);
@@ -28,8 +33,22 @@ pub fn run(state: &Path, vhosts: &[String], out_dir: &Path, out: Output) -> Exit
     }
 }
 
+/// The live state to import, with how the files' comments name where it
+/// came from (`defs.json`, `the broker at http://host:15672`) and how the
+/// summary does.
+struct Origin {
+    live: Live,
+    source: String,
+    shown: String,
+}
+
 #[allow(clippy::result_large_err)] // once per run
-fn import_files(state: &Path, vhosts: &[String], out_dir: &Path, out: Output) -> Result<Exit, Diagnostic> {
+fn read(state: Option<&Path>, vhosts: &[String], connection: &Connection) -> Result<Origin, Diagnostic> {
+    let Some(state) = state else {
+        let live = live_side::definitions_from_broker(connection, vhosts)?;
+        let source = format!("the broker at {}", live_side::describe(connection));
+        return Ok(Origin { live, shown: source.clone(), source });
+    };
     let json = fs::read_to_string(state).map_err(|e| {
         Diagnostic::error("read", format!("cannot read {}: {e}", state.display()))
             .help("give a definitions export: `rabbitmqctl export_definitions FILE`, or GET /api/definitions")
@@ -40,8 +59,20 @@ fn import_files(state: &Path, vhosts: &[String], out_dir: &Path, out: Output) ->
         [v] => Some(v.as_str()),
         _ => None,
     };
-    let live = live::from_vhost_definitions(&json, &origin, single)?;
+    let live = live::from_vhost_definitions_only(&json, &origin, single, vhosts)?;
     let source = state.file_name().map_or(origin.clone(), |n| n.to_string_lossy().into_owned());
+    Ok(Origin { live, source, shown: origin })
+}
+
+#[allow(clippy::result_large_err)] // once per run
+fn import_files(
+    state: Option<&Path>,
+    vhosts: &[String],
+    out_dir: &Path,
+    connection: &Connection,
+    out: Output,
+) -> Result<Exit, Diagnostic> {
+    let Origin { live, source, shown } = read(state, vhosts, connection)?;
     let imported = import::import(&live.topology, vhosts, &source)?;
     refuse_existing(out_dir)?;
     let written = write(out_dir, &imported.files)?;
@@ -71,7 +102,7 @@ fn import_files(state: &Path, vhosts: &[String], out_dir: &Path, out: Output) ->
     } else {
         String::new()
     };
-    println!("Imported {} into {}: {}.{tail}", state.display(), out_dir.display(), counts(&imported.topology));
+    println!("Imported {shown} into {}: {}.{tail}", out_dir.display(), counts(&imported.topology));
     Ok(Exit::Ok)
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::broker::{Broker, BrokerError, Endpoint, Tls};
 use crate::cli::Connection;
 use crate::diagnostic::Diagnostic;
-use crate::live;
+use crate::live::{self, Live};
 use crate::model::{Inventory, QueueCounts, Topology};
 
 /// The live side of a comparison.
@@ -68,16 +68,33 @@ pub fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagn
     runtime().block_on(read(&broker, desired)).map_err(|e| e.diagnostic())
 }
 
-/// Reads the live state of the broker, with counts for the desired vhosts'
-/// queues. A broker error is returned as such so callers can tell kinds apart.
-pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
+/// Reads the broker's topology as a definitions export gives it (one
+/// definitions request), with the vhost settings that 3.10-3.12 exports
+/// leave out taken from the vhost listing (one more request), and the
+/// broker's version. Only the vhosts in `only` are read, when it is not
+/// empty (see [`live::from_vhost_definitions_only`]).
+pub async fn read_definitions(broker: &Broker, only: &[String]) -> Result<(Live, String), BrokerError> {
     let version = broker.check().await?;
     let origin = broker.endpoint().to_string();
     let text = broker.definitions().await?;
     let unreadable =
         |d: Diagnostic| BrokerError::Refused { action: "read the definitions".into(), status: 200, reason: d.message };
-    let mut l = live::from_definitions(&text, &origin).map_err(unreadable)?;
+    let mut l = live::from_vhost_definitions_only(&text, &origin, None, only).map_err(unreadable)?;
     live::add_vhost_listing(&mut l, &broker.vhosts().await?, &origin).map_err(unreadable)?;
+    Ok((l, version))
+}
+
+/// [`read_definitions`] for a command that needs nothing else from the broker.
+pub fn definitions_from_broker(c: &Connection, only: &[String]) -> Result<Live, Diagnostic> {
+    let broker = connect(c)?;
+    runtime().block_on(read_definitions(&broker, only)).map(|(l, _)| l).map_err(|e| e.diagnostic())
+}
+
+/// Reads the live state of the broker, with counts for the desired vhosts'
+/// queues. A broker error is returned as such so callers can tell kinds apart.
+pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
+    let (l, version) = read_definitions(broker, &[]).await?;
+    let origin = broker.endpoint().to_string();
     let mut counts = BTreeMap::new();
     for vhost in desired.vhosts.keys().filter(|v| l.topology.vhosts.contains_key(*v)) {
         for (name, c) in broker.queue_counts(vhost).await? {

@@ -31,10 +31,12 @@ mod vhosts;
 pub use notes::CODE as NOTE_CODE;
 pub use users::DEFAULT_HASHING_ALGORITHM;
 
+use std::collections::BTreeSet;
+
 use definitions::Definitions;
 
 use crate::diagnostic::Diagnostic;
-use crate::model::{Inventory, Topology};
+use crate::model::{Inventory, Topology, Vhost};
 
 /// The live state read from a definitions export or the broker.
 #[derive(Debug, Clone)]
@@ -58,13 +60,62 @@ pub fn from_definitions(json: &str, origin: &str) -> Result<Live, Diagnostic> {
 /// when `vhost` is `None`. A cluster-wide export names its own vhosts and is
 /// read as [`from_definitions`] reads it.
 pub fn from_vhost_definitions(json: &str, origin: &str, vhost: Option<&str>) -> Result<Live, Diagnostic> {
-    let defs = definitions::parse(json, origin)?;
+    from_vhost_definitions_only(json, origin, vhost, &[])
+}
+
+/// Reads like [`from_vhost_definitions`], but only the vhosts in `only`
+/// (every vhost when it is empty) and the users with permissions in them,
+/// as `warren import --vhost` writes them: the notes speak of nothing else.
+/// The export's other vhosts are there by name only, empty, so that a caller
+/// can tell a vhost the export lacks from one left unread.
+pub fn from_vhost_definitions_only(
+    json: &str,
+    origin: &str,
+    vhost: Option<&str>,
+    only: &[String],
+) -> Result<Live, Diagnostic> {
+    let mut defs = definitions::parse(json, origin)?;
     let (single, renamed) = single_vhost(&defs, origin, vhost)?;
+    // A single-vhost export holds one vhost: nothing to leave unread.
+    let unread = if single.is_none() { keep_only(&mut defs, only) } else { BTreeSet::new() };
     let mut live = normalise::read(defs, origin, single)?;
+    for name in unread {
+        live.topology.vhosts.entry(name.clone()).or_insert_with(|| Vhost::new(&name));
+    }
     if let Some(note) = renamed {
         live.notes.insert(0, note);
     }
     Ok(live)
+}
+
+/// Drops the items of vhosts not in `only` (none when it is empty), and the
+/// users left without permissions; returns the vhosts dropped. Items that
+/// name no vhost stay, for the reader to report.
+fn keep_only(defs: &mut Definitions, only: &[String]) -> BTreeSet<String> {
+    let mut unread = BTreeSet::new();
+    if only.is_empty() {
+        return unread;
+    }
+    let mut keep = |vhost: Option<&String>| match vhost {
+        Some(v) if !only.contains(v) => {
+            unread.insert(v.clone());
+            false
+        }
+        _ => true,
+    };
+    if let Some(list) = &mut defs.vhosts {
+        list.retain(|v| keep(Some(&v.name)));
+    }
+    defs.queues.retain(|i| keep(i.vhost.as_ref()));
+    defs.exchanges.retain(|i| keep(i.vhost.as_ref()));
+    defs.bindings.retain(|i| keep(i.vhost.as_ref()));
+    defs.policies.retain(|i| keep(i.vhost.as_ref()));
+    defs.parameters.retain(|i| keep(i.vhost.as_ref()));
+    defs.permissions.retain(|i| keep(i.vhost.as_ref()));
+    defs.topic_permissions.retain(|i| keep(i.vhost.as_ref()));
+    let with_permissions: BTreeSet<&String> = defs.permissions.iter().map(|p| &p.user).collect();
+    defs.users.retain(|u| with_permissions.contains(&u.name));
+    unread
 }
 
 /// The vhost of a single-vhost export (`None` for a cluster-wide one), and

@@ -499,3 +499,48 @@ read = ".*"
     assert_eq!(live.topology, desired.topology);
     assert!(live.notes.is_empty(), "{:?}", notes(&live));
 }
+
+// --- reading some vhosts only ---
+
+const TWO_VHOSTS: &str = r#"{"vhosts": [{"name": "a"}, {"name": "b", "tags": ["x"]}],
+    "users": [{"name": "ua", "password_hash": "", "tags": []},
+              {"name": "ub", "password": "plain", "tags": []},
+              {"name": "none", "password_hash": "", "tags": []}],
+    "permissions": [{"user": "ua", "vhost": "a", "configure": ".*", "write": ".*", "read": ".*"},
+                    {"user": "ub", "vhost": "b", "configure": ".*", "write": ".*", "read": ".*"}],
+    "parameters": [{"vhost": "b", "component": "shovel", "name": "s", "value": {}}],
+    "queues": [{"name": "qa", "vhost": "a", "durable": true, "auto_delete": false, "arguments": {}},
+               {"name": "qb", "vhost": "b", "durable": true, "auto_delete": false, "arguments": {}}],
+    "bindings": [{"source": "amq.fanout", "vhost": "b", "destination": "qb",
+                  "destination_type": "queue", "routing_key": "", "arguments": {}},
+                 {"source": "amq.fanout", "vhost": "c", "destination": "qc",
+                  "destination_type": "queue", "routing_key": "", "arguments": {}}]}"#;
+
+#[test]
+fn reading_some_vhosts_notes_nothing_about_the_others() {
+    let all = read(TWO_VHOSTS);
+    assert_eq!(all.notes.len(), 7, "{:?}", notes(&all));
+
+    let live = from_vhost_definitions_only(TWO_VHOSTS, "defs.json", None, &["a".into()]).unwrap();
+    assert!(live.notes.is_empty(), "{:?}", notes(&live));
+    assert_eq!(vhost(&live, "a"), vhost(&all, "a"));
+    assert_eq!(names(&live.topology.users), ["ua"]);
+    // The others are there by name, so that a caller can list them.
+    assert_eq!(names(&live.topology.vhosts), ["a", "b", "c"]);
+    assert_eq!(vhost(&live, "b"), &Vhost::new("b"));
+    assert_eq!(vhost(&live, "c"), &Vhost::new("c"));
+
+    let b = from_vhost_definitions_only(TWO_VHOSTS, "defs.json", None, &["b".into()]).unwrap();
+    assert_eq!(b.notes.len(), 4, "{:?}", notes(&b));
+    assert!(notes(&b).iter().all(|n| !n.contains("\"c\"")), "{:?}", notes(&b));
+    assert_eq!(vhost(&b, "b"), vhost(&all, "b"));
+    assert_eq!(names(&b.topology.users), ["ub"]);
+}
+
+#[test]
+fn reading_all_vhosts_is_reading_the_export() {
+    let all = read(TWO_VHOSTS);
+    let same = from_vhost_definitions_only(TWO_VHOSTS, "defs.json", None, &[]).unwrap();
+    assert_eq!(same.topology, all.topology);
+    assert_eq!(same.notes, all.notes);
+}

@@ -5,8 +5,8 @@ mod effective;
 mod graph;
 mod inventory;
 mod key;
-pub mod scaffold;
 mod policy_keys;
+pub mod scaffold;
 mod topology;
 mod value;
 

@@ -34,13 +34,18 @@ pub enum Step {
     /// Attach an alternate exchange by policy.
     SetPolicy(Policy),
     /// Wait until the broker applies `policy` to `exchange`, or refuse.
-    VerifyPolicy { exchange: String, policy: String },
+    VerifyPolicy {
+        exchange: String,
+        policy: String,
+    },
     DeletePolicy(String),
     /// Wait until the old queue holds nothing (ready and unacknowledged).
     AwaitDrained,
     DeleteExchange(String),
     /// Delete the old queue once drained and unused: the point of no return.
-    Retire { kind: QueueType },
+    Retire {
+        kind: QueueType,
+    },
 }
 
 /// The compiled migration of one queue.
@@ -147,8 +152,7 @@ pub fn compile(
         let mut definition = Table::new();
         definition.insert("alternate-exchange".into(), Value::String(s.alternate.clone()));
         let pattern = format!("^{}$", regex::escape(&s.interposed));
-        let policy =
-            Policy { name: s.policy.clone(), pattern, apply_to: ApplyTo::Exchanges, priority, definition };
+        let policy = Policy { name: s.policy.clone(), pattern, apply_to: ApplyTo::Exchanges, priority, definition };
         steps.push((Swap, Step::SetPolicy(policy)));
         steps.push((Swap, Step::VerifyPolicy { exchange: s.interposed.clone(), policy: s.policy.clone() }));
     }

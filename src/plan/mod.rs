@@ -11,7 +11,9 @@
 mod migration;
 mod op;
 
-pub use migration::{MigrationPlan, Source, Stage, Step as MigrationStep, compile as compile_migration, policy_priority};
+pub use migration::{
+    MigrationPlan, Source, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
+};
 pub use op::Op;
 
 use crate::diff::{Action, Change, Diff, Problem};

@@ -113,6 +113,20 @@ impl Broker {
     }
 }
 
+/// `WARREN_TEST_URL`, for `warren --url`; without it the test fails.
+pub fn test_url() -> String {
+    std::env::var("WARREN_TEST_URL")
+        .expect("WARREN_TEST_URL is not set: run the tests with scripts/test, which starts the private broker")
+}
+
+/// The test broker's URL as warren shows it: without credentials.
+pub fn shown_url() -> String {
+    let url = test_url();
+    let (scheme, rest) = url.split_once("://").expect("WARREN_TEST_URL has a scheme");
+    let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    format!("{scheme}://{}", host.trim_end_matches('/'))
+}
+
 /// A temporary folder the `rabbitmq` user can read files in.
 pub fn readable_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -251,3 +251,10 @@ pub fn seg(s: &str) -> String {
         })
         .collect()
 }
+
+/// `text` without whitespace and the `│` of wrapped diagnostics: compare
+/// `squash(stderr).contains(&squash(expected))`, since diagnostics wrap at
+/// 100 columns wherever a long name happens to fall.
+pub fn squash(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace() && *c != '│').collect()
+}
