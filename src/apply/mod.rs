@@ -13,16 +13,17 @@ use crate::plan::{Op, Plan};
 /// claimed before it is created, so a run cut short still owns what it made.
 /// Objects of the old inventory that are no longer live are dropped.
 pub fn inventory_before(old: &Inventory, desired: &Topology, live: &Topology) -> Inventory {
-    let mut objects: std::collections::BTreeSet<ObjectKey> =
-        old.objects.iter().filter(|k| is_live(k, live)).cloned().collect();
-    objects.extend(Inventory::of(desired).objects);
-    Inventory { objects }
+    let mut kept = old.clone();
+    kept.objects.retain(|k| is_live(k, live));
+    kept.scopes.retain(|k, _| kept.objects.contains(k));
+    kept.merged(&Inventory::of(desired))
 }
 
 /// What to record after the steps that were `done`: the claimed objects
 /// less those destroyed. A destroyed vhost takes everything in it along.
 pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inventory {
-    let mut objects = before.objects.clone();
+    let mut after = before.clone();
+    let objects = &mut after.objects;
     for i in done {
         let step = &plan.steps[*i];
         let change = &plan.changes[step.change];
@@ -33,7 +34,9 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inven
             }
         }
     }
-    Inventory { objects }
+    let live = after.objects.clone();
+    after.scopes.retain(|k, _| live.contains(k));
+    after
 }
 
 fn is_live(key: &ObjectKey, live: &Topology) -> bool {
@@ -63,6 +66,7 @@ mod tests {
             objects: [ObjectKey::Vhost("gone".into()), key("gone"), ObjectKey::Vhost("kept".into()), key("kept")]
                 .into_iter()
                 .collect(),
+            scopes: Default::default(),
         };
         let plan = Plan {
             changes: vec![Change::new(ObjectKey::Vhost("gone".into()), Action::Destroy, "removed from the files")],

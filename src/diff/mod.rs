@@ -53,7 +53,8 @@ pub struct Diff {
 
 /// Compares the desired topology with the live one.
 pub fn diff(desired: &Topology, live: &Topology, inventory: &Inventory, options: &Options) -> Diff {
-    let mut d = Differ { inventory, options, out: Diff::default() };
+    let declared: BTreeSet<String> = desired.vhosts.keys().cloned().collect();
+    let mut d = Differ { inventory, options, declared, out: Diff::default() };
     d.users(desired, live);
     let empty = Vhost::default();
     for (name, want) in &desired.vhosts {
@@ -63,7 +64,7 @@ pub fn diff(desired: &Topology, live: &Topology, inventory: &Inventory, options:
     }
     for name in live.vhosts.keys().filter(|n| !desired.vhosts.contains_key(*n)) {
         let key = ObjectKey::Vhost(name.clone());
-        if inventory.contains(&key) {
+        if inventory.owns(&key, &d.declared) {
             let mut c =
                 Change::new(key, Action::Destroy, "removed from the files: the vhost goes with everything in it");
             c.requires_allow_destroy = true;
@@ -75,6 +76,8 @@ pub fn diff(desired: &Topology, live: &Topology, inventory: &Inventory, options:
 
 struct Differ<'a> {
     inventory: &'a Inventory,
+    /// The vhosts the files declare: the scope of this run's ownership.
+    declared: BTreeSet<String>,
     options: &'a Options,
     out: Diff,
 }
@@ -86,7 +89,7 @@ impl Differ<'_> {
 
     /// A live object absent from the files: destroyed if warren owns it.
     fn absent(&mut self, key: ObjectKey, before: Attributes, lossy: bool) {
-        let mut c = if self.inventory.contains(&key) {
+        let mut c = if self.inventory.owns(&key, &self.declared) {
             let mut c = Change::new(key, Action::Destroy, "removed from the files");
             c.requires_allow_destroy = lossy;
             c

@@ -1,6 +1,12 @@
 //! warren's inventory: the objects it manages, stored in the broker itself
 //! (a global parameter) so that no state file is needed anywhere. An object
 //! removed from the files is destroyed only if it is in the inventory.
+//!
+//! Several topologies (repositories, teams) may share a broker, each
+//! declaring its own vhosts. So that one never destroys another's, a vhost
+//! or a user (the objects that live outside any declared vhost) records the
+//! vhosts declared alongside it; it is destroyed by omission only by a run
+//! that declares at least one of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,6 +29,8 @@ const FORMAT: i64 = 1;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Inventory {
     pub objects: BTreeSet<ObjectKey>,
+    /// For vhosts and users: the vhosts declared alongside them.
+    pub scopes: BTreeMap<ObjectKey, BTreeSet<String>>,
 }
 
 impl Inventory {
@@ -30,15 +38,43 @@ impl Inventory {
         self.objects.contains(key)
     }
 
+    /// Whether a run that declares `declared` vhosts owns `key`: it is in
+    /// the inventory and, for a vhost or a user, was declared alongside one
+    /// of them (or alongside none, by a run that declares none).
+    pub fn owns(&self, key: &ObjectKey, declared: &BTreeSet<String>) -> bool {
+        if !self.contains(key) {
+            return false;
+        }
+        match key {
+            ObjectKey::Vhost(_) | ObjectKey::User(_) => {
+                let scope = self.scopes.get(key).cloned().unwrap_or_default();
+                !scope.is_disjoint(declared) || (scope.is_empty() && declared.is_empty())
+            }
+            _ => true,
+        }
+    }
+
+    /// `self` with `newer`'s objects added and its scopes taking precedence.
+    pub fn merged(&self, newer: &Inventory) -> Inventory {
+        let mut out = self.clone();
+        out.objects.extend(newer.objects.iter().cloned());
+        out.scopes.extend(newer.scopes.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out
+    }
+
     /// Every object of a topology, as managed objects.
     pub fn of(topology: &Topology) -> Inventory {
         let mut objects = BTreeSet::new();
+        let declared: BTreeSet<String> = topology.vhosts.keys().cloned().collect();
+        let mut scopes = BTreeMap::new();
         for user in topology.users.keys() {
             objects.insert(ObjectKey::User(user.clone()));
+            scopes.insert(ObjectKey::User(user.clone()), declared.clone());
         }
         for (v, vh) in &topology.vhosts {
             let vhost = || v.clone();
             objects.insert(ObjectKey::Vhost(vhost()));
+            scopes.insert(ObjectKey::Vhost(vhost()), declared.clone());
             objects.extend(vh.exchanges.keys().map(|n| ObjectKey::Exchange { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.queues.keys().map(|n| ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.bindings.iter().map(|b| ObjectKey::Binding { vhost: vhost(), binding: b.clone() }));
@@ -48,7 +84,7 @@ impl Inventory {
             );
             objects.extend(vh.permissions.keys().map(|u| ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
         }
-        Inventory { objects }
+        Inventory { objects, scopes }
     }
 
     /// The parameter's JSON value: grouped by vhost, names sorted, so that
@@ -75,7 +111,16 @@ impl Inventory {
             };
             vhosts.entry(vhost).or_default().entry(group).or_default().push(item);
         }
-        json!({ "format": FORMAT, "users": users, "vhosts": vhosts })
+        let (mut users_with, mut vhosts_with) = (serde_json::Map::new(), serde_json::Map::new());
+        for (key, scope) in &self.scopes {
+            match key {
+                ObjectKey::User(u) => users_with.insert(u.clone(), json!(scope)),
+                ObjectKey::Vhost(v) => vhosts_with.insert(v.clone(), json!(scope)),
+                _ => None,
+            };
+        }
+        let declared_with = json!({ "users": users_with, "vhosts": vhosts_with });
+        json!({ "format": FORMAT, "users": users, "vhosts": vhosts, "declared_with": declared_with })
     }
 
     /// Reads the parameter's value; an error says what is malformed.
@@ -105,7 +150,18 @@ impl Inventory {
                 }
             }
         }
-        Ok(Inventory { objects })
+        let mut scopes = BTreeMap::new();
+        for (kind, map) in value["declared_with"].as_object().unwrap_or(&empty) {
+            for (name, list) in map.as_object().unwrap_or(&empty) {
+                let key = match kind.as_str() {
+                    "users" => ObjectKey::User(name.clone()),
+                    _ => ObjectKey::Vhost(name.clone()),
+                };
+                let set = list.as_array().into_iter().flatten().map(text).collect::<Result<BTreeSet<_>, _>>()?;
+                scopes.insert(key, set);
+            }
+        }
+        Ok(Inventory { objects, scopes })
     }
 }
 
@@ -169,6 +225,17 @@ mod tests {
         t.vhosts.insert("/".into(), v);
         let inv = Inventory::of(&t);
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv));
+    }
+
+    #[test]
+    fn a_vhost_or_user_belongs_to_the_run_that_declares_its_vhosts() {
+        let mut t = Topology::default();
+        t.vhosts.insert("a".into(), Vhost::new("a"));
+        let inv = Inventory::from_json(&Inventory::of(&t).to_json()).unwrap();
+        let vhost = ObjectKey::Vhost("a".into());
+        let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
+        assert!(inv.owns(&vhost, &set(&["a", "b"])));
+        assert!(!inv.owns(&vhost, &set(&["b"])), "another topology's vhost is never destroyed by omission");
     }
 
     #[test]
