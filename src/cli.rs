@@ -45,6 +45,10 @@ pub struct Connection {
         hide_default_value = true
     )]
     pub url: String,
+    /// AMQP 0-9-1, for fresh queue counts during migrations: amqp(s)://user:password@host:port.
+    /// Default: the management host and credentials on port 5672.
+    #[arg(long, global = true, env = "WARREN_AMQP_URL", hide_env_values = true)]
+    pub amqp_url: Option<String>,
     /// A PEM file of CA certificates to trust for HTTPS.
     #[arg(long, global = true, env = "WARREN_CA_CERT", value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
@@ -98,6 +102,9 @@ pub enum Command {
         /// Destroy and recreate this queue when its immutable properties change (lossy). Repeatable.
         #[arg(long, value_name = "QUEUE")]
         replace: Vec<String>,
+        /// How long a migration waits in this run for the old queue to drain, then pauses (exit 3): 90s, 10m, 1h.
+        #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+        drain_timeout: std::time::Duration,
     },
     /// Parse and check topology files; no broker needed.
     Validate {
@@ -137,4 +144,18 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+}
+
+/// `90s`, `10m`, `1h`, or plain seconds.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = digits.parse().map_err(|_| format!("\"{s}\" is not a duration such as 90s, 10m or 1h"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "ms" => return Ok(std::time::Duration::from_millis(n)),
+        _ => return Err(format!("\"{s}\": use s, m or h, as in 90s, 10m or 1h")),
+    };
+    Ok(std::time::Duration::from_secs(secs))
 }

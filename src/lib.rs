@@ -38,8 +38,8 @@ pub fn run(cli: Cli) -> Exit {
         Command::Plan { path, state, output } => {
             commands::plan::plan_command(&path, state.as_deref(), &show(output), &cli.connection, out)
         }
-        Command::Apply { path, auto_approve, allow_destroy, replace } => {
-            let options = commands::apply::Options { auto_approve, allow_destroy, replace };
+        Command::Apply { path, auto_approve, allow_destroy, replace, drain_timeout } => {
+            let options = commands::apply::Options { auto_approve, allow_destroy, replace, drain_timeout };
             commands::apply::run(&path, &options, &cli.connection, out)
         }
         Command::Validate { path } => commands::validate::run(&path, out),

@@ -7,8 +7,10 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::broker::{Broker, BrokerError};
-use crate::plan::{Plan, Step};
+use super::migrate::{self, Drain, Failure};
+use crate::broker::Broker;
+use crate::model::Topology;
+use crate::plan::{Op, Plan, Step};
 
 /// How many requests are in flight at once within a phase.
 pub const CONCURRENCY: usize = 32;
@@ -19,7 +21,7 @@ pub struct Outcome {
     /// Indices of steps that were carried out.
     pub done: Vec<usize>,
     /// The first step that failed, and why.
-    pub failed: Option<(usize, BrokerError)>,
+    pub failed: Option<(usize, Failure)>,
 }
 
 impl Outcome {
@@ -28,14 +30,24 @@ impl Outcome {
     }
 }
 
-/// Carries out `plan`'s steps in order. `passwords` holds, per user, the
-/// password read from the environment.
+/// What the steps need besides the plan.
+#[derive(Clone)]
+pub struct Context {
+    /// Delete classic queues only if empty and unused.
+    pub guard_deletes: bool,
+    /// Per user, the password read from the environment.
+    pub passwords: BTreeMap<String, String>,
+    /// The live state the plan was made from: where migrations resume.
+    pub live: Arc<Topology>,
+    pub drain: Drain,
+}
+
+/// Carries out `plan`'s steps in order.
 pub async fn execute(
     broker: &Broker,
     plan: &Plan,
-    guard_deletes: bool,
-    passwords: &BTreeMap<String, String>,
-    mut progress: impl FnMut(&Step, &Result<(), BrokerError>),
+    ctx: &Context,
+    mut progress: impl FnMut(&Step, &Result<(), Failure>),
 ) -> Outcome {
     let mut outcome = Outcome::default();
     let limit = Arc::new(Semaphore::new(CONCURRENCY));
@@ -47,12 +59,10 @@ pub async fn execute(
         let end = (i..plan.steps.len()).find(|j| plan.steps[*j].phase != phase).unwrap_or(plan.steps.len());
         let mut set = JoinSet::new();
         for index in i..end {
-            let (broker, step, limit) = (broker.clone(), plan.steps[index].clone(), limit.clone());
-            let password = password_of(&step, passwords);
+            let (broker, step, limit, ctx) = (broker.clone(), plan.steps[index].clone(), limit.clone(), ctx.clone());
             set.spawn(async move {
                 let _permit = limit.acquire_owned().await.expect("the semaphore is never closed");
-                let result = broker.run(&step.op, guard_deletes, password.as_deref()).await;
-                (index, result)
+                (index, run_step(&broker, &step, &ctx).await)
             });
         }
         let mut results = Vec::new();
@@ -76,9 +86,17 @@ pub async fn execute(
     outcome
 }
 
-fn password_of(step: &Step, passwords: &BTreeMap<String, String>) -> Option<String> {
+async fn run_step(broker: &Broker, step: &Step, ctx: &Context) -> Result<(), Failure> {
     match &step.op {
-        crate::plan::Op::PutUser { user } => passwords.get(&user.name).cloned(),
-        _ => None,
+        Op::Migrate(m) => {
+            let live = ctx.live.vhosts.get(&m.vhost).cloned().unwrap_or_default();
+            let from = migrate::resume_point(m, &live);
+            migrate::run(broker, m, from, ctx.drain, |_| {}).await
+        }
+        Op::PutUser { user } => {
+            let password = ctx.passwords.get(&user.name).map(String::as_str);
+            Ok(broker.run(&step.op, ctx.guard_deletes, password).await?)
+        }
+        op => Ok(broker.run(op, ctx.guard_deletes, None).await?),
     }
 }

@@ -2,8 +2,9 @@
 //! the steps in order.
 
 mod execute;
+pub mod migrate;
 
-pub use execute::{CONCURRENCY, Outcome, execute};
+pub use execute::{CONCURRENCY, Context, Outcome, execute};
 
 use crate::diff::Action;
 use crate::model::{Inventory, ObjectKey, Topology};
@@ -19,6 +20,33 @@ pub fn inventory_before(old: &Inventory, desired: &Topology, live: &Topology) ->
     kept.merged(&Inventory::of(desired))
 }
 
+/// The scaffolding a migration puts up, claimed before it exists so that a
+/// run cut short still owns it.
+pub fn scaffolding(m: &crate::plan::MigrationPlan) -> Vec<ObjectKey> {
+    let v = || m.vhost.clone();
+    m.sources
+        .iter()
+        .flat_map(|s| {
+            [
+                ObjectKey::Exchange { vhost: v(), name: s.interposed.clone() },
+                ObjectKey::Exchange { vhost: v(), name: s.alternate.clone() },
+                ObjectKey::Policy { vhost: v(), name: s.policy.clone() },
+            ]
+        })
+        .collect()
+}
+
+/// [`inventory_before`], with every planned migration's scaffolding.
+pub fn inventory_claim(old: &Inventory, desired: &Topology, live: &Topology, plan: &Plan) -> Inventory {
+    let mut inv = inventory_before(old, desired, live);
+    for s in &plan.steps {
+        if let Op::Migrate(m) = &s.op {
+            inv.objects.extend(scaffolding(m));
+        }
+    }
+    inv
+}
+
 /// What to record after the steps that were `done`: the claimed objects
 /// less those destroyed. A destroyed vhost takes everything in it along.
 pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inventory {
@@ -27,6 +55,14 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inven
     for i in done {
         let step = &plan.steps[*i];
         let change = &plan.changes[step.change];
+        if let Op::Migrate(m) = &step.op {
+            // Finished: the scaffolding and the old queue are gone.
+            for k in scaffolding(m) {
+                objects.remove(&k);
+            }
+            objects.remove(&ObjectKey::Queue { vhost: m.vhost.clone(), name: m.old.name.clone() });
+            objects.retain(|k| !matches!(k, ObjectKey::Binding { vhost, binding } if *vhost == m.vhost && binding.destination == m.old.name && binding.destination_kind == crate::model::DestinationKind::Queue));
+        }
         if change.action == Action::Destroy && !matches!(step.op, Op::Bind { .. }) {
             objects.remove(&change.key);
             if let ObjectKey::Vhost(v) = &change.key {

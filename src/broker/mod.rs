@@ -1,5 +1,6 @@
 //! The only module that talks to RabbitMQ.
 
+mod amqp;
 mod endpoint;
 mod error;
 mod http;
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use reqwest::Method;
 use serde_json::json;
 
+pub use amqp::Amqp;
 pub use endpoint::{Endpoint, Tls, segment};
 pub use error::BrokerError;
 pub use http::Http;
@@ -21,11 +23,51 @@ use crate::plan::Op;
 #[derive(Clone)]
 pub struct Broker {
     http: Http,
+    amqp: Amqp,
+}
+
+/// A fresh reading of one queue, for drain detection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading {
+    pub ready: u64,
+    pub unacked: u64,
+    pub consumers: u64,
 }
 
 impl Broker {
-    pub fn new(endpoint: Endpoint) -> Result<Broker, BrokerError> {
-        Ok(Broker { http: Http::new(endpoint)? })
+    /// `amqp_url`: `--amqp-url`, or `None` for the management host on 5672.
+    pub fn new(endpoint: Endpoint, amqp_url: Option<&str>) -> Result<Broker, BrokerError> {
+        let amqp = Amqp::new(amqp_url, &endpoint)?;
+        Ok(Broker { http: Http::new(endpoint)?, amqp })
+    }
+
+    /// A queue's counters from fresh sources (reference 1.6): ready and
+    /// unacknowledged from the queue totals (not the stats view, which lags
+    /// about 5 s), ready and consumers from an AMQP passive declare.
+    /// `None` when the queue does not exist.
+    pub async fn read_queue(&self, vhost: &str, queue: &str) -> Result<Option<Reading>, BrokerError> {
+        let path = format!(
+            "queues/{}?disable_stats=true&enable_queue_totals=true&columns=name,messages_ready,messages_unacknowledged",
+            segment(vhost)
+        );
+        let list = self.http.get_json(&path, &format!("read the counters of queue \"{queue}\"")).await?;
+        let Some(item) = list.as_array().into_iter().flatten().find(|q| q["name"].as_str() == Some(queue)) else {
+            return Ok(None);
+        };
+        let n = |k: &str| item[k].as_u64().unwrap_or(0);
+        let (ready_now, consumers) = self.amqp.queue_state(vhost, queue).await?;
+        Ok(Some(Reading {
+            ready: n("messages_ready").max(ready_now),
+            unacked: n("messages_unacknowledged"),
+            consumers,
+        }))
+    }
+
+    /// The name of the policy the broker applies to an exchange, if any.
+    pub async fn exchange_policy(&self, vhost: &str, exchange: &str) -> Result<Option<String>, BrokerError> {
+        let path = format!("exchanges/{}/{}", segment(vhost), segment(exchange));
+        let x = self.http.get_json(&path, &format!("read exchange \"{exchange}\"")).await?;
+        Ok(x["policy"].as_str().map(str::to_string))
     }
 
     pub fn endpoint(&self) -> &Endpoint {

@@ -137,10 +137,9 @@ pub async fn run(http: &Http, op: &Op, guard_deletes: bool, password: Option<&st
             let path = format!("permissions/{}/{}", segment(vhost), segment(user));
             delete(http, &path, &format!("delete permissions of \"{user}\" in vhost \"{vhost}\"")).await
         }
-        Migrate { queue, replaces, vhost } => Err(BrokerError::Setup(format!(
-            "queue \"{}\" in vhost \"{vhost}\" replaces \"{replaces}\": live migration is not supported by this version of warren yet",
-            queue.name
-        ))),
+        Migrate(m) => {
+            Err(BrokerError::Setup(format!("{} is carried out by apply, step by step", Op::Migrate(m.clone()))))
+        }
     }
 }
 

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use super::live_side;
 use super::plan::{compute, errors, print, print_invalid};
-use crate::apply;
+use crate::apply::{self, migrate::Failure};
 use crate::broker::BrokerError;
 use crate::cli::Connection;
 use crate::desired;
 use crate::diagnostic::render as render_diagnostics;
+use crate::diff::REFUSALS;
 use crate::exit::Exit;
 use crate::model::Password;
 use crate::output::Output;
@@ -22,6 +23,8 @@ pub struct Options {
     pub auto_approve: bool,
     pub allow_destroy: bool,
     pub replace: Vec<String>,
+    /// How long a migration waits for the old queue to drain in this run.
+    pub drain_timeout: std::time::Duration,
 }
 
 pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> Exit {
@@ -44,15 +47,15 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
 
     // Everything is checked before the first write.
     if !doc.errors.is_empty() {
+        if doc.errors.iter().all(|e| REFUSALS.contains(&e.code.as_str())) {
+            eprintln!("Refused: the migration's pre-flight checks failed (above). Nothing was changed.");
+            return Exit::Refused;
+        }
         eprintln!("Nothing was changed: {} must be fixed first.", errors(doc.errors.len()));
         return Exit::Error;
     }
     if plan.is_empty() {
         return record_only(&broker, &rt, &planned, out);
-    }
-    if let Some(s) = plan.steps.iter().find(|s| matches!(s.op, Op::Migrate { .. })) {
-        eprintln!("Nothing was changed: this version of warren cannot yet {}.", s.op);
-        return Exit::Error;
     }
     if doc.summary.requires_allow_destroy && !options.allow_destroy {
         eprintln!("Refused: this plan can lose messages or routes, and --allow-destroy was not given. It would:");
@@ -94,13 +97,20 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         }
     }
 
-    let before = apply::inventory_before(&planned.live.inventory, &planned.desired.topology, &planned.live.topology);
+    let before =
+        apply::inventory_claim(&planned.live.inventory, &planned.desired.topology, &planned.live.topology, plan);
     if let Err(e) = rt.block_on(broker.write_inventory(&before)) {
         eprintln!("Nothing was changed: {e}.");
         return Exit::Error;
     }
     let verbose = out.verbose;
-    let outcome = rt.block_on(apply::execute(&broker, plan, !options.allow_destroy, &planned.passwords, |step, r| {
+    let ctx = apply::Context {
+        guard_deletes: !options.allow_destroy,
+        passwords: planned.passwords.clone(),
+        live: std::sync::Arc::new(planned.live.topology.clone()),
+        drain: apply::migrate::Drain { timeout: options.drain_timeout, ..Default::default() },
+    };
+    let outcome = rt.block_on(apply::execute(&broker, plan, &ctx, |step, r| {
         if verbose && r.is_ok() {
             eprintln!("  done: {}", step.op);
         }
@@ -116,7 +126,16 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
                 s.add, s.change, s.destroy, s.migrate
             );
         }
-        Some((i, e)) => {
+        Some((i, Failure::Paused(why))) => {
+            eprintln!("\nApply paused: {} waits: {why}", plan.steps[*i].op);
+            eprintln!("Running apply again later resumes it where it stands.");
+            report_progress(plan, &outcome);
+        }
+        Some((i, Failure::Refused(why))) => {
+            eprintln!("\nApply refused to {}: {why}", plan.steps[*i].op);
+            report_progress(plan, &outcome);
+        }
+        Some((i, Failure::Broker(e))) => {
             eprintln!("\nApply stopped: could not {}:\n  {e}\n  {}", plan.steps[*i].op, e.help());
             report_progress(plan, &outcome);
         }
@@ -127,7 +146,8 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
     }
     match &outcome.failed {
         None => Exit::Ok,
-        Some((_, BrokerError::Unsafe { .. })) => Exit::Refused,
+        Some((_, Failure::Paused(_))) => Exit::Paused,
+        Some((_, Failure::Refused(_) | Failure::Broker(BrokerError::Unsafe { .. }))) => Exit::Refused,
         Some(_) => Exit::Error,
     }
 }

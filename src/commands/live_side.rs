@@ -51,7 +51,7 @@ pub fn connect(c: &Connection) -> Result<Broker, Diagnostic> {
     let endpoint = Endpoint::parse(&c.url, tls).map_err(|e| {
         Diagnostic::error("broker", e).help("set --url or WARREN_URL to http(s)://user:password@host:port")
     })?;
-    Broker::new(endpoint).map_err(|e| e.diagnostic())
+    Broker::new(endpoint, c.amqp_url.as_deref()).map_err(|e| e.diagnostic())
 }
 
 /// A runtime for the broker calls of one command.

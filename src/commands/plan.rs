@@ -104,6 +104,9 @@ pub fn print(planned: &Planned, format: Format, out: Output) {
 /// The exit of `plan` and `diff` once the plan is shown.
 fn finish(planned: &Planned, show: &Show) -> Exit {
     if !planned.document.errors.is_empty() {
+        if planned.document.errors.iter().all(|e| crate::diff::REFUSALS.contains(&e.code.as_str())) {
+            return Exit::Refused;
+        }
         Exit::Error
     } else if show.detailed_exitcode && planned.document.has_changes() {
         Exit::Changes

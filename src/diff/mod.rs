@@ -7,16 +7,18 @@
 mod attributes;
 mod change;
 mod immutable;
+mod preflight;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use attributes::Attributes;
 pub use change::{Action, Change, Migration};
+pub use preflight::REFUSALS;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     Binding, DestinationKind, Exchange, Inventory, Node, ObjectKey, Password, Queue, QueueCounts, RoutingGraph,
-    Topology, User, Vhost, VhostSettings,
+    Topology, User, Vhost, VhostSettings, scaffold,
 };
 
 /// Choices the user makes on the command line.
@@ -209,19 +211,31 @@ impl Differ<'_> {
         }
     }
 
-    fn vhost(&mut self, v: &str, want: &Vhost, have: &Vhost) {
-        // Queues being replaced belong to their migration, not to this diff.
+    fn vhost(&mut self, v: &str, want: &Vhost, full: &Vhost) {
+        // Queues being replaced belong to their migration, not to this diff,
+        // and so does the scaffolding of migrations in flight.
         let replaced: BTreeSet<&str> = want.queues.values().filter_map(|q| q.replaces.as_deref()).collect();
-        let live_graph = RoutingGraph::of(have);
+        let live_graph = RoutingGraph::of(full);
+        let without;
+        let have = if has_scaffolding(full) {
+            without = without_scaffolding(full);
+            &without
+        } else {
+            full
+        };
         let mut migrating_bindings = BTreeSet::new();
 
         self.exchanges(v, want, have, &live_graph);
         for (name, q) in &want.queues {
             let key = ObjectKey::Queue { vhost: v.into(), name: name.clone() };
             if let Some(old) = q.replaces.as_deref().filter(|p| have.queues.contains_key(*p)) {
-                let m = migration(q, &have.queues[old], want, &live_graph);
+                let m = migration(q, &have.queues[old], want, full, &live_graph);
+                for p in preflight::check(q, &have.queues[old], &m, want, full, self.inventory, v) {
+                    self.out.problems.push(p);
+                }
                 migrating_bindings.extend(m.moved.iter().cloned());
                 migrating_bindings.extend(m.dropped.iter().cloned());
+                migrating_bindings.extend(m.added.iter().cloned());
                 migrating_bindings.extend(m.moved.iter().map(|b| retarget(b, name)));
                 let mut c = Change::new(key, Action::Migrate, format!("replaces queue \"{old}\" by live migration"));
                 c.before = Some(attributes::queue(&have.queues[old]));
@@ -357,6 +371,23 @@ impl Differ<'_> {
     }
 }
 
+fn has_scaffolding(v: &Vhost) -> bool {
+    v.exchanges.keys().any(|n| scaffold::is_scaffolding(n)) || v.policies.keys().any(|n| scaffold::is_scaffolding(n))
+}
+
+/// The vhost less the objects of migrations in flight.
+fn without_scaffolding(v: &Vhost) -> Vhost {
+    let mut out = v.clone();
+    out.exchanges.retain(|n, _| !scaffold::is_scaffolding(n));
+    out.policies.retain(|n, _| !scaffold::is_scaffolding(n));
+    out.bindings.retain(|b| {
+        let into_scaffolding =
+            b.destination_kind == DestinationKind::Exchange && scaffold::is_scaffolding(&b.destination);
+        !scaffold::is_scaffolding(&b.source) && !into_scaffolding
+    });
+    out
+}
+
 /// Queues compare on everything the broker stores (not on `replaces`).
 fn same_queue(a: &Queue, b: &Queue) -> bool {
     a.kind == b.kind && a.durable == b.durable && a.auto_delete == b.auto_delete && a.arguments == b.arguments
@@ -393,8 +424,28 @@ fn retarget(b: &Binding, queue: &str) -> Binding {
 
 /// How `new` takes over `old`: which of the old queue's bindings move,
 /// which go away, which are new.
-fn migration(new: &Queue, old: &Queue, want: &Vhost, live_graph: &RoutingGraph) -> Migration {
-    let old_bindings = live_graph.inbound(&Node::Queue(old.name.clone()));
+fn migration(new: &Queue, old: &Queue, want: &Vhost, live: &Vhost, live_graph: &RoutingGraph) -> Migration {
+    // The old queue's bindings: direct ones, and those an earlier run moved
+    // behind an interposed exchange (X -> X2 -> P, or X -> X2 once P let go).
+    let mut old_bindings: Vec<Binding> = live_graph
+        .inbound(&Node::Queue(old.name.clone()))
+        .into_iter()
+        .filter(|b| !scaffold::is_scaffolding(&b.source))
+        .cloned()
+        .collect();
+    for b in &live.bindings {
+        if b.destination_kind == DestinationKind::Exchange
+            && b.destination == scaffold::interposed(&old.name, &b.source)
+        {
+            let direct =
+                Binding { destination_kind: DestinationKind::Queue, destination: old.name.clone(), ..b.clone() };
+            if !old_bindings.contains(&direct) {
+                old_bindings.push(direct);
+            }
+        }
+    }
+    old_bindings.sort();
+    let old_bindings = old_bindings.iter();
     let new_bindings: Vec<&Binding> = want
         .bindings
         .iter()

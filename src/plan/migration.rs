@@ -92,6 +92,7 @@ pub fn policy_priority(live_policies: &[&Policy]) -> i64 {
 /// Compiles the migration of `old` into `new`. `moved` are the old queue's
 /// bindings that move (destination: old queue), grouped here by source;
 /// `exchanges` looks up a live source exchange.
+#[allow(clippy::too_many_arguments)] // the parts of one migration, each named
 pub fn compile(
     vhost: &str,
     old: &Queue,

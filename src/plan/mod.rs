@@ -168,9 +168,27 @@ fn ops(c: &Change, desired: &Topology, live: &Topology) -> Vec<(u8, Op)> {
             out
         }
         (ObjectKey::Queue { vhost, name }, Action::Migrate) => {
-            let queue = vhost_of(desired, vhost).queues[name].clone();
-            let replaces = queue.replaces.clone().unwrap_or_default();
-            vec![with_phase(Op::Migrate { vhost: vhost.clone(), queue, replaces })]
+            let (want, have) = (vhost_of(desired, vhost), vhost_of(live, vhost));
+            let new = want.queues[name].clone();
+            let Some(m) = &c.migration else { return vec![] };
+            let old = have.queues[&m.replaces].clone();
+            // Above every live policy that could match an interposed exchange.
+            let matching: Vec<&crate::model::Policy> = have
+                .policies
+                .values()
+                .filter(|p| !crate::model::scaffold::is_scaffolding(&p.name) && p.apply_to.matches_exchanges())
+                .collect();
+            let compiled = migration::compile(
+                vhost,
+                &old,
+                &new,
+                &m.moved,
+                &m.added,
+                &m.dropped,
+                |x| have.exchanges.get(x).cloned(),
+                migration::policy_priority(&matching),
+            );
+            vec![with_phase(Op::Migrate(Box::new(compiled)))]
         }
         (ObjectKey::Queue { vhost, name }, action) => {
             let mut out = Vec::new();

@@ -64,12 +64,8 @@ pub enum Op {
         vhost: String,
         user: String,
     },
-    /// Expand-and-contract of `replaces` into `queue`.
-    Migrate {
-        vhost: String,
-        queue: Queue,
-        replaces: String,
-    },
+    /// Expand-and-contract of an old queue into a new one.
+    Migrate(Box<super::MigrationPlan>),
 }
 
 impl Op {
@@ -85,7 +81,7 @@ impl Op {
             Op::PutPolicy { .. } => 30,
             Op::Bind { .. } => 31,
             Op::PutPermission { .. } => 32,
-            Op::Migrate { .. } => 40,
+            Op::Migrate(_) => 40,
             Op::Unbind { .. } => 50,
             Op::DeletePolicy { .. } => 51,
             Op::DeletePermission { .. } => 52,
@@ -126,9 +122,7 @@ impl std::fmt::Display for Op {
                 write!(f, "set permissions of \"{}\" in vhost \"{vhost}\"", permission.user)
             }
             DeletePermission { vhost, user } => write!(f, "delete permissions of \"{user}\" in vhost \"{vhost}\""),
-            Migrate { vhost, queue, replaces } => {
-                write!(f, "migrate queue \"{replaces}\" to \"{}\" in vhost \"{vhost}\"", queue.name)
-            }
+            Migrate(m) => write!(f, "migrate queue \"{}\" to \"{}\" in vhost \"{}\"", m.old.name, m.new.name, m.vhost),
         }
     }
 }

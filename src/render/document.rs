@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::diff::{Action, Attributes, Change};
 use crate::model::ObjectKey;
-use crate::plan::Plan;
+use crate::plan::{MigrationPlan, Op, Plan};
 use crate::source::Sources;
 
 /// Bumped on any incompatible change to this document.
@@ -65,6 +65,20 @@ pub struct MigrationDoc {
     pub bindings_added: Vec<String>,
     /// A policy that would have done the same without a migration.
     pub policy_instead: Option<String>,
+    /// The numbered steps apply carries out, in order.
+    #[serde(default)]
+    pub steps: Vec<MigrationStepDoc>,
+    /// The number of the step after which the migration cannot be undone.
+    #[serde(default)]
+    pub point_of_no_return: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigrationStepDoc {
+    pub n: usize,
+    /// bootstrap, swap, teardown or retire.
+    pub stage: String,
+    pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,7 +124,18 @@ impl PlanDocument {
                 unmanaged: s.unmanaged,
                 requires_allow_destroy: plan.changes.iter().any(|c| c.requires_allow_destroy),
             },
-            changes: plan.changes.iter().map(change_doc).collect(),
+            changes: plan
+                .changes
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let compiled = plan.steps.iter().find_map(|s| match &s.op {
+                        Op::Migrate(m) if s.change == i => Some(m.as_ref()),
+                        _ => None,
+                    });
+                    change_doc(c, compiled)
+                })
+                .collect(),
             errors: docs(Severity::Error),
             warnings: docs(Severity::Warning),
         }
@@ -123,7 +148,7 @@ impl PlanDocument {
     }
 }
 
-fn change_doc(c: &Change) -> ChangeDoc {
+fn change_doc(c: &Change, compiled: Option<&MigrationPlan>) -> ChangeDoc {
     let name = match &c.key {
         ObjectKey::Vhost(n) | ObjectKey::User(n) => n.clone(),
         ObjectKey::Exchange { name, .. }
@@ -152,6 +177,20 @@ fn change_doc(c: &Change) -> ChangeDoc {
             bindings_dropped: texts(&m.dropped),
             bindings_added: texts(&m.added),
             policy_instead: m.policy_instead.clone(),
+            steps: compiled
+                .map(|p| {
+                    p.steps
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (stage, step))| MigrationStepDoc {
+                            n: i + 1,
+                            stage: format!("{stage:?}").to_lowercase(),
+                            text: step.to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            point_of_no_return: compiled.map_or(0, |p| p.point_of_no_return() + 1),
         }),
     }
 }

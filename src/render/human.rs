@@ -87,6 +87,15 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
                 }
             }
         }
+        if !m.steps.is_empty() {
+            let _ = writeln!(out, "      # steps:");
+            for s in &m.steps {
+                let _ = writeln!(out, "      #   {:>2}. [{}] {}", s.n, s.stage, s.text);
+                if s.n + 1 == m.point_of_no_return {
+                    let _ = writeln!(out, "      #   --- point of no return: the next step deletes the old queue ---");
+                }
+            }
+        }
         if let Some(policy) = &m.policy_instead {
             let _ = writeln!(out, "      # every change here could be set by a policy instead, with no migration:");
             for l in policy.lines() {

@@ -5,7 +5,9 @@ mod document;
 pub mod human;
 pub mod markdown;
 
-pub use document::{ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, PlanDocument, SummaryDoc};
+pub use document::{
+    ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, MigrationStepDoc, PlanDocument, SummaryDoc,
+};
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

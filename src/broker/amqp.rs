@@ -1,0 +1,63 @@
+//! AMQP 0-9-1, for what the management API only knows late: a queue's
+//! ready messages and consumers, fresh, by a passive declare.
+
+use lapin::options::QueueDeclareOptions;
+use lapin::types::FieldTable;
+use lapin::{Connection, ConnectionProperties};
+use url::Url;
+
+use super::endpoint::{Endpoint, segment};
+use super::error::BrokerError;
+
+/// Where to open AMQP connections; credentials never leave this type.
+#[derive(Clone)]
+pub struct Amqp {
+    base: Url,
+}
+
+impl Amqp {
+    /// From `--amqp-url`, or from the management endpoint (same host and
+    /// credentials, port 5672) when none is given.
+    pub fn new(url: Option<&str>, management: &Endpoint) -> Result<Amqp, BrokerError> {
+        let mut base = match url {
+            Some(u) => Url::parse(u).map_err(|e| BrokerError::Setup(format!("the AMQP URL is not valid: {e}")))?,
+            None => {
+                let host = management.base.host_str().unwrap_or("127.0.0.1");
+                let mut u = Url::parse(&format!("amqp://{host}:5672/")).expect("a host makes a valid URL");
+                let _ = u.set_username(&management.user);
+                let _ = u.set_password(Some(management.password()));
+                u
+            }
+        };
+        if !matches!(base.scheme(), "amqp" | "amqps") {
+            return Err(BrokerError::Setup("the AMQP URL must start with amqp:// or amqps://".into()));
+        }
+        base.set_path("/");
+        base.set_query(None);
+        Ok(Amqp { base })
+    }
+
+    fn shown(&self) -> String {
+        format!("{}://{}:{}", self.base.scheme(), self.base.host_str().unwrap_or(""), self.base.port().unwrap_or(5672))
+    }
+
+    /// Ready messages and consumers of a queue, as the queue itself reports
+    /// them now (quorum queues: 0/0 when they have no leader).
+    pub async fn queue_state(&self, vhost: &str, queue: &str) -> Result<(u64, u64), BrokerError> {
+        let uri = format!("{}{}?heartbeat=10", self.base, segment(vhost));
+        let unreachable = |e: lapin::Error| BrokerError::Unreachable { endpoint: self.shown(), detail: e.to_string() };
+        let conn = Connection::connect(&uri, ConnectionProperties::default().with_connection_name("warren".into()))
+            .await
+            .map_err(unreachable)?;
+        let channel = conn.create_channel().await.map_err(unreachable)?;
+        let options = QueueDeclareOptions { passive: true, ..QueueDeclareOptions::default() };
+        let result = channel.queue_declare(queue.into(), options, FieldTable::default()).await;
+        let _ = conn.close(200, "done".into()).await;
+        let q = result.map_err(|e| BrokerError::Refused {
+            action: format!("read queue \"{queue}\" in vhost \"{vhost}\" over AMQP"),
+            status: 0,
+            reason: e.to_string(),
+        })?;
+        Ok((u64::from(q.message_count()), u64::from(q.consumer_count())))
+    }
+}
