@@ -1,0 +1,163 @@
+//! Against a private broker node: applying a generated 10,000-queue,
+//! 500-exchange, 20,000-binding topology to an empty vhost, as ratios to
+//! the broker's own bulk import of the same definitions (POST
+//! /api/definitions) and to one HTTP request per object in sequence; and
+//! `warren plan` against that vhost as a ratio to a raw GET of its
+//! definitions. All measured in one run.
+//!
+//! Run: `WARREN_TEST_NODE=7 scripts/broker start && eval "$(WARREN_TEST_NODE=7 scripts/broker env)"
+//!       && cargo bench --bench apply_broker`
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{ratio, warren_binary};
+use serde_json::{Value as Json, json};
+
+struct Api {
+    agent: ureq::Agent,
+    base: String,
+    auth: String,
+}
+
+impl Api {
+    fn call(&self, method: &str, path: &str, body: Option<&Json>) -> u16 {
+        let url = format!("{}/api/{path}", self.base);
+        let a = &self.auth;
+        let text = body.map(|b| b.to_string()).unwrap_or_else(|| "{}".into());
+        let json = "application/json";
+        let resp = match method {
+            "GET" => self.agent.get(&url).header("authorization", a).call(),
+            "DELETE" => self.agent.delete(&url).header("authorization", a).call(),
+            "PUT" => self.agent.put(&url).header("authorization", a).header("content-type", json).send(text),
+            _ => self.agent.post(&url).header("authorization", a).header("content-type", json).send(text),
+        };
+        match resp {
+            Ok(r) => r.status().as_u16(),
+            Err(ureq::Error::StatusCode(c)) => c,
+            Err(e) => panic!("{method} {path}: {e}"),
+        }
+    }
+}
+
+fn seg(s: &str) -> String {
+    warren::broker::segment(s)
+}
+
+fn timed(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
+}
+
+fn main() {
+    let url = std::env::var("WARREN_TEST_URL").expect("WARREN_TEST_URL: start a node with scripts/broker (see the header)");
+    let rest = url.strip_prefix("http://").expect("http://user:password@host:port");
+    let (userinfo, host) = rest.split_once('@').unwrap();
+    use base64::Engine;
+    let auth = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(userinfo));
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().http_status_as_error(true).timeout_global(Some(Duration::from_secs(600))).build().into();
+    let api = Api { agent, base: format!("http://{host}"), auth };
+
+    let (queues, exchanges, bindings) = (10_000, 500, 20_000);
+    let mut topology = warren::testing::large_topology(queues, exchanges, bindings);
+    let dir = tempfile::tempdir().unwrap();
+    let reset = |vhost: &str| {
+        api.call("DELETE", &format!("vhosts/{}", seg(vhost)), None);
+        assert!(api.call("PUT", &format!("vhosts/{}", seg(vhost)), Some(&json!({}))) < 300);
+    };
+
+    // 1. The broker's own bulk import, into vhost bench-import.
+    let mut defs: Json = serde_json::from_str(&warren::testing::large_definitions(queues, exchanges, bindings)).unwrap();
+    for key in ["queues", "exchanges", "bindings", "policies"] {
+        for item in defs[key].as_array_mut().into_iter().flatten() {
+            item["vhost"] = json!("bench-import");
+        }
+    }
+    defs["vhosts"] = json!([{ "name": "bench-import" }]);
+    defs["users"] = json!([]);
+    defs["permissions"] = json!([]);
+    reset("bench-import");
+    let import = timed(|| assert!(api.call("POST", "definitions", Some(&defs)) < 300));
+    eprintln!("bulk import: {import:?}");
+
+    // 2. One request per object, in sequence, into vhost bench-seq.
+    reset("bench-seq");
+    let v = "bench-seq";
+    let t = topology.vhosts.values().next().unwrap().clone();
+    let sequential = timed(|| {
+        for x in t.exchanges.values() {
+            let body = json!({"type": x.kind, "durable": x.durable, "auto_delete": x.auto_delete, "internal": x.internal, "arguments": Json::from(&warren::model::Value::Table(x.arguments.clone()))});
+            api.call("PUT", &format!("exchanges/{}/{}", seg(v), seg(&x.name)), Some(&body));
+        }
+        for q in t.queues.values() {
+            let mut args = q.arguments.clone();
+            args.insert("x-queue-type".into(), warren::model::Value::String(q.kind.as_str().into()));
+            let body = json!({"durable": q.durable, "auto_delete": q.auto_delete, "arguments": Json::from(&warren::model::Value::Table(args))});
+            api.call("PUT", &format!("queues/{}/{}", seg(v), seg(&q.name)), Some(&body));
+        }
+        for b in &t.bindings {
+            let d = if b.destination_kind == warren::model::DestinationKind::Queue { "q" } else { "e" };
+            let body = json!({"routing_key": b.routing_key, "arguments": Json::from(&warren::model::Value::Table(b.arguments.clone()))});
+            api.call("POST", &format!("bindings/{}/e/{}/{d}/{}", seg(v), seg(&b.source), seg(&b.destination)), Some(&body));
+        }
+        for p in t.policies.values() {
+            let body = json!({"pattern": p.pattern, "definition": Json::from(&warren::model::Value::Table(p.definition.clone())), "priority": p.priority, "apply-to": p.apply_to.as_str()});
+            api.call("PUT", &format!("policies/{}/{}", seg(v), seg(&p.name)), Some(&body));
+        }
+    });
+    eprintln!("one request per object: {sequential:?}");
+
+    // 3. warren apply into vhost bench-apply (created by warren).
+    let mut vh = topology.vhosts.pop_first().unwrap().1;
+    vh.name = "bench-apply".into();
+    topology.vhosts.insert("bench-apply".into(), vh);
+    let files = warren::import::import(&topology, &[], "generated").unwrap();
+    let desired = dir.path().join("topology");
+    std::fs::create_dir_all(&desired).unwrap();
+    for f in &files.files {
+        std::fs::write(desired.join(&f.name), &f.text).unwrap();
+    }
+    api.call("DELETE", "vhosts/bench-apply", None);
+    let warren = warren_binary();
+    let run = |command: &str| {
+        let mut c = Command::new(&warren);
+        c.arg(command).arg(&desired).arg("-q").env("WARREN_URL", &url);
+        if command == "apply" {
+            c.arg("--auto-approve");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.code() == Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let apply = timed(|| {
+        run("apply");
+    });
+    eprintln!("warren apply: {apply:?}");
+
+    // 4. plan against the applied vhost, and a raw GET of its definitions.
+    let plan = common::median(3, || {
+        let out = run("plan");
+        assert!(out.contains("No changes"), "{out:.300}");
+    });
+    let get = common::median(3, || {
+        api.call("GET", "definitions/bench-apply", None);
+    });
+
+    for v in ["bench-import", "bench-seq", "bench-apply"] {
+        api.call("DELETE", &format!("vhosts/{}", seg(v)), None);
+    }
+    println!("apply to an empty vhost, {queues} queues / {exchanges} exchanges / {bindings} bindings");
+    println!("  broker bulk import (POST /api/definitions): {:>8.1} s", import.as_secs_f64());
+    println!("  one request per object, in sequence:       {:>8.1} s", sequential.as_secs_f64());
+    println!("  warren apply:                              {:>8.1} s", apply.as_secs_f64());
+    println!("  apply / bulk import:     {:>6.2}  (target <= 1.5)", ratio(apply, import));
+    println!("  sequential / apply:      {:>6.2}  (target >= 3)", ratio(sequential, apply));
+    println!("plan against the live vhost");
+    println!("  raw GET /api/definitions/{{vhost}}: {:>8.2} s", get.as_secs_f64());
+    println!("  warren plan:                      {:>8.2} s", plan.as_secs_f64());
+    println!("  plan / GET:              {:>6.2}  (target <= 1.5)", ratio(plan, get));
+}
