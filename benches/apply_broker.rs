@@ -53,13 +53,17 @@ fn timed(f: impl FnOnce()) -> Duration {
 }
 
 fn main() {
-    let url = std::env::var("WARREN_TEST_URL").expect("WARREN_TEST_URL: start a node with scripts/broker (see the header)");
+    let url =
+        std::env::var("WARREN_TEST_URL").expect("WARREN_TEST_URL: start a node with scripts/broker (see the header)");
     let rest = url.strip_prefix("http://").expect("http://user:password@host:port");
     let (userinfo, host) = rest.split_once('@').unwrap();
     use base64::Engine;
     let auth = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(userinfo));
-    let agent: ureq::Agent =
-        ureq::Agent::config_builder().http_status_as_error(true).timeout_global(Some(Duration::from_secs(600))).build().into();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(true)
+        .timeout_global(Some(Duration::from_secs(600)))
+        .build()
+        .into();
     let api = Api { agent, base: format!("http://{host}"), auth };
 
     let (queues, exchanges, bindings) = (10_000, 500, 20_000);
@@ -71,7 +75,8 @@ fn main() {
     };
 
     // 1. The broker's own bulk import, into vhost bench-import.
-    let mut defs: Json = serde_json::from_str(&warren::testing::large_definitions(queues, exchanges, bindings)).unwrap();
+    let mut defs: Json =
+        serde_json::from_str(&warren::testing::large_definitions(queues, exchanges, bindings)).unwrap();
     for key in ["queues", "exchanges", "bindings", "policies"] {
         for item in defs[key].as_array_mut().into_iter().flatten() {
             item["vhost"] = json!("bench-import");
@@ -102,7 +107,11 @@ fn main() {
         for b in &t.bindings {
             let d = if b.destination_kind == warren::model::DestinationKind::Queue { "q" } else { "e" };
             let body = json!({"routing_key": b.routing_key, "arguments": Json::from(&warren::model::Value::Table(b.arguments.clone()))});
-            api.call("POST", &format!("bindings/{}/e/{}/{d}/{}", seg(v), seg(&b.source), seg(&b.destination)), Some(&body));
+            api.call(
+                "POST",
+                &format!("bindings/{}/e/{}/{d}/{}", seg(v), seg(&b.source), seg(&b.destination)),
+                Some(&body),
+            );
         }
         for p in t.policies.values() {
             let body = json!({"pattern": p.pattern, "definition": Json::from(&warren::model::Value::Table(p.definition.clone())), "priority": p.priority, "apply-to": p.apply_to.as_str()});

@@ -1,6 +1,6 @@
 //! References between objects: binding ends, permissions' users, `replaces`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use super::Context;
 use crate::diagnostic::Diagnostic;
@@ -13,21 +13,29 @@ pub(super) fn check(ctx: &mut Context) {
 }
 
 fn bindings(ctx: &mut Context) {
+    // Names per vhost, gathered once: a lookup per binding end must not
+    // allocate (tens of thousands of bindings).
+    let mut exchanges: HashSet<(&str, &str)> = HashSet::new();
+    let mut queues: HashSet<(&str, &str)> = HashSet::new();
+    for key in &ctx.spans.named {
+        match key {
+            ObjectKey::Exchange { vhost, name } => exchanges.insert((vhost, name)),
+            ObjectKey::Queue { vhost, name } => queues.insert((vhost, name)),
+            _ => false,
+        };
+    }
     for (vname, vhost) in &ctx.topology.vhosts {
         let exchange_known = |name: &str| {
             vhost.external.exchanges.contains(name)
                 || BUILTIN_EXCHANGES.contains(&name)
-                || ctx.spans.named.contains(&ObjectKey::Exchange { vhost: vname.clone(), name: name.into() })
+                || exchanges.contains(&(vname.as_str(), name))
         };
-        let queue_known = |name: &str| {
-            vhost.external.queues.contains(name)
-                || ctx.spans.named.contains(&ObjectKey::Queue { vhost: vname.clone(), name: name.into() })
-        };
+        let queue_known = |name: &str| vhost.external.queues.contains(name) || queues.contains(&(vname.as_str(), name));
         let mut found = Vec::new();
         for b in &vhost.bindings {
-            let key = ObjectKey::Binding { vhost: vname.clone(), binding: b.clone() };
+            let key = || ObjectKey::Binding { vhost: vname.clone(), binding: b.clone() };
             if !exchange_known(&b.source) {
-                found.push((key.clone(), "source", "exchange", b.source.clone()));
+                found.push((key(), "source", "exchange", b.source.clone()));
             }
             let known = match b.destination_kind {
                 DestinationKind::Queue => queue_known(&b.destination),
@@ -35,7 +43,7 @@ fn bindings(ctx: &mut Context) {
             };
             if !known {
                 let field = b.destination_kind.as_str();
-                found.push((key, field, field, b.destination.clone()));
+                found.push((key(), field, field, b.destination.clone()));
             }
         }
         for (key, field, kind, name) in found {

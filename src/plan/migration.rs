@@ -232,3 +232,105 @@ impl fmt::Display for Step {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Vhost;
+
+    fn queue(name: &str, kind: QueueType) -> Queue {
+        Queue { name: name.into(), kind, durable: true, auto_delete: false, arguments: Table::new(), replaces: None }
+    }
+
+    fn binding(source: &str, kind: DestinationKind, dest: &str, key: &str) -> Binding {
+        Binding {
+            source: source.into(),
+            destination_kind: kind,
+            destination: dest.into(),
+            routing_key: key.into(),
+            arguments: Table::new(),
+        }
+    }
+
+    fn plan() -> MigrationPlan {
+        let x = Exchange {
+            name: "shop".into(),
+            kind: "topic".into(),
+            durable: true,
+            auto_delete: false,
+            internal: false,
+            arguments: Table::new(),
+        };
+        let moved = [
+            binding("shop", DestinationKind::Queue, "orders", "order.*"),
+            binding("shop", DestinationKind::Queue, "orders", "order.#.eu"),
+        ];
+        let new = queue("orders.v2", QueueType::Quorum);
+        compile("/", &queue("orders", QueueType::Classic), &new, &moved, &[], &[], |_| Some(x.clone()), 7)
+    }
+
+    fn at(m: &MigrationPlan, f: impl Fn(&Step) -> bool) -> usize {
+        m.steps.iter().position(|(_, s)| f(s)).expect("the step is there")
+    }
+
+    #[test]
+    fn add_before_remove_and_the_alternate_path_before_the_swap() {
+        let m = plan();
+        let x2 = "warren.migrate.orders.shop";
+        let bind = |src: &str, dest: &str| {
+            at(
+                &m,
+                |s| matches!(s, Step::Bind(b) if b.source == src && b.destination == dest && b.routing_key == "order.*"),
+            )
+        };
+        let unbind = |src: &str, dest: &str| {
+            at(
+                &m,
+                |s| matches!(s, Step::Unbind(b) if b.source == src && b.destination == dest && b.routing_key == "order.*"),
+            )
+        };
+        assert!(bind("shop", x2) < unbind("shop", "orders"), "X -> X2 before X -> P goes");
+        assert!(bind(x2, "orders") < unbind("shop", "orders"), "X2 -> P before X -> P goes");
+        let declare_q = at(&m, |s| matches!(s, Step::DeclareQueue(q) if q.name == "orders.v2"));
+        let verify = at(&m, |s| matches!(s, Step::VerifyPolicy { .. }));
+        assert!(declare_q < verify && bind(&format!("{x2}.ae"), "orders.v2") < verify);
+        assert!(verify < unbind(x2, "orders"), "the alternate exchange is in force before X2 lets go of P");
+        assert!(unbind(x2, "orders") < m.drain_step() && m.drain_step() < bind(x2, "orders.v2"));
+        assert!(bind("shop", "orders.v2") < unbind("shop", x2), "X -> Q before X -> X2 goes");
+        assert_eq!(m.point_of_no_return(), m.steps.len() - 1, "deleting the old queue is the last step");
+    }
+
+    #[test]
+    fn the_alternate_policy_targets_only_the_interposed_exchange() {
+        let m = plan();
+        let policy = m.steps.iter().find_map(|(_, s)| if let Step::SetPolicy(p) = s { Some(p) } else { None }).unwrap();
+        assert_eq!(policy.pattern, "^warren\\.migrate\\.orders\\.shop$");
+        assert_eq!(policy.apply_to, ApplyTo::Exchanges);
+        assert_eq!(policy.priority, 7);
+    }
+
+    #[test]
+    fn a_run_resumes_at_the_drain_once_every_source_is_swapped() {
+        let m = plan();
+        let mut live = Vhost::new("/");
+        assert_eq!(crate::apply::migrate::resume_point(&m, &live), 0);
+        let s = &m.sources[0];
+        live.exchanges.insert(s.interposed.clone(), internal(&s.interposed, "topic"));
+        live.policies.insert(
+            s.policy.clone(),
+            Policy {
+                name: s.policy.clone(),
+                pattern: String::new(),
+                apply_to: ApplyTo::Exchanges,
+                priority: 7,
+                definition: Table::new(),
+            },
+        );
+        assert_eq!(crate::apply::migrate::resume_point(&m, &live), m.drain_step());
+        live.exchanges.clear();
+        for b in &s.bindings {
+            live.bindings.insert(binding("shop", DestinationKind::Queue, "orders.v2", &b.routing_key));
+        }
+        assert_eq!(crate::apply::migrate::resume_point(&m, &live), m.point_of_no_return());
+    }
+}
