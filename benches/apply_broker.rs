@@ -66,7 +66,9 @@ fn main() {
         .into();
     let api = Api { agent, base: format!("http://{host}"), auth };
 
-    let (queues, exchanges, bindings) = (10_000, 500, 20_000);
+    // WARREN_BENCH_SCALE=10 runs a tenth of the size, for a quick look.
+    let scale: usize = std::env::var("WARREN_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let (queues, exchanges, bindings) = (10_000 / scale, 500 / scale, 20_000 / scale);
     let mut topology = warren::testing::large_topology(queues, exchanges, bindings);
     let dir = tempfile::tempdir().unwrap();
     let reset = |vhost: &str| {

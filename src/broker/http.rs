@@ -135,9 +135,13 @@ impl Http {
         }
     }
 
-    /// GET and parse JSON.
+    /// GET and parse JSON. A GET that loses its connection is tried once
+    /// more: the broker closes idle keep-alive connections.
     pub async fn get_json(&self, path: &str, action: &str) -> Result<Json, BrokerError> {
-        let (_, text) = self.send(Method::GET, path, None, action).await?;
+        let (_, text) = match self.send(Method::GET, path, None, action).await {
+            Err(BrokerError::Unreachable { .. }) => self.send(Method::GET, path, None, action).await?,
+            other => other?,
+        };
         serde_json::from_str(&text).map_err(|e| BrokerError::Refused {
             action: action.to_string(),
             status: 200,

@@ -76,11 +76,12 @@ pub fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagn
 pub async fn read_definitions(broker: &Broker, only: &[String]) -> Result<(Live, String), BrokerError> {
     let version = broker.check().await?;
     let origin = broker.endpoint().to_string();
-    let text = broker.definitions().await?;
+    // Independent requests, at once: the broker's time is most of a plan's.
+    let (text, listing) = tokio::join!(broker.definitions(), broker.vhosts());
     let unreadable =
         |d: Diagnostic| BrokerError::Refused { action: "read the definitions".into(), status: 200, reason: d.message };
-    let mut l = live::from_vhost_definitions_only(&text, &origin, None, only).map_err(unreadable)?;
-    live::add_vhost_listing(&mut l, &broker.vhosts().await?, &origin).map_err(unreadable)?;
+    let mut l = live::from_vhost_definitions_only(&text?, &origin, None, only).map_err(unreadable)?;
+    live::add_vhost_listing(&mut l, &listing?, &origin).map_err(unreadable)?;
     Ok((l, version))
 }
 
@@ -93,12 +94,23 @@ pub fn definitions_from_broker(c: &Connection, only: &[String]) -> Result<Live, 
 /// Reads the live state of the broker, with counts for the desired vhosts'
 /// queues. A broker error is returned as such so callers can tell kinds apart.
 pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
-    let (l, version) = read_definitions(broker, &[]).await?;
+    let version = broker.check().await?;
     let origin = broker.endpoint().to_string();
+    let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
+    let text = broker.definitions_of(&declared).await?;
+    let unreadable =
+        |d: Diagnostic| BrokerError::Refused { action: "read the definitions".into(), status: 200, reason: d.message };
+    let l = live::from_definitions(&text, &origin).map_err(unreadable)?;
+    // Counts matter only where a queue may be destroyed: a live queue the
+    // files no longer declare. Listing queues is as slow as the export.
     let mut counts = BTreeMap::new();
-    for vhost in desired.vhosts.keys().filter(|v| l.topology.vhosts.contains_key(*v)) {
-        for (name, c) in broker.queue_counts(vhost).await? {
-            counts.insert((vhost.clone(), name), c);
+    for (name, want) in &desired.vhosts {
+        let Some(have) = l.topology.vhosts.get(name) else { continue };
+        let replaced: Vec<&str> = want.queues.values().filter_map(|q| q.replaces.as_deref()).collect();
+        if have.queues.keys().any(|q| !want.queues.contains_key(q) && !replaced.contains(&q.as_str())) {
+            for (queue, c) in broker.queue_counts(name).await? {
+                counts.insert((name.clone(), queue), c);
+            }
         }
     }
     Ok(LiveSide {

@@ -17,7 +17,7 @@ pub use migration::{
 pub use op::Op;
 
 use crate::diff::{Action, Change, Diff, Problem};
-use crate::model::{Node, ObjectKey, QueueType, Topology, VhostSettings};
+use crate::model::{Node, ObjectKey, QueueType, Topology, Vhost, VhostSettings};
 
 /// One operation, with the change it carries out.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,12 +107,14 @@ pub fn build(diff: Diff, desired: &Topology, live: &Topology) -> Plan {
     });
     // Changes in the order their first step runs; unmanaged ones after.
     let mut order: Vec<usize> = Vec::new();
+    let mut placed = vec![false; diff.changes.len()];
     for s in &steps {
-        if !order.contains(&s.change) {
+        if !placed[s.change] {
+            placed[s.change] = true;
             order.push(s.change);
         }
     }
-    let mut rest: Vec<usize> = (0..diff.changes.len()).filter(|i| !order.contains(i)).collect();
+    let mut rest: Vec<usize> = (0..diff.changes.len()).filter(|i| !placed[*i]).collect();
     rest.sort_by(|a, b| diff.changes[*a].key.cmp(&diff.changes[*b].key));
     order.extend(rest);
     let position: Vec<usize> = {
@@ -131,13 +133,15 @@ pub fn build(diff: Diff, desired: &Topology, live: &Topology) -> Plan {
 }
 
 /// The operations of one change, each with its phase.
-fn ops(c: &Change, desired: &Topology, live: &Topology) -> Vec<(u8, Op)> {
+fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(u8, Op)> {
     let with_phase = |op: Op| (op.phase(), op);
-    let vhost_of = |t: &Topology, v: &str| t.vhosts.get(v).cloned().unwrap_or_default();
+    // By reference: cloning a vhost per change made large plans quadratic.
+    static EMPTY: std::sync::LazyLock<Vhost> = std::sync::LazyLock::new(Vhost::default);
+    let vhost_of = |t: &'a Topology, v: &str| -> &'a Vhost { t.vhosts.get(v).unwrap_or(&EMPTY) };
     match (&c.key, c.action) {
         (_, Action::Unmanaged) => vec![],
         (ObjectKey::Vhost(name), Action::Create | Action::Update) => {
-            let (want, have) = (vhost_of(desired, name).settings, vhost_of(live, name).settings);
+            let (want, have) = (vhost_of(desired, name).settings.clone(), vhost_of(live, name).settings.clone());
             let remove_limits = match (&want.limits, &have.limits) {
                 (Some(w), Some(h)) => h.keys().filter(|k| !w.contains_key(*k)).cloned().collect(),
                 _ => Vec::new(),
