@@ -967,3 +967,39 @@ fn an_old_queue_with_messages_and_no_consumer_pauses_at_the_drain_timeout_then_r
     assert!(report.per_queue()[OLD] >= held, "{report}");
     case.assert_migrated(&bindings);
 }
+
+#[test]
+fn an_apply_stopped_before_deleting_the_interposed_exchange_is_finished_by_the_next() {
+    let case = Case::new("t-mig-stopped");
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let mut traffic =
+        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+    let old = traffic.add_consumer(OLD, Duration::from_millis(10));
+    std::thread::sleep(Duration::from_secs(1));
+    case.topology(DIRECT_V2);
+    // Fault injection: once the swap is done (warren then waits at least 6 s
+    // for the drain), warren's user loses the configure permission on the
+    // interposed exchange alone, so its last teardown step, deleting that
+    // exchange, fails, after every binding to and from it is gone.
+    let user = url::Url::parse(&case.broker.url).unwrap().username().to_string();
+    let permissions = format!("permissions/{}/{}", seg(&case.vhost), seg(&user));
+    let interposed = format!("{SCAFFOLDING}{OLD}.shop");
+    let deny = format!("^(?!{}$).*", interposed.replace('.', "\\."));
+    let first =
+        apply_during_then(&case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[(NEW, Duration::ZERO)], || {
+            case.broker.put(&permissions, json!({"configure": deny, "write": ".*", "read": ".*"}))
+        });
+    case.broker.put(&permissions, json!({"configure": ".*", "write": ".*", "read": ".*"}));
+    assert_eq!(first.run.code, 1, "the injected fault did not stop apply:\n{}\n{}", first.run.stdout, first.run.stderr);
+    assert!(first.run.stderr.contains(&format!("delete exchange \"{interposed}\"")), "{}", first.run.stderr);
+    assert!(case.exists("exchanges", &interposed), "the interposed exchange is left");
+    assert!(case.exists("queues", OLD), "the old queue is kept");
+    // The next apply finishes the migration and leaves nothing behind.
+    let second = case.apply(&["--drain-timeout", "60s"]);
+    assert_migrated_run(&second);
+    let report = finish(traffic);
+    eprintln!("{}: {report}", case.vhost);
+    case.assert_migrated(&bindings);
+}

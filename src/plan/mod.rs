@@ -185,6 +185,7 @@ fn ops(c: &Change, desired: &Topology, live: &Topology) -> Vec<(u8, Op)> {
                 &m.moved,
                 &m.added,
                 &m.dropped,
+                (&m.leftover_exchanges, &m.leftover_policies),
                 |x| have.exchanges.get(x).cloned(),
                 migration::policy_priority(&matching),
             );
