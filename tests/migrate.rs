@@ -155,6 +155,22 @@ impl Case {
         Some(q["messages"].as_u64().unwrap_or(0))
     }
 
+    /// Ready messages as the queue itself reports them now (AMQP passive
+    /// declare): the queue totals of quorum queues lag up to 5 s.
+    fn ready_now(&self, queue: &str) -> Option<u64> {
+        use lapin::options::QueueDeclareOptions;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let properties = lapin::ConnectionProperties::default();
+            let connection = lapin::Connection::connect(&amqp_url(&self.vhost), properties).await.ok()?;
+            let channel = connection.create_channel().await.ok()?;
+            let options = QueueDeclareOptions { passive: true, ..QueueDeclareOptions::default() };
+            let declared = channel.queue_declare(queue.into(), options, Default::default()).await;
+            let _ = connection.close(200, "OK".into()).await;
+            declared.ok().map(|q| u64::from(q.message_count()))
+        })
+    }
+
     /// Exchanges and policies of the vhost that are warren's scaffolding.
     fn scaffolding(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -267,8 +283,9 @@ struct During {
 
 /// Runs `warren apply ARGS` while moving consumers as a rolling deployment
 /// would: each of `new` (queue, per-message delay) is consumed as soon as it
-/// exists; the `stop` consumers of the old queue stop once it is drained
-/// (no binding routes to it, and it held nothing for 300 ms).
+/// exists; the `stop` consumers of the old queue stop once it is drained:
+/// no binding routes to it, it has no ready message (read fresh), and its
+/// consumers acked nothing for 300 ms, so they hold nothing.
 fn apply_during(
     case: &Case,
     traffic: &mut Traffic,
@@ -294,7 +311,9 @@ fn apply_during_then(
         let apply = s.spawn(|| case.apply(args));
         let mut waiting: Vec<(&str, Duration)> = new.to_vec();
         let mut stop: Vec<ConsumerId> = stop.to_vec();
-        let (mut swapped, mut drained, mut empty_since) = (None, None, None::<Instant>);
+        let (mut swapped, mut drained) = (None, None);
+        let on_old = |t: &Traffic| t.report().per_queue().get(OLD).copied().unwrap_or(0);
+        let (mut acked, mut acked_at) = (on_old(traffic), Instant::now());
         loop {
             let finished = apply.is_finished();
             waiting.retain(|(q, delay)| {
@@ -306,18 +325,18 @@ fn apply_during_then(
                     f();
                 }
             }
-            if swapped.is_some() && !stop.is_empty() {
-                if case.messages(OLD).unwrap_or(0) == 0 {
-                    let since = *empty_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() >= Duration::from_millis(300) {
-                        for id in stop.drain(..) {
-                            traffic.stop_consumer(id);
-                        }
-                        drained = Some(started.elapsed());
-                    }
-                } else {
-                    empty_since = None;
+            if on_old(traffic) != acked {
+                (acked, acked_at) = (on_old(traffic), Instant::now());
+            }
+            if swapped.is_some()
+                && !stop.is_empty()
+                && acked_at.elapsed() >= Duration::from_millis(300)
+                && case.ready_now(OLD) == Some(0)
+            {
+                for id in stop.drain(..) {
+                    traffic.stop_consumer(id);
                 }
+                drained = Some(started.elapsed());
             }
             if finished {
                 break;
@@ -513,6 +532,28 @@ fn a_quorum_queue_replaces_a_classic_one_exactly_once() {
     .run(&case);
     let q = case.get(&format!("queues/{{V}}/{NEW}"));
     assert_eq!(q["type"], "quorum", "{q}");
+}
+
+#[test]
+fn a_quorum_queue_replaces_a_quorum_one_exactly_once() {
+    // Quorum queue counters come once per Ra tick (5 s): the drain must
+    // still be confirmed from fresh readings only.
+    let case = Case::new("t-mig-quorum-quorum");
+    let quorum = "[queues.\"orders.v1\"]\ntype = \"quorum\"";
+    let v1 = DIRECT_V1.replace("[queues.\"orders.v1\"]\ntype = \"classic\"", quorum);
+    let v2 = DIRECT_V2.replace(
+        "[queues.\"orders.v2\"]\ntype = \"classic\"",
+        "[queues.\"orders.v2\"]\ntype = \"quorum\"\narguments = { x-delivery-limit = 5 }",
+    );
+    assert!(v1.contains(quorum) && v2.contains("x-delivery-limit"));
+    Migration {
+        v1: &v1,
+        v2: &v2,
+        publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
+        old_delay: Duration::from_millis(10),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
 }
 
 #[test]
