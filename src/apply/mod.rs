@@ -21,19 +21,16 @@ pub fn inventory_before(old: &Inventory, desired: &Topology, live: &Topology) ->
 }
 
 /// The scaffolding a migration puts up, claimed before it exists so that a
-/// run cut short still owns it.
+/// run cut short still owns it, and what an earlier run left to delete.
 pub fn scaffolding(m: &crate::plan::MigrationPlan) -> Vec<ObjectKey> {
     let v = || m.vhost.clone();
-    m.sources
-        .iter()
-        .flat_map(|s| {
-            [
-                ObjectKey::Exchange { vhost: v(), name: s.interposed.clone() },
-                ObjectKey::Exchange { vhost: v(), name: s.alternate.clone() },
-                ObjectKey::Policy { vhost: v(), name: s.policy.clone() },
-            ]
-        })
-        .collect()
+    let exchange = |name: &String| ObjectKey::Exchange { vhost: v(), name: name.clone() };
+    let policy = |name: &String| ObjectKey::Policy { vhost: v(), name: name.clone() };
+    let mut out: Vec<ObjectKey> =
+        m.sources.iter().flat_map(|s| [exchange(&s.interposed), exchange(&s.alternate), policy(&s.policy)]).collect();
+    out.extend(m.leftover_exchanges.iter().map(exchange));
+    out.extend(m.leftover_policies.iter().map(policy));
+    out
 }
 
 /// [`inventory_before`], with every planned migration's scaffolding.

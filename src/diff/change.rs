@@ -83,4 +83,10 @@ pub struct Migration {
     pub changed: Vec<String>,
     /// Set when every change could have been made by a policy instead.
     pub policy_instead: Option<String>,
+    /// warren's own scaffolding for this old queue that an interrupted run
+    /// left live, though no source routes through it any more (a run that
+    /// stopped between the teardown's last unbind and the delete of the
+    /// interposed exchange): exchanges and policies, deleted at teardown.
+    pub leftover_exchanges: Vec<String>,
+    pub leftover_policies: Vec<String>,
 }

@@ -229,7 +229,7 @@ impl Differ<'_> {
         for (name, q) in &want.queues {
             let key = ObjectKey::Queue { vhost: v.into(), name: name.clone() };
             if let Some(old) = q.replaces.as_deref().filter(|p| have.queues.contains_key(*p)) {
-                let m = migration(q, &have.queues[old], want, full, &live_graph);
+                let m = migration(q, &have.queues[old], want, full, &live_graph, self.inventory, v);
                 for p in preflight::check(q, &have.queues[old], &m, want, full, self.inventory, v) {
                     self.out.problems.push(p);
                 }
@@ -423,8 +423,16 @@ fn retarget(b: &Binding, queue: &str) -> Binding {
 }
 
 /// How `new` takes over `old`: which of the old queue's bindings move,
-/// which go away, which are new.
-fn migration(new: &Queue, old: &Queue, want: &Vhost, live: &Vhost, live_graph: &RoutingGraph) -> Migration {
+/// which go away, which are new, and what an interrupted run left behind.
+fn migration(
+    new: &Queue,
+    old: &Queue,
+    want: &Vhost,
+    live: &Vhost,
+    live_graph: &RoutingGraph,
+    inventory: &Inventory,
+    v: &str,
+) -> Migration {
     // The old queue's bindings: direct ones, and those an earlier run moved
     // behind an interposed exchange (X -> X2 -> P, or X -> X2 once P let go).
     let mut old_bindings: Vec<Binding> = live_graph
@@ -463,7 +471,54 @@ fn migration(new: &Queue, old: &Queue, want: &Vhost, live: &Vhost, live_graph: &
         new_bindings.into_iter().filter(|b| !moved.iter().any(|m| retarget(m, &new.name) == **b)).cloned().collect();
     let changed = immutable::queue_fields(old, new);
     let policy_instead = immutable::policy_alternative(old, new).map(|p| p.0);
-    Migration { replaces: old.name.clone(), moved, dropped, added, changed, policy_instead }
+    let (leftover_exchanges, leftover_policies) = leftovers(&old.name, &moved, want, live, inventory, v);
+    Migration {
+        replaces: old.name.clone(),
+        moved,
+        dropped,
+        added,
+        changed,
+        policy_instead,
+        leftover_exchanges,
+        leftover_policies,
+    }
+}
+
+/// The scaffolding for old queue `p` of exchanges that are not sources of
+/// the migration (`moved`), live and warren's own: what a run that stopped
+/// mid-teardown left once the last binding through it was gone. Found by
+/// the names it would have for each exchange live or in the files; objects
+/// warren does not own are left alone.
+fn leftovers(
+    p: &str,
+    moved: &[Binding],
+    want: &Vhost,
+    live: &Vhost,
+    inventory: &Inventory,
+    v: &str,
+) -> (Vec<String>, Vec<String>) {
+    let sources: BTreeSet<&str> = moved.iter().map(|b| b.source.as_str()).collect();
+    let others: BTreeSet<&String> = live
+        .exchanges
+        .keys()
+        .chain(want.exchanges.keys())
+        .filter(|x| !scaffold::is_scaffolding(x) && !sources.contains(x.as_str()))
+        .collect();
+    let (mut exchanges, mut policies) = (Vec::new(), Vec::new());
+    for x in others {
+        for name in [scaffold::alternate(p, x), scaffold::interposed(p, x)] {
+            let owned = inventory.contains(&ObjectKey::Exchange { vhost: v.into(), name: name.clone() });
+            if owned && live.exchanges.contains_key(&name) {
+                exchanges.push(name);
+            }
+        }
+        let name = scaffold::policy(p, x);
+        let owned = inventory.contains(&ObjectKey::Policy { vhost: v.into(), name: name.clone() });
+        if owned && live.policies.contains_key(&name) {
+            policies.push(name);
+        }
+    }
+    (exchanges, policies)
 }
 
 #[cfg(test)]
@@ -499,5 +554,59 @@ mod tests {
         }
         let same = diff(&want, &want, &inventory, &Options { broker_version: Some((3, 10)), ..Options::default() });
         assert!(same.problems.is_empty() && same.changes.is_empty());
+    }
+
+    #[test]
+    fn scaffolding_an_interrupted_teardown_left_is_deleted_when_warren_owns_it() {
+        let exchange = |name: &str, internal| Exchange {
+            name: name.into(),
+            kind: "direct".into(),
+            durable: true,
+            auto_delete: false,
+            internal,
+            arguments: Default::default(),
+        };
+        let queue = |name: &str, replaces: Option<&str>| Queue {
+            name: name.into(),
+            kind: QueueType::Classic,
+            durable: true,
+            auto_delete: false,
+            arguments: Default::default(),
+            replaces: replaces.map(Into::into),
+        };
+        let to_new = |source: &str| Binding {
+            source: source.into(),
+            destination_kind: DestinationKind::Queue,
+            destination: "new".into(),
+            routing_key: "k".into(),
+            arguments: Default::default(),
+        };
+        // The run stopped right before deleting the interposed exchanges:
+        // both sources are bound to the new queue directly, nothing routes
+        // through the scaffolding, and only "shop"'s is warren's.
+        let mut live = Vhost::new("v");
+        for x in ["shop", "billing"] {
+            live.exchanges.insert(x.into(), exchange(x, false));
+            live.bindings.insert(to_new(x));
+            let interposed = scaffold::interposed("old", x);
+            live.exchanges.insert(interposed.clone(), exchange(&interposed, true));
+        }
+        live.queues.insert("old".into(), queue("old", None));
+        live.queues.insert("new".into(), queue("new", None));
+        let mut want = Vhost::new("v");
+        for x in ["shop", "billing"] {
+            want.exchanges.insert(x.into(), exchange(x, false));
+            want.bindings.insert(to_new(x));
+        }
+        want.queues.insert("new".into(), queue("new", Some("old")));
+        let mut inventory = Inventory::default();
+        inventory.objects.insert(ObjectKey::Exchange { vhost: "v".into(), name: scaffold::interposed("old", "shop") });
+        let topology =
+            |v: Vhost| Topology { vhosts: [("v".to_string(), v)].into_iter().collect(), ..Default::default() };
+        let d = diff(&topology(want), &topology(live), &inventory, &Options::default());
+        let m = d.changes.iter().find_map(|c| c.migration.clone()).expect("a migration");
+        assert!(m.moved.is_empty(), "{m:?}");
+        assert_eq!(m.leftover_exchanges, [scaffold::interposed("old", "shop")]);
+        assert!(m.leftover_policies.is_empty());
     }
 }

@@ -59,6 +59,10 @@ pub struct MigrationPlan {
     pub added: Vec<Binding>,
     /// The old queue's bindings with no counterpart on the new one.
     pub dropped: Vec<Binding>,
+    /// Scaffolding an interrupted run left with no source routing through
+    /// it any more: deleted at teardown (exchanges, policies).
+    pub leftover_exchanges: Vec<String>,
+    pub leftover_policies: Vec<String>,
     pub steps: Vec<(Stage, Step)>,
 }
 
@@ -91,7 +95,8 @@ pub fn policy_priority(live_policies: &[&Policy]) -> i64 {
 
 /// Compiles the migration of `old` into `new`. `moved` are the old queue's
 /// bindings that move (destination: old queue), grouped here by source;
-/// `exchanges` looks up a live source exchange.
+/// `exchange` looks up a live source exchange; `leftovers` are the
+/// exchanges and policies of an interrupted run to delete.
 #[allow(clippy::too_many_arguments)] // the parts of one migration, each named
 pub fn compile(
     vhost: &str,
@@ -100,6 +105,7 @@ pub fn compile(
     moved: &[Binding],
     added: &[Binding],
     dropped: &[Binding],
+    leftovers: (&[String], &[String]),
     exchange: impl Fn(&str) -> Option<Exchange>,
     priority: i64,
 ) -> MigrationPlan {
@@ -185,6 +191,14 @@ pub fn compile(
         }
         steps.push((Teardown, Step::DeleteExchange(s.interposed.clone())));
     }
+    // Nothing routes through them: a policy first, then the exchanges.
+    let (leftover_exchanges, leftover_policies) = leftovers;
+    for name in leftover_policies {
+        steps.push((Teardown, Step::DeletePolicy(name.clone())));
+    }
+    for name in leftover_exchanges {
+        steps.push((Teardown, Step::DeleteExchange(name.clone())));
+    }
     steps.push((Retire, Step::Retire { kind: old.kind }));
     MigrationPlan {
         vhost: vhost.to_string(),
@@ -193,6 +207,8 @@ pub fn compile(
         sources,
         added: added.to_vec(),
         dropped: dropped.to_vec(),
+        leftover_exchanges: leftover_exchanges.to_vec(),
+        leftover_policies: leftover_policies.to_vec(),
         steps,
     }
 }

@@ -189,6 +189,7 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(u8, Op
                 &m.moved,
                 &m.added,
                 &m.dropped,
+                (&m.leftover_exchanges, &m.leftover_policies),
                 |x| have.exchanges.get(x).cloned(),
                 migration::policy_priority(&matching),
             );

@@ -134,11 +134,12 @@ impl Drop for TestVhost {
 }
 
 /// Where message `n` goes: a routing key and, for headers exchanges,
-/// headers (string values).
+/// headers (string values); to [`Publish::exchange`] unless it names its own.
 #[derive(Clone, Debug, Default)]
 pub struct Route {
     pub key: String,
     pub headers: Vec<(String, String)>,
+    pub exchange: Option<String>,
 }
 
 /// What the publisher sends: to `exchange`, message `n` (from 1) takes
@@ -155,8 +156,18 @@ pub struct Publish {
 impl Publish {
     /// Routing keys in turn; 100 messages a second, no end.
     pub fn new(exchange: &str, keys: &[&str]) -> Publish {
-        let routes = keys.iter().map(|k| Route { key: k.to_string(), headers: Vec::new() }).collect();
+        let routes = keys.iter().map(|k| Route { key: k.to_string(), ..Route::default() }).collect();
         Publish::routes(exchange, routes)
+    }
+
+    /// (exchange, routing key) pairs in turn, for a queue bound from
+    /// several exchanges.
+    pub fn across(pairs: &[(&str, &str)]) -> Publish {
+        let routes = pairs
+            .iter()
+            .map(|(x, k)| Route { key: k.to_string(), exchange: Some(x.to_string()), ..Route::default() })
+            .collect();
+        Publish::routes(pairs.first().map_or("", |(x, _)| x), routes)
     }
 
     /// Header sets in turn (empty routing key), for headers exchanges.
@@ -166,6 +177,7 @@ impl Publish {
             .map(|set| Route {
                 key: String::new(),
                 headers: set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+                exchange: None,
             })
             .collect();
         Publish::routes(exchange, routes)
@@ -409,14 +421,9 @@ async fn publish_task(connection: Connection, channel: Channel, spec: Publish, s
             .with_message_id(n.to_string().into())
             .with_headers(headers);
         let body = n.to_string();
+        let exchange = route.exchange.as_deref().unwrap_or(&spec.exchange);
         let published = channel
-            .basic_publish(
-                spec.exchange.as_str().into(),
-                route.key.as_str().into(),
-                options,
-                body.as_bytes(),
-                properties,
-            )
+            .basic_publish(exchange.into(), route.key.as_str().into(), options, body.as_bytes(), properties)
             .await;
         match published {
             Ok(confirm) => {

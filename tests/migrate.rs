@@ -1,0 +1,1046 @@
+//! Live migrations (`replaces`) through the real binary, against the private
+//! test broker, under real traffic (../shared/TESTING.md, "Loss and
+//! duplicates"): a publisher with confirms and the mandatory flag sends
+//! numbered persistent messages while `warren apply` moves the old queue's
+//! bindings to the new queue; consumers on both ack and record each number.
+//! Every confirmed number must arrive exactly once over the two queues, and
+//! none come back unroutable.
+//!
+//! Consumers move as in a rolling deployment: the new queue is consumed as
+//! soon as it exists, and the old queue's consumers stop once it is drained
+//! (nothing routes to it and it holds nothing). A consumer that stays makes
+//! apply pause (exit 3), which a test checks on purpose.
+//!
+//! Reads `WARREN_TEST_URL` and `WARREN_TEST_AMQP_URL` as `scripts/broker env`
+//! prints them, and fails without. warren gets `WARREN_AMQP_URL` (the test
+//! node's AMQP port) for its drain checks. Each test works in its own
+//! `t-mig-*` vhost, removed at the end. The tests run one at a time: warren's
+//! inventory is one global parameter for the whole broker, written without a
+//! lock, and a paused migration relies on it to own its scaffolding.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value as Json, json};
+
+use common::traffic::{ConsumerId, PREFETCH, Publish, Report, Traffic, amqp_url};
+use common::{Run, TestBroker, seg};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The old queue P and the new queue Q of every test.
+const OLD: &str = "orders.v1";
+const NEW: &str = "orders.v2";
+/// What [`Traffic::finish`] may take.
+const FINISH: Duration = Duration::from_secs(30);
+/// Every name warren's scaffolding takes starts with this.
+const SCAFFOLDING: &str = "warren.migrate.";
+
+/// One test's vhost, topology directory and broker.
+struct Case {
+    broker: TestBroker,
+    vhost: String,
+    dir: tempfile::TempDir,
+    /// `WARREN_AMQP_URL` for warren: the test node's AMQP port, no vhost.
+    amqp: String,
+    _serial: MutexGuard<'static, ()>,
+}
+
+/// A binding as compared here: source, routing key, arguments (canonical).
+type Bound = (String, String, String);
+
+impl Case {
+    fn new(vhost: &str) -> Case {
+        assert!(vhost.starts_with("t-mig-"), "migration test vhosts are named t-mig-*");
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let amqp = std::env::var("WARREN_TEST_AMQP_URL").expect(
+            "WARREN_TEST_AMQP_URL is not set: run the tests with scripts/test, which starts the private broker",
+        );
+        let mut url = url::Url::parse(&amqp).expect("WARREN_TEST_AMQP_URL is a URL");
+        url.set_path("");
+        url.set_query(None);
+        let case = Case {
+            broker: TestBroker::from_env(),
+            vhost: vhost.to_string(),
+            dir: tempfile::tempdir().unwrap(),
+            amqp: url.to_string().trim_end_matches('/').to_string(),
+            _serial: serial,
+        };
+        case.clean();
+        case
+    }
+
+    fn clean(&self) {
+        self.broker.delete(&format!("vhosts/{}", seg(&self.vhost)));
+    }
+
+    fn path(&self) -> String {
+        self.dir.path().display().to_string()
+    }
+
+    /// The topology file, replaced; `{V}` stands for the vhost.
+    fn topology(&self, toml: &str) {
+        std::fs::write(self.dir.path().join("topology.toml"), toml.replace("{V}", &self.vhost)).unwrap();
+    }
+
+    /// The line of the topology file holding `needle` (1-based).
+    fn line_of(&self, needle: &str) -> usize {
+        let text = std::fs::read_to_string(self.dir.path().join("topology.toml")).unwrap();
+        1 + text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in the file"))
+    }
+
+    fn warren(&self, args: &[&str]) -> Run {
+        self.broker.warren(args, &[("WARREN_AMQP_URL", Some(self.amqp.as_str()))])
+    }
+
+    fn apply(&self, args: &[&str]) -> Run {
+        let path = self.path();
+        let mut all = vec!["apply", path.as_str(), "--auto-approve"];
+        all.extend_from_slice(args);
+        self.warren(&all)
+    }
+
+    fn apply_ok(&self) -> Run {
+        let run = self.apply(&[]);
+        assert_eq!(run.code, 0, "apply failed:\n{}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("Apply complete!"), "{}", run.stdout);
+        run
+    }
+
+    fn plan(&self, args: &[&str]) -> Run {
+        let path = self.path();
+        let mut all = vec!["plan", path.as_str()];
+        all.extend_from_slice(args);
+        self.warren(&all)
+    }
+
+    fn get(&self, path: &str) -> Json {
+        self.broker.get(&path.replace("{V}", &seg(&self.vhost)))
+    }
+
+    fn exists(&self, kind: &str, name: &str) -> bool {
+        self.broker.exists(&format!("{kind}/{}/{}", seg(&self.vhost), seg(name)))
+    }
+
+    /// The queue's bindings, the default exchange's left out; empty when
+    /// the queue does not exist.
+    fn bindings_to(&self, queue: &str) -> BTreeSet<Bound> {
+        let path = format!("queues/{}/{}/bindings", seg(&self.vhost), seg(queue));
+        let answer = self.broker.request("GET", &path, None);
+        if answer.status == 404 {
+            return BTreeSet::new();
+        }
+        assert_eq!(answer.status, 200, "GET {path}: {}", answer.body);
+        answer
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["source"] != "")
+            .map(|b| {
+                let s = |k: &str| b[k].as_str().unwrap().to_string();
+                (s("source"), s("routing_key"), canonical(&b["arguments"]))
+            })
+            .collect()
+    }
+
+    /// Messages (ready and unacknowledged) from the queue totals, fresh for
+    /// classic queues; `None` when the queue does not exist.
+    fn messages(&self, queue: &str) -> Option<u64> {
+        let list = self.get("queues/{V}?disable_stats=true&enable_queue_totals=true&columns=name,messages");
+        let q = list.as_array().unwrap().iter().find(|q| q["name"] == queue)?.clone();
+        Some(q["messages"].as_u64().unwrap_or(0))
+    }
+
+    /// Ready messages as the queue itself reports them now (AMQP passive
+    /// declare): the queue totals of quorum queues lag up to 5 s.
+    fn ready_now(&self, queue: &str) -> Option<u64> {
+        use lapin::options::QueueDeclareOptions;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let properties = lapin::ConnectionProperties::default();
+            let connection = lapin::Connection::connect(&amqp_url(&self.vhost), properties).await.ok()?;
+            let channel = connection.create_channel().await.ok()?;
+            let options = QueueDeclareOptions { passive: true, ..QueueDeclareOptions::default() };
+            let declared = channel.queue_declare(queue.into(), options, Default::default()).await;
+            let _ = connection.close(200, "OK".into()).await;
+            declared.ok().map(|q| u64::from(q.message_count()))
+        })
+    }
+
+    /// Exchanges and policies of the vhost that are warren's scaffolding.
+    fn scaffolding(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for kind in ["exchanges", "policies"] {
+            for item in self.get(&format!("{kind}/{{V}}")).as_array().unwrap() {
+                let name = item["name"].as_str().unwrap();
+                if name.starts_with(SCAFFOLDING) {
+                    out.push(format!("{kind}: {name}"));
+                }
+            }
+        }
+        out
+    }
+
+    /// warren's inventory of this vhost, as text.
+    fn inventory(&self) -> String {
+        let answer = self.broker.request("GET", "global-parameters/warren.inventory", None);
+        assert_eq!(answer.status, 200, "no inventory: {}", answer.body);
+        answer.json()["value"]["vhosts"][&self.vhost].to_string()
+    }
+
+    /// Everything apply could change: the vhost's definitions (sorted) and
+    /// the whole inventory.
+    fn state(&self) -> Json {
+        let defs = self.get("definitions/{V}");
+        let mut out = serde_json::Map::new();
+        for k in ["exchanges", "queues", "bindings", "policies"] {
+            let mut items: Vec<String> = defs[k].as_array().unwrap().iter().map(canonical).collect();
+            items.sort();
+            out.insert(k.to_string(), json!(items));
+        }
+        let inventory = self.broker.request("GET", "global-parameters/warren.inventory", None);
+        out.insert("inventory".into(), json!(canonical(&inventory.json()["value"])));
+        Json::Object(out)
+    }
+
+    /// Publishes `n` persistent messages to `queue` by the default exchange.
+    fn publish(&self, queue: &str, n: usize) {
+        for i in 0..n {
+            let routed = self.broker.post(
+                &format!("exchanges/{}/amq.default/publish", seg(&self.vhost)),
+                json!({"properties": {"delivery_mode": 2}, "routing_key": queue,
+                       "payload": format!("{}", 1_000_000 + i), "payload_encoding": "string"}),
+            );
+            assert_eq!(routed["routed"], true, "publish to {queue}");
+        }
+    }
+
+    /// After a finished migration: no changes left, the old queue gone, no
+    /// scaffolding on the broker or in the inventory, and the new queue
+    /// bound as the old one was.
+    fn assert_migrated(&self, bindings: &BTreeSet<Bound>) {
+        let plan = self.plan(&["--detailed-exitcode"]);
+        assert_eq!(plan.code, 0, "the plan after the migration is not empty:\n{}\n{}", plan.stdout, plan.stderr);
+        assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
+        assert!(!self.exists("queues", OLD), "the old queue is still there");
+        assert_eq!(self.scaffolding(), Vec::<String>::new(), "scaffolding left behind");
+        assert_eq!(&self.bindings_to(NEW), bindings, "the new queue's bindings");
+        let inventory = self.inventory();
+        assert!(!inventory.contains(SCAFFOLDING), "scaffolding left in the inventory: {inventory}");
+        assert!(!inventory.contains(&format!("\"{OLD}\"")), "the old queue left in the inventory: {inventory}");
+        assert!(inventory.contains(&format!("\"{NEW}\"")), "the new queue is not in the inventory: {inventory}");
+    }
+
+    /// The migration is paused with everything in place: both queues, the
+    /// interposed exchange of each source, its alternate exchange and policy.
+    fn assert_paused_in_place(&self, sources: &[&str]) {
+        assert!(self.exists("queues", OLD) && self.exists("queues", NEW), "both queues stay");
+        for x in sources {
+            let interposed = format!("{SCAFFOLDING}{OLD}.{x}");
+            assert!(self.exists("exchanges", &interposed), "{interposed} stays");
+            assert!(self.exists("exchanges", &format!("{interposed}.ae")), "{interposed}.ae stays");
+            assert!(self.exists("policies", &interposed), "policy {interposed} stays");
+        }
+        assert!(self.bindings_to(OLD).is_empty(), "nothing routes to the old queue: {:?}", self.bindings_to(OLD));
+    }
+}
+
+impl Drop for Case {
+    fn drop(&mut self) {
+        self.clean();
+    }
+}
+
+/// JSON text with object keys sorted, at every depth.
+fn canonical(v: &Json) -> String {
+    fn sorted(v: &Json) -> Json {
+        match v {
+            Json::Object(m) => {
+                let ordered: std::collections::BTreeMap<&String, Json> =
+                    m.iter().map(|(k, v)| (k, sorted(v))).collect();
+                json!(ordered)
+            }
+            Json::Array(a) => Json::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(v).to_string()
+}
+
+/// What happened while apply ran.
+struct During {
+    run: Run,
+    /// When nothing routed to the old queue any more, and what it held then.
+    swapped: Option<(Duration, u64)>,
+    /// When the old queue was found drained and its consumers stopped.
+    drained: Option<Duration>,
+    elapsed: Duration,
+}
+
+/// Runs `warren apply ARGS` while moving consumers as a rolling deployment
+/// would: each of `new` (queue, per-message delay) is consumed as soon as it
+/// exists; the `stop` consumers of the old queue stop once it is drained:
+/// no binding routes to it, it has no ready message (read fresh), and its
+/// consumers acked nothing for 300 ms, so they hold nothing.
+fn apply_during(
+    case: &Case,
+    traffic: &mut Traffic,
+    args: &[&str],
+    stop: &[ConsumerId],
+    new: &[(&str, Duration)],
+) -> During {
+    apply_during_then(case, traffic, args, stop, new, || {})
+}
+
+/// [`apply_during`], calling `at_swap` once nothing routes to the old queue.
+fn apply_during_then(
+    case: &Case,
+    traffic: &mut Traffic,
+    args: &[&str],
+    stop: &[ConsumerId],
+    new: &[(&str, Duration)],
+    at_swap: impl FnOnce(),
+) -> During {
+    let mut at_swap = Some(at_swap);
+    std::thread::scope(|s| {
+        let started = Instant::now();
+        let apply = s.spawn(|| case.apply(args));
+        let mut waiting: Vec<(&str, Duration)> = new.to_vec();
+        let mut stop: Vec<ConsumerId> = stop.to_vec();
+        let (mut swapped, mut drained) = (None, None);
+        let on_old = |t: &Traffic| t.report().per_queue().get(OLD).copied().unwrap_or(0);
+        let (mut acked, mut acked_at) = (on_old(traffic), Instant::now());
+        loop {
+            let finished = apply.is_finished();
+            waiting.retain(|(q, delay)| {
+                !(case.exists("queues", q) && traffic.try_add_consumer(q, *delay, PREFETCH).is_ok())
+            });
+            if swapped.is_none() && case.exists("queues", OLD) && case.bindings_to(OLD).is_empty() {
+                swapped = Some((started.elapsed(), case.messages(OLD).unwrap_or(0)));
+                if let Some(f) = at_swap.take() {
+                    f();
+                }
+            }
+            if on_old(traffic) != acked {
+                (acked, acked_at) = (on_old(traffic), Instant::now());
+            }
+            if swapped.is_some()
+                && !stop.is_empty()
+                && acked_at.elapsed() >= Duration::from_millis(300)
+                && case.ready_now(OLD) == Some(0)
+            {
+                for id in stop.drain(..) {
+                    traffic.stop_consumer(id);
+                }
+                drained = Some(started.elapsed());
+            }
+            if finished {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let run = apply.join().expect("apply runs");
+        During { run, swapped, drained, elapsed: started.elapsed() }
+    })
+}
+
+fn assert_migrated_run(run: &Run) {
+    assert_eq!(run.code, 0, "the migration did not finish:\n{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("1 migrated"), "{}", run.stdout);
+}
+
+/// Ends the traffic and checks it: exactly once over both queues, nothing
+/// returned, no consumer cancelled by the broker, and both queues used.
+fn finish(traffic: Traffic) -> Report {
+    let report = traffic.finish(FINISH);
+    report.assert_exactly_once();
+    assert!(report.returned.is_empty(), "{report}");
+    assert!(report.cancelled.is_empty(), "a queue was deleted under its consumer: {report}");
+    let per_queue = report.per_queue();
+    assert!(per_queue.get(OLD).is_some_and(|n| *n > 0), "the old queue delivered nothing: {report}");
+    assert!(per_queue.get(NEW).is_some_and(|n| *n > 0), "the new queue delivered nothing: {report}");
+    report
+}
+
+/// One migration under traffic, from start to end.
+struct Migration<'a> {
+    v1: &'a str,
+    v2: &'a str,
+    publish: Publish,
+    /// The old queue's consumer's per-message delay.
+    old_delay: Duration,
+    /// How long traffic runs before the migration (the backlog builds).
+    warmup: Duration,
+}
+
+impl Migration<'_> {
+    /// Applies v1, starts traffic, applies v2 with a consumer handover, and
+    /// checks the outcome.
+    fn run(self, case: &Case) -> (Report, During) {
+        case.topology(self.v1);
+        case.apply_ok();
+        let bindings = case.bindings_to(OLD);
+        assert!(!bindings.is_empty(), "v1 binds the old queue");
+        let mut traffic = Traffic::start(&amqp_url(&case.vhost), self.publish);
+        let old = traffic.add_consumer(OLD, self.old_delay);
+        std::thread::sleep(self.warmup);
+        case.topology(self.v2);
+        let during = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[(NEW, Duration::ZERO)]);
+        assert_migrated_run(&during.run);
+        eprintln!(
+            "{}: apply took {:?}; swapped at {:?}, drained at {:?}",
+            case.vhost, during.elapsed, during.swapped, during.drained
+        );
+        let report = finish(traffic);
+        eprintln!("{}: {report}", case.vhost);
+        case.assert_migrated(&bindings);
+        (report, during)
+    }
+}
+
+const DIRECT_V1: &str = r#"
+vhosts = ["{V}"]
+
+[exchanges.shop]
+type = "direct"
+
+[queues."orders.v1"]
+type = "classic"
+
+[[bindings]]
+source = "shop"
+queue = "orders.v1"
+routing_key = "order.created"
+
+[[bindings]]
+source = "shop"
+queue = "orders.v1"
+routing_key = "order.paid"
+"#;
+
+const DIRECT_V2: &str = r#"
+vhosts = ["{V}"]
+
+[exchanges.shop]
+type = "direct"
+
+[queues."orders.v2"]
+type = "classic"
+replaces = "orders.v1"
+
+[[bindings]]
+source = "shop"
+queue = "orders.v2"
+routing_key = "order.created"
+
+[[bindings]]
+source = "shop"
+queue = "orders.v2"
+routing_key = "order.paid"
+"#;
+
+#[test]
+fn a_queue_bound_to_a_direct_exchange_migrates_exactly_once() {
+    let case = Case::new("t-mig-direct");
+    Migration {
+        v1: DIRECT_V1,
+        v2: DIRECT_V2,
+        publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
+        old_delay: Duration::from_millis(10),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
+}
+
+#[test]
+fn a_queue_bound_by_topic_wildcards_migrates_exactly_once() {
+    let v1 = r#"
+vhosts = ["{V}"]
+
+[exchanges.events]
+type = "topic"
+
+[queues."orders.v1"]
+type = "classic"
+
+[[bindings]]
+source = "events"
+queue = "orders.v1"
+routing_key = "order.*"
+
+[[bindings]]
+source = "events"
+queue = "orders.v1"
+routing_key = "order.#.eu"
+"#;
+    let v2 = r#"
+vhosts = ["{V}"]
+
+[exchanges.events]
+type = "topic"
+
+[queues."orders.v2"]
+type = "classic"
+replaces = "orders.v1"
+
+[[bindings]]
+source = "events"
+queue = "orders.v2"
+routing_key = "order.*"
+
+[[bindings]]
+source = "events"
+queue = "orders.v2"
+routing_key = "order.#.eu"
+"#;
+    let case = Case::new("t-mig-topic");
+    // order.created matches `order.*` only, order.eu both (`#` is zero
+    // words), order.created.eu and order.a.b.eu `order.#.eu` only.
+    let keys = ["order.created", "order.eu", "order.created.eu", "order.a.b.eu"];
+    let (report, _) = Migration {
+        v1,
+        v2,
+        publish: Publish::new("events", &keys).rate(150),
+        old_delay: Duration::from_millis(10),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
+    // Each key's messages arrived (message n takes key (n - 1) % 4).
+    for (i, key) in keys.iter().enumerate() {
+        let n = i as u64 + 1;
+        assert!(report.deliveries.contains_key(&n), "no message with key {key}: {report}");
+    }
+}
+
+#[test]
+fn a_quorum_queue_replaces_a_classic_one_exactly_once() {
+    let case = Case::new("t-mig-quorum");
+    let v2 =
+        DIRECT_V2.replace("[queues.\"orders.v2\"]\ntype = \"classic\"", "[queues.\"orders.v2\"]\ntype = \"quorum\"");
+    assert!(v2.contains("type = \"quorum\""));
+    Migration {
+        v1: DIRECT_V1,
+        v2: &v2,
+        publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
+        old_delay: Duration::from_millis(10),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
+    let q = case.get(&format!("queues/{{V}}/{NEW}"));
+    assert_eq!(q["type"], "quorum", "{q}");
+}
+
+#[test]
+fn a_quorum_queue_replaces_a_quorum_one_exactly_once() {
+    // Quorum queue counters come once per Ra tick (5 s): the drain must
+    // still be confirmed from fresh readings only.
+    let case = Case::new("t-mig-quorum-quorum");
+    let quorum = "[queues.\"orders.v1\"]\ntype = \"quorum\"";
+    let v1 = DIRECT_V1.replace("[queues.\"orders.v1\"]\ntype = \"classic\"", quorum);
+    let v2 = DIRECT_V2.replace(
+        "[queues.\"orders.v2\"]\ntype = \"classic\"",
+        "[queues.\"orders.v2\"]\ntype = \"quorum\"\narguments = { x-delivery-limit = 5 }",
+    );
+    assert!(v1.contains(quorum) && v2.contains("x-delivery-limit"));
+    Migration {
+        v1: &v1,
+        v2: &v2,
+        publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
+        old_delay: Duration::from_millis(10),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
+}
+
+#[test]
+fn a_queue_bound_to_a_fanout_exchange_migrates_exactly_once() {
+    let v1 = r#"
+vhosts = ["{V}"]
+
+[exchanges.broadcast]
+type = "fanout"
+
+[queues."orders.v1"]
+type = "classic"
+
+[[bindings]]
+source = "broadcast"
+queue = "orders.v1"
+"#;
+    let v2 = r#"
+vhosts = ["{V}"]
+
+[exchanges.broadcast]
+type = "fanout"
+
+[queues."orders.v2"]
+type = "classic"
+replaces = "orders.v1"
+
+[[bindings]]
+source = "broadcast"
+queue = "orders.v2"
+"#;
+    let case = Case::new("t-mig-fanout");
+    Migration {
+        v1,
+        v2,
+        // A fanout exchange ignores the key.
+        publish: Publish::new("broadcast", &["any", "other.key", ""]).rate(150),
+        old_delay: Duration::from_millis(10),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
+}
+
+#[test]
+fn a_queue_bound_by_headers_with_x_match_migrates_exactly_once() {
+    let v1 = r#"
+vhosts = ["{V}"]
+
+[exchanges.match]
+type = "headers"
+
+[queues."orders.v1"]
+type = "classic"
+
+[[bindings]]
+source = "match"
+queue = "orders.v1"
+arguments = { x-match = "all", kind = "order", region = "eu" }
+
+[[bindings]]
+source = "match"
+queue = "orders.v1"
+arguments = { x-match = "any", kind = "refund", priority = "high" }
+"#;
+    let v2 = r#"
+vhosts = ["{V}"]
+
+[exchanges.match]
+type = "headers"
+
+[queues."orders.v2"]
+type = "classic"
+replaces = "orders.v1"
+
+[[bindings]]
+source = "match"
+queue = "orders.v2"
+arguments = { x-match = "all", kind = "order", region = "eu" }
+
+[[bindings]]
+source = "match"
+queue = "orders.v2"
+arguments = { x-match = "any", kind = "refund", priority = "high" }
+"#;
+    let case = Case::new("t-mig-headers");
+    // The first binding only, the second only (by one header of two), both,
+    // and the second by its other header.
+    let headers: &[&[(&str, &str)]] = &[
+        &[("kind", "order"), ("region", "eu")],
+        &[("kind", "refund")],
+        &[("kind", "order"), ("region", "eu"), ("priority", "high")],
+        &[("kind", "other"), ("priority", "high")],
+    ];
+    Migration {
+        v1,
+        v2,
+        publish: Publish::with_headers("match", headers).rate(150),
+        old_delay: Duration::from_millis(10),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
+}
+
+#[test]
+fn a_queue_bound_on_several_keys_from_several_exchanges_migrates_exactly_once() {
+    let v1 = r#"
+vhosts = ["{V}"]
+
+[exchanges.shop]
+type = "direct"
+
+[exchanges.billing]
+type = "topic"
+
+[queues."orders.v1"]
+type = "classic"
+
+[[bindings]]
+source = "shop"
+queue = "orders.v1"
+routing_key = "order.created"
+
+[[bindings]]
+source = "shop"
+queue = "orders.v1"
+routing_key = "order.paid"
+
+[[bindings]]
+source = "billing"
+queue = "orders.v1"
+routing_key = "invoice.#"
+
+[[bindings]]
+source = "billing"
+queue = "orders.v1"
+routing_key = "order.created"
+"#;
+    let v2 = v1
+        .replace(
+            "[queues.\"orders.v1\"]\ntype = \"classic\"",
+            "[queues.\"orders.v2\"]\ntype = \"classic\"\nreplaces = \"orders.v1\"",
+        )
+        .replace("queue = \"orders.v1\"", "queue = \"orders.v2\"");
+    assert!(!v2.contains("\"orders.v1\"]") && v2.matches("orders.v2").count() == 5, "{v2}");
+    let case = Case::new("t-mig-multi");
+    let (report, _) = Migration {
+        v1,
+        v2: &v2,
+        publish: Publish::across(&[
+            ("shop", "order.created"),
+            ("shop", "order.paid"),
+            ("billing", "invoice.issued"),
+            ("billing", "order.created"),
+        ])
+        .rate(160),
+        old_delay: Duration::from_millis(10),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
+    assert!((1..=4).all(|n| report.deliveries.contains_key(&n)), "every route delivered: {report}");
+    for x in ["shop", "billing"] {
+        assert!(!case.exists("exchanges", &format!("{SCAFFOLDING}{OLD}.{x}")));
+    }
+}
+
+#[test]
+fn a_new_queue_gains_a_dead_letter_exchange_exactly_once() {
+    let v2 = DIRECT_V2.replace(
+        "replaces = \"orders.v1\"",
+        r#"replaces = "orders.v1"
+arguments = { x-dead-letter-exchange = "orders.dlx" }
+
+[exchanges."orders.dlx"]
+type = "fanout"
+
+[queues."orders.dead"]
+type = "classic"
+
+[[bindings]]
+source = "orders.dlx"
+queue = "orders.dead"
+"#,
+    );
+    let case = Case::new("t-mig-dlx");
+    Migration {
+        v1: DIRECT_V1,
+        v2: &v2,
+        publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
+        old_delay: Duration::from_millis(10),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
+    let q = case.get(&format!("queues/{{V}}/{NEW}"));
+    assert_eq!(q["arguments"]["x-dead-letter-exchange"], "orders.dlx", "{q}");
+    // A message the new queue's consumer rejects goes to the dead letters.
+    let routed = case.broker.post(
+        &format!("exchanges/{}/shop/publish", seg(&case.vhost)),
+        json!({"properties": {}, "routing_key": "order.paid", "payload": "x", "payload_encoding": "string"}),
+    );
+    assert_eq!(routed["routed"], true);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while case.messages(NEW) != Some(1) {
+        assert!(Instant::now() < deadline, "the message never reached {NEW}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let got = case.broker.post(
+        &format!("queues/{}/{NEW}/get", seg(&case.vhost)),
+        json!({"count": 1, "ackmode": "reject_requeue_false", "encoding": "auto"}),
+    );
+    assert_eq!(got.as_array().map(Vec::len), Some(1), "{got}");
+    while case.messages("orders.dead") != Some(1) {
+        assert!(Instant::now() < deadline, "the rejected message was not dead-lettered");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_slow_consumer_drains_a_backlog_over_several_seconds_exactly_once() {
+    let case = Case::new("t-mig-slow");
+    let (_, during) = Migration {
+        v1: DIRECT_V1,
+        v2: DIRECT_V2,
+        publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
+        // 20 messages a second: the backlog grows by 130 a second.
+        old_delay: Duration::from_millis(50),
+        warmup: Duration::from_secs(2),
+    }
+    .run(&case);
+    let (swapped, backlog) = during.swapped.expect("the swap was seen");
+    let drained = during.drained.expect("the drain was seen");
+    assert!(backlog >= 200, "a backlog of a few hundred at the swap, not {backlog}");
+    assert!(drained - swapped >= Duration::from_secs(5), "the drain took {:?}", drained - swapped);
+    assert!(during.elapsed >= drained, "apply waited for the drain");
+}
+
+/// v1 applied, the old queue holding messages and no consumer, and v2's
+/// migration paused at the drain wait: the scaffolding is up and owned.
+fn paused_midway(case: &Case) {
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    case.publish(OLD, 5);
+    case.topology(DIRECT_V2);
+    let run = case.apply(&["--drain-timeout", "1s"]);
+    assert_eq!(run.code, 3, "the migration did not pause:\n{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("it has no consumers"), "{}", run.stderr);
+    case.assert_paused_in_place(&["shop"]);
+}
+
+/// Applies `v2` and expects the pre-flight refusal `code` and no other:
+/// exit 4, the diagnostic at the new queue's `replaces` line, nothing
+/// changed on the broker or in the inventory. `plan` refuses the same way.
+fn assert_refused(case: &Case, v2: &str, code: &str) {
+    let before = case.state();
+    case.topology(v2);
+    let line = case.line_of("replaces");
+    let run = case.apply(&[]);
+    assert_eq!(run.code, 4, "not refused:\n{}\n{}", run.stdout, run.stderr);
+    let codes: Vec<String> =
+        common::codes_in(&run.stderr).into_iter().filter(|c| c.starts_with("preflight-")).collect();
+    assert_eq!(codes, [code], "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("topology.toml:{line}:")), "not at the replaces line {line}:\n{}", run.stderr);
+    assert!(run.stderr.contains("Nothing was changed"), "{}", run.stderr);
+    assert!(!run.stdout.contains("Apply complete"), "{}", run.stdout);
+    assert_eq!(case.state(), before, "a refused apply changed something");
+    let plan = case.plan(&[]);
+    assert_eq!(plan.code, 4, "plan does not refuse:\n{}\n{}", plan.stdout, plan.stderr);
+    assert!(common::codes_in(&plan.stderr).contains(&code.to_string()), "{}", plan.stderr);
+}
+
+#[test]
+fn an_old_queue_that_can_expire_is_refused() {
+    for (vhost, declaration) in [
+        ("t-mig-refuse-autodelete", "auto_delete = true"),
+        ("t-mig-refuse-expires", "arguments = { x-expires = 3600000 }"),
+    ] {
+        let case = Case::new(vhost);
+        let v1 = DIRECT_V1.replace(
+            "[queues.\"orders.v1\"]\ntype = \"classic\"",
+            &format!("[queues.\"orders.v1\"]\ntype = \"classic\"\n{declaration}"),
+        );
+        assert!(v1.contains(declaration));
+        case.topology(&v1);
+        case.apply_ok();
+        assert_refused(&case, DIRECT_V2, "preflight-expiring-queue");
+    }
+}
+
+#[test]
+fn an_interposed_name_taken_by_a_hand_made_exchange_is_refused() {
+    let case = Case::new("t-mig-refuse-taken");
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    let taken = format!("{SCAFFOLDING}{OLD}.shop");
+    case.broker.put(
+        &format!("exchanges/{}/{}", seg(&case.vhost), seg(&taken)),
+        json!({"type": "direct", "durable": true, "auto_delete": false, "internal": false, "arguments": {}}),
+    );
+    assert_refused(&case, DIRECT_V2, "preflight-name-taken");
+}
+
+#[test]
+fn an_extra_binding_on_the_interposed_exchange_is_refused() {
+    let case = Case::new("t-mig-refuse-extra");
+    paused_midway(&case);
+    // Someone binds the interposed exchange to a queue of their own: its
+    // route set is no longer empty, so the alternate exchange never fires.
+    let v = seg(&case.vhost);
+    case.broker.put(&format!("queues/{v}/audit"), json!({"durable": true, "auto_delete": false, "arguments": {}}));
+    let interposed = seg(&format!("{SCAFFOLDING}{OLD}.shop"));
+    case.broker.post(
+        &format!("bindings/{v}/e/{interposed}/q/audit"),
+        json!({"routing_key": "order.created", "arguments": {}}),
+    );
+    assert_refused(&case, DIRECT_V2, "preflight-extra-binding");
+}
+
+#[test]
+fn an_alternate_exchange_argument_on_the_interposed_exchange_is_refused() {
+    let case = Case::new("t-mig-refuse-ae");
+    paused_midway(&case);
+    // Someone recreates the interposed exchange (warren's, by its inventory)
+    // with an alternate-exchange argument, which would win over the policy.
+    let v = seg(&case.vhost);
+    let interposed = seg(&format!("{SCAFFOLDING}{OLD}.shop"));
+    case.broker.delete(&format!("exchanges/{v}/{interposed}"));
+    case.broker.put(
+        &format!("exchanges/{v}/{interposed}"),
+        json!({"type": "direct", "durable": true, "auto_delete": false, "internal": true,
+               "arguments": {"alternate-exchange": "elsewhere"}}),
+    );
+    for key in ["order.created", "order.paid"] {
+        case.broker.post(&format!("bindings/{v}/e/shop/e/{interposed}"), json!({"routing_key": key, "arguments": {}}));
+    }
+    assert_refused(&case, DIRECT_V2, "preflight-alternate-argument");
+}
+
+#[test]
+fn a_new_queue_dead_lettering_into_its_source_is_refused() {
+    let case = Case::new("t-mig-refuse-dlx-loop");
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    let v2 = DIRECT_V2.replace(
+        "replaces = \"orders.v1\"",
+        "replaces = \"orders.v1\"\narguments = { x-dead-letter-exchange = \"shop\" }",
+    );
+    assert_refused(&case, &v2, "preflight-dead-letter-loop");
+}
+
+#[test]
+fn a_delayed_message_source_is_refused_offline() {
+    // The test node lacks the delayed-message plugin, so the exchange type
+    // cannot be declared there: plan against a definitions export instead.
+    let dir = tempfile::tempdir().unwrap();
+    let definitions = json!({
+        "rabbitmq_version": "3.13.7",
+        "vhosts": [{"name": "t-mig-delayed"}],
+        "users": [], "permissions": [], "parameters": [], "global_parameters": [], "policies": [],
+        "exchanges": [{"name": "later", "vhost": "t-mig-delayed", "type": "x-delayed-message", "durable": true,
+                       "auto_delete": false, "internal": false, "arguments": {"x-delayed-type": "direct"}}],
+        "queues": [{"name": OLD, "vhost": "t-mig-delayed", "durable": true, "auto_delete": false, "arguments": {}}],
+        "bindings": [{"source": "later", "vhost": "t-mig-delayed", "destination": OLD, "destination_type": "queue",
+                      "routing_key": "order.created", "arguments": {}}]
+    });
+    let state = dir.path().join("live.json");
+    std::fs::write(&state, definitions.to_string()).unwrap();
+    let topology = dir.path().join("topology");
+    std::fs::create_dir(&topology).unwrap();
+    let v2 = r#"vhosts = ["t-mig-delayed"]
+
+[exchanges.later]
+type = "x-delayed-message"
+arguments = { x-delayed-type = "direct" }
+
+[queues."orders.v2"]
+type = "classic"
+replaces = "orders.v1"
+
+[[bindings]]
+source = "later"
+queue = "orders.v2"
+routing_key = "order.created"
+"#;
+    std::fs::write(topology.join("topology.toml"), v2).unwrap();
+    let (topology, state) = (topology.display().to_string(), state.display().to_string());
+    let run = common::warren(&["plan", &topology, "--state", &state]);
+    assert_eq!(run.code, 4, "not refused:\n{}\n{}", run.stdout, run.stderr);
+    let codes: Vec<String> =
+        common::codes_in(&run.stderr).into_iter().filter(|c| c.starts_with("preflight-")).collect();
+    assert_eq!(codes, ["preflight-delayed-exchange"], "{}", run.stderr);
+    assert!(run.stderr.contains("topology.toml:9:"), "not at the replaces line:\n{}", run.stderr);
+}
+
+#[test]
+fn an_old_consumer_still_attached_pauses_the_migration_and_a_later_apply_finishes_it() {
+    let case = Case::new("t-mig-attached");
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let mut traffic =
+        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+    let old = traffic.add_consumer(OLD, Duration::from_millis(5));
+    std::thread::sleep(Duration::from_secs(1));
+    case.topology(DIRECT_V2);
+    // The old consumer stays on: a rolling deployment that has not finished.
+    let first = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)]);
+    assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
+    assert!(first.run.stderr.contains("Apply paused"), "{}", first.run.stderr);
+    assert!(first.run.stderr.contains("1 consumer(s) are still attached"), "{}", first.run.stderr);
+    assert!(!first.run.stdout.contains("Apply complete"), "{}", first.run.stdout);
+    case.assert_paused_in_place(&["shop"]);
+    assert_eq!(case.messages(OLD), Some(0), "the old queue is drained");
+    // Traffic still flows, to the new queue, and nothing comes back.
+    let on_new = |t: &Traffic| t.report().per_queue().get(NEW).copied().unwrap_or(0);
+    let before = on_new(&traffic);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(on_new(&traffic) >= before + 50, "traffic does not reach {NEW}: {}", traffic.report());
+    assert!(traffic.report().returned.is_empty(), "{}", traffic.report());
+    let plan = case.plan(&["--detailed-exitcode"]);
+    assert_eq!(plan.code, 2, "the migration is still to finish:\n{}\n{}", plan.stdout, plan.stderr);
+    // The consumer moves; apply again resumes and finishes.
+    traffic.stop_consumer(old);
+    let second = case.apply(&["--drain-timeout", "60s"]);
+    assert_migrated_run(&second);
+    let report = finish(traffic);
+    eprintln!("{}: {report}", case.vhost);
+    case.assert_migrated(&bindings);
+}
+
+#[test]
+fn an_old_queue_with_messages_and_no_consumer_pauses_at_the_drain_timeout_then_resumes() {
+    let case = Case::new("t-mig-no-consumer");
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let mut traffic =
+        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(100));
+    std::thread::sleep(Duration::from_secs(2));
+    case.topology(DIRECT_V2);
+    let first = apply_during(&case, &mut traffic, &["--drain-timeout", "3s"], &[], &[(NEW, Duration::ZERO)]);
+    assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
+    assert!(first.run.stderr.contains("after 3s (it has no consumers)"), "{}", first.run.stderr);
+    assert!(first.elapsed >= Duration::from_secs(3), "{:?}", first.elapsed);
+    case.assert_paused_in_place(&["shop"]);
+    let held = case.messages(OLD).unwrap();
+    assert!(held >= 150, "the old queue keeps its messages: {held}");
+    // Later a consumer empties the old queue and leaves; apply resumes.
+    let old = traffic.add_consumer(OLD, Duration::from_millis(2));
+    let second = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[]);
+    assert_migrated_run(&second.run);
+    let report = finish(traffic);
+    eprintln!("{}: {report}", case.vhost);
+    assert!(report.per_queue()[OLD] >= held, "{report}");
+    case.assert_migrated(&bindings);
+}
+
+#[test]
+fn an_apply_stopped_before_deleting_the_interposed_exchange_is_finished_by_the_next() {
+    let case = Case::new("t-mig-stopped");
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let mut traffic =
+        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+    let old = traffic.add_consumer(OLD, Duration::from_millis(10));
+    std::thread::sleep(Duration::from_secs(1));
+    case.topology(DIRECT_V2);
+    // Fault injection: once the swap is done (warren then waits at least 6 s
+    // for the drain), warren's user loses the configure permission on the
+    // interposed exchange alone, so its last teardown step, deleting that
+    // exchange, fails, after every binding to and from it is gone.
+    let user = url::Url::parse(&case.broker.url).unwrap().username().to_string();
+    let permissions = format!("permissions/{}/{}", seg(&case.vhost), seg(&user));
+    let interposed = format!("{SCAFFOLDING}{OLD}.shop");
+    let deny = format!("^(?!{}$).*", interposed.replace('.', "\\."));
+    let first =
+        apply_during_then(&case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[(NEW, Duration::ZERO)], || {
+            case.broker.put(&permissions, json!({"configure": deny, "write": ".*", "read": ".*"}))
+        });
+    case.broker.put(&permissions, json!({"configure": ".*", "write": ".*", "read": ".*"}));
+    assert_eq!(first.run.code, 1, "the injected fault did not stop apply:\n{}\n{}", first.run.stdout, first.run.stderr);
+    assert!(first.run.stderr.contains(&format!("delete exchange \"{interposed}\"")), "{}", first.run.stderr);
+    assert!(case.exists("exchanges", &interposed), "the interposed exchange is left");
+    assert!(case.exists("queues", OLD), "the old queue is kept");
+    // The next apply finishes the migration and leaves nothing behind.
+    let second = case.apply(&["--drain-timeout", "60s"]);
+    assert_migrated_run(&second);
+    let report = finish(traffic);
+    eprintln!("{}: {report}", case.vhost);
+    case.assert_migrated(&bindings);
+}
