@@ -282,7 +282,7 @@ mod tests {
             binding("shop", DestinationKind::Queue, "orders", "order.#.eu"),
         ];
         let new = queue("orders.v2", QueueType::Quorum);
-        compile("/", &queue("orders", QueueType::Classic), &new, &moved, &[], &[], |_| Some(x.clone()), 7)
+        compile("/", &queue("orders", QueueType::Classic), &new, &moved, &[], &[], (&[], &[]), |_| Some(x.clone()), 7)
     }
 
     fn at(m: &MigrationPlan, f: impl Fn(&Step) -> bool) -> usize {
