@@ -1,5 +1,9 @@
 //! Runs a plan's steps against the broker: phase by phase, the steps of a
 //! phase concurrently (bounded), stopping at the first refusal.
+//!
+//! The bound is on requests in flight: a migration, which mostly waits for
+//! its old queue to drain, takes a permit for each request step only (see
+//! `migrate::run`), so every migration of a plan waits at once.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -61,8 +65,18 @@ pub async fn execute(
         for index in i..end {
             let (broker, step, limit, ctx) = (broker.clone(), plan.steps[index].clone(), limit.clone(), ctx.clone());
             set.spawn(async move {
-                let _permit = limit.acquire_owned().await.expect("the semaphore is never closed");
-                (index, run_step(&broker, &step, &ctx).await)
+                let result = match &step.op {
+                    Op::Migrate(m) => {
+                        let live = ctx.live.vhosts.get(&m.vhost).cloned().unwrap_or_default();
+                        let from = migrate::resume_point(m, &live);
+                        migrate::run(&broker, m, from, ctx.drain, &limit, |_| {}).await
+                    }
+                    _ => {
+                        let _permit = limit.acquire().await.expect("the semaphore is never closed");
+                        run_step(&broker, &step, &ctx).await
+                    }
+                };
+                (index, result)
             });
         }
         let mut results = Vec::new();
@@ -88,11 +102,6 @@ pub async fn execute(
 
 async fn run_step(broker: &Broker, step: &Step, ctx: &Context) -> Result<(), Failure> {
     match &step.op {
-        Op::Migrate(m) => {
-            let live = ctx.live.vhosts.get(&m.vhost).cloned().unwrap_or_default();
-            let from = migrate::resume_point(m, &live);
-            migrate::run(broker, m, from, ctx.drain, |_| {}).await
-        }
         Op::PutUser { user } => {
             let password = ctx.passwords.get(&user.name).map(String::as_str);
             Ok(broker.run(&step.op, ctx.guard_deletes, password).await?)

@@ -10,6 +10,8 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use tokio::sync::Semaphore;
+
 use crate::broker::{Broker, BrokerError, Reading};
 use crate::model::{Binding, DestinationKind, QueueType, Vhost};
 use crate::plan::{MigrationPlan, MigrationStep as Step, Op};
@@ -76,15 +78,21 @@ pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
 }
 
 /// Runs the migration's steps from `from`; `step_done` is told each one.
+/// Each request step holds a permit of `limit` (requests in flight across
+/// the plan); the waits (policy applied, drain) hold none, so that many
+/// migrations wait for their drains at once.
 pub async fn run(
     broker: &Broker,
     m: &MigrationPlan,
     from: usize,
     drain: Drain,
+    limit: &Semaphore,
     mut step_done: impl FnMut(usize),
 ) -> Result<(), Failure> {
     let v = m.vhost.clone();
     for (i, (_, step)) in m.steps.iter().enumerate().skip(from) {
+        let waits = matches!(step, Step::VerifyPolicy { .. } | Step::AwaitDrained);
+        let _permit = if waits { None } else { Some(limit.acquire().await.expect("the semaphore is never closed")) };
         match step {
             Step::DeclareExchange(x) => {
                 broker.run(&Op::DeclareExchange { vhost: v.clone(), exchange: x.clone() }, false, None).await?
