@@ -16,7 +16,7 @@ pub use select::LeftOut;
 
 use crate::diagnostic::Diagnostic;
 use crate::live::notes::Notes;
-use crate::model::{ObjectKey, Topology};
+use crate::model::Topology;
 
 /// One file to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +93,7 @@ fn notes(s: &select::Selection) -> Vec<Diagnostic> {
         };
         let (group, name) = match &l.part {
             Some(part) => ("vhost settings".to_string(), part.clone()),
-            None => (plural(l.key.kind()), name_of(&l.key)),
+            None => (plural(l.key.kind()), l.key.name()),
         };
         left.add(
             format!("{scope}{group} left out, as topology files cannot declare them ({})", l.why),
@@ -110,18 +110,5 @@ fn plural(kind: &str) -> String {
         Some(stem) => format!("{stem}ies"),
         None if kind.ends_with('s') => kind.to_string(),
         None => format!("{kind}s"),
-    }
-}
-
-/// The name of an object within its vhost.
-fn name_of(key: &ObjectKey) -> String {
-    match key {
-        ObjectKey::Vhost(name) | ObjectKey::User(name) => name.clone(),
-        ObjectKey::Exchange { name, .. }
-        | ObjectKey::Queue { name, .. }
-        | ObjectKey::Policy { name, .. }
-        | ObjectKey::OperatorPolicy { name, .. } => name.clone(),
-        ObjectKey::Binding { binding, .. } => binding.to_string(),
-        ObjectKey::Permission { user, .. } => user.clone(),
     }
 }

@@ -32,6 +32,19 @@ impl ObjectKey {
         }
     }
 
+    /// The object's name within its vhost; for a binding, its description.
+    pub fn name(&self) -> String {
+        match self {
+            ObjectKey::Vhost(name) | ObjectKey::User(name) => name.clone(),
+            ObjectKey::Exchange { name, .. }
+            | ObjectKey::Queue { name, .. }
+            | ObjectKey::Policy { name, .. }
+            | ObjectKey::OperatorPolicy { name, .. } => name.clone(),
+            ObjectKey::Binding { binding, .. } => binding.to_string(),
+            ObjectKey::Permission { user, .. } => user.clone(),
+        }
+    }
+
     pub fn vhost(&self) -> Option<&str> {
         match self {
             ObjectKey::Vhost(v) => Some(v),

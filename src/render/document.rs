@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::diff::{Action, Attributes, Change};
-use crate::model::ObjectKey;
 use crate::plan::{MigrationPlan, Op, Plan};
 use crate::source::Sources;
 
@@ -149,15 +148,7 @@ impl PlanDocument {
 }
 
 fn change_doc(c: &Change, compiled: Option<&MigrationPlan>) -> ChangeDoc {
-    let name = match &c.key {
-        ObjectKey::Vhost(n) | ObjectKey::User(n) => n.clone(),
-        ObjectKey::Exchange { name, .. }
-        | ObjectKey::Queue { name, .. }
-        | ObjectKey::Policy { name, .. }
-        | ObjectKey::OperatorPolicy { name, .. } => name.clone(),
-        ObjectKey::Binding { binding, .. } => binding.to_string(),
-        ObjectKey::Permission { user, .. } => user.clone(),
-    };
+    let name = c.key.name();
     let texts = |bs: &[crate::model::Binding]| bs.iter().map(|b| b.to_string()).collect();
     ChangeDoc {
         address: c.key.to_string(),
