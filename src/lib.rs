@@ -15,6 +15,7 @@ pub mod diagnostic;
 pub mod diff;
 pub mod exit;
 pub mod export;
+pub mod fingerprint;
 pub mod import;
 pub mod lint;
 pub mod live;

@@ -1,0 +1,46 @@
+//! Short, stable digests that say "the same" across runs: of the live state
+//! a plan was made from (a saved plan is refused when it changed) and of a
+//! plan (the journal records which plan an apply carries out).
+//!
+//! They digest warren's own normalised form, so they are comparable only
+//! between runs of the same warren version; the journal and saved plans
+//! record the version beside them.
+
+use sha2::{Digest, Sha256};
+
+use crate::model::{Inventory, Topology};
+use crate::render::PlanDocument;
+
+/// The live state as a plan sees it: topology and inventory. Queue counts
+/// are left out: they move all the time and no plan depends on them alone.
+pub fn live(topology: &Topology, inventory: &Inventory) -> String {
+    digest(format!("{topology:?}\n{:?}", inventory.to_json()).as_bytes())
+}
+
+/// A plan, by its machine-readable document.
+pub fn plan(document: &PlanDocument) -> String {
+    digest(&serde_json::to_vec(document).expect("a plan document always serialises"))
+}
+
+fn digest(bytes: &[u8]) -> String {
+    let sum = Sha256::digest(bytes);
+    sum.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Vhost;
+
+    #[test]
+    fn the_live_fingerprint_changes_with_the_topology_only() {
+        let mut t = Topology::default();
+        t.vhosts.insert("v".into(), Vhost::new("v"));
+        let inv = Inventory::default();
+        let a = live(&t, &inv);
+        assert_eq!(a, live(&t.clone(), &inv), "deterministic");
+        assert_eq!(a.len(), 16);
+        t.vhosts.insert("w".into(), Vhost::new("w"));
+        assert_ne!(a, live(&t, &inv));
+    }
+}
