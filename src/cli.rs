@@ -105,6 +105,28 @@ pub enum Command {
         /// How long a migration waits in this run for the old queue to drain, then pauses (exit 3): 90s, 10m, 1h.
         #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
         drain_timeout: std::time::Duration,
+        /// How long to wait for another apply to finish (one apply at a time per broker), then exit 5: 0s, 90s, 10m.
+        #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+        lock_timeout: std::time::Duration,
+    },
+    /// In-flight migrations and where each stands, and the apply running now, if any.
+    Status,
+    /// What ran on the broker, when, by whom, and how it ended (the newest runs, per vhost).
+    History {
+        /// Only runs that touched this vhost. Repeatable.
+        #[arg(long = "vhost", value_name = "VHOST")]
+        vhosts: Vec<String>,
+    },
+    /// Roll an in-flight migration back to where it started, while traffic flows (before its point of no return).
+    Abort {
+        /// The migration's id, as `warren status` shows it.
+        id: String,
+        /// Do not ask for confirmation (needed when there is no terminal).
+        #[arg(long)]
+        auto_approve: bool,
+        /// How long to wait for another apply to finish, then exit 5.
+        #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+        lock_timeout: std::time::Duration,
     },
     /// Parse and check topology files; no broker needed.
     Validate {

@@ -17,6 +17,7 @@ pub mod exit;
 pub mod export;
 pub mod fingerprint;
 pub mod import;
+pub mod journal;
 pub mod lint;
 pub mod live;
 pub mod model;
@@ -39,9 +40,15 @@ pub fn run(cli: Cli) -> Exit {
         Command::Plan { path, state, output } => {
             commands::plan::plan_command(&path, state.as_deref(), &show(output), &cli.connection, out)
         }
-        Command::Apply { path, auto_approve, allow_destroy, replace, drain_timeout } => {
-            let options = commands::apply::Options { auto_approve, allow_destroy, replace, drain_timeout };
+        Command::Apply { path, auto_approve, allow_destroy, replace, drain_timeout, lock_timeout } => {
+            let options =
+                commands::apply::Options { auto_approve, allow_destroy, replace, drain_timeout, lock_timeout };
             commands::apply::run(&path, &options, &cli.connection, out)
+        }
+        Command::Status => commands::status::status(&cli.connection, out),
+        Command::History { vhosts } => commands::status::history(&vhosts, &cli.connection, out),
+        Command::Abort { id, auto_approve, lock_timeout } => {
+            commands::abort::run(&id, auto_approve, lock_timeout, &cli.connection, out)
         }
         Command::Validate { path } => commands::validate::run(&path, out),
         Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),

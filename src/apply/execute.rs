@@ -12,9 +12,12 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::migrate::{self, Drain, Failure};
+use super::recheck;
+use super::recorder::Recorder;
 use crate::broker::Broker;
+use crate::journal::migration_id;
 use crate::model::Topology;
-use crate::plan::{Op, Plan, Step};
+use crate::plan::{MigrationPlan, Op, Plan, Step};
 
 /// How many requests are in flight at once within a phase.
 pub const CONCURRENCY: usize = 32;
@@ -44,6 +47,8 @@ pub struct Context {
     /// The live state the plan was made from: where migrations resume.
     pub live: Arc<Topology>,
     pub drain: Drain,
+    /// Writes the journal and watches the lock.
+    pub recorder: Recorder,
 }
 
 /// Carries out `plan`'s steps in order.
@@ -61,15 +66,22 @@ pub async fn execute(
         // has fully succeeded, so every intermediate state is valid.
         let phase = plan.steps[i].phase;
         let end = (i..plan.steps.len()).find(|j| plan.steps[*j].phase != phase).unwrap_or(plan.steps.len());
+        let before = match ctx.recorder.check() {
+            Ok(()) => recheck::destructive(broker, &ctx.live, &plan.steps[i..end]).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = before {
+            outcome.failed = Some((i, e));
+            break;
+        }
         let mut set = JoinSet::new();
         for index in i..end {
             let (broker, step, limit, ctx) = (broker.clone(), plan.steps[index].clone(), limit.clone(), ctx.clone());
             set.spawn(async move {
                 let result = match &step.op {
                     Op::Migrate(m) => {
-                        let live = ctx.live.vhosts.get(&m.vhost).cloned().unwrap_or_default();
-                        let from = migrate::resume_point(m, &live);
-                        migrate::run(&broker, m, from, ctx.drain, &limit, |_| {}).await
+                        let (id, from) = start_of(m, &ctx);
+                        migrate::run(&broker, m, from, ctx.drain, &limit, (&ctx.recorder, &id)).await
                     }
                     _ => {
                         let _permit = limit.acquire().await.expect("the semaphore is never closed");
@@ -84,6 +96,14 @@ pub async fn execute(
             results.push(joined.expect("a step task does not panic"));
         }
         results.sort_by_key(|(index, _)| *index);
+        ctx.recorder.note(|j| {
+            if let Some(run) = &mut j.current {
+                for (index, result) in &results {
+                    run.record(plan.steps[*index].op.to_string(), if result.is_ok() { "done" } else { "failed" });
+                }
+            }
+        });
+        let recorded = ctx.recorder.update(|_| {}).await;
         for (index, result) in results {
             progress(&plan.steps[index], &result);
             match result {
@@ -95,9 +115,26 @@ pub async fn execute(
         if outcome.failed.is_some() {
             break;
         }
+        if let Err(e) = recorded {
+            outcome.failed = Some((i, Failure::Broker(e)));
+            break;
+        }
         i = end;
     }
     outcome
+}
+
+/// Migration `m`'s journal id and the step to start from: where the live
+/// state says it stands, or further where the journal recorded more done
+/// of the very same steps (the live state cannot tell every step apart).
+fn start_of(m: &MigrationPlan, ctx: &Context) -> (String, usize) {
+    let id = migration_id(&m.vhost, &m.old.name, &m.new.name);
+    let live = ctx.live.vhosts.get(&m.vhost).cloned().unwrap_or_default();
+    let inferred = migrate::resume_point(m, &live);
+    let journal = ctx.recorder.journal();
+    let recorded =
+        journal.migrations.get(&id).filter(|r| r.fingerprint == super::migration_fingerprint(m)).map_or(0, |r| r.done);
+    (id, inferred.max(recorded).min(m.steps.len()))
 }
 
 async fn run_step(broker: &Broker, step: &Step, ctx: &Context) -> Result<(), Failure> {

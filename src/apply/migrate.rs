@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
+use super::recorder::Recorder;
 use crate::broker::{Broker, BrokerError, Reading};
 use crate::model::{Binding, DestinationKind, QueueType, Vhost};
 use crate::plan::{MigrationPlan, MigrationStep as Step, Op};
@@ -24,6 +25,9 @@ pub enum Failure {
     Paused(String),
     /// A check right before a step refused it.
     Refused(String),
+    /// The lock's connection closed: another apply may hold the lock now,
+    /// so nothing more is done.
+    LockLost,
 }
 
 impl From<BrokerError> for Failure {
@@ -77,20 +81,23 @@ pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
     if swapped { m.drain_step() } else { 0 }
 }
 
-/// Runs the migration's steps from `from`; `step_done` is told each one.
-/// Each request step holds a permit of `limit` (requests in flight across
-/// the plan); the waits (policy applied, drain) hold none, so that many
-/// migrations wait for their drains at once.
+/// Runs the migration's steps from `from`, recording each in the journal
+/// (as migration `id`) before the next starts. Each request step holds a
+/// permit of `limit` (requests in flight across the plan); the waits
+/// (policy applied, drain) hold none, so that many migrations wait for
+/// their drains at once.
 pub async fn run(
     broker: &Broker,
     m: &MigrationPlan,
     from: usize,
     drain: Drain,
     limit: &Semaphore,
-    mut step_done: impl FnMut(usize),
+    journal: (&Recorder, &str),
 ) -> Result<(), Failure> {
+    let (recorder, id) = journal;
     let v = m.vhost.clone();
     for (i, (_, step)) in m.steps.iter().enumerate().skip(from) {
+        recorder.check()?;
         let waits = matches!(step, Step::VerifyPolicy { .. } | Step::AwaitDrained);
         let _permit = if waits { None } else { Some(limit.acquire().await.expect("the semaphore is never closed")) };
         match step {
@@ -116,7 +123,13 @@ pub async fn run(
             Step::AwaitDrained => await_drained(broker, m, drain).await?,
             Step::Retire { kind } => retire(broker, m, *kind).await?,
         }
-        step_done(i);
+        recorder
+            .migration_step(
+                id,
+                i,
+                &format!("migrate queue \"{}\": step {} of {}: {step}", m.old.name, i + 1, m.steps.len()),
+            )
+            .await?;
     }
     Ok(())
 }

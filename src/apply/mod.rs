@@ -3,11 +3,15 @@
 
 mod execute;
 pub mod migrate;
+mod recheck;
+mod recorder;
 
 pub use execute::{CONCURRENCY, Context, Outcome, execute};
+pub use recorder::Recorder;
 
 use crate::diff::Action;
-use crate::model::{Inventory, ObjectKey, Topology};
+use crate::journal;
+use crate::model::{Inventory, ObjectKey, Topology, binding_json};
 use crate::plan::{Op, Plan};
 
 /// What to record before the first step: every object the files declare is
@@ -70,6 +74,57 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inven
     let live = after.objects.clone();
     after.scopes.retain(|k, _| live.contains(k));
     after
+}
+
+/// A digest of a migration's compiled steps: a later run resumes from the
+/// journal's count only when it compiles the same steps.
+pub fn migration_fingerprint(m: &crate::plan::MigrationPlan) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for (_, s) in &m.steps {
+        h.update(s.to_string().as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The journal's entry for a migration about to run. `done` comes from an
+/// earlier run's entry for the same steps, if any.
+pub fn migration_record(
+    m: &crate::plan::MigrationPlan,
+    earlier: Option<&journal::Migration>,
+    now: &str,
+) -> journal::Migration {
+    let fingerprint = migration_fingerprint(m);
+    let earlier = earlier.filter(|e| e.fingerprint == fingerprint);
+    journal::Migration {
+        id: journal::migration_id(&m.vhost, &m.old.name, &m.new.name),
+        vhost: m.vhost.clone(),
+        old: m.old.name.clone(),
+        new: m.new.name.clone(),
+        steps: m.steps.iter().map(|(_, s)| s.to_string()).collect(),
+        done: earlier.map_or(0, |e| e.done),
+        point_of_no_return: m.point_of_no_return(),
+        sources: m
+            .sources
+            .iter()
+            .map(|s| journal::SourceRecord {
+                exchange: s.exchange.name.clone(),
+                kind: s.exchange.kind.clone(),
+                interposed: s.interposed.clone(),
+                alternate: s.alternate.clone(),
+                policy: s.policy.clone(),
+                bindings: s.bindings.iter().map(binding_json).collect(),
+            })
+            .collect(),
+        added: m.added.iter().map(binding_json).collect(),
+        dropped: m.dropped.iter().map(binding_json).collect(),
+        started: earlier.map_or_else(|| now.to_string(), |e| e.started.clone()),
+        updated: now.to_string(),
+        state: "running".into(),
+        detail: None,
+        fingerprint,
+    }
 }
 
 fn is_live(key: &ObjectKey, live: &Topology) -> bool {

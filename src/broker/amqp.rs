@@ -12,7 +12,9 @@ use super::error::BrokerError;
 /// Where to open AMQP connections; credentials never leave this type.
 #[derive(Clone)]
 pub struct Amqp {
-    base: Url,
+    pub(super) base: Url,
+    /// Where the apply lock lives: the URL's vhost, `/` when it names none.
+    pub(super) lock_vhost: String,
 }
 
 impl Amqp {
@@ -32,12 +34,17 @@ impl Amqp {
         if !matches!(base.scheme(), "amqp" | "amqps") {
             return Err(BrokerError::Setup("the AMQP URL must start with amqp:// or amqps://".into()));
         }
+        let named = base.path().trim_start_matches('/');
+        let lock_vhost = match percent_encoding::percent_decode_str(named).decode_utf8_lossy().into_owned() {
+            v if v.is_empty() => "/".to_string(),
+            v => v,
+        };
         base.set_path("/");
         base.set_query(None);
-        Ok(Amqp { base })
+        Ok(Amqp { base, lock_vhost })
     }
 
-    fn shown(&self) -> String {
+    pub(super) fn shown(&self) -> String {
         format!("{}://{}:{}", self.base.scheme(), self.base.host_str().unwrap_or(""), self.base.port().unwrap_or(5672))
     }
 
@@ -45,7 +52,8 @@ impl Amqp {
     /// them now (quorum queues: 0/0 when they have no leader).
     pub async fn queue_state(&self, vhost: &str, queue: &str) -> Result<(u64, u64), BrokerError> {
         let uri = format!("{}{}?heartbeat=10", self.base, segment(vhost));
-        let unreachable = |e: lapin::Error| BrokerError::Unreachable { endpoint: self.shown(), detail: e.to_string() };
+        let unreachable =
+            |e: lapin::Error| BrokerError::AmqpUnreachable { endpoint: self.shown(), detail: e.to_string() };
         let conn = Connection::connect(&uri, ConnectionProperties::default().with_connection_name("warren".into()))
             .await
             .map_err(unreachable)?;

@@ -8,6 +8,8 @@ use crate::diagnostic::Diagnostic;
 pub enum BrokerError {
     /// No HTTP answer at all.
     Unreachable { endpoint: String, detail: String },
+    /// No AMQP connection (the apply lock, fresh queue counts).
+    AmqpUnreachable { endpoint: String, detail: String },
     /// The broker answered, but the TLS handshake failed: `problem` says
     /// why in words, `help` what to do.
     Tls { endpoint: String, problem: String, help: &'static str },
@@ -34,6 +36,9 @@ impl fmt::Display for BrokerError {
         match self {
             BrokerError::Unreachable { endpoint, detail } => {
                 write!(f, "cannot reach the RabbitMQ management API at {endpoint}: {detail}")
+            }
+            BrokerError::AmqpUnreachable { endpoint, detail } => {
+                write!(f, "cannot connect to RabbitMQ over AMQP at {endpoint}: {detail}")
             }
             BrokerError::Tls { endpoint, problem, .. } => {
                 write!(f, "the TLS handshake with {endpoint} failed: {problem}")
@@ -64,6 +69,9 @@ impl BrokerError {
         match self {
             BrokerError::Unreachable { .. } => {
                 "check --url (or WARREN_URL), that the broker runs, and that the rabbitmq_management plugin is enabled"
+            }
+            BrokerError::AmqpUnreachable { .. } => {
+                "warren takes its apply lock and reads fresh queue counts over AMQP: check --amqp-url (or WARREN_AMQP_URL), its credentials, and that the port is open"
             }
             BrokerError::Tls { help, .. } => help,
             BrokerError::BadCredentials { .. } => "check the user and password in --url or WARREN_URL",

@@ -4,6 +4,7 @@ mod amqp;
 mod endpoint;
 mod error;
 mod http;
+mod lock;
 mod ops;
 
 use std::collections::BTreeMap;
@@ -15,7 +16,9 @@ pub use amqp::Amqp;
 pub use endpoint::{Endpoint, Tls, segment};
 pub use error::BrokerError;
 pub use http::Http;
+pub use lock::{LOCK_QUEUE, Lock};
 
+use crate::journal::JOURNAL_PARAMETER;
 use crate::model::{INVENTORY_PARAMETER, Inventory, QueueCounts};
 use crate::plan::Op;
 
@@ -200,5 +203,37 @@ impl Broker {
         let body = json!({ "name": INVENTORY_PARAMETER, "value": inventory.to_json() });
         let path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
         self.http.send(Method::PUT, &path, Some(&body), "record warren's inventory").await.map(|_| ())
+    }
+
+    /// Tries once to take the apply lock; `None` while another holds it.
+    pub async fn try_lock(&self, holder: &str) -> Result<Option<Lock>, BrokerError> {
+        self.amqp.try_lock(holder).await
+    }
+
+    /// Whether some apply holds the lock now: its exclusive queue exists.
+    pub async fn lock_held(&self) -> Result<bool, BrokerError> {
+        let path = format!("queues/{}/{}?columns=name", segment(self.amqp.lock_vhost()), segment(LOCK_QUEUE));
+        match self.http.get_json(&path, "look for the apply lock").await {
+            Ok(_) => Ok(true),
+            Err(BrokerError::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// warren's journal (global parameter), `None` when there is none yet.
+    pub async fn read_journal(&self) -> Result<Option<serde_json::Value>, BrokerError> {
+        let path = format!("global-parameters/{}", segment(JOURNAL_PARAMETER));
+        match self.http.get_json(&path, "read warren's journal").await {
+            Ok(p) => Ok(Some(p["value"].clone())),
+            Err(BrokerError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Replaces warren's journal. Last write wins: only the lock holder writes.
+    pub async fn write_journal(&self, value: &serde_json::Value) -> Result<(), BrokerError> {
+        let body = json!({ "name": JOURNAL_PARAMETER, "value": value });
+        let path = format!("global-parameters/{}", segment(JOURNAL_PARAMETER));
+        self.http.send(Method::PUT, &path, Some(&body), "record warren's journal").await.map(|_| ())
     }
 }

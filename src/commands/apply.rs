@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::live_side;
 use super::plan::{compute, errors, print, print_invalid};
+use super::session;
 use crate::apply::{self, migrate::Failure};
 use crate::broker::BrokerError;
 use crate::cli::Connection;
@@ -13,6 +14,8 @@ use crate::desired;
 use crate::diagnostic::render as render_diagnostics;
 use crate::diff::REFUSALS;
 use crate::exit::Exit;
+use crate::fingerprint;
+use crate::journal;
 use crate::model::Password;
 use crate::output::Output;
 use crate::plan::Op;
@@ -25,6 +28,8 @@ pub struct Options {
     pub replace: Vec<String>,
     /// How long a migration waits for the old queue to drain in this run.
     pub drain_timeout: std::time::Duration,
+    /// How long to wait for another apply's lock.
+    pub lock_timeout: std::time::Duration,
 }
 
 pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> Exit {
@@ -37,10 +42,45 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         Err(d) => return fail(&[d], &desired.sources, out),
     };
     let rt = live_side::runtime();
-    let live = match rt.block_on(live_side::read(&broker, &desired.topology)) {
-        Ok(l) => l,
-        Err(e) => return fail(&[e.diagnostic()], &desired.sources, out),
+    // The lock comes before the live read: a waiting apply plans against
+    // the state the holder left, which is usually "no changes".
+    let session = match rt.block_on(session::begin(&broker, options.lock_timeout, "planning")) {
+        Ok(s) => s,
+        Err(exit) => return exit,
     };
+    let recorder = session.recorder.clone();
+    let (exit, ended) = locked(desired, path, options, &broker, &rt, &recorder, out);
+    if let Err(e) = rt.block_on(session::end(session.recorder, ended)) {
+        eprintln!("warren could not record how this run ended in its journal: {e}.");
+    }
+    exit
+}
+
+/// How a run ends in the history; `None` when it changed nothing.
+type Ended = Option<(&'static str, Option<String>)>;
+
+/// Everything apply does while it holds the lock.
+fn locked(
+    desired: desired::Desired,
+    path: &Path,
+    options: &Options,
+    broker: &crate::broker::Broker,
+    rt: &tokio::runtime::Runtime,
+    recorder: &apply::Recorder,
+    out: Output,
+) -> (Exit, Ended) {
+    let live = match rt.block_on(live_side::read(broker, &desired.topology)) {
+        Ok(l) => l,
+        Err(e) => return (fail(&[e.diagnostic()], &desired.sources, out), None),
+    };
+    // A run that died right after deleting an old queue left its migration
+    // in the journal: finished, as the live state shows.
+    recorder.note(|j| {
+        j.migrations.retain(|_, m| {
+            let Some(v) = live.topology.vhosts.get(&m.vhost) else { return true };
+            v.queues.contains_key(&m.old) || !v.queues.contains_key(&m.new)
+        })
+    });
     let planned = compute(desired, path, live, &options.replace);
     print(&planned, Format::Human, out);
     let (plan, doc) = (&planned.plan, &planned.document);
@@ -49,13 +89,13 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
     if !doc.errors.is_empty() {
         if doc.errors.iter().all(|e| REFUSALS.contains(&e.code.as_str())) {
             eprintln!("Refused: the migration's pre-flight checks failed (above). Nothing was changed.");
-            return Exit::Refused;
+            return (Exit::Refused, None);
         }
         eprintln!("Nothing was changed: {} must be fixed first.", errors(doc.errors.len()));
-        return Exit::Error;
+        return (Exit::Error, None);
     }
     if plan.is_empty() {
-        return record_only(&broker, &rt, &planned, out);
+        return (record_only(broker, rt, &planned, out), None);
     }
     if doc.summary.requires_allow_destroy && !options.allow_destroy {
         eprintln!("Refused: this plan can lose messages or routes, and --allow-destroy was not given. It would:");
@@ -63,7 +103,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
             eprintln!("  {} {}: {}", c.action.symbol(), c.key, c.reason);
         }
         eprintln!("Nothing was changed. Re-run with --allow-destroy if that is what you want.");
-        return Exit::Refused;
+        return (Exit::Refused, None);
     }
     for s in &plan.steps {
         if let Op::PutUser { user } = &s.op
@@ -74,7 +114,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
                 "Nothing was changed: the password of user \"{}\" comes from ${var}, which is not set.",
                 user.name
             );
-            return Exit::Error;
+            return (Exit::Error, None);
         }
     }
     if !options.auto_approve {
@@ -82,7 +122,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
             eprintln!(
                 "Nothing was changed: there is no terminal to confirm on; pass --auto-approve to apply unattended."
             );
-            return Exit::Error;
+            return (Exit::Error, None);
         }
         eprint!(
             "\nDo you want to perform these actions on {}?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ",
@@ -93,7 +133,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         let _ = std::io::stdin().lock().read_line(&mut answer);
         if answer.trim() != "yes" {
             eprintln!("\nApply cancelled. Nothing was changed.");
-            return Exit::Error;
+            return (Exit::Error, None);
         }
     }
 
@@ -101,7 +141,32 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         apply::inventory_claim(&planned.live.inventory, &planned.desired.topology, &planned.live.topology, plan);
     if let Err(e) = rt.block_on(broker.write_inventory(&before)) {
         eprintln!("Nothing was changed: {e}.");
-        return Exit::Error;
+        return (Exit::Error, None);
+    }
+    // The journal says what this run will do before its first step.
+    let s = plan.summary();
+    let summary =
+        format!("{} to add, {} to change, {} to destroy, {} to migrate", s.add, s.change, s.destroy, s.migrate);
+    let at = journal::now();
+    let begun = rt.block_on(recorder.update(|j| {
+        if let Some(run) = &mut j.current {
+            run.plan = fingerprint::plan(doc);
+            run.vhosts = planned.desired.topology.vhosts.keys().cloned().collect();
+            run.summary = summary.clone();
+            run.steps_total = plan.steps.len();
+            run.doing = "applying".into();
+        }
+        for step in &plan.steps {
+            if let Op::Migrate(m) = &step.op {
+                let id = journal::migration_id(&m.vhost, &m.old.name, &m.new.name);
+                let record = apply::migration_record(m, j.migrations.get(&id), &at);
+                j.migrations.insert(id, record);
+            }
+        }
+    }));
+    if let Err(e) = begun {
+        eprintln!("Nothing was changed: warren could not record the plan in its journal: {e}.");
+        return (Exit::Error, None);
     }
     let verbose = out.verbose;
     let ctx = apply::Context {
@@ -109,46 +174,89 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         passwords: planned.passwords.clone(),
         live: std::sync::Arc::new(planned.live.topology.clone()),
         drain: apply::migrate::Drain { timeout: options.drain_timeout, ..Default::default() },
+        recorder: recorder.clone(),
     };
-    let outcome = rt.block_on(apply::execute(&broker, plan, &ctx, |step, r| {
+    let outcome = rt.block_on(apply::execute(broker, plan, &ctx, |step, r| {
         if verbose && r.is_ok() {
             eprintln!("  done: {}", step.op);
         }
     }));
     let after = apply::inventory_after(&before, plan, &outcome.done);
     let recorded = rt.block_on(broker.write_inventory(&after));
+    record_migrations(recorder, plan, &outcome);
 
-    let s = plan.summary();
-    match &outcome.failed {
+    let ended: Ended = match &outcome.failed {
         None => {
             println!(
                 "\nApply complete! {} added, {} changed, {} destroyed, {} migrated.",
                 s.add, s.change, s.destroy, s.migrate
             );
+            Some(("complete", None))
         }
         Some((i, Failure::Paused(why))) => {
             eprintln!("\nApply paused: {} waits: {why}", plan.steps[*i].op);
             eprintln!("Running apply again later resumes it where it stands.");
             report_progress(plan, &outcome);
+            Some(("paused", Some(why.clone())))
         }
         Some((i, Failure::Refused(why))) => {
             eprintln!("\nApply refused to {}: {why}", plan.steps[*i].op);
             report_progress(plan, &outcome);
+            Some(("refused", Some(why.clone())))
+        }
+        Some((i, Failure::LockLost)) => {
+            eprintln!(
+                "\nApply stopped before {}: the lock's connection to the broker closed, so another apply may hold it now.",
+                plan.steps[*i].op
+            );
+            report_progress(plan, &outcome);
+            Some(("lock lost", None))
         }
         Some((i, Failure::Broker(e))) => {
             eprintln!("\nApply stopped: could not {}:\n  {e}\n  {}", plan.steps[*i].op, e.help());
             report_progress(plan, &outcome);
+            Some(("failed", Some(e.to_string())))
         }
-    }
+    };
     if let Err(e) = recorded {
         eprintln!("warren could not record its inventory: {e}. Run apply again to record it.");
-        return Exit::Error;
+        return (Exit::Error, ended);
     }
-    match &outcome.failed {
+    let exit = match &outcome.failed {
         None => Exit::Ok,
         Some((_, Failure::Paused(_))) => Exit::Paused,
         Some((_, Failure::Refused(_) | Failure::Broker(BrokerError::Unsafe { .. }))) => Exit::Refused,
         Some(_) => Exit::Error,
+    };
+    (exit, ended)
+}
+
+/// Finished migrations leave the journal; the others stay, saying why.
+fn record_migrations(recorder: &apply::Recorder, plan: &crate::plan::Plan, outcome: &apply::Outcome) {
+    let at = journal::now();
+    recorder.note(|j| {
+        for (i, step) in plan.steps.iter().enumerate() {
+            let Op::Migrate(m) = &step.op else { continue };
+            let id = journal::migration_id(&m.vhost, &m.old.name, &m.new.name);
+            if outcome.done.contains(&i) {
+                j.migrations.remove(&id);
+            } else if let Some(r) = j.migrations.get_mut(&id) {
+                r.updated = at.clone();
+                (r.state, r.detail) = match &outcome.failed {
+                    Some((f, Failure::Paused(why))) if *f == i => ("paused".into(), Some(why.clone())),
+                    Some((f, e)) if *f == i => ("stopped".into(), Some(describe(e))),
+                    _ => ("stopped".into(), Some("the apply stopped at another step".into())),
+                };
+            }
+        }
+    });
+}
+
+fn describe(f: &Failure) -> String {
+    match f {
+        Failure::Broker(e) => e.to_string(),
+        Failure::Paused(why) | Failure::Refused(why) => why.clone(),
+        Failure::LockLost => "the lock's connection closed".into(),
     }
 }
 

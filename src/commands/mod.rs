@@ -1,9 +1,12 @@
 //! One module per command: each reads its inputs, runs the pipeline and
 //! prints the outcome.
 
+pub mod abort;
 pub mod apply;
 pub mod export;
 pub mod import;
 pub mod live_side;
 pub mod plan;
+pub mod session;
+pub mod status;
 pub mod validate;

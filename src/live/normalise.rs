@@ -140,7 +140,9 @@ impl Reader<'_> {
                     )
                     .help("the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
                 })?;
-            } else if !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str()) {
+            } else if g.name != crate::journal::JOURNAL_PARAMETER
+                && !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str())
+            {
                 self.notes.add(
                     "global parameters are not modelled by warren and were left out",
                     "warren manages topology, users and permissions; other global parameters stay as they are",

@@ -180,7 +180,8 @@ pub fn binding_json(b: &Binding) -> Json {
     })
 }
 
-fn binding_from(v: &Json) -> Result<Binding, String> {
+/// The inverse of [`binding_json`].
+pub fn binding_from(v: &Json) -> Result<Binding, String> {
     let destination_kind = match v["destination_type"].as_str() {
         Some("queue") => DestinationKind::Queue,
         Some("exchange") => DestinationKind::Exchange,

@@ -213,7 +213,8 @@ pub fn compile(
     }
 }
 
-fn internal(name: &str, kind: &str) -> Exchange {
+/// An internal exchange warren owns: the interposed and alternate ones.
+pub fn internal(name: &str, kind: &str) -> Exchange {
     Exchange {
         name: name.to_string(),
         kind: kind.to_string(),

@@ -10,11 +10,13 @@
 
 mod migration;
 mod op;
+mod rollback;
 
 pub use migration::{
     MigrationPlan, Source, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
 };
 pub use op::Op;
+pub use rollback::{RollbackSource, rollback};
 
 use crate::diff::{Action, Change, Diff, Problem};
 use crate::model::{Node, ObjectKey, QueueType, Topology, Vhost, VhostSettings};

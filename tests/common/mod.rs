@@ -110,6 +110,9 @@ pub struct TestBroker {
     api: String,
     auth: String,
     agent: ureq::Agent,
+    /// `WARREN_AMQP_URL` for warren (the apply lock): the test node's AMQP
+    /// port with the test admin's credentials, from `WARREN_TEST_AMQP_URL`.
+    amqp: Option<String>,
 }
 
 /// One HTTP answer: status and body (JSON when the body is JSON).
@@ -138,6 +141,7 @@ impl TestBroker {
             api: format!("http://{}/api", host.trim_end_matches('/')),
             auth: format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(userinfo)),
             agent,
+            amqp: std::env::var("WARREN_TEST_AMQP_URL").ok(),
         }
     }
 
@@ -236,6 +240,7 @@ impl TestBroker {
             ("WARREN_CA_CERT", None),
             ("WARREN_CLIENT_CERT", None),
             ("WARREN_CLIENT_KEY", None),
+            ("WARREN_AMQP_URL", self.amqp.as_deref()),
         ];
         all.extend_from_slice(env);
         warren_env(args, &all)

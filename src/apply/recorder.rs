@@ -1,0 +1,140 @@
+//! Writes the journal while an apply runs, and watches the lock.
+//!
+//! Every change to the journal is made in memory and then written whole;
+//! concurrent migrations recording their steps share writes: a caller
+//! whose change a later write already carried does not write again. A
+//! step's record is written before the migration's next step starts, so a
+//! run killed at any point is at most one step ahead of its record, and
+//! that step is safe to repeat.
+
+use std::sync::{Arc, Mutex};
+
+use super::migrate::Failure;
+use crate::broker::{Broker, BrokerError, Lock};
+use crate::journal::{Journal, now};
+
+#[derive(Clone)]
+pub struct Recorder {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    broker: Broker,
+    lock: Option<Lock>,
+    /// The journal and how many changes were made to it.
+    state: Mutex<(Journal, u64)>,
+    /// How many changes the broker's copy holds.
+    written: tokio::sync::Mutex<u64>,
+    fault: Option<Fault>,
+}
+
+/// A test hook (`WARREN_TEST_FAULT`): the process dies right after a
+/// migration step, before (`migration-step:K`) or after
+/// (`migration-record:K`) its record is written, as a killed pod would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    BeforeRecord(usize),
+    AfterRecord(usize),
+}
+
+impl Fault {
+    fn from_env() -> Option<Fault> {
+        let v = std::env::var("WARREN_TEST_FAULT").ok()?;
+        let (kind, k) = v.split_once(':')?;
+        let k = k.parse().ok()?;
+        match kind {
+            "migration-step" => Some(Fault::BeforeRecord(k)),
+            "migration-record" => Some(Fault::AfterRecord(k)),
+            _ => None,
+        }
+    }
+}
+
+impl Recorder {
+    /// `lock` is held for the recorder's life; `None` only where no other
+    /// apply can run (tests of the executor alone).
+    pub fn new(broker: Broker, lock: Option<Lock>, journal: Journal) -> Recorder {
+        Recorder {
+            inner: Arc::new(Inner {
+                broker,
+                lock,
+                state: Mutex::new((journal, 0)),
+                written: tokio::sync::Mutex::new(0),
+                fault: Fault::from_env(),
+            }),
+        }
+    }
+
+    /// The journal as it stands in memory.
+    pub fn journal(&self) -> Journal {
+        self.inner.state.lock().expect("the journal's lock is never poisoned").0.clone()
+    }
+
+    /// Stops a step from starting once the lock is gone: another apply may
+    /// hold it by now.
+    pub fn check(&self) -> Result<(), Failure> {
+        match &self.inner.lock {
+            Some(l) if !l.held() => Err(Failure::LockLost),
+            _ => Ok(()),
+        }
+    }
+
+    /// Changes the journal in memory only: the next write carries it.
+    pub fn note(&self, change: impl FnOnce(&mut Journal)) {
+        let mut s = self.inner.state.lock().expect("the journal's lock is never poisoned");
+        change(&mut s.0);
+        s.1 += 1;
+    }
+
+    /// Changes the journal and returns once the broker holds the change.
+    pub async fn update(&self, change: impl FnOnce(&mut Journal)) -> Result<(), BrokerError> {
+        let mine = {
+            let mut s = self.inner.state.lock().expect("the journal's lock is never poisoned");
+            change(&mut s.0);
+            s.1 += 1;
+            s.1
+        };
+        let mut written = self.inner.written.lock().await;
+        if *written >= mine {
+            return Ok(());
+        }
+        let (value, version) = {
+            let s = self.inner.state.lock().expect("the journal's lock is never poisoned");
+            (s.0.to_json(), s.1)
+        };
+        self.inner.broker.write_journal(&value).await?;
+        *written = version;
+        Ok(())
+    }
+
+    /// Step `k` of migration `id` took effect: record it before the next.
+    pub async fn migration_step(&self, id: &str, k: usize, what: &str) -> Result<(), Failure> {
+        if self.inner.fault == Some(Fault::BeforeRecord(k)) {
+            std::process::abort();
+        }
+        let now = now();
+        self.update(|j| {
+            if let Some(m) = j.migrations.get_mut(id) {
+                m.done = m.done.max(k + 1);
+                m.updated = now;
+            }
+            if let Some(r) = &mut j.current {
+                r.doing = what.to_string();
+            }
+        })
+        .await?;
+        if self.inner.fault == Some(Fault::AfterRecord(k)) {
+            std::process::abort();
+        }
+        self.check()
+    }
+
+    /// Gives the lock back (closing its connection).
+    pub async fn release(self) {
+        if let Ok(inner) = Arc::try_unwrap(self.inner)
+            && let Some(lock) = inner.lock
+        {
+            lock.release().await;
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! The apply lock: an exclusive queue held by one AMQP connection for the
+//! whole apply (reference 6). The broker deletes it when that connection
+//! closes, so a holder that dies frees it; a live holder that loses the
+//! connection sees it and stops before its next step.
+//!
+//! One lock per broker: warren's inventory and journal are broker-wide
+//! global parameters, so two applies to different vhosts would still
+//! overwrite each other's records. It lives in the vhost the AMQP URL
+//! names (`/` by default), where warren's user needs configure permission.
+
+use lapin::options::QueueDeclareOptions;
+use lapin::types::FieldTable;
+use lapin::{Connection, ConnectionProperties, ErrorKind};
+
+use super::amqp::Amqp;
+use super::error::BrokerError;
+
+/// The exclusive queue's name.
+pub const LOCK_QUEUE: &str = "warren.lock";
+
+/// The AMQP `resource-locked` reply: another connection holds the queue.
+const RESOURCE_LOCKED: u16 = 405;
+
+/// A held lock; dropping it closes the connection, which frees it.
+pub struct Lock {
+    connection: Connection,
+}
+
+impl Lock {
+    /// Whether the lock's connection is still open, so the lock still held.
+    pub fn held(&self) -> bool {
+        self.connection.status().connected()
+    }
+
+    pub async fn release(self) {
+        let _ = self.connection.close(200, "apply finished".into()).await;
+    }
+}
+
+impl Amqp {
+    /// Tries once to take the lock: `None` when another connection holds it.
+    /// `holder` names this process in the broker's connection list.
+    pub async fn try_lock(&self, holder: &str) -> Result<Option<Lock>, BrokerError> {
+        let uri = format!("{}{}?heartbeat=10", self.base, super::segment(&self.lock_vhost));
+        let unreachable =
+            |e: lapin::Error| BrokerError::AmqpUnreachable { endpoint: self.shown(), detail: e.to_string() };
+        let props = ConnectionProperties::default().with_connection_name(format!("warren apply ({holder})").into());
+        let connection = Connection::connect(&uri, props).await.map_err(unreachable)?;
+        let channel = connection.create_channel().await.map_err(unreachable)?;
+        let options = QueueDeclareOptions { exclusive: true, ..QueueDeclareOptions::default() };
+        match channel.queue_declare(LOCK_QUEUE.into(), options, FieldTable::default()).await {
+            Ok(_) => Ok(Some(Lock { connection })),
+            Err(e) => {
+                let _ = connection.close(200, "lock busy".into()).await;
+                match e.kind() {
+                    ErrorKind::ProtocolError(p) if p.get_id() == RESOURCE_LOCKED => Ok(None),
+                    _ => Err(BrokerError::Refused {
+                        action: format!(
+                            "take the apply lock (exclusive queue \"{LOCK_QUEUE}\" in vhost \"{}\")",
+                            self.lock_vhost
+                        ),
+                        status: 0,
+                        reason: e.to_string(),
+                    }),
+                }
+            }
+        }
+    }
+}
+
+impl Amqp {
+    /// The vhost of the apply lock.
+    pub fn lock_vhost(&self) -> &str {
+        &self.lock_vhost
+    }
+}

@@ -1,0 +1,121 @@
+//! What every writing command (apply, abort) does first and last: take the
+//! lock, waiting for another holder up to a timeout, take over the
+//! journal, and at the end record how the run ended and give the lock back.
+
+use std::time::{Duration, Instant};
+
+use crate::apply::Recorder;
+use crate::broker::{Broker, BrokerError};
+use crate::exit::Exit;
+use crate::journal::{Journal, Run, actor, now};
+
+/// The lock is held and the journal names this run as current.
+pub struct Session {
+    pub recorder: Recorder,
+    /// The run an earlier holder left behind when it died, if any.
+    pub interrupted: Option<Run>,
+}
+
+/// Takes the lock (waiting up to `timeout`), then records this run as the
+/// current one. Prints why it waits, and what went wrong.
+pub async fn begin(broker: &Broker, timeout: Duration, doing: &str) -> Result<Session, Exit> {
+    // The management API first: its errors say most about a wrong URL or
+    // user, and the lock is pointless without it.
+    if let Err(e) = broker.check().await {
+        return Err(broker_failed(&e));
+    }
+    let by = actor();
+    let deadline = Instant::now() + timeout;
+    let mut shown: Option<String> = None;
+    let lock = loop {
+        match broker.try_lock(&by).await {
+            Ok(Some(lock)) => break lock,
+            Ok(None) => {}
+            Err(e) => return Err(broker_failed(&e)),
+        }
+        let holder = holder(broker).await;
+        if shown.as_ref() != Some(&holder) {
+            eprintln!("Another apply holds the lock: {holder}. Waiting up to {}…", seconds(timeout));
+            shown = Some(holder.clone());
+        }
+        if Instant::now() >= deadline {
+            eprintln!(
+                "The lock was not released within --lock-timeout {} (held by {holder}). Nothing was changed.",
+                seconds(timeout)
+            );
+            return Err(Exit::Locked);
+        }
+        tokio::time::sleep(Duration::from_millis(500).min(deadline - Instant::now())).await;
+    };
+    let mut journal = match broker.read_journal().await.map(Journal::from_json) {
+        Ok(Ok(j)) => j,
+        Ok(Err(e)) => {
+            eprintln!(
+                "error: warren's journal (global parameter `{}`) is unreadable: {e}\n  help: it records in-flight migrations; if none is in flight, remove it with `rabbitmqctl clear_global_parameter {}`",
+                crate::journal::JOURNAL_PARAMETER,
+                crate::journal::JOURNAL_PARAMETER
+            );
+            lock.release().await;
+            return Err(Exit::Error);
+        }
+        Err(e) => {
+            lock.release().await;
+            return Err(broker_failed(&e));
+        }
+    };
+    let started = now();
+    let interrupted = journal.take_over(&started);
+    journal.current = Some(Run {
+        id: journal.generation.to_string(),
+        by,
+        version: env!("CARGO_PKG_VERSION").into(),
+        started,
+        origin: broker.endpoint().to_string(),
+        doing: doing.into(),
+        ..Run::default()
+    });
+    let recorder = Recorder::new(broker.clone(), Some(lock), journal);
+    if let Err(e) = recorder.update(|_| {}).await {
+        recorder.release().await;
+        return Err(broker_failed(&e));
+    }
+    if let Some(dead) = &interrupted {
+        eprintln!(
+            "An earlier apply (run {}, by {}, started {}) was interrupted while it was doing: {}. This run picks up from the live state and the journal.",
+            dead.id, dead.by, dead.started, dead.doing
+        );
+    }
+    Ok(Session { recorder, interrupted })
+}
+
+/// Ends the run: into the history with its outcome, or, when it changed
+/// nothing, out of the journal without a trace. Then gives the lock back.
+pub async fn end(recorder: Recorder, outcome: Option<(&str, Option<String>)>) -> Result<(), BrokerError> {
+    let at = now();
+    let written = recorder
+        .update(|j| match outcome {
+            Some((o, detail)) => j.finish(o, detail, &at),
+            None => j.current = None,
+        })
+        .await;
+    recorder.release().await;
+    written
+}
+
+/// Who holds the lock, as the journal says: `user@host since T (doing)`.
+async fn holder(broker: &Broker) -> String {
+    let current = broker.read_journal().await.ok().and_then(|v| Journal::from_json(v).ok()).and_then(|j| j.current);
+    match current {
+        Some(r) => format!("{} since {} ({})", r.by, r.started, if r.doing.is_empty() { "starting" } else { &r.doing }),
+        None => "an apply that has not recorded itself yet".into(),
+    }
+}
+
+fn broker_failed(e: &BrokerError) -> Exit {
+    eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
+    Exit::Error
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{}s", d.as_secs())
+}

@@ -1,0 +1,207 @@
+//! `warren status` and `warren history`: the journal, read-only and
+//! without the lock, so that they answer while an apply runs.
+
+use std::fmt::Write;
+
+use super::live_side;
+use crate::broker::Broker;
+use crate::cli::Connection;
+use crate::exit::Exit;
+use crate::journal::{Journal, Migration, Run};
+use crate::output::Output;
+
+pub fn status(connection: &Connection, _out: Output) -> Exit {
+    let Some((broker, rt)) = connect(connection) else { return Exit::Error };
+    let (held, journal) = rt.block_on(async { tokio::join!(broker.lock_held(), broker.read_journal()) });
+    let journal = match read(journal) {
+        Ok(j) => j,
+        Err(exit) => return exit,
+    };
+    let held = match held {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: {e}\n  help: {}", e.help());
+            return Exit::Error;
+        }
+    };
+    print!("{}", status_text(&journal, held));
+    Exit::Ok
+}
+
+pub fn history(vhosts: &[String], connection: &Connection, _out: Output) -> Exit {
+    let Some((broker, rt)) = connect(connection) else { return Exit::Error };
+    let journal = match read(rt.block_on(broker.read_journal())) {
+        Ok(j) => j,
+        Err(exit) => return exit,
+    };
+    print!("{}", history_text(&journal, vhosts));
+    Exit::Ok
+}
+
+fn connect(connection: &Connection) -> Option<(Broker, tokio::runtime::Runtime)> {
+    match live_side::connect(connection) {
+        Ok(b) => Some((b, live_side::runtime())),
+        Err(d) => {
+            eprintln!("error: {}", d.message);
+            None
+        }
+    }
+}
+
+fn read(value: Result<Option<serde_json::Value>, crate::broker::BrokerError>) -> Result<Journal, Exit> {
+    match value.map(Journal::from_json) {
+        Ok(Ok(j)) => Ok(j),
+        Ok(Err(e)) => {
+            eprintln!("error: warren's journal is unreadable: {e}");
+            Err(Exit::Error)
+        }
+        Err(e) => {
+            eprintln!("error: {e}\n  help: {}", e.help());
+            Err(Exit::Error)
+        }
+    }
+}
+
+/// The lock, the run holding it and every migration in flight.
+pub fn status_text(j: &Journal, held: bool) -> String {
+    let mut s = String::new();
+    match (&j.current, held) {
+        (Some(r), true) => {
+            let _ =
+                writeln!(s, "An apply is running: run {} by {} since {}, doing: {}.", r.id, r.by, r.started, r.doing);
+            let _ = writeln!(s, "  {} of {} steps done; plan {}: {}.", r.steps_done, r.steps_total, r.plan, r.summary);
+        }
+        (_, true) => {
+            let _ = writeln!(s, "An apply holds the lock and has not recorded itself yet.");
+        }
+        (Some(r), false) => {
+            let _ = writeln!(
+                s,
+                "No apply is running. Run {} by {} (started {}) stopped without finishing, while doing: {}; the next apply takes over.",
+                r.id, r.by, r.started, r.doing
+            );
+        }
+        (None, false) => {
+            let _ = writeln!(s, "No apply is running.");
+        }
+    }
+    if j.migrations.is_empty() {
+        let _ = writeln!(s, "No migration is in flight.");
+        return s;
+    }
+    let _ = writeln!(s, "\nIn-flight migrations ({}):", j.migrations.len());
+    for m in j.migrations.values() {
+        s.push_str(&migration_text(m));
+    }
+    s
+}
+
+fn migration_text(m: &Migration) -> String {
+    let mut s = String::new();
+    let total = m.steps.len();
+    let _ = writeln!(s, "  {}  vhost \"{}\": queue \"{}\" >> \"{}\"  ({})", m.id, m.vhost, m.old, m.new, m.state);
+    let next = match m.steps.get(m.done) {
+        Some(step) => format!("next: step {} of {total}, {step}", m.done + 1),
+        None => format!("all {total} steps done"),
+    };
+    let _ = writeln!(s, "      {} of {total} steps done; {next}", m.done);
+    if let Some(d) = &m.detail {
+        let _ = writeln!(s, "      why: {d}");
+    }
+    let _ = writeln!(s, "      started {}, last step {}", m.started, m.updated);
+    if m.done <= m.point_of_no_return {
+        let _ = writeln!(
+            s,
+            "      point of no return: step {} (deleting \"{}\"), not reached: `warren abort {}` rolls it back; `warren apply` finishes it",
+            m.point_of_no_return + 1,
+            m.old,
+            m.id
+        );
+    } else {
+        let _ = writeln!(s, "      past the point of no return: \"{}\" is deleted; `warren apply` finishes it", m.old);
+    }
+    s
+}
+
+/// Runs per vhost, newest first; `only` picks vhosts (all when empty).
+pub fn history_text(j: &Journal, only: &[String]) -> String {
+    let mut vhosts: Vec<&str> = j.history.iter().flat_map(|r| r.vhosts.iter().map(String::as_str)).collect();
+    vhosts.sort();
+    vhosts.dedup();
+    vhosts.retain(|v| only.is_empty() || only.iter().any(|o| o == v));
+    let mut s = String::new();
+    if vhosts.is_empty() && j.history.iter().all(|r| !r.vhosts.is_empty() || !only.is_empty()) {
+        let _ = writeln!(s, "No run is recorded{}.", if only.is_empty() { "" } else { " for these vhosts" });
+        return s;
+    }
+    for v in &vhosts {
+        let _ = writeln!(s, "vhost \"{v}\":");
+        for r in j.history.iter().rev().filter(|r| r.vhosts.iter().any(|x| x == v)) {
+            s.push_str(&run_text(r));
+        }
+    }
+    let unplaced: Vec<&Run> = j.history.iter().rev().filter(|r| r.vhosts.is_empty()).collect();
+    if only.is_empty() && !unplaced.is_empty() {
+        let _ = writeln!(s, "runs that stopped before they planned:");
+        for r in unplaced {
+            s.push_str(&run_text(r));
+        }
+    }
+    s
+}
+
+fn run_text(r: &Run) -> String {
+    let mut s = String::new();
+    let outcome = r.outcome.as_deref().unwrap_or("unknown");
+    let _ = writeln!(
+        s,
+        "  run {}: {} by {} with warren {}, {} to {}",
+        r.id,
+        outcome,
+        r.by,
+        r.version,
+        r.started,
+        r.ended.as_deref().unwrap_or("?")
+    );
+    if !r.summary.is_empty() {
+        let _ = writeln!(s, "    plan {}: {}; {} of {} steps done", r.plan, r.summary, r.steps_done, r.steps_total);
+    }
+    if let Some(d) = &r.detail {
+        let _ = writeln!(s, "    why: {d}");
+    }
+    for step in &r.steps {
+        let _ = writeln!(s, "    {:<7} {}", step.outcome, step.what);
+    }
+    let shown = r.steps.len();
+    if r.steps_total > shown {
+        let _ = writeln!(s, "    … {} more step(s) not listed", r.steps_total - shown);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_groups_runs_by_vhost_newest_first() {
+        let run = |id: &str, vhosts: &[&str], outcome: &str| Run {
+            id: id.into(),
+            vhosts: vhosts.iter().map(|v| v.to_string()).collect(),
+            outcome: Some(outcome.into()),
+            ..Run::default()
+        };
+        let j = Journal {
+            history: vec![run("1", &["a"], "complete"), run("2", &["a", "b"], "paused"), run("3", &[], "interrupted")],
+            ..Journal::default()
+        };
+        let all = history_text(&j, &[]);
+        let a = all.find("vhost \"a\"").unwrap();
+        let b = all.find("vhost \"b\"").unwrap();
+        assert!(a < b);
+        assert!(all[a..b].find("run 2").unwrap() < all[a..b].find("run 1").unwrap(), "{all}");
+        assert!(all.contains("run 3: interrupted"), "{all}");
+        let only_b = history_text(&j, &["b".into()]);
+        assert!(only_b.contains("run 2") && !only_b.contains("run 1") && !only_b.contains("run 3"), "{only_b}");
+    }
+}

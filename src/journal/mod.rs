@@ -1,0 +1,260 @@
+//! warren's journal: what the apply holding the lock is doing, the
+//! migrations in flight and how far each got, and a bounded history of
+//! runs. It lives in the broker as one global parameter with a fixed name
+//! (each name becomes an Erlang atom, reference 1.7), written only by the
+//! lock holder, since the broker offers no compare-and-set.
+//!
+//! This module is the record's shape and the pure changes to it; writing
+//! it is `apply::recorder`'s job.
+
+mod time;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use time::now;
+
+pub const JOURNAL_PARAMETER: &str = "warren.journal";
+const FORMAT: u32 = 1;
+/// Runs kept in the history, oldest dropped first.
+pub const HISTORY_LIMIT: usize = 30;
+/// Steps kept per run in the history; the rest are counted.
+pub const STEP_LIMIT: usize = 60;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Journal {
+    pub format: u32,
+    /// Bumped by every apply that takes the lock.
+    pub generation: u64,
+    /// The run holding the lock, or one that died holding it.
+    pub current: Option<Run>,
+    /// Migrations started and not finished, by id.
+    #[serde(default)]
+    pub migrations: BTreeMap<String, Migration>,
+    /// Finished runs, oldest first.
+    #[serde(default)]
+    pub history: Vec<Run>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub id: String,
+    /// user@host
+    pub by: String,
+    pub version: String,
+    pub started: String,
+    #[serde(default)]
+    pub ended: Option<String>,
+    /// The broker, without credentials.
+    pub origin: String,
+    /// The plan's fingerprint.
+    pub plan: String,
+    pub vhosts: Vec<String>,
+    /// "2 to add, 1 to change, 0 to destroy, 1 to migrate"
+    pub summary: String,
+    pub steps_total: usize,
+    pub steps_done: usize,
+    /// The step being carried out, in words.
+    #[serde(default)]
+    pub doing: String,
+    /// Each step's outcome, the first [`STEP_LIMIT`] of them.
+    #[serde(default)]
+    pub steps: Vec<StepRecord>,
+    /// complete, paused, refused, failed, interrupted, aborted.
+    #[serde(default)]
+    pub outcome: Option<String>,
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub what: String,
+    /// done, failed, not run.
+    pub outcome: String,
+}
+
+/// One migration in flight: enough to resume it, show it, and roll it back
+/// without the files that declared it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Migration {
+    pub id: String,
+    pub vhost: String,
+    pub old: String,
+    pub new: String,
+    /// Of the compiled steps: a later run resumes by `done` only when it
+    /// compiles the same steps.
+    pub fingerprint: String,
+    pub steps: Vec<String>,
+    /// How many steps are known to be done, in order.
+    pub done: usize,
+    /// Index of the step that deletes the old queue.
+    pub point_of_no_return: usize,
+    pub sources: Vec<SourceRecord>,
+    /// The new queue's bindings with no counterpart on the old one, and
+    /// the old one's with none on the new (definitions JSON).
+    #[serde(default)]
+    pub added: Vec<serde_json::Value>,
+    #[serde(default)]
+    pub dropped: Vec<serde_json::Value>,
+    pub started: String,
+    pub updated: String,
+    /// running, paused, stopped.
+    pub state: String,
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+/// One source exchange of a migration and the scaffolding warren put up.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SourceRecord {
+    pub exchange: String,
+    pub kind: String,
+    pub interposed: String,
+    pub alternate: String,
+    pub policy: String,
+    /// The old queue's bindings from this exchange (definitions JSON).
+    #[serde(default)]
+    pub bindings: Vec<serde_json::Value>,
+}
+
+impl Journal {
+    /// Reads the broker's value; `None` (no journal yet) is an empty one.
+    pub fn from_json(value: Option<serde_json::Value>) -> Result<Journal, String> {
+        match value {
+            None => Ok(Journal { format: FORMAT, ..Journal::default() }),
+            Some(v) => {
+                let j: Journal = serde_json::from_value(v).map_err(|e| e.to_string())?;
+                if j.format != FORMAT {
+                    return Err(format!("format {} is not the {FORMAT} this warren reads", j.format));
+                }
+                Ok(j)
+            }
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("the journal always serialises")
+    }
+
+    /// A new holder of the lock: a run the last holder left behind ended
+    /// when that holder died.
+    pub fn take_over(&mut self, now: &str) -> Option<Run> {
+        self.generation += 1;
+        let mut dead = self.current.take()?;
+        dead.ended = Some(now.to_string());
+        dead.outcome = Some("interrupted".into());
+        dead.detail = Some(format!("the apply stopped during: {}", dead.doing));
+        for m in self.migrations.values_mut().filter(|m| m.state == "running") {
+            m.state = "stopped".into();
+            m.detail = Some("the apply that ran it was interrupted".into());
+        }
+        self.push_history(dead.clone());
+        Some(dead)
+    }
+
+    /// A run ends: it goes to the history, which keeps the newest runs.
+    pub fn finish(&mut self, outcome: &str, detail: Option<String>, now: &str) {
+        if let Some(mut run) = self.current.take() {
+            run.ended = Some(now.to_string());
+            run.outcome = Some(outcome.to_string());
+            run.detail = detail;
+            run.doing.clear();
+            self.push_history(run);
+        }
+    }
+
+    fn push_history(&mut self, run: Run) {
+        self.history.push(run);
+        let excess = self.history.len().saturating_sub(HISTORY_LIMIT);
+        self.history.drain(..excess);
+    }
+}
+
+impl Run {
+    /// Records a step's outcome, keeping at most [`STEP_LIMIT`] of them.
+    pub fn record(&mut self, what: String, outcome: &str) {
+        if outcome == "done" {
+            self.steps_done += 1;
+        }
+        if self.steps.len() < STEP_LIMIT {
+            self.steps.push(StepRecord { what, outcome: outcome.to_string() });
+        }
+    }
+}
+
+/// A short, stable id for the migration of `old` into `new`: what
+/// `warren abort` takes.
+pub fn migration_id(vhost: &str, old: &str, new: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let sum = Sha256::digest(format!("{vhost}\n{old}\n{new}").as_bytes());
+    sum.iter().take(4).map(|b| format!("{b:02x}")).collect()
+}
+
+/// user@host, for the lock's holder and the history.
+pub fn actor() -> String {
+    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_else(|_| "unknown".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "unknown".into());
+    format!("{user}@{host}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str) -> Run {
+        Run { id: id.into(), doing: "step 3".into(), ..Run::default() }
+    }
+
+    #[test]
+    fn a_dead_holders_run_becomes_interrupted_history() {
+        let mut j = Journal::from_json(None).unwrap();
+        j.current = Some(run("r1"));
+        j.migrations.insert("m".into(), Migration { state: "running".into(), ..Migration::default() });
+        let dead = j.take_over("t").expect("there was a run");
+        assert_eq!(dead.outcome.as_deref(), Some("interrupted"));
+        assert_eq!(j.generation, 1);
+        assert!(j.current.is_none());
+        assert_eq!(j.history.len(), 1);
+        assert_eq!(j.migrations["m"].state, "stopped");
+        assert!(j.take_over("t").is_none(), "nothing left behind the second time");
+        assert_eq!(j.generation, 2);
+    }
+
+    #[test]
+    fn the_history_and_each_runs_steps_are_bounded() {
+        let mut j = Journal::from_json(None).unwrap();
+        for i in 0..HISTORY_LIMIT + 5 {
+            let mut r = run(&i.to_string());
+            for s in 0..STEP_LIMIT + 10 {
+                r.record(format!("step {s}"), "done");
+            }
+            j.current = Some(r);
+            j.finish("complete", None, "t");
+        }
+        assert_eq!(j.history.len(), HISTORY_LIMIT);
+        assert_eq!(j.history[0].id, "5", "the oldest went first");
+        assert_eq!(j.history[0].steps.len(), STEP_LIMIT);
+        assert_eq!(j.history[0].steps_done, STEP_LIMIT + 10, "every step is counted");
+        let back = Journal::from_json(Some(j.to_json())).unwrap();
+        assert_eq!(back, j, "round trip");
+    }
+
+    #[test]
+    fn a_journal_of_another_format_is_refused() {
+        let v = serde_json::json!({"format": 9, "generation": 1, "current": null});
+        assert!(Journal::from_json(Some(v)).unwrap_err().contains("format 9"));
+    }
+
+    #[test]
+    fn migration_ids_are_short_and_stable() {
+        let a = migration_id("v", "p", "q");
+        assert_eq!(a.len(), 8);
+        assert_eq!(a, migration_id("v", "p", "q"));
+        assert_ne!(a, migration_id("v", "q", "p"));
+    }
+}

@@ -1,0 +1,267 @@
+//! `warren abort`: the steps that take an in-flight migration back to the
+//! topology it started from, computed from the live state alone, so that
+//! an abort cut short is finished by running abort again.
+//!
+//! It is the migration's own method run backwards: every source's traffic
+//! goes to exactly one of the two queues at any moment. Where traffic
+//! already reaches the new queue Q, the interposed exchange X2 is put back
+//! (or kept), an alternate exchange bound to the old queue P catches the
+//! gap while X2 lets go of Q, and then X2 binds to P; once X2 routes to P
+//! alone, the direct bindings X -> P return before the scaffolding goes.
+//! Messages already in Q stay there for Q's consumers: nothing moves them
+//! back, and Q is deleted only when empty and unused (the caller checks).
+
+use super::migration::{Step, internal, policy_priority};
+use crate::model::{Binding, DestinationKind, Policy, Table, Value, Vhost};
+
+/// One source exchange of the migration, as the journal recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RollbackSource {
+    pub exchange: String,
+    pub kind: String,
+    pub interposed: String,
+    pub alternate: String,
+    pub policy: String,
+    /// The old queue's bindings from this exchange (destination: old queue).
+    pub bindings: Vec<Binding>,
+}
+
+/// The steps back to the start, or why there is no way back.
+pub fn rollback(
+    live: &Vhost,
+    old: &str,
+    new: &str,
+    sources: &[RollbackSource],
+    added: &[Binding],
+    dropped: &[Binding],
+) -> Result<Vec<Step>, String> {
+    if !live.queues.contains_key(old) {
+        return Err(format!(
+            "queue \"{old}\" no longer exists: the migration passed its point of no return (the old queue is deleted), so there is nothing to go back to; run apply to finish it"
+        ));
+    }
+    use DestinationKind::{Exchange as E, Queue as Q};
+    let has = |b: &Binding| live.bindings.contains(b);
+    let via = |b: &Binding, source: &str, kind: DestinationKind, dest: &str| Binding {
+        source: source.to_string(),
+        destination_kind: kind,
+        destination: dest.to_string(),
+        ..b.clone()
+    };
+    let priority = policy_priority(&live.policies.values().collect::<Vec<_>>());
+    let mut steps = Vec::new();
+    for s in sources {
+        let (x, x2, bs) = (&s.exchange, &s.interposed, &s.bindings);
+        let interposed = live.exchanges.contains_key(x2);
+        let reaches_new = bs.iter().any(|b| has(&via(b, x, Q, new)) || (interposed && has(&via(b, x2, Q, new))));
+        if !interposed && !reaches_new {
+            // Bootstrap never started here, or an earlier abort finished it.
+            steps.extend(bs.iter().map(|b| Step::Bind(b.clone())));
+            continue;
+        }
+        if reaches_new {
+            // X -> X2 -> Q alone, whatever part of the swap or teardown ran.
+            steps.push(Step::DeclareExchange(internal(x2, &s.kind)));
+            steps.extend(bs.iter().map(|b| Step::Bind(via(b, x2, Q, new))));
+            steps.extend(bs.iter().map(|b| Step::Bind(via(b, x, E, x2))));
+            steps.extend(bs.iter().map(|b| Step::Unbind(via(b, x, Q, new))));
+            steps.push(Step::DeletePolicy(s.policy.clone()));
+            steps.push(Step::DeleteExchange(s.alternate.clone()));
+            // The swap, towards P: the alternate exchange catches the gap.
+            steps.push(Step::DeclareExchange(internal(&s.alternate, &s.kind)));
+            steps.extend(bs.iter().map(|b| Step::Bind(via(b, &s.alternate, Q, old))));
+            let mut definition = Table::new();
+            definition.insert("alternate-exchange".into(), Value::String(s.alternate.clone()));
+            let pattern = format!("^{}$", regex::escape(x2));
+            steps.push(Step::SetPolicy(Policy {
+                name: s.policy.clone(),
+                pattern,
+                apply_to: crate::model::ApplyTo::Exchanges,
+                priority,
+                definition,
+            }));
+            steps.push(Step::VerifyPolicy { exchange: x2.clone(), policy: s.policy.clone() });
+            steps.extend(bs.iter().map(|b| Step::Unbind(via(b, x2, Q, new))));
+        }
+        // X2 -> P on every key: from here X2's route set is never empty,
+        // so the alternate exchange (if any) catches nothing more.
+        steps.extend(bs.iter().map(|b| Step::Bind(via(b, x2, Q, old))));
+        steps.push(Step::DeletePolicy(s.policy.clone()));
+        steps.push(Step::DeleteExchange(s.alternate.clone()));
+        // Direct again, then the interposed path goes.
+        steps.extend(bs.iter().map(|b| Step::Bind(b.clone())));
+        steps.extend(bs.iter().map(|b| Step::Unbind(via(b, x, E, x2))));
+        steps.extend(bs.iter().map(|b| Step::Unbind(via(b, x2, Q, old))));
+        steps.push(Step::DeleteExchange(x2.clone()));
+    }
+    steps.extend(dropped.iter().map(|b| Step::Bind(b.clone())));
+    steps.extend(added.iter().map(|b| Step::Unbind(b.clone())));
+    Ok(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Queue, QueueType};
+
+    fn binding(source: &str, kind: DestinationKind, dest: &str, key: &str) -> Binding {
+        Binding {
+            source: source.into(),
+            destination_kind: kind,
+            destination: dest.into(),
+            routing_key: key.into(),
+            arguments: Table::new(),
+        }
+    }
+
+    fn source() -> RollbackSource {
+        RollbackSource {
+            exchange: "x".into(),
+            kind: "direct".into(),
+            interposed: "x2".into(),
+            alternate: "ae".into(),
+            policy: "pol".into(),
+            bindings: vec![binding("x", DestinationKind::Queue, "p", "k")],
+        }
+    }
+
+    fn vhost(bindings: &[Binding], exchanges: &[&str], queues: &[&str]) -> Vhost {
+        let mut v = Vhost::new("v");
+        v.bindings = bindings.iter().cloned().collect();
+        for x in exchanges {
+            v.exchanges.insert(x.to_string(), internal(x, "direct"));
+        }
+        for q in queues {
+            let q = Queue {
+                name: q.to_string(),
+                kind: QueueType::Classic,
+                durable: true,
+                auto_delete: false,
+                arguments: Table::new(),
+                replaces: None,
+            };
+            v.queues.insert(q.name.clone(), q);
+        }
+        v
+    }
+
+    /// Which queue gets a message with key "k" after each step, starting
+    /// from `live`: the routes must never reach both, nor neither.
+    fn replay(live: &Vhost, steps: &[Step]) -> Vec<Vec<String>> {
+        use DestinationKind::{Exchange as E, Queue as Q};
+        let mut bindings = live.bindings.clone();
+        let mut exchanges: std::collections::BTreeSet<String> = live.exchanges.keys().cloned().collect();
+        let mut policy_ae: Option<String> = live.policies.get("pol").map(|_| "ae".to_string());
+        let mut seen = Vec::new();
+        for step in steps {
+            match step {
+                Step::Bind(b) => {
+                    bindings.insert(b.clone());
+                }
+                Step::Unbind(b) => {
+                    bindings.remove(b);
+                }
+                Step::DeclareExchange(x) => {
+                    exchanges.insert(x.name.clone());
+                }
+                Step::DeleteExchange(x) => {
+                    exchanges.remove(x);
+                    bindings.retain(|b| b.source != *x && !(b.destination_kind == E && b.destination == *x));
+                }
+                Step::SetPolicy(_) => policy_ae = Some("ae".into()),
+                Step::DeletePolicy(_) => policy_ae = None,
+                _ => {}
+            }
+            // Route "k" from x, following exchange-to-exchange bindings and
+            // x2's alternate exchange when its own route set is empty.
+            fn route(
+                from: &str,
+                bindings: &std::collections::BTreeSet<Binding>,
+                exchanges: &std::collections::BTreeSet<String>,
+                ae: &Option<String>,
+                out: &mut std::collections::BTreeSet<String>,
+            ) {
+                let mut own = std::collections::BTreeSet::new();
+                for b in bindings.iter().filter(|b| b.source == from && b.routing_key == "k") {
+                    match b.destination_kind {
+                        Q => {
+                            own.insert(b.destination.clone());
+                        }
+                        E if exchanges.contains(&b.destination) => {
+                            route(&b.destination, bindings, exchanges, ae, &mut own)
+                        }
+                        E => {}
+                    }
+                }
+                if own.is_empty()
+                    && from == "x2"
+                    && let Some(ae) = ae
+                    && exchanges.contains(ae)
+                {
+                    route(ae, bindings, exchanges, &None, &mut own);
+                }
+                out.extend(own);
+            }
+            let mut reached = std::collections::BTreeSet::new();
+            route("x", &bindings, &exchanges, &policy_ae, &mut reached);
+            seen.push(reached.into_iter().collect());
+        }
+        seen
+    }
+
+    fn assert_exactly_one_queue(live: &Vhost) -> Vec<Vec<String>> {
+        let steps = rollback(live, "p", "q", &[source()], &[], &[]).expect("a way back");
+        let routes = replay(live, &steps);
+        for (i, r) in routes.iter().enumerate() {
+            assert_eq!(r.len(), 1, "after step {} ({}), \"k\" reaches {r:?}", i + 1, steps[i]);
+        }
+        assert_eq!(routes.last().unwrap(), &vec!["p".to_string()], "it ends at the old queue");
+        routes
+    }
+
+    #[test]
+    fn every_stage_goes_back_to_the_old_queue_with_one_copy_per_message() {
+        use DestinationKind::{Exchange as E, Queue as Q};
+        let direct = binding("x", Q, "p", "k");
+        let x_x2 = binding("x", E, "x2", "k");
+        let x2_p = binding("x2", Q, "p", "k");
+        let x2_q = binding("x2", Q, "q", "k");
+        let ae_q = binding("ae", Q, "q", "k");
+        let x_q = binding("x", Q, "q", "k");
+        // Mid-bootstrap: both paths to P.
+        assert_exactly_one_queue(&vhost(&[direct.clone(), x_x2.clone(), x2_p.clone()], &["x", "x2"], &["p"]));
+        // Swapped, draining: X2 routes nowhere, its alternate exchange to Q.
+        let mut draining = vhost(&[x_x2.clone(), ae_q.clone()], &["x", "x2", "ae"], &["p", "q"]);
+        draining.policies.insert(
+            "pol".into(),
+            Policy {
+                name: "pol".into(),
+                pattern: "^x2$".into(),
+                apply_to: crate::model::ApplyTo::Exchanges,
+                priority: 1,
+                definition: Table::new(),
+            },
+        );
+        let routes = assert_exactly_one_queue(&draining);
+        assert_eq!(routes[0], vec!["p".to_string()], "the first step sends traffic back to P");
+        // Drained: X2 -> Q, the alternate path gone.
+        assert_exactly_one_queue(&vhost(&[x_x2.clone(), x2_q.clone()], &["x", "x2"], &["p", "q"]));
+        // Mid-teardown: X -> Q directly beside X -> X2 -> Q.
+        assert_exactly_one_queue(&vhost(&[x_q.clone(), x_x2, x2_q], &["x", "x2"], &["p", "q"]));
+        // Torn down: X -> Q only, P still there.
+        assert_exactly_one_queue(&vhost(&[x_q], &["x"], &["p", "q"]));
+    }
+
+    #[test]
+    fn no_way_back_once_the_old_queue_is_gone() {
+        let e = rollback(&vhost(&[], &["x"], &["q"]), "p", "q", &[source()], &[], &[]).unwrap_err();
+        assert!(e.contains("point of no return"), "{e}");
+    }
+
+    #[test]
+    fn an_abort_run_again_after_it_finished_changes_nothing_but_idempotent_binds() {
+        let start = vhost(&[binding("x", DestinationKind::Queue, "p", "k")], &["x"], &["p"]);
+        let steps = rollback(&start, "p", "q", &[source()], &[], &[]).unwrap();
+        assert_eq!(steps, vec![Step::Bind(binding("x", DestinationKind::Queue, "p", "k"))]);
+    }
+}
