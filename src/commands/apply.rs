@@ -4,12 +4,11 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
-use super::live_side;
 use super::plan::{compute, errors, print, print_invalid};
+use super::{live_side, saved_plan};
 use crate::apply::{self, migrate::Failure};
 use crate::broker::BrokerError;
 use crate::cli::Connection;
-use crate::desired;
 use crate::diagnostic::render as render_diagnostics;
 use crate::diff::REFUSALS;
 use crate::exit::Exit;
@@ -28,7 +27,12 @@ pub struct Options {
 }
 
 pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> Exit {
-    let desired = desired::load(path);
+    // The files at `path`, or those of a saved plan with its --replace list.
+    let input = match saved_plan::apply_input(path, &options.replace, out) {
+        Ok(i) => i,
+        Err(exit) => return exit,
+    };
+    let (desired, path, replace) = (input.desired, input.path.as_path(), &input.replace);
     if desired.has_errors() {
         return print_invalid(&desired, path, &live_side::describe(connection), Format::Human, out);
     }
@@ -41,7 +45,12 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         Ok(l) => l,
         Err(e) => return fail(&[e.diagnostic()], &desired.sources, out),
     };
-    let planned = compute(desired, path, live, &options.replace);
+    let planned = compute(desired, path, live, replace);
+    if let Some(saved) = &input.saved
+        && let Err(exit) = saved_plan::check(saved, &planned)
+    {
+        return exit;
+    }
     print(&planned, Format::Human, out);
     let (plan, doc) = (&planned.plan, &planned.document);
 

@@ -6,4 +6,5 @@ pub mod export;
 pub mod import;
 pub mod live_side;
 pub mod plan;
+pub mod saved_plan;
 pub mod validate;
