@@ -85,12 +85,17 @@ pub enum Command {
         /// Compare with this definitions export instead of the broker (no broker needed).
         #[arg(long, value_name = "FILE")]
         state: Option<PathBuf>,
+        /// Also save the plan to this file, for `warren apply FILE`: it holds the files' text
+        /// and fingerprints of the live state and of the plan (never credentials or $VARIABLE values).
+        #[arg(long, value_name = "PLANFILE")]
+        out: Option<PathBuf>,
         #[command(flatten)]
         output: PlanOutput,
     },
     /// Plan, ask, and carry the plan out on the broker.
     Apply {
-        /// A topology file, or a directory of them.
+        /// A topology file, or a directory of them; or a saved plan (`plan --out`), which is
+        /// carried out exactly, and refused (exit 4) if the broker changed since it was made.
         #[arg(default_value = "topology")]
         path: PathBuf,
         /// Do not ask for confirmation (needed when there is no terminal).
@@ -100,6 +105,7 @@ pub enum Command {
         #[arg(long)]
         allow_destroy: bool,
         /// Destroy and recreate this queue when its immutable properties change (lossy). Repeatable.
+        /// Not with a saved plan, which records its own.
         #[arg(long, value_name = "QUEUE")]
         replace: Vec<String>,
         /// How long a migration waits in this run for the old queue to drain, then pauses (exit 3): 90s, 10m, 1h.

@@ -25,6 +25,7 @@ pub mod output;
 pub mod password;
 pub mod plan;
 pub mod render;
+pub mod saved_plan;
 pub mod source;
 #[doc(hidden)]
 pub mod testing;
@@ -37,8 +38,8 @@ use output::Output;
 pub fn run(cli: Cli) -> Exit {
     let out = Output::new(cli.color, cli.quiet, cli.verbose);
     match cli.command {
-        Command::Plan { path, state, output } => {
-            commands::plan::plan_command(&path, state.as_deref(), &show(output), &cli.connection, out)
+        Command::Plan { path, state, out: file, output } => {
+            commands::plan::plan_command(&path, state.as_deref(), file.as_deref(), &show(output), &cli.connection, out)
         }
         Command::Apply { path, auto_approve, allow_destroy, replace, drain_timeout, lock_timeout } => {
             let options =

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::live_side;
 use super::plan::{compute, errors, print, print_invalid};
-use super::session;
+use super::{saved_plan, session};
 use crate::apply::{self, migrate::Failure};
 use crate::broker::BrokerError;
 use crate::cli::Connection;
@@ -33,7 +33,13 @@ pub struct Options {
 }
 
 pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> Exit {
-    let desired = desired::load(path);
+    // The files at `path`, or those of a saved plan with its --replace list.
+    let input = match saved_plan::apply_input(path, &options.replace, out) {
+        Ok(i) => i,
+        Err(exit) => return exit,
+    };
+    let (desired, path) = (input.desired, input.path.as_path());
+    let run = Run { path, replace: &input.replace, saved: input.saved.as_ref(), options };
     if desired.has_errors() {
         return print_invalid(&desired, path, &live_side::describe(connection), Format::Human, out);
     }
@@ -49,7 +55,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         Err(exit) => return exit,
     };
     let recorder = session.recorder.clone();
-    let (exit, ended) = locked(desired, path, options, &broker, &rt, &recorder, out);
+    let (exit, ended) = locked(desired, &run, &broker, &rt, &recorder, out);
     if let Err(e) = rt.block_on(session::end(session.recorder, ended)) {
         eprintln!("warren could not record how this run ended in its journal: {e}.");
     }
@@ -59,11 +65,18 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
 /// How a run ends in the history; `None` when it changed nothing.
 type Ended = Option<(&'static str, Option<String>)>;
 
+/// What to apply, besides the files.
+struct Run<'a> {
+    path: &'a Path,
+    replace: &'a [String],
+    saved: Option<&'a crate::saved_plan::SavedPlan>,
+    options: &'a Options,
+}
+
 /// Everything apply does while it holds the lock.
 fn locked(
     desired: desired::Desired,
-    path: &Path,
-    options: &Options,
+    run: &Run,
     broker: &crate::broker::Broker,
     rt: &tokio::runtime::Runtime,
     recorder: &apply::Recorder,
@@ -81,7 +94,13 @@ fn locked(
             v.queues.contains_key(&m.old) || !v.queues.contains_key(&m.new)
         })
     });
-    let planned = compute(desired, path, live, &options.replace);
+    let planned = compute(desired, run.path, live, run.replace);
+    if let Some(saved) = run.saved
+        && let Err(exit) = saved_plan::check(saved, &planned)
+    {
+        return (exit, None);
+    }
+    let options = run.options;
     print(&planned, Format::Human, out);
     let (plan, doc) = (&planned.plan, &planned.document);
 

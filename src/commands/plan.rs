@@ -119,10 +119,12 @@ pub fn errors(n: usize) -> String {
     if n == 1 { "1 error".into() } else { format!("{n} errors") }
 }
 
-/// `warren plan`: against a definitions export (`state`) or the broker.
+/// `warren plan`: against a definitions export (`state`) or the broker;
+/// with `save`, also writes a saved plan there for `apply`.
 pub fn plan_command(
     path: &Path,
     state: Option<&Path>,
+    save: Option<&Path>,
     show: &Show,
     connection: &crate::cli::Connection,
     out: Output,
@@ -158,11 +160,40 @@ pub fn plan_command(
     clock.lap("diff and plan");
     print(&planned, show.format, out);
     clock.lap("render");
-    let exit = finish(&planned, show);
+    let mut exit = finish(&planned, show);
+    if let Some(file) = save {
+        exit = save_plan(&planned, path, &show.replace, file, exit, out);
+    }
     // The process ends here: freeing a large topology piece by piece would
     // only delay the exit.
     std::mem::forget(planned);
     exit
+}
+
+/// Writes the saved plan of `plan --out`, unless the plan has errors (apply
+/// would refuse it anyway); the exit `plan` ends with.
+fn save_plan(planned: &Planned, path: &Path, replace: &[String], file: &Path, exit: Exit, out: Output) -> Exit {
+    if !planned.document.errors.is_empty() {
+        eprintln!("No saved plan was written to {}: the plan has errors.", file.display());
+        return exit;
+    }
+    match super::saved_plan::save(planned, path, replace, file) {
+        Ok(()) => {
+            if !out.quiet {
+                eprintln!(
+                    "Saved this plan to {}. `warren apply {}` carries out exactly this plan, \
+                     and refuses it if the broker has changed by then.",
+                    file.display(),
+                    file.display()
+                );
+            }
+            exit
+        }
+        Err(d) => {
+            eprint!("{}", render_diagnostics(&[d], &planned.desired.sources, out.diagnostic_style()));
+            Exit::Error
+        }
+    }
 }
 
 /// With -v, how long each stage took, on stderr.

@@ -35,18 +35,13 @@ impl Desired {
 
 /// Reads a file, or every `*.toml` below a directory in sorted order.
 pub fn load(path: &Path) -> Desired {
-    let mut sources = Sources::default();
     let mut diagnostics = Vec::new();
-    let mut decls = Vec::new();
+    let mut texts = Vec::new();
     match topology_files(path) {
         Ok(files) => {
             for file in files {
                 match std::fs::read_to_string(&file) {
-                    Ok(text) => {
-                        let id = sources.add(&file, text);
-                        let text = sources.get(id).text.clone();
-                        decls.extend(parse::parse_file(id, &text, &mut diagnostics));
-                    }
+                    Ok(text) => texts.push((file, text)),
                     Err(e) => diagnostics.push(
                         Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
                             .help("check the path and its permissions"),
@@ -55,6 +50,23 @@ pub fn load(path: &Path) -> Desired {
             }
         }
         Err(d) => diagnostics.push(d),
+    }
+    from_texts(texts, diagnostics)
+}
+
+/// The desired state of files already in memory (a saved plan's), in the
+/// order given; diagnostics name the paths given with them.
+pub fn load_texts(files: Vec<(PathBuf, String)>) -> Desired {
+    from_texts(files, Vec::new())
+}
+
+fn from_texts(files: Vec<(PathBuf, String)>, mut diagnostics: Vec<Diagnostic>) -> Desired {
+    let mut sources = Sources::default();
+    let mut decls = Vec::new();
+    for (path, text) in files {
+        let id = sources.add(&path, text);
+        let text = sources.get(id).text.clone();
+        decls.extend(parse::parse_file(id, &text, &mut diagnostics));
     }
     let (topology, spans) = merge::merge(decls, &sources, &mut diagnostics);
     let mut desired = Desired { topology, spans, sources, diagnostics };

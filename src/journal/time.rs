@@ -1,4 +1,4 @@
-//! The wall clock as RFC 3339 UTC, for the journal's records.
+//! The wall clock as RFC 3339 UTC, for the journal's records and saved plans.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -1,0 +1,135 @@
+//! Saved plans in the commands: `plan --out` writes one, `apply PLANFILE`
+//! reads it and refuses it when the broker or the plan is no longer the
+//! one reviewed. The file format is [`crate::saved_plan`].
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::plan::Planned;
+use crate::desired::{self, Desired};
+use crate::diagnostic::{Diagnostic, render as render_diagnostics};
+use crate::exit::Exit;
+use crate::fingerprint;
+use crate::output::Output;
+use crate::saved_plan::{self, SavedFile, SavedPlan};
+
+/// `plan --out FILE`: saves what apply needs to make this plan again.
+pub fn save(planned: &Planned, path: &Path, replace: &[String], file: &Path) -> Result<(), Diagnostic> {
+    let sources = &planned.desired.sources;
+    let saved = SavedPlan {
+        warren_saved_plan: saved_plan::FORMAT_VERSION,
+        warren_version: env!("CARGO_PKG_VERSION").into(),
+        created: crate::journal::now(),
+        origin: planned.live.origin.clone(),
+        path: path.to_path_buf(),
+        replace: replace.to_vec(),
+        live_fingerprint: fingerprint::live(&planned.live.topology, &planned.live.inventory),
+        plan_fingerprint: saved_plan::plan_fingerprint(&planned.document),
+        files: sources
+            .ids()
+            .map(|id| {
+                let f = sources.get(id);
+                SavedFile { path: f.path.clone(), text: f.text.to_string() }
+            })
+            .collect(),
+    };
+    saved_plan::write(&saved, file)
+}
+
+/// What apply plans from: the files at a path, or a saved plan's.
+pub struct ApplyInput {
+    pub desired: Desired,
+    /// The path the plan names (a saved plan's is the one `plan` was given).
+    pub path: PathBuf,
+    pub replace: Vec<String>,
+    pub saved: Option<SavedPlan>,
+}
+
+/// Loads `path` as a topology, or as a saved plan when its content is one.
+/// On failure the reason is printed and the exit returned.
+pub fn apply_input(path: &Path, replace: &[String], out: Output) -> Result<ApplyInput, Exit> {
+    if !is_saved_plan(path) {
+        let desired = desired::load(path);
+        return Ok(ApplyInput { desired, path: path.to_path_buf(), replace: replace.to_vec(), saved: None });
+    }
+    let saved = match saved_plan::read(path) {
+        Ok(s) => s,
+        Err(d) => {
+            eprint!("{}", render_diagnostics(&[d], &Default::default(), out.diagnostic_style()));
+            eprintln!("Nothing was changed.");
+            return Err(Exit::Error);
+        }
+    };
+    // The plan records its --replace list; another one would make a plan
+    // other than the one reviewed.
+    if !replace.is_empty() {
+        eprintln!(
+            "Nothing was changed: --replace cannot be given with a saved plan; {} records its own ({}).",
+            path.display(),
+            if saved.replace.is_empty() { "none".into() } else { saved.replace.join(", ") }
+        );
+        return Err(Exit::Error);
+    }
+    if !out.quiet {
+        eprintln!(
+            "Applying the saved plan {}, made {} against {} by warren {}.",
+            path.display(),
+            saved.created,
+            saved.origin,
+            saved.warren_version
+        );
+    }
+    let desired = desired::load_texts(saved.texts());
+    Ok(ApplyInput { desired, path: saved.path.clone(), replace: saved.replace.clone(), saved: Some(saved) })
+}
+
+/// A file whose content starts like JSON: TOML never does.
+fn is_saved_plan(path: &Path) -> bool {
+    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    // The first bytes decide; a topology file need not be read twice.
+    let mut head = [0u8; 1024];
+    let n = f.read(&mut head).unwrap_or(0);
+    saved_plan::looks_saved(&String::from_utf8_lossy(&head[..n]))
+}
+
+/// Refuses (exit 4) a saved plan whose live state or plan differs now.
+pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Exit> {
+    let live_now = fingerprint::live(&planned.live.topology, &planned.live.inventory);
+    if live_now != saved.live_fingerprint {
+        eprintln!(
+            "Refused: the broker changed since this plan was made (fingerprint {}, now {live_now}); make a new plan.",
+            saved.live_fingerprint
+        );
+        if saved.origin != planned.live.origin {
+            eprintln!(
+                "  The plan was made against {}, and is applied to {}: it is accepted only when this broker's \
+                 state matches exactly what the plan was made from.",
+                saved.origin, planned.live.origin
+            );
+        }
+        eprintln!("Nothing was changed.");
+        return Err(Exit::Refused);
+    }
+    let plan_now = saved_plan::plan_fingerprint(&planned.document);
+    if plan_now != saved.plan_fingerprint {
+        let why = if saved.warren_version != env!("CARGO_PKG_VERSION") {
+            format!(
+                "it was made by warren {}, and this is warren {}, which may plan differently",
+                saved.warren_version,
+                env!("CARGO_PKG_VERSION")
+            )
+        } else {
+            "the environment differs: a password variable (password_env) is set differently or not at all, \
+             so a user's password now compares otherwise"
+                .into()
+        };
+        eprintln!(
+            "Refused: the broker is as it was, but the plan now comes out different (fingerprint {}, now {plan_now}): \
+             {why}. Run plan to see it; make a new plan.",
+            saved.plan_fingerprint
+        );
+        eprintln!("Nothing was changed.");
+        return Err(Exit::Refused);
+    }
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! The saved-plan file that `plan --out` writes and `apply PLANFILE` reads.
+//!
+//! It holds the topology files' text and two fingerprints, not the steps:
+//! apply re-plans from exactly those texts against the broker as it is then,
+//! and carries the plan out only when the broker and the plan are the ones
+//! that were reviewed. Steps would have to be trusted blindly; a re-plan that
+//! must come out identical gives the same guarantee with the normal checks.
+//!
+//! Never stored: credentials (the origin is printed without them) and
+//! password values (only the files' text, which names `password_env`
+//! variables, not their values).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::diagnostic::Diagnostic;
+use crate::render::PlanDocument;
+
+/// The key that marks a saved plan; its value is the format version.
+pub const MARKER: &str = "warren_saved_plan";
+/// Bumped on any incompatible change to the file.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedPlan {
+    /// The format version, under the marker key.
+    pub warren_saved_plan: u32,
+    pub warren_version: String,
+    /// When the plan was made: RFC 3339, UTC.
+    pub created: String,
+    /// What the plan was made against: the broker's address without
+    /// credentials, or `definitions file X`.
+    pub origin: String,
+    /// The topology path as `plan` was given it (the plan document names it).
+    pub path: PathBuf,
+    /// The `--replace` queues of the plan.
+    pub replace: Vec<String>,
+    /// [`crate::fingerprint::live`] of the live state the plan was made from.
+    pub live_fingerprint: String,
+    /// [`plan_fingerprint`] of the plan.
+    pub plan_fingerprint: String,
+    /// The topology files, in the order they were read.
+    pub files: Vec<SavedFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedFile {
+    /// The path as it was read (relative paths stay relative).
+    pub path: PathBuf,
+    pub text: String,
+}
+
+impl SavedPlan {
+    /// The files as [`crate::desired::load_texts`] takes them.
+    pub fn texts(&self) -> Vec<(PathBuf, String)> {
+        self.files.iter().map(|f| (f.path.clone(), f.text.clone())).collect()
+    }
+}
+
+/// The fingerprint of what a plan does, whatever it was compared with: the
+/// document's live origin is left out, so that a plan made from an export
+/// (or through another address of the same broker) that matches the live
+/// state still counts as the same plan.
+pub fn plan_fingerprint(document: &PlanDocument) -> String {
+    let mut d = document.clone();
+    d.live = String::new();
+    crate::fingerprint::plan(&d)
+}
+
+/// Whether `text` is meant as a saved plan rather than a topology file: a
+/// JSON object. TOML cannot start with `{`, so nothing valid is mistaken.
+pub fn looks_saved(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+/// Writes `plan` to `path` (pretty JSON, so that a reviewer can read it).
+pub fn write(plan: &SavedPlan, path: &Path) -> Result<(), Diagnostic> {
+    let mut text = serde_json::to_string_pretty(plan).expect("a saved plan always serialises");
+    text.push('\n');
+    std::fs::write(path, text).map_err(|e| {
+        Diagnostic::error("write", format!("cannot write the saved plan {}: {e}", path.display()))
+            .help("check that the directory exists and is writable")
+    })
+}
+
+/// Reads a saved plan's text; `path` names it in the diagnostics.
+pub fn parse(text: &str, path: &Path) -> Result<SavedPlan, Diagnostic> {
+    let bad = |what: String| {
+        Diagnostic::error("saved-plan", format!("{} is not a usable saved plan: {what}", path.display()))
+            .help("make a new one with `warren plan PATH --out FILE`")
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        if e.is_eof() { bad(format!("it is cut short ({e})")) } else { bad(format!("it is not valid JSON ({e})")) }
+    })?;
+    match value.get(MARKER) {
+        None => return Err(bad(format!("it has no \"{MARKER}\" marker"))),
+        Some(v) if v.as_u64() != Some(u64::from(FORMAT_VERSION)) => {
+            return Err(bad(format!(
+                "its format version is {v}, and this warren ({}) reads version {FORMAT_VERSION}",
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        Some(_) => {}
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| bad(format!("at {}: {}", e.path(), e.inner())))
+}
+
+/// Reads a saved plan from disk.
+pub fn read(path: &Path) -> Result<SavedPlan, Diagnostic> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::error("read", format!("cannot read {}: {e}", path.display())).help("check the path")
+    })?;
+    parse(&text, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> SavedPlan {
+        SavedPlan {
+            warren_saved_plan: FORMAT_VERSION,
+            warren_version: env!("CARGO_PKG_VERSION").into(),
+            created: "2026-12-02T19:48:40Z".into(),
+            origin: "http://127.0.0.1:15672".into(),
+            path: "topology".into(),
+            replace: vec!["orders".into()],
+            live_fingerprint: "0123456789abcdef".into(),
+            plan_fingerprint: "fedcba9876543210".into(),
+            files: vec![SavedFile {
+                path: "topology/a.toml".into(),
+                text: "vhosts = [\"/\"]\n[users.u]\npassword_env = \"U_PASSWORD\"\n".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_saved_plan_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plan.json");
+        write(&sample(), &file).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(looks_saved(&text));
+        assert!(text.contains("\"warren_saved_plan\": 1"), "{text}");
+        assert_eq!(read(&file).unwrap(), sample());
+    }
+
+    #[test]
+    fn bad_files_are_diagnostics_that_name_the_file() {
+        let p = Path::new("x/plan.json");
+        let full = serde_json::to_string(&sample()).unwrap();
+        let cases = [
+            ("garbage", "it is not valid JSON"),
+            ("{\"a\": ", "cut short"),
+            (&full[..full.len() / 2], "cut short"),
+            ("{\"files\": []}", "no \"warren_saved_plan\" marker"),
+            ("[1, 2]", "no \"warren_saved_plan\" marker"),
+            (&full.replace("\"warren_saved_plan\":1", "\"warren_saved_plan\":2"), "format version is 2"),
+            (&full.replace("\"origin\"", "\"origin_\""), "unknown field"),
+        ];
+        for (text, expected) in cases {
+            let d = parse(text, p).expect_err(text);
+            assert!(d.message.starts_with("x/plan.json is not a usable saved plan"), "{}", d.message);
+            assert!(d.message.contains(expected), "{text:?}: {}", d.message);
+        }
+    }
+}
