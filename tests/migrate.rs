@@ -46,6 +46,8 @@ struct Case {
     dir: tempfile::TempDir,
     /// `WARREN_AMQP_URL` for warren: the test node's AMQP port, no vhost.
     amqp: String,
+    /// More variables for warren (the fault hook).
+    env: std::sync::Mutex<Vec<(String, String)>>,
     _serial: MutexGuard<'static, ()>,
 }
 
@@ -67,6 +69,7 @@ impl Case {
             vhost: vhost.to_string(),
             dir: tempfile::tempdir().unwrap(),
             amqp: url.to_string().trim_end_matches('/').to_string(),
+            env: Default::default(),
             _serial: serial,
         };
         case.clean();
@@ -93,7 +96,19 @@ impl Case {
     }
 
     fn warren(&self, args: &[&str]) -> Run {
-        self.broker.warren(args, &[("WARREN_AMQP_URL", Some(self.amqp.as_str()))])
+        let extra = self.env.lock().unwrap().clone();
+        let mut env: Vec<(&str, Option<&str>)> = vec![("WARREN_AMQP_URL", Some(self.amqp.as_str()))];
+        env.extend(extra.iter().map(|(k, v)| (k.as_str(), Some(v.as_str()))));
+        self.broker.warren(args, &env)
+    }
+
+    /// Sets (or with `None` removes) a variable for the following runs.
+    fn set_env(&self, name: &str, value: Option<&str>) {
+        let mut env = self.env.lock().unwrap();
+        env.retain(|(k, _)| k != name);
+        if let Some(v) = value {
+            env.push((name.to_string(), v.to_string()));
+        }
     }
 
     fn apply(&self, args: &[&str]) -> Run {
@@ -1043,4 +1058,206 @@ fn an_apply_stopped_before_deleting_the_interposed_exchange_is_finished_by_the_n
     let report = finish(traffic);
     eprintln!("{}: {report}", case.vhost);
     case.assert_migrated(&bindings);
+}
+
+// Crash safety, the lock, the journal and abort (issue 6).
+
+/// The steps of the one migration `plan --format json` shows, and the
+/// number of its point of no return.
+fn migration_steps(case: &Case) -> (usize, usize) {
+    let plan = case.plan(&["--format", "json"]);
+    let doc: Json = serde_json::from_str(&plan.stdout).expect("a JSON plan");
+    let m = doc["changes"].as_array().unwrap().iter().find_map(|c| c.get("migration").cloned()).expect("a migration");
+    (m["steps"].as_array().unwrap().len(), m["point_of_no_return"].as_u64().unwrap() as usize)
+}
+
+/// The id and state `warren status` gives this vhost's in-flight
+/// migration, if any.
+fn in_flight(case: &Case) -> Option<(String, String)> {
+    let status = case.warren(&["status"]);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    let mine = format!("vhost \"{}\": queue \"{OLD}\" >> \"{NEW}\"", case.vhost);
+    let line = status.stdout.lines().find(|l| l.contains(&mine))?;
+    let state = line.rsplit('(').next().unwrap().trim_end_matches(')').to_string();
+    Some((line.split_whitespace().next().unwrap().to_string(), state))
+}
+
+fn in_flight_id(case: &Case) -> String {
+    in_flight(case).unwrap_or_else(|| panic!("status does not list the migration of {}", case.vhost)).0
+}
+
+#[test]
+fn an_apply_killed_after_any_migration_step_is_finished_by_the_next_exactly_once() {
+    let case = Case::new("t-mig-killed");
+    let total = {
+        case.topology(DIRECT_V1);
+        case.apply_ok();
+        case.topology(DIRECT_V2);
+        migration_steps(&case).0
+    };
+    assert!(total >= 10, "a direct migration has its bootstrap, swap, teardown and retire steps: {total}");
+    for k in 0..total {
+        case.clean();
+        case.topology(DIRECT_V1);
+        case.apply_ok();
+        let bindings = case.bindings_to(OLD);
+        let mut traffic =
+            Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+        let old = traffic.add_consumer(OLD, Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(500));
+        case.topology(DIRECT_V2);
+        // Killed right after step k took effect: before its record for
+        // even k, after it for odd k.
+        let fault = format!("{}:{k}", if k % 2 == 0 { "migration-step" } else { "migration-record" });
+        case.set_env("WARREN_TEST_FAULT", Some(&fault));
+        let first = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[(NEW, Duration::ZERO)]);
+        case.set_env("WARREN_TEST_FAULT", None);
+        assert!(
+            first.run.code != 0 && !first.run.stdout.contains("Apply complete"),
+            "{fault}: the process was not killed:\n{}\n{}",
+            first.run.stdout,
+            first.run.stderr
+        );
+        if k == total / 2 {
+            let status = case.warren(&["status"]);
+            assert!(status.stdout.contains("stopped without finishing"), "{fault}: {}", status.stdout);
+            assert_eq!(in_flight(&case).map(|(_, state)| state), Some("running".into()), "{fault}");
+        }
+        let stop: &[ConsumerId] = if first.drained.is_some() { &[] } else { &[old] };
+        let second = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], stop, &[]);
+        assert!(second.run.stderr.contains("was interrupted"), "{fault}: {}", second.run.stderr);
+        if k + 1 < total {
+            assert_migrated_run(&second.run);
+        } else {
+            // Killed after the last step: the migration was done already.
+            assert_eq!(second.run.code, 0, "{fault}:\n{}\n{}", second.run.stdout, second.run.stderr);
+        }
+        let report = traffic.finish(FINISH);
+        report.assert_exactly_once();
+        assert!(report.returned.is_empty(), "{fault}: {report}");
+        eprintln!("{fault}: {report}");
+        case.assert_migrated(&bindings);
+        assert_eq!(in_flight(&case), None, "{fault}: the journal still holds the migration");
+    }
+    let history = case.warren(&["history", "--vhost", &case.vhost]);
+    assert_eq!(history.code, 0, "{}", history.stderr);
+    assert!(history.stdout.contains(": interrupted by "), "{}", history.stdout);
+    assert!(history.stdout.contains(": complete by "), "{}", history.stdout);
+}
+
+#[test]
+fn eight_applies_at_once_one_works_and_the_others_find_nothing_to_do() {
+    let case = Case::new("t-mig-eight");
+    // A history of this test alone (tests here run one at a time).
+    case.broker.delete("global-parameters/warren.journal");
+    case.topology(DIRECT_V1);
+    let runs: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8).map(|_| s.spawn(|| case.apply(&["--lock-timeout", "120s"]))).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let worked = runs.iter().filter(|r| r.stdout.contains("Apply complete!")).count();
+    let idle = runs.iter().filter(|r| r.code == 0 && r.stdout.contains("No changes.")).count();
+    let all: Vec<String> = runs.iter().map(|r| format!("{}: {}\n{}", r.code, r.stdout, r.stderr)).collect();
+    assert_eq!((worked, idle), (1, 7), "{}", all.join("\n----\n"));
+    assert!(runs.iter().all(|r| r.code == 0), "{}", all.join("\n----\n"));
+    assert!(runs.iter().any(|r| r.stderr.contains("Another apply holds the lock")), "{}", all.join("\n----\n"));
+    // The history shows one run that changed something.
+    let history = case.warren(&["history", "--vhost", &case.vhost]);
+    assert_eq!(history.stdout.matches(": complete by ").count(), 1, "{}", history.stdout);
+}
+
+#[test]
+fn an_apply_waiting_for_the_lock_says_who_holds_it_and_gives_up_with_exit_5() {
+    let case = Case::new("t-mig-lock-held");
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    case.publish(OLD, 5);
+    case.topology(DIRECT_V2);
+    // The holder waits for a drain that does not come (no consumer).
+    std::thread::scope(|s| {
+        let holder = s.spawn(|| case.apply(&["--drain-timeout", "12s"]));
+        std::thread::sleep(Duration::from_secs(4));
+        let status = case.warren(&["status"]);
+        assert!(status.stdout.contains("An apply is running"), "{}", status.stdout);
+        assert_eq!(in_flight(&case).map(|(_, state)| state), Some("running".into()), "{}", status.stdout);
+        let waiter = case.apply(&["--lock-timeout", "2s"]);
+        assert_eq!(waiter.code, 5, "{}\n{}", waiter.stdout, waiter.stderr);
+        assert!(waiter.stderr.contains("Another apply holds the lock: "), "{}", waiter.stderr);
+        assert!(waiter.stderr.contains('@') && waiter.stderr.contains(" since "), "{}", waiter.stderr);
+        assert!(waiter.stderr.contains("migrate queue"), "what the holder is doing: {}", waiter.stderr);
+        assert!(waiter.stderr.contains("Nothing was changed"), "{}", waiter.stderr);
+        let held = holder.join().unwrap();
+        assert_eq!(held.code, 3, "{}\n{}", held.stdout, held.stderr);
+    });
+    let status = case.warren(&["status"]);
+    assert!(status.stdout.contains("No apply is running."), "{}", status.stdout);
+    let (id, state) = in_flight(&case).expect("the paused migration is listed");
+    assert_eq!(state, "paused");
+    // Aborted while its messages wait in the old queue: the new one is
+    // empty and unused, so it goes.
+    let abort = case.warren(&["abort", &id, "--auto-approve"]);
+    assert_eq!(abort.code, 0, "{}\n{}", abort.stdout, abort.stderr);
+    assert!(!case.exists("queues", NEW), "the empty new queue is deleted");
+    assert_eq!(case.messages(OLD), Some(5), "the old queue keeps its messages");
+    assert_eq!(case.scaffolding(), Vec::<String>::new());
+    assert_eq!(in_flight(&case), None);
+}
+
+#[test]
+fn abort_before_the_point_of_no_return_goes_back_exactly_once_and_after_it_refuses() {
+    let case = Case::new("t-mig-abort");
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let mut traffic =
+        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+    let _old = traffic.add_consumer(OLD, Duration::from_millis(5));
+    std::thread::sleep(Duration::from_secs(1));
+    case.topology(DIRECT_V2);
+    // The old consumer stays: the migration pauses after its swap, traffic
+    // flowing into the new queue.
+    let first = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)]);
+    assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
+    let id = in_flight_id(&case);
+    let abort = case.warren(&["abort", &id, "--auto-approve"]);
+    assert_eq!(abort.code, 0, "{}\n{}", abort.stdout, abort.stderr);
+    assert!(abort.stdout.contains("Abort complete"), "{}", abort.stdout);
+    assert!(abort.stdout.contains(&format!("Queue \"{NEW}\" was kept")), "it has a consumer: {}", abort.stdout);
+    // Back where it started: the old queue bound as before, nothing else.
+    assert_eq!(case.bindings_to(OLD), bindings, "the old queue's bindings are back");
+    assert!(case.bindings_to(NEW).is_empty(), "nothing routes to the new queue");
+    assert_eq!(case.scaffolding(), Vec::<String>::new(), "scaffolding left behind");
+    let on_old = |t: &Traffic| t.report().per_queue().get(OLD).copied().unwrap_or(0);
+    let before = on_old(&traffic);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(on_old(&traffic) >= before + 50, "traffic does not reach {OLD} again: {}", traffic.report());
+    assert_eq!(in_flight(&case), None);
+    let again = case.warren(&["abort", &id, "--auto-approve"]);
+    assert_eq!(again.code, 1, "{}", again.stderr);
+    assert!(again.stderr.contains("is in flight"), "{}", again.stderr);
+    let report = traffic.finish(FINISH);
+    report.assert_exactly_once();
+    assert!(report.returned.is_empty(), "{report}");
+    eprintln!("{}: {report}", case.vhost);
+
+    // Past the point of no return: killed right after the old queue's
+    // deletion, before its record. abort refuses; apply finishes.
+    case.broker.delete(&format!("queues/{}/{}", seg(&case.vhost), seg(NEW)));
+    let (_, point) = migration_steps(&case);
+    case.set_env("WARREN_TEST_FAULT", Some(&format!("migration-step:{}", point - 1)));
+    let mut quiet = Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created"]).rate(50));
+    let old = quiet.add_consumer(OLD, Duration::ZERO);
+    let killed = apply_during(&case, &mut quiet, &["--drain-timeout", "60s"], &[old], &[(NEW, Duration::ZERO)]);
+    case.set_env("WARREN_TEST_FAULT", None);
+    assert!(killed.run.code != 0, "{}\n{}", killed.run.stdout, killed.run.stderr);
+    assert!(!case.exists("queues", OLD), "the kill came after the old queue's deletion");
+    let id = in_flight_id(&case);
+    let refused = case.warren(&["abort", &id, "--auto-approve"]);
+    assert_eq!(refused.code, 4, "{}\n{}", refused.stdout, refused.stderr);
+    assert!(refused.stderr.contains("point of no return"), "{}", refused.stderr);
+    let finished = case.apply(&[]);
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    let report = quiet.finish(FINISH);
+    report.assert_exactly_once();
+    assert_eq!(in_flight(&case), None, "the finished migration left the journal");
 }
