@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::Diagnostic;
-use crate::render::PlanDocument;
 
 /// The key that marks a saved plan; its value is the format version.
 pub const MARKER: &str = "warren_saved_plan";
@@ -58,16 +57,6 @@ impl SavedPlan {
     pub fn texts(&self) -> Vec<(PathBuf, String)> {
         self.files.iter().map(|f| (f.path.clone(), f.text.clone())).collect()
     }
-}
-
-/// The fingerprint of what a plan does, whatever it was compared with: the
-/// document's live origin is left out, so that a plan made from an export
-/// (or through another address of the same broker) that matches the live
-/// state still counts as the same plan.
-pub fn plan_fingerprint(document: &PlanDocument) -> String {
-    let mut d = document.clone();
-    d.live = String::new();
-    crate::fingerprint::plan(&d)
 }
 
 /// Whether `text` is meant as a saved plan rather than a topology file: a

@@ -85,7 +85,11 @@ pub async fn execute(
                     }
                     _ => {
                         let _permit = limit.acquire().await.expect("the semaphore is never closed");
-                        run_step(&broker, &step, &ctx).await
+                        // The lock may have gone while this step waited.
+                        match ctx.recorder.check() {
+                            Ok(()) => run_step(&broker, &step, &ctx).await,
+                            Err(e) => Err(e),
+                        }
                     }
                 };
                 (index, result)

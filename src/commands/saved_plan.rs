@@ -24,7 +24,7 @@ pub fn save(planned: &Planned, path: &Path, replace: &[String], file: &Path) -> 
         path: path.to_path_buf(),
         replace: replace.to_vec(),
         live_fingerprint: fingerprint::live(&planned.live.topology, &planned.live.inventory),
-        plan_fingerprint: saved_plan::plan_fingerprint(&planned.document),
+        plan_fingerprint: fingerprint::plan(&planned.document),
         files: sources
             .ids()
             .map(|id| {
@@ -110,7 +110,7 @@ pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Exit> {
         eprintln!("Nothing was changed.");
         return Err(Exit::Refused);
     }
-    let plan_now = saved_plan::plan_fingerprint(&planned.document);
+    let plan_now = fingerprint::plan(&planned.document);
     if plan_now != saved.plan_fingerprint {
         let why = if saved.warren_version != env!("CARGO_PKG_VERSION") {
             format!(
