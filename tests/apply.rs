@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
-use common::{Run, TestBroker, seg};
+use common::{Run, TestBroker, flat, seg};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -222,16 +222,6 @@ impl Drop for Case {
     fn drop(&mut self) {
         self.clean();
     }
-}
-
-/// Diagnostics as one line of words: miette wraps long messages at a fixed
-/// width and draws a margin (`│`) on continuation lines.
-fn flat(text: &str) -> String {
-    text.lines()
-        .map(|l| l.trim().trim_start_matches('│').trim())
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Items of an inventory group as [`Case::inventory`] gives them.

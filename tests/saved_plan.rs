@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde_json::json;
 
-use common::{Run, TestBroker, seg, warren};
+use common::{Run, TestBroker, flat, seg, warren};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -93,15 +93,6 @@ impl Drop for Case {
     fn drop(&mut self) {
         self.clean();
     }
-}
-
-/// Diagnostics as one line of words (miette wraps long messages).
-fn flat(text: &str) -> String {
-    text.lines()
-        .map(|l| l.trim().trim_start_matches('│').trim())
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 const TOPOLOGY: &str = r#"

@@ -251,15 +251,15 @@ impl fmt::Display for Step {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::model::Vhost;
 
-    fn queue(name: &str, kind: QueueType) -> Queue {
+    pub(in crate::plan) fn queue(name: &str, kind: QueueType) -> Queue {
         Queue { name: name.into(), kind, durable: true, auto_delete: false, arguments: Table::new(), replaces: None }
     }
 
-    fn binding(source: &str, kind: DestinationKind, dest: &str, key: &str) -> Binding {
+    pub(in crate::plan) fn binding(source: &str, kind: DestinationKind, dest: &str, key: &str) -> Binding {
         Binding {
             source: source.into(),
             destination_kind: kind,

@@ -101,18 +101,9 @@ pub fn rollback(
 
 #[cfg(test)]
 mod tests {
+    use super::super::migration::tests::{binding, queue};
     use super::*;
-    use crate::model::{Queue, QueueType};
-
-    fn binding(source: &str, kind: DestinationKind, dest: &str, key: &str) -> Binding {
-        Binding {
-            source: source.into(),
-            destination_kind: kind,
-            destination: dest.into(),
-            routing_key: key.into(),
-            arguments: Table::new(),
-        }
-    }
+    use crate::model::QueueType;
 
     fn source() -> RollbackSource {
         RollbackSource {
@@ -132,15 +123,7 @@ mod tests {
             v.exchanges.insert(x.to_string(), internal(x, "direct"));
         }
         for q in queues {
-            let q = Queue {
-                name: q.to_string(),
-                kind: QueueType::Classic,
-                durable: true,
-                auto_delete: false,
-                arguments: Table::new(),
-                replaces: None,
-            };
-            v.queues.insert(q.name.clone(), q);
+            v.queues.insert(q.to_string(), queue(q, QueueType::Classic));
         }
         v
     }

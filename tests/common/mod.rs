@@ -247,6 +247,17 @@ impl TestBroker {
     }
 }
 
+/// Diagnostics as one line of words: miette wraps long messages at a fixed
+/// width and draws a margin (`│`) on continuation lines.
+#[allow(dead_code)] // not every test file checks diagnostics
+pub fn flat(text: &str) -> String {
+    text.lines()
+        .map(|l| l.trim().trim_start_matches('│').trim())
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Percent-encodes a path segment (`/` is `%2F`).
 pub fn seg(s: &str) -> String {
     s.bytes()
