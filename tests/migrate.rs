@@ -1044,3 +1044,79 @@ fn an_apply_stopped_before_deleting_the_interposed_exchange_is_finished_by_the_n
     eprintln!("{}: {report}", case.vhost);
     case.assert_migrated(&bindings);
 }
+
+#[test]
+fn a_stray_publisher_and_a_stuck_consumer_on_the_old_queue_pause_the_migration_until_fixed() {
+    paused_by_rising_unacknowledged(&Case::new("t-mig-rising"), DIRECT_V1);
+}
+
+#[test]
+fn a_stray_publisher_and_a_stuck_consumer_on_an_old_quorum_queue_pause_the_migration_too() {
+    // Quorum queue totals move once per Ra tick (5 s), so readings a
+    // second apart repeat: the rise must still be seen.
+    let quorum = "[queues.\"orders.v1\"]\ntype = \"quorum\"";
+    let v1 = DIRECT_V1.replace("[queues.\"orders.v1\"]\ntype = \"classic\"", quorum);
+    assert!(v1.contains(quorum));
+    paused_by_rising_unacknowledged(&Case::new("t-mig-rising-quorum"), &v1);
+}
+
+/// v1 applied; a publisher naming the old queue and a consumer on it that
+/// never acks make apply of v2 pause; once both are gone, apply finishes.
+fn paused_by_rising_unacknowledged(case: &Case, v1: &str) {
+    case.topology(v1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let mut traffic =
+        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+    let old = traffic.add_consumer(OLD, Duration::from_millis(5));
+    // A legacy service publishes to the old queue by name through the
+    // default exchange (a migration does not move it), and a consumer on it
+    // takes every message and never acks: its unacknowledged count grows.
+    let stray = traffic.add_publisher(Publish::new("", &[OLD]).rate(40));
+    let stuck = traffic.add_stuck_consumer(OLD);
+    std::thread::sleep(Duration::from_secs(1));
+    case.topology(DIRECT_V2);
+    let first = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)]);
+    eprintln!("{}: paused after {:?}", case.vhost, first.elapsed);
+    assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
+    assert!(first.run.stderr.contains("Apply paused"), "{}", first.run.stderr);
+    assert!(
+        first.run.stderr.contains(&format!("unacknowledged messages on \"{OLD}\" keep rising")),
+        "{}",
+        first.run.stderr
+    );
+    // Well before the drain timeout: the rise is seen within seconds.
+    assert!(first.elapsed < Duration::from_secs(45), "{:?}", first.elapsed);
+    assert!(!first.run.stdout.contains("Apply complete"), "{}", first.run.stdout);
+    case.assert_paused_in_place(&["shop"]);
+    // New traffic still goes through the interposed exchange and its
+    // alternate exchange to the new queue, and nothing comes back.
+    let on_new = |t: &Traffic| t.report().per_queue().get(NEW).copied().unwrap_or(0);
+    let before = on_new(&traffic);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(on_new(&traffic) >= before + 50, "traffic does not reach {NEW}: {}", traffic.report());
+    assert!(traffic.report().returned.is_empty(), "{}", traffic.report());
+    let plan = case.plan(&["--detailed-exitcode"]);
+    assert_eq!(plan.code, 2, "the migration is still to finish:\n{}\n{}", plan.stdout, plan.stderr);
+    // The fix: the stray publisher stops, the stuck consumer goes (the
+    // broker requeues what it held), and the old consumer drains the rest.
+    traffic.stop_publisher(stray);
+    traffic.stop_consumer(stuck);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while case.messages(OLD) != Some(0) {
+        assert!(Instant::now() < deadline, "{OLD} is not drained: {:?} left", case.messages(OLD));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let second = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[]);
+    assert_migrated_run(&second.run);
+    let report = finish(traffic);
+    eprintln!("{}: {report}", case.vhost);
+    // Every stray message was confirmed and arrived once, on the old queue.
+    let strays = report.sent_by(stray);
+    assert!(strays.len() >= 40, "{} stray messages", strays.len());
+    for n in &strays {
+        assert!(report.confirmed.contains(n), "stray message {n} was not confirmed: {report}");
+        assert_eq!(report.deliveries.get(n).map(Vec::as_slice), Some([OLD.to_string()].as_slice()), "message {n}");
+    }
+    case.assert_migrated(&bindings);
+}

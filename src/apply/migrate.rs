@@ -156,6 +156,7 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
             return Ok(());
         };
         let now = Instant::now();
+        let timed_out = started.elapsed() >= drain.timeout;
         history.push((now, r));
         if tty {
             let rate = rate(&history);
@@ -179,8 +180,8 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
             }
             return Ok(());
         }
-        let last3: Vec<Reading> = history.iter().rev().take(3).map(|(_, x)| *x).collect();
-        if last3.len() == 3 && last3[0].unacked > last3[1].unacked && last3[1].unacked > last3[2].unacked {
+        let readings: Vec<Reading> = history.iter().map(|(_, x)| *x).collect();
+        if keeps_rising(&readings) {
             if tty {
                 eprintln!();
             }
@@ -189,7 +190,7 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
                 r.unacked
             )));
         }
-        if started.elapsed() >= drain.timeout {
+        if timed_out {
             if tty {
                 eprintln!();
             }
@@ -201,6 +202,27 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
         }
         tokio::time::sleep(drain.interval).await;
     }
+}
+
+/// Whether something still delivers to the old queue although nothing
+/// routes to it (a publisher naming it, a consumer that never acks): over
+/// the last three changes of the unacknowledged count, it rose each time,
+/// and the total (ready + unacknowledged) with it.
+///
+/// Changes, not readings: quorum queue totals move once per Ra tick (5 s),
+/// so readings a second apart mostly repeat and three in a row never rose.
+/// The total must rise too, else a backlog moving from ready to a consumer
+/// with a large prefetch would look like new deliveries.
+fn keeps_rising(history: &[Reading]) -> bool {
+    let mut changes: Vec<&Reading> = Vec::new();
+    for r in history {
+        if changes.last().is_none_or(|last| last.unacked != r.unacked) {
+            changes.push(r);
+        }
+    }
+    let total = |r: &Reading| r.ready.saturating_add(r.unacked);
+    let last: Vec<&&Reading> = changes.iter().rev().take(3).collect();
+    last.len() == 3 && last.windows(2).all(|w| w[0].unacked > w[1].unacked && total(w[0]) > total(w[1]))
 }
 
 fn rate(history: &[(Instant, Reading)]) -> f64 {
@@ -231,5 +253,45 @@ async fn retire(broker: &Broker, m: &MigrationPlan, kind: QueueType) -> Result<(
             Err(Failure::Paused(format!("the broker kept \"{p}\": {reason}")))
         }
         other => Ok(other?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(ready: u64, unacked: u64) -> Reading {
+        Reading { ready, unacked, consumers: 1 }
+    }
+
+    fn readings(pairs: &[(u64, u64)]) -> Vec<Reading> {
+        pairs.iter().map(|(r, u)| reading(*r, *u)).collect()
+    }
+
+    #[test]
+    fn unacknowledged_rising_with_the_total_keeps_rising() {
+        // A consumer that never acks, fed by a publisher naming the queue.
+        assert!(keeps_rising(&readings(&[(0, 10), (0, 25), (0, 40)])));
+        assert!(!keeps_rising(&readings(&[(0, 10), (0, 25)])), "two readings are not enough");
+    }
+
+    #[test]
+    fn repeated_readings_do_not_hide_a_rise() {
+        // Quorum queue totals move once per Ra tick: readings repeat.
+        let quorum = readings(&[(0, 10), (0, 10), (0, 10), (0, 60), (0, 60), (0, 60), (0, 60), (0, 110)]);
+        assert!(keeps_rising(&quorum));
+        assert!(!keeps_rising(&quorum[..7]));
+    }
+
+    #[test]
+    fn a_backlog_moving_to_a_consumer_is_not_a_rise() {
+        // Unacknowledged rises, but only as ready falls: nothing new arrives.
+        assert!(!keeps_rising(&readings(&[(900, 100), (700, 300), (400, 600)])));
+    }
+
+    #[test]
+    fn a_normal_drain_is_not_a_rise() {
+        assert!(!keeps_rising(&readings(&[(500, 10), (400, 9), (300, 10), (200, 10), (100, 8), (0, 9), (0, 10)])));
+        assert!(!keeps_rising(&readings(&[(0, 10), (0, 20), (0, 15), (0, 30)])), "it fell in between");
     }
 }
