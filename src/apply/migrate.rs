@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
-use crate::broker::{Broker, BrokerError, Reading};
+use crate::broker::{Broker, BrokerError, Leadership, Reading};
 use crate::model::{Binding, DestinationKind, QueueType, Vhost};
 use crate::plan::{MigrationPlan, MigrationStep as Step, Op};
 
@@ -147,6 +147,7 @@ async fn verify_policy(broker: &Broker, vhost: &str, exchange: &str, policy: &st
 /// that span more than one statistics interval.
 async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Result<(), Failure> {
     let (v, p) = (&m.vhost, &m.old.name);
+    let quorum = m.old.kind == QueueType::Quorum;
     let started = Instant::now();
     let tty = std::io::stderr().is_terminal();
     let mut history: Vec<(Instant, Reading)> = Vec::new();
@@ -157,6 +158,30 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
         };
         let now = Instant::now();
         let timed_out = started.elapsed() >= drain.timeout;
+        // A quorum queue without a leader reads 0 ready and 0 consumers
+        // (reference 1.6): a zero reading counts only once the leader is
+        // confirmed after it. Checked at the timeout too, to say why.
+        if quorum && ((r.ready == 0 && r.unacked == 0) || timed_out) {
+            let Some(leadership) = broker.queue_leadership(v, p).await? else { return Ok(()) };
+            if let Some(why) = without_leader(&leadership) {
+                // The zeros before it no longer span a known interval.
+                history.clear();
+                if tty {
+                    eprint!("\r  draining \"{p}\": no leader ({why})   ");
+                }
+                if timed_out {
+                    if tty {
+                        eprintln!();
+                    }
+                    return Err(Failure::Paused(format!(
+                        "quorum queue \"{p}\" has no leader after {:?} ({why}), so its readings of 0 messages prove nothing; everything stays in place: run apply again once a majority of its members is back",
+                        drain.timeout
+                    )));
+                }
+                tokio::time::sleep(drain.interval).await;
+                continue;
+            }
+        }
         history.push((now, r));
         if tty {
             let rate = rate(&history);
@@ -225,6 +250,37 @@ fn keeps_rising(history: &[Reading]) -> bool {
     last.len() == 3 && last.windows(2).all(|w| w[0].unacked > w[1].unacked && total(w[0]) > total(w[1]))
 }
 
+/// Why a quorum queue has no leader now, or `None` when it has one. Without
+/// a leader a passive declare reads 0 ready and 0 consumers (reference
+/// 1.6), which must not pass for drained. What 3.10 to 4.x report:
+/// 3.10-3.12 give `leader` "" when the leader's process is not alive, and
+/// `online` the members whose process is; 3.13+ give the recorded leader,
+/// `online` the members on running nodes and `state` `minority` or `down`
+/// when a majority or the leader's node is not running. A report without
+/// a leader does not confirm one.
+pub fn without_leader(l: &Leadership) -> Option<String> {
+    let Some(leader) = &l.leader else {
+        return Some("the broker reports no leader".to_string());
+    };
+    if let Some(state) = &l.state
+        && matches!(state.as_str(), "minority" | "down" | "stopped" | "crashed")
+    {
+        return Some(format!("its state is \"{state}\""));
+    }
+    if let Some(online) = &l.online {
+        if !online.contains(leader) {
+            return Some(format!("its leader {leader} is not online"));
+        }
+        if let Some(members) = l.members.as_ref().filter(|m| !m.is_empty()) {
+            let up = members.iter().filter(|n| online.contains(n)).count();
+            if up <= members.len() / 2 {
+                return Some(format!("{up} of its {} members are online, not a majority", members.len()));
+            }
+        }
+    }
+    None
+}
+
 fn rate(history: &[(Instant, Reading)]) -> f64 {
     let (Some((t0, a)), Some((t1, b))) = (history.iter().rev().nth(5).or(history.first()), history.last()) else {
         return 0.0;
@@ -246,6 +302,15 @@ async fn retire(broker: &Broker, m: &MigrationPlan, kind: QueueType) -> Result<(
             "\"{p}\" is not empty and unused right before deletion ({} ready, {} unacknowledged, {} consumer(s)); it is kept",
             r.ready, r.unacked, r.consumers
         )));
+    }
+    // The reading above proves nothing unless a leader answered it.
+    if kind == QueueType::Quorum {
+        let Some(leadership) = broker.queue_leadership(v, p).await? else { return Ok(()) };
+        if let Some(why) = without_leader(&leadership) {
+            return Err(Failure::Paused(format!(
+                "quorum queue \"{p}\" has no leader right before deletion ({why}), so its reading of 0 messages proves nothing; it is kept: run apply again once a majority of its members is back"
+            )));
+        }
     }
     let op = Op::DeleteQueue { vhost: v.clone(), name: p.clone(), kind };
     match broker.run(&op, kind == QueueType::Classic, None).await {
@@ -293,5 +358,40 @@ mod tests {
     fn a_normal_drain_is_not_a_rise() {
         assert!(!keeps_rising(&readings(&[(500, 10), (400, 9), (300, 10), (200, 10), (100, 8), (0, 9), (0, 10)])));
         assert!(!keeps_rising(&readings(&[(0, 10), (0, 20), (0, 15), (0, 30)])), "it fell in between");
+    }
+
+    fn leadership(leader: &str, members: &[&str], online: &[&str], state: Option<&str>) -> Leadership {
+        let nodes = |n: &[&str]| Some(n.iter().map(|s| s.to_string()).collect());
+        Leadership {
+            leader: Some(leader.to_string()).filter(|l| !l.is_empty()),
+            members: nodes(members),
+            online: nodes(online),
+            state: state.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_queue_with_its_leader_and_a_majority_online_has_a_leader() {
+        assert_eq!(without_leader(&leadership("a", &["a"], &["a"], Some("live"))), None, "3.10, one node");
+        assert_eq!(without_leader(&leadership("b", &["a", "b", "c"], &["b", "c"], Some("running"))), None);
+        let bare = Leadership { leader: Some("a".into()), ..Leadership::default() };
+        assert_eq!(without_leader(&bare), None, "only a leader reported");
+    }
+
+    #[test]
+    fn a_queue_without_a_live_leader_has_none() {
+        // 3.10-3.12: the leader's process is not alive.
+        assert!(without_leader(&leadership("", &["a", "b", "c"], &["c"], None)).is_some());
+        // 3.13+: the recorded leader's node is down, or a majority is.
+        let down = without_leader(&leadership("a", &["a", "b", "c"], &["b", "c"], Some("down"))).unwrap();
+        assert!(down.contains("down"), "{down}");
+        let minority = leadership("a", &["a", "b", "c"], &["a"], Some("minority"));
+        assert!(without_leader(&minority).unwrap().contains("minority"));
+        // The same, told by the lists alone.
+        assert!(without_leader(&leadership("a", &["a", "b", "c"], &["b", "c"], None)).unwrap().contains("not online"));
+        let lone = without_leader(&leadership("a", &["a", "b", "c"], &["a"], None)).unwrap();
+        assert!(lone.contains("1 of its 3 members"), "{lone}");
+        assert!(without_leader(&leadership("a", &["a", "b", "c", "d"], &["a", "b"], None)).is_some(), "2 of 4");
+        assert!(without_leader(&Leadership::default()).is_some(), "nothing reported confirms nothing");
     }
 }

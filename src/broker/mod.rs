@@ -34,6 +34,23 @@ pub struct Reading {
     pub consumers: u64,
 }
 
+/// Who leads a replicated queue, as the broker works it out when asked
+/// (not from the statistics, which stop updating when the leader is gone).
+/// A field the broker did not report is `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Leadership {
+    /// The leader's node; `None` also when the broker reports `""`, as
+    /// 3.10-3.12 do when the leader's process is not alive.
+    pub leader: Option<String>,
+    pub members: Option<Vec<String>>,
+    /// 3.10-3.12: members whose process is alive; 3.13+: members on
+    /// running nodes.
+    pub online: Option<Vec<String>>,
+    /// 3.13+: `running`, `minority` or `down`; 3.10: the queue record's
+    /// state (`live`).
+    pub state: Option<String>,
+}
+
 impl Broker {
     /// `amqp_url`: `--amqp-url`, or `None` for the management host on 5672.
     pub fn new(endpoint: Endpoint, amqp_url: Option<&str>) -> Result<Broker, BrokerError> {
@@ -60,6 +77,27 @@ impl Broker {
             ready: n("messages_ready").max(ready_now),
             unacked: n("messages_unacknowledged"),
             consumers,
+        }))
+    }
+
+    /// A queue's leader, members and online members, from the queue's own
+    /// record rather than the stats view (`disable_stats`). `None` when the
+    /// queue does not exist.
+    pub async fn queue_leadership(&self, vhost: &str, queue: &str) -> Result<Option<Leadership>, BrokerError> {
+        let path = format!("queues/{}/{}?disable_stats=true", segment(vhost), segment(queue));
+        let q = match self.http.get_json(&path, &format!("read the leader of queue \"{queue}\"")).await {
+            Err(BrokerError::NotFound { .. }) => return Ok(None),
+            other => other?,
+        };
+        let text = |k: &str| q[k].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        let nodes = |k: &str| {
+            q[k].as_array().map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect::<Vec<_>>())
+        };
+        Ok(Some(Leadership {
+            leader: text("leader"),
+            members: nodes("members"),
+            online: nodes("online"),
+            state: text("state"),
         }))
     }
 
