@@ -1120,3 +1120,43 @@ fn paused_by_rising_unacknowledged(case: &Case, v1: &str) {
     }
     case.assert_migrated(&bindings);
 }
+
+#[test]
+fn drain_readings_share_one_recent_listing_and_the_last_check_lists_afresh() {
+    use warren::broker::{Broker, Endpoint, Freshness, Tls};
+    let case = Case::new("t-mig-shared-totals");
+    let v = seg(&case.vhost);
+    case.broker.put(&format!("vhosts/{v}"), json!({}));
+    for q in ["a", "b"] {
+        case.broker.put(&format!("queues/{v}/{q}"), json!({"durable": true, "auto_delete": false, "arguments": {}}));
+    }
+    case.publish("a", 3);
+    let endpoint = Endpoint::parse(&case.broker.url, Tls::default()).unwrap();
+    let broker = Broker::new(endpoint, Some(&case.amqp)).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let vhost = case.vhost.clone();
+    let (shared, fresh, later) = runtime.block_on(async {
+        let read = |q: &'static str, f: Freshness| {
+            let (broker, vhost) = (broker.clone(), vhost.clone());
+            tokio::spawn(async move { broker.read_queue(&vhost, q, f).await.unwrap().unwrap() })
+        };
+        // Twenty waits at once, on two queues: one listing serves them all
+        // (each then makes its own AMQP passive declare).
+        let waits: Vec<_> = (0..20).map(|i| read(if i % 2 == 0 { "a" } else { "b" }, Freshness::Shared)).collect();
+        let mut shared = Vec::new();
+        for w in waits {
+            shared.push(w.await.unwrap());
+        }
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let later = read("a", Freshness::Shared).await.unwrap();
+        // Right after, while that listing is still recent.
+        let fresh = read("a", Freshness::Now).await.unwrap();
+        (shared, fresh, later)
+    });
+    let first = shared[0].0;
+    assert!(shared.iter().all(|(at, _)| *at == first), "the waits listed more than once");
+    assert_eq!((shared[0].1.ready, shared[1].1.ready), (3, 0), "each queue's own counts");
+    assert!(later.0 > first, "a listing over 500 ms old is not reused");
+    assert!(fresh.0 > later.0, "the check before a deletion lists afresh");
+    assert_eq!(later.1.ready, 3, "{later:?}");
+}

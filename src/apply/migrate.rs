@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
-use crate::broker::{Broker, BrokerError, Leadership, Reading};
+use crate::broker::{Broker, BrokerError, Freshness, Leadership, Reading};
 use crate::model::{Binding, DestinationKind, QueueType, Vhost};
 use crate::plan::{MigrationPlan, MigrationStep as Step, Op};
 
@@ -152,11 +152,13 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
     let tty = std::io::stderr().is_terminal();
     let mut history: Vec<(Instant, Reading)> = Vec::new();
     loop {
-        let Some(r) = broker.read_queue(v, p).await? else {
+        // Totals shared with the other drain waits of the vhost, up to
+        // 500 ms old: `now` is when they were asked for, so the zeros still
+        // span `settle` of the queue's own time.
+        let Some((now, r)) = broker.read_queue(v, p, Freshness::Shared).await? else {
             // Gone already: an earlier run retired it.
             return Ok(());
         };
-        let now = Instant::now();
         let timed_out = started.elapsed() >= drain.timeout;
         // A quorum queue without a leader reads 0 ready and 0 consumers
         // (reference 1.6): a zero reading counts only once the leader is
@@ -296,7 +298,8 @@ fn rate(history: &[(Instant, Reading)]) -> f64 {
 /// since quorum queues refuse those flags and streams ignore them.
 async fn retire(broker: &Broker, m: &MigrationPlan, kind: QueueType) -> Result<(), Failure> {
     let (v, p) = (&m.vhost, &m.old.name);
-    let Some(r) = broker.read_queue(v, p).await? else { return Ok(()) };
+    // Fresh, never a shared listing: the last look before there is no way back.
+    let Some((_, r)) = broker.read_queue(v, p, Freshness::Now).await? else { return Ok(()) };
     if r.ready > 0 || r.unacked > 0 || r.consumers > 0 {
         return Err(Failure::Paused(format!(
             "\"{p}\" is not empty and unused right before deletion ({} ready, {} unacknowledged, {} consumer(s)); it is kept",
