@@ -1271,3 +1271,119 @@ fn abort_before_the_point_of_no_return_goes_back_exactly_once_and_after_it_refus
     report.assert_exactly_once();
     assert_eq!(in_flight(&case), None, "the finished migration left the journal");
 }
+
+#[test]
+fn a_stray_publisher_and_a_stuck_consumer_on_the_old_queue_pause_the_migration_until_fixed() {
+    paused_by_rising_unacknowledged(&Case::new("t-mig-rising"), DIRECT_V1);
+}
+
+#[test]
+fn a_stray_publisher_and_a_stuck_consumer_on_an_old_quorum_queue_pause_the_migration_too() {
+    // Quorum queue totals move once per Ra tick (5 s), so readings a
+    // second apart repeat: the rise must still be seen.
+    let quorum = "[queues.\"orders.v1\"]\ntype = \"quorum\"";
+    let v1 = DIRECT_V1.replace("[queues.\"orders.v1\"]\ntype = \"classic\"", quorum);
+    assert!(v1.contains(quorum));
+    paused_by_rising_unacknowledged(&Case::new("t-mig-rising-quorum"), &v1);
+}
+
+/// v1 applied; a publisher naming the old queue and a consumer on it that
+/// never acks make apply of v2 pause; once both are gone, apply finishes.
+fn paused_by_rising_unacknowledged(case: &Case, v1: &str) {
+    case.topology(v1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let mut traffic =
+        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+    let old = traffic.add_consumer(OLD, Duration::from_millis(5));
+    // A legacy service publishes to the old queue by name through the
+    // default exchange (a migration does not move it), and a consumer on it
+    // takes every message and never acks: its unacknowledged count grows.
+    let stray = traffic.add_publisher(Publish::new("", &[OLD]).rate(40));
+    let stuck = traffic.add_stuck_consumer(OLD);
+    std::thread::sleep(Duration::from_secs(1));
+    case.topology(DIRECT_V2);
+    let first = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)]);
+    eprintln!("{}: paused after {:?}", case.vhost, first.elapsed);
+    assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
+    assert!(first.run.stderr.contains("Apply paused"), "{}", first.run.stderr);
+    assert!(
+        first.run.stderr.contains(&format!("unacknowledged messages on \"{OLD}\" keep rising")),
+        "{}",
+        first.run.stderr
+    );
+    // Well before the drain timeout: the rise is seen within seconds.
+    assert!(first.elapsed < Duration::from_secs(45), "{:?}", first.elapsed);
+    assert!(!first.run.stdout.contains("Apply complete"), "{}", first.run.stdout);
+    case.assert_paused_in_place(&["shop"]);
+    // New traffic still goes through the interposed exchange and its
+    // alternate exchange to the new queue, and nothing comes back.
+    let on_new = |t: &Traffic| t.report().per_queue().get(NEW).copied().unwrap_or(0);
+    let before = on_new(&traffic);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(on_new(&traffic) >= before + 50, "traffic does not reach {NEW}: {}", traffic.report());
+    assert!(traffic.report().returned.is_empty(), "{}", traffic.report());
+    let plan = case.plan(&["--detailed-exitcode"]);
+    assert_eq!(plan.code, 2, "the migration is still to finish:\n{}\n{}", plan.stdout, plan.stderr);
+    // The fix: the stray publisher stops, the stuck consumer goes (the
+    // broker requeues what it held), and the old consumer drains the rest.
+    traffic.stop_publisher(stray);
+    traffic.stop_consumer(stuck);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while case.messages(OLD) != Some(0) {
+        assert!(Instant::now() < deadline, "{OLD} is not drained: {:?} left", case.messages(OLD));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let second = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[]);
+    assert_migrated_run(&second.run);
+    let report = finish(traffic);
+    eprintln!("{}: {report}", case.vhost);
+    // Every stray message was confirmed and arrived once, on the old queue.
+    let strays = report.sent_by(stray);
+    assert!(strays.len() >= 40, "{} stray messages", strays.len());
+    for n in &strays {
+        assert!(report.confirmed.contains(n), "stray message {n} was not confirmed: {report}");
+        assert_eq!(report.deliveries.get(n).map(Vec::as_slice), Some([OLD.to_string()].as_slice()), "message {n}");
+    }
+    case.assert_migrated(&bindings);
+}
+
+#[test]
+fn drain_readings_share_one_recent_listing_and_the_last_check_lists_afresh() {
+    use warren::broker::{Broker, Endpoint, Freshness, Tls};
+    let case = Case::new("t-mig-shared-totals");
+    let v = seg(&case.vhost);
+    case.broker.put(&format!("vhosts/{v}"), json!({}));
+    for q in ["a", "b"] {
+        case.broker.put(&format!("queues/{v}/{q}"), json!({"durable": true, "auto_delete": false, "arguments": {}}));
+    }
+    case.publish("a", 3);
+    let endpoint = Endpoint::parse(&case.broker.url, Tls::default()).unwrap();
+    let broker = Broker::new(endpoint, Some(&case.amqp)).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let vhost = case.vhost.clone();
+    let (shared, fresh, later) = runtime.block_on(async {
+        let read = |q: &'static str, f: Freshness| {
+            let (broker, vhost) = (broker.clone(), vhost.clone());
+            tokio::spawn(async move { broker.read_queue(&vhost, q, f).await.unwrap().unwrap() })
+        };
+        // Twenty waits at once, on two queues: one listing serves them all
+        // (each then makes its own AMQP passive declare).
+        let waits: Vec<_> = (0..20).map(|i| read(if i % 2 == 0 { "a" } else { "b" }, Freshness::Shared)).collect();
+        let mut shared = Vec::new();
+        for w in waits {
+            shared.push(w.await.unwrap());
+        }
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let later = read("a", Freshness::Shared).await.unwrap();
+        // Right after, while that listing is still recent.
+        let fresh = read("a", Freshness::Now).await.unwrap();
+        (shared, fresh, later)
+    });
+    let first = shared[0].0;
+    assert!(shared.iter().all(|(at, _)| *at == first), "the waits listed more than once");
+    assert_eq!((shared[0].1.ready, shared[1].1.ready), (3, 0), "each queue's own counts");
+    assert!(later.0 > first, "a listing over 500 ms old is not reused");
+    assert!(fresh.0 > later.0, "the check before a deletion lists afresh");
+    assert_eq!(later.1.ready, 3, "{later:?}");
+}

@@ -132,3 +132,30 @@ fn a_consumer_cancelled_by_the_broker_is_recorded() {
     assert_eq!(report.cancelled, ["q"], "{report}");
     report.assert_exactly_once();
 }
+
+#[test]
+fn a_second_publisher_and_a_stuck_consumer_are_counted_apart() {
+    let v = direct("t-traffic-stuck");
+    let mut traffic = Traffic::start(&v.amqp_url(), Publish::new("x", &["k"]).rate(200).count(100));
+    // Straight to the queue by name, through the default exchange.
+    let by_name = traffic.add_publisher(Publish::new("", &["q"]).rate(100).count(50));
+    let stuck = traffic.add_stuck_consumer("q");
+    let deadline = std::time::Instant::now() + WAIT;
+    while traffic.report().confirmed.len() < 150 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The stuck consumer took them all and records nothing.
+    let held = traffic.report();
+    assert_eq!((held.sent, held.confirmed.len(), held.received), (150, 150, 0), "{held}");
+    assert_eq!(held.lost.len(), 150, "{held}");
+    // Closed, it gives them back to the queue, for a consumer that acks.
+    traffic.stop_consumer(stuck);
+    traffic.add_consumer("q", Duration::ZERO);
+    let report = traffic.finish(WAIT);
+    report.assert_exactly_once();
+    assert_eq!(report.received, 150, "{report}");
+    let (main, second) = (report.sent_by(Traffic::MAIN), report.sent_by(by_name));
+    assert_eq!((main.len(), second.len()), (100, 50), "{report}");
+    assert!(main.is_disjoint(&second), "the publishers' numbers clash");
+    assert_eq!(main.union(&second).copied().collect::<Vec<u64>>(), (1..=150).collect::<Vec<u64>>());
+}

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 use super::recorder::Recorder;
-use crate::broker::{Broker, BrokerError, Reading};
+use crate::broker::{Broker, BrokerError, Freshness, Leadership, Reading};
 use crate::model::{Binding, DestinationKind, QueueType, Vhost};
 use crate::plan::{MigrationPlan, MigrationStep as Step, Op};
 
@@ -160,15 +160,43 @@ async fn verify_policy(broker: &Broker, vhost: &str, exchange: &str, policy: &st
 /// that span more than one statistics interval.
 async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Result<(), Failure> {
     let (v, p) = (&m.vhost, &m.old.name);
+    let quorum = m.old.kind == QueueType::Quorum;
     let started = Instant::now();
     let tty = std::io::stderr().is_terminal();
     let mut history: Vec<(Instant, Reading)> = Vec::new();
     loop {
-        let Some(r) = broker.read_queue(v, p).await? else {
+        // Totals shared with the other drain waits of the vhost, up to
+        // 500 ms old: `now` is when they were asked for, so the zeros still
+        // span `settle` of the queue's own time.
+        let Some((now, r)) = broker.read_queue(v, p, Freshness::Shared).await? else {
             // Gone already: an earlier run retired it.
             return Ok(());
         };
-        let now = Instant::now();
+        let timed_out = started.elapsed() >= drain.timeout;
+        // A quorum queue without a leader reads 0 ready and 0 consumers
+        // (reference 1.6): a zero reading counts only once the leader is
+        // confirmed after it. Checked at the timeout too, to say why.
+        if quorum && ((r.ready == 0 && r.unacked == 0) || timed_out) {
+            let Some(leadership) = broker.queue_leadership(v, p).await? else { return Ok(()) };
+            if let Some(why) = without_leader(&leadership) {
+                // The zeros before it no longer span a known interval.
+                history.clear();
+                if tty {
+                    eprint!("\r  draining \"{p}\": no leader ({why})   ");
+                }
+                if timed_out {
+                    if tty {
+                        eprintln!();
+                    }
+                    return Err(Failure::Paused(format!(
+                        "quorum queue \"{p}\" has no leader after {:?} ({why}), so its readings of 0 messages prove nothing; everything stays in place: run apply again once a majority of its members is back",
+                        drain.timeout
+                    )));
+                }
+                tokio::time::sleep(drain.interval).await;
+                continue;
+            }
+        }
         history.push((now, r));
         if tty {
             let rate = rate(&history);
@@ -192,8 +220,8 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
             }
             return Ok(());
         }
-        let last3: Vec<Reading> = history.iter().rev().take(3).map(|(_, x)| *x).collect();
-        if last3.len() == 3 && last3[0].unacked > last3[1].unacked && last3[1].unacked > last3[2].unacked {
+        let readings: Vec<Reading> = history.iter().map(|(_, x)| *x).collect();
+        if keeps_rising(&readings) {
             if tty {
                 eprintln!();
             }
@@ -202,7 +230,7 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
                 r.unacked
             )));
         }
-        if started.elapsed() >= drain.timeout {
+        if timed_out {
             if tty {
                 eprintln!();
             }
@@ -214,6 +242,58 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
         }
         tokio::time::sleep(drain.interval).await;
     }
+}
+
+/// Whether something still delivers to the old queue although nothing
+/// routes to it (a publisher naming it, a consumer that never acks): over
+/// the last three changes of the unacknowledged count, it rose each time,
+/// and the total (ready + unacknowledged) with it.
+///
+/// Changes, not readings: quorum queue totals move once per Ra tick (5 s),
+/// so readings a second apart mostly repeat and three in a row never rose.
+/// The total must rise too, else a backlog moving from ready to a consumer
+/// with a large prefetch would look like new deliveries.
+fn keeps_rising(history: &[Reading]) -> bool {
+    let mut changes: Vec<&Reading> = Vec::new();
+    for r in history {
+        if changes.last().is_none_or(|last| last.unacked != r.unacked) {
+            changes.push(r);
+        }
+    }
+    let total = |r: &Reading| r.ready.saturating_add(r.unacked);
+    let last: Vec<&&Reading> = changes.iter().rev().take(3).collect();
+    last.len() == 3 && last.windows(2).all(|w| w[0].unacked > w[1].unacked && total(w[0]) > total(w[1]))
+}
+
+/// Why a quorum queue has no leader now, or `None` when it has one. Without
+/// a leader a passive declare reads 0 ready and 0 consumers (reference
+/// 1.6), which must not pass for drained. What 3.10 to 4.x report:
+/// 3.10-3.12 give `leader` "" when the leader's process is not alive, and
+/// `online` the members whose process is; 3.13+ give the recorded leader,
+/// `online` the members on running nodes and `state` `minority` or `down`
+/// when a majority or the leader's node is not running. A report without
+/// a leader does not confirm one.
+pub fn without_leader(l: &Leadership) -> Option<String> {
+    let Some(leader) = &l.leader else {
+        return Some("the broker reports no leader".to_string());
+    };
+    if let Some(state) = &l.state
+        && matches!(state.as_str(), "minority" | "down" | "stopped" | "crashed")
+    {
+        return Some(format!("its state is \"{state}\""));
+    }
+    if let Some(online) = &l.online {
+        if !online.contains(leader) {
+            return Some(format!("its leader {leader} is not online"));
+        }
+        if let Some(members) = l.members.as_ref().filter(|m| !m.is_empty()) {
+            let up = members.iter().filter(|n| online.contains(n)).count();
+            if up <= members.len() / 2 {
+                return Some(format!("{up} of its {} members are online, not a majority", members.len()));
+            }
+        }
+    }
+    None
 }
 
 fn rate(history: &[(Instant, Reading)]) -> f64 {
@@ -231,12 +311,22 @@ fn rate(history: &[(Instant, Reading)]) -> f64 {
 /// since quorum queues refuse those flags and streams ignore them.
 async fn retire(broker: &Broker, m: &MigrationPlan, kind: QueueType) -> Result<(), Failure> {
     let (v, p) = (&m.vhost, &m.old.name);
-    let Some(r) = broker.read_queue(v, p).await? else { return Ok(()) };
+    // Fresh, never a shared listing: the last look before there is no way back.
+    let Some((_, r)) = broker.read_queue(v, p, Freshness::Now).await? else { return Ok(()) };
     if r.ready > 0 || r.unacked > 0 || r.consumers > 0 {
         return Err(Failure::Paused(format!(
             "\"{p}\" is not empty and unused right before deletion ({} ready, {} unacknowledged, {} consumer(s)); it is kept",
             r.ready, r.unacked, r.consumers
         )));
+    }
+    // The reading above proves nothing unless a leader answered it.
+    if kind == QueueType::Quorum {
+        let Some(leadership) = broker.queue_leadership(v, p).await? else { return Ok(()) };
+        if let Some(why) = without_leader(&leadership) {
+            return Err(Failure::Paused(format!(
+                "quorum queue \"{p}\" has no leader right before deletion ({why}), so its reading of 0 messages proves nothing; it is kept: run apply again once a majority of its members is back"
+            )));
+        }
     }
     let op = Op::DeleteQueue { vhost: v.clone(), name: p.clone(), kind };
     match broker.run(&op, kind == QueueType::Classic, None).await {
@@ -244,5 +334,80 @@ async fn retire(broker: &Broker, m: &MigrationPlan, kind: QueueType) -> Result<(
             Err(Failure::Paused(format!("the broker kept \"{p}\": {reason}")))
         }
         other => Ok(other?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(ready: u64, unacked: u64) -> Reading {
+        Reading { ready, unacked, consumers: 1 }
+    }
+
+    fn readings(pairs: &[(u64, u64)]) -> Vec<Reading> {
+        pairs.iter().map(|(r, u)| reading(*r, *u)).collect()
+    }
+
+    #[test]
+    fn unacknowledged_rising_with_the_total_keeps_rising() {
+        // A consumer that never acks, fed by a publisher naming the queue.
+        assert!(keeps_rising(&readings(&[(0, 10), (0, 25), (0, 40)])));
+        assert!(!keeps_rising(&readings(&[(0, 10), (0, 25)])), "two readings are not enough");
+    }
+
+    #[test]
+    fn repeated_readings_do_not_hide_a_rise() {
+        // Quorum queue totals move once per Ra tick: readings repeat.
+        let quorum = readings(&[(0, 10), (0, 10), (0, 10), (0, 60), (0, 60), (0, 60), (0, 60), (0, 110)]);
+        assert!(keeps_rising(&quorum));
+        assert!(!keeps_rising(&quorum[..7]));
+    }
+
+    #[test]
+    fn a_backlog_moving_to_a_consumer_is_not_a_rise() {
+        // Unacknowledged rises, but only as ready falls: nothing new arrives.
+        assert!(!keeps_rising(&readings(&[(900, 100), (700, 300), (400, 600)])));
+    }
+
+    #[test]
+    fn a_normal_drain_is_not_a_rise() {
+        assert!(!keeps_rising(&readings(&[(500, 10), (400, 9), (300, 10), (200, 10), (100, 8), (0, 9), (0, 10)])));
+        assert!(!keeps_rising(&readings(&[(0, 10), (0, 20), (0, 15), (0, 30)])), "it fell in between");
+    }
+
+    fn leadership(leader: &str, members: &[&str], online: &[&str], state: Option<&str>) -> Leadership {
+        let nodes = |n: &[&str]| Some(n.iter().map(|s| s.to_string()).collect());
+        Leadership {
+            leader: Some(leader.to_string()).filter(|l| !l.is_empty()),
+            members: nodes(members),
+            online: nodes(online),
+            state: state.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_queue_with_its_leader_and_a_majority_online_has_a_leader() {
+        assert_eq!(without_leader(&leadership("a", &["a"], &["a"], Some("live"))), None, "3.10, one node");
+        assert_eq!(without_leader(&leadership("b", &["a", "b", "c"], &["b", "c"], Some("running"))), None);
+        let bare = Leadership { leader: Some("a".into()), ..Leadership::default() };
+        assert_eq!(without_leader(&bare), None, "only a leader reported");
+    }
+
+    #[test]
+    fn a_queue_without_a_live_leader_has_none() {
+        // 3.10-3.12: the leader's process is not alive.
+        assert!(without_leader(&leadership("", &["a", "b", "c"], &["c"], None)).is_some());
+        // 3.13+: the recorded leader's node is down, or a majority is.
+        let down = without_leader(&leadership("a", &["a", "b", "c"], &["b", "c"], Some("down"))).unwrap();
+        assert!(down.contains("down"), "{down}");
+        let minority = leadership("a", &["a", "b", "c"], &["a"], Some("minority"));
+        assert!(without_leader(&minority).unwrap().contains("minority"));
+        // The same, told by the lists alone.
+        assert!(without_leader(&leadership("a", &["a", "b", "c"], &["b", "c"], None)).unwrap().contains("not online"));
+        let lone = without_leader(&leadership("a", &["a", "b", "c"], &["a"], None)).unwrap();
+        assert!(lone.contains("1 of its 3 members"), "{lone}");
+        assert!(without_leader(&leadership("a", &["a", "b", "c", "d"], &["a", "b"], None)).is_some(), "2 of 4");
+        assert!(without_leader(&Leadership::default()).is_some(), "nothing reported confirms nothing");
     }
 }

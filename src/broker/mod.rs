@@ -7,7 +7,9 @@ mod http;
 mod lock;
 mod ops;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::json;
@@ -27,6 +29,33 @@ use crate::plan::Op;
 pub struct Broker {
     http: Http,
     amqp: Amqp,
+    /// Shared by clones, so that concurrent drain waits share listings.
+    totals: Arc<SharedTotals>,
+}
+
+/// How old a vhost's queue totals may be when a drain wait reads them: one
+/// listing then serves every wait of that vhost, instead of one listing per
+/// wait, each asking every queue of the vhost for its counts.
+const TOTALS_MAX_AGE: Duration = Duration::from_millis(500);
+
+/// Queue name -> (ready, unacknowledged), from the queue totals.
+type Totals = BTreeMap<String, (u64, u64)>;
+
+/// The latest totals listing per vhost and when it was asked for. The async
+/// lock per vhost is held while listing, so waits that arrive meanwhile take
+/// that listing rather than asking too.
+type TotalsSlot = Arc<tokio::sync::Mutex<Option<(Instant, Arc<Totals>)>>>;
+
+#[derive(Default)]
+struct SharedTotals(Mutex<HashMap<String, TotalsSlot>>);
+
+/// How fresh the queue totals behind a [`Reading`] must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// Listed for this reading: the check right before a deletion.
+    Now,
+    /// A listing of the vhost up to 500 ms old, shared with other readings.
+    Shared,
 }
 
 /// A fresh reading of one queue, for drain detection.
@@ -37,32 +66,109 @@ pub struct Reading {
     pub consumers: u64,
 }
 
+/// Who leads a replicated queue, as the broker works it out when asked
+/// (not from the statistics, which stop updating when the leader is gone).
+/// A field the broker did not report is `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Leadership {
+    /// The leader's node; `None` also when the broker reports `""`, as
+    /// 3.10-3.12 do when the leader's process is not alive.
+    pub leader: Option<String>,
+    pub members: Option<Vec<String>>,
+    /// 3.10-3.12: members whose process is alive; 3.13+: members on
+    /// running nodes.
+    pub online: Option<Vec<String>>,
+    /// 3.13+: `running`, `minority` or `down`; 3.10: the queue record's
+    /// state (`live`).
+    pub state: Option<String>,
+}
+
 impl Broker {
     /// `amqp_url`: `--amqp-url`, or `None` for the management host on 5672.
     pub fn new(endpoint: Endpoint, amqp_url: Option<&str>) -> Result<Broker, BrokerError> {
         let amqp = Amqp::new(amqp_url, &endpoint)?;
-        Ok(Broker { http: Http::new(endpoint)?, amqp })
+        Ok(Broker { http: Http::new(endpoint)?, amqp, totals: Arc::default() })
     }
 
     /// A queue's counters from fresh sources (reference 1.6): ready and
     /// unacknowledged from the queue totals (not the stats view, which lags
-    /// about 5 s), ready and consumers from an AMQP passive declare.
-    /// `None` when the queue does not exist.
-    pub async fn read_queue(&self, vhost: &str, queue: &str) -> Result<Option<Reading>, BrokerError> {
+    /// about 5 s), ready and consumers from an AMQP passive declare. With
+    /// the time the totals were asked for, the older source. `None` when the
+    /// queue does not exist.
+    pub async fn read_queue(
+        &self,
+        vhost: &str,
+        queue: &str,
+        freshness: Freshness,
+    ) -> Result<Option<(Instant, Reading)>, BrokerError> {
+        let action = format!("read the counters of queue \"{queue}\"");
+        let (at, totals) = match freshness {
+            Freshness::Now => (Instant::now(), Arc::new(self.list_totals(vhost, &action).await?)),
+            Freshness::Shared => self.shared_totals(vhost, &action).await?,
+        };
+        let Some((ready, unacked)) = totals.get(queue).copied() else {
+            return Ok(None);
+        };
+        let (ready_now, consumers) = self.amqp.queue_state(vhost, queue).await?;
+        Ok(Some((at, Reading { ready: ready.max(ready_now), unacked, consumers })))
+    }
+
+    /// The vhost's totals listing if it is at most [`TOTALS_MAX_AGE`] old,
+    /// else a new one, made once for every wait that asks meanwhile.
+    async fn shared_totals(&self, vhost: &str, action: &str) -> Result<(Instant, Arc<Totals>), BrokerError> {
+        let slot = {
+            let mut slots = self.totals.0.lock().unwrap_or_else(|e| e.into_inner());
+            slots.entry(vhost.to_string()).or_default().clone()
+        };
+        let mut latest = slot.lock().await;
+        if let Some((at, totals)) = latest.as_ref()
+            && at.elapsed() <= TOTALS_MAX_AGE
+        {
+            return Ok((*at, totals.clone()));
+        }
+        let at = Instant::now();
+        let totals = Arc::new(self.list_totals(vhost, action).await?);
+        *latest = Some((at, totals.clone()));
+        Ok((at, totals))
+    }
+
+    /// Ready and unacknowledged messages of every queue of a vhost, from
+    /// the queue totals, in one request.
+    async fn list_totals(&self, vhost: &str, action: &str) -> Result<Totals, BrokerError> {
         let path = format!(
             "queues/{}?disable_stats=true&enable_queue_totals=true&columns=name,messages_ready,messages_unacknowledged",
             segment(vhost)
         );
-        let list = self.http.get_json(&path, &format!("read the counters of queue \"{queue}\"")).await?;
-        let Some(item) = list.as_array().into_iter().flatten().find(|q| q["name"].as_str() == Some(queue)) else {
-            return Ok(None);
+        let list = self.http.get_json(&path, action).await?;
+        let n = |q: &serde_json::Value, k: &str| q[k].as_u64().unwrap_or(0);
+        Ok(list
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|q| {
+                Some((q["name"].as_str()?.to_string(), (n(q, "messages_ready"), n(q, "messages_unacknowledged"))))
+            })
+            .collect())
+    }
+
+    /// A queue's leader, members and online members, from the queue's own
+    /// record rather than the stats view (`disable_stats`). `None` when the
+    /// queue does not exist.
+    pub async fn queue_leadership(&self, vhost: &str, queue: &str) -> Result<Option<Leadership>, BrokerError> {
+        let path = format!("queues/{}/{}?disable_stats=true", segment(vhost), segment(queue));
+        let q = match self.http.get_json(&path, &format!("read the leader of queue \"{queue}\"")).await {
+            Err(BrokerError::NotFound { .. }) => return Ok(None),
+            other => other?,
         };
-        let n = |k: &str| item[k].as_u64().unwrap_or(0);
-        let (ready_now, consumers) = self.amqp.queue_state(vhost, queue).await?;
-        Ok(Some(Reading {
-            ready: n("messages_ready").max(ready_now),
-            unacked: n("messages_unacknowledged"),
-            consumers,
+        let text = |k: &str| q[k].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        let nodes = |k: &str| {
+            q[k].as_array().map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect::<Vec<_>>())
+        };
+        Ok(Some(Leadership {
+            leader: text("leader"),
+            members: nodes("members"),
+            online: nodes("online"),
+            state: text("state"),
         }))
     }
 

@@ -147,7 +147,7 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
 /// Deletes the new queue when it is empty and unused; otherwise says why
 /// it stays.
 async fn retire_new(broker: &Broker, vhost: &str, q: &crate::model::Queue) -> Option<String> {
-    match broker.read_queue(vhost, &q.name).await {
+    match broker.read_queue(vhost, &q.name, crate::broker::Freshness::Now).await.map(|r| r.map(|(_, r)| r)) {
         Ok(Some(r)) if r.ready == 0 && r.unacked == 0 && r.consumers == 0 => {
             let op = Op::DeleteQueue { vhost: vhost.into(), name: q.name.clone(), kind: q.kind };
             match broker.run(&op, true, None).await {

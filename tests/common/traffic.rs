@@ -142,9 +142,10 @@ pub struct Route {
     pub exchange: Option<String>,
 }
 
-/// What the publisher sends: to `exchange`, message `n` (from 1) takes
-/// `routes[(n - 1) % routes.len()]`, `rate` messages a second, until
-/// `count` are sent or [`Traffic::stop_publishing`].
+/// What a publisher sends: to `exchange`, its `i`-th message (from 1)
+/// takes `routes[(i - 1) % routes.len()]`, `rate` messages a second, until
+/// `count` are sent or [`Traffic::stop_publishing`]. With one publisher,
+/// message number `n` is its `n`-th.
 #[derive(Clone, Debug)]
 pub struct Publish {
     pub exchange: String,
@@ -201,13 +202,14 @@ impl Publish {
     }
 }
 
-/// What publisher and consumers recorded, shared between their tasks.
+/// What publishers and consumers recorded, shared between their tasks.
 #[derive(Default)]
 struct State {
-    /// Messages 1..=sent were handed to the broker.
+    /// Messages 1..=sent were handed to the broker; all publishers draw
+    /// their numbers from this one count, so numbers never clash.
     sent: u64,
-    /// The publisher stopped and every message sent has its answer.
-    published: bool,
+    /// The numbers each publisher sent, by [`PublisherId`].
+    sent_by: BTreeMap<usize, BTreeSet<u64>>,
     confirmed: BTreeSet<u64>,
     returned: Vec<u64>,
     nacked: Vec<u64>,
@@ -229,6 +231,29 @@ fn lock(state: &Shared) -> MutexGuard<'_, State> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConsumerId(usize);
 
+/// A publisher: [`Traffic::start`]'s is [`Traffic::MAIN`]; more come from
+/// [`Traffic::add_publisher`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PublisherId(usize);
+
+struct Publisher {
+    stop: Arc<AtomicBool>,
+    /// `None` once stopped and awaited.
+    task: Option<JoinHandle<()>>,
+    /// It ends by itself after this many.
+    count: Option<u64>,
+}
+
+/// What a consumer does with each message.
+#[derive(Clone, Copy, Debug)]
+enum Handling {
+    /// Acks it `delay` after it arrives and records its number.
+    Ack(Duration),
+    /// Holds it unacked and records nothing: a stuck consumer. The broker
+    /// requeues what it holds when it is stopped (its channel closes).
+    Hold,
+}
+
 struct Consumer {
     connection: Connection,
     channel: Channel,
@@ -239,20 +264,21 @@ struct Consumer {
     task: JoinHandle<()>,
 }
 
-/// A publisher running from [`Traffic::start`] and the consumers added
-/// since; [`Traffic::finish`] ends them and gives the [`Report`].
+/// The publishers running from [`Traffic::start`] and
+/// [`Traffic::add_publisher`] and the consumers added since;
+/// [`Traffic::finish`] ends them and gives the [`Report`].
 pub struct Traffic {
     runtime: Runtime,
     url: String,
     state: Shared,
-    stop: Arc<AtomicBool>,
-    publisher: Option<JoinHandle<()>>,
-    /// The publisher ends by itself after this many.
-    count: Option<u64>,
+    publishers: Vec<Publisher>,
     consumers: Vec<Option<Consumer>>,
 }
 
 impl Traffic {
+    /// The publisher [`Traffic::start`] starts.
+    pub const MAIN: PublisherId = PublisherId(0);
+
     /// Connects to `url` (see [`amqp_url`]) and starts publishing. Panics
     /// if it cannot connect: the test's setup is wrong.
     pub fn start(url: &str, publish: Publish) -> Traffic {
@@ -263,19 +289,34 @@ impl Traffic {
             .build()
             .expect("a tokio runtime");
         let url = with_heartbeat(url);
-        let (connection, channel) = runtime
+        let mut traffic =
+            Traffic { runtime, url, state: Shared::default(), publishers: Vec::new(), consumers: Vec::new() };
+        traffic.add_publisher(publish);
+        traffic
+    }
+
+    /// Starts one more publisher, with its own connection, say one that
+    /// addresses a queue by name through the default exchange
+    /// (`Publish::new("", &["orders.v1"])`). Its numbers come from the same
+    /// count as the others' and are checked the same way; [`Report::sent_by`]
+    /// tells them apart. Panics if it cannot connect.
+    pub fn add_publisher(&mut self, publish: Publish) -> PublisherId {
+        let id = PublisherId(self.publishers.len());
+        let name = format!("warren-traffic publisher {}", id.0);
+        let (connection, channel) = self
+            .runtime
             .block_on(async {
-                let connection = connect(&url, "warren-traffic publisher").await?;
+                let connection = connect(&self.url, &name).await?;
                 let channel = connection.create_channel().await?;
                 channel.confirm_select(ConfirmSelectOptions::default()).await?;
                 Ok::<_, lapin::Error>((connection, channel))
             })
-            .unwrap_or_else(|e| panic!("traffic: publishing through {url}: {e}"));
-        let state = Shared::default();
+            .unwrap_or_else(|e| panic!("traffic: publishing through {}: {e}", self.url));
         let stop = Arc::new(AtomicBool::new(false));
         let count = publish.count;
-        let publisher = runtime.spawn(publish_task(connection, channel, publish, state.clone(), stop.clone()));
-        Traffic { runtime, url, state, stop, publisher: Some(publisher), count, consumers: Vec::new() }
+        let task = self.runtime.spawn(publish_task(id, connection, channel, publish, self.state.clone(), stop.clone()));
+        self.publishers.push(Publisher { stop, task: Some(task), count });
+        id
     }
 
     /// Consumes `queue`, acking each message `delay` after it arrives, with
@@ -287,6 +328,18 @@ impl Traffic {
     /// Like [`Traffic::add_consumer`] with a prefetch, and an error instead
     /// of a panic (say the queue does not exist yet).
     pub fn try_add_consumer(&mut self, queue: &str, delay: Duration, prefetch: u16) -> Result<ConsumerId, String> {
+        self.consume(queue, Handling::Ack(delay), prefetch)
+    }
+
+    /// A stuck consumer on `queue`: unlimited prefetch, it takes every
+    /// message the queue gives it and never acks, and records nothing.
+    /// [`Traffic::stop_consumer`] closes it, and the broker requeues what it
+    /// held for the other consumers. Panics if the queue cannot be consumed.
+    pub fn add_stuck_consumer(&mut self, queue: &str) -> ConsumerId {
+        self.consume(queue, Handling::Hold, 0).unwrap_or_else(|e| panic!("traffic: {e}"))
+    }
+
+    fn consume(&mut self, queue: &str, handling: Handling, prefetch: u16) -> Result<ConsumerId, String> {
         let id = ConsumerId(self.consumers.len());
         let tag: ShortString = format!("warren-traffic-{}", id.0).into();
         let connection = self
@@ -309,14 +362,24 @@ impl Traffic {
             }
         };
         let stopping = Arc::new(AtomicBool::new(false));
-        let task =
-            self.runtime.spawn(consume_task(consumer, queue.to_string(), delay, self.state.clone(), stopping.clone()));
+        let task = self.runtime.spawn(consume_task(
+            consumer,
+            queue.to_string(),
+            handling,
+            self.state.clone(),
+            stopping.clone(),
+        ));
+        let delay = match handling {
+            Handling::Ack(delay) => delay,
+            Handling::Hold => Duration::ZERO,
+        };
         self.consumers.push(Some(Consumer { connection, channel, tag, delay, stopping, task }));
         Ok(id)
     }
 
     /// Cancels the consumer, lets it ack what it already holds (so nothing
-    /// is left to redeliver as a false duplicate), and closes it.
+    /// is left to redeliver as a false duplicate), and closes it. A stuck
+    /// consumer acks nothing: closing it requeues what it held.
     pub fn stop_consumer(&mut self, id: ConsumerId) {
         let Some(c) = self.consumers.get_mut(id.0).and_then(Option::take) else {
             return;
@@ -333,12 +396,21 @@ impl Traffic {
         });
     }
 
-    /// Stops the publisher and waits for the broker's answer to every
+    /// Stops every publisher and waits for the broker's answer to every
     /// message sent. Does nothing the second time.
     pub fn stop_publishing(&mut self) {
-        self.stop.store(true, SeqCst);
-        if let Some(publisher) = self.publisher.take() {
-            let _ = self.runtime.block_on(publisher);
+        for id in 0..self.publishers.len() {
+            self.stop_publisher(PublisherId(id));
+        }
+    }
+
+    /// Stops one publisher and waits for the broker's answer to every
+    /// message it sent. Does nothing the second time.
+    pub fn stop_publisher(&mut self, id: PublisherId) {
+        let Some(p) = self.publishers.get_mut(id.0) else { return };
+        p.stop.store(true, SeqCst);
+        if let Some(task) = p.task.take() {
+            let _ = self.runtime.block_on(task);
         }
     }
 
@@ -365,15 +437,19 @@ impl Traffic {
         Report::from(&*lock(&self.state))
     }
 
-    /// Ends the traffic and reports, all within about `timeout`: lets a
-    /// publisher with a count send them all (one without is stopped), waits
-    /// until every confirmed message was received, then until no message
-    /// was acked for a quiet second (so slower queues and late duplicates
-    /// are seen too), and stops the consumers.
+    /// Ends the traffic and reports, all within about `timeout`: lets
+    /// publishers with a count send them all (those without are stopped),
+    /// waits until every confirmed message was received, then until no
+    /// message was acked for a quiet second (so slower queues and late
+    /// duplicates are seen too), and stops the consumers.
     pub fn finish(mut self, timeout: Duration) -> Report {
         let deadline = Instant::now() + timeout;
-        if self.count.is_some() {
-            self.wait_until(deadline, |s| s.published);
+        // A publisher's task ends once every message it sent is answered.
+        let counted_done = |t: &Traffic| {
+            t.publishers.iter().all(|p| p.count.is_none() || p.task.as_ref().is_none_or(JoinHandle::is_finished))
+        };
+        while !counted_done(&self) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
         }
         self.stop_publishing();
         self.wait_until(deadline, |s| s.confirmed.iter().all(|n| s.deliveries.contains_key(n)));
@@ -399,19 +475,35 @@ async fn connect(url: &str, name: &str) -> lapin::Result<Connection> {
     Connection::connect(url, ConnectionProperties::default().with_connection_name(name.into())).await
 }
 
-async fn publish_task(connection: Connection, channel: Channel, spec: Publish, state: Shared, stop: Arc<AtomicBool>) {
+async fn publish_task(
+    id: PublisherId,
+    connection: Connection,
+    channel: Channel,
+    spec: Publish,
+    state: Shared,
+    stop: Arc<AtomicBool>,
+) {
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(spec.rate)));
     // A steady rate: after a stall go on at the rate, not in a burst.
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     // Each confirm is awaited apart, so a slow one does not slow the rate.
     let mut confirms = JoinSet::new();
     let options = BasicPublishOptions { mandatory: true, ..BasicPublishOptions::default() };
-    for n in 1u64.. {
-        if stop.load(SeqCst) || spec.count.is_some_and(|c| n > c) {
+    for i in 1u64.. {
+        if stop.load(SeqCst) || spec.count.is_some_and(|c| i > c) {
             break;
         }
         tick.tick().await;
-        let route = &spec.routes[((n - 1) % spec.routes.len() as u64) as usize];
+        // The message's number, from the count all publishers share;
+        // counted as sent from here (a failed publish is an error too).
+        let n = {
+            let mut s = lock(&state);
+            s.sent += 1;
+            let n = s.sent;
+            s.sent_by.entry(id.0).or_default().insert(n);
+            n
+        };
+        let route = &spec.routes[((i - 1) % spec.routes.len() as u64) as usize];
         let mut headers = FieldTable::default();
         for (k, v) in &route.headers {
             headers.insert(k.as_str().into(), AMQPValue::LongString(v.as_str().into()));
@@ -427,7 +519,6 @@ async fn publish_task(connection: Connection, channel: Channel, spec: Publish, s
             .await;
         match published {
             Ok(confirm) => {
-                lock(&state).sent = n;
                 let state = state.clone();
                 confirms.spawn(async move {
                     let answer = confirm.await;
@@ -454,23 +545,32 @@ async fn publish_task(connection: Connection, channel: Channel, spec: Publish, s
         }
     }
     while confirms.join_next().await.is_some() {}
-    lock(&state).published = true;
     let _ = connection.close(200, "OK".into()).await;
 }
 
 async fn consume_task(
     mut consumer: lapin::Consumer,
     queue: String,
-    delay: Duration,
+    handling: Handling,
     state: Shared,
     stopping: Arc<AtomicBool>,
 ) {
+    // What a stuck consumer holds, never acked: the broker requeues it all
+    // when the channel closes.
+    let mut held = Vec::new();
     // One message at a time, so `delay` makes a drain take real time.
     while let Some(delivery) = consumer.next().await {
         let delivery = match delivery {
             Ok(d) => d,
             Err(e) => {
                 lock(&state).errors.push(format!("consumer on {queue}: {e}"));
+                continue;
+            }
+        };
+        let delay = match handling {
+            Handling::Ack(delay) => delay,
+            Handling::Hold => {
+                held.push(delivery);
                 continue;
             }
         };
@@ -507,6 +607,8 @@ async fn consume_task(
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub sent: u64,
+    /// The numbers each publisher sent, by [`PublisherId`].
+    sent_by: BTreeMap<usize, BTreeSet<u64>>,
     pub confirmed: BTreeSet<u64>,
     /// Unroutable, came back with basic.return.
     pub returned: Vec<u64>,
@@ -539,6 +641,7 @@ impl From<&State> for Report {
             .collect();
         let mut report = Report {
             sent: s.sent,
+            sent_by: s.sent_by.clone(),
             confirmed: s.confirmed.clone(),
             returned,
             nacked,
@@ -566,6 +669,11 @@ impl Report {
         let duplicates =
             self.deliveries.keys().map(|n| (*n, copies(n))).filter(|(_, queues)| queues.len() > 1).collect();
         (lost, duplicates)
+    }
+
+    /// The numbers `publisher` sent.
+    pub fn sent_by(&self, publisher: PublisherId) -> BTreeSet<u64> {
+        self.sent_by.get(&publisher.0).cloned().unwrap_or_default()
     }
 
     /// Copies acked per queue.
