@@ -46,7 +46,24 @@ pub const MAX_NAME_BYTES: usize = 255;
 
 /// Parses one file. Returns `None` only when the file is not TOML at all.
 pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
-    let mut r = Reader { file, diagnostics };
+    if let Some(decl) = super::halves::parse(file, text, diagnostics) {
+        return Some(decl);
+    }
+    let (decl, _) = parse_part(file, text, 0, false, diagnostics)?;
+    Some(decl)
+}
+
+/// Parses `text`, which starts at `base` in the file; a `rest` part (one
+/// that follows the file's start) has no `vhosts` or `[vhost]` of its own.
+/// Returns the declarations and the part's top-level keys.
+pub(super) fn parse_part(
+    file: FileId,
+    text: &str,
+    base: usize,
+    rest: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(FileDecl, Vec<String>)> {
+    let mut r = Reader { file, base, diagnostics };
     let (doc, errors) = DeTable::parse_recoverable(text);
     for e in &errors {
         let span = e.span().unwrap_or(0..0);
@@ -64,8 +81,9 @@ pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -
     }
     let whole = Node::new(0..0, DeValue::Table(doc.into_inner()));
     let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS)?;
+    let keys = top.table.keys().map(|k| k.get_ref().to_string()).collect();
     let mut p = Parser { r };
-    Some(p.file(&top, text.len()))
+    Some((p.file(&top, text.len(), rest), keys))
 }
 
 struct Parser<'d> {
@@ -80,8 +98,8 @@ impl Parser<'_> {
         self.r.loc(span)
     }
 
-    fn file(&mut self, top: &Fields, len: usize) -> FileDecl {
-        let vhosts = self.vhosts(top, len);
+    fn file(&mut self, top: &Fields, len: usize, rest: bool) -> FileDecl {
+        let vhosts = if rest { Vec::new() } else { self.vhosts(top, len) };
         let mut decl = FileDecl {
             vhosts,
             settings: None,
@@ -95,7 +113,9 @@ impl Parser<'_> {
             external: External::default(),
             failed: External::default(),
         };
-        if let Some(node) = top.get("vhost") {
+        if let Some(node) = top.get("vhost")
+            && !rest
+        {
             decl.settings = self.settings(node);
         }
         for (name, node, at) in self.named(top, "exchanges") {
@@ -484,7 +504,7 @@ impl Parser<'_> {
         }
         ok &= self.check_name(
             &destination,
-            &spots.get(destination_kind.as_str()).expect("the destination has its place").span.clone(),
+            &f.span(destination_kind.as_str()).expect("the destination has its place"),
             "destination",
             false,
         );
