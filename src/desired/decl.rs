@@ -1,8 +1,7 @@
 //! What one topology file declares, before its objects are placed in each
 //! of the file's vhosts.
 
-use std::collections::BTreeMap;
-
+use super::spans::FieldSites;
 use crate::model::{Binding, Exchange, External, Permission, Policy, Queue, QueueType, User, VhostSettings};
 use crate::source::Location;
 
@@ -13,7 +12,7 @@ pub struct Decl<T> {
     /// The object's name (its table header) or, for bindings, its table.
     pub at: Location,
     /// Field path (`durable`, `arguments.x-message-ttl`) to its value's place.
-    pub fields: std::sync::Arc<BTreeMap<String, Location>>,
+    pub fields: std::sync::Arc<FieldSites>,
 }
 
 /// A queue whose type may still come from its vhost's default.
@@ -35,6 +34,6 @@ pub struct FileDecl {
     pub users: Vec<Decl<User>>,
     pub permissions: Vec<Decl<Permission>>,
     pub external: External,
-    /// Every exchange and queue name the file tries to declare, valid or not.
-    pub attempted: External,
+    /// The exchange and queue names whose declaration had errors.
+    pub failed: External,
 }

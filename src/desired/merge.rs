@@ -71,65 +71,76 @@ impl Merger<'_> {
         false
     }
 
-    fn file(&mut self, f: FileDecl) {
-        for u in &f.users {
-            if self.claim(ObjectKey::User(u.value.name.clone()), u) {
-                self.topology.users.insert(u.value.name.clone(), u.value.clone());
+    fn file(&mut self, mut f: FileDecl) {
+        for u in std::mem::take(&mut f.users) {
+            if self.claim(ObjectKey::User(u.value.name.clone()), &u) {
+                self.topology.users.insert(u.value.name.clone(), u.value);
             }
         }
-        for (v, _) in &f.vhosts {
+        let n = f.vhosts.len();
+        for (i, (v, _)) in f.vhosts.iter().enumerate() {
+            let last = i + 1 == n;
             let v = v.as_str();
-            for x in &f.exchanges {
+            let (exchanges, queues, bindings) =
+                (own(&mut f.exchanges, last), own(&mut f.queues, last), own(&mut f.bindings, last));
+            let (policies, operator_policies, permissions) =
+                (own(&mut f.policies, last), own(&mut f.operator_policies, last), own(&mut f.permissions, last));
+            let objects = exchanges.len() + queues.len() + bindings.len();
+            self.spans.objects.reserve(objects + policies.len() + operator_policies.len() + permissions.len());
+            for x in exchanges {
                 let key = ObjectKey::Exchange { vhost: v.into(), name: x.value.name.clone() };
-                if self.claim(key, x) {
-                    self.vhost(v).exchanges.insert(x.value.name.clone(), x.value.clone());
+                if self.claim(key, &x) {
+                    self.vhost(v).exchanges.insert(x.value.name.clone(), x.value);
                 }
             }
-            for q in &f.queues {
+            let default = self.vhost(v).settings.default_queue_type;
+            for q in queues {
                 let key = ObjectKey::Queue { vhost: v.into(), name: q.value.queue.name.clone() };
-                if self.claim(key, q) {
-                    let mut queue = q.value.queue.clone();
-                    let default = self.vhost(v).settings.default_queue_type;
+                if self.claim(key, &q) {
+                    let mut queue = q.value.queue;
                     queue.kind = q.value.declared_type.or(default).unwrap_or(queue.kind);
                     self.vhost(v).queues.insert(queue.name.clone(), queue);
                 }
             }
-            for b in &f.bindings {
+            for b in bindings {
                 let key = ObjectKey::Binding { vhost: v.into(), binding: b.value.clone() };
-                if self.claim(key, b) {
-                    self.vhost(v).bindings.insert(b.value.clone());
+                if self.claim(key, &b) {
+                    self.vhost(v).bindings.insert(b.value);
                 }
             }
-            for p in &f.policies {
+            for p in policies {
                 let key = ObjectKey::Policy { vhost: v.into(), name: p.value.name.clone() };
-                if self.claim(key, p) {
-                    self.vhost(v).policies.insert(p.value.name.clone(), p.value.clone());
+                if self.claim(key, &p) {
+                    self.vhost(v).policies.insert(p.value.name.clone(), p.value);
                 }
             }
-            for p in &f.operator_policies {
+            for p in operator_policies {
                 let key = ObjectKey::OperatorPolicy { vhost: v.into(), name: p.value.name.clone() };
-                if self.claim(key, p) {
-                    self.vhost(v).operator_policies.insert(p.value.name.clone(), p.value.clone());
+                if self.claim(key, &p) {
+                    self.vhost(v).operator_policies.insert(p.value.name.clone(), p.value);
                 }
             }
-            for p in &f.permissions {
+            for p in permissions {
                 let key = ObjectKey::Permission { vhost: v.into(), user: p.value.user.clone() };
-                if self.claim(key, p) {
-                    self.vhost(v).permissions.insert(p.value.user.clone(), p.value.clone());
+                if self.claim(key, &p) {
+                    self.vhost(v).permissions.insert(p.value.user.clone(), p.value);
                 }
             }
-            let ext = f.external.clone();
             let vh = self.vhost(v);
-            vh.external.exchanges.extend(ext.exchanges);
-            vh.external.queues.extend(ext.queues);
-        }
-        for (v, _) in &f.vhosts {
-            for name in &f.attempted.exchanges {
-                self.spans.named.insert(ObjectKey::Exchange { vhost: v.clone(), name: name.clone() });
+            vh.external.exchanges.extend(f.external.exchanges.iter().cloned());
+            vh.external.queues.extend(f.external.queues.iter().cloned());
+            for name in &f.failed.exchanges {
+                self.spans.named.insert(ObjectKey::Exchange { vhost: v.into(), name: name.clone() });
             }
-            for name in &f.attempted.queues {
-                self.spans.named.insert(ObjectKey::Queue { vhost: v.clone(), name: name.clone() });
+            for name in &f.failed.queues {
+                self.spans.named.insert(ObjectKey::Queue { vhost: v.into(), name: name.clone() });
             }
         }
     }
+}
+
+/// The declarations for one of a file's vhosts: the last one takes them, the
+/// others get copies.
+fn own<T: Clone>(items: &mut Vec<T>, last: bool) -> Vec<T> {
+    if last { std::mem::take(items) } else { items.clone() }
 }

@@ -2,6 +2,7 @@
 //! place of every object for diagnostics.
 
 mod decl;
+mod halves;
 mod merge;
 mod parse;
 mod reader;

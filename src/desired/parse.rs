@@ -8,6 +8,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::decl::{Decl, FileDecl, QueueDecl};
 use super::reader::{Fields, Node, Reader, did_you_mean};
+use super::spans::FieldSites;
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, Expect, External, Password, Permission, Policy, Queue, QueueType,
@@ -45,7 +46,24 @@ pub const MAX_NAME_BYTES: usize = 255;
 
 /// Parses one file. Returns `None` only when the file is not TOML at all.
 pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
-    let mut r = Reader { file, diagnostics };
+    if let Some(decl) = super::halves::parse(file, text, diagnostics) {
+        return Some(decl);
+    }
+    let (decl, _) = parse_part(file, text, 0, false, diagnostics)?;
+    Some(decl)
+}
+
+/// Parses `text`, which starts at `base` in the file; a `rest` part (one
+/// that follows the file's start) has no `vhosts` or `[vhost]` of its own.
+/// Returns the declarations and the part's top-level keys.
+pub(super) fn parse_part(
+    file: FileId,
+    text: &str,
+    base: usize,
+    rest: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(FileDecl, Vec<String>)> {
+    let mut r = Reader { file, base, diagnostics };
     let (doc, errors) = DeTable::parse_recoverable(text);
     for e in &errors {
         let span = e.span().unwrap_or(0..0);
@@ -62,9 +80,10 @@ pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -
         return None;
     }
     let whole = Node::new(0..0, DeValue::Table(doc.into_inner()));
-    let top = Fields::new(&mut r, &whole, "the file".into(), TOP_KEYS)?;
+    let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS)?;
+    let keys = top.table.keys().map(|k| k.get_ref().to_string()).collect();
     let mut p = Parser { r };
-    Some(p.file(&top, text.len()))
+    Some((p.file(&top, text.len(), rest), keys))
 }
 
 struct Parser<'d> {
@@ -72,16 +91,15 @@ struct Parser<'d> {
 }
 
 /// Field locations of one object, gathered while reading it.
-#[derive(Default)]
-struct Spots(BTreeMap<String, Location>);
+type Spots = FieldSites;
 
 impl Parser<'_> {
     fn loc(&self, span: Range<usize>) -> Location {
         self.r.loc(span)
     }
 
-    fn file(&mut self, top: &Fields, len: usize) -> FileDecl {
-        let vhosts = self.vhosts(top, len);
+    fn file(&mut self, top: &Fields, len: usize, rest: bool) -> FileDecl {
+        let vhosts = if rest { Vec::new() } else { self.vhosts(top, len) };
         let mut decl = FileDecl {
             vhosts,
             settings: None,
@@ -93,43 +111,45 @@ impl Parser<'_> {
             users: Vec::new(),
             permissions: Vec::new(),
             external: External::default(),
-            attempted: External::default(),
+            failed: External::default(),
         };
-        if let Some(node) = top.get("vhost") {
+        if let Some(node) = top.get("vhost")
+            && !rest
+        {
             decl.settings = self.settings(node);
         }
         for (name, node, at) in self.named(top, "exchanges") {
-            decl.attempted.exchanges.insert(name.clone());
-            if let Some(x) = self.exchange(&name, node, at) {
-                decl.exchanges.push(x);
+            match self.exchange(name, node, at) {
+                Some(x) => decl.exchanges.push(x),
+                None => _ = decl.failed.exchanges.insert(name.to_string()),
             }
         }
         for (name, node, at) in self.named(top, "queues") {
-            decl.attempted.queues.insert(name.clone());
-            if let Some(q) = self.queue(&name, node, at) {
-                decl.queues.push(q);
+            match self.queue(name, node, at) {
+                Some(q) => decl.queues.push(q),
+                None => _ = decl.failed.queues.insert(name.to_string()),
             }
         }
         if let Some(node) = top.get("bindings") {
             decl.bindings = self.bindings(node);
         }
         for (name, node, at) in self.named(top, "policies") {
-            if let Some(p) = self.policy(&name, node, at, false) {
+            if let Some(p) = self.policy(name, node, at, false) {
                 decl.policies.push(p);
             }
         }
         for (name, node, at) in self.named(top, "operator_policies") {
-            if let Some(p) = self.policy(&name, node, at, true) {
+            if let Some(p) = self.policy(name, node, at, true) {
                 decl.operator_policies.push(p);
             }
         }
         for (name, node, at) in self.named(top, "users") {
-            if let Some(u) = self.user(&name, node, at) {
+            if let Some(u) = self.user(name, node, at) {
                 decl.users.push(u);
             }
         }
         for (name, node, at) in self.named(top, "permissions") {
-            if let Some(p) = self.permission(&name, node, at) {
+            if let Some(p) = self.permission(name, node, at) {
                 decl.permissions.push(p);
             }
         }
@@ -214,21 +234,21 @@ impl Parser<'_> {
     }
 
     /// The entries of a table of named objects (`[queues."name"]`).
-    fn named<'t, 'i>(&mut self, top: &Fields<'t, 'i>, key: &str) -> Vec<(String, &'t Node<'i>, Range<usize>)> {
+    fn named<'t, 'i>(&mut self, top: &Fields<'t, 'i>, key: &str) -> Vec<(&'t str, &'t Node<'i>, Range<usize>)> {
         let Some(table) = top.table(&mut self.r, key) else {
             return Vec::new();
         };
-        table.iter().map(|(k, v)| (k.get_ref().to_string(), v, k.span())).collect()
+        table.iter().map(|(k, v)| (k.get_ref().as_ref(), v, k.span())).collect()
     }
 
     fn settings(&mut self, node: &Node) -> Option<Decl<VhostSettings>> {
-        let f = Fields::new(&mut self.r, node, "[vhost]".into(), VHOST_KEYS)?;
+        let f = Fields::new(&mut self.r, node, "[vhost]", VHOST_KEYS)?;
         let mut spots = Spots::default();
         let description = f.string(&mut self.r, "description");
         let default_queue_type = self.queue_type(&f, "default_queue_type", &mut spots);
         let mut limits = None;
         if let Some(t) = f.table(&mut self.r, "limits") {
-            let lf = Fields::new(&mut self.r, f.get("limits")?, "`limits` of [vhost]".into(), LIMIT_KEYS)?;
+            let lf = Fields::new(&mut self.r, f.get("limits")?, "`limits` of [vhost]", LIMIT_KEYS)?;
             let mut out = BTreeMap::new();
             for (k, _) in t {
                 let name = k.get_ref().as_ref();
@@ -252,17 +272,17 @@ impl Parser<'_> {
         Some(Decl {
             value: VhostSettings { description, default_queue_type, limits },
             at: self.loc(node.span()),
-            fields: spots.0.into(),
+            fields: spots.into(),
         })
     }
 
-    fn spot(&self, f: &Fields, key: &str, spots: &mut Spots) {
+    fn spot(&self, f: &Fields, key: &'static str, spots: &mut Spots) {
         if let Some(span) = f.span(key) {
-            spots.0.insert(key.to_string(), self.loc(span));
+            spots.insert(key, self.loc(span));
         }
     }
 
-    fn queue_type(&mut self, f: &Fields, key: &str, spots: &mut Spots) -> Option<QueueType> {
+    fn queue_type(&mut self, f: &Fields, key: &'static str, spots: &mut Spots) -> Option<QueueType> {
         let s = f.string(&mut self.r, key)?;
         self.spot(f, key, spots);
         match QueueType::parse(&s) {
@@ -321,7 +341,7 @@ impl Parser<'_> {
         let typed_ok = f.get("durable").is_none_or(|_| durable.is_some())
             && f.get("auto_delete").is_none_or(|_| auto_delete.is_some())
             && f.get("internal").is_none_or(|_| internal.is_some());
-        (name_ok && kind_ok && typed_ok).then(|| Decl { value, at: self.loc(at), fields: spots.0.into() })
+        (name_ok && kind_ok && typed_ok).then(|| Decl { value, at: self.loc(at), fields: spots.into() })
     }
 
     fn argument_spots(&self, f: &Fields, spots: &mut Spots) {
@@ -329,7 +349,7 @@ impl Parser<'_> {
             && let Some(DeValue::Table(t)) = f.get("arguments").map(|n| n.get_ref())
         {
             for (k, v) in t {
-                spots.0.insert(format!("arguments.{}", k.get_ref()), self.loc(v.span()));
+                spots.insert(format!("arguments.{}", k.get_ref()), self.loc(v.span()));
             }
         }
     }
@@ -359,7 +379,7 @@ impl Parser<'_> {
             // `x-queue-type` in arguments is the same as `type`.
             if let Some(v) = args.remove("x-queue-type") {
                 let from_args = v.as_str().and_then(QueueType::parse);
-                let span = spots.0["arguments.x-queue-type"].clone();
+                let span = spots.get("arguments.x-queue-type").expect("each argument has its place").clone();
                 match (from_args, declared_type) {
                     (None, _) => {
                         let d = Diagnostic::error("bad-argument", format!("`x-queue-type` cannot be {v}"))
@@ -393,7 +413,7 @@ impl Parser<'_> {
             arguments: arguments?,
             replaces,
         };
-        ok.then(|| Decl { value: QueueDecl { queue, declared_type }, at: self.loc(at), fields: spots.0.into() })
+        ok.then(|| Decl { value: QueueDecl { queue, declared_type }, at: self.loc(at), fields: spots.into() })
     }
 
     /// Checks each known `x-` argument's type and range.
@@ -404,7 +424,7 @@ impl Parser<'_> {
                 continue;
             };
             if let Some(problem) = check_expect(rule.expect, value) {
-                let at = spots.0[&format!("arguments.{name}")].clone();
+                let at = spots.get(&format!("arguments.{name}")).expect("each argument has its place").clone();
                 let d = Diagnostic::error("bad-argument", format!("`{name}` {problem}"))
                     .at(at)
                     .label(format!("must be {}", rule.expect.describe()))
@@ -425,7 +445,7 @@ impl Parser<'_> {
     }
 
     fn binding(&mut self, node: &Node) -> Option<Decl<Binding>> {
-        let f = Fields::new(&mut self.r, node, "a binding".into(), BINDING_KEYS)?;
+        let f = Fields::new(&mut self.r, node, "a binding", BINDING_KEYS)?;
         let mut spots = Spots::default();
         for k in BINDING_KEYS {
             self.spot(&f, k, &mut spots);
@@ -482,9 +502,14 @@ impl Parser<'_> {
             self.r.report(d);
             ok = false;
         }
-        ok &= self.check_name(&destination, &spots.0[destination_kind.as_str()].span.clone(), "destination", false);
+        ok &= self.check_name(
+            &destination,
+            &f.span(destination_kind.as_str()).expect("the destination has its place"),
+            "destination",
+            false,
+        );
         let binding = Binding { source, destination_kind, destination, routing_key, arguments };
-        ok.then_some(Decl { value: binding, at, fields: spots.0.into() })
+        ok.then_some(Decl { value: binding, at, fields: spots.into() })
     }
 
     fn policy(&mut self, name: &str, node: &Node, at: Range<usize>, operator: bool) -> Option<Decl<Policy>> {
@@ -542,10 +567,10 @@ impl Parser<'_> {
         };
         if let Some(DeValue::Table(t)) = f.get("definition").map(|n| n.get_ref()) {
             for (k, v) in t {
-                spots.0.insert(format!("definition.{}", k.get_ref()), self.loc(v.span()));
+                spots.insert(format!("definition.{}", k.get_ref()), self.loc(v.span()));
             }
         }
-        ok.then(|| Decl { value, at: self.loc(at), fields: spots.0.into() })
+        ok.then(|| Decl { value, at: self.loc(at), fields: spots.into() })
     }
 
     fn check_policy_keys(&mut self, f: &Fields, def: &Table, operator: bool) -> bool {
@@ -665,7 +690,7 @@ impl Parser<'_> {
             Some(_) => f.strings(&mut self.r, "tags").map(|t| t.into_iter().map(|(s, _)| s).collect()),
         };
         let value = User { name: name.to_string(), password, tags: tags? };
-        ok.then(|| Decl { value, at: self.loc(at), fields: spots.0.into() })
+        ok.then(|| Decl { value, at: self.loc(at), fields: spots.into() })
     }
 
     fn permission(&mut self, user: &str, node: &Node, at: Range<usize>) -> Option<Decl<Permission>> {
@@ -678,12 +703,12 @@ impl Parser<'_> {
         let write = f.required_string(&mut self.r, "write", at.clone(), "\"^$\"");
         let read = f.required_string(&mut self.r, "read", at.clone(), "\"^$\"");
         let value = Permission { user: user.to_string(), configure: configure?, write: write?, read: read? };
-        Some(Decl { value, at: self.loc(at), fields: spots.0.into() })
+        Some(Decl { value, at: self.loc(at), fields: spots.into() })
     }
 
     fn external(&mut self, node: &Node) -> External {
         let mut out = External::default();
-        let Some(f) = Fields::new(&mut self.r, node, "[external]".into(), EXTERNAL_KEYS) else {
+        let Some(f) = Fields::new(&mut self.r, node, "[external]", EXTERNAL_KEYS) else {
             return out;
         };
         for (name, _) in f.strings(&mut self.r, "exchanges").unwrap_or_default() {

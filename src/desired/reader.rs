@@ -1,6 +1,8 @@
 //! Walks a parsed TOML table by hand, so that every value keeps its span and
 //! every problem in a file is reported in one run, not just the first.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::ops::Range;
 
 use toml::Spanned;
@@ -16,12 +18,15 @@ pub type Node<'i> = Spanned<DeValue<'i>>;
 /// Collects the diagnostics of one file.
 pub struct Reader<'d> {
     pub file: FileId,
+    /// Where the parsed text starts in the file: a part of a file read on
+    /// its own has spans from its own start.
+    pub base: usize,
     pub diagnostics: &'d mut Vec<Diagnostic>,
 }
 
 impl Reader<'_> {
     pub fn loc(&self, span: Range<usize>) -> Location {
-        Location { file: self.file, span }
+        Location { file: self.file, span: span.start + self.base..span.end + self.base }
     }
 
     pub fn report(&mut self, d: Diagnostic) {
@@ -29,7 +34,7 @@ impl Reader<'_> {
     }
 
     /// Reports that `node` is not of the `expected` kind.
-    pub fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
+    pub fn wrong_type(&mut self, node: &Node, what: impl fmt::Display, expected: &str) {
         let found = kind_of(node.get_ref());
         let d = Diagnostic::error("wrong-type", format!("{what} must be {expected}, not {found}"))
             .at(self.loc(node.span()))
@@ -39,7 +44,8 @@ impl Reader<'_> {
     }
 
     /// The value of `node` as a RabbitMQ value, or a diagnostic.
-    pub fn value(&mut self, node: &Node, what: &str) -> Option<Value> {
+    /// `what` names the value in messages; it is written only for one.
+    pub fn value(&mut self, node: &Node, what: &dyn fmt::Display) -> Option<Value> {
         Some(match node.get_ref() {
             DeValue::String(s) => Value::String(s.to_string()),
             DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
@@ -71,11 +77,11 @@ impl Reader<'_> {
     }
 
     /// A table of arbitrary values (arguments, policy definitions).
-    pub fn table_values(&mut self, table: &DeTable, what: &str) -> Option<Table> {
+    pub fn table_values(&mut self, table: &DeTable, what: &dyn fmt::Display) -> Option<Table> {
         let mut out = Table::new();
         let mut ok = true;
         for (k, v) in table {
-            match self.value(v, &format!("{what} \"{}\"", k.get_ref())) {
+            match self.value(v, &Keyed(what, k.get_ref())) {
                 Some(value) => {
                     out.insert(k.get_ref().to_string(), value);
                 }
@@ -83,6 +89,24 @@ impl Reader<'_> {
             }
         }
         ok.then_some(out)
+    }
+}
+
+/// `what "key"`: an entry of a table, named only when a message needs it.
+struct Keyed<'a>(&'a dyn fmt::Display, &'a str);
+
+impl fmt::Display for Keyed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} \"{}\"", self.0, self.1)
+    }
+}
+
+/// `` `key` of what ``, written only when a message needs it.
+pub struct Label<'a>(&'a str, &'a str);
+
+impl fmt::Display for Label<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` of {}", self.0, self.1)
     }
 }
 
@@ -113,13 +137,19 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
 pub struct Fields<'t, 'i> {
     pub table: &'t DeTable<'i>,
     /// `queue "orders"`: how messages name the object.
-    pub what: String,
+    pub what: Cow<'static, str>,
     known: &'static [&'static str],
 }
 
 impl<'t, 'i> Fields<'t, 'i> {
     /// Reads `node` as a table with the `known` keys, reporting every other key.
-    pub fn new(r: &mut Reader, node: &'t Node<'i>, what: String, known: &'static [&'static str]) -> Option<Self> {
+    pub fn new(
+        r: &mut Reader,
+        node: &'t Node<'i>,
+        what: impl Into<Cow<'static, str>>,
+        known: &'static [&'static str],
+    ) -> Option<Self> {
+        let what = what.into();
         match node.get_ref() {
             DeValue::Table(table) => {
                 let fields = Fields { table, what, known };
@@ -159,8 +189,8 @@ impl<'t, 'i> Fields<'t, 'i> {
         self.get(key).map(|n| n.span())
     }
 
-    fn label(&self, key: &str) -> String {
-        format!("`{key}` of {}", self.what)
+    fn label<'a>(&'a self, key: &'a str) -> Label<'a> {
+        Label(key, &self.what)
     }
 
     pub fn string(&self, r: &mut Reader, key: &str) -> Option<String> {
@@ -168,7 +198,7 @@ impl<'t, 'i> Fields<'t, 'i> {
         match node.get_ref() {
             DeValue::String(s) => Some(s.to_string()),
             _ => {
-                r.wrong_type(node, &self.label(key), "a string");
+                r.wrong_type(node, self.label(key), "a string");
                 None
             }
         }
@@ -192,7 +222,7 @@ impl<'t, 'i> Fields<'t, 'i> {
         match node.get_ref() {
             DeValue::Boolean(b) => Some(*b),
             _ => {
-                r.wrong_type(node, &self.label(key), "true or false");
+                r.wrong_type(node, self.label(key), "true or false");
                 None
             }
         }
@@ -203,7 +233,7 @@ impl<'t, 'i> Fields<'t, 'i> {
         match r.value(node, &self.label(key)) {
             Some(Value::Int(i)) => Some(i),
             Some(_) => {
-                r.wrong_type(node, &self.label(key), "an integer");
+                r.wrong_type(node, self.label(key), "an integer");
                 None
             }
             None => None,
@@ -215,7 +245,7 @@ impl<'t, 'i> Fields<'t, 'i> {
         match node.get_ref() {
             DeValue::Table(t) => Some(t),
             _ => {
-                r.wrong_type(node, &self.label(key), "a table");
+                r.wrong_type(node, self.label(key), "a table");
                 None
             }
         }
@@ -236,14 +266,14 @@ impl<'t, 'i> Fields<'t, 'i> {
     pub fn strings(&self, r: &mut Reader, key: &str) -> Option<Vec<(String, Range<usize>)>> {
         let node = self.get(key)?;
         let DeValue::Array(items) = node.get_ref() else {
-            r.wrong_type(node, &self.label(key), "an array of strings");
+            r.wrong_type(node, self.label(key), "an array of strings");
             return None;
         };
         let mut out = Vec::new();
         for item in items {
             match item.get_ref() {
                 DeValue::String(s) => out.push((s.to_string(), item.span())),
-                _ => r.wrong_type(item, &format!("each item of {}", self.label(key)), "a string"),
+                _ => r.wrong_type(item, format_args!("each item of {}", self.label(key)), "a string"),
             }
         }
         Some(out)

@@ -1,26 +1,54 @@
 //! Where each desired object was declared, kept beside the topology so that
 //! the model itself compares by content alone.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
+
+use rustc_hash::FxHasher;
 
 use crate::model::ObjectKey;
 use crate::source::Location;
+
+/// A fast hash for keys that come from the user's own files: tens of
+/// thousands of them per run, and no untrusted peer to flood the table.
+pub type FastHash = BuildHasherDefault<FxHasher>;
 
 /// The declaration site of one object and of its fields.
 #[derive(Debug, Clone)]
 pub struct Site {
     pub at: Location,
     /// Shared: a file's declaration stands in each of the file's vhosts.
-    pub fields: Arc<BTreeMap<String, Location>>,
+    pub fields: Arc<FieldSites>,
+}
+
+/// Field path (`durable`, `arguments.x-message-ttl`) to its value's place.
+/// An object has a handful, so a list is cheaper to build than a map.
+#[derive(Debug, Clone, Default)]
+pub struct FieldSites(Vec<(Cow<'static, str>, Location)>);
+
+impl FieldSites {
+    pub fn get(&self, path: &str) -> Option<&Location> {
+        self.0.iter().find(|(p, _)| p == path).map(|(_, l)| l)
+    }
+
+    /// Records `path`'s place, replacing an earlier one.
+    pub fn insert(&mut self, path: impl Into<Cow<'static, str>>, at: Location) {
+        let path = path.into();
+        match self.0.iter_mut().find(|(p, _)| *p == path) {
+            Some(slot) => slot.1 = at,
+            None => self.0.push((path, at)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct Spans {
-    pub objects: HashMap<ObjectKey, Site>,
-    /// Exchanges and queues named in the files, also those whose declaration
-    /// had errors, so that one mistake does not cascade into "undeclared".
-    pub named: BTreeSet<ObjectKey>,
+    pub objects: HashMap<ObjectKey, Site, FastHash>,
+    /// Exchanges and queues named in the files whose declaration had errors,
+    /// so that one mistake does not cascade into "undeclared".
+    pub named: HashSet<ObjectKey, FastHash>,
 }
 
 impl Spans {

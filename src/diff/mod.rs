@@ -17,8 +17,8 @@ pub use preflight::REFUSALS;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Binding, DestinationKind, Exchange, Inventory, Node, ObjectKey, Password, Queue, QueueCounts, RoutingGraph,
-    Topology, User, Vhost, VhostSettings, scaffold,
+    Binding, DestinationKind, Exchange, Inventory, LazyGraph, Node, ObjectKey, Password, Queue, QueueCounts,
+    RoutingGraph, Topology, User, Vhost, VhostSettings, scaffold,
 };
 
 /// Choices the user makes on the command line.
@@ -215,7 +215,7 @@ impl Differ<'_> {
         // Queues being replaced belong to their migration, not to this diff,
         // and so does the scaffolding of migrations in flight.
         let replaced: BTreeSet<&str> = want.queues.values().filter_map(|q| q.replaces.as_deref()).collect();
-        let live_graph = RoutingGraph::of(full);
+        let live_graph = LazyGraph::new(full);
         let without;
         let have = if has_scaffolding(full) {
             without = without_scaffolding(full);
@@ -229,7 +229,7 @@ impl Differ<'_> {
         for (name, q) in &want.queues {
             let key = ObjectKey::Queue { vhost: v.into(), name: name.clone() };
             if let Some(old) = q.replaces.as_deref().filter(|p| have.queues.contains_key(*p)) {
-                let m = migration(q, &have.queues[old], want, full, &live_graph, self.inventory, v);
+                let m = migration(q, &have.queues[old], want, full, live_graph.get(), self.inventory, v);
                 for p in preflight::check(q, &have.queues[old], &m, want, full, self.inventory, v) {
                     self.out.problems.push(p);
                 }
@@ -310,7 +310,7 @@ impl Differ<'_> {
         );
     }
 
-    fn exchanges(&mut self, v: &str, want: &Vhost, have: &Vhost, live_graph: &RoutingGraph) {
+    fn exchanges(&mut self, v: &str, want: &Vhost, have: &Vhost, live_graph: &LazyGraph) {
         for (name, x) in &want.exchanges {
             let key = ObjectKey::Exchange { vhost: v.into(), name: name.clone() };
             match have.exchanges.get(name) {
@@ -329,6 +329,7 @@ impl Differ<'_> {
                     c.before = Some(attributes::exchange(h));
                     c.after = Some(attributes::exchange(x));
                     c.requires_allow_destroy = true;
+                    let live_graph = live_graph.get();
                     c.rebind = surviving(
                         live_graph.inbound(&node).into_iter().chain(live_graph.outbound(&node)),
                         want,
@@ -347,7 +348,7 @@ impl Differ<'_> {
         }
     }
 
-    fn queue_changed(&mut self, key: ObjectKey, have: &Queue, want: &Queue, live_graph: &RoutingGraph) {
+    fn queue_changed(&mut self, key: ObjectKey, have: &Queue, want: &Queue, live_graph: &LazyGraph) {
         let fields = immutable::queue_fields(have, want);
         if self.options.replace.contains(&want.name) {
             let node = Node::Queue(want.name.clone());
@@ -362,7 +363,7 @@ impl Differ<'_> {
             c.before = Some(attributes::queue(have));
             c.after = Some(attributes::queue(want));
             c.requires_allow_destroy = true;
-            c.rebind = live_graph.inbound(&node).into_iter().cloned().collect();
+            c.rebind = live_graph.get().inbound(&node).into_iter().cloned().collect();
             self.push(c);
             return;
         }

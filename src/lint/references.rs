@@ -13,8 +13,8 @@ pub(super) fn check(ctx: &mut Context) {
 }
 
 fn bindings(ctx: &mut Context) {
-    // Names per vhost, gathered once: a lookup per binding end must not
-    // allocate (tens of thousands of bindings).
+    // Declared objects are in the topology; these are the names whose
+    // declaration failed, gathered once so that a lookup does not allocate.
     let mut exchanges: HashSet<(&str, &str)> = HashSet::new();
     let mut queues: HashSet<(&str, &str)> = HashSet::new();
     for key in &ctx.spans.named {
@@ -26,11 +26,16 @@ fn bindings(ctx: &mut Context) {
     }
     for (vname, vhost) in &ctx.topology.vhosts {
         let exchange_known = |name: &str| {
-            vhost.external.exchanges.contains(name)
+            vhost.exchanges.contains_key(name)
+                || vhost.external.exchanges.contains(name)
                 || BUILTIN_EXCHANGES.contains(&name)
                 || exchanges.contains(&(vname.as_str(), name))
         };
-        let queue_known = |name: &str| vhost.external.queues.contains(name) || queues.contains(&(vname.as_str(), name));
+        let queue_known = |name: &str| {
+            vhost.queues.contains_key(name)
+                || vhost.external.queues.contains(name)
+                || queues.contains(&(vname.as_str(), name))
+        };
         let mut found = Vec::new();
         for b in &vhost.bindings {
             let key = || ObjectKey::Binding { vhost: vname.clone(), binding: b.clone() };

@@ -235,6 +235,11 @@ fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
 /// Reads a definitions file; an error says what is wrong, at which line and
 /// column, and in which item.
 pub fn parse(json: &str, origin: &str) -> Result<Definitions, Diagnostic> {
+    // Tracking the path slows every file down; it is done again only to
+    // explain an error.
+    if let Ok(defs) = serde_json::from_str(json) {
+        return Ok(defs);
+    }
     let mut de = serde_json::Deserializer::from_str(json);
     let defs =
         serde_path_to_error::deserialize(&mut de).map_err(|e| shape_error(origin, e.path().to_string(), e.inner()))?;

@@ -26,7 +26,7 @@ const FEDERATION_PREFIX: &str = "federation: ";
 const FEDERATION_EXCHANGE_TYPE: &str = "x-federation-upstream";
 
 /// Reads `defs`; `single` names the vhost of a single-vhost export.
-pub fn read(defs: Definitions, origin: &str, single: Option<String>) -> Result<Live, Diagnostic> {
+pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Result<Live, Diagnostic> {
     let mut r = Reader {
         origin,
         listed: defs.vhosts.as_ref().map(|l| l.iter().map(|v| v.name.clone()).collect()),
@@ -41,13 +41,14 @@ pub fn read(defs: Definitions, origin: &str, single: Option<String>) -> Result<L
     for (i, p) in defs.parameters.iter().enumerate() {
         r.parameter(i, p)?;
     }
-    for (i, x) in defs.exchanges.iter().enumerate() {
+    // Taken, not borrowed: their strings move into the topology.
+    for (i, x) in std::mem::take(&mut defs.exchanges).into_iter().enumerate() {
         r.exchange(i, x)?;
     }
-    for (i, q) in defs.queues.iter().enumerate() {
+    for (i, q) in std::mem::take(&mut defs.queues).into_iter().enumerate() {
         r.queue(i, q)?;
     }
-    for (i, b) in defs.bindings.iter().enumerate() {
+    for (i, b) in std::mem::take(&mut defs.bindings).into_iter().enumerate() {
         r.binding(i, b)?;
     }
     for (i, p) in defs.policies.iter().enumerate() {
@@ -119,7 +120,11 @@ impl Reader<'_> {
                 Some(_) => {}
             }
         }
-        self.topology.vhosts.entry(name.to_string()).or_insert_with(|| Vhost::new(name))
+        // Looked up first: `entry` would allocate the name on every call.
+        if !self.topology.vhosts.contains_key(name) {
+            self.topology.vhosts.insert(name.to_string(), Vhost::new(name));
+        }
+        self.topology.vhosts.get_mut(name).expect("just ensured")
     }
 
     fn duplicate(&mut self, vhost: &str, kind: &str, name: &str) {
@@ -180,7 +185,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn exchange(&mut self, index: usize, x: &ExchangeDef) -> Result<(), Diagnostic> {
+    fn exchange(&mut self, index: usize, x: ExchangeDef) -> Result<(), Diagnostic> {
         let v = self.vhost_of(x.vhost.as_deref(), "exchanges", index, &x.name)?;
         if x.name.is_empty() || x.name.starts_with("amq.") {
             return Ok(()); // the broker's own; exports leave them out too
@@ -191,11 +196,11 @@ impl Reader<'_> {
         }
         let exchange = Exchange {
             name: x.name.clone(),
-            kind: x.kind.clone(),
+            kind: x.kind,
             durable: x.durable.unwrap_or(true),
             auto_delete: x.auto_delete.unwrap_or(false),
             internal: x.internal.unwrap_or(false),
-            arguments: table(&x.arguments),
+            arguments: owned_table(x.arguments),
         };
         if self.vhost(&v).exchanges.insert(x.name.clone(), exchange).is_some() {
             self.duplicate(&v, "exchanges", &x.name);
@@ -203,16 +208,16 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn queue(&mut self, index: usize, q: &QueueDef) -> Result<(), Diagnostic> {
+    fn queue(&mut self, index: usize, mut q: QueueDef) -> Result<(), Diagnostic> {
         let v = self.vhost_of(q.vhost.as_deref(), "queues", index, &q.name)?;
         if q.name.starts_with(FEDERATION_PREFIX) {
             self.artefacts.insert((v, DestinationKind::Queue, q.name.clone()));
             return Ok(());
         }
-        let mut arguments = table(&q.arguments);
+        let mut arguments = owned_table(std::mem::take(&mut q.arguments));
         let from_argument = arguments.remove("x-queue-type");
         let default = self.vhost(&v).settings.default_queue_type;
-        let Some(kind) = self.queue_type(&v, q, from_argument, default) else {
+        let Some(kind) = self.queue_type(&v, &q, from_argument, default) else {
             return Ok(());
         };
         let queue = Queue {
@@ -279,7 +284,7 @@ impl Reader<'_> {
         parsed
     }
 
-    fn binding(&mut self, index: usize, b: &BindingDef) -> Result<(), Diagnostic> {
+    fn binding(&mut self, index: usize, b: BindingDef) -> Result<(), Diagnostic> {
         let v = self.vhost_of(b.vhost.as_deref(), "bindings", index, &b.source)?;
         if b.source.is_empty() {
             return Ok(()); // the default exchange's implicit binding
@@ -288,21 +293,26 @@ impl Reader<'_> {
             DestinationType::Queue => DestinationKind::Queue,
             DestinationType::Exchange => DestinationKind::Exchange,
         };
-        let federation = self.artefacts.contains(&(v.clone(), DestinationKind::Exchange, b.source.clone()))
-            || self.artefacts.contains(&(v.clone(), destination_kind, b.destination.clone()));
+        // Most exports have no federation artefacts: skip the keys' copies.
+        let federation = !self.artefacts.is_empty()
+            && (self.artefacts.contains(&(v.clone(), DestinationKind::Exchange, b.source.clone()))
+                || self.artefacts.contains(&(v.clone(), destination_kind, b.destination.clone())));
         if federation {
             return Ok(());
         }
         let binding = Binding {
-            source: b.source.clone(),
+            source: b.source,
             destination_kind,
-            destination: b.destination.clone(),
-            routing_key: b.routing_key.clone(),
-            arguments: table(&b.arguments),
+            destination: b.destination,
+            routing_key: b.routing_key,
+            arguments: owned_table(b.arguments),
         };
-        let shown = binding.to_string();
-        if !self.vhost(&v).bindings.insert(binding) {
-            self.duplicate(&v, "bindings", &shown);
+        // Described only when it is a duplicate: formatting each is costly.
+        let bindings = &mut self.vhost(&v).bindings;
+        if bindings.contains(&binding) {
+            self.duplicate(&v, "bindings", &binding.to_string());
+        } else {
+            bindings.insert(binding);
         }
         Ok(())
     }
@@ -456,6 +466,11 @@ impl Reader<'_> {
 /// Arguments or a definition as model values (integral floats become integers).
 fn table(map: &Map<String, Json>) -> Table {
     map.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect()
+}
+
+/// [`table`] of a map no longer needed, moving its strings.
+fn owned_table(map: Map<String, Json>) -> Table {
+    map.into_iter().map(|(k, v)| (k, Value::from(v))).collect()
 }
 
 /// The inventory parameter's value: its JSON object, or that object as a string.

@@ -1,6 +1,7 @@
 //! A vhost's routing topology as a graph: exchanges and queues are nodes,
 //! bindings are edges. The planner asks it which bindings touch an object.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use petgraph::Direction;
@@ -68,5 +69,22 @@ impl RoutingGraph {
         let mut out: Vec<&Binding> = self.graph.edges_directed(*i, dir).map(|e| e.weight()).collect();
         out.sort();
         out
+    }
+}
+
+/// A vhost's routing graph, built on first use: most plans change nothing
+/// that needs it, and a graph of tens of thousands of bindings is costly.
+pub struct LazyGraph<'v> {
+    vhost: &'v Vhost,
+    graph: OnceCell<RoutingGraph>,
+}
+
+impl<'v> LazyGraph<'v> {
+    pub fn new(vhost: &'v Vhost) -> Self {
+        LazyGraph { vhost, graph: OnceCell::new() }
+    }
+
+    pub fn get(&self) -> &RoutingGraph {
+        self.graph.get_or_init(|| RoutingGraph::of(self.vhost))
     }
 }

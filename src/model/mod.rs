@@ -12,7 +12,7 @@ mod value;
 
 pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, is_age};
 pub use effective::{Matcher, matching_queue};
-pub use graph::{Node, RoutingGraph};
+pub use graph::{LazyGraph, Node, RoutingGraph};
 pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_from, binding_json};
 pub use key::ObjectKey;
 pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution};

@@ -163,6 +163,19 @@ impl From<&serde_json::Value> for Value {
     }
 }
 
+/// As `From<&serde_json::Value>`, moving strings instead of copying them.
+impl From<serde_json::Value> for Value {
+    fn from(v: serde_json::Value) -> Self {
+        match v {
+            serde_json::Value::String(s) => Value::String(s),
+            serde_json::Value::Array(a) => Value::List(a.into_iter().map(Value::from).collect()),
+            serde_json::Value::Object(o) => Value::Table(o.into_iter().map(|(k, v)| (k, Value::from(v))).collect()),
+            other => return Value::from(&other),
+        }
+        .normalised()
+    }
+}
+
 impl serde::Serialize for Value {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         serde_json::Value::from(self).serialize(s)
