@@ -242,7 +242,11 @@ fn a_plan_saved_from_an_export_is_checked_against_the_broker() {
     let run = warren(&["plan", &path, "--state", &export.display().to_string(), "--out", &file]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
 
+    // The broker moves on from the export: a user appears.
+    let user = "users/saved-plan-from-export-user";
+    case.broker.put(user, serde_json::json!({"password": "pw-from-export", "tags": ""}));
     let run = case.apply_saved(&[], &[]);
+    case.broker.delete(user);
     assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("the broker changed since this plan was made"), "{}", run.stderr);
     assert!(run.stderr.contains(&format!("The plan was made against definitions file {}", export.display())));
