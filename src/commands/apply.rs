@@ -88,12 +88,7 @@ fn locked(
     };
     // A run that died right after deleting an old queue left its migration
     // in the journal: finished, as the live state shows.
-    recorder.note(|j| {
-        j.migrations.retain(|_, m| {
-            let Some(v) = live.topology.vhosts.get(&m.vhost) else { return true };
-            v.queues.contains_key(&m.old) || !v.queues.contains_key(&m.new)
-        })
-    });
+    recorder.note(|j| j.forget_finished(&live.topology));
     let planned = compute(desired, run.path, live, run.replace);
     if let Some(saved) = run.saved
         && let Err(exit) = saved_plan::check(saved, &planned)

@@ -165,6 +165,16 @@ impl Journal {
         }
     }
 
+    /// Drops migrations the live state shows finished (old queue gone, new
+    /// one there): a run that died right after the deletion left them.
+    /// Vhosts `live` does not hold are left alone.
+    pub fn forget_finished(&mut self, live: &crate::model::Topology) {
+        self.migrations.retain(|_, m| {
+            let Some(v) = live.vhosts.get(&m.vhost) else { return true };
+            v.queues.contains_key(&m.old) || !v.queues.contains_key(&m.new)
+        });
+    }
+
     fn push_history(&mut self, run: Run) {
         self.history.push(run);
         let excess = self.history.len().saturating_sub(HISTORY_LIMIT);
@@ -242,6 +252,34 @@ mod tests {
         assert_eq!(j.history[0].steps_done, STEP_LIMIT + 10, "every step is counted");
         let back = Journal::from_json(Some(j.to_json())).unwrap();
         assert_eq!(back, j, "round trip");
+    }
+
+    #[test]
+    fn a_migration_is_forgotten_once_the_live_state_shows_it_finished() {
+        use crate::model::{Queue, QueueType, Topology, Vhost};
+        let queue = |n: &str| Queue {
+            name: n.into(),
+            kind: QueueType::Classic,
+            durable: true,
+            auto_delete: false,
+            arguments: Default::default(),
+            replaces: None,
+        };
+        let mut j = Journal::default();
+        let m = |v: &str| Migration { vhost: v.into(), old: "p".into(), new: "q".into(), ..Migration::default() };
+        j.migrations.insert("done".into(), m("v"));
+        j.migrations.insert("elsewhere".into(), m("w"));
+        let mut v = Vhost::new("v");
+        v.queues.insert("q".into(), queue("q"));
+        let mut live = Topology::default();
+        live.vhosts.insert("v".into(), v.clone());
+        j.forget_finished(&live);
+        assert_eq!(j.migrations.keys().collect::<Vec<_>>(), ["elsewhere"], "unread vhosts are kept");
+        v.queues.insert("p".into(), queue("p"));
+        live.vhosts.insert("v".into(), v);
+        j.migrations.insert("going".into(), m("v"));
+        j.forget_finished(&live);
+        assert!(j.migrations.contains_key("going"), "the old queue is still there");
     }
 
     #[test]
