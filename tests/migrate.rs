@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
-use common::traffic::{ConsumerId, PREFETCH, Publish, Report, Traffic, amqp_url};
+use common::traffic::{ConsumerId, PREFETCH, Publish, Report, Traffic, amqp_url_on};
 use common::{Run, TestBroker, seg};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -55,25 +55,44 @@ struct Case {
 type Bound = (String, String, String);
 
 impl Case {
+    /// A case on the test broker (`WARREN_TEST_URL`).
     fn new(vhost: &str) -> Case {
+        Case::on(vhost, TestBroker::from_env())
+    }
+
+    /// A case on another node.
+    fn on(vhost: &str, broker: TestBroker) -> Case {
         assert!(vhost.starts_with("t-mig-"), "migration test vhosts are named t-mig-*");
         let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let amqp = std::env::var("WARREN_TEST_AMQP_URL").expect(
-            "WARREN_TEST_AMQP_URL is not set: run the tests with scripts/test, which starts the private broker",
-        );
-        let mut url = url::Url::parse(&amqp).expect("WARREN_TEST_AMQP_URL is a URL");
+        let amqp = broker.amqp().expect("the test node's AMQP URL is set (WARREN_TEST_*AMQP_URL)");
+        let mut url = url::Url::parse(amqp).expect("an AMQP URL");
         url.set_path("");
         url.set_query(None);
         let case = Case {
-            broker: TestBroker::from_env(),
             vhost: vhost.to_string(),
             dir: tempfile::tempdir().unwrap(),
             amqp: url.to_string().trim_end_matches('/').to_string(),
+            broker,
             env: Default::default(),
             _serial: serial,
         };
         case.clean();
         case
+    }
+
+    /// Works through another node of the same cluster from now on.
+    fn through(&mut self, broker: TestBroker) {
+        let amqp = broker.amqp().expect("the node's AMQP URL is set");
+        let mut url = url::Url::parse(amqp).expect("an AMQP URL");
+        url.set_path("");
+        url.set_query(None);
+        self.amqp = url.to_string().trim_end_matches('/').to_string();
+        self.broker = broker;
+    }
+
+    /// The AMQP URL of the case's vhost, for traffic.
+    fn traffic_url(&self) -> String {
+        amqp_url_on(&self.amqp, &self.vhost)
     }
 
     fn clean(&self) {
@@ -177,7 +196,7 @@ impl Case {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let properties = lapin::ConnectionProperties::default();
-            let connection = lapin::Connection::connect(&amqp_url(&self.vhost), properties).await.ok()?;
+            let connection = lapin::Connection::connect(&self.traffic_url(), properties).await.ok()?;
             let channel = connection.create_channel().await.ok()?;
             let options = QueueDeclareOptions { passive: true, ..QueueDeclareOptions::default() };
             let declared = channel.queue_declare(queue.into(), options, Default::default()).await;
@@ -400,7 +419,7 @@ impl Migration<'_> {
         case.apply_ok();
         let bindings = case.bindings_to(OLD);
         assert!(!bindings.is_empty(), "v1 binds the old queue");
-        let mut traffic = Traffic::start(&amqp_url(&case.vhost), self.publish);
+        let mut traffic = Traffic::start(&case.traffic_url(), self.publish);
         let old = traffic.add_consumer(OLD, self.old_delay);
         std::thread::sleep(self.warmup);
         case.topology(self.v2);
@@ -968,7 +987,7 @@ fn an_old_consumer_still_attached_pauses_the_migration_and_a_later_apply_finishe
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic =
-        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+        Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
     let old = traffic.add_consumer(OLD, Duration::from_millis(5));
     std::thread::sleep(Duration::from_secs(1));
     case.topology(DIRECT_V2);
@@ -1004,7 +1023,7 @@ fn an_old_queue_with_messages_and_no_consumer_pauses_at_the_drain_timeout_then_r
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic =
-        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(100));
+        Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created", "order.paid"]).rate(100));
     std::thread::sleep(Duration::from_secs(2));
     case.topology(DIRECT_V2);
     let first = apply_during(&case, &mut traffic, &["--drain-timeout", "3s"], &[], &[(NEW, Duration::ZERO)]);
@@ -1031,7 +1050,7 @@ fn an_apply_stopped_before_deleting_the_interposed_exchange_is_finished_by_the_n
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic =
-        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+        Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
     let old = traffic.add_consumer(OLD, Duration::from_millis(10));
     std::thread::sleep(Duration::from_secs(1));
     case.topology(DIRECT_V2);
@@ -1109,7 +1128,7 @@ fn an_apply_killed_after_any_migration_step_is_finished_by_the_next_exactly_once
         case.topology(&v1);
         case.apply_ok();
         let bindings = case.bindings_to(OLD);
-        let mut traffic = Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created"]).rate(150));
+        let mut traffic = Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created"]).rate(150));
         let old = traffic.add_consumer(OLD, Duration::from_millis(5));
         std::thread::sleep(Duration::from_millis(500));
         case.topology(&v2);
@@ -1220,7 +1239,7 @@ fn abort_before_the_point_of_no_return_goes_back_exactly_once_and_after_it_refus
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic =
-        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+        Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
     let _old = traffic.add_consumer(OLD, Duration::from_millis(5));
     std::thread::sleep(Duration::from_secs(1));
     case.topology(DIRECT_V2);
@@ -1255,7 +1274,7 @@ fn abort_before_the_point_of_no_return_goes_back_exactly_once_and_after_it_refus
     case.broker.delete(&format!("queues/{}/{}", seg(&case.vhost), seg(NEW)));
     let (_, point) = migration_steps(&case);
     case.set_env("WARREN_TEST_FAULT", Some(&format!("migration-step:{}", point - 1)));
-    let mut quiet = Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created"]).rate(50));
+    let mut quiet = Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created"]).rate(50));
     let old = quiet.add_consumer(OLD, Duration::ZERO);
     let killed = apply_during(&case, &mut quiet, &["--drain-timeout", "60s"], &[old], &[(NEW, Duration::ZERO)]);
     case.set_env("WARREN_TEST_FAULT", None);
@@ -1294,7 +1313,7 @@ fn paused_by_rising_unacknowledged(case: &Case, v1: &str) {
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic =
-        Traffic::start(&amqp_url(&case.vhost), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
+        Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
     let old = traffic.add_consumer(OLD, Duration::from_millis(5));
     // A legacy service publishes to the old queue by name through the
     // default exchange (a migration does not move it), and a consumer on it
@@ -1386,4 +1405,211 @@ fn drain_readings_share_one_recent_listing_and_the_last_check_lists_afresh() {
     assert!(later.0 > first, "a listing over 500 ms old is not reused");
     assert!(fresh.0 > later.0, "the check before a deletion lists afresh");
     assert_eq!(later.1.ready, 3, "{later:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Broker faults (issues 5 and 6): a broker restarted under an apply, and a
+// quorum old queue losing its leader or its majority. These run on the other
+// nodes scripts/test starts: the restart node and the three-node cluster.
+
+/// `rabbitmqctl -n NODE ARGS`, which must succeed.
+fn rabbitmqctl(node: &str, args: &[&str]) {
+    let out =
+        std::process::Command::new("rabbitmqctl").args(["-n", node]).args(args).output().expect("rabbitmqctl runs");
+    assert!(out.status.success(), "rabbitmqctl -n {node} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The three-node cluster scripts/test starts (`WARREN_TEST_CLUSTER_*`).
+struct Cluster {
+    nodes: Vec<String>,
+    urls: Vec<String>,
+    amqp: Vec<String>,
+}
+
+impl Cluster {
+    fn from_env() -> Cluster {
+        let list = |name: &str| -> Vec<String> {
+            let v = std::env::var(format!("WARREN_TEST_CLUSTER_{name}")).unwrap_or_else(|_| {
+                panic!(
+                    "WARREN_TEST_CLUSTER_{name} is not set: run the tests with scripts/test, which starts the cluster"
+                )
+            });
+            v.split_whitespace().map(str::to_string).collect()
+        };
+        let cluster = Cluster { nodes: list("NODES"), urls: list("URLS"), amqp: list("AMQP_URLS") };
+        assert!(cluster.nodes.len() >= 3 && cluster.urls.len() == cluster.nodes.len(), "a cluster of three or more");
+        cluster
+    }
+
+    fn broker(&self, i: usize) -> TestBroker {
+        TestBroker::at(&self.urls[i], Some(self.amqp[i].clone()))
+    }
+
+    /// Stops the app of member `node`; it starts again when the guard drops.
+    fn stop(&self, node: &str) -> Stopped {
+        assert!(self.nodes.iter().any(|n| n == node), "{node} is not a member");
+        // The first member is stopped last, if ever: it tells when others are back.
+        let witness = self.broker(if self.nodes[0] == *node { 1 } else { 0 });
+        rabbitmqctl(node, &["stop_app"]);
+        Stopped { node: node.to_string(), witness }
+    }
+}
+
+/// A member whose app is stopped: started again when dropped (also when an
+/// assertion fails, so the next test finds the whole cluster), and awaited.
+struct Stopped {
+    node: String,
+    /// A running member, whose API tells when this one runs again.
+    witness: TestBroker,
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        rabbitmqctl(&self.node, &["start_app"]);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            let running = self.witness.try_get(&format!("nodes/{}", seg(&self.node)));
+            if running.is_some_and(|n| n["running"] == true) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        eprintln!("{} did not come back within 60 s", self.node);
+    }
+}
+
+/// [`DIRECT_V1`] and [`DIRECT_V2`] with quorum queues on both sides.
+fn quorum_to_quorum() -> (String, String) {
+    let v1 =
+        DIRECT_V1.replace("[queues.\"orders.v1\"]\ntype = \"classic\"", "[queues.\"orders.v1\"]\ntype = \"quorum\"");
+    let v2 =
+        DIRECT_V2.replace("[queues.\"orders.v2\"]\ntype = \"classic\"", "[queues.\"orders.v2\"]\ntype = \"quorum\"");
+    assert!(v1.contains("\"quorum\"") && v2.contains("\"quorum\""));
+    (v1, v2)
+}
+
+/// Ends reconnecting traffic and checks it: every confirmed number arrived,
+/// a number arrived twice only when redelivered after a lost connection,
+/// and both queues delivered.
+fn finish_at_least_once(traffic: Traffic) -> Report {
+    let report = traffic.finish(FINISH);
+    eprintln!("{report}");
+    if let Err(e) = report.check_at_least_once() {
+        panic!("traffic through the fault lost or duplicated messages:\n{e}");
+    }
+    assert!(report.cancelled.is_empty(), "a queue was deleted under its consumer: {report}");
+    let per_queue = report.per_queue();
+    assert!(per_queue.get(OLD).is_some_and(|n| *n > 0), "the old queue delivered nothing: {report}");
+    assert!(per_queue.get(NEW).is_some_and(|n| *n > 0), "the new queue delivered nothing: {report}");
+    report
+}
+
+#[test]
+fn a_broker_restart_during_the_drain_stops_the_apply_and_the_next_one_finishes_losing_nothing() {
+    let case = Case::on("t-mig-restart", TestBroker::from_vars("WARREN_TEST_RESTART_"));
+    let node = format!(
+        "warren-test{}@localhost",
+        std::env::var("WARREN_TEST_RESTART_NODE").expect("WARREN_TEST_RESTART_NODE is set by scripts/test")
+    );
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let publish = Publish::new("shop", &["order.created", "order.paid"]).rate(100);
+    let mut traffic = Traffic::start_reconnecting(&case.traffic_url(), publish);
+    // Slower than the publisher: a backlog builds, so the drain takes seconds.
+    let old = traffic.add_consumer(OLD, Duration::from_millis(30));
+    std::thread::sleep(Duration::from_secs(3));
+    case.topology(DIRECT_V2);
+    // The broker restarts as soon as nothing routes to the old queue.
+    let first =
+        apply_during_then(&case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)], || {
+            rabbitmqctl(&node, &["stop_app"]);
+            rabbitmqctl(&node, &["start_app"]);
+        });
+    assert!(first.swapped.is_some(), "the restart came after the swap");
+    assert_eq!(first.run.code, 1, "the apply went on without its broker:\n{}\n{}", first.run.stdout, first.run.stderr);
+    assert!(first.run.stderr.contains("Apply stopped"), "{}", first.run.stderr);
+    assert!(first.run.stderr.contains("apply again"), "{}", first.run.stderr);
+    assert!(case.exists("queues", OLD) && case.exists("queues", NEW), "both queues survive the restart");
+
+    let second = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[]);
+    assert_migrated_run(&second.run);
+    assert!(second.run.stderr.contains("was interrupted"), "the journal shows the first run: {}", second.run.stderr);
+    let report = finish_at_least_once(traffic);
+    assert!(!report.interruptions.is_empty(), "the restart did not reach the traffic: {report}");
+    case.assert_migrated(&bindings);
+}
+
+#[test]
+fn a_quorum_migration_finishes_with_the_old_queues_leader_stopped_midway() {
+    let cluster = Cluster::from_env();
+    let mut case = Case::on("t-mig-leader", cluster.broker(0));
+    let (v1, v2) = quorum_to_quorum();
+    case.topology(&v1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let leader = case.get(&format!("queues/{{V}}/{OLD}"))["leader"].as_str().expect("a leader").to_string();
+    // warren and the traffic work through another member, which stays up.
+    let work = (0..cluster.nodes.len()).find(|i| cluster.nodes[*i] != leader).unwrap();
+    case.through(cluster.broker(work));
+    let publish = Publish::new("shop", &["order.created", "order.paid"]).rate(100);
+    let mut traffic = Traffic::start_reconnecting(&case.traffic_url(), publish);
+    let old = traffic.add_consumer(OLD, Duration::from_millis(30));
+    std::thread::sleep(Duration::from_secs(3));
+    case.topology(&v2);
+    let mut down = None;
+    let during =
+        apply_during_then(&case, &mut traffic, &["--drain-timeout", "90s"], &[old], &[(NEW, Duration::ZERO)], || {
+            down = Some(cluster.stop(&leader));
+        });
+    assert!(down.is_some(), "the leader's node was stopped after the swap");
+    assert_migrated_run(&during.run);
+    let now = case.get(&format!("queues/{{V}}/{NEW}"));
+    assert_eq!(now["type"], "quorum", "{now}");
+    drop(down);
+    finish_at_least_once(traffic);
+    case.assert_migrated(&bindings);
+}
+
+#[test]
+fn a_quorum_old_queue_without_a_leader_pauses_the_drain_and_a_later_apply_finishes() {
+    let cluster = Cluster::from_env();
+    let case = Case::on("t-mig-no-leader", cluster.broker(0));
+    let (v1, v2) = quorum_to_quorum();
+    case.topology(&v1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    // A backlog on the old queue and nobody consuming it, so the drain waits;
+    // then publishing stops, so no confirm waits on a queue without a leader.
+    let sent = 300;
+    let publish = Publish::new("shop", &["order.created", "order.paid"]).rate(300).count(sent);
+    let mut traffic = Traffic::start(&case.traffic_url(), publish);
+    traffic.wait_published();
+    case.topology(&v2);
+    let mut down = Vec::new();
+    let first = apply_during_then(&case, &mut traffic, &["--drain-timeout", "25s"], &[], &[], || {
+        // Two of three members: the old queue has no majority, so no leader.
+        for node in &cluster.nodes[1..] {
+            down.push(cluster.stop(node));
+        }
+    });
+    assert_eq!(down.len(), 2, "two members were stopped after the swap");
+    assert_eq!(first.run.code, 3, "the drain did not pause:\n{}\n{}", first.run.stdout, first.run.stderr);
+    let said = common::flat(&first.run.stderr);
+    eprintln!("{said}");
+    assert!(said.contains(&format!("quorum queue \"{OLD}\" has no leader")), "{said}");
+    assert!(said.contains("run apply again once a majority of its members is back"), "{said}");
+    case.assert_paused_in_place(&["shop"]);
+    drop(down);
+
+    // The members are back: the old queue elects a leader, its consumer
+    // takes the backlog, and apply finishes.
+    let old = traffic.add_consumer(OLD, Duration::ZERO);
+    let second = apply_during(&case, &mut traffic, &["--drain-timeout", "90s"], &[old], &[]);
+    assert_migrated_run(&second.run);
+    let report = traffic.finish(FINISH);
+    report.assert_exactly_once();
+    assert_eq!(report.confirmed.len() as u64, sent, "{report}");
+    assert_eq!(report.per_queue().get(OLD).copied(), Some(sent), "the backlog came from the old queue: {report}");
+    case.assert_migrated(&bindings);
 }

@@ -130,10 +130,23 @@ impl Answer {
 impl TestBroker {
     /// Reads `WARREN_TEST_URL`; fails (does not skip) when it is missing.
     pub fn from_env() -> TestBroker {
-        let url = std::env::var("WARREN_TEST_URL")
-            .expect("WARREN_TEST_URL is not set: run the tests with scripts/test, which starts the private broker");
-        let rest = url.strip_prefix("http://").expect("WARREN_TEST_URL looks like http://user:password@host:port");
-        let (userinfo, host) = rest.split_once('@').expect("WARREN_TEST_URL has user:password@");
+        TestBroker::from_vars("WARREN_TEST_")
+    }
+
+    /// Reads `{prefix}URL` and `{prefix}AMQP_URL`, as `scripts/test` sets
+    /// them for another node (`WARREN_TEST_RESTART_`, `WARREN_TEST_CLUSTER_`).
+    pub fn from_vars(prefix: &str) -> TestBroker {
+        let url = std::env::var(format!("{prefix}URL")).unwrap_or_else(|_| {
+            panic!("{prefix}URL is not set: run the tests with scripts/test, which starts the private broker nodes")
+        });
+        TestBroker::at(&url, std::env::var(format!("{prefix}AMQP_URL")).ok())
+    }
+
+    /// The node whose management API is `url` (`http://user:password@host:port`)
+    /// and AMQP listener `amqp`.
+    pub fn at(url: &str, amqp: Option<String>) -> TestBroker {
+        let rest = url.strip_prefix("http://").expect("a broker URL looks like http://user:password@host:port");
+        let (userinfo, host) = rest.split_once('@').expect("a broker URL has user:password@");
         use base64::Engine;
         let agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
         TestBroker {
@@ -141,8 +154,13 @@ impl TestBroker {
             api: format!("http://{}/api", host.trim_end_matches('/')),
             auth: format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(userinfo)),
             agent,
-            amqp: std::env::var("WARREN_TEST_AMQP_URL").ok(),
+            amqp,
         }
+    }
+
+    /// Its AMQP URL (any vhost), if it has one.
+    pub fn amqp(&self) -> Option<&str> {
+        self.amqp.as_deref()
     }
 
     /// The broker's URL with other credentials.
@@ -193,6 +211,16 @@ impl TestBroker {
         let a = self.request("GET", path, None);
         assert_eq!(a.status, 200, "GET {path}: {}", a.body);
         a.json()
+    }
+
+    /// GET that may fail: `None` on any error, the node being down included.
+    pub fn try_get(&self, path: &str) -> Option<serde_json::Value> {
+        let mut response =
+            self.agent.get(format!("{}/{path}", self.api)).header("Authorization", &self.auth).call().ok()?;
+        if response.status().as_u16() != 200 {
+            return None;
+        }
+        serde_json::from_str(&response.body_mut().read_to_string().ok()?).ok()
     }
 
     /// Whether `GET /api/PATH` finds the object.
