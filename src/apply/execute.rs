@@ -128,24 +128,14 @@ pub async fn execute(
     outcome
 }
 
-/// Migration `m`'s journal id and the step to start from: where the live
-/// state says it stands, or further where the journal recorded more done
-/// of the very same steps (the live state cannot tell every step apart).
+/// Migration `m`'s journal id and the step to start from
+/// ([`migrate::start_step`]).
 fn start_of(m: &MigrationPlan, ctx: &Context) -> (String, usize) {
     let id = migration_id(&m.vhost, &m.old.name, &m.new.name);
     let live = ctx.live.vhosts.get(&m.vhost).cloned().unwrap_or_default();
-    let inferred = migrate::resume_point(m, &live);
-    // A record counts only while the live state shows the migration begun:
-    // one left from a vhost deleted and made again must not skip steps.
-    let begun =
-        live.queues.contains_key(&m.new.name) || m.sources.iter().any(|s| live.exchanges.contains_key(&s.interposed));
     let journal = ctx.recorder.journal();
-    let recorded = journal
-        .migrations
-        .get(&id)
-        .filter(|r| begun && r.fingerprint == super::migration_fingerprint(m))
-        .map_or(0, |r| r.done);
-    (id, inferred.max(recorded).min(m.steps.len()))
+    let start = migrate::start_step(m, &live, journal.migrations.get(&id));
+    (id, start)
 }
 
 async fn run_step(broker: &Broker, step: &Step, ctx: &Context) -> Result<(), Failure> {

@@ -52,6 +52,18 @@ impl Default for Drain {
     }
 }
 
+/// Where a run of migration `m` starts: where the live state says it
+/// stands, or further where the journal's `record` has more done of the
+/// very same steps (the live state cannot tell every step apart). A record
+/// counts only while the live state shows the migration begun: one left
+/// from a vhost deleted and made again must not skip steps.
+pub fn start_step(m: &MigrationPlan, live: &Vhost, record: Option<&crate::journal::Migration>) -> usize {
+    let begun =
+        live.queues.contains_key(&m.new.name) || m.sources.iter().any(|s| live.exchanges.contains_key(&s.interposed));
+    let recorded = record.filter(|r| begun && r.fingerprint == super::migration_fingerprint(m)).map_or(0, |r| r.done);
+    resume_point(m, live).max(recorded).min(m.steps.len())
+}
+
 /// The first step to run, given the live state when the plan was made.
 pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
     let (p, q) = (&m.old.name, &m.new.name);
@@ -101,27 +113,9 @@ pub async fn run(
         let waits = matches!(step, Step::VerifyPolicy { .. } | Step::AwaitDrained);
         let _permit = if waits { None } else { Some(limit.acquire().await.expect("the semaphore is never closed")) };
         match step {
-            Step::DeclareExchange(x) => {
-                broker.run(&Op::DeclareExchange { vhost: v.clone(), exchange: x.clone() }, false, None).await?
-            }
-            Step::DeclareQueue(q) => {
-                broker.run(&Op::DeclareQueue { vhost: v.clone(), queue: q.clone() }, false, None).await?
-            }
-            Step::Bind(b) => broker.run(&Op::Bind { vhost: v.clone(), binding: b.clone() }, false, None).await?,
-            Step::Unbind(b) => broker.run(&Op::Unbind { vhost: v.clone(), binding: b.clone() }, false, None).await?,
-            Step::SetPolicy(p) => {
-                broker.run(&Op::PutPolicy { vhost: v.clone(), policy: p.clone(), operator: false }, false, None).await?
-            }
-            Step::DeletePolicy(name) => {
-                let op = Op::DeletePolicy { vhost: v.clone(), name: name.clone(), operator: false };
-                broker.run(&op, false, None).await?
-            }
-            Step::DeleteExchange(name) => {
-                broker.run(&Op::DeleteExchange { vhost: v.clone(), name: name.clone() }, false, None).await?
-            }
-            Step::VerifyPolicy { exchange, policy } => verify_policy(broker, &v, exchange, policy).await?,
             Step::AwaitDrained => await_drained(broker, m, drain).await?,
             Step::Retire { kind } => retire(broker, m, *kind).await?,
+            other => topology_step(broker, &v, other).await?,
         }
         recorder
             .migration_step(
@@ -132,6 +126,27 @@ pub async fn run(
             .await?;
     }
     Ok(())
+}
+
+/// A step that changes the topology of `vhost` (or waits for a policy to
+/// take effect): any step but the drain wait and the retirement, which
+/// need the whole migration. A rollback is made of these alone.
+pub async fn topology_step(broker: &Broker, vhost: &str, step: &Step) -> Result<(), Failure> {
+    let v = vhost.to_string();
+    let op = match step {
+        Step::DeclareExchange(x) => Op::DeclareExchange { vhost: v, exchange: x.clone() },
+        Step::DeclareQueue(q) => Op::DeclareQueue { vhost: v, queue: q.clone() },
+        Step::Bind(b) => Op::Bind { vhost: v, binding: b.clone() },
+        Step::Unbind(b) => Op::Unbind { vhost: v, binding: b.clone() },
+        Step::SetPolicy(p) => Op::PutPolicy { vhost: v, policy: p.clone(), operator: false },
+        Step::DeletePolicy(name) => Op::DeletePolicy { vhost: v, name: name.clone(), operator: false },
+        Step::DeleteExchange(name) => Op::DeleteExchange { vhost: v, name: name.clone() },
+        Step::VerifyPolicy { exchange, policy } => return verify_policy(broker, vhost, exchange, policy).await,
+        Step::AwaitDrained | Step::Retire { .. } => {
+            return Err(Failure::Refused(format!("\"{step}\" needs the whole migration, not only its vhost")));
+        }
+    };
+    Ok(broker.run(&op, false, None).await?)
 }
 
 /// The broker applies policies a few seconds late (reference 3.2): wait for
@@ -311,22 +326,20 @@ fn rate(history: &[(Instant, Reading)]) -> f64 {
 /// since quorum queues refuse those flags and streams ignore them.
 async fn retire(broker: &Broker, m: &MigrationPlan, kind: QueueType) -> Result<(), Failure> {
     let (v, p) = (&m.vhost, &m.old.name);
-    // Fresh, never a shared listing: the last look before there is no way back.
-    let Some((_, r)) = broker.read_queue(v, p, Freshness::Now).await? else { return Ok(()) };
-    if r.ready > 0 || r.unacked > 0 || r.consumers > 0 {
-        return Err(Failure::Paused(format!(
-            "\"{p}\" is not empty and unused right before deletion ({} ready, {} unacknowledged, {} consumer(s)); it is kept",
-            r.ready, r.unacked, r.consumers
-        )));
-    }
-    // The reading above proves nothing unless a leader answered it.
-    if kind == QueueType::Quorum {
-        let Some(leadership) = broker.queue_leadership(v, p).await? else { return Ok(()) };
-        if let Some(why) = without_leader(&leadership) {
+    match empty_and_unused(broker, v, p, kind).await? {
+        Emptiness::Gone => return Ok(()),
+        Emptiness::Busy(r) => {
+            return Err(Failure::Paused(format!(
+                "\"{p}\" is not empty and unused right before deletion ({} ready, {} unacknowledged, {} consumer(s)); it is kept",
+                r.ready, r.unacked, r.consumers
+            )));
+        }
+        Emptiness::Leaderless(why) => {
             return Err(Failure::Paused(format!(
                 "quorum queue \"{p}\" has no leader right before deletion ({why}), so its reading of 0 messages proves nothing; it is kept: run apply again once a majority of its members is back"
             )));
         }
+        Emptiness::Empty => {}
     }
     let op = Op::DeleteQueue { vhost: v.clone(), name: p.clone(), kind };
     match broker.run(&op, kind == QueueType::Classic, None).await {
@@ -335,6 +348,32 @@ async fn retire(broker: &Broker, m: &MigrationPlan, kind: QueueType) -> Result<(
         }
         other => Ok(other?),
     }
+}
+
+/// What the last look before deleting a queue found.
+pub enum Emptiness {
+    Empty,
+    Gone,
+    /// Messages or consumers, as read.
+    Busy(Reading),
+    /// A quorum queue without a leader: its zeros prove nothing.
+    Leaderless(String),
+}
+
+/// Whether a queue is empty and unused right now: fresh readings, never a
+/// shared listing, and for a quorum queue a leader that answered them.
+pub async fn empty_and_unused(broker: &Broker, v: &str, q: &str, kind: QueueType) -> Result<Emptiness, BrokerError> {
+    let Some((_, r)) = broker.read_queue(v, q, Freshness::Now).await? else { return Ok(Emptiness::Gone) };
+    if r.ready > 0 || r.unacked > 0 || r.consumers > 0 {
+        return Ok(Emptiness::Busy(r));
+    }
+    if kind == QueueType::Quorum {
+        let Some(leadership) = broker.queue_leadership(v, q).await? else { return Ok(Emptiness::Gone) };
+        if let Some(why) = without_leader(&leadership) {
+            return Ok(Emptiness::Leaderless(why));
+        }
+    }
+    Ok(Emptiness::Empty)
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 
 use super::migrate::Failure;
 use crate::broker::Broker;
-use crate::live;
 use crate::model::Topology;
 use crate::plan::{Op, Step};
 
@@ -18,9 +17,7 @@ pub async fn destructive(broker: &Broker, planned: &Topology, steps: &[Step]) ->
     }
     vhosts.sort();
     vhosts.dedup();
-    let text = broker.definitions_of(&vhosts).await?;
-    let fresh = live::from_definitions(&text, "the broker")
-        .map_err(|d| Failure::Refused(format!("could not read the live state again: {}", d.message)))?;
+    let fresh = broker.live_of(&vhosts).await?;
     match changed(planned, &fresh.topology, steps) {
         None => Ok(()),
         Some(what) => Err(Failure::Refused(format!(

@@ -129,8 +129,10 @@ impl Recorder {
         self.check()
     }
 
-    /// Gives the lock back (closing its connection).
+    /// Gives the lock back (closing its connection), and closes the
+    /// connections kept for drain readings.
     pub async fn release(self) {
+        self.inner.broker.close().await;
         if let Ok(inner) = Arc::try_unwrap(self.inner)
             && let Some(lock) = inner.lock
         {

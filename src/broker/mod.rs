@@ -205,6 +205,17 @@ impl Broker {
     /// definitions document: one export per vhost, the users, the
     /// permissions and warren's inventory, all requested at once. Cheaper
     /// than the whole broker's export when it holds other large vhosts.
+    /// The live state of these vhosts ([`Broker::definitions_of`]), read
+    /// and normalised as a definitions export is.
+    pub async fn live_of(&self, vhosts: &[String]) -> Result<crate::live::Live, BrokerError> {
+        let text = self.definitions_of(vhosts).await?;
+        crate::live::from_definitions(&text, &self.endpoint().to_string()).map_err(|d| BrokerError::Refused {
+            action: "read the definitions".into(),
+            status: 200,
+            reason: d.message,
+        })
+    }
+
     pub async fn definitions_of(&self, vhosts: &[String]) -> Result<String, BrokerError> {
         // Only vhosts that exist: the export of a missing one is a 400.
         let listing = self
@@ -309,6 +320,11 @@ impl Broker {
         let body = json!({ "name": INVENTORY_PARAMETER, "value": inventory.to_json() });
         let path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
         self.http.send(Method::PUT, &path, Some(&body), "record warren's inventory").await.map(|_| ())
+    }
+
+    /// Closes the AMQP connections kept for drain readings.
+    pub async fn close(&self) {
+        self.amqp.close_probes().await;
     }
 
     /// Tries once to take the apply lock; `None` while another holds it.

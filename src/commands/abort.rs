@@ -6,18 +6,16 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
-
 use super::{live_side, session};
-use crate::apply::{Recorder, migrate};
+use crate::apply::Recorder;
+use crate::apply::migrate::{self, Emptiness};
 use crate::broker::Broker;
 use crate::cli::Connection;
 use crate::exit::Exit;
 use crate::journal::Migration;
-use crate::live;
-use crate::model::binding_from;
+use crate::model::{QueueType, binding_from};
 use crate::output::Output;
-use crate::plan::{MigrationPlan, Op, RollbackSource, Stage, rollback};
+use crate::plan::{MigrationStep, Op, RollbackSource, rollback};
 
 pub fn run(id: &str, auto_approve: bool, lock_timeout: Duration, connection: &Connection, out: Output) -> Exit {
     let broker = match live_side::connect(connection) {
@@ -98,22 +96,7 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
             r.steps_total = steps.len();
         }
     });
-    let (old, new) = (vhost.queues.get(&m.old).cloned(), vhost.queues.get(&m.new).cloned());
-    let plan = MigrationPlan {
-        vhost: m.vhost.clone(),
-        old: old.clone().expect("rollback refuses when the old queue is gone"),
-        new: new.clone().unwrap_or_else(|| old.clone().expect("checked above")),
-        sources: vec![],
-        added: vec![],
-        dropped: vec![],
-        leftover_exchanges: vec![],
-        leftover_policies: vec![],
-        steps: steps.iter().cloned().map(|s| (Stage::Teardown, s)).collect(),
-    };
-    let limit = Semaphore::new(1);
-    let rolled =
-        migrate::run(broker, &plan, 0, migrate::Drain::default(), &limit, (recorder, &format!("{id}.abort"))).await;
-    if let Err(e) = rolled {
+    if let Err(e) = roll_back(broker, recorder, id, &m.vhost, &steps).await {
         let why = match &e {
             migrate::Failure::Broker(b) => b.to_string(),
             migrate::Failure::Paused(w) | migrate::Failure::Refused(w) => w.clone(),
@@ -124,7 +107,7 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
         );
         return (Exit::Error, Some(("failed", Some(why))));
     }
-    let kept = match &new {
+    let kept = match vhost.queues.get(&m.new) {
         Some(q) => retire_new(broker, &m.vhost, q).await,
         None => None,
     };
@@ -144,30 +127,51 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
     (Exit::Ok, Some(("aborted", kept)))
 }
 
-/// Deletes the new queue when it is empty and unused; otherwise says why
-/// it stays.
+/// The rollback's steps, each recorded in the journal (as `ID.abort`)
+/// before the next, under the lock.
+async fn roll_back(
+    broker: &Broker,
+    recorder: &Recorder,
+    id: &str,
+    vhost: &str,
+    steps: &[MigrationStep],
+) -> Result<(), migrate::Failure> {
+    let record = format!("{id}.abort");
+    for (i, step) in steps.iter().enumerate() {
+        recorder.check()?;
+        migrate::topology_step(broker, vhost, step).await?;
+        recorder.migration_step(&record, i, &format!("abort {id}: step {} of {}: {step}", i + 1, steps.len())).await?;
+    }
+    Ok(())
+}
+
+/// Deletes the new queue when it is empty and unused (the same look as
+/// before retiring an old queue); otherwise says why it stays.
 async fn retire_new(broker: &Broker, vhost: &str, q: &crate::model::Queue) -> Option<String> {
-    match broker.read_queue(vhost, &q.name, crate::broker::Freshness::Now).await.map(|r| r.map(|(_, r)| r)) {
-        Ok(Some(r)) if r.ready == 0 && r.unacked == 0 && r.consumers == 0 => {
+    let kept = |why: String| Some(format!("Queue \"{}\" was kept: {why}", q.name));
+    match migrate::empty_and_unused(broker, vhost, &q.name, q.kind).await {
+        Ok(Emptiness::Empty) => {
             let op = Op::DeleteQueue { vhost: vhost.into(), name: q.name.clone(), kind: q.kind };
-            match broker.run(&op, true, None).await {
+            match broker.run(&op, q.kind == QueueType::Classic, None).await {
                 Ok(()) => None,
-                Err(e) => Some(format!("Queue \"{}\" was kept: {e}.", q.name)),
+                Err(e) => kept(format!("{e}.")),
             }
         }
-        Ok(Some(r)) => Some(format!(
-            "Queue \"{}\" was kept: it holds {} ready and {} unacknowledged message(s) that arrived during the migration, and has {} consumer(s). Nothing routes to it any more; delete it once its consumers have drained it.",
-            q.name, r.ready, r.unacked, r.consumers
+        Ok(Emptiness::Busy(r)) => kept(format!(
+            "it holds {} ready and {} unacknowledged message(s) that arrived during the migration, and has {} consumer(s). Nothing routes to it any more; delete it once its consumers have drained it.",
+            r.ready, r.unacked, r.consumers
         )),
-        Ok(None) => None,
-        Err(e) => Some(format!("Queue \"{}\" was kept: could not read its counts: {e}.", q.name)),
+        Ok(Emptiness::Leaderless(why)) => kept(format!(
+            "it is a quorum queue without a leader ({why}), so its reading of 0 messages proves nothing. Nothing routes to it any more; delete it once it is back and empty."
+        )),
+        Ok(Emptiness::Gone) => None,
+        Err(e) => kept(format!("could not read its counts: {e}.")),
     }
 }
 
 async fn read_vhost(broker: &Broker, vhost: &str) -> Result<crate::model::Vhost, String> {
-    let text = broker.definitions_of(&[vhost.to_string()]).await.map_err(|e| e.to_string())?;
-    let l = live::from_definitions(&text, "the broker").map_err(|d| d.message)?;
-    l.topology.vhosts.get(vhost).cloned().ok_or_else(|| format!("vhost \"{vhost}\" does not exist"))
+    let mut l = broker.live_of(&[vhost.to_string()]).await.map_err(|e| e.to_string())?;
+    l.topology.vhosts.remove(vhost).ok_or_else(|| format!("vhost \"{vhost}\" does not exist"))
 }
 
 type Parts = (Vec<RollbackSource>, Vec<crate::model::Binding>, Vec<crate::model::Binding>);

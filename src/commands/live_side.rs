@@ -97,10 +97,7 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
     let version = broker.check().await?;
     let origin = broker.endpoint().to_string();
     let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
-    let text = broker.definitions_of(&declared).await?;
-    let unreadable =
-        |d: Diagnostic| BrokerError::Refused { action: "read the definitions".into(), status: 200, reason: d.message };
-    let l = live::from_definitions(&text, &origin).map_err(unreadable)?;
+    let l = broker.live_of(&declared).await?;
     // Counts matter only where a queue may be destroyed: a live queue the
     // files no longer declare. Listing queues is as slow as the export.
     let mut counts = BTreeMap::new();

@@ -350,4 +350,24 @@ pub(super) mod tests {
         }
         assert_eq!(crate::apply::migrate::resume_point(&m, &live), m.point_of_no_return());
     }
+
+    #[test]
+    fn a_journal_record_moves_the_start_only_for_the_same_steps_of_a_begun_migration() {
+        use crate::apply::migrate::start_step;
+        let m = plan();
+        let mut record = crate::apply::migration_record(&m, None, "now");
+        record.done = 3;
+        let mut live = Vhost::new("/");
+        // Nothing of it is live (the vhost was deleted and made again).
+        assert_eq!(start_step(&m, &live, Some(&record)), 0);
+        let s = &m.sources[0];
+        live.exchanges.insert(s.interposed.clone(), internal(&s.interposed, "topic"));
+        assert_eq!(start_step(&m, &live, Some(&record)), 3, "begun: the record knows more than the live state");
+        assert_eq!(start_step(&m, &live, None), 0);
+        record.fingerprint = "other steps".into();
+        assert_eq!(start_step(&m, &live, Some(&record)), 0, "a record of other steps");
+        record.fingerprint = crate::apply::migration_fingerprint(&m);
+        record.done = m.steps.len() + 5;
+        assert_eq!(start_step(&m, &live, Some(&record)), m.steps.len(), "never past the end");
+    }
 }
