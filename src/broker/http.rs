@@ -74,8 +74,35 @@ impl Http {
     }
 
     /// Sends one request; `action` completes "could not …" in errors.
-    /// Returns the status and the body text.
+    /// Returns the status and the body text. A read (GET) is tried again
+    /// after a lost connection or a 5xx answer, twice, so that a blip
+    /// while a node restarts does not end a long drain wait; writes are
+    /// never repeated here, their callers decide.
     pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Json>,
+        action: &str,
+    ) -> Result<(StatusCode, String), BrokerError> {
+        const PAUSES: [u64; 2] = [300, 1000];
+        let mut tries = PAUSES.iter();
+        loop {
+            let result = self.send_once(method.clone(), path, body, action).await;
+            let transient = matches!(
+                &result,
+                Err(BrokerError::Unreachable { .. }) | Err(BrokerError::Refused { status: 500..=599, .. })
+            );
+            match tries.next() {
+                Some(ms) if transient && method == Method::GET => {
+                    tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+                }
+                _ => return result,
+            }
+        }
+    }
+
+    async fn send_once(
         &self,
         method: Method,
         path: &str,
@@ -135,13 +162,10 @@ impl Http {
         }
     }
 
-    /// GET and parse JSON. A GET that loses its connection is tried once
-    /// more: the broker closes idle keep-alive connections.
+    /// GET and parse JSON (a lost connection is tried again by `send`: the
+    /// broker also closes idle keep-alive connections).
     pub async fn get_json(&self, path: &str, action: &str) -> Result<Json, BrokerError> {
-        let (_, text) = match self.send(Method::GET, path, None, action).await {
-            Err(BrokerError::Unreachable { .. }) => self.send(Method::GET, path, None, action).await?,
-            other => other?,
-        };
+        let (_, text) = self.send(Method::GET, path, None, action).await?;
         serde_json::from_str(&text).map_err(|e| BrokerError::Refused {
             action: action.to_string(),
             status: 200,
