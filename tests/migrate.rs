@@ -980,9 +980,12 @@ routing_key = "order.created"
     assert!(run.stderr.contains("topology.toml:9:"), "not at the replaces line:\n{}", run.stderr);
 }
 
-#[test]
-fn an_old_consumer_still_attached_pauses_the_migration_and_a_later_apply_finishes_it() {
-    let case = Case::new("t-mig-attached");
+/// Traffic through [`DIRECT_V1`], then an apply of [`DIRECT_V2`] during
+/// which the old queue's consumer stays on, as in a rolling deployment that
+/// has not finished: it pauses (exit 3) after the swap, traffic flowing
+/// into the new queue. The traffic, the old consumer, the old queue's
+/// bindings before, and the paused run.
+fn paused_with_the_old_consumer_attached(case: &Case) -> (Traffic, ConsumerId, BTreeSet<Bound>, During) {
     case.topology(DIRECT_V1);
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
@@ -991,9 +994,15 @@ fn an_old_consumer_still_attached_pauses_the_migration_and_a_later_apply_finishe
     let old = traffic.add_consumer(OLD, Duration::from_millis(5));
     std::thread::sleep(Duration::from_secs(1));
     case.topology(DIRECT_V2);
-    // The old consumer stays on: a rolling deployment that has not finished.
-    let first = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)]);
+    let first = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)]);
     assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
+    (traffic, old, bindings, first)
+}
+
+#[test]
+fn an_old_consumer_still_attached_pauses_the_migration_and_a_later_apply_finishes_it() {
+    let case = Case::new("t-mig-attached");
+    let (mut traffic, old, bindings, first) = paused_with_the_old_consumer_attached(&case);
     assert!(first.run.stderr.contains("Apply paused"), "{}", first.run.stderr);
     assert!(first.run.stderr.contains("1 consumer(s) are still attached"), "{}", first.run.stderr);
     assert!(!first.run.stdout.contains("Apply complete"), "{}", first.run.stdout);
@@ -1235,18 +1244,7 @@ fn an_apply_waiting_for_the_lock_says_who_holds_it_and_gives_up_with_exit_5() {
 #[test]
 fn abort_before_the_point_of_no_return_goes_back_exactly_once_and_after_it_refuses() {
     let case = Case::new("t-mig-abort");
-    case.topology(DIRECT_V1);
-    case.apply_ok();
-    let bindings = case.bindings_to(OLD);
-    let mut traffic =
-        Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
-    let _old = traffic.add_consumer(OLD, Duration::from_millis(5));
-    std::thread::sleep(Duration::from_secs(1));
-    case.topology(DIRECT_V2);
-    // The old consumer stays: the migration pauses after its swap, traffic
-    // flowing into the new queue.
-    let first = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)]);
-    assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
+    let (traffic, _old, bindings, _) = paused_with_the_old_consumer_attached(&case);
     let id = in_flight_id(&case);
     let abort = case.warren(&["abort", &id, "--auto-approve"]);
     assert_eq!(abort.code, 0, "{}\n{}", abort.stdout, abort.stderr);
@@ -1531,6 +1529,12 @@ fn a_broker_restart_during_the_drain_stops_the_apply_and_the_next_one_finishes_l
     assert!(first.run.stderr.contains("Apply stopped"), "{}", first.run.stderr);
     assert!(first.run.stderr.contains("apply again"), "{}", first.run.stderr);
     assert!(case.exists("queues", OLD) && case.exists("queues", NEW), "both queues survive the restart");
+    // As a user would: apply again once the broker answers in full.
+    let listing = format!("queues/{}?disable_stats=true&enable_queue_totals=true", seg(&case.vhost));
+    let back = Instant::now() + Duration::from_secs(60);
+    while case.broker.try_get(&listing).is_none() && Instant::now() < back {
+        std::thread::sleep(Duration::from_millis(200));
+    }
 
     let second = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[]);
     assert_migrated_run(&second.run);
