@@ -86,11 +86,12 @@ impl Reader<'_> {
     }
 
     /// The vhost of an item: the export's vhost, or the item's own.
-    fn vhost_of(&self, item: Option<&str>, list: &str, index: usize, name: &str) -> Result<String, Diagnostic> {
+    /// Takes the item's own `vhost`: its string moves rather than copies.
+    fn vhost_of(&self, item: Option<String>, list: &str, index: usize, name: &str) -> Result<String, Diagnostic> {
         if let Some(v) = &self.single {
             return Ok(v.clone());
         }
-        item.map(str::to_string).ok_or_else(|| {
+        item.ok_or_else(|| {
             Diagnostic::error(
                 "definitions",
                 format!(
@@ -159,7 +160,7 @@ impl Reader<'_> {
     }
 
     fn parameter(&mut self, index: usize, p: &ParameterDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(p.vhost.as_deref(), "parameters", index, &p.name)?;
+        let v = self.vhost_of(p.vhost.clone(), "parameters", index, &p.name)?;
         match p.component.as_str() {
             "operator_policy" => {
                 let body: PolicyBody = serde_json::from_value(p.value.clone()).map_err(|e| {
@@ -185,8 +186,8 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn exchange(&mut self, index: usize, x: ExchangeDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(x.vhost.as_deref(), "exchanges", index, &x.name)?;
+    fn exchange(&mut self, index: usize, mut x: ExchangeDef) -> Result<(), Diagnostic> {
+        let v = self.vhost_of(x.vhost.take(), "exchanges", index, &x.name)?;
         if x.name.is_empty() || x.name.starts_with("amq.") {
             return Ok(()); // the broker's own; exports leave them out too
         }
@@ -195,21 +196,22 @@ impl Reader<'_> {
             return Ok(());
         }
         let exchange = Exchange {
-            name: x.name.clone(),
+            name: x.name,
             kind: x.kind,
             durable: x.durable.unwrap_or(true),
             auto_delete: x.auto_delete.unwrap_or(false),
             internal: x.internal.unwrap_or(false),
             arguments: owned_table(x.arguments),
         };
-        if self.vhost(&v).exchanges.insert(x.name.clone(), exchange).is_some() {
-            self.duplicate(&v, "exchanges", &x.name);
+        // The entry replaced, if any, has the same name: it names the duplicate.
+        if let Some(earlier) = self.vhost(&v).exchanges.insert(exchange.name.clone(), exchange) {
+            self.duplicate(&v, "exchanges", &earlier.name);
         }
         Ok(())
     }
 
     fn queue(&mut self, index: usize, mut q: QueueDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(q.vhost.as_deref(), "queues", index, &q.name)?;
+        let v = self.vhost_of(q.vhost.take(), "queues", index, &q.name)?;
         if q.name.starts_with(FEDERATION_PREFIX) {
             self.artefacts.insert((v, DestinationKind::Queue, q.name.clone()));
             return Ok(());
@@ -221,15 +223,15 @@ impl Reader<'_> {
             return Ok(());
         };
         let queue = Queue {
-            name: q.name.clone(),
+            name: std::mem::take(&mut q.name),
             kind,
             durable: q.durable.unwrap_or(true),
             auto_delete: q.auto_delete.unwrap_or(false),
             arguments,
             replaces: None,
         };
-        if self.vhost(&v).queues.insert(q.name.clone(), queue).is_some() {
-            self.duplicate(&v, "queues", &q.name);
+        if let Some(earlier) = self.vhost(&v).queues.insert(queue.name.clone(), queue) {
+            self.duplicate(&v, "queues", &earlier.name);
         }
         Ok(())
     }
@@ -284,8 +286,8 @@ impl Reader<'_> {
         parsed
     }
 
-    fn binding(&mut self, index: usize, b: BindingDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(b.vhost.as_deref(), "bindings", index, &b.source)?;
+    fn binding(&mut self, index: usize, mut b: BindingDef) -> Result<(), Diagnostic> {
+        let v = self.vhost_of(b.vhost.take(), "bindings", index, &b.source)?;
         if b.source.is_empty() {
             return Ok(()); // the default exchange's implicit binding
         }
@@ -318,7 +320,7 @@ impl Reader<'_> {
     }
 
     fn policy(&mut self, index: usize, p: &PolicyDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(p.vhost.as_deref(), "policies", index, &p.name)?;
+        let v = self.vhost_of(p.vhost.clone(), "policies", index, &p.name)?;
         self.add_policy(&v, &p.name, &p.body, false);
         Ok(())
     }
@@ -386,7 +388,7 @@ impl Reader<'_> {
             }
         }
         for (i, p) in defs.permissions.iter().enumerate() {
-            let v = self.vhost_of(p.vhost.as_deref(), "permissions", i, &p.user)?;
+            let v = self.vhost_of(p.vhost.clone(), "permissions", i, &p.user)?;
             if !self.topology.users.contains_key(&p.user) {
                 self.notes.add(
                     format!("vhost \"{v}\": permissions of users that the file does not list (kept; `warren import` leaves them out)"),
@@ -405,7 +407,7 @@ impl Reader<'_> {
             }
         }
         for (i, t) in defs.topic_permissions.iter().enumerate() {
-            let v = self.vhost_of(t.vhost.as_deref(), "topic_permissions", i, &t.user)?;
+            let v = self.vhost_of(t.vhost.clone(), "topic_permissions", i, &t.user)?;
             let exchange = t.exchange.as_deref().unwrap_or_default();
             self.notes.add(
                 format!("vhost \"{v}\": topic permissions are not modelled yet and were left out"),
