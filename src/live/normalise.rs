@@ -3,7 +3,7 @@
 //! 4): defaults filled in, `x-queue-type` moved to the queue's type, the
 //! broker's own objects and federation artefacts left out.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value as Json};
 
@@ -12,6 +12,7 @@ use super::definitions::{
     BindingDef, Definitions, DestinationType, ExchangeDef, ParameterDef, PolicyBody, PolicyDef, QueueDef,
 };
 use super::notes::Notes;
+use super::set_builder::SetBuilder;
 use super::users::user;
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
@@ -35,6 +36,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         inventory: Inventory::default(),
         notes: Notes::default(),
         artefacts: BTreeSet::new(),
+        bindings: BTreeMap::new(),
     };
     r.vhosts(&defs);
     r.global_parameters(&defs)?;
@@ -50,6 +52,9 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
     }
     for (i, b) in std::mem::take(&mut defs.bindings).into_iter().enumerate() {
         r.binding(i, b)?;
+    }
+    for (v, bindings) in std::mem::take(&mut r.bindings) {
+        r.vhost(&v).bindings = bindings.finish();
     }
     for (i, p) in defs.policies.iter().enumerate() {
         r.policy(i, p)?;
@@ -70,6 +75,8 @@ struct Reader<'o> {
     notes: Notes,
     /// Federation artefacts left out: (vhost, kind, name).
     artefacts: BTreeSet<(String, DestinationKind, String)>,
+    /// Each vhost's bindings while they are read.
+    bindings: BTreeMap<String, SetBuilder<Binding>>,
 }
 
 impl Reader<'_> {
@@ -309,12 +316,15 @@ impl Reader<'_> {
             routing_key: b.routing_key,
             arguments: owned_table(b.arguments),
         };
+        // Empty but for the first binding of the vhost: the rest are built apart.
+        let earlier = std::mem::take(&mut self.vhost(&v).bindings);
+        if !self.bindings.contains_key(&v) {
+            self.bindings.insert(v.clone(), SetBuilder::from_set(earlier));
+        }
+        let bindings = self.bindings.get_mut(&v).expect("just ensured");
         // Described only when it is a duplicate: formatting each is costly.
-        let bindings = &mut self.vhost(&v).bindings;
-        if bindings.contains(&binding) {
+        if let Err(binding) = bindings.insert(binding) {
             self.duplicate(&v, "bindings", &binding.to_string());
-        } else {
-            bindings.insert(binding);
         }
         Ok(())
     }
