@@ -2,6 +2,7 @@
 //! place of every object for diagnostics.
 
 mod decl;
+pub(crate) mod fast_toml;
 mod halves;
 mod merge;
 mod parse;

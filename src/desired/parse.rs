@@ -64,7 +64,15 @@ pub(super) fn parse_part(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<(FileDecl, Vec<String>)> {
     let mut r = Reader { file, base, diagnostics };
-    let (doc, errors) = DeTable::parse_recoverable(text);
+    // The quick reader takes plain files; the toml crate the rest, and
+    // every file with an error, which it alone describes.
+    let (doc, errors) = match super::fast_toml::parse(text) {
+        Some(doc) => (doc, Vec::new()),
+        None => {
+            let (doc, errors) = DeTable::parse_recoverable(text);
+            (doc.into_inner(), errors)
+        }
+    };
     for e in &errors {
         let span = e.span().unwrap_or(0..0);
         let message = e.message().trim().to_string();
@@ -79,7 +87,7 @@ pub(super) fn parse_part(
     if !errors.is_empty() {
         return None;
     }
-    let whole = Node::new(0..0, DeValue::Table(doc.into_inner()));
+    let whole = Node::new(0..0, DeValue::Table(doc));
     let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS)?;
     let keys = top.table.keys().map(|k| k.get_ref().to_string()).collect();
     let mut p = Parser { r };

@@ -25,6 +25,7 @@
 mod definitions;
 mod normalise;
 pub(crate) mod notes;
+mod set_builder;
 mod users;
 mod vhosts;
 

@@ -3,7 +3,7 @@
 //! 4): defaults filled in, `x-queue-type` moved to the queue's type, the
 //! broker's own objects and federation artefacts left out.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value as Json};
 
@@ -12,6 +12,7 @@ use super::definitions::{
     BindingDef, Definitions, DestinationType, ExchangeDef, ParameterDef, PolicyBody, PolicyDef, QueueDef,
 };
 use super::notes::Notes;
+use super::set_builder::SetBuilder;
 use super::users::user;
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
@@ -35,6 +36,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         inventory: Inventory::default(),
         notes: Notes::default(),
         artefacts: BTreeSet::new(),
+        bindings: BTreeMap::new(),
     };
     r.vhosts(&defs);
     r.global_parameters(&defs)?;
@@ -50,6 +52,9 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
     }
     for (i, b) in std::mem::take(&mut defs.bindings).into_iter().enumerate() {
         r.binding(i, b)?;
+    }
+    for (v, bindings) in std::mem::take(&mut r.bindings) {
+        r.vhost(&v).bindings = bindings.finish();
     }
     for (i, p) in defs.policies.iter().enumerate() {
         r.policy(i, p)?;
@@ -70,6 +75,8 @@ struct Reader<'o> {
     notes: Notes,
     /// Federation artefacts left out: (vhost, kind, name).
     artefacts: BTreeSet<(String, DestinationKind, String)>,
+    /// Each vhost's bindings while they are read.
+    bindings: BTreeMap<String, SetBuilder<Binding>>,
 }
 
 impl Reader<'_> {
@@ -86,11 +93,12 @@ impl Reader<'_> {
     }
 
     /// The vhost of an item: the export's vhost, or the item's own.
-    fn vhost_of(&self, item: Option<&str>, list: &str, index: usize, name: &str) -> Result<String, Diagnostic> {
+    /// Takes the item's own `vhost`: its string moves rather than copies.
+    fn vhost_of(&self, item: Option<String>, list: &str, index: usize, name: &str) -> Result<String, Diagnostic> {
         if let Some(v) = &self.single {
             return Ok(v.clone());
         }
-        item.map(str::to_string).ok_or_else(|| {
+        item.ok_or_else(|| {
             Diagnostic::error(
                 "definitions",
                 format!(
@@ -159,7 +167,7 @@ impl Reader<'_> {
     }
 
     fn parameter(&mut self, index: usize, p: &ParameterDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(p.vhost.as_deref(), "parameters", index, &p.name)?;
+        let v = self.vhost_of(p.vhost.clone(), "parameters", index, &p.name)?;
         match p.component.as_str() {
             "operator_policy" => {
                 let body: PolicyBody = serde_json::from_value(p.value.clone()).map_err(|e| {
@@ -185,8 +193,8 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn exchange(&mut self, index: usize, x: ExchangeDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(x.vhost.as_deref(), "exchanges", index, &x.name)?;
+    fn exchange(&mut self, index: usize, mut x: ExchangeDef) -> Result<(), Diagnostic> {
+        let v = self.vhost_of(x.vhost.take(), "exchanges", index, &x.name)?;
         if x.name.is_empty() || x.name.starts_with("amq.") {
             return Ok(()); // the broker's own; exports leave them out too
         }
@@ -195,21 +203,22 @@ impl Reader<'_> {
             return Ok(());
         }
         let exchange = Exchange {
-            name: x.name.clone(),
+            name: x.name,
             kind: x.kind,
             durable: x.durable.unwrap_or(true),
             auto_delete: x.auto_delete.unwrap_or(false),
             internal: x.internal.unwrap_or(false),
             arguments: owned_table(x.arguments),
         };
-        if self.vhost(&v).exchanges.insert(x.name.clone(), exchange).is_some() {
-            self.duplicate(&v, "exchanges", &x.name);
+        // The entry replaced, if any, has the same name: it names the duplicate.
+        if let Some(earlier) = self.vhost(&v).exchanges.insert(exchange.name.clone(), exchange) {
+            self.duplicate(&v, "exchanges", &earlier.name);
         }
         Ok(())
     }
 
     fn queue(&mut self, index: usize, mut q: QueueDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(q.vhost.as_deref(), "queues", index, &q.name)?;
+        let v = self.vhost_of(q.vhost.take(), "queues", index, &q.name)?;
         if q.name.starts_with(FEDERATION_PREFIX) {
             self.artefacts.insert((v, DestinationKind::Queue, q.name.clone()));
             return Ok(());
@@ -221,15 +230,15 @@ impl Reader<'_> {
             return Ok(());
         };
         let queue = Queue {
-            name: q.name.clone(),
+            name: std::mem::take(&mut q.name),
             kind,
             durable: q.durable.unwrap_or(true),
             auto_delete: q.auto_delete.unwrap_or(false),
             arguments,
             replaces: None,
         };
-        if self.vhost(&v).queues.insert(q.name.clone(), queue).is_some() {
-            self.duplicate(&v, "queues", &q.name);
+        if let Some(earlier) = self.vhost(&v).queues.insert(queue.name.clone(), queue) {
+            self.duplicate(&v, "queues", &earlier.name);
         }
         Ok(())
     }
@@ -284,8 +293,8 @@ impl Reader<'_> {
         parsed
     }
 
-    fn binding(&mut self, index: usize, b: BindingDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(b.vhost.as_deref(), "bindings", index, &b.source)?;
+    fn binding(&mut self, index: usize, mut b: BindingDef) -> Result<(), Diagnostic> {
+        let v = self.vhost_of(b.vhost.take(), "bindings", index, &b.source)?;
         if b.source.is_empty() {
             return Ok(()); // the default exchange's implicit binding
         }
@@ -307,18 +316,21 @@ impl Reader<'_> {
             routing_key: b.routing_key,
             arguments: owned_table(b.arguments),
         };
+        // Empty but for the first binding of the vhost: the rest are built apart.
+        let earlier = std::mem::take(&mut self.vhost(&v).bindings);
+        if !self.bindings.contains_key(&v) {
+            self.bindings.insert(v.clone(), SetBuilder::from_set(earlier));
+        }
+        let bindings = self.bindings.get_mut(&v).expect("just ensured");
         // Described only when it is a duplicate: formatting each is costly.
-        let bindings = &mut self.vhost(&v).bindings;
-        if bindings.contains(&binding) {
+        if let Err(binding) = bindings.insert(binding) {
             self.duplicate(&v, "bindings", &binding.to_string());
-        } else {
-            bindings.insert(binding);
         }
         Ok(())
     }
 
     fn policy(&mut self, index: usize, p: &PolicyDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(p.vhost.as_deref(), "policies", index, &p.name)?;
+        let v = self.vhost_of(p.vhost.clone(), "policies", index, &p.name)?;
         self.add_policy(&v, &p.name, &p.body, false);
         Ok(())
     }
@@ -386,7 +398,7 @@ impl Reader<'_> {
             }
         }
         for (i, p) in defs.permissions.iter().enumerate() {
-            let v = self.vhost_of(p.vhost.as_deref(), "permissions", i, &p.user)?;
+            let v = self.vhost_of(p.vhost.clone(), "permissions", i, &p.user)?;
             if !self.topology.users.contains_key(&p.user) {
                 self.notes.add(
                     format!("vhost \"{v}\": permissions of users that the file does not list (kept; `warren import` leaves them out)"),
@@ -405,7 +417,7 @@ impl Reader<'_> {
             }
         }
         for (i, t) in defs.topic_permissions.iter().enumerate() {
-            let v = self.vhost_of(t.vhost.as_deref(), "topic_permissions", i, &t.user)?;
+            let v = self.vhost_of(t.vhost.clone(), "topic_permissions", i, &t.user)?;
             let exchange = t.exchange.as_deref().unwrap_or_default();
             self.notes.add(
                 format!("vhost \"{v}\": topic permissions are not modelled yet and were left out"),
