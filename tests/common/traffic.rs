@@ -904,27 +904,18 @@ impl Report {
     /// for each extra one (an ack lost with its connection); nothing was
     /// returned, nacked or went wrong otherwise.
     pub fn check_at_least_once(&self) -> Result<(), String> {
-        let mut problems = Vec::new();
-        if self.confirmed.is_empty() {
-            problems.push("no message was confirmed, so nothing is proven".to_string());
-        }
-        let mut list = |what: &str, numbers: &[u64]| {
-            if !numbers.is_empty() {
-                problems.push(format!("{} {what}: {}", numbers.len(), few(numbers)));
-            }
-        };
-        list("returned unroutable", &self.returned);
-        list("nacked", &self.nacked);
-        list("confirmed but never received", &self.lost);
         let unexplained: Vec<u64> = self
             .duplicates
             .iter()
             .filter(|(n, queues)| self.redelivered.get(n).copied().unwrap_or(0) < queues.len() - 1)
             .map(|(n, _)| *n)
             .collect();
-        list("received more than once without being redelivered", &unexplained);
-        problems.extend(self.errors.iter().map(|e| format!("error: {e}")));
-        self.verdict(problems)
+        self.verdict(self.problems(&[
+            ("returned unroutable", &self.returned),
+            ("nacked", &self.nacked),
+            ("confirmed but never received", &self.lost),
+            ("received more than once without being redelivered", &unexplained),
+        ]))
     }
 
     /// Panics with a summary unless [`Report::check_exactly_once`] holds.
@@ -942,19 +933,24 @@ impl Report {
     }
 
     fn traffic_problems(&self) -> Vec<String> {
+        self.problems(&[
+            ("returned unroutable", &self.returned),
+            ("nacked", &self.nacked),
+            ("never confirmed", &self.unconfirmed),
+        ])
+    }
+
+    /// Nothing confirmed, each non-empty list of numbers that must be
+    /// empty, and the errors.
+    fn problems(&self, lists: &[(&str, &[u64])]) -> Vec<String> {
         let mut out = Vec::new();
         if self.confirmed.is_empty() {
             // Else a test whose traffic never flowed would pass.
             out.push("no message was confirmed, so nothing is proven".to_string());
         }
-        let mut list = |what: &str, numbers: &[u64]| {
-            if !numbers.is_empty() {
-                out.push(format!("{} {what}: {}", numbers.len(), few(numbers)));
-            }
-        };
-        list("returned unroutable", &self.returned);
-        list("nacked", &self.nacked);
-        list("never confirmed", &self.unconfirmed);
+        for (what, numbers) in lists.iter().filter(|(_, n)| !n.is_empty()) {
+            out.push(format!("{} {what}: {}", numbers.len(), few(numbers)));
+        }
         out.extend(self.errors.iter().map(|e| format!("error: {e}")));
         out
     }
