@@ -38,9 +38,29 @@ pub struct Definitions {
     pub exchanges: Vec<ExchangeDef>,
     #[serde(deserialize_with = "nullable")]
     pub bindings: Vec<BindingDef>,
-    /// 4.x single-vhost exports carry the vhost's own settings at the top.
-    #[serde(flatten)]
-    pub vhost_settings: VhostFields,
+    // 4.x single-vhost exports carry the vhost's own settings at the top (see
+    // `VhostFields`). They are fields here, not a `#[serde(flatten)]`: that
+    // would make serde buffer the whole file as a tree before reading it.
+    pub description: Option<String>,
+    pub default_queue_type: Option<String>,
+    pub defaultqueuetype: Option<String>,
+    pub metadata: Option<VhostMetadata>,
+    pub limits: Option<Json>,
+    pub tags: Option<Json>,
+}
+
+impl Definitions {
+    /// The vhost settings at the top of a single-vhost export, taken out.
+    pub fn take_vhost_settings(&mut self) -> VhostFields {
+        VhostFields {
+            description: self.description.take(),
+            default_queue_type: self.default_queue_type.take(),
+            defaultqueuetype: self.defaultqueuetype.take(),
+            metadata: self.metadata.take(),
+            limits: self.limits.take(),
+            tags: self.tags.take(),
+        }
+    }
 }
 
 /// The settings of a vhost, as a `vhosts` entry or the top of a 4.x

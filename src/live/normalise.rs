@@ -38,7 +38,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         artefacts: BTreeSet::new(),
         bindings: BTreeMap::new(),
     };
-    r.vhosts(&defs);
+    r.vhosts(&mut defs);
     r.global_parameters(&defs)?;
     for (i, p) in defs.parameters.iter().enumerate() {
         r.parameter(i, p)?;
@@ -80,9 +80,9 @@ struct Reader<'o> {
 }
 
 impl Reader<'_> {
-    fn vhosts(&mut self, defs: &Definitions) {
+    fn vhosts(&mut self, defs: &mut Definitions) {
         if let Some(v) = self.single.clone() {
-            let s = settings(&defs.vhost_settings, &v, &mut self.notes);
+            let s = settings(&defs.take_vhost_settings(), &v, &mut self.notes);
             self.vhost(&v).settings = s;
             return;
         }
