@@ -2,16 +2,39 @@
 //! no object is declared twice, in one file or across files.
 
 use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::decl::{Decl, FileDecl};
-use super::spans::{Site, Spans};
+use super::spans::{FastHash, Site, Spans};
 use crate::diagnostic::Diagnostic;
-use crate::model::{ObjectKey, Topology, Vhost};
+use crate::model::{Binding, ObjectKey, SetBuilder, Topology, Vhost};
 use crate::source::Sources;
 
 /// The merged topology and where each object came from.
-pub fn merge(files: Vec<FileDecl>, sources: &Sources, diagnostics: &mut Vec<Diagnostic>) -> (Topology, Spans) {
-    let mut m = Merger { topology: Topology::default(), spans: Spans::default(), sources, diagnostics };
+pub fn merge(mut files: Vec<FileDecl>, sources: &Sources, diagnostics: &mut Vec<Diagnostic>) -> (Topology, Spans) {
+    // Bindings are most of a large topology and depend on nothing else here:
+    // they are placed on a thread of their own while the rest is merged.
+    let bindings: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.bindings))).collect();
+    let (mut m, (sets, sites, found)) = std::thread::scope(|s| {
+        let placing = s.spawn(|| place_bindings(bindings, sources));
+        (merge_rest(files, sources), placing.join().expect("placing bindings does not panic"))
+    });
+    for (v, set) in sets {
+        m.vhost(&v).bindings = set;
+    }
+    m.spans.bindings = sites;
+    diagnostics.append(&mut m.diagnostics);
+    diagnostics.extend(found);
+    (m.topology, m.spans)
+}
+
+fn vhost_names(f: &FileDecl) -> Vec<String> {
+    f.vhosts.iter().map(|(v, _)| v.clone()).collect()
+}
+
+/// Everything but the bindings.
+fn merge_rest(files: Vec<FileDecl>, sources: &Sources) -> Merger<'_> {
+    let mut m = Merger { topology: Topology::default(), spans: Spans::default(), sources, diagnostics: Vec::new() };
     // Settings first: a queue's default type comes from its vhost's settings,
     // which may be declared in another file.
     for f in &files {
@@ -27,14 +50,73 @@ pub fn merge(files: Vec<FileDecl>, sources: &Sources, diagnostics: &mut Vec<Diag
     for f in files {
         m.file(f);
     }
-    (m.topology, m.spans)
+    m
+}
+
+type BindingSites = HashMap<ObjectKey, Site, FastHash>;
+
+/// Each vhost's bindings, where each was declared, and the duplicates found.
+/// A file written by `warren import` lists its bindings in order, which the
+/// set builder builds at once.
+fn place_bindings(
+    files: Vec<(Vec<String>, Vec<Decl<Binding>>)>,
+    sources: &Sources,
+) -> (BTreeMap<String, BTreeSet<Binding>>, BindingSites, Vec<Diagnostic>) {
+    let mut sites = BindingSites::default();
+    sites.reserve(files.iter().map(|(v, b)| v.len() * b.len()).sum());
+    let mut sets: BTreeMap<String, SetBuilder<Binding>> = BTreeMap::new();
+    let mut found = Vec::new();
+    for (vhosts, mut bindings) in files {
+        let n = vhosts.len();
+        for (i, v) in vhosts.into_iter().enumerate() {
+            let set = sets.entry(v.clone()).or_default();
+            for b in own(&mut bindings, i + 1 == n) {
+                let key = ObjectKey::Binding { vhost: v.clone(), binding: b.value.clone() };
+                match claim(&mut sites, key, &b, sources) {
+                    // A binding claimed for the first time is new to the set.
+                    None => _ = set.insert(b.value),
+                    Some(d) => found.push(d),
+                }
+            }
+        }
+    }
+    (sets.into_iter().map(|(v, b)| (v, b.finish())).collect(), sites, found)
+}
+
+/// Records where `key` is declared in `sites`; if it already was, the
+/// diagnostic that says so.
+fn claim<T>(
+    sites: &mut HashMap<ObjectKey, Site, FastHash>,
+    key: ObjectKey,
+    decl: &Decl<T>,
+    sources: &Sources,
+) -> Option<Diagnostic> {
+    let entry = match sites.entry(key) {
+        Entry::Vacant(e) => {
+            e.insert(Site { at: decl.at.clone(), fields: decl.fields.clone() });
+            return None;
+        }
+        Entry::Occupied(e) => e,
+    };
+    let (key, first) = (entry.key(), entry.get());
+    let first_at = sources.position(&first.at);
+    let what = match &key {
+        ObjectKey::Vhost(_) => format!("the settings of {key} are"),
+        _ => format!("{key} is"),
+    };
+    Some(
+        Diagnostic::error("duplicate", format!("{what} declared twice"))
+            .at(decl.at.clone())
+            .label("declared again here")
+            .help(format!("it is first declared at {first_at}; keep one of the two declarations")),
+    )
 }
 
 struct Merger<'a> {
     topology: Topology,
     spans: Spans,
     sources: &'a Sources,
-    diagnostics: &'a mut Vec<Diagnostic>,
+    diagnostics: Vec<Diagnostic>,
 }
 
 impl Merger<'_> {
@@ -48,27 +130,13 @@ impl Merger<'_> {
 
     /// Records where `key` is declared; false (with a diagnostic) if it already was.
     fn claim<T>(&mut self, key: ObjectKey, decl: &Decl<T>) -> bool {
-        let entry = match self.spans.objects.entry(key) {
-            Entry::Vacant(e) => {
-                e.insert(Site { at: decl.at.clone(), fields: decl.fields.clone() });
-                return true;
+        match claim(&mut self.spans.objects, key, decl, self.sources) {
+            None => true,
+            Some(d) => {
+                self.diagnostics.push(d);
+                false
             }
-            Entry::Occupied(e) => e,
-        };
-        let (key, first) = (entry.key(), entry.get());
-        {
-            let first_at = self.sources.position(&first.at);
-            let what = match &key {
-                ObjectKey::Vhost(_) => format!("the settings of {key} are"),
-                _ => format!("{key} is"),
-            };
-            let d = Diagnostic::error("duplicate", format!("{what} declared twice"))
-                .at(decl.at.clone())
-                .label("declared again here")
-                .help(format!("it is first declared at {first_at}; keep one of the two declarations"));
-            self.diagnostics.push(d);
         }
-        false
     }
 
     fn file(&mut self, mut f: FileDecl) {
@@ -81,11 +149,10 @@ impl Merger<'_> {
         for (i, (v, _)) in f.vhosts.iter().enumerate() {
             let last = i + 1 == n;
             let v = v.as_str();
-            let (exchanges, queues, bindings) =
-                (own(&mut f.exchanges, last), own(&mut f.queues, last), own(&mut f.bindings, last));
+            let (exchanges, queues) = (own(&mut f.exchanges, last), own(&mut f.queues, last));
             let (policies, operator_policies, permissions) =
                 (own(&mut f.policies, last), own(&mut f.operator_policies, last), own(&mut f.permissions, last));
-            let objects = exchanges.len() + queues.len() + bindings.len();
+            let objects = exchanges.len() + queues.len();
             self.spans.objects.reserve(objects + policies.len() + operator_policies.len() + permissions.len());
             for x in exchanges {
                 let key = ObjectKey::Exchange { vhost: v.into(), name: x.value.name.clone() };
@@ -100,12 +167,6 @@ impl Merger<'_> {
                     let mut queue = q.value.queue;
                     queue.kind = q.value.declared_type.or(default).unwrap_or(queue.kind);
                     self.vhost(v).queues.insert(queue.name.clone(), queue);
-                }
-            }
-            for b in bindings {
-                let key = ObjectKey::Binding { vhost: v.into(), binding: b.value.clone() };
-                if self.claim(key, &b) {
-                    self.vhost(v).bindings.insert(b.value);
                 }
             }
             for p in policies {

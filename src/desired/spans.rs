@@ -45,7 +45,11 @@ impl FieldSites {
 
 #[derive(Debug, Clone, Default)]
 pub struct Spans {
+    /// Every object but bindings.
     pub objects: HashMap<ObjectKey, Site, FastHash>,
+    /// Bindings, most objects of a large topology: a map of their own, so
+    /// that they can be placed on a thread of their own.
+    pub bindings: HashMap<ObjectKey, Site, FastHash>,
     /// Exchanges and queues named in the files whose declaration had errors,
     /// so that one mistake does not cascade into "undeclared".
     pub named: HashSet<ObjectKey, FastHash>,
@@ -54,7 +58,8 @@ pub struct Spans {
 impl Spans {
     /// The place of an object, or of one of its fields when that is known.
     pub fn locate(&self, key: &ObjectKey, field: Option<&str>) -> Option<Location> {
-        let site = self.objects.get(key)?;
+        let map = if matches!(key, ObjectKey::Binding { .. }) { &self.bindings } else { &self.objects };
+        let site = map.get(key)?;
         field.and_then(|f| site.fields.get(f)).or(Some(&site.at)).cloned()
     }
 }

@@ -25,7 +25,6 @@
 mod definitions;
 mod normalise;
 pub(crate) mod notes;
-mod set_builder;
 mod users;
 mod vhosts;
 

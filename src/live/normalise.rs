@@ -12,13 +12,12 @@ use super::definitions::{
     BindingDef, Definitions, DestinationType, ExchangeDef, ParameterDef, PolicyBody, PolicyDef, QueueDef,
 };
 use super::notes::Notes;
-use super::set_builder::SetBuilder;
 use super::users::user;
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, INVENTORY_PARAMETER, Inventory, Permission,
-    Policy, Queue, QueueType, Table, Topology, Value, Vhost, policy_key,
+    Policy, Queue, QueueType, SetBuilder, Table, Topology, Value, Vhost, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
