@@ -255,6 +255,15 @@ fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
 /// Reads a definitions file; an error says what is wrong, at which line and
 /// column, and in which item.
 pub fn parse(json: &str, origin: &str) -> Result<Definitions, Diagnostic> {
+    // The derived reader also takes a struct written as a list of its fields;
+    // a definitions file is an object.
+    if !json.trim_start().starts_with('{')
+        && let Err(e) = serde_json::from_str::<std::collections::HashMap<String, IgnoredAny>>(json)
+    {
+        let mut d = shape_error(origin, String::new(), &e);
+        d.message = d.message.replace("a map", "a definitions object");
+        return Err(d);
+    }
     // Tracking the path slows every file down; it is done again only to
     // explain an error.
     if let Ok(defs) = serde_json::from_str(json) {

@@ -16,7 +16,7 @@ pub use effective::{Matcher, matching_queue};
 pub use graph::{LazyGraph, Node, RoutingGraph};
 pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_from, binding_json};
 pub use key::ObjectKey;
-pub use set_builder::SetBuilder;
 pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution};
+pub use set_builder::SetBuilder;
 pub use topology::*;
 pub use value::{Table, Value};
