@@ -2,6 +2,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use rustc_hash::FxHashSet;
+
 use super::Context;
 use crate::diagnostic::Diagnostic;
 use crate::model::{BUILTIN_EXCHANGES, DestinationKind, ObjectKey};
@@ -25,17 +27,19 @@ fn bindings(ctx: &mut Context) {
         };
     }
     for (vname, vhost) in &ctx.topology.vhosts {
-        let exchange_known = |name: &str| {
-            vhost.exchanges.contains_key(name)
-                || vhost.external.exchanges.contains(name)
-                || BUILTIN_EXCHANGES.contains(&name)
-                || exchanges.contains(&(vname.as_str(), name))
-        };
-        let queue_known = |name: &str| {
-            vhost.queues.contains_key(name)
-                || vhost.external.queues.contains(name)
-                || queues.contains(&(vname.as_str(), name))
-        };
+        // Every name a binding may use, hashed: a lookup in the ordered maps
+        // compares long names that share their prefix at every level.
+        let known_exchanges: FxHashSet<&str> = (vhost.exchanges.keys().map(String::as_str))
+            .chain(vhost.external.exchanges.iter().map(String::as_str))
+            .chain(BUILTIN_EXCHANGES)
+            .chain(exchanges.iter().filter(|(v, _)| v == vname).map(|&(_, n)| n))
+            .collect();
+        let known_queues: FxHashSet<&str> = (vhost.queues.keys().map(String::as_str))
+            .chain(vhost.external.queues.iter().map(String::as_str))
+            .chain(queues.iter().filter(|(v, _)| v == vname).map(|&(_, n)| n))
+            .collect();
+        let exchange_known = |name: &str| known_exchanges.contains(name);
+        let queue_known = |name: &str| known_queues.contains(name);
         let mut found = Vec::new();
         for b in &vhost.bindings {
             let key = || ObjectKey::Binding { vhost: vname.clone(), binding: b.clone() };
