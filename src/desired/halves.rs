@@ -61,16 +61,24 @@ fn append(decl: &mut FileDecl, more: FileDecl) {
 }
 
 /// Where the second half starts: a `[[bindings]]` line from the middle on,
-/// with another before it. None for a small file, or one with multi-line
-/// strings, in which a line may only look like a header.
+/// with another before it. None for a small file. A multi-line string needs
+/// no look: were the cut inside one, the first half would end in an
+/// unterminated string, an error, and the file would be read whole.
 fn cut(text: &str) -> Option<usize> {
-    if text.len() < LARGE || text.contains("\"\"\"") || text.contains("'''") {
+    if text.len() < LARGE {
         return None;
     }
     let middle = (text.len() / 2..).find(|&i| text.is_char_boundary(i))?;
     let at = header_from(text, middle)?;
-    header_from(&text[..at], 0)?;
+    header_before(text, at)?;
     Some(at)
+}
+
+/// Whether the header found at `at` is a line of its own.
+fn is_header(text: &str, at: usize) -> bool {
+    let line_start = at == 0 || text.as_bytes()[at - 1] == b'\n';
+    let after = &text[at + HEADER.len()..];
+    line_start && (after.starts_with('\n') || after.starts_with("\r\n"))
 }
 
 /// The start of the first line from `from` on that is exactly the header.
@@ -78,12 +86,23 @@ fn header_from(text: &str, from: usize) -> Option<usize> {
     let mut i = from;
     loop {
         let found = i + text[i..].find(HEADER)?;
-        let line_start = found == 0 || text.as_bytes()[found - 1] == b'\n';
-        let after = &text[found + HEADER.len()..];
-        if line_start && (after.starts_with('\n') || after.starts_with("\r\n")) {
+        if is_header(text, found) {
             return Some(found);
         }
         i = found + HEADER.len();
+    }
+}
+
+/// The start of the last header line before `end`, searched backwards: the
+/// first half of a large file is long.
+fn header_before(text: &str, end: usize) -> Option<usize> {
+    let mut i = end;
+    loop {
+        let found = text[..i].rfind(HEADER)?;
+        if is_header(text, found) {
+            return Some(found);
+        }
+        i = found;
     }
 }
 
@@ -120,11 +139,32 @@ mod tests {
     }
 
     #[test]
-    fn small_files_and_multi_line_strings_are_read_whole() {
+    fn small_files_are_read_whole() {
         assert_eq!(cut(&big(10)), None);
+    }
+
+    #[test]
+    fn a_cut_inside_a_multi_line_string_reads_the_file_whole() {
+        let mut text = String::from("vhosts = [\"/\"]\n[[bindings]]\nsource = \"x\"\nqueue = \"q\"\n");
+        text.push_str("[users.u]\npassword_env = \"P\"\nhashing_algorithm = \"\"\"\n");
+        for _ in 0..60_000 {
+            text.push_str("[[bindings]]\n");
+        }
+        text.push_str("\"\"\"\n");
+        let at = cut(&text).expect("a cut");
+        assert!(text[..at].contains("\"\"\"") && text[at..].contains("\"\"\""), "the cut is inside the string");
+        assert!(read(&text).0.is_none());
+    }
+
+    #[test]
+    fn multi_line_strings_away_from_the_cut_read_as_the_whole_does() {
         let mut text = big(20_000);
         text.push_str("[policies.p]\npattern = '''x'''\ndefinition = { max-length = 1 }\n");
-        assert_eq!(cut(&text), None);
+        let (decl, found) = read(&text);
+        let decl = decl.expect("read in halves");
+        let mut whole_found = Vec::new();
+        let (whole, _) = parse_part(FileId(0), &text, 0, false, &mut whole_found).expect("read whole");
+        assert_eq!(format!("{decl:?} {found:?}"), format!("{whole:?} {whole_found:?}"));
     }
 
     #[test]
