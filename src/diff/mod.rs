@@ -227,7 +227,8 @@ impl Differ<'_> {
 
         self.exchanges(v, want, have, &live_graph);
         for (name, q) in &want.queues {
-            let key = ObjectKey::Queue { vhost: v.into(), name: name.clone() };
+            // Made only for a change: most queues of a large vhost have none.
+            let key = || ObjectKey::Queue { vhost: v.into(), name: name.clone() };
             if let Some(old) = q.replaces.as_deref().filter(|p| have.queues.contains_key(*p)) {
                 let m = migration(q, &have.queues[old], want, full, live_graph.get(), self.inventory, v);
                 for p in preflight::check(q, &have.queues[old], &m, want, full, self.inventory, v) {
@@ -237,7 +238,7 @@ impl Differ<'_> {
                 migrating_bindings.extend(m.dropped.iter().cloned());
                 migrating_bindings.extend(m.added.iter().cloned());
                 migrating_bindings.extend(m.moved.iter().map(|b| retarget(b, name)));
-                let mut c = Change::new(key, Action::Migrate, format!("replaces queue \"{old}\" by live migration"));
+                let mut c = Change::new(key(), Action::Migrate, format!("replaces queue \"{old}\" by live migration"));
                 c.before = Some(attributes::queue(&have.queues[old]));
                 c.after = Some(attributes::queue(q));
                 c.migration = Some(m);
@@ -250,10 +251,10 @@ impl Differ<'_> {
                         Some(old) => format!("declared in the files (it replaces \"{old}\", which does not exist)"),
                         None => "declared in the files".to_string(),
                     };
-                    self.created(key, attributes::queue(q), &reason);
+                    self.created(key(), attributes::queue(q), &reason);
                 }
                 Some(h) if same_queue(h, q) => {}
-                Some(h) => self.queue_changed(key, h, q, &live_graph),
+                Some(h) => self.queue_changed(key(), h, q, &live_graph),
             }
         }
         for (name, h) in &have.queues {
@@ -312,14 +313,14 @@ impl Differ<'_> {
 
     fn exchanges(&mut self, v: &str, want: &Vhost, have: &Vhost, live_graph: &LazyGraph) {
         for (name, x) in &want.exchanges {
-            let key = ObjectKey::Exchange { vhost: v.into(), name: name.clone() };
+            let key = || ObjectKey::Exchange { vhost: v.into(), name: name.clone() };
             match have.exchanges.get(name) {
-                None => self.created(key, attributes::exchange(x), "declared in the files"),
+                None => self.created(key(), attributes::exchange(x), "declared in the files"),
                 Some(h) if same_exchange(h, x) => {}
                 Some(h) => {
                     let node = Node::Exchange(name.clone());
                     let mut c = Change::new(
-                        key,
+                        key(),
                         Action::Replace,
                         format!(
                             "{} cannot change in place: the exchange is deleted and declared again, and messages published in between are not routed",
