@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{corpus, stem, warren};
+use common::{codes_in, corpus, expected_codes, stem, warren};
 
 /// Expected outcome of each case: exit code and the plan's last line.
 fn expectation(case: &str) -> (i32, &'static str) {
@@ -121,4 +121,27 @@ fn a_missing_state_file_is_a_clear_error() {
 
 fn corpus_dirs(dir: &str) -> Vec<String> {
     corpus(dir).into_iter().filter(|p| common::root().join(p).is_dir()).collect()
+}
+
+/// Against an export, the whole-topology checks run beside the plan, which
+/// must then not fail on files they refuse: every broken file gets exit 1
+/// and the diagnostics `validate` gives, and no plan, against an empty
+/// export and against the export of its own objects (where, say, a queue
+/// that replaces itself exists live).
+#[test]
+fn broken_files_get_their_diagnostics_and_no_plan_against_an_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "{}").unwrap();
+    let own = dir.path().join("own.json");
+    for entry in corpus("tests/invalid") {
+        let topology = warren::desired::load_unchecked(std::path::Path::new(&entry)).topology;
+        std::fs::write(&own, warren::export::to_text(&warren::export::definitions(&topology))).unwrap();
+        for state in [&empty, &own] {
+            let run = warren(&["plan", &entry, "--state", state.to_str().unwrap()]);
+            assert_eq!(run.code, 1, "{entry} against {}:\n{}{}", state.display(), run.stdout, run.stderr);
+            assert_eq!(codes_in(&run.stderr), expected_codes(&entry), "{entry}:\n{}", run.stderr);
+            assert!(run.stderr.contains("no plan was made"), "{entry}:\n{}", run.stderr);
+        }
+    }
 }

@@ -34,6 +34,21 @@ pub struct Planned {
 
 /// Plans valid desired files against `live`.
 pub fn compute(desired: Desired, path: &Path, live: LiveSide, replace: &[String]) -> Planned {
+    let drafted = draft(&desired, &live, replace);
+    assemble(desired, path, live, drafted)
+}
+
+/// The plan before it is shown: what [`draft`] computes from its inputs alone.
+pub struct Draft {
+    plan: Plan,
+    passwords: BTreeMap<String, String>,
+    notes: Vec<Diagnostic>,
+}
+
+/// The plan of the files against `live`. It only reads them, so that it can
+/// run beside the whole-topology checks; it must not fail on files those
+/// checks refuse, whose plan is then not shown.
+pub fn draft(desired: &Desired, live: &LiveSide, replace: &[String]) -> Draft {
     let mut notes = live.notes.clone();
     let mut options = Options {
         replace: replace.iter().cloned().collect(),
@@ -65,6 +80,12 @@ pub fn compute(desired: Desired, path: &Path, live: LiveSide, replace: &[String]
     }
     let d = diff::diff(&desired.topology, &live.topology, &live.inventory, &options);
     let plan = plan::build(d, &desired.topology, &live.topology);
+    Draft { plan, passwords, notes }
+}
+
+/// The drafted plan with every diagnostic placed, as a document to show.
+pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -> Planned {
+    let Draft { plan, passwords, notes } = drafted;
     let mut diagnostics: Vec<Diagnostic> = plan
         .problems
         .iter()
@@ -135,14 +156,21 @@ pub fn plan_command(
         None => live_side::describe(connection),
     };
     // An export does not depend on the files: read both at once.
-    let (desired, from_state) = std::thread::scope(|scope| {
+    let (mut desired, from_state) = std::thread::scope(|scope| {
         let reading = state.map(|s| scope.spawn(move || live_side::from_state(s)));
-        let desired = desired::load(path);
+        let desired = desired::load_unchecked(path);
         (desired, reading.map(|r| r.join().expect("reading the export does not panic")))
     });
     clock.lap("read the files and the export");
-    if desired.has_errors() {
-        return print_invalid(&desired, path, &origin, show.format, out);
+    let checked = desired.has_errors() || state.is_none();
+    if checked {
+        // Refused files get every finding, and the broker is reached only
+        // for files that pass.
+        let found = desired::lint(&desired);
+        desired.add_findings(found);
+        if desired.has_errors() {
+            return print_invalid(&desired, path, &origin, show.format, out);
+        }
     }
     let live = match from_state {
         Some(l) => l,
@@ -156,7 +184,23 @@ pub fn plan_command(
             return Exit::Error;
         }
     };
-    let planned = compute(desired, path, live, &show.replace);
+    let drafted = if checked {
+        draft(&desired, &live, &show.replace)
+    } else {
+        // Against an export, the whole-topology checks run beside the plan:
+        // both only read the files' topology. Files they refuse get no plan.
+        let (found, drafted) = std::thread::scope(|scope| {
+            let checking = scope.spawn(|| desired::lint(&desired));
+            let drafted = draft(&desired, &live, &show.replace);
+            (checking.join().expect("the checks do not panic"), drafted)
+        });
+        desired.add_findings(found);
+        if desired.has_errors() {
+            return print_invalid(&desired, path, &origin, show.format, out);
+        }
+        drafted
+    };
+    let planned = assemble(desired, path, live, drafted);
     clock.lap("diff and plan");
     print(&planned, show.format, out);
     clock.lap("render");

@@ -154,21 +154,25 @@ impl Merger<'_> {
                 (own(&mut f.policies, last), own(&mut f.operator_policies, last), own(&mut f.permissions, last));
             let objects = exchanges.len() + queues.len();
             self.spans.objects.reserve(objects + policies.len() + operator_policies.len() + permissions.len());
+            let mut claimed = Vec::with_capacity(exchanges.len());
             for x in exchanges {
                 let key = ObjectKey::Exchange { vhost: v.into(), name: x.value.name.clone() };
                 if self.claim(key, &x) {
-                    self.vhost(v).exchanges.insert(x.value.name.clone(), x.value);
+                    claimed.push((x.value.name.clone(), x.value));
                 }
             }
+            add_all(&mut self.vhost(v).exchanges, claimed);
             let default = self.vhost(v).settings.default_queue_type;
+            let mut claimed = Vec::with_capacity(queues.len());
             for q in queues {
                 let key = ObjectKey::Queue { vhost: v.into(), name: q.value.queue.name.clone() };
                 if self.claim(key, &q) {
                     let mut queue = q.value.queue;
                     queue.kind = q.value.declared_type.or(default).unwrap_or(queue.kind);
-                    self.vhost(v).queues.insert(queue.name.clone(), queue);
+                    claimed.push((queue.name.clone(), queue));
                 }
             }
+            add_all(&mut self.vhost(v).queues, claimed);
             for p in policies {
                 let key = ObjectKey::Policy { vhost: v.into(), name: p.value.name.clone() };
                 if self.claim(key, &p) {
@@ -197,6 +201,17 @@ impl Merger<'_> {
                 self.spans.named.insert(ObjectKey::Queue { vhost: v.into(), name: name.clone() });
             }
         }
+    }
+}
+
+/// Adds objects of distinct names, new to `map`. Into an empty map (a vhost's
+/// first file) they are built at once, which for the names in order that a
+/// file written by `warren import` lists costs no search.
+fn add_all<V>(map: &mut BTreeMap<String, V>, objects: Vec<(String, V)>) {
+    if map.is_empty() {
+        *map = objects.into_iter().collect();
+    } else {
+        map.extend(objects);
     }
 }
 

@@ -35,8 +35,18 @@ impl Desired {
     }
 }
 
-/// Reads a file, or every `*.toml` below a directory in sorted order.
+/// Reads a file, or every `*.toml` below a directory in sorted order, and
+/// checks the whole topology.
 pub fn load(path: &Path) -> Desired {
+    let mut desired = load_unchecked(path);
+    let found = lint(&desired);
+    desired.add_findings(found);
+    desired
+}
+
+/// Reads the files as [`load`] does, without the whole-topology checks of
+/// [`lint`]: for a caller that runs them beside other work.
+pub fn load_unchecked(path: &Path) -> Desired {
     let mut diagnostics = Vec::new();
     let mut texts = Vec::new();
     match topology_files(path) {
@@ -59,7 +69,24 @@ pub fn load(path: &Path) -> Desired {
 /// The desired state of files already in memory (a saved plan's), in the
 /// order given; diagnostics name the paths given with them.
 pub fn load_texts(files: Vec<(PathBuf, String)>) -> Desired {
-    from_texts(files, Vec::new())
+    let mut desired = from_texts(files, Vec::new());
+    let found = lint(&desired);
+    desired.add_findings(found);
+    desired
+}
+
+/// The whole-topology checks: references between objects, and what the
+/// broker would refuse or do differently than the files say.
+pub fn lint(desired: &Desired) -> Vec<Diagnostic> {
+    crate::lint::check(&desired.topology, &desired.spans)
+}
+
+impl Desired {
+    /// Adds what [`lint`] found.
+    pub fn add_findings(&mut self, found: Vec<Diagnostic>) {
+        self.diagnostics.extend(found);
+        crate::diagnostic::sort(&mut self.diagnostics);
+    }
 }
 
 fn from_texts(files: Vec<(PathBuf, String)>, mut diagnostics: Vec<Diagnostic>) -> Desired {
@@ -71,11 +98,8 @@ fn from_texts(files: Vec<(PathBuf, String)>, mut diagnostics: Vec<Diagnostic>) -
         decls.extend(parse::parse_file(id, &text, &mut diagnostics));
     }
     let (topology, spans) = merge::merge(decls, &sources, &mut diagnostics);
-    let mut desired = Desired { topology, spans, sources, diagnostics };
-    let found = crate::lint::check(&desired.topology, &desired.spans);
-    desired.diagnostics.extend(found);
-    crate::diagnostic::sort(&mut desired.diagnostics);
-    desired
+    crate::diagnostic::sort(&mut diagnostics);
+    Desired { topology, spans, sources, diagnostics }
 }
 
 /// The topology files a path names.
