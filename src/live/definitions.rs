@@ -8,6 +8,7 @@ use serde::de::{Deserializer, IgnoredAny};
 use serde_json::{Map, Value as Json};
 
 use crate::diagnostic::Diagnostic;
+use crate::model::Table;
 
 /// A whole export: cluster-wide (`GET /api/definitions`, `rabbitmqctl
 /// export_definitions`) or of one vhost (`GET /api/definitions/{vhost}`).
@@ -189,7 +190,7 @@ pub struct QueueDef {
     #[serde(default)]
     pub auto_delete: Option<bool>,
     #[serde(default, deserialize_with = "nullable")]
-    pub arguments: Map<String, Json>,
+    pub arguments: Table,
     /// 3.13+ `rabbitmqctl` and streamed 4.2 exports: the queue's type.
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
@@ -209,7 +210,7 @@ pub struct ExchangeDef {
     #[serde(default)]
     pub internal: Option<bool>,
     #[serde(default, deserialize_with = "nullable")]
-    pub arguments: Map<String, Json>,
+    pub arguments: Table,
 }
 
 #[derive(Debug, Deserialize)]
@@ -222,7 +223,7 @@ pub struct BindingDef {
     #[serde(default, deserialize_with = "nullable")]
     pub routing_key: String,
     #[serde(default, deserialize_with = "nullable")]
-    pub arguments: Map<String, Json>,
+    pub arguments: Table,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -35,6 +35,8 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         inventory: Inventory::default(),
         notes: Notes::default(),
         artefacts: BTreeSet::new(),
+        exchanges: BTreeMap::new(),
+        queues: BTreeMap::new(),
         bindings: BTreeMap::new(),
     };
     r.vhosts(&mut defs);
@@ -46,8 +48,16 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
     for (i, x) in std::mem::take(&mut defs.exchanges).into_iter().enumerate() {
         r.exchange(i, x)?;
     }
+    for (v, exchanges) in std::mem::take(&mut r.exchanges) {
+        let built = by_name(exchanges, |name| r.duplicate(&v, "exchanges", name));
+        r.vhost(&v).exchanges = built;
+    }
     for (i, q) in std::mem::take(&mut defs.queues).into_iter().enumerate() {
         r.queue(i, q)?;
+    }
+    for (v, queues) in std::mem::take(&mut r.queues) {
+        let built = by_name(queues, |name| r.duplicate(&v, "queues", name));
+        r.vhost(&v).queues = built;
     }
     for (i, b) in std::mem::take(&mut defs.bindings).into_iter().enumerate() {
         r.binding(i, b)?;
@@ -74,8 +84,29 @@ struct Reader<'o> {
     notes: Notes,
     /// Federation artefacts left out: (vhost, kind, name).
     artefacts: BTreeSet<(String, DestinationKind, String)>,
+    /// Each vhost's exchanges and queues while they are read, by name.
+    exchanges: BTreeMap<String, Vec<(String, Exchange)>>,
+    queues: BTreeMap<String, Vec<(String, Queue)>>,
     /// Each vhost's bindings while they are read.
     bindings: BTreeMap<String, SetBuilder<Binding>>,
+}
+
+/// Objects by name, built at once from a list that an export gives mostly
+/// in order. Of a name listed more than once the last entry is used, as the
+/// broker's import does; `repeated` hears of each such name.
+fn by_name<T>(mut items: Vec<(String, T)>, mut repeated: impl FnMut(&str)) -> BTreeMap<String, T> {
+    // Stable: of equal names, the last listed stays last.
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut kept = Vec::with_capacity(items.len());
+    let mut items = items.into_iter().peekable();
+    while let Some((name, item)) = items.next() {
+        if items.peek().is_some_and(|(next, _)| *next == name) {
+            repeated(&name);
+        } else {
+            kept.push((name, item));
+        }
+    }
+    kept.into_iter().collect()
 }
 
 impl Reader<'_> {
@@ -207,12 +238,11 @@ impl Reader<'_> {
             durable: x.durable.unwrap_or(true),
             auto_delete: x.auto_delete.unwrap_or(false),
             internal: x.internal.unwrap_or(false),
-            arguments: owned_table(x.arguments),
+            arguments: x.arguments,
         };
-        // The entry replaced, if any, has the same name: it names the duplicate.
-        if let Some(earlier) = self.vhost(&v).exchanges.insert(exchange.name.clone(), exchange) {
-            self.duplicate(&v, "exchanges", &earlier.name);
-        }
+        // The vhost is made (and noted if unlisted) as the first item names it.
+        self.vhost(&v);
+        self.exchanges.entry(v).or_default().push((exchange.name.clone(), exchange));
         Ok(())
     }
 
@@ -222,7 +252,7 @@ impl Reader<'_> {
             self.artefacts.insert((v, DestinationKind::Queue, q.name.clone()));
             return Ok(());
         }
-        let mut arguments = owned_table(std::mem::take(&mut q.arguments));
+        let mut arguments = std::mem::take(&mut q.arguments);
         let from_argument = arguments.remove("x-queue-type");
         let default = self.vhost(&v).settings.default_queue_type;
         let Some(kind) = self.queue_type(&v, &q, from_argument, default) else {
@@ -236,9 +266,7 @@ impl Reader<'_> {
             arguments,
             replaces: None,
         };
-        if let Some(earlier) = self.vhost(&v).queues.insert(queue.name.clone(), queue) {
-            self.duplicate(&v, "queues", &earlier.name);
-        }
+        self.queues.entry(v).or_default().push((queue.name.clone(), queue));
         Ok(())
     }
 
@@ -313,7 +341,7 @@ impl Reader<'_> {
             destination_kind,
             destination: b.destination,
             routing_key: b.routing_key,
-            arguments: owned_table(b.arguments),
+            arguments: b.arguments,
         };
         // Empty but for the first binding of the vhost: the rest are built apart.
         let earlier = std::mem::take(&mut self.vhost(&v).bindings);
@@ -477,11 +505,6 @@ impl Reader<'_> {
 /// Arguments or a definition as model values (integral floats become integers).
 fn table(map: &Map<String, Json>) -> Table {
     map.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect()
-}
-
-/// [`table`] of a map no longer needed, moving its strings.
-fn owned_table(map: Map<String, Json>) -> Table {
-    map.into_iter().map(|(k, v)| (k, Value::from(v))).collect()
 }
 
 /// The inventory parameter's value: its JSON object, or that object as a string.

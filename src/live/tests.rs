@@ -137,6 +137,42 @@ fn integral_floats_are_integers() {
     assert_eq!(v.policies["p"].priority, 1);
 }
 
+#[test]
+fn arguments_read_as_the_json_tree_reads_them() {
+    let args = r#"{"n": null, "b": true, "i": -3, "big": 18446744073709551615, "f": 2.5,
+        "s": "x\u00e9", "l": [1, 2.0, "a"], "t": {"k": {"deep": 7.0}}, "dup": 1, "dup": 2}"#;
+    let live = read(&format!(
+        r#"{{"vhosts": [{{"name": "/"}}], "queues": [{{"name": "q", "vhost": "/", "arguments": {args}}}]}}"#
+    ));
+    let tree: serde_json::Value = serde_json::from_str(args).unwrap();
+    let crate::model::Value::Table(expected) = Value::from(tree) else { panic!("a table") };
+    assert_eq!(vhost(&live, "/").queues["q"].arguments, expected);
+    assert_eq!(expected["dup"], Value::Int(2));
+    assert_eq!(
+        expected["t"],
+        Value::Table([("k".into(), Value::Table([("deep".into(), Value::Int(7))].into()))].into())
+    );
+}
+
+#[test]
+fn of_objects_listed_twice_the_last_is_used_and_noted() {
+    let live = read(
+        r#"{"vhosts": [{"name": "/"}],
+            "exchanges": [{"name": "x", "vhost": "/", "type": "topic"}, {"name": "w", "vhost": "/", "type": "direct"},
+                          {"name": "x", "vhost": "/", "type": "fanout"}],
+            "queues": [{"name": "q", "vhost": "/", "durable": true}, {"name": "a", "vhost": "/"},
+                       {"name": "q", "vhost": "/", "durable": false}, {"name": "q", "vhost": "/", "auto_delete": true}]}"#,
+    );
+    let v = vhost(&live, "/");
+    assert_eq!(names(&v.exchanges), ["w", "x"]);
+    assert_eq!(v.exchanges["x"].kind, "fanout");
+    assert_eq!(names(&v.queues), ["a", "q"]);
+    assert!(v.queues["q"].auto_delete && v.queues["q"].durable, "the last entry, with its defaults");
+    let notes = notes(&live);
+    assert!(notes.iter().any(|n| n.contains("exchanges listed more than once") && n.contains("\"x\"")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("queues listed more than once") && n.contains("\"q\"")), "{notes:?}");
+}
+
 // --- policies ---
 
 #[test]
