@@ -181,6 +181,11 @@ impl<'t, 'i> Fields<'t, 'i> {
     }
 
     pub fn get(&self, key: &str) -> Option<&'t Node<'i>> {
+        // An object's table has a handful of keys: comparing them costs less
+        // than hashing the one looked for.
+        if self.table.len() <= 8 {
+            return self.table.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v);
+        }
         self.table.get(key)
     }
 
