@@ -21,6 +21,27 @@ pub fn median(runs: usize, mut f: impl FnMut()) -> Duration {
     times[runs / 2]
 }
 
+/// Times `a` and `b` in turns, `runs` times each after a first run of
+/// each, so that both meet the same moments of a noisy machine. Gives their
+/// median times and the median of the ratios a/b of each turn.
+pub fn paired(runs: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (Duration, Duration, f64) {
+    let timed = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        f();
+        t.elapsed()
+    };
+    a();
+    b();
+    let mut turns: Vec<(Duration, Duration)> = (0..runs).map(|_| (timed(&mut a), timed(&mut b))).collect();
+    let mut ratios: Vec<f64> = turns.iter().map(|&(x, y)| ratio(x, y)).collect();
+    ratios.sort_by(f64::total_cmp);
+    let middle = ratios[runs / 2];
+    turns.sort_by_key(|t| t.0);
+    let a_median = turns[runs / 2].0;
+    turns.sort_by_key(|t| t.1);
+    (a_median, turns[runs / 2].1, middle)
+}
+
 /// The release binary next to this benchmark.
 pub fn warren_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("the benchmark knows its path");

@@ -7,7 +7,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{median, ratio, run_measured, warren_binary};
+use common::{paired, run_measured, warren_binary};
 
 fn main() {
     let (queues, exchanges, bindings) = (10_000, 500, 20_000);
@@ -25,11 +25,6 @@ fn main() {
         std::fs::write(desired.join(&f.name), &f.text).unwrap();
     }
 
-    let baseline = median(7, || {
-        let text = std::fs::read_to_string(&state).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        std::hint::black_box(v);
-    });
     let bin = warren_binary();
     let plan = || {
         let mut c = Command::new(&bin);
@@ -39,14 +34,19 @@ fn main() {
     let out = plan().output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"add\": 0") && text.contains("\"change\": 0"), "the plan should be empty: {text:.400}");
-    let warren = median(7, || {
-        let out = plan().output().unwrap();
-        assert!(out.status.success());
-    });
+    let (warren, baseline, ratio) = paired(
+        15,
+        || assert!(plan().output().unwrap().status.success()),
+        || {
+            let text = std::fs::read_to_string(&state).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            std::hint::black_box(v);
+        },
+    );
     let peak_kb = run_measured(&mut plan());
     println!("plan --state, {queues} queues / {exchanges} exchanges / {bindings} bindings");
     println!("  read+parse JSON alone (baseline): {:>8.1} ms", baseline.as_secs_f64() * 1e3);
     println!("  warren plan --state:              {:>8.1} ms", warren.as_secs_f64() * 1e3);
-    println!("  ratio plan/baseline:              {:>8.2}  (target <= 1.5)", ratio(warren, baseline));
+    println!("  ratio plan/baseline:              {:>8.2}  (target <= 1.5; median of 15 paired turns)", ratio);
     println!("  peak memory of warren plan:       {:>8.1} MB (target < 200)", peak_kb as f64 / 1024.0);
 }
