@@ -8,7 +8,7 @@ use super::decl::{Decl, FileDecl};
 use super::spans::{FastHash, Site, Spans};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Binding, ObjectKey, SetBuilder, Topology, Vhost};
-use crate::source::Sources;
+use crate::source::{Location, Sources};
 
 /// The merged topology and where each object came from.
 pub fn merge(mut files: Vec<FileDecl>, sources: &Sources, diagnostics: &mut Vec<Diagnostic>) -> (Topology, Spans) {
@@ -55,32 +55,68 @@ fn merge_rest(files: Vec<FileDecl>, sources: &Sources) -> Merger<'_> {
 
 type BindingSites = HashMap<ObjectKey, Site, FastHash>;
 
+/// Each vhost's bindings, as one set.
+type BindingSets = BTreeMap<String, BTreeSet<Binding>>;
+
+/// A large file's bindings are placed in two runs at once; fewer, in one.
+const ONE_RUN: usize = 4096;
+
 /// Each vhost's bindings, where each was declared, and the duplicates found.
-/// A file written by `warren import` lists its bindings in order, which the
-/// set builder builds at once.
 fn place_bindings(
     files: Vec<(Vec<String>, Vec<Decl<Binding>>)>,
     sources: &Sources,
-) -> (BTreeMap<String, BTreeSet<Binding>>, BindingSites, Vec<Diagnostic>) {
-    let mut sites = BindingSites::default();
-    sites.reserve(files.iter().map(|(v, b)| v.len() * b.len()).sum());
-    let mut sets: BTreeMap<String, SetBuilder<Binding>> = BTreeMap::new();
-    let mut found = Vec::new();
+) -> (BindingSets, BindingSites, Vec<Diagnostic>) {
+    // In the order declared, each binding once for each vhost of its file.
+    let mut earlier = Vec::new();
     for (vhosts, mut bindings) in files {
         let n = vhosts.len();
         for (i, v) in vhosts.into_iter().enumerate() {
-            let set = sets.entry(v.clone()).or_default();
-            for b in own(&mut bindings, i + 1 == n) {
-                let key = ObjectKey::Binding { vhost: v.clone(), binding: b.value.clone() };
-                match claim(&mut sites, key, &b, sources) {
-                    // A binding claimed for the first time is new to the set.
-                    None => _ = set.insert(b.value),
-                    Some(d) => found.push(d),
-                }
-            }
+            earlier.extend(own(&mut bindings, i + 1 == n).into_iter().map(|b| (v.clone(), b)));
         }
     }
-    (sets.into_iter().map(|(v, b)| (v, b.finish())).collect(), sites, found)
+    let later = if earlier.len() > ONE_RUN { earlier.split_off(earlier.len() / 2) } else { Vec::new() };
+    let ((mut sets, mut sites, mut repeats), (later_sets, later_sites, later_repeats)) = std::thread::scope(|s| {
+        let placing = s.spawn(|| place(later));
+        (place(earlier), placing.join().expect("placing bindings does not panic"))
+    });
+    // Every binding of the later run was declared after those of the earlier.
+    for (key, site) in later_sites {
+        match sites.entry(key) {
+            Entry::Vacant(e) => _ = e.insert(site),
+            Entry::Occupied(e) => repeats.push((e.key().clone(), site.at)),
+        }
+    }
+    repeats.extend(later_repeats);
+    for (v, mut set) in later_sets {
+        sets.entry(v).or_default().append(&mut set);
+    }
+    let found = repeats.into_iter().map(|(key, at)| duplicate(&key, at, &sites[&key], sources)).collect();
+    (sets, sites, found)
+}
+
+/// One run of bindings: their sets, the places of their first declarations,
+/// and the places of their repeats. A file written by `warren import` lists
+/// its bindings in order, which the set builder builds at once.
+fn place(run: Vec<(String, Decl<Binding>)>) -> (BindingSets, BindingSites, Vec<(ObjectKey, Location)>) {
+    let mut sites = BindingSites::default();
+    sites.reserve(run.len());
+    let mut sets: BTreeMap<String, SetBuilder<Binding>> = BTreeMap::new();
+    let mut repeats = Vec::new();
+    for (v, b) in run {
+        if !sets.contains_key(&v) {
+            sets.insert(v.clone(), SetBuilder::default());
+        }
+        let set = sets.get_mut(&v).expect("just ensured");
+        match sites.entry(ObjectKey::Binding { vhost: v, binding: b.value.clone() }) {
+            Entry::Vacant(e) => {
+                e.insert(Site { at: b.at, fields: b.fields });
+                // A binding claimed for the first time is new to the set.
+                let _ = set.insert(b.value);
+            }
+            Entry::Occupied(e) => repeats.push((e.key().clone(), b.at)),
+        }
+    }
+    (sets.into_iter().map(|(v, b)| (v, b.finish())).collect(), sites, repeats)
 }
 
 /// Records where `key` is declared in `sites`; if it already was, the
@@ -91,25 +127,26 @@ fn claim<T>(
     decl: &Decl<T>,
     sources: &Sources,
 ) -> Option<Diagnostic> {
-    let entry = match sites.entry(key) {
+    match sites.entry(key) {
         Entry::Vacant(e) => {
             e.insert(Site { at: decl.at.clone(), fields: decl.fields.clone() });
-            return None;
+            None
         }
-        Entry::Occupied(e) => e,
-    };
-    let (key, first) = (entry.key(), entry.get());
+        Entry::Occupied(e) => Some(duplicate(e.key(), decl.at.clone(), e.get(), sources)),
+    }
+}
+
+/// `key`, first declared at `first`, is declared again `at`.
+fn duplicate(key: &ObjectKey, at: Location, first: &Site, sources: &Sources) -> Diagnostic {
     let first_at = sources.position(&first.at);
-    let what = match &key {
+    let what = match key {
         ObjectKey::Vhost(_) => format!("the settings of {key} are"),
         _ => format!("{key} is"),
     };
-    Some(
-        Diagnostic::error("duplicate", format!("{what} declared twice"))
-            .at(decl.at.clone())
-            .label("declared again here")
-            .help(format!("it is first declared at {first_at}; keep one of the two declarations")),
-    )
+    Diagnostic::error("duplicate", format!("{what} declared twice"))
+        .at(at)
+        .label("declared again here")
+        .help(format!("it is first declared at {first_at}; keep one of the two declarations"))
 }
 
 struct Merger<'a> {
@@ -219,4 +256,43 @@ fn add_all<V>(map: &mut BTreeMap<String, V>, objects: Vec<(String, V)>) {
 /// others get copies.
 fn own<T: Clone>(items: &mut Vec<T>, last: bool) -> Vec<T> {
     if last { std::mem::take(items) } else { items.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::desired::load_texts;
+
+    /// Bindings with keys `k0`…, then the `repeated` ones again.
+    fn file(bindings: usize, repeated: &[usize]) -> String {
+        let mut t = String::from("vhosts = [\"/\"]\n[exchanges.x]\ntype = \"topic\"\n[queues.q]\n");
+        for i in (0..bindings).chain(repeated.iter().copied()) {
+            t.push_str(&format!("[[bindings]]\nsource = \"x\"\nqueue = \"q\"\nrouting_key = \"k{i}\"\n"));
+        }
+        t
+    }
+
+    /// The line of each duplicate, with its help.
+    fn duplicates(text: String) -> Vec<(usize, String)> {
+        let d = load_texts(vec![(PathBuf::from("t.toml"), text)]);
+        let mut found: Vec<_> = (d.diagnostics.iter().filter(|x| x.code == "duplicate"))
+            .map(|x| (d.sources.line_col(x.location.as_ref().expect("placed")).0, x.help.clone().unwrap_or_default()))
+            .collect();
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn a_repeated_binding_names_its_first_declaration_in_one_run_and_across_two() {
+        // The 6,000 bindings are placed in two runs: the repeats fall in the
+        // later one, a first declaration in each.
+        for n in [10, 6_000] {
+            let line = |i: usize| 5 + 4 * i;
+            let first =
+                |i: usize| format!("it is first declared at t.toml:{}:1; keep one of the two declarations", line(i));
+            let expected = vec![(line(n), first(3)), (line(n + 1), first(3)), (line(n + 2), first(n - 1))];
+            assert_eq!(duplicates(file(n, &[3, 3, n - 1])), expected, "{n} bindings");
+        }
+    }
 }
