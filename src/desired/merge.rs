@@ -74,10 +74,12 @@ fn place_bindings(
             earlier.extend(own(&mut bindings, i + 1 == n).into_iter().map(|b| (v.clone(), b)));
         }
     }
-    let later = if earlier.len() > ONE_RUN { earlier.split_off(earlier.len() / 2) } else { Vec::new() };
+    let all = earlier.len();
+    let later = if all > ONE_RUN { earlier.split_off(all / 2) } else { Vec::new() };
     let ((mut sets, mut sites, mut repeats), (later_sets, later_sites, later_repeats)) = std::thread::scope(|s| {
-        let placing = s.spawn(|| place(later));
-        (place(earlier), placing.join().expect("placing bindings does not panic"))
+        let placing = s.spawn(|| place(later, 0));
+        // Room for the later run's places too, which join these.
+        (place(earlier, all), placing.join().expect("placing bindings does not panic"))
     });
     // Every binding of the later run was declared after those of the earlier.
     for (key, site) in later_sites {
@@ -94,12 +96,12 @@ fn place_bindings(
     (sets, sites, found)
 }
 
-/// One run of bindings: their sets, the places of their first declarations,
-/// and the places of their repeats. A file written by `warren import` lists
+/// One run of bindings: their sets, the places of their first declarations
+/// (with room for `room` of them), and the places of their repeats. A file written by `warren import` lists
 /// its bindings in order, which the set builder builds at once.
-fn place(run: Vec<(String, Decl<Binding>)>) -> (BindingSets, BindingSites, Vec<(ObjectKey, Location)>) {
+fn place(run: Vec<(String, Decl<Binding>)>, room: usize) -> (BindingSets, BindingSites, Vec<(ObjectKey, Location)>) {
     let mut sites = BindingSites::default();
-    sites.reserve(run.len());
+    sites.reserve(run.len().max(room));
     let mut sets: BTreeMap<String, SetBuilder<Binding>> = BTreeMap::new();
     let mut repeats = Vec::new();
     for (v, b) in run {
