@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::FxHashSet;
 use serde_json::{Map, Value as Json};
 
 use super::Live;
@@ -459,6 +460,10 @@ impl Reader<'_> {
     fn dangling_bindings(&mut self) {
         let mut found: Vec<(String, &str, String)> = Vec::new();
         for (v, vh) in &self.topology.vhosts {
+            // Hashed: a search of the ordered maps compares long names that
+            // share their prefix at every level, twice per binding.
+            let exchanges: FxHashSet<&str> = vh.exchanges.keys().map(String::as_str).collect();
+            let queues: FxHashSet<&str> = vh.queues.keys().map(String::as_str).collect();
             for b in &vh.bindings {
                 if b.source.starts_with("amq.") {
                     found.push((
@@ -466,11 +471,11 @@ impl Reader<'_> {
                         "from the broker's own exchanges (kept: topology files may bind from built-ins)",
                         b.source.clone(),
                     ));
-                } else if !vh.exchanges.contains_key(&b.source) {
+                } else if !exchanges.contains(b.source.as_str()) {
                     found.push((v.clone(), "from exchanges that the file does not declare (kept)", b.source.clone()));
                 }
                 match b.destination_kind {
-                    DestinationKind::Queue if !vh.queues.contains_key(&b.destination) => {
+                    DestinationKind::Queue if !queues.contains(b.destination.as_str()) => {
                         found.push((
                             v.clone(),
                             "to queues that the file does not declare (kept)",
@@ -480,7 +485,7 @@ impl Reader<'_> {
                     DestinationKind::Exchange if b.destination.starts_with("amq.") => {
                         found.push((v.clone(), "to the broker's own exchanges (kept)", b.destination.clone()));
                     }
-                    DestinationKind::Exchange if !vh.exchanges.contains_key(&b.destination) => {
+                    DestinationKind::Exchange if !exchanges.contains(b.destination.as_str()) => {
                         found.push((
                             v.clone(),
                             "to exchanges that the file does not declare (kept)",
