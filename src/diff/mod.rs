@@ -226,6 +226,7 @@ impl Differ<'_> {
         let mut migrating_bindings = BTreeSet::new();
 
         self.exchanges(v, want, have, &live_graph);
+        let mut live_queues = Walk::new(&have.queues);
         for (name, q) in &want.queues {
             // Made only for a change: most queues of a large vhost have none.
             let key = || ObjectKey::Queue { vhost: v.into(), name: name.clone() };
@@ -245,7 +246,7 @@ impl Differ<'_> {
                 self.push(c);
                 continue;
             }
-            match have.queues.get(name) {
+            match live_queues.get(name) {
                 None => {
                     let reason = match &q.replaces {
                         Some(old) => format!("declared in the files (it replaces \"{old}\", which does not exist)"),
@@ -257,10 +258,9 @@ impl Differ<'_> {
                 Some(h) => self.queue_changed(key(), h, q, &live_graph),
             }
         }
+        let mut declared = Walk::new(&want.queues);
         for (name, h) in &have.queues {
-            if !want.queues.contains_key(name)
-                && !replaced.contains(name.as_str())
-                && !want.external.queues.contains(name)
+            if declared.get(name).is_none() && !replaced.contains(name.as_str()) && !want.external.queues.contains(name)
             {
                 let key = ObjectKey::Queue { vhost: v.into(), name: name.clone() };
                 let counts = self.options.queue_counts.as_ref().map(|c| c.get(&(v.to_string(), name.clone())).copied());
@@ -279,13 +279,14 @@ impl Differ<'_> {
                 }
             }
         }
-        for b in want.bindings.difference(&have.bindings) {
+        let (added, removed) = only_in_each(&want.bindings, &have.bindings);
+        for b in added {
             if !migrating_bindings.contains(b) {
                 let key = ObjectKey::Binding { vhost: v.into(), binding: b.clone() };
                 self.created(key, attributes::binding(b), "declared in the files");
             }
         }
-        for b in have.bindings.difference(&want.bindings) {
+        for b in removed {
             if !migrating_bindings.contains(b) {
                 let key = ObjectKey::Binding { vhost: v.into(), binding: b.clone() };
                 self.absent(key, attributes::binding(b), false);
@@ -371,6 +372,47 @@ impl Differ<'_> {
         let diagnostic = immutable::queue_problem(have, want, &fields);
         self.out.problems.push(Problem { key, field: None, diagnostic });
     }
+}
+
+/// Looks up names that come in ascending order in an ordered map, walking
+/// it once: a search of it for each would compare long names that share
+/// their prefix at every level.
+struct Walk<'a, V> {
+    items: std::iter::Peekable<std::collections::btree_map::Iter<'a, String, V>>,
+}
+
+impl<'a, V> Walk<'a, V> {
+    fn new(map: &'a BTreeMap<String, V>) -> Self {
+        Walk { items: map.iter().peekable() }
+    }
+
+    /// The value of `name`, which is not below any name asked before.
+    fn get(&mut self, name: &str) -> Option<&'a V> {
+        while self.items.next_if(|(k, _)| k.as_str() < name).is_some() {}
+        self.items.peek().filter(|(k, _)| k.as_str() == name).map(|(_, v)| *v)
+    }
+}
+
+/// The items only in `a` and those only in `b`, in order, in one walk of both.
+fn only_in_each<'a, T: Ord>(a: &'a BTreeSet<T>, b: &'a BTreeSet<T>) -> (Vec<&'a T>, Vec<&'a T>) {
+    let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
+    let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+    loop {
+        match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => match x.cmp(y) {
+                std::cmp::Ordering::Less => only_a.extend(a.next()),
+                std::cmp::Ordering::Greater => only_b.extend(b.next()),
+                std::cmp::Ordering::Equal => {
+                    a.next();
+                    b.next();
+                }
+            },
+            _ => break,
+        }
+    }
+    only_a.extend(a);
+    only_b.extend(b);
+    (only_a, only_b)
 }
 
 fn has_scaffolding(v: &Vhost) -> bool {
@@ -610,5 +652,29 @@ mod tests {
         assert!(m.moved.is_empty(), "{m:?}");
         assert_eq!(m.leftover_exchanges, [scaffold::interposed("old", "shop")]);
         assert!(m.leftover_policies.is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_walk_finds_what_the_two_differences_find(
+            a in proptest::collection::btree_set(0u8..60, 0..50),
+            b in proptest::collection::btree_set(0u8..60, 0..50),
+        ) {
+            let (only_a, only_b) = only_in_each(&a, &b);
+            proptest::prop_assert_eq!(only_a, a.difference(&b).collect::<Vec<_>>());
+            proptest::prop_assert_eq!(only_b, b.difference(&a).collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn a_walk_finds_what_a_search_finds(
+            names in proptest::collection::btree_set("[a-c]{0,3}", 0..20),
+            asked in proptest::collection::btree_set("[a-c]{0,3}", 0..20),
+        ) {
+            let map: BTreeMap<String, usize> = names.into_iter().enumerate().map(|(i, n)| (n, i)).collect();
+            let mut walk = Walk::new(&map);
+            for name in &asked {
+                proptest::prop_assert_eq!(walk.get(name), map.get(name));
+            }
+        }
     }
 }
