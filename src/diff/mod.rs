@@ -397,17 +397,14 @@ impl<'a, V> Walk<'a, V> {
 fn only_in_each<'a, T: Ord>(a: &'a BTreeSet<T>, b: &'a BTreeSet<T>) -> (Vec<&'a T>, Vec<&'a T>) {
     let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
     let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
-    loop {
-        match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => match x.cmp(y) {
-                std::cmp::Ordering::Less => only_a.extend(a.next()),
-                std::cmp::Ordering::Greater => only_b.extend(b.next()),
-                std::cmp::Ordering::Equal => {
-                    a.next();
-                    b.next();
-                }
-            },
-            _ => break,
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        match x.cmp(y) {
+            std::cmp::Ordering::Less => only_a.extend(a.next()),
+            std::cmp::Ordering::Greater => only_b.extend(b.next()),
+            std::cmp::Ordering::Equal => {
+                a.next();
+                b.next();
+            }
         }
     }
     only_a.extend(a);
