@@ -1,8 +1,8 @@
-//! Reads a large file as two halves at once, on two threads. The second half
-//! starts at a `[[bindings]]` header: bindings are most of a large topology,
-//! and a run of them cut in two parses as the whole does. Anything else (a
-//! syntax error, a table in both halves) gives `None`, and the caller reads
-//! the file whole, with the diagnostics it always gave.
+//! Reads a large file in parts at once, on threads of their own. Each part
+//! after the first starts at a `[[bindings]]` header: bindings are most of a
+//! large topology, and a run of them cut in parts parses as the whole does.
+//! Anything else (a syntax error, a table in two parts) gives `None`, and the
+//! caller reads the file whole, with the diagnostics it always gave.
 
 use super::decl::FileDecl;
 use super::parse::parse_part;
@@ -12,40 +12,57 @@ use crate::source::FileId;
 /// Smaller files are read whole: a thread would cost more than it saves.
 const LARGE: usize = 512 * 1024;
 
+/// More parts than the two cores a plan often has: the parts and the
+/// export's reading then share them evenly.
+const PARTS: usize = 3;
+
 const HEADER: &str = "[[bindings]]";
 
-/// The top-level keys the second half may have: `vhosts` and `[vhost]`
-/// belong to the start of the file.
+/// The top-level keys a later part may have: `vhosts` and `[vhost]` belong
+/// to the start of the file.
 const REST_KEYS: &[&str] =
     &["exchanges", "queues", "bindings", "policies", "operator_policies", "users", "permissions", "external"];
 
-/// The declarations of `text`, read in two halves, when it can be cut.
+/// The declarations of `text`, read in parts, when it can be cut.
 pub fn parse(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
-    let at = cut(text)?;
-    let (front, back) = text.split_at(at);
-    let ((first, mut first_found), (rest, rest_found)) = std::thread::scope(|s| {
-        let later = s.spawn(move || {
-            let mut found = Vec::new();
-            (parse_part(file, back, at, true, &mut found), found)
-        });
+    let cuts = cuts(text)?;
+    let ends: Vec<usize> = cuts.iter().copied().chain([text.len()]).collect();
+    let parts: Vec<_> = std::thread::scope(|s| {
+        let later: Vec<_> = (cuts.iter().zip(&ends[1..]))
+            .map(|(&start, &end)| {
+                s.spawn(move || {
+                    let mut found = Vec::new();
+                    (parse_part(file, &text[start..end], start, true, &mut found), found)
+                })
+            })
+            .collect();
         let mut found = Vec::new();
-        let first = parse_part(file, front, 0, false, &mut found);
-        ((first, found), later.join().expect("parsing does not panic"))
+        let first = (parse_part(file, &text[..ends[0]], 0, false, &mut found), found);
+        std::iter::once(first).chain(later.into_iter().map(|p| p.join().expect("parsing does not panic"))).collect()
     });
-    let ((mut decl, keys), (more, more_keys)) = (first?, rest?);
-    // `[[bindings]]` goes on across the cut; any other table of the second
-    // half must be new, else the halves would not say what the whole says.
-    let new = |k: &String| REST_KEYS.contains(&k.as_str()) && (k == "bindings" || !keys.contains(k));
-    if !keys.iter().any(|k| k == "bindings") || !more_keys.iter().all(new) {
+    let mut parts = parts.into_iter();
+    let (first, mut found) = parts.next()?;
+    let (mut decl, mut keys) = first?;
+    if !keys.iter().any(|k| k == "bindings") {
         return None;
     }
-    append(&mut decl, more);
-    diagnostics.append(&mut first_found);
-    diagnostics.extend(rest_found);
+    for (part, part_found) in parts {
+        let (more, more_keys) = part?;
+        // `[[bindings]]` goes on across a cut; any other table of a later
+        // part must be new, else the parts would not say what the whole says.
+        let new = |k: &String| REST_KEYS.contains(&k.as_str()) && (k == "bindings" || !keys.contains(k));
+        if !more_keys.iter().all(new) {
+            return None;
+        }
+        keys.extend(more_keys);
+        append(&mut decl, more);
+        found.extend(part_found);
+    }
+    diagnostics.append(&mut found);
     Some(decl)
 }
 
-/// Adds what the second half declares, after what the first does.
+/// Adds what a later part declares, after what the earlier ones do.
 fn append(decl: &mut FileDecl, more: FileDecl) {
     decl.exchanges.extend(more.exchanges);
     decl.queues.extend(more.queues);
@@ -60,18 +77,26 @@ fn append(decl: &mut FileDecl, more: FileDecl) {
     decl.failed.queues.extend(more.failed.queues);
 }
 
-/// Where the second half starts: a `[[bindings]]` line from the middle on,
-/// with another before it. None for a small file. A multi-line string needs
-/// no look: were the cut inside one, the first half would end in an
-/// unterminated string, an error, and the file would be read whole.
-fn cut(text: &str) -> Option<usize> {
+/// Where the parts after the first start: at `[[bindings]]` lines from each
+/// `PARTS`th of the file on, with another before the first. None for a
+/// small file. A multi-line string needs no look: were a cut inside one, the
+/// part before would end in an unterminated string, an error, and the file
+/// would be read whole.
+fn cuts(text: &str) -> Option<Vec<usize>> {
     if text.len() < LARGE {
         return None;
     }
-    let middle = (text.len() / 2..).find(|&i| text.is_char_boundary(i))?;
-    let at = header_from(text, middle)?;
-    header_before(text, at)?;
-    Some(at)
+    let mut cuts: Vec<usize> = Vec::new();
+    for i in 1..PARTS {
+        let share = (text.len() * i / PARTS..).find(|&at| text.is_char_boundary(at))?;
+        let from = cuts.last().map_or(share, |&last| share.max(last + HEADER.len()));
+        match header_from(text, from) {
+            Some(at) => cuts.push(at),
+            None => break,
+        }
+    }
+    header_before(text, *cuts.first()?)?;
+    Some(cuts)
 }
 
 /// Whether the header found at `at` is a line of its own.
@@ -124,12 +149,15 @@ mod tests {
     }
 
     #[test]
-    fn cuts_a_large_file_at_a_bindings_header() {
+    fn cuts_a_large_file_in_parts_at_bindings_headers() {
         let text = big(20_000);
-        let at = cut(&text).expect("a cut");
-        assert!(at >= text.len() / 2 && text[at..].starts_with("[[bindings]]\n"));
+        let cuts = cuts(&text).expect("cuts");
+        assert_eq!(cuts.len(), PARTS - 1);
+        for (i, &at) in cuts.iter().enumerate() {
+            assert!(at >= text.len() * (i + 1) / PARTS && text[at..].starts_with("[[bindings]]\n"), "{cuts:?}");
+        }
         let (decl, found) = read(&text);
-        let decl = decl.expect("read in halves");
+        let decl = decl.expect("read in parts");
         assert!(found.is_empty(), "{found:?}");
         assert_eq!(decl.bindings.len(), 20_000);
         let mut whole_found = Vec::new();
@@ -140,7 +168,7 @@ mod tests {
 
     #[test]
     fn small_files_are_read_whole() {
-        assert_eq!(cut(&big(10)), None);
+        assert_eq!(cuts(&big(10)), None);
     }
 
     #[test]
@@ -151,7 +179,7 @@ mod tests {
             text.push_str("[[bindings]]\n");
         }
         text.push_str("\"\"\"\n");
-        let at = cut(&text).expect("a cut");
+        let at = cuts(&text).expect("cuts")[0];
         assert!(text[..at].contains("\"\"\"") && text[at..].contains("\"\"\""), "the cut is inside the string");
         assert!(read(&text).0.is_none());
     }
@@ -161,21 +189,21 @@ mod tests {
         let mut text = big(20_000);
         text.push_str("[policies.p]\npattern = '''x'''\ndefinition = { max-length = 1 }\n");
         let (decl, found) = read(&text);
-        let decl = decl.expect("read in halves");
+        let decl = decl.expect("read in parts");
         let mut whole_found = Vec::new();
         let (whole, _) = parse_part(FileId(0), &text, 0, false, &mut whole_found).expect("read whole");
         assert_eq!(format!("{decl:?} {found:?}"), format!("{whole:?} {whole_found:?}"));
     }
 
     #[test]
-    fn a_table_in_both_halves_is_read_whole() {
+    fn a_table_in_two_parts_is_read_whole() {
         let mut text = big(20_000);
         text.push_str("[queues.r]\n");
         assert!(read(&text).0.is_none());
     }
 
     #[test]
-    fn errors_in_either_half_are_read_whole() {
+    fn errors_in_any_part_are_read_whole() {
         let mut text = big(20_000);
         text.push_str("[[bindings]]\nsource = \n");
         assert!(read(&text).0.is_none());
