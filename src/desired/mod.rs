@@ -3,9 +3,9 @@
 
 mod decl;
 pub(crate) mod fast_toml;
-mod halves;
 mod merge;
 mod parse;
+mod parts;
 mod reader;
 mod spans;
 

@@ -46,7 +46,7 @@ pub const MAX_NAME_BYTES: usize = 255;
 
 /// Parses one file. Returns `None` only when the file is not TOML at all.
 pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
-    if let Some(decl) = super::halves::parse(file, text, diagnostics) {
+    if let Some(decl) = super::parts::parse(file, text, diagnostics) {
         return Some(decl);
     }
     let (decl, _) = parse_part(file, text, 0, false, diagnostics)?;

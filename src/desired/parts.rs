@@ -119,7 +119,7 @@ fn header_from(text: &str, from: usize) -> Option<usize> {
 }
 
 /// The start of the last header line before `end`, searched backwards: the
-/// first half of a large file is long.
+/// first part of a large file is long.
 fn header_before(text: &str, end: usize) -> Option<usize> {
     let mut i = end;
     loop {
