@@ -1567,7 +1567,19 @@ fn a_quorum_migration_finishes_with_the_old_queues_leader_stopped_midway() {
             down = Some(cluster.stop(&leader));
         });
     assert!(down.is_some(), "the leader's node was stopped after the swap");
-    assert_migrated_run(&during.run);
+    // A new leader can hand the old consumer's unsettled deliveries back as
+    // ready after warren read the queue as drained: the check right before
+    // deletion then finds them, keeps the queue and pauses (exit 3), which
+    // is the safe outcome. The next apply finishes the drain.
+    let run = match during.run.code {
+        3 => {
+            let said = format!("{}{}", during.run.stdout, during.run.stderr);
+            assert!(said.contains("is not empty and unused right before deletion"), "{said}");
+            case.apply(&["--drain-timeout", "90s"])
+        }
+        _ => during.run,
+    };
+    assert_migrated_run(&run);
     let now = case.get(&format!("queues/{{V}}/{NEW}"));
     assert_eq!(now["type"], "quorum", "{now}");
     drop(down);
