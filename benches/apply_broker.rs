@@ -42,6 +42,26 @@ impl Api {
     }
 }
 
+impl Api {
+    /// Deletes a vhost. Deleting thousands of queues can outlast the
+    /// broker's HTTP timeout, which then closes the connection while the
+    /// deletion goes on: then it waits for the vhost to be gone.
+    fn delete_vhost(&self, name: &str) {
+        let path = format!("vhosts/{}", seg(name));
+        let url = format!("{}/api/{path}", self.base);
+        match self.agent.delete(&url).header("authorization", &self.auth).call() {
+            Ok(_) | Err(ureq::Error::StatusCode(_)) => {}
+            Err(e) => {
+                let deadline = Instant::now() + Duration::from_secs(600);
+                while self.call("GET", &path, None) != 404 {
+                    assert!(Instant::now() < deadline, "vhost {name} is still there after DELETE ({e})");
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+            }
+        }
+    }
+}
+
 fn seg(s: &str) -> String {
     warren::broker::segment(s)
 }
@@ -72,7 +92,7 @@ fn main() {
     let mut topology = warren::testing::large_topology(queues, exchanges, bindings);
     let dir = tempfile::tempdir().unwrap();
     let reset = |vhost: &str| {
-        api.call("DELETE", &format!("vhosts/{}", seg(vhost)), None);
+        api.delete_vhost(vhost);
         assert!(api.call("PUT", &format!("vhosts/{}", seg(vhost)), Some(&json!({}))) < 300);
     };
 
@@ -159,7 +179,7 @@ fn main() {
     });
 
     for v in ["bench-import", "bench-seq", "bench-apply"] {
-        api.call("DELETE", &format!("vhosts/{}", seg(v)), None);
+        api.delete_vhost(v);
     }
     println!("apply to an empty vhost, {queues} queues / {exchanges} exchanges / {bindings} bindings");
     println!("  broker bulk import (POST /api/definitions): {:>8.1} s", import.as_secs_f64());
