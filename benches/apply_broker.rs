@@ -152,7 +152,7 @@ fn main() {
     for f in &files.files {
         std::fs::write(desired.join(&f.name), &f.text).unwrap();
     }
-    api.call("DELETE", "vhosts/bench-apply", None);
+    api.delete_vhost("bench-apply");
     let warren = warren_binary();
     let run = |command: &str| {
         let mut c = Command::new(&warren);
