@@ -101,6 +101,12 @@ pub fn realworld() -> Vec<PathBuf> {
     out
 }
 
+/// A response body as text. ureq stops at 10 MB by default; a broker that
+/// holds a benchmark's 10,000 queues answers `GET /api/definitions` with more.
+pub fn body_text(response: &mut ureq::http::Response<ureq::Body>) -> Result<String, ureq::Error> {
+    response.body_mut().with_config().limit(1 << 30).read_to_string()
+}
+
 /// The private test broker that `scripts/test` starts (`WARREN_TEST_URL`):
 /// its management API over plain HTTP, for setting up and checking what
 /// warren did, as a user would with curl.
@@ -202,7 +208,7 @@ impl TestBroker {
         };
         let mut response = result.unwrap_or_else(|e| panic!("{method} {path}: {e}"));
         let status = response.status().as_u16();
-        let body = response.body_mut().read_to_string().unwrap_or_default();
+        let body = body_text(&mut response).unwrap_or_default();
         Answer { status, body }
     }
 
@@ -220,7 +226,7 @@ impl TestBroker {
         if response.status().as_u16() != 200 {
             return None;
         }
-        serde_json::from_str(&response.body_mut().read_to_string().ok()?).ok()
+        serde_json::from_str(&body_text(&mut response).ok()?).ok()
     }
 
     /// Whether `GET /api/PATH` finds the object.
