@@ -242,3 +242,34 @@ fn plain_documents_are_taken_and_others_left() {
         assert_eq!(toml_fast_path_agrees(doc), Ok(false), "{doc}");
     }
 }
+
+/// Large tables are found by name through an index: a repeat is still
+/// seen, however far from the first, and a name with escapes (which the
+/// index cannot hold) leaves the file to the toml crate.
+#[test]
+fn large_tables_are_taken_and_their_repeats_left() {
+    let lines = |f: &dyn Fn(usize) -> String| (0..40).map(f).collect::<String>();
+    let keys = lines(&|i| format!("k{i} = {i}\n"));
+    let headers = lines(&|i| format!("[t.\"n{i}\"]\nx = {i}\n"));
+    let arrays = lines(&|i| format!("[[a]]\nx = {i}\n[a.sub]\ny = {i}\n"));
+    for doc in [
+        &keys,
+        &headers,
+        &arrays,
+        &format!("{keys}[t]\n{keys}"),
+        &format!("t = {{ {} }}\n", keys.replace('\n', ", ").trim_end_matches(", ")),
+    ] {
+        assert_eq!(toml_fast_path_agrees(doc), Ok(true), "{doc}");
+    }
+    let left = [
+        format!("{keys}k7 = 1\n"),
+        format!("{keys}k39 = 1\n"),
+        format!("{headers}[t.\"n3\"]\n"),
+        format!("{headers}[t]\nn5 = 1\n"),
+        format!("{keys}\"k\\u0031\" = 1\n"),
+        format!("{keys}\"k\\u0041\" = 1\n"),
+    ];
+    for doc in &left {
+        assert_eq!(toml_fast_path_agrees(doc), Ok(false), "{doc}");
+    }
+}

@@ -1,33 +1,27 @@
 //! A quick reader for the plain TOML that topology files are made of:
 //! `[table]` and `[[array]]` headers, dotted keys, basic and literal
 //! one-line strings, decimal integers and floats, booleans, arrays, one-line
-//! inline tables and comments. It gives exactly the table that
-//! [`DeTable::parse_recoverable`] gives, spans included, and `None` for
-//! anything else (dates, multi-line strings, redefined tables, any error):
-//! the caller then reads the text with the toml crate, whose diagnostics
-//! stay the only ones. The toml crate lexes every token into a vector and
-//! replays it as events, which is most of the time a large file takes.
-//!
-//! The tables and arrays it builds lack the toml crate's private marks
-//! (implicit, dotted, inline, array of tables), which only matter to serde
-//! deserialisation of the table; warren walks it by hand.
+//! inline tables and comments. It gives exactly the tree that the toml
+//! crate's table converts to ([`Table::from_toml`]), ranges included, and
+//! `None` for anything else (dates, multi-line strings, redefined tables,
+//! any error): the caller then reads the text with the toml crate, whose
+//! diagnostics stay the only ones. The toml crate lexes every token into a
+//! vector and replays it as events into hashed tables, which is most of the
+//! time a large file takes.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 use rustc_hash::FxHashMap;
-use toml::Spanned;
-use toml::de::{DeArray, DeTable, DeValue};
-use toml::map::Entry;
+use toml::de::DeValue;
 
-type Key<'i> = Spanned<Cow<'i, str>>;
-type Node<'i> = Spanned<DeValue<'i>>;
+use super::tree::{Item, Key, Node, Table};
 
 /// Deeper nesting is left to the toml crate and its recursion limit.
 const MAX_DEPTH: usize = 32;
 
 /// The document `text`, as the toml crate reads a valid one, or `None`.
-pub fn parse(text: &str) -> Option<DeTable<'_>> {
+pub fn parse(text: &str) -> Option<Table<'_>> {
     if text.starts_with('\u{feff}') {
         return None;
     }
@@ -35,10 +29,11 @@ pub fn parse(text: &str) -> Option<DeTable<'_>> {
         text,
         bytes: text.as_bytes(),
         pos: 0,
-        root: DeTable::new(),
-        current: DeTable::new(),
+        root: Table::new(),
+        current: Table::new(),
         header: None,
         numbers: FxHashMap::default(),
+        spare: Vec::new(),
     };
     doc.document()?;
     Some(doc.root)
@@ -56,13 +51,16 @@ struct Doc<'i> {
     text: &'i str,
     bytes: &'i [u8],
     pos: usize,
-    root: DeTable<'i>,
+    root: Table<'i>,
     /// The table the lines since the last header fill.
-    current: DeTable<'i>,
+    current: Table<'i>,
     header: Option<Header<'i>>,
     /// Numbers as the toml crate reads them, by their text: it alone can
     /// make them, and files repeat the same few many times.
-    numbers: FxHashMap<&'i str, DeValue<'i>>,
+    numbers: FxHashMap<&'i str, Item<'i>>,
+    /// An emptied key path, kept for the next key so that a line costs no
+    /// allocation.
+    spare: Vec<Key<'i>>,
 }
 
 impl<'i> Doc<'i> {
@@ -94,12 +92,13 @@ impl<'i> Doc<'i> {
                     self.end_of_line()?;
                 }
                 Some(_) => {
-                    let (path, key) = self.keys()?;
+                    let (mut path, key) = self.keys()?;
                     self.skip_spaces();
                     self.eat(b'=')?;
                     self.skip_spaces();
                     let value = self.value(0)?;
-                    insert(self.bytes, &mut self.current, path, key, value)?;
+                    insert(self.bytes, &mut self.current, &mut path, key, value)?;
+                    self.spare = path;
                     self.end_of_line()?;
                 }
             }
@@ -158,7 +157,8 @@ impl<'i> Doc<'i> {
 
     /// A key, dotted or not: the tables on its way, and its last part.
     fn keys(&mut self) -> Option<(Vec<Key<'i>>, Key<'i>)> {
-        let mut path = Vec::new();
+        let mut path = std::mem::take(&mut self.spare);
+        path.clear();
         let mut key = self.key()?;
         loop {
             let before = self.pos;
@@ -191,7 +191,7 @@ impl<'i> Doc<'i> {
                 Cow::Borrowed(&self.text[start..self.pos])
             }
         };
-        Some(Spanned::new(start..self.pos, name))
+        Some(Key { span: start..self.pos, name })
     }
 
     fn value(&mut self, depth: usize) -> Option<Node<'i>> {
@@ -199,20 +199,20 @@ impl<'i> Doc<'i> {
             return None;
         }
         let start = self.pos;
-        let value = match self.peek()? {
-            b'"' => DeValue::String(self.basic_string()?),
-            b'\'' => DeValue::String(self.literal_string()?),
-            b't' => self.word("true", DeValue::Boolean(true))?,
-            b'f' => self.word("false", DeValue::Boolean(false))?,
+        let item = match self.peek()? {
+            b'"' => Item::String(self.basic_string()?),
+            b'\'' => Item::String(self.literal_string()?),
+            b't' => self.word("true", Item::Boolean(true))?,
+            b'f' => self.word("false", Item::Boolean(false))?,
             b'[' => self.array(depth)?,
             b'{' => self.inline_table(depth)?,
             b'0'..=b'9' | b'+' | b'-' => self.number()?,
             _ => return None,
         };
-        Some(Spanned::new(start..self.pos, value))
+        Some(Node { span: start..self.pos, item })
     }
 
-    fn word(&mut self, word: &str, value: DeValue<'i>) -> Option<DeValue<'i>> {
+    fn word(&mut self, word: &str, value: Item<'i>) -> Option<Item<'i>> {
         self.text[self.pos..].starts_with(word).then(|| {
             self.pos += word.len();
             value
@@ -221,7 +221,7 @@ impl<'i> Doc<'i> {
 
     /// An integer or float, made by the toml crate from its text; a date or
     /// time, or anything it does not read as a number, is left to it.
-    fn number(&mut self) -> Option<DeValue<'i>> {
+    fn number(&mut self) -> Option<Item<'i>> {
         let start = self.pos;
         while matches!(self.peek(), Some(b'0'..=b'9' | b'A'..=b'Z' | b'a'..=b'z' | b'_' | b'+' | b'-' | b'.' | b':')) {
             self.pos += 1;
@@ -230,18 +230,19 @@ impl<'i> Doc<'i> {
         if let Some(v) = self.numbers.get(token) {
             return Some(v.clone());
         }
-        let value = DeValue::parse(token).ok()?.into_inner();
-        if !matches!(value, DeValue::Integer(_) | DeValue::Float(_)) {
-            return None;
-        }
-        self.numbers.insert(token, value.clone());
-        Some(value)
+        let item = match DeValue::parse(token).ok()?.into_inner() {
+            DeValue::Integer(i) => Item::Integer(i),
+            DeValue::Float(f) => Item::Float(f),
+            _ => return None,
+        };
+        self.numbers.insert(token, item.clone());
+        Some(item)
     }
 
     /// `[a, b, ]`, over lines and with comments.
-    fn array(&mut self, depth: usize) -> Option<DeValue<'i>> {
+    fn array(&mut self, depth: usize) -> Option<Item<'i>> {
         self.pos += 1;
-        let mut items = DeArray::new();
+        let mut items = Vec::new();
         loop {
             self.skip_blank()?;
             if self.eat(b']').is_some() {
@@ -254,7 +255,7 @@ impl<'i> Doc<'i> {
                 break;
             }
         }
-        Some(DeValue::Array(items))
+        Some(Item::Array(items))
     }
 
     /// Spaces, line ends and comments, as an array may have between items.
@@ -272,24 +273,25 @@ impl<'i> Doc<'i> {
 
     /// `{ a = 1, b.c = "x" }` on one line, without a trailing comma (which
     /// only some TOML versions allow).
-    fn inline_table(&mut self, depth: usize) -> Option<DeValue<'i>> {
+    fn inline_table(&mut self, depth: usize) -> Option<Item<'i>> {
         self.pos += 1;
-        let mut table = DeTable::new();
+        let mut table = Table::new();
         self.skip_spaces();
         if self.eat(b'}').is_some() {
-            return Some(DeValue::Table(table));
+            return Some(Item::Table(table));
         }
         loop {
-            let (path, key) = self.keys()?;
+            let (mut path, key) = self.keys()?;
             self.skip_spaces();
             self.eat(b'=')?;
             self.skip_spaces();
             let value = self.value(depth + 1)?;
-            insert(self.bytes, &mut table, path, key, value)?;
+            insert(self.bytes, &mut table, &mut path, key, value)?;
+            self.spare = path;
             self.skip_spaces();
             if self.eat(b',').is_none() {
                 self.eat(b'}')?;
-                return Some(DeValue::Table(table));
+                return Some(Item::Table(table));
             }
             self.skip_spaces();
         }
@@ -380,30 +382,30 @@ impl<'i> Doc<'i> {
     /// Puts the lines read since the last header where the header says.
     fn finish_table(&mut self) -> Option<()> {
         let table = std::mem::take(&mut self.current);
-        let Some(header) = self.header.take() else {
+        let Some(mut header) = self.header.take() else {
             // Lines before any header are the root's.
             self.root = table;
             return Some(());
         };
-        let table = Spanned::new(header.span.clone(), DeValue::Table(table));
-        let parent = descend_headers(self.bytes, &mut self.root, header.path)?;
-        match parent.entry(header.key) {
-            Entry::Vacant(e) if header.array => {
-                let mut items = DeArray::new();
-                items.push(table);
-                e.insert(Spanned::new(header.span, DeValue::Array(items)));
+        let table = Node { span: header.span.clone(), item: Item::Table(table) };
+        let parent = descend_headers(self.bytes, &mut self.root, &mut header.path)?;
+        self.spare = header.path;
+        match parent.position(&header.key.name) {
+            None if header.array => {
+                let items = Node { span: header.span, item: Item::Array(vec![table]) };
+                parent.push(header.key, items)?;
             }
-            Entry::Vacant(e) => _ = e.insert(table),
-            Entry::Occupied(e) if header.array => match e.into_mut() {
+            None => parent.push(header.key, table)?,
+            Some(i) if header.array => match parent.at_mut(i) {
                 node if is_array_of_tables(node) => {
-                    let DeValue::Array(items) = node.get_mut() else { unreachable!("checked") };
+                    let Item::Array(items) = &mut node.item else { unreachable!("checked") };
                     items.push(table);
                 }
                 _ => return None,
             },
             // A table defined twice, or one made before by a longer header
             // (where the toml crate's own marks would decide).
-            Entry::Occupied(_) => return None,
+            Some(_) => return None,
         }
         Some(())
     }
@@ -414,21 +416,17 @@ impl<'i> Doc<'i> {
 /// would report an error (an inline table or a value in the way).
 fn descend_headers<'t, 'i>(
     bytes: &[u8],
-    mut table: &'t mut DeTable<'i>,
-    path: Vec<Key<'i>>,
-) -> Option<&'t mut DeTable<'i>> {
-    for key in path {
-        let span = key.span();
-        let node = match table.entry(key) {
-            Entry::Vacant(e) => e.insert(Spanned::new(span, DeValue::Table(DeTable::new()))),
-            Entry::Occupied(e) => e.into_mut(),
-        };
-        let inline = bytes[node.span().start] == b'{';
+    mut table: &'t mut Table<'i>,
+    path: &mut Vec<Key<'i>>,
+) -> Option<&'t mut Table<'i>> {
+    for key in path.drain(..) {
+        let node = step(table, key)?;
+        let inline = bytes[node.span.start] == b'{';
         let aot = is_array_of_tables(node);
-        table = match node.get_mut() {
-            DeValue::Table(t) if !inline => t,
-            DeValue::Array(items) if aot => match items.last_mut()?.get_mut() {
-                DeValue::Table(t) => t,
+        table = match &mut node.item {
+            Item::Table(t) if !inline => t,
+            Item::Array(items) if aot => match &mut items.last_mut()?.item {
+                Item::Table(t) => t,
                 _ => return None,
             },
             _ => return None,
@@ -437,10 +435,23 @@ fn descend_headers<'t, 'i>(
     Some(table)
 }
 
+/// The entry `key` names in `table`, made an empty table where missing.
+fn step<'t, 'i>(table: &'t mut Table<'i>, key: Key<'i>) -> Option<&'t mut Node<'i>> {
+    let i = match table.position(&key.name) {
+        Some(i) => i,
+        None => {
+            let node = Node { span: key.span(), item: Item::Table(Table::new()) };
+            table.push(key, node)?;
+            table.len() - 1
+        }
+    };
+    Some(table.at_mut(i))
+}
+
 /// An array made by `[[headers]]`: it has the span of its first table.
 fn is_array_of_tables(node: &Node) -> bool {
-    match node.get_ref() {
-        DeValue::Array(items) => items.first().is_some_and(|first| first.span() == node.span()),
+    match &node.item {
+        Item::Array(items) => items.first().is_some_and(|first| first.span == node.span),
         _ => false,
     }
 }
@@ -450,27 +461,26 @@ fn is_array_of_tables(node: &Node) -> bool {
 /// given twice, a dotted key into a value or into a table written `{ … }`).
 /// The tables here are all new since the last header, so one with a span
 /// that does not start at a brace was made by a dotted key.
-fn insert<'i>(bytes: &[u8], table: &mut DeTable<'i>, path: Vec<Key<'i>>, key: Key<'i>, value: Node<'i>) -> Option<()> {
+fn insert<'i>(
+    bytes: &[u8],
+    table: &mut Table<'i>,
+    path: &mut Vec<Key<'i>>,
+    key: Key<'i>,
+    value: Node<'i>,
+) -> Option<()> {
     let mut table = table;
-    for part in path {
-        let span = part.span();
-        let node = match table.entry(part) {
-            Entry::Vacant(e) => e.insert(Spanned::new(span, DeValue::Table(DeTable::new()))),
-            Entry::Occupied(e) => e.into_mut(),
-        };
-        if matches!(bytes[node.span().start], b'{' | b'[') {
+    for part in path.drain(..) {
+        let node = step(table, part)?;
+        if matches!(bytes[node.span.start], b'{' | b'[') {
             return None;
         }
-        table = match node.get_mut() {
-            DeValue::Table(t) => t,
+        table = match &mut node.item {
+            Item::Table(t) => t,
             _ => return None,
         };
     }
-    match table.entry(key) {
-        Entry::Vacant(e) => {
-            e.insert(value);
-            Some(())
-        }
-        Entry::Occupied(_) => None,
+    match table.position(&key.name) {
+        None => table.push(key, value),
+        Some(_) => None,
     }
 }

@@ -8,6 +8,7 @@ mod parse;
 mod parts;
 mod reader;
 mod spans;
+pub(crate) mod tree;
 
 use std::path::{Path, PathBuf};
 

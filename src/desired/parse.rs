@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use toml::de::{DeTable, DeValue};
+use toml::de::DeTable;
 
 use super::decl::{Decl, FileDecl, QueueDecl};
-use super::reader::{Fields, Node, Reader, did_you_mean};
+use super::reader::{Fields, Reader, did_you_mean};
 use super::spans::FieldSites;
+use super::tree::{Item, Node, Table as Tree};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, Expect, External, Password, Permission, Policy, Queue, QueueType,
@@ -70,7 +71,7 @@ pub(super) fn parse_part(
         Some(doc) => (doc, Vec::new()),
         None => {
             let (doc, errors) = DeTable::parse_recoverable(text);
-            (doc.into_inner(), errors)
+            (Tree::from_toml(doc.into_inner()), errors)
         }
     };
     for e in &errors {
@@ -87,9 +88,9 @@ pub(super) fn parse_part(
     if !errors.is_empty() {
         return None;
     }
-    let whole = Node::new(0..0, DeValue::Table(doc));
+    let whole = Node { span: 0..0, item: Item::Table(doc) };
     let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS)?;
-    let keys = top.table.keys().map(|k| k.get_ref().to_string()).collect();
+    let keys = top.table.keys().map(|k| k.name.to_string()).collect();
     let mut p = Parser { r };
     Some((p.file(&top, text.len(), rest), keys))
 }
@@ -246,7 +247,7 @@ impl Parser<'_> {
         let Some(table) = top.table(&mut self.r, key) else {
             return Vec::new();
         };
-        table.iter().map(|(k, v)| (k.get_ref().as_ref(), v, k.span())).collect()
+        table.iter().map(|(k, v)| (k.name.as_ref(), v, k.span())).collect()
     }
 
     fn settings(&mut self, node: &Node) -> Option<Decl<VhostSettings>> {
@@ -258,8 +259,8 @@ impl Parser<'_> {
         if let Some(t) = f.table(&mut self.r, "limits") {
             let lf = Fields::new(&mut self.r, f.get("limits")?, "`limits` of [vhost]", LIMIT_KEYS)?;
             let mut out = BTreeMap::new();
-            for (k, _) in t {
-                let name = k.get_ref().as_ref();
+            for (k, _) in t.iter() {
+                let name = k.name.as_ref();
                 if !LIMIT_KEYS.contains(&name) {
                     continue;
                 }
@@ -353,11 +354,9 @@ impl Parser<'_> {
     }
 
     fn argument_spots(&self, f: &Fields, spots: &mut Spots) {
-        if let Some(Node { .. }) = f.get("arguments")
-            && let Some(DeValue::Table(t)) = f.get("arguments").map(|n| n.get_ref())
-        {
-            for (k, v) in t {
-                spots.insert(format!("arguments.{}", k.get_ref()), self.loc(v.span()));
+        if let Some(Item::Table(t)) = f.get("arguments").map(|n| &n.item) {
+            for (k, v) in t.iter() {
+                spots.insert(format!("arguments.{}", k.name), self.loc(v.span()));
             }
         }
     }
@@ -445,7 +444,7 @@ impl Parser<'_> {
     }
 
     fn bindings(&mut self, node: &Node) -> Vec<Decl<Binding>> {
-        let DeValue::Array(items) = node.get_ref() else {
+        let Item::Array(items) = &node.item else {
             self.r.wrong_type(node, "`bindings`", "an array of tables, written [[bindings]]");
             return Vec::new();
         };
@@ -573,21 +572,21 @@ impl Parser<'_> {
             priority: priority?,
             definition: definition?,
         };
-        if let Some(DeValue::Table(t)) = f.get("definition").map(|n| n.get_ref()) {
-            for (k, v) in t {
-                spots.insert(format!("definition.{}", k.get_ref()), self.loc(v.span()));
+        if let Some(Item::Table(t)) = f.get("definition").map(|n| &n.item) {
+            for (k, v) in t.iter() {
+                spots.insert(format!("definition.{}", k.name), self.loc(v.span()));
             }
         }
         ok.then(|| Decl { value, at: self.loc(at), fields: spots.into() })
     }
 
     fn check_policy_keys(&mut self, f: &Fields, def: &Table, operator: bool) -> bool {
-        let Some(DeValue::Table(t)) = f.get("definition").map(|n| n.get_ref()) else {
+        let Some(Item::Table(t)) = f.get("definition").map(|n| &n.item) else {
             return true;
         };
         let mut ok = true;
-        for (k, node) in t {
-            let key = k.get_ref().as_ref();
+        for (k, node) in t.iter() {
+            let key = k.name.as_ref();
             let key_at = self.loc(k.span());
             let Some(known) = policy_key(key) else {
                 let names = crate::model::POLICY_KEYS.iter().map(|p| p.name);

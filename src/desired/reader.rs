@@ -5,15 +5,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
-use toml::Spanned;
-use toml::de::{DeTable, DeValue};
-
+use super::tree::{Item, Node, Table as Tree};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Table, Value};
 use crate::source::{FileId, Location};
-
-/// A TOML value with its byte range.
-pub type Node<'i> = Spanned<DeValue<'i>>;
 
 /// Collects the diagnostics of one file.
 pub struct Reader<'d> {
@@ -35,7 +30,7 @@ impl Reader<'_> {
 
     /// Reports that `node` is not of the `expected` kind.
     pub fn wrong_type(&mut self, node: &Node, what: impl fmt::Display, expected: &str) {
-        let found = kind_of(node.get_ref());
+        let found = kind_of(&node.item);
         let d = Diagnostic::error("wrong-type", format!("{what} must be {expected}, not {found}"))
             .at(self.loc(node.span()))
             .label(format!("this is {found}"))
@@ -46,9 +41,9 @@ impl Reader<'_> {
     /// The value of `node` as a RabbitMQ value, or a diagnostic.
     /// `what` names the value in messages; it is written only for one.
     pub fn value(&mut self, node: &Node, what: &dyn fmt::Display) -> Option<Value> {
-        Some(match node.get_ref() {
-            DeValue::String(s) => Value::String(s.to_string()),
-            DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+        Some(match &node.item {
+            Item::String(s) => Value::String(s.to_string()),
+            Item::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
                 Ok(v) => Value::Int(v),
                 Err(_) => {
                     let d = Diagnostic::error("bad-value", format!("{what} does not fit in a 64-bit integer"))
@@ -59,31 +54,31 @@ impl Reader<'_> {
                 }
             },
             // `1000.0` means 1000, as it does in a definitions export.
-            DeValue::Float(f) => Value::Float(f.as_str().parse().unwrap_or(f64::NAN)).normalised(),
-            DeValue::Boolean(b) => Value::Bool(*b),
-            DeValue::Datetime(_) => {
+            Item::Float(f) => Value::Float(f.as_str().parse().unwrap_or(f64::NAN)).normalised(),
+            Item::Boolean(b) => Value::Bool(*b),
+            Item::Datetime => {
                 self.wrong_type(node, what, "a string, number, boolean, array or table");
                 return None;
             }
-            DeValue::Array(items) => {
+            Item::Array(items) => {
                 let mut out = Vec::new();
                 for item in items {
                     out.push(self.value(item, what)?);
                 }
                 Value::List(out)
             }
-            DeValue::Table(t) => Value::Table(self.table_values(t, what)?),
+            Item::Table(t) => Value::Table(self.table_values(t, what)?),
         })
     }
 
     /// A table of arbitrary values (arguments, policy definitions).
-    pub fn table_values(&mut self, table: &DeTable, what: &dyn fmt::Display) -> Option<Table> {
+    pub fn table_values(&mut self, table: &Tree, what: &dyn fmt::Display) -> Option<Table> {
         let mut out = Table::new();
         let mut ok = true;
-        for (k, v) in table {
-            match self.value(v, &Keyed(what, k.get_ref())) {
+        for (k, v) in table.iter() {
+            match self.value(v, &Keyed(what, &k.name)) {
                 Some(value) => {
-                    out.insert(k.get_ref().to_string(), value);
+                    out.insert(k.name.to_string(), value);
                 }
                 None => ok = false,
             }
@@ -111,15 +106,15 @@ impl fmt::Display for Label<'_> {
 }
 
 /// How a user reads the kind of a TOML value.
-pub fn kind_of(v: &DeValue) -> &'static str {
+pub fn kind_of(v: &Item) -> &'static str {
     match v {
-        DeValue::String(_) => "a string",
-        DeValue::Integer(_) => "an integer",
-        DeValue::Float(_) => "a float",
-        DeValue::Boolean(_) => "a boolean",
-        DeValue::Datetime(_) => "a date-time",
-        DeValue::Array(_) => "an array",
-        DeValue::Table(_) => "a table",
+        Item::String(_) => "a string",
+        Item::Integer(_) => "an integer",
+        Item::Float(_) => "a float",
+        Item::Boolean(_) => "a boolean",
+        Item::Datetime => "a date-time",
+        Item::Array(_) => "an array",
+        Item::Table(_) => "a table",
     }
 }
 
@@ -135,7 +130,7 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
 
 /// One TOML table read as an object with a fixed set of keys.
 pub struct Fields<'t, 'i> {
-    pub table: &'t DeTable<'i>,
+    pub table: &'t Tree<'i>,
     /// `queue "orders"`: how messages name the object.
     pub what: Cow<'static, str>,
     known: &'static [&'static str],
@@ -150,8 +145,8 @@ impl<'t, 'i> Fields<'t, 'i> {
         known: &'static [&'static str],
     ) -> Option<Self> {
         let what = what.into();
-        match node.get_ref() {
-            DeValue::Table(table) => {
+        match &node.item {
+            Item::Table(table) => {
                 let fields = Fields { table, what, known };
                 fields.report_unknown(r);
                 Some(fields)
@@ -165,7 +160,7 @@ impl<'t, 'i> Fields<'t, 'i> {
 
     fn report_unknown(&self, r: &mut Reader) {
         for key in self.table.keys() {
-            let name = key.get_ref().as_ref();
+            let name = key.name.as_ref();
             if self.known.contains(&name) {
                 continue;
             }
@@ -181,11 +176,6 @@ impl<'t, 'i> Fields<'t, 'i> {
     }
 
     pub fn get(&self, key: &str) -> Option<&'t Node<'i>> {
-        // An object's table has a handful of keys: comparing them costs less
-        // than hashing the one looked for.
-        if self.table.len() <= 8 {
-            return self.table.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v);
-        }
         self.table.get(key)
     }
 
@@ -200,8 +190,8 @@ impl<'t, 'i> Fields<'t, 'i> {
 
     pub fn string(&self, r: &mut Reader, key: &str) -> Option<String> {
         let node = self.get(key)?;
-        match node.get_ref() {
-            DeValue::String(s) => Some(s.to_string()),
+        match &node.item {
+            Item::String(s) => Some(s.to_string()),
             _ => {
                 r.wrong_type(node, self.label(key), "a string");
                 None
@@ -224,8 +214,8 @@ impl<'t, 'i> Fields<'t, 'i> {
 
     pub fn bool(&self, r: &mut Reader, key: &str) -> Option<bool> {
         let node = self.get(key)?;
-        match node.get_ref() {
-            DeValue::Boolean(b) => Some(*b),
+        match &node.item {
+            Item::Boolean(b) => Some(*b),
             _ => {
                 r.wrong_type(node, self.label(key), "true or false");
                 None
@@ -245,10 +235,10 @@ impl<'t, 'i> Fields<'t, 'i> {
         }
     }
 
-    pub fn table(&self, r: &mut Reader, key: &str) -> Option<&'t DeTable<'i>> {
+    pub fn table(&self, r: &mut Reader, key: &str) -> Option<&'t Tree<'i>> {
         let node = self.get(key)?;
-        match node.get_ref() {
-            DeValue::Table(t) => Some(t),
+        match &node.item {
+            Item::Table(t) => Some(t),
             _ => {
                 r.wrong_type(node, self.label(key), "a table");
                 None
@@ -270,14 +260,14 @@ impl<'t, 'i> Fields<'t, 'i> {
     /// An array of strings, each with its span.
     pub fn strings(&self, r: &mut Reader, key: &str) -> Option<Vec<(String, Range<usize>)>> {
         let node = self.get(key)?;
-        let DeValue::Array(items) = node.get_ref() else {
+        let Item::Array(items) = &node.item else {
             r.wrong_type(node, self.label(key), "an array of strings");
             return None;
         };
         let mut out = Vec::new();
         for item in items {
-            match item.get_ref() {
-                DeValue::String(s) => out.push((s.to_string(), item.span())),
+            match &item.item {
+                Item::String(s) => out.push((s.to_string(), item.span())),
                 _ => r.wrong_type(item, format_args!("each item of {}", self.label(key)), "a string"),
             }
         }

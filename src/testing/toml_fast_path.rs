@@ -2,6 +2,8 @@
 
 use toml::de::DeTable;
 
+use crate::desired::tree::Table;
+
 /// Whether the quick reader took `text` (`Ok(false)`: it left it to the
 /// toml crate), or how what it read differs from what the toml crate reads.
 pub fn toml_fast_path_agrees(text: &str) -> Result<bool, String> {
@@ -12,8 +14,9 @@ pub fn toml_fast_path_agrees(text: &str) -> Result<bool, String> {
     if !errors.is_empty() {
         return Err(format!("the quick reader took a document the toml crate refuses: {errors:?}"));
     }
-    // Debug output shows every key, value and span, in order.
-    let (fast, slow) = (format!("{fast:#?}"), format!("{:#?}", slow.get_ref()));
+    let slow = Table::from_toml(slow.into_inner());
+    // Debug output shows every key, value and range, in order.
+    let (fast, slow) = (format!("{fast:#?}"), format!("{slow:#?}"));
     match fast.lines().zip(slow.lines()).position(|(a, b)| a != b) {
         None if fast.len() == slow.len() => Ok(true),
         at => {
