@@ -20,6 +20,33 @@ use super::tree::{Item, Key, Node, Table};
 /// Deeper nesting is left to the toml crate and its recursion limit.
 const MAX_DEPTH: usize = 32;
 
+/// A byte class as a table, so that a run of its bytes is found with one
+/// lookup per byte.
+macro_rules! byte_class {
+    ($b:ident => $member:expr) => {{
+        let mut table = [false; 256];
+        let mut i = 0;
+        while i < 256 {
+            let $b = i as u8;
+            table[i] = $member;
+            i += 1;
+        }
+        table
+    }};
+}
+
+/// Bytes that may stand in a bare key.
+const BARE: [bool; 256] = byte_class!(b => b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+
+/// Bytes that a one-line string holds as they are: not a quote, not a
+/// backslash, not a control character other than tab.
+const PLAIN: [bool; 256] = byte_class!(b => !matches!(b, b'"' | b'\\' | b'\'' | 0..=0x08 | 0x0a..=0x1f | 0x7f));
+
+/// The length of the run of `class` bytes at the start of `bytes`.
+fn run(bytes: &[u8], class: &[bool; 256]) -> usize {
+    bytes.iter().position(|&b| !class[b as usize]).unwrap_or(bytes.len())
+}
+
 /// The document `text`, as the toml crate reads a valid one, or `None`.
 pub fn parse(text: &str) -> Option<Table<'_>> {
     if text.starts_with('\u{feff}') {
@@ -182,9 +209,7 @@ impl<'i> Doc<'i> {
             b'"' => self.basic_string()?,
             b'\'' => self.literal_string()?,
             _ => {
-                while matches!(self.peek(), Some(b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-')) {
-                    self.pos += 1;
-                }
+                self.pos += run(&self.bytes[start..], &BARE);
                 if self.pos == start {
                     return None;
                 }
@@ -305,6 +330,7 @@ impl<'i> Doc<'i> {
         }
         let mut end = start;
         loop {
+            end += run(self.bytes.get(end..)?, &PLAIN);
             match *self.bytes.get(end)? {
                 b'\'' => break,
                 b'\t' => {}
@@ -325,18 +351,19 @@ impl<'i> Doc<'i> {
             return None;
         }
         let mut owned: Option<String> = None;
-        let mut run = start;
+        let mut from = start;
         let mut i = start;
         loop {
+            i += run(self.bytes.get(i..)?, &PLAIN);
             match *self.bytes.get(i)? {
                 b'"' => break,
                 b'\\' => {
                     let s = owned.get_or_insert_with(String::new);
-                    s.push_str(&self.text[run..i]);
+                    s.push_str(&self.text[from..i]);
                     let (c, len) = self.escape(i + 1)?;
                     s.push(c);
                     i += 1 + len;
-                    run = i;
+                    from = i;
                     continue;
                 }
                 b'\t' => {}
@@ -349,7 +376,7 @@ impl<'i> Doc<'i> {
         Some(match owned {
             None => Cow::Borrowed(&self.text[start..i]),
             Some(mut s) => {
-                s.push_str(&self.text[run..i]);
+                s.push_str(&self.text[from..i]);
                 Cow::Owned(s)
             }
         })
