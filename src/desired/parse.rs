@@ -7,7 +7,7 @@ use std::ops::Range;
 use toml::de::DeTable;
 
 use super::decl::{Decl, FileDecl, QueueDecl};
-use super::reader::{Fields, Reader, did_you_mean};
+use super::reader::{Fields, Reader, What, did_you_mean};
 use super::spans::FieldSites;
 use super::tree::{Item, Node, Table as Tree};
 use crate::diagnostic::Diagnostic;
@@ -317,8 +317,7 @@ impl Parser<'_> {
     }
 
     fn exchange(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<Exchange>> {
-        let what = format!("exchange \"{name}\"");
-        let f = Fields::new(&mut self.r, node, what, EXCHANGE_KEYS)?;
+        let f = Fields::new(&mut self.r, node, What::named("exchange", name), EXCHANGE_KEYS)?;
         let name_ok = self.check_name(name, &at, "exchange", true);
         let mut spots = Spots::default();
         for k in EXCHANGE_KEYS {
@@ -362,8 +361,7 @@ impl Parser<'_> {
     }
 
     fn queue(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<QueueDecl>> {
-        let what = format!("queue \"{name}\"");
-        let f = Fields::new(&mut self.r, node, what, QUEUE_KEYS)?;
+        let f = Fields::new(&mut self.r, node, What::named("queue", name), QUEUE_KEYS)?;
         let name_ok = self.check_name(name, &at, "queue", true);
         let mut spots = Spots::default();
         for k in QUEUE_KEYS {
@@ -521,7 +519,7 @@ impl Parser<'_> {
 
     fn policy(&mut self, name: &str, node: &Node, at: Range<usize>, operator: bool) -> Option<Decl<Policy>> {
         let kind = if operator { "operator policy" } else { "policy" };
-        let f = Fields::new(&mut self.r, node, format!("{kind} \"{name}\""), POLICY_KEYS)?;
+        let f = Fields::new(&mut self.r, node, What::named(kind, name), POLICY_KEYS)?;
         let mut ok = self.check_name(name, &at, kind, false);
         let mut spots = Spots::default();
         for k in POLICY_KEYS {
@@ -631,7 +629,7 @@ impl Parser<'_> {
     }
 
     fn user(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<User>> {
-        let f = Fields::new(&mut self.r, node, format!("user \"{name}\""), USER_KEYS)?;
+        let f = Fields::new(&mut self.r, node, What::named("user", name), USER_KEYS)?;
         let mut ok = self.check_name(name, &at, "user", false);
         let mut spots = Spots::default();
         for k in USER_KEYS {
@@ -701,7 +699,7 @@ impl Parser<'_> {
     }
 
     fn permission(&mut self, user: &str, node: &Node, at: Range<usize>) -> Option<Decl<Permission>> {
-        let f = Fields::new(&mut self.r, node, format!("permissions of \"{user}\""), PERMISSION_KEYS)?;
+        let f = Fields::new(&mut self.r, node, What::named("permissions of", user), PERMISSION_KEYS)?;
         let mut spots = Spots::default();
         for k in PERMISSION_KEYS {
             self.spot(&f, k, &mut spots);

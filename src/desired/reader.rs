@@ -1,7 +1,6 @@
 //! Walks a parsed TOML table by hand, so that every value keeps its span and
 //! every problem in a file is reported in one run, not just the first.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
@@ -97,7 +96,7 @@ impl fmt::Display for Keyed<'_> {
 }
 
 /// `` `key` of what ``, written only when a message needs it.
-pub struct Label<'a>(&'a str, &'a str);
+pub struct Label<'a>(&'a str, What<'a>);
 
 impl fmt::Display for Label<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -128,11 +127,41 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
         .map(|(_, c)| c)
 }
 
+/// How messages name what a table declares: `queue "orders"`, `the file`.
+/// Written only when a message needs it.
+#[derive(Clone, Copy)]
+pub struct What<'a> {
+    kind: &'static str,
+    name: Option<&'a str>,
+}
+
+impl<'a> What<'a> {
+    /// `kind "name"`.
+    pub fn named(kind: &'static str, name: &'a str) -> Self {
+        What { kind, name: Some(name) }
+    }
+}
+
+impl From<&'static str> for What<'_> {
+    fn from(kind: &'static str) -> Self {
+        What { kind, name: None }
+    }
+}
+
+impl fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name {
+            Some(name) => write!(f, "{} \"{name}\"", self.kind),
+            None => f.write_str(self.kind),
+        }
+    }
+}
+
 /// One TOML table read as an object with a fixed set of keys.
 pub struct Fields<'t, 'i> {
     pub table: &'t Tree<'i>,
-    /// `queue "orders"`: how messages name the object.
-    pub what: Cow<'static, str>,
+    /// How messages name the object.
+    pub what: What<'t>,
     known: &'static [&'static str],
 }
 
@@ -141,7 +170,7 @@ impl<'t, 'i> Fields<'t, 'i> {
     pub fn new(
         r: &mut Reader,
         node: &'t Node<'i>,
-        what: impl Into<Cow<'static, str>>,
+        what: impl Into<What<'t>>,
         known: &'static [&'static str],
     ) -> Option<Self> {
         let what = what.into();
@@ -152,7 +181,7 @@ impl<'t, 'i> Fields<'t, 'i> {
                 Some(fields)
             }
             _ => {
-                r.wrong_type(node, &what, "a table");
+                r.wrong_type(node, what, "a table");
                 None
             }
         }
@@ -185,7 +214,7 @@ impl<'t, 'i> Fields<'t, 'i> {
     }
 
     fn label<'a>(&'a self, key: &'a str) -> Label<'a> {
-        Label(key, &self.what)
+        Label(key, self.what)
     }
 
     pub fn string(&self, r: &mut Reader, key: &str) -> Option<String> {
