@@ -285,6 +285,17 @@ impl Parser<'_> {
         })
     }
 
+    /// The places of the fields an object has, in one pass over its table.
+    fn spots(&self, f: &Fields) -> Spots {
+        let mut spots = Spots::with_capacity(f.table.len());
+        for (k, v) in f.table.iter() {
+            if let Some(key) = f.known_key(&k.name) {
+                spots.push(key, self.loc(v.span()));
+            }
+        }
+        spots
+    }
+
     fn spot(&self, f: &Fields, key: &'static str, spots: &mut Spots) {
         if let Some(span) = f.span(key) {
             spots.insert(key, self.loc(span));
@@ -319,10 +330,7 @@ impl Parser<'_> {
     fn exchange(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<Exchange>> {
         let f = Fields::new(&mut self.r, node, What::named("exchange", name), EXCHANGE_KEYS)?;
         let name_ok = self.check_name(name, &at, "exchange", true);
-        let mut spots = Spots::default();
-        for k in EXCHANGE_KEYS {
-            self.spot(&f, k, &mut spots);
-        }
+        let mut spots = self.spots(&f);
         let kind = f.required_string(&mut self.r, "type", at.clone(), "\"topic\"");
         if let Some(k) = &kind
             && !EXCHANGE_TYPES.contains(&k.as_str())
@@ -363,10 +371,7 @@ impl Parser<'_> {
     fn queue(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<QueueDecl>> {
         let f = Fields::new(&mut self.r, node, What::named("queue", name), QUEUE_KEYS)?;
         let name_ok = self.check_name(name, &at, "queue", true);
-        let mut spots = Spots::default();
-        for k in QUEUE_KEYS {
-            self.spot(&f, k, &mut spots);
-        }
+        let mut spots = self.spots(&f);
         let has_type = f.get("type").is_some();
         let declared_type = self.queue_type(&f, "type", &mut spots);
         let durable = f.bool(&mut self.r, "durable");
@@ -451,10 +456,7 @@ impl Parser<'_> {
 
     fn binding(&mut self, node: &Node) -> Option<Decl<Binding>> {
         let f = Fields::new(&mut self.r, node, "a binding", BINDING_KEYS)?;
-        let mut spots = Spots::default();
-        for k in BINDING_KEYS {
-            self.spot(&f, k, &mut spots);
-        }
+        let spots = self.spots(&f);
         let at = self.loc(node.span());
         let source = f.required_string(&mut self.r, "source", node.span(), "\"exchange.name\"");
         let queue = f.string(&mut self.r, "queue");
@@ -521,10 +523,7 @@ impl Parser<'_> {
         let kind = if operator { "operator policy" } else { "policy" };
         let f = Fields::new(&mut self.r, node, What::named(kind, name), POLICY_KEYS)?;
         let mut ok = self.check_name(name, &at, kind, false);
-        let mut spots = Spots::default();
-        for k in POLICY_KEYS {
-            self.spot(&f, k, &mut spots);
-        }
+        let mut spots = self.spots(&f);
         let pattern = f.required_string(&mut self.r, "pattern", at.clone(), "\"^orders\\\\.\"");
         let apply_to = match f.string(&mut self.r, "apply_to") {
             None => {
@@ -631,10 +630,7 @@ impl Parser<'_> {
     fn user(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<User>> {
         let f = Fields::new(&mut self.r, node, What::named("user", name), USER_KEYS)?;
         let mut ok = self.check_name(name, &at, "user", false);
-        let mut spots = Spots::default();
-        for k in USER_KEYS {
-            self.spot(&f, k, &mut spots);
-        }
+        let spots = self.spots(&f);
         if let Some(span) = f.span("password") {
             let d = Diagnostic::error("plaintext-password", format!("user \"{name}\" has a plaintext password"))
                 .at(self.loc(span))
@@ -700,10 +696,7 @@ impl Parser<'_> {
 
     fn permission(&mut self, user: &str, node: &Node, at: Range<usize>) -> Option<Decl<Permission>> {
         let f = Fields::new(&mut self.r, node, What::named("permissions of", user), PERMISSION_KEYS)?;
-        let mut spots = Spots::default();
-        for k in PERMISSION_KEYS {
-            self.spot(&f, k, &mut spots);
-        }
+        let spots = self.spots(&f);
         let configure = f.required_string(&mut self.r, "configure", at.clone(), "\"^$\"");
         let write = f.required_string(&mut self.r, "write", at.clone(), "\"^$\"");
         let read = f.required_string(&mut self.r, "read", at.clone(), "\"^$\"");

@@ -204,6 +204,11 @@ impl<'t, 'i> Fields<'t, 'i> {
         }
     }
 
+    /// `name` as one of the keys this object may have.
+    pub fn known_key(&self, name: &str) -> Option<&'static str> {
+        self.known.iter().copied().find(|k| *k == name)
+    }
+
     pub fn get(&self, key: &str) -> Option<&'t Node<'i>> {
         self.table.get(key)
     }

@@ -29,8 +29,18 @@ pub struct Site {
 pub struct FieldSites(Vec<(Cow<'static, str>, Location)>);
 
 impl FieldSites {
+    pub fn with_capacity(n: usize) -> Self {
+        FieldSites(Vec::with_capacity(n))
+    }
+
     pub fn get(&self, path: &str) -> Option<&Location> {
         self.0.iter().find(|(p, _)| p == path).map(|(_, l)| l)
+    }
+
+    /// Records the place of a `path` not recorded yet.
+    pub fn push(&mut self, path: &'static str, at: Location) {
+        debug_assert!(self.get(path).is_none(), "{path} recorded twice");
+        self.0.push((Cow::Borrowed(path), at));
     }
 
     /// Records `path`'s place, replacing an earlier one.
