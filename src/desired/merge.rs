@@ -58,6 +58,13 @@ type BindingSites = HashMap<ObjectKey, Site, FastHash>;
 /// Each vhost's bindings, as one set.
 type BindingSets = BTreeMap<String, BTreeSet<Binding>>;
 
+/// Bindings declared for one vhost, in the order declared.
+type Group = (String, Vec<Decl<Binding>>);
+
+/// What one run of bindings gives: each vhost's set so far, the places of
+/// first declarations, and the places of repeats.
+type Placed = (BTreeMap<String, SetBuilder<Binding>>, BindingSites, Vec<(ObjectKey, Location)>);
+
 /// A large file's bindings are placed in two runs at once; fewer, in one.
 const ONE_RUN: usize = 4096;
 
@@ -66,16 +73,16 @@ fn place_bindings(
     files: Vec<(Vec<String>, Vec<Decl<Binding>>)>,
     sources: &Sources,
 ) -> (BindingSets, BindingSites, Vec<Diagnostic>) {
-    // In the order declared, each binding once for each vhost of its file.
-    let mut earlier = Vec::new();
+    // In the order declared, each file's bindings once for each of its vhosts.
+    let mut earlier: Vec<Group> = Vec::new();
     for (vhosts, mut bindings) in files {
         let n = vhosts.len();
         for (i, v) in vhosts.into_iter().enumerate() {
-            earlier.extend(own(&mut bindings, i + 1 == n).into_iter().map(|b| (v.clone(), b)));
+            earlier.push((v, own(&mut bindings, i + 1 == n)));
         }
     }
-    let all = earlier.len();
-    let later = if all > ONE_RUN { earlier.split_off(all / 2) } else { Vec::new() };
+    let all = earlier.iter().map(|(_, b)| b.len()).sum();
+    let later = if all > ONE_RUN { split(&mut earlier, all / 2) } else { Vec::new() };
     let ((mut sets, mut sites, mut repeats), (later_sets, later_sites, later_repeats)) = std::thread::scope(|s| {
         let placing = s.spawn(|| place(later, 0));
         // Room for the later run's places too, which join these.
@@ -89,36 +96,59 @@ fn place_bindings(
         }
     }
     repeats.extend(later_repeats);
-    for (v, mut set) in later_sets {
-        sets.entry(v).or_default().append(&mut set);
+    for (v, set) in later_sets {
+        match sets.get_mut(&v) {
+            Some(earlier) => earlier.union(set),
+            None => _ = sets.insert(v, set),
+        }
     }
+    let sets = sets.into_iter().map(|(v, set)| (v, set.finish())).collect();
     let found = repeats.into_iter().map(|(key, at)| duplicate(&key, at, &sites[&key], sources)).collect();
     (sets, sites, found)
 }
 
+/// Cuts `groups` after their first `keep` bindings; returns the rest.
+fn split(groups: &mut Vec<Group>, keep: usize) -> Vec<Group> {
+    let mut seen = 0;
+    for i in 0..groups.len() {
+        let len = groups[i].1.len();
+        if seen + len > keep {
+            let tail = groups[i].1.split_off(keep - seen);
+            let mut rest = vec![(groups[i].0.clone(), tail)];
+            rest.extend(groups.drain(i + 1..));
+            return rest;
+        }
+        seen += len;
+    }
+    Vec::new()
+}
+
 /// One run of bindings: their sets, the places of their first declarations
-/// (with room for `room` of them), and the places of their repeats. A file written by `warren import` lists
-/// its bindings in order, which the set builder builds at once.
-fn place(run: Vec<(String, Decl<Binding>)>, room: usize) -> (BindingSets, BindingSites, Vec<(ObjectKey, Location)>) {
+/// (with room for `room` of them), and the places of their repeats. A file
+/// written by `warren import` lists its bindings in order, which the set
+/// builder takes without a search.
+fn place(run: Vec<Group>, room: usize) -> Placed {
     let mut sites = BindingSites::default();
-    sites.reserve(run.len().max(room));
+    sites.reserve(room.max(run.iter().map(|(_, b)| b.len()).sum()));
     let mut sets: BTreeMap<String, SetBuilder<Binding>> = BTreeMap::new();
     let mut repeats = Vec::new();
-    for (v, b) in run {
-        if !sets.contains_key(&v) {
-            sets.insert(v.clone(), SetBuilder::default());
+    for (v, decls) in run {
+        if decls.is_empty() {
+            continue;
         }
-        let set = sets.get_mut(&v).expect("just ensured");
-        match sites.entry(ObjectKey::Binding { vhost: v, binding: b.value.clone() }) {
-            Entry::Vacant(e) => {
-                e.insert(Site { at: b.at, fields: b.fields });
-                // A binding claimed for the first time is new to the set.
-                let _ = set.insert(b.value);
+        let set = sets.entry(v.clone()).or_default();
+        for b in decls {
+            match sites.entry(ObjectKey::Binding { vhost: v.clone(), binding: b.value.clone() }) {
+                Entry::Vacant(e) => {
+                    e.insert(Site { at: b.at, fields: b.fields });
+                    // A binding claimed for the first time is new to the set.
+                    let _ = set.insert(b.value);
+                }
+                Entry::Occupied(e) => repeats.push((e.key().clone(), b.at)),
             }
-            Entry::Occupied(e) => repeats.push((e.key().clone(), b.at)),
         }
     }
-    (sets.into_iter().map(|(v, b)| (v, b.finish())).collect(), sites, repeats)
+    (sets, sites, repeats)
 }
 
 /// Records where `key` is declared in `sites`; if it already was, the
@@ -295,6 +325,30 @@ mod tests {
                 |i: usize| format!("it is first declared at t.toml:{}:1; keep one of the two declarations", line(i));
             let expected = vec![(line(n), first(3)), (line(n + 1), first(3)), (line(n + 2), first(n - 1))];
             assert_eq!(duplicates(file(n, &[3, 3, n - 1])), expected, "{n} bindings");
+        }
+    }
+
+    #[test]
+    fn two_runs_of_bindings_make_one_set() {
+        // In file order (k0, k1, …) and in sorted order (k0, k1, k10, …):
+        // the later run's bindings then come after, or among, the earlier's.
+        let n = 6_000;
+        let mut sorted: Vec<usize> = (0..n).collect();
+        sorted.sort_by_key(|i| format!("k{i}"));
+        let orders = [(0..n).collect::<Vec<_>>(), sorted];
+        for (vhosts, order) in [&["/"][..], &["/", "b"]].into_iter().flat_map(|v| orders.iter().map(move |o| (v, o))) {
+            let list: Vec<String> = vhosts.iter().map(|v| format!("\"{v}\"")).collect();
+            let mut t = format!("vhosts = [{}]\n[exchanges.x]\ntype = \"topic\"\n[queues.q]\n", list.join(", "));
+            for i in order {
+                t.push_str(&format!("[[bindings]]\nsource = \"x\"\nqueue = \"q\"\nrouting_key = \"k{i}\"\n"));
+            }
+            let d = load_texts(vec![(PathBuf::from("t.toml"), t)]);
+            for v in vhosts {
+                let keys: Vec<String> = d.topology.vhosts[*v].bindings.iter().map(|b| b.routing_key.clone()).collect();
+                let mut expected: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();
+                expected.sort();
+                assert_eq!(keys, expected, "vhost {v}");
+            }
         }
     }
 }

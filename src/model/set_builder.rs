@@ -43,6 +43,16 @@ impl<T: Ord> SetBuilder<T> {
         Ok(())
     }
 
+    /// Adds the items of `other` not here yet. When they all come after
+    /// these, as a later run of the same file's bindings does, they only
+    /// extend the run.
+    pub fn union(&mut self, other: SetBuilder<T>) {
+        // The set's items, then the run's: ascending.
+        for item in other.set.into_iter().chain(other.run) {
+            let _ = self.insert(item);
+        }
+    }
+
     pub fn finish(mut self) -> BTreeSet<T> {
         self.flush();
         self.set
@@ -96,6 +106,19 @@ mod tests {
             let got: Vec<u8> = items.iter().filter_map(|&i| b.insert(i).err()).collect();
             proptest::prop_assert_eq!(got, refused);
             proptest::prop_assert_eq!(b.finish(), set);
+        }
+
+        #[test]
+        fn a_union_holds_the_items_of_both(
+            a in proptest::collection::vec(0u8..40, 0..100),
+            b in proptest::collection::vec(0u8..40, 0..100),
+        ) {
+            let (mut left, mut right) = (SetBuilder::default(), SetBuilder::default());
+            a.iter().for_each(|&i| _ = left.insert(i));
+            b.iter().for_each(|&i| _ = right.insert(i));
+            left.union(right);
+            let both: BTreeSet<u8> = a.iter().chain(&b).copied().collect();
+            proptest::prop_assert_eq!(left.finish(), both);
         }
     }
 
