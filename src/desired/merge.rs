@@ -88,21 +88,27 @@ fn place_bindings(
         // Room for the later run's places too, which join these.
         (place(earlier, all), placing.join().expect("placing bindings does not panic"))
     });
-    // Every binding of the later run was declared after those of the earlier.
-    for (key, site) in later_sites {
-        match sites.entry(key) {
-            Entry::Vacant(e) => _ = e.insert(site),
-            Entry::Occupied(e) => repeats.push((e.key().clone(), site.at)),
+    // The runs' sets and their places join apart, at once.
+    let sets = std::thread::scope(|s| {
+        let joining = s.spawn(|| {
+            for (v, set) in later_sets {
+                match sets.get_mut(&v) {
+                    Some(earlier) => earlier.union(set),
+                    None => _ = sets.insert(v, set),
+                }
+            }
+            sets.into_iter().map(|(v, set)| (v, set.finish())).collect()
+        });
+        // Every binding of the later run was declared after those of the earlier.
+        for (key, site) in later_sites {
+            match sites.entry(key) {
+                Entry::Vacant(e) => _ = e.insert(site),
+                Entry::Occupied(e) => repeats.push((e.key().clone(), site.at)),
+            }
         }
-    }
-    repeats.extend(later_repeats);
-    for (v, set) in later_sets {
-        match sets.get_mut(&v) {
-            Some(earlier) => earlier.union(set),
-            None => _ = sets.insert(v, set),
-        }
-    }
-    let sets = sets.into_iter().map(|(v, set)| (v, set.finish())).collect();
+        repeats.extend(later_repeats);
+        joining.join().expect("joining sets does not panic")
+    });
     let found = repeats.into_iter().map(|(key, at)| duplicate(&key, at, &sites[&key], sources)).collect();
     (sets, sites, found)
 }
