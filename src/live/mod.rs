@@ -22,7 +22,8 @@
 //! - Not modelled, with a note: topic permissions, shovels and other vhost
 //!   parameters, other global parameters, user limits, vhost tags.
 
-mod definitions;
+pub(crate) mod definitions;
+pub(crate) mod fast_json;
 mod normalise;
 pub(crate) mod notes;
 mod users;
