@@ -16,13 +16,5 @@ pub fn toml_fast_path_agrees(text: &str) -> Result<bool, String> {
     }
     let slow = Table::from_toml(slow.into_inner());
     // Debug output shows every key, value and range, in order.
-    let (fast, slow) = (format!("{fast:#?}"), format!("{slow:#?}"));
-    match fast.lines().zip(slow.lines()).position(|(a, b)| a != b) {
-        None if fast.len() == slow.len() => Ok(true),
-        at => {
-            let at = at.unwrap_or(fast.lines().count().min(slow.lines().count()));
-            let around = |s: &str| s.lines().skip(at.saturating_sub(8)).take(12).collect::<Vec<_>>().join("\n");
-            Err(format!("line {at} differs:\nquick:\n{}\ntoml crate:\n{}", around(&fast), around(&slow)))
-        }
-    }
+    super::same_debug(&fast, &slow, "toml crate")
 }
