@@ -40,9 +40,7 @@ impl Api {
             Err(e) => panic!("{method} {path}: {e}"),
         }
     }
-}
 
-impl Api {
     /// Deletes a vhost. Deleting thousands of queues can outlast the
     /// broker's HTTP timeout, which then closes the connection while the
     /// deletion goes on: then it waits for the vhost to be gone.

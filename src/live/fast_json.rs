@@ -50,40 +50,21 @@ pub fn parse(json: &str) -> Option<Definitions> {
     // The other entries, as an object of their own for the derived reader.
     let mut rest = String::from("{");
     r.space();
-    r.eat(b'{')?;
-    r.space();
-    if r.eat(b'}').is_none() {
-        loop {
-            let key_start = r.pos;
-            let key = r.string()?;
-            let key_text = &json[key_start..r.pos];
-            r.space();
-            r.eat(b':')?;
-            r.space();
-            match key {
-                "queues" => once(&mut queues, r.list(Reader::queue)?)?,
-                "exchanges" => once(&mut exchanges, r.list(Reader::exchange)?)?,
-                "bindings" => once(&mut bindings, r.list(Reader::binding)?)?,
-                _ => {
-                    let start = r.pos;
-                    r.skip(0)?;
-                    if rest.len() > 1 {
-                        rest.push(',');
-                    }
-                    rest.push_str(key_text);
-                    rest.push(':');
-                    rest.push_str(&json[start..r.pos]);
-                }
+    r.fields(|r, key| match key {
+        "queues" => once(&mut queues, r.list(Reader::queue)?),
+        "exchanges" => once(&mut exchanges, r.list(Reader::exchange)?),
+        "bindings" => once(&mut bindings, r.list(Reader::binding)?),
+        _ => {
+            let start = r.pos;
+            r.skip(0)?;
+            if rest.len() > 1 {
+                rest.push(',');
             }
-            r.space();
-            if r.eat(b',').is_some() {
-                r.space();
-                continue;
-            }
-            r.eat(b'}')?;
-            break;
+            // A key has no escapes (`string` leaves those): quoted, it is as written.
+            rest.push_str(&format!("\"{key}\":{}", &json[start..r.pos]));
+            Some(())
         }
-    }
+    })?;
     r.space();
     if r.pos != json.len() {
         return None;
@@ -206,6 +187,11 @@ impl<'i> Reader<'i> {
         if self.null()? {
             return Some(Vec::new());
         }
+        self.items(item)
+    }
+
+    /// `[item, …]`, read by `item`.
+    fn items<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
         self.eat(b'[')?;
         let mut out = Vec::new();
         self.space();
@@ -331,21 +317,8 @@ impl<'i> Reader<'i> {
             b'f' => self.word("false"),
             b'n' => self.word("null"),
             b'-' | b'0'..=b'9' => self.number(),
-            b'[' => {
-                self.pos += 1;
-                self.space();
-                if self.eat(b']').is_some() {
-                    return Some(());
-                }
-                loop {
-                    self.space();
-                    self.skip(depth + 1)?;
-                    self.space();
-                    if self.eat(b',').is_none() {
-                        return self.eat(b']');
-                    }
-                }
-            }
+            // A list of `()` holds nothing: skipping allocates nothing.
+            b'[' => self.items(|r| r.skip(depth + 1)).map(|_| ()),
             b'{' => self.fields(|r, _| r.skip(depth + 1)),
             _ => None,
         }
