@@ -8,13 +8,14 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::model::{Inventory, Topology};
+use crate::model::{Ownership, Topology};
 use crate::render::PlanDocument;
 
-/// The live state as a plan sees it: topology and inventory. Queue counts
-/// are left out: they move all the time and no plan depends on them alone.
-pub fn live(topology: &Topology, inventory: &Inventory) -> String {
-    digest(format!("{topology:?}\n{:?}", inventory.to_json()).as_bytes())
+/// The live state as a plan sees it: topology and every project's records.
+/// Queue counts are left out: they move all the time and no plan depends on
+/// them alone.
+pub fn live(topology: &Topology, ownership: &Ownership) -> String {
+    digest(format!("{topology:?}\n{:?}", ownership.to_json()).as_bytes())
 }
 
 /// What a plan does, by its machine-readable document, whatever it was
@@ -41,7 +42,7 @@ mod tests {
     fn the_live_fingerprint_changes_with_the_topology_only() {
         let mut t = Topology::default();
         t.vhosts.insert("v".into(), Vhost::new("v"));
-        let inv = Inventory::default();
+        let inv = Ownership::default();
         let a = live(&t, &inv);
         assert_eq!(a, live(&t.clone(), &inv), "deterministic");
         assert_eq!(a.len(), 16);

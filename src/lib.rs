@@ -24,6 +24,7 @@ pub mod model;
 pub mod output;
 pub mod password;
 pub mod plan;
+pub mod project;
 pub mod render;
 pub mod saved_plan;
 pub mod source;

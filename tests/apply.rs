@@ -71,6 +71,22 @@ impl Case {
         std::fs::write(self.dir.path().join(name), toml.replace("{V}", &self.vhost)).unwrap();
     }
 
+    /// Writes one file of project `project`'s topology directory (see
+    /// [`Case::project_path`]); `{V}` stands for the vhost.
+    fn project_file(&self, project: &str, name: &str, toml: &str) {
+        let dir = self.dir.path().join(project);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), toml.replace("{V}", &self.vhost)).unwrap();
+    }
+
+    /// Project `project`'s directory: its files and a `warren.toml` naming it.
+    fn project_path(&self, project: &str) -> String {
+        let dir = self.dir.path().join(project);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("warren.toml"), format!("[project]\nname = \"{project}\"\n")).unwrap();
+        dir.display().to_string()
+    }
+
     fn remove_file(&self, name: &str) {
         std::fs::remove_file(self.dir.path().join(name)).unwrap();
     }
@@ -137,11 +153,16 @@ impl Case {
         self.broker.exists(&path.replace("{V}", &seg(&self.vhost)))
     }
 
-    /// warren's inventory for `vhost`: group -> items (as JSON text).
+    /// Project `default`'s inventory for `vhost`: group -> items (as JSON text).
     fn inventory(&self, vhost: &str) -> Option<BTreeMap<String, BTreeSet<String>>> {
+        self.inventory_of("default", vhost)
+    }
+
+    /// `project`'s inventory for `vhost`: group -> items (as JSON text).
+    fn inventory_of(&self, project: &str, vhost: &str) -> Option<BTreeMap<String, BTreeSet<String>>> {
         let answer = self.broker.request("GET", "global-parameters/warren.inventory", None);
         assert_eq!(answer.status, 200, "no inventory: {}", answer.body);
-        let value = answer.json()["value"].clone();
+        let value = answer.json()["value"]["projects"][project].clone();
         let groups = value["vhosts"].get(vhost)?.as_object().cloned().unwrap_or_default();
         Some(
             groups
@@ -153,7 +174,7 @@ impl Case {
     }
 
     fn inventory_users(&self) -> BTreeSet<String> {
-        let value = self.broker.get("global-parameters/warren.inventory")["value"].clone();
+        let value = self.broker.get("global-parameters/warren.inventory")["value"]["projects"]["default"].clone();
         value["users"].as_array().unwrap().iter().map(|u| u.as_str().unwrap().to_string()).collect()
     }
 
@@ -1125,4 +1146,83 @@ fn passwords_in_a_plan_are_never_shown() {
         doc["changes"].as_array().unwrap().iter().find(|c| c["name"] == user).expect("the user is in the plan");
     assert_eq!(change["action"], "update", "the password change shows: {}", run.stdout);
     assert!(!run.stdout.contains("plan-secret-pw-new-Pp55"));
+}
+
+/// Two projects' topology of one vhost: `{P}.work` and `{P}.old` queues and
+/// a binding of each from a shared exchange, which project `a` declares and
+/// `b` names as external.
+fn two_project_files(case: &Case, b_keeps_old: bool, a_keeps_old: bool) {
+    let queues = |p: &str, old: bool| {
+        let mut t = format!(
+            "[queues.\"{p}.work\"]\ntype = \"classic\"\n\n[[bindings]]\nsource = \"shared.events\"\nqueue = \"{p}.work\"\nrouting_key = \"{p}\"\n"
+        );
+        if old {
+            t += &format!("\n[queues.\"{p}.old\"]\ntype = \"classic\"\n");
+        }
+        t
+    };
+    let a = format!(
+        "vhosts = [\"{{V}}\"]\n\n[exchanges.\"shared.events\"]\ntype = \"topic\"\n\n{}",
+        queues("team-a", a_keeps_old)
+    );
+    let b = format!(
+        "vhosts = [\"{{V}}\"]\n\n[external]\nexchanges = [\"shared.events\"]\n\n{}",
+        queues("team-b", b_keeps_old)
+    );
+    case.project_file("team-a", "topology.toml", &a);
+    case.project_file("team-b", "topology.toml", &b);
+}
+
+#[test]
+fn two_projects_in_one_vhost_never_touch_each_others_objects() {
+    let case = Case::new("t-apply-projects", &[], &[]);
+    let (a, b) = (case.project_path("team-a"), case.project_path("team-b"));
+    two_project_files(&case, true, true);
+    for p in [&a, &b] {
+        let run = case.warren(&["apply", p, "--auto-approve"], &[]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    }
+    let queues = || -> BTreeSet<String> {
+        case.get("queues/{V}").as_array().unwrap().iter().map(|q| q["name"].as_str().unwrap().to_string()).collect()
+    };
+    let plain = |items: &[&str]| items.iter().map(|i| i.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(queues(), plain(&["team-a.work", "team-a.old", "team-b.work", "team-b.old"]));
+
+    // Seen: team B planned `- queue "team-a.work" ... will be destroyed`.
+    let plan = case.warren(&["plan", &b, "--detailed-exitcode"], &[]);
+    assert_eq!(plan.code, 0, "another project's objects are not changes:\n{}\n{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains("Owned by other projects (never touched):"), "{}", plan.stdout);
+    for theirs in ["= queue \"team-a.work\"", "= queue \"team-a.old\"", "= binding shared.events -> queue team-a.work"]
+    {
+        let line = plan.stdout.lines().find(|l| l.contains(theirs));
+        assert!(line.is_some_and(|l| l.ends_with("(project team-a)")), "`{theirs}` missing:\n{}", plan.stdout);
+    }
+    assert!(!plan.stdout.contains("destroy"), "{}", plan.stdout);
+
+    // Each removes one of its own; --allow-destroy changes nothing of that.
+    two_project_files(&case, false, false);
+    for (p, mine, theirs) in [(&b, "team-b.old", "team-a.old"), (&a, "team-a.old", "team-b.old")] {
+        let run = case.warren(&["apply", p, "--auto-approve", "--allow-destroy"], &[]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains(&format!("- queue \"{mine}\"")), "{}", run.stdout);
+        assert!(!run.stdout.contains(&format!("- queue \"{theirs}\"")), "{}", run.stdout);
+        assert!(run.stdout.contains("1 destroyed"), "{}", run.stdout);
+    }
+    assert_eq!(queues(), plain(&["team-a.work", "team-b.work"]));
+    for p in [&a, &b] {
+        let plan = case.warren(&["plan", p, "--detailed-exitcode"], &[]);
+        assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
+    }
+    assert_eq!(case.inventory_of("team-a", &case.vhost).unwrap()["queues"], names(&["team-a.work"]));
+    assert_eq!(case.inventory_of("team-b", &case.vhost).unwrap()["queues"], names(&["team-b.work"]));
+
+    // Declaring another project's queue is refused at its line, naming the owner.
+    case.project_file("team-b", "theirs.toml", "vhosts = [\"{V}\"]\n\n[queues.\"team-a.work\"]\ntype = \"classic\"\n");
+    let run = case.warren(&["apply", &b, "--auto-approve", "--allow-destroy"], &[]);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("warren::other-project"), "{}", run.stderr);
+    assert!(run.stderr.contains("belongs to project \"team-a\""), "{}", run.stderr);
+    assert!(run.stderr.contains("theirs.toml:3"), "{}", run.stderr);
+    assert_eq!(queues(), plain(&["team-a.work", "team-b.work"]));
+    case.clean();
 }

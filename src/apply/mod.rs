@@ -19,7 +19,7 @@ use crate::plan::{Op, Plan};
 /// Objects of the old inventory that are no longer live are dropped.
 pub fn inventory_before(old: &Inventory, desired: &Topology, live: &Topology) -> Inventory {
     let mut kept = old.clone();
-    kept.objects.retain(|k| is_live(k, live));
+    kept.objects.retain(|k| live.has(k));
     kept.scopes.retain(|k, _| kept.objects.contains(k));
     kept.merged(&Inventory::of(desired))
 }
@@ -124,20 +124,6 @@ pub fn migration_record(
         state: "running".into(),
         detail: None,
         fingerprint,
-    }
-}
-
-fn is_live(key: &ObjectKey, live: &Topology) -> bool {
-    let v = |name: &str| live.vhosts.get(name);
-    match key {
-        ObjectKey::Vhost(n) => v(n).is_some(),
-        ObjectKey::User(n) => live.users.contains_key(n),
-        ObjectKey::Exchange { vhost, name } => v(vhost).is_some_and(|x| x.exchanges.contains_key(name)),
-        ObjectKey::Queue { vhost, name } => v(vhost).is_some_and(|x| x.queues.contains_key(name)),
-        ObjectKey::Binding { vhost, binding } => v(vhost).is_some_and(|x| x.bindings.contains(binding)),
-        ObjectKey::Policy { vhost, name } => v(vhost).is_some_and(|x| x.policies.contains_key(name)),
-        ObjectKey::OperatorPolicy { vhost, name } => v(vhost).is_some_and(|x| x.operator_policies.contains_key(name)),
-        ObjectKey::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
     }
 }
 

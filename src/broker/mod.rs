@@ -21,7 +21,7 @@ pub use http::Http;
 pub use lock::{LOCK_QUEUE, Lock};
 
 use crate::journal::JOURNAL_PARAMETER;
-use crate::model::{INVENTORY_PARAMETER, Inventory, QueueCounts};
+use crate::model::{INVENTORY_PARAMETER, Ownership, QueueCounts};
 use crate::plan::Op;
 
 /// A connection to one broker's management API.
@@ -315,9 +315,9 @@ impl Broker {
         ops::run(&self.http, op, guard_deletes, password).await
     }
 
-    /// Records what warren manages.
-    pub async fn write_inventory(&self, inventory: &Inventory) -> Result<(), BrokerError> {
-        let body = json!({ "name": INVENTORY_PARAMETER, "value": inventory.to_json() });
+    /// Records what every project manages.
+    pub async fn write_ownership(&self, ownership: &Ownership) -> Result<(), BrokerError> {
+        let body = json!({ "name": INVENTORY_PARAMETER, "value": ownership.to_json() });
         let path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
         self.http.send(Method::PUT, &path, Some(&body), "record warren's inventory").await.map(|_| ())
     }

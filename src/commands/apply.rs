@@ -16,7 +16,7 @@ use crate::diff::REFUSALS;
 use crate::exit::Exit;
 use crate::fingerprint;
 use crate::journal;
-use crate::model::Password;
+use crate::model::{Inventory, Ownership, Password};
 use crate::output::Output;
 use crate::plan::Op;
 use crate::render::Format;
@@ -151,9 +151,8 @@ fn locked(
         }
     }
 
-    let before =
-        apply::inventory_claim(&planned.live.inventory, &planned.desired.topology, &planned.live.topology, plan);
-    if let Err(e) = rt.block_on(broker.write_inventory(&before)) {
+    let before = apply::inventory_claim(&mine(&planned), &planned.desired.topology, &planned.live.topology, plan);
+    if let Err(e) = rt.block_on(broker.write_ownership(&records(&planned, &before))) {
         eprintln!("Nothing was changed: {e}.");
         return (Exit::Error, None);
     }
@@ -196,7 +195,7 @@ fn locked(
         }
     }));
     let after = apply::inventory_after(&before, plan, &outcome.done);
-    let recorded = rt.block_on(broker.write_inventory(&after));
+    let recorded = rt.block_on(broker.write_ownership(&records(&planned, &after)));
     record_migrations(recorder, plan, &outcome);
 
     let ended: Ended = match &outcome.failed {
@@ -274,6 +273,16 @@ fn describe(f: &Failure) -> String {
     }
 }
 
+/// The applying project's inventory as the broker records it.
+fn mine(planned: &super::plan::Planned) -> Inventory {
+    planned.live.ownership.of(&planned.desired.project.name)
+}
+
+/// The broker's records with the applying project's inventory replaced.
+fn records(planned: &super::plan::Planned, inventory: &Inventory) -> Ownership {
+    planned.live.ownership.with(&planned.desired.project.name, inventory.clone())
+}
+
 /// Nothing to change on the broker, but the inventory may still be behind:
 /// objects the files declare that already matched them become warren's
 /// (so removing them from the files later destroys them), and entries for
@@ -284,12 +293,13 @@ fn record_only(
     planned: &super::plan::Planned,
     out: Output,
 ) -> Exit {
-    let known = &planned.live.inventory;
+    let known = &mine(planned);
     let now = apply::inventory_before(known, &planned.desired.topology, &planned.live.topology);
-    if now == *known {
+    let ownership = records(planned, &now);
+    if ownership == planned.live.ownership {
         return Exit::Ok;
     }
-    if let Err(e) = rt.block_on(broker.write_inventory(&now)) {
+    if let Err(e) = rt.block_on(broker.write_ownership(&ownership)) {
         eprintln!("warren could not record its inventory: {e}.");
         return Exit::Error;
     }

@@ -8,13 +8,14 @@ use crate::broker::{Broker, BrokerError, Endpoint, Tls};
 use crate::cli::Connection;
 use crate::diagnostic::Diagnostic;
 use crate::live::{self, Live};
-use crate::model::{Inventory, QueueCounts, Topology};
+use crate::model::{Ownership, QueueCounts, Topology};
 
 /// The live side of a comparison.
 #[derive(Debug, Clone)]
 pub struct LiveSide {
     pub topology: Topology,
-    pub inventory: Inventory,
+    /// Every project's records.
+    pub ownership: Ownership,
     /// How the plan names it: `definitions file x.json`, `http://host:15672`.
     pub origin: String,
     pub notes: Vec<Diagnostic>,
@@ -33,7 +34,7 @@ pub fn from_state(path: &Path) -> Result<LiveSide, Diagnostic> {
     let l = live::from_definitions(&text, &path.display().to_string())?;
     Ok(LiveSide {
         topology: l.topology,
-        inventory: l.inventory,
+        ownership: l.ownership,
         origin,
         notes: l.notes,
         queue_counts: None,
@@ -112,7 +113,7 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
     }
     Ok(LiveSide {
         topology: l.topology,
-        inventory: l.inventory,
+        ownership: l.ownership,
         origin,
         notes: l.notes,
         queue_counts: Some(counts),

@@ -9,7 +9,7 @@ use crate::desired::{self, Desired};
 use crate::diagnostic::{self, Diagnostic, render as render_diagnostics};
 use crate::diff::{self, Options};
 use crate::exit::Exit;
-use crate::model::{Inventory, Password};
+use crate::model::{Inventory, Ownership, Password};
 use crate::output::Output;
 use crate::plan::{self, Plan};
 use crate::render::{self, Format, PlanDocument};
@@ -78,7 +78,7 @@ pub fn draft(desired: &Desired, live: &LiveSide, replace: &[String]) -> Draft {
             ),
         }
     }
-    let d = diff::diff(&desired.topology, &live.topology, &live.inventory, &options);
+    let d = diff::diff(&desired.topology, &live.topology, &live.ownership, &desired.project.name, &options);
     let plan = plan::build(d, &desired.topology, &live.topology);
     Draft { plan, passwords, notes }
 }
@@ -272,7 +272,7 @@ pub fn diff_command(old: &Path, new: &Path, show: &Show, out: Output) -> Exit {
         return print_invalid(&desired, new, &old.display().to_string(), show.format, out);
     }
     let live = LiveSide {
-        inventory: Inventory::of(&before.topology),
+        ownership: Ownership::single(&desired.project.name, Inventory::of(&before.topology)),
         topology: before.topology,
         origin: old.display().to_string(),
         notes: Vec::new(),

@@ -23,7 +23,7 @@ pub fn save(planned: &Planned, path: &Path, replace: &[String], file: &Path) -> 
         origin: planned.live.origin.clone(),
         path: path.to_path_buf(),
         replace: replace.to_vec(),
-        live_fingerprint: fingerprint::live(&planned.live.topology, &planned.live.inventory),
+        live_fingerprint: fingerprint::live(&planned.live.topology, &planned.live.ownership),
         plan_fingerprint: fingerprint::plan(&planned.document),
         files: sources
             .ids()
@@ -79,7 +79,7 @@ pub fn apply_input(path: &Path, replace: &[String], out: Output) -> Result<Apply
             saved.warren_version
         );
     }
-    let desired = desired::load_texts(saved.texts());
+    let desired = desired::load_texts(&saved.path, saved.texts());
     Ok(ApplyInput { desired, path: saved.path.clone(), replace: saved.replace.clone(), saved: Some(saved) })
 }
 
@@ -94,7 +94,7 @@ fn is_saved_plan(path: &Path) -> bool {
 
 /// Refuses (exit 4) a saved plan whose live state or plan differs now.
 pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Exit> {
-    let live_now = fingerprint::live(&planned.live.topology, &planned.live.inventory);
+    let live_now = fingerprint::live(&planned.live.topology, &planned.live.ownership);
     if live_now != saved.live_fingerprint {
         eprintln!(
             "Refused: the broker changed since this plan was made (fingerprint {}, now {live_now}); make a new plan.",

@@ -298,7 +298,7 @@ fn own<T: Clone>(items: &mut Vec<T>, last: bool) -> Vec<T> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     use crate::desired::load_texts;
 
@@ -313,7 +313,7 @@ mod tests {
 
     /// The line of each duplicate, with its help.
     fn duplicates(text: String) -> Vec<(usize, String)> {
-        let d = load_texts(vec![(PathBuf::from("t.toml"), text)]);
+        let d = load_texts(Path::new("."), vec![(PathBuf::from("t.toml"), text)]);
         let mut found: Vec<_> = (d.diagnostics.iter().filter(|x| x.code == "duplicate"))
             .map(|x| (d.sources.line_col(x.location.as_ref().expect("placed")).0, x.help.clone().unwrap_or_default()))
             .collect();
@@ -348,7 +348,7 @@ mod tests {
             for i in order {
                 t.push_str(&format!("[[bindings]]\nsource = \"x\"\nqueue = \"q\"\nrouting_key = \"k{i}\"\n"));
             }
-            let d = load_texts(vec![(PathBuf::from("t.toml"), t)]);
+            let d = load_texts(Path::new("."), vec![(PathBuf::from("t.toml"), t)]);
             for v in vhosts {
                 let keys: Vec<String> = d.topology.vhosts[*v].bindings.iter().map(|b| b.routing_key.clone()).collect();
                 let mut expected: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();

@@ -18,6 +18,7 @@ pub use spans::{Site, Spans};
 
 use crate::diagnostic::Diagnostic;
 use crate::model::Topology;
+use crate::project::{self, Project};
 use crate::source::Sources;
 
 /// The topology the files describe, where each part came from, and what is
@@ -28,6 +29,8 @@ pub struct Desired {
     pub spans: Spans,
     pub sources: Sources,
     pub diagnostics: Vec<Diagnostic>,
+    /// The project the files belong to (`warren.toml`, else `default`).
+    pub project: Project,
 }
 
 impl Desired {
@@ -64,13 +67,26 @@ pub fn load_unchecked(path: &Path) -> Desired {
         }
         Err(d) => diagnostics.push(d),
     }
-    from_texts(texts, diagnostics)
+    let project = project::file_of(path).and_then(|file| match std::fs::read_to_string(&file) {
+        Ok(text) => Some((file, text)),
+        Err(e) => {
+            diagnostics.push(
+                Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
+                    .help("check the path and its permissions"),
+            );
+            None
+        }
+    });
+    from_texts(texts, project, diagnostics)
 }
 
 /// The desired state of files already in memory (a saved plan's), in the
-/// order given; diagnostics name the paths given with them.
-pub fn load_texts(files: Vec<(PathBuf, String)>) -> Desired {
-    let mut desired = from_texts(files, Vec::new());
+/// order given; diagnostics name the paths given with them. The file
+/// `root/warren.toml`, if given, is the project file.
+pub fn load_texts(root: &Path, mut files: Vec<(PathBuf, String)>) -> Desired {
+    let project_path = root.join(project::FILE_NAME);
+    let project = files.iter().position(|(p, _)| *p == project_path).map(|i| files.remove(i));
+    let mut desired = from_texts(files, project, Vec::new());
     let found = lint(&desired);
     desired.add_findings(found);
     desired
@@ -90,7 +106,11 @@ impl Desired {
     }
 }
 
-fn from_texts(files: Vec<(PathBuf, String)>, mut diagnostics: Vec<Diagnostic>) -> Desired {
+fn from_texts(
+    files: Vec<(PathBuf, String)>,
+    project_file: Option<(PathBuf, String)>,
+    mut diagnostics: Vec<Diagnostic>,
+) -> Desired {
     let mut sources = Sources::default();
     let mut decls = Vec::new();
     for (path, text) in files {
@@ -98,9 +118,15 @@ fn from_texts(files: Vec<(PathBuf, String)>, mut diagnostics: Vec<Diagnostic>) -
         let text = sources.get(id).text.clone();
         decls.extend(parse::parse_file(id, &text, &mut diagnostics));
     }
+    // Added after the topology files, which keep their ids.
+    let project = project_file.map_or_else(Project::default, |(path, text)| {
+        let id = sources.add(&path, text);
+        let text = sources.get(id).text.clone();
+        project::parse(id, &text, &mut diagnostics)
+    });
     let (topology, spans) = merge::merge(decls, &sources, &mut diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
-    Desired { topology, spans, sources, diagnostics }
+    Desired { topology, spans, sources, diagnostics, project }
 }
 
 /// The topology files a path names.
@@ -116,6 +142,9 @@ fn topology_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     collect(path, &mut out).map_err(|e| {
         Diagnostic::error("read", format!("cannot list {}: {e}", path.display())).help("check its permissions")
     })?;
+    // The project file holds settings, not topology.
+    let project_file = path.join(project::FILE_NAME);
+    out.retain(|f| *f != project_file);
     out.sort();
     if out.is_empty() {
         return Err(Diagnostic::error("read", format!("{} holds no *.toml files", path.display()))

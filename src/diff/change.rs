@@ -21,6 +21,8 @@ pub enum Action {
     Migrate,
     /// `?` live but neither declared nor in the inventory: never touched.
     Unmanaged,
+    /// `=` live and held by another project: shown as theirs, never touched.
+    OtherProject,
 }
 
 impl Action {
@@ -32,6 +34,7 @@ impl Action {
             Action::Replace => "-/+",
             Action::Migrate => ">>",
             Action::Unmanaged => "?",
+            Action::OtherProject => "=",
         }
     }
 }
@@ -51,6 +54,8 @@ pub struct Change {
     /// is recreated, including ones warren does not manage.
     pub rebind: Vec<Binding>,
     pub migration: Option<Migration>,
+    /// For [`Action::OtherProject`]: the project that holds the object.
+    pub owner: Option<String>,
 }
 
 impl Change {
@@ -64,6 +69,7 @@ impl Change {
             requires_allow_destroy: false,
             rebind: Vec::new(),
             migration: None,
+            owner: None,
         }
     }
 }

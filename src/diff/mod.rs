@@ -1,8 +1,9 @@
 //! (desired, live, inventory) -> changes. Pure: no I/O, no clock.
 //!
 //! Ownership decides what may be destroyed: a live object missing from the
-//! files is destroyed only when warren's inventory lists it; otherwise it is
-//! shown as unmanaged and never touched.
+//! files is destroyed only when this project's inventory lists it. Another
+//! project's objects are shown as theirs and never touched (declaring one is
+//! an error); anything else is shown as unmanaged and never touched.
 
 mod attributes;
 mod change;
@@ -17,8 +18,8 @@ pub use preflight::REFUSALS;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Binding, DestinationKind, Exchange, Inventory, LazyGraph, Node, ObjectKey, Password, Queue, QueueCounts,
-    RoutingGraph, Topology, User, Vhost, VhostSettings, scaffold,
+    Binding, DestinationKind, Exchange, Inventory, LazyGraph, Node, ObjectKey, Ownership, Password, Queue, QueueCounts,
+    RoutingGraph, Topology, User, Vhost, VhostSettings, is_shared, scaffold,
 };
 
 /// Choices the user makes on the command line.
@@ -53,10 +54,13 @@ pub struct Diff {
     pub problems: Vec<Problem>,
 }
 
-/// Compares the desired topology with the live one.
-pub fn diff(desired: &Topology, live: &Topology, inventory: &Inventory, options: &Options) -> Diff {
+/// Compares the desired topology of `project` with the live one, whose
+/// objects `ownership` assigns to projects.
+pub fn diff(desired: &Topology, live: &Topology, ownership: &Ownership, project: &str, options: &Options) -> Diff {
     let declared: BTreeSet<String> = desired.vhosts.keys().cloned().collect();
-    let mut d = Differ { inventory, options, declared, out: Diff::default() };
+    let inventory = &ownership.of(project);
+    let mut d = Differ { inventory, ownership, project, options, declared, out: Diff::default() };
+    d.theirs_declared(desired, live);
     d.users(desired, live);
     let empty = Vhost::default();
     for (name, want) in &desired.vhosts {
@@ -66,7 +70,7 @@ pub fn diff(desired: &Topology, live: &Topology, inventory: &Inventory, options:
     }
     for name in live.vhosts.keys().filter(|n| !desired.vhosts.contains_key(*n)) {
         let key = ObjectKey::Vhost(name.clone());
-        if inventory.owns(&key, &d.declared) {
+        if inventory.owns(&key, &d.declared) && ownership.other_holder(&key, project).is_none() {
             let mut c =
                 Change::new(key, Action::Destroy, "removed from the files: the vhost goes with everything in it");
             c.requires_allow_destroy = true;
@@ -77,29 +81,81 @@ pub fn diff(desired: &Topology, live: &Topology, inventory: &Inventory, options:
 }
 
 struct Differ<'a> {
+    /// This project's inventory.
     inventory: &'a Inventory,
+    ownership: &'a Ownership,
+    project: &'a str,
     /// The vhosts the files declare: the scope of this run's ownership.
     declared: BTreeSet<String>,
     options: &'a Options,
     out: Diff,
 }
 
-impl Differ<'_> {
+impl<'a> Differ<'a> {
     fn push(&mut self, c: Change) {
         self.out.changes.push(c);
     }
 
-    /// A live object absent from the files: destroyed if warren owns it.
+    /// A live object absent from the files: destroyed if this project owns
+    /// it (and, for a shared vhost or user, no other project holds it).
     fn absent(&mut self, key: ObjectKey, before: Attributes, lossy: bool) {
-        let mut c = if self.inventory.owns(&key, &self.declared) {
-            let mut c = Change::new(key, Action::Destroy, "removed from the files");
-            c.requires_allow_destroy = lossy;
-            c
-        } else {
-            Change::new(key, Action::Unmanaged, "live, but neither in the files nor created by warren")
+        let other = self.ownership.other_holder(&key, self.project);
+        let mut c = match other {
+            Some(p) if !self.inventory.contains(&key) || is_shared(&key) => theirs(key, p),
+            _ if self.inventory.owns(&key, &self.declared) => {
+                let mut c = Change::new(key, Action::Destroy, "removed from the files");
+                c.requires_allow_destroy = lossy;
+                c
+            }
+            _ => Change::new(key, Action::Unmanaged, "live, but neither in the files nor created by warren"),
         };
         c.before = Some(before);
         self.push(c);
+    }
+
+    /// A problem for each declared object that another project owns: this
+    /// project would change it and take it over. Vhosts and users are shared.
+    fn theirs_declared(&mut self, desired: &Topology, live: &Topology) {
+        if self.ownership.projects.keys().all(|p| p == self.project) {
+            return; // the common case: one project, nothing to look up
+        }
+        let replaced = desired
+            .vhosts
+            .iter()
+            .flat_map(|(v, vh)| vh.queues.values().filter_map(move |q| q.replaces.as_ref().map(|old| (q, v, old))));
+        let mut found: Vec<(ObjectKey, Option<String>, &str)> = Vec::new();
+        for (q, v, old) in replaced {
+            let key = ObjectKey::Queue { vhost: v.clone(), name: old.clone() };
+            if let Some(p) = self.taken(&key, live) {
+                found.push((ObjectKey::Queue { vhost: v.clone(), name: q.name.clone() }, Some("replaces".into()), p));
+            }
+        }
+        for key in Inventory::of(desired).objects.into_iter().filter(|k| !is_shared(k)) {
+            if let Some(p) = self.taken(&key, live) {
+                found.push((key, None, p));
+            }
+        }
+        for (key, field, owner) in found {
+            let what = if field.is_some() { "replaces" } else { "declares" };
+            let diagnostic = Diagnostic::error(
+                "other-project",
+                format!("{key} belongs to project \"{owner}\"; project \"{}\" {what} it", self.project),
+            )
+            .label(format!("owned by project \"{owner}\""))
+            .help(format!(
+                "to use it without managing it, list it under [external]; to take it over, have project \"{owner}\" remove it from its files, or run `warren adopt --from {owner}`; or remove it from these files"
+            ));
+            self.out.problems.push(Problem { key, field, diagnostic });
+        }
+    }
+
+    /// The other project that owns `key`, when it is live and this project
+    /// does not own it too.
+    fn taken(&self, key: &ObjectKey, live: &Topology) -> Option<&'a str> {
+        if self.inventory.contains(key) || !live.has(key) {
+            return None;
+        }
+        self.ownership.other_holder(key, self.project)
     }
 
     /// Replaces the reason of the change just pushed, when it is a destroy.
@@ -374,6 +430,13 @@ impl Differ<'_> {
     }
 }
 
+/// A live object that another project holds: shown as theirs, never touched.
+fn theirs(key: ObjectKey, project: &str) -> Change {
+    let mut c = Change::new(key, Action::OtherProject, format!("owned by project \"{project}\""));
+    c.owner = Some(project.to_string());
+    c
+}
+
 /// Looks up names that come in ascending order in an ordered map, walking
 /// it once: a search of it for each would compare long names that share
 /// their prefix at every level.
@@ -578,10 +641,10 @@ mod tests {
     #[test]
     fn a_default_queue_type_change_is_a_problem_before_3_13() {
         let (want, have) = (with_dqt(Some(QueueType::Classic)), with_dqt(Some(QueueType::Quorum)));
-        let inventory = Inventory::default();
+        let ownership = Ownership::default();
         let on = |version| {
             let options = Options { broker_version: version, ..Options::default() };
-            diff(&want, &have, &inventory, &options)
+            diff(&want, &have, &ownership, "default", &options)
         };
         let old = on(Some((3, 12)));
         assert_eq!(old.problems.len(), 1);
@@ -593,7 +656,8 @@ mod tests {
             assert_eq!(d.changes.len(), 1);
             assert_eq!(d.changes[0].action, Action::Update);
         }
-        let same = diff(&want, &want, &inventory, &Options { broker_version: Some((3, 10)), ..Options::default() });
+        let same =
+            diff(&want, &want, &ownership, "default", &Options { broker_version: Some((3, 10)), ..Options::default() });
         assert!(same.problems.is_empty() && same.changes.is_empty());
     }
 
@@ -644,7 +708,8 @@ mod tests {
         inventory.objects.insert(ObjectKey::Exchange { vhost: "v".into(), name: scaffold::interposed("old", "shop") });
         let topology =
             |v: Vhost| Topology { vhosts: [("v".to_string(), v)].into_iter().collect(), ..Default::default() };
-        let d = diff(&topology(want), &topology(live), &inventory, &Options::default());
+        let ownership = Ownership::single("default", inventory);
+        let d = diff(&topology(want), &topology(live), &ownership, "default", &Options::default());
         let m = d.changes.iter().find_map(|c| c.migration.clone()).expect("a migration");
         assert!(m.moved.is_empty(), "{m:?}");
         assert_eq!(m.leftover_exchanges, [scaffold::interposed("old", "shop")]);

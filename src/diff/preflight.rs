@@ -6,7 +6,8 @@ use crate::diagnostic::Diagnostic;
 use crate::model::{Inventory, Matcher, ObjectKey, Queue, Vhost, scaffold};
 
 /// Codes of refusals: a plan with only these errors exits 4, not 1.
-pub const REFUSALS: [&str; 6] = [
+pub const REFUSALS: [&str; 7] = [
+    "other-project",
     "preflight-expiring-queue",
     "preflight-delayed-exchange",
     "preflight-name-taken",

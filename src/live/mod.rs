@@ -12,7 +12,7 @@
 //! - Left out: the default and `amq.*` exchanges, the default exchange's
 //!   bindings, federation's upstream exchanges and queues (and their
 //!   bindings), the broker's own global parameters and warren's inventory
-//!   (which becomes [`Live::inventory`]).
+//!   (which becomes [`Live::ownership`]).
 //! - Kept, with a note: bindings whose ends the file does not declare,
 //!   bindings from `amq.*` exchanges, policies with keys RabbitMQ does not
 //!   know, permissions of unlisted users, objects in unlisted vhosts (the
@@ -37,15 +37,16 @@ use std::collections::BTreeSet;
 use definitions::Definitions;
 
 use crate::diagnostic::Diagnostic;
-use crate::model::{Inventory, Topology, Vhost};
+use crate::model::{Ownership, Topology, Vhost};
 
 /// The live state read from a definitions export or the broker.
 #[derive(Debug, Clone)]
 pub struct Live {
     /// Normalised: compares equal to the desired Topology when nothing changed.
     pub topology: Topology,
-    /// From global parameter "warren.inventory"; empty if absent.
-    pub inventory: Inventory,
+    /// Every project's inventory, from global parameter "warren.inventory";
+    /// empty if absent.
+    pub ownership: Ownership,
     /// Warnings (code "live-quirk", no location) for the quirks found.
     pub notes: Vec<Diagnostic>,
 }

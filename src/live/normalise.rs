@@ -17,7 +17,7 @@ use super::users::user;
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, INVENTORY_PARAMETER, Inventory, Permission,
+    ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, INVENTORY_PARAMETER, Ownership, Permission,
     Policy, Queue, QueueType, SetBuilder, Table, Topology, Value, Vhost, policy_key,
 };
 
@@ -33,7 +33,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         listed: defs.vhosts.as_ref().map(|l| l.iter().map(|v| v.name.clone()).collect()),
         single,
         topology: Topology::default(),
-        inventory: Inventory::default(),
+        ownership: Ownership::default(),
         notes: Notes::default(),
         artefacts: BTreeSet::new(),
         exchanges: BTreeMap::new(),
@@ -71,7 +71,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
     }
     r.users(&defs)?;
     r.dangling_bindings();
-    Ok(Live { topology: r.topology, inventory: r.inventory, notes: r.notes.into_diagnostics() })
+    Ok(Live { topology: r.topology, ownership: r.ownership, notes: r.notes.into_diagnostics() })
 }
 
 struct Reader<'o> {
@@ -81,7 +81,7 @@ struct Reader<'o> {
     /// The names in the file's `vhosts` list; `None` when it has none.
     listed: Option<BTreeSet<String>>,
     topology: Topology,
-    inventory: Inventory,
+    ownership: Ownership,
     notes: Notes,
     /// Federation artefacts left out: (vhost, kind, name).
     artefacts: BTreeSet<(String, DestinationKind, String)>,
@@ -177,7 +177,7 @@ impl Reader<'_> {
     fn global_parameters(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {
         for g in &defs.global_parameters {
             if g.name == INVENTORY_PARAMETER {
-                self.inventory = inventory(&g.value).map_err(|e| {
+                self.ownership = ownership(&g.value).map_err(|e| {
                     Diagnostic::error(
                         "definitions",
                         format!("{}: warren's inventory (global parameter `{INVENTORY_PARAMETER}`) is malformed: {e}", self.origin),
@@ -513,12 +513,12 @@ fn table(map: &Map<String, Json>) -> Table {
 }
 
 /// The inventory parameter's value: its JSON object, or that object as a string.
-fn inventory(value: &Json) -> Result<Inventory, String> {
+fn ownership(value: &Json) -> Result<Ownership, String> {
     match value {
         Json::String(s) => {
             let parsed: Json = serde_json::from_str(s).map_err(|e| e.to_string())?;
-            Inventory::from_json(&parsed)
+            Ownership::from_json(&parsed)
         }
-        other => Inventory::from_json(other),
+        other => Ownership::from_json(other),
     }
 }

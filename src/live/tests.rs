@@ -1,7 +1,9 @@
 //! One test per normalisation rule, with 3.10-shaped and 4.x-shaped exports.
 
 use super::*;
-use crate::model::{ApplyTo, Binding, DestinationKind, ObjectKey, Password, QueueType, Value, Vhost};
+use crate::model::{
+    ApplyTo, Binding, DestinationKind, Inventory, ObjectKey, Ownership, Password, QueueType, Value, Vhost,
+};
 
 fn read(json: &str) -> Live {
     from_definitions(json, "defs.json").unwrap_or_else(|d| panic!("{}", d.message))
@@ -287,9 +289,9 @@ fn the_inventory_parameter_becomes_the_inventory() {
         inventory.to_json()
     );
     let live = read(&json);
-    assert_eq!(live.inventory, inventory);
+    assert_eq!(live.ownership, Ownership::single("default", inventory), "records of format 1 are project default's");
     assert!(live.notes.is_empty());
-    assert_eq!(read(r#"{"vhosts": []}"#).inventory, Inventory::default());
+    assert_eq!(read(r#"{"vhosts": []}"#).ownership, Ownership::default());
 }
 
 #[test]

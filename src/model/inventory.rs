@@ -23,7 +23,8 @@ pub const INVENTORY_PARAMETER: &str = "warren.inventory";
 /// Global parameters the broker owns, never part of a topology.
 pub const BROKER_GLOBAL_PARAMETERS: [&str; 3] = ["cluster_name", "cluster_tags", "internal_cluster_id"];
 
-const FORMAT: i64 = 1;
+/// The format of one inventory, and of the records before projects.
+pub(super) const FORMAT: i64 = 1;
 
 /// The set of objects warren manages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -16,6 +16,24 @@ pub struct Topology {
     pub users: BTreeMap<String, User>,
 }
 
+impl Topology {
+    /// Whether the object `key` names exists in this topology.
+    pub fn has(&self, key: &super::ObjectKey) -> bool {
+        use super::ObjectKey as K;
+        let v = |name: &str| self.vhosts.get(name);
+        match key {
+            K::Vhost(n) => v(n).is_some(),
+            K::User(n) => self.users.contains_key(n),
+            K::Exchange { vhost, name } => v(vhost).is_some_and(|x| x.exchanges.contains_key(name)),
+            K::Queue { vhost, name } => v(vhost).is_some_and(|x| x.queues.contains_key(name)),
+            K::Binding { vhost, binding } => v(vhost).is_some_and(|x| x.bindings.contains(binding)),
+            K::Policy { vhost, name } => v(vhost).is_some_and(|x| x.policies.contains_key(name)),
+            K::OperatorPolicy { vhost, name } => v(vhost).is_some_and(|x| x.operator_policies.contains_key(name)),
+            K::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
+        }
+    }
+}
+
 /// One virtual host and the objects that live in it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Vhost {

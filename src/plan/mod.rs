@@ -48,6 +48,7 @@ pub struct Summary {
     pub destroy: usize,
     pub migrate: usize,
     pub unmanaged: usize,
+    pub other_project: usize,
 }
 
 impl Plan {
@@ -64,6 +65,7 @@ impl Plan {
                 }
                 Action::Migrate => s.migrate += 1,
                 Action::Unmanaged => s.unmanaged += 1,
+                Action::OtherProject => s.other_project += 1,
             }
         }
         s
@@ -141,7 +143,7 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(u8, Op
     static EMPTY: std::sync::LazyLock<Vhost> = std::sync::LazyLock::new(Vhost::default);
     let vhost_of = |t: &'a Topology, v: &str| -> &'a Vhost { t.vhosts.get(v).unwrap_or(&EMPTY) };
     match (&c.key, c.action) {
-        (_, Action::Unmanaged) => vec![],
+        (_, Action::Unmanaged | Action::OtherProject) => vec![],
         (ObjectKey::Vhost(name), Action::Create | Action::Update) => {
             let (want, have) = (vhost_of(desired, name).settings.clone(), vhost_of(live, name).settings.clone());
             let remove_limits = match (&want.limits, &have.limits) {

@@ -31,6 +31,9 @@ pub struct SummaryDoc {
     pub destroy: usize,
     pub migrate: usize,
     pub unmanaged: usize,
+    /// Live objects held by other projects: never touched.
+    #[serde(default)]
+    pub other_project: usize,
     /// True when apply would refuse without --allow-destroy.
     pub requires_allow_destroy: bool,
 }
@@ -53,6 +56,9 @@ pub struct ChangeDoc {
     pub rebind: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migration: Option<MigrationDoc>,
+    /// For `other_project`: the project that holds the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,6 +127,7 @@ impl PlanDocument {
                 destroy: s.destroy,
                 migrate: s.migrate,
                 unmanaged: s.unmanaged,
+                other_project: s.other_project,
                 requires_allow_destroy: plan.changes.iter().any(|c| c.requires_allow_destroy),
             },
             changes: plan
@@ -161,6 +168,7 @@ fn change_doc(c: &Change, compiled: Option<&MigrationPlan>) -> ChangeDoc {
         before: c.before.clone(),
         after: c.after.clone(),
         rebind: texts(&c.rebind),
+        owner: c.owner.clone(),
         migration: c.migration.as_ref().map(|m| MigrationDoc {
             replaces: m.replaces.clone(),
             changed: m.changed.clone(),

@@ -12,7 +12,8 @@ use crate::diff::{Action, Attributes};
 pub fn render(doc: &PlanDocument, color: bool) -> String {
     let p = Painter { color };
     let mut out = String::new();
-    let acting: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action != Action::Unmanaged).collect();
+    let acting: Vec<&ChangeDoc> =
+        doc.changes.iter().filter(|c| !matches!(c.action, Action::Unmanaged | Action::OtherProject)).collect();
     if !acting.is_empty() {
         out += "warren will perform the following actions:\n\n";
         for c in &acting {
@@ -24,6 +25,15 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         out += "Unmanaged (live, neither in the files nor created by warren; never touched):\n";
         for c in unmanaged {
             let _ = writeln!(out, "  {} {}", p.symbol(Action::Unmanaged), c.address);
+        }
+        out += "\n";
+    }
+    let theirs: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action == Action::OtherProject).collect();
+    if !theirs.is_empty() {
+        out += "Owned by other projects (never touched):\n";
+        for c in theirs {
+            let owner = c.owner.as_deref().unwrap_or_default();
+            let _ = writeln!(out, "  {} {} (project {owner})", p.symbol(Action::OtherProject), c.address);
         }
         out += "\n";
     }
@@ -59,7 +69,7 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
         Action::Destroy => format!("will be destroyed: {}", c.reason),
         Action::Replace => format!("must be replaced: {}", c.reason),
         Action::Migrate => format!("will be migrated live: {}", c.reason),
-        Action::Unmanaged => unreachable!("unmanaged objects are listed apart"),
+        Action::Unmanaged | Action::OtherProject => unreachable!("objects left alone are listed apart"),
     };
     let _ = writeln!(out, "  {}", p.paint(&format!("# {} {what}", c.address), BOLD));
     if c.requires_allow_destroy {
@@ -187,7 +197,7 @@ impl Painter {
             Action::Update => YELLOW,
             Action::Destroy | Action::Replace => RED,
             Action::Migrate => CYAN,
-            Action::Unmanaged => DIM,
+            Action::Unmanaged | Action::OtherProject => DIM,
         };
         self.paint(a.symbol(), code)
     }

@@ -1,0 +1,119 @@
+//! The project file, `warren.toml` at the root of a topology directory:
+//! settings, never topology. Today it names the project, the owner of what
+//! its applies create or adopt on a broker shared with other projects.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::diagnostic::Diagnostic;
+use crate::source::{FileId, Location};
+
+/// The project file's name, at the root of a topology directory.
+pub const FILE_NAME: &str = "warren.toml";
+
+pub use crate::model::DEFAULT_PROJECT as DEFAULT;
+
+/// The longest project name: it is written into the broker's records and
+/// shown in every plan of another project.
+const MAX_NAME: usize = 64;
+
+/// A project's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    pub name: String,
+}
+
+impl Default for Project {
+    fn default() -> Self {
+        Project { name: DEFAULT.to_string() }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    project: Option<Section>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Section {
+    name: toml::Spanned<String>,
+}
+
+/// The project file of the topology at `path`, when `path` is a directory
+/// that has one. A single topology file belongs to project `default`: its
+/// plan would treat every other file of a project as removed.
+pub fn file_of(path: &Path) -> Option<PathBuf> {
+    let file = path.join(FILE_NAME);
+    (path.is_dir() && file.is_file()).then_some(file)
+}
+
+/// Reads a project file's text (file `id` in the run's sources). Problems
+/// are pushed to `diagnostics`, and the default project is returned then.
+pub fn parse(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Project {
+    let at = |span: std::ops::Range<usize>| Location { file: id, span };
+    let file: File = match toml::from_str(text) {
+        Ok(f) => f,
+        Err(e) => {
+            let mut d = Diagnostic::error("project-file", format!("the project file is not valid: {}", e.message()))
+                .help("a project file holds settings only, e.g. [project] with name = \"team-a\"; topology goes in other *.toml files");
+            if let Some(span) = e.span() {
+                d = d.at(at(span));
+            }
+            diagnostics.push(d);
+            return Project::default();
+        }
+    };
+    let Some(section) = file.project else { return Project::default() };
+    let name = section.name.get_ref();
+    let valid = !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !valid {
+        diagnostics.push(
+            Diagnostic::error("project-file", format!("project name \"{name}\" is not valid"))
+                .at(at(section.name.span()))
+                .label("here")
+                .help(format!("use 1 to {MAX_NAME} ASCII letters, digits, '-', '_' or '.'")),
+        );
+        return Project::default();
+    }
+    Project { name: name.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> (Project, Vec<Diagnostic>) {
+        let mut d = Vec::new();
+        (parse(FileId(0), text, &mut d), d)
+    }
+
+    #[test]
+    fn names_the_project() {
+        assert_eq!(read("[project]\nname = \"team-a\"\n").0.name, "team-a");
+        assert_eq!(read("").0, Project::default());
+    }
+
+    #[test]
+    fn an_unknown_key_is_an_error_at_its_place() {
+        let text = "[project]\nname = \"a\"\nowner = \"b\"\n";
+        let (p, d) = read(text);
+        assert_eq!(p, Project::default());
+        assert_eq!(d.len(), 1);
+        let span = d[0].location.clone().unwrap().span;
+        assert!(text[span].contains("owner"), "{:?}", d[0]);
+        assert!(d[0].message.contains("unknown field"), "{}", d[0].message);
+    }
+
+    #[test]
+    fn a_bad_name_is_an_error_at_the_name() {
+        let text = "[project]\nname = \"team a\"\n";
+        let (_, d) = read(text);
+        assert_eq!(&text[d[0].location.clone().unwrap().span], "\"team a\"");
+        assert!(read("[project]\nname = \"\"\n").1.len() == 1);
+    }
+}
