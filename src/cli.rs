@@ -134,6 +134,21 @@ pub enum Command {
         #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
         lock_timeout: std::time::Duration,
     },
+    /// Take over, in warren's records only, the objects these files declare that another project owns.
+    Adopt {
+        /// A topology directory (its warren.toml names the project that takes over).
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// The project that owns them now.
+        #[arg(long, value_name = "PROJECT")]
+        from: String,
+        /// Do not ask for confirmation (needed when there is no terminal).
+        #[arg(long)]
+        auto_approve: bool,
+        /// How long to wait for another apply to finish, then exit 5.
+        #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+        lock_timeout: std::time::Duration,
+    },
     /// Parse and check topology files; no broker needed.
     Validate {
         /// A topology file, or a directory of them (every *.toml below it).

@@ -52,6 +52,9 @@ pub fn run(cli: Cli) -> Exit {
         Command::Abort { id, auto_approve, lock_timeout } => {
             commands::abort::run(&id, auto_approve, lock_timeout, &cli.connection, out)
         }
+        Command::Adopt { path, from, auto_approve, lock_timeout } => {
+            commands::adopt::run(&path, &from, auto_approve, lock_timeout, &cli.connection, out)
+        }
         Command::Validate { path } => commands::validate::run(&path, out),
         Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),
         Command::Export { path, out: file } => commands::export::run(&path, file.as_deref(), out),

@@ -1224,5 +1224,29 @@ fn two_projects_in_one_vhost_never_touch_each_others_objects() {
     assert!(run.stderr.contains("belongs to project \"team-a\""), "{}", run.stderr);
     assert!(run.stderr.contains("theirs.toml:3"), "{}", run.stderr);
     assert_eq!(queues(), plain(&["team-a.work", "team-b.work"]));
+
+    // The hand-over the user asks for: b adopts it, then a drops it from its
+    // files, and neither destroys it.
+    let run = case.warren(&["adopt", &b, "--from", "team-a", "--auto-approve"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("queue \"team-a.work\" in vhost"), "{}", run.stdout);
+    assert!(run.stdout.contains("Adopted 1 object from project \"team-a\"."), "{}", run.stdout);
+    let plan = case.warren(&["plan", &a], &[]);
+    assert_eq!(plan.code, 4, "a's files still declare it: {}\n{}", plan.stdout, plan.stderr);
+    assert!(plan.stderr.contains("belongs to project \"team-b\""), "{}", plan.stderr);
+    case.project_file(
+        "team-a",
+        "topology.toml",
+        "vhosts = [\"{V}\"]\n\n[exchanges.\"shared.events\"]\ntype = \"topic\"\n",
+    );
+    let run = case.warren(&["apply", &a, "--auto-approve", "--allow-destroy"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("= queue \"team-a.work\" in vhost \"t-apply-projects\" (project team-b)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("1 destroyed"), "only its binding to the queue goes: {}", run.stdout);
+    assert_eq!(queues(), plain(&["team-a.work", "team-b.work"]));
     case.clean();
 }

@@ -3,7 +3,6 @@
 //! `plan::rollback`). Messages the new queue already holds stay in it for
 //! its consumers; the new queue is deleted only when empty and unused.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
 use super::{live_side, session};
@@ -196,20 +195,5 @@ fn parts(m: &Migration) -> Result<Parts, String> {
 }
 
 fn confirm(broker: &Broker) -> bool {
-    if !std::io::stdin().is_terminal() {
-        eprintln!("Nothing was changed: there is no terminal to confirm on; pass --auto-approve to abort unattended.");
-        return false;
-    }
-    eprint!(
-        "\nDo you want to roll this migration back on {}?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ",
-        broker.endpoint()
-    );
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    let _ = std::io::stdin().lock().read_line(&mut answer);
-    let yes = answer.trim() == "yes";
-    if !yes {
-        eprintln!("\nAbort cancelled. Nothing was changed.");
-    }
-    yes
+    super::confirm::confirm(&format!("Do you want to roll this migration back on {}?", broker.endpoint()), "abort")
 }

@@ -1,7 +1,6 @@
 //! `warren apply`: plan against the broker, show the plan, ask, carry it
 //! out, and record what warren now manages.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use super::live_side;
@@ -102,7 +101,7 @@ fn locked(
     // Everything is checked before the first write.
     if !doc.errors.is_empty() {
         if doc.errors.iter().all(|e| REFUSALS.contains(&e.code.as_str())) {
-            eprintln!("Refused: the migration's pre-flight checks failed (above). Nothing was changed.");
+            eprintln!("Refused: the checks above failed. Nothing was changed.");
             return (Exit::Refused, None);
         }
         eprintln!("Nothing was changed: {} must be fixed first.", errors(doc.errors.len()));
@@ -132,21 +131,8 @@ fn locked(
         }
     }
     if !options.auto_approve {
-        if !std::io::stdin().is_terminal() {
-            eprintln!(
-                "Nothing was changed: there is no terminal to confirm on; pass --auto-approve to apply unattended."
-            );
-            return (Exit::Error, None);
-        }
-        eprint!(
-            "\nDo you want to perform these actions on {}?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ",
-            planned.live.origin
-        );
-        let _ = std::io::stderr().flush();
-        let mut answer = String::new();
-        let _ = std::io::stdin().lock().read_line(&mut answer);
-        if answer.trim() != "yes" {
-            eprintln!("\nApply cancelled. Nothing was changed.");
+        let question = format!("Do you want to perform these actions on {}?", planned.live.origin);
+        if !super::confirm::confirm(&question, "apply") {
             return (Exit::Error, None);
         }
     }

@@ -2,7 +2,9 @@
 //! prints the outcome.
 
 pub mod abort;
+pub mod adopt;
 pub mod apply;
+mod confirm;
 pub mod export;
 pub mod import;
 pub mod live_side;

@@ -1,0 +1,102 @@
+//! `warren adopt [PATH] --from PROJECT`: the explicit hand-over of objects
+//! from one project to another (terraform's `state mv`). The objects these
+//! files declare that project PROJECT owns become this project's, in the
+//! broker's records only: nothing else on the broker changes, and the next
+//! plan shows what apply would then change in them.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{live_side, session};
+use crate::broker::Broker;
+use crate::cli::Connection;
+use crate::desired::{self, Desired};
+use crate::diagnostic::render as render_diagnostics;
+use crate::exit::Exit;
+use crate::model::{Inventory, ObjectKey, is_shared};
+use crate::output::Output;
+
+pub fn run(
+    path: &Path,
+    from: &str,
+    auto_approve: bool,
+    lock_timeout: Duration,
+    connection: &Connection,
+    out: Output,
+) -> Exit {
+    let desired = desired::load(path);
+    if desired.has_errors() {
+        eprint!("{}", render_diagnostics(&desired.diagnostics, &desired.sources, out.diagnostic_style()));
+        eprintln!("{} is not valid: nothing was adopted.", path.display());
+        return Exit::Error;
+    }
+    let project = desired.project.name.clone();
+    if from == project {
+        eprintln!(
+            "error: these files are project \"{project}\" already; --from names the project to take objects over from"
+        );
+        return Exit::Error;
+    }
+    let broker = match live_side::connect(connection) {
+        Ok(b) => b,
+        Err(d) => {
+            eprintln!("error: {}", d.message);
+            return Exit::Error;
+        }
+    };
+    let rt = live_side::runtime();
+    // Under the lock: no apply may write the records between the reading
+    // and the writing.
+    let doing = format!("adopting objects of project {from}");
+    let session = match rt.block_on(session::begin(&broker, lock_timeout, &doing)) {
+        Ok(s) => s,
+        Err(exit) => return exit,
+    };
+    let (exit, ended) = rt.block_on(locked(&desired, from, auto_approve, &broker));
+    if let Err(e) = rt.block_on(session::end(session.recorder, ended)) {
+        eprintln!("warren could not record how this run ended in its journal: {e}.");
+    }
+    exit
+}
+
+type Ended = Option<(&'static str, Option<String>)>;
+
+async fn locked(desired: &Desired, from: &str, auto_approve: bool, broker: &Broker) -> (Exit, Ended) {
+    let project = &desired.project.name;
+    let live = match live_side::read(broker, &desired.topology).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
+            return (Exit::Error, None);
+        }
+    };
+    let theirs = live.ownership.of(from);
+    let taken: Vec<ObjectKey> = Inventory::of(&desired.topology)
+        .objects
+        .into_iter()
+        .filter(|k| !is_shared(k) && theirs.contains(k) && live.topology.has(k))
+        .collect();
+    if taken.is_empty() {
+        println!("Nothing to adopt: project \"{from}\" owns nothing these files declare.");
+        return (Exit::Ok, None);
+    }
+    println!("Project \"{project}\" will take over from project \"{from}\":\n");
+    for k in &taken {
+        println!("  {k}");
+    }
+    println!(
+        "\nOnly warren's records change; the next plan shows what apply would then change in these objects, and project \"{from}\" no longer sees them as its own."
+    );
+    if !auto_approve && !super::confirm::confirm(&format!("Adopt these on {}?", live.origin), "adopt") {
+        return (Exit::Error, None);
+    }
+    let mut mine = live.ownership.of(project);
+    mine.objects.extend(taken.iter().cloned());
+    if let Err(e) = broker.write_ownership(&live.ownership.with(project, mine)).await {
+        eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
+        return (Exit::Error, None);
+    }
+    let n = taken.len();
+    println!("\nAdopted {n} object{} from project \"{from}\".", if n == 1 { "" } else { "s" });
+    (Exit::Ok, Some(("adopted", Some(format!("{n} objects from project {from}")))))
+}
