@@ -45,8 +45,10 @@ pub struct Connection {
         hide_default_value = true
     )]
     pub url: String,
-    /// AMQP 0-9-1, for fresh queue counts during migrations: amqp(s)://user:password@host:port.
-    /// Default: the management host and credentials on port 5672.
+    /// AMQP 0-9-1, for the apply lock and fresh queue counts: amqp(s)://user:password@host:port[/vhost].
+    /// Default: the management host and credentials with the port of the broker's own AMQP listener,
+    /// as the management API reports it (amqps only, behind https). Either way warren refuses
+    /// (exit 1) when it reaches another broker than the management API (another cluster name).
     #[arg(long, global = true, env = "WARREN_AMQP_URL", hide_env_values = true)]
     pub amqp_url: Option<String>,
     /// A PEM file of CA certificates to trust for HTTPS.

@@ -10,6 +10,12 @@ pub enum BrokerError {
     Unreachable { endpoint: String, detail: String },
     /// No AMQP connection (the apply lock, fresh queue counts).
     AmqpUnreachable { endpoint: String, detail: String },
+    /// The AMQP address reaches another broker than the management API
+    /// (each side said as `address is cluster "name" (…)`).
+    OtherBroker { management: String, amqp: String },
+    /// No AMQP URL was given and none can be made from the broker's
+    /// listeners (`why`).
+    NoAmqpAddress { management: String, why: String },
     /// The broker answered, but the TLS handshake failed: `problem` says
     /// why in words, `help` what to do.
     Tls { endpoint: String, problem: String, help: &'static str },
@@ -39,6 +45,15 @@ impl fmt::Display for BrokerError {
             }
             BrokerError::AmqpUnreachable { endpoint, detail } => {
                 write!(f, "cannot connect to RabbitMQ over AMQP at {endpoint}: {detail}")
+            }
+            BrokerError::OtherBroker { management, amqp } => {
+                write!(
+                    f,
+                    "the AMQP connection and the management API reach different brokers: the management API at {management}, but the AMQP address {amqp}"
+                )
+            }
+            BrokerError::NoAmqpAddress { management, why } => {
+                write!(f, "no AMQP address for the broker at {management}: {why}")
             }
             BrokerError::Tls { endpoint, problem, .. } => {
                 write!(f, "the TLS handshake with {endpoint} failed: {problem}")
@@ -72,6 +87,12 @@ impl BrokerError {
             }
             BrokerError::AmqpUnreachable { .. } => {
                 "warren takes its apply lock and reads fresh queue counts over AMQP: check --amqp-url (or WARREN_AMQP_URL), its credentials, and that the port is open"
+            }
+            BrokerError::OtherBroker { .. } => {
+                "warren takes its lock over AMQP and writes its records over the management API, so both must reach one broker: give --amqp-url (or WARREN_AMQP_URL) an AMQP address of the management API's broker (through a port-forward, forward its AMQP port too), or leave it out to use that broker's own AMQP listener"
+            }
+            BrokerError::NoAmqpAddress { .. } => {
+                "warren takes its lock and reads fresh queue counts over AMQP: give --amqp-url (or WARREN_AMQP_URL) as amqp(s)://user:password@host:port"
             }
             BrokerError::Tls { help, .. } => help,
             BrokerError::BadCredentials { .. } => "check the user and password in --url or WARREN_URL",

@@ -10,7 +10,7 @@
 
 use lapin::options::QueueDeclareOptions;
 use lapin::types::FieldTable;
-use lapin::{Connection, ConnectionProperties, ErrorKind};
+use lapin::{Connection, ErrorKind};
 
 use super::amqp::Amqp;
 use super::error::BrokerError;
@@ -41,11 +41,9 @@ impl Amqp {
     /// Tries once to take the lock: `None` when another connection holds it.
     /// `holder` names this process in the broker's connection list.
     pub async fn try_lock(&self, holder: &str) -> Result<Option<Lock>, BrokerError> {
-        let uri = format!("{}{}?heartbeat=10", self.base, super::segment(&self.lock_vhost));
+        let connection = self.connect(&self.lock_vhost, &format!("warren apply ({holder})")).await?;
         let unreachable =
-            |e: lapin::Error| BrokerError::AmqpUnreachable { endpoint: self.shown(), detail: e.to_string() };
-        let props = ConnectionProperties::default().with_connection_name(format!("warren apply ({holder})").into());
-        let connection = Connection::connect(&uri, props).await.map_err(unreachable)?;
+            |e: lapin::Error| BrokerError::AmqpUnreachable { endpoint: self.address(), detail: e.to_string() };
         let channel = connection.create_channel().await.map_err(unreachable)?;
         let options = QueueDeclareOptions { exclusive: true, ..QueueDeclareOptions::default() };
         match channel.queue_declare(LOCK_QUEUE.into(), options, FieldTable::default()).await {

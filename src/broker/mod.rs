@@ -84,10 +84,13 @@ pub struct Leadership {
 }
 
 impl Broker {
-    /// `amqp_url`: `--amqp-url`, or `None` for the management host on 5672.
+    /// `amqp_url`: `--amqp-url`, or `None` for the broker's own AMQP
+    /// listener, as the management API reports it. Either way every AMQP
+    /// connection is checked to reach the management API's broker.
     pub fn new(endpoint: Endpoint, amqp_url: Option<&str>) -> Result<Broker, BrokerError> {
-        let amqp = Amqp::new(amqp_url, &endpoint)?;
-        Ok(Broker { http: Http::new(endpoint)?, amqp, totals: Arc::default() })
+        let http = Http::new(endpoint)?;
+        let amqp = Amqp::new(amqp_url, http.clone())?;
+        Ok(Broker { http, amqp, totals: Arc::default() })
     }
 
     /// A queue's counters from fresh sources (reference 1.6): ready and
