@@ -1178,10 +1178,15 @@ fn two_projects_in_one_vhost_never_touch_each_others_objects() {
     let case = Case::new("t-apply-projects", &[], &[]);
     let (a, b) = (case.project_path("team-a"), case.project_path("team-b"));
     two_project_files(&case, true, true);
-    for p in [&a, &b] {
-        let run = case.warren(&["apply", p, "--auto-approve"], &[]);
-        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    }
+    let run = case.warren(&["apply", &a, "--auto-approve"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    // b through a saved plan, which carries its warren.toml: b owns what it makes.
+    let saved = case.dir.path().join("b.plan");
+    let run = case.warren(&["plan", &b, "--out", saved.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = case.warren(&["apply", saved.to_str().unwrap(), "--auto-approve"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(case.inventory_of("team-b", &case.vhost).unwrap()["queues"], names(&["team-b.old", "team-b.work"]));
     let queues = || -> BTreeSet<String> {
         case.get("queues/{V}").as_array().unwrap().iter().map(|q| q["name"].as_str().unwrap().to_string()).collect()
     };

@@ -739,4 +739,29 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_shared_vhost_or_user_goes_only_with_its_last_project() {
+        let mut live = Topology::default();
+        for v in ["shared", "kept"] {
+            live.vhosts.insert(v.into(), Vhost::new(v));
+        }
+        live.users
+            .insert("app".into(), User { name: "app".into(), password: Password::None, tags: Default::default() });
+        let held = Inventory::of(&live);
+        let mut desired = Topology::default();
+        desired.vhosts.insert("kept".into(), Vhost::new("kept"));
+        let kinds = |o: &Ownership| {
+            let d = diff(&desired, &live, o, "a", &Options::default());
+            d.changes.iter().map(|c| (c.key.to_string(), c.action)).collect::<Vec<_>>()
+        };
+        let shared = Ownership::single("a", held.clone()).with("b", held.clone());
+        assert_eq!(
+            kinds(&shared),
+            [("user \"app\"".to_string(), Action::OtherProject)],
+            "b still holds both: neither is destroyed (a vhost is listed only when it goes)"
+        );
+        let last = kinds(&Ownership::single("a", held));
+        assert_eq!(last.iter().filter(|(_, a)| *a == Action::Destroy).count(), 2, "{last:?}");
+    }
 }
