@@ -143,7 +143,7 @@ impl<'a> Differ<'a> {
             )
             .label(format!("owned by project \"{owner}\""))
             .help(format!(
-                "to use it without managing it, list it under [external]; to take it over, have project \"{owner}\" remove it from its files, or run `warren adopt --from {owner}`; or remove it from these files"
+                "to use it without managing it, list it under [external] instead; to take it over, run `warren adopt --from {owner}` on these files, then remove it from project \"{owner}\"'s files"
             ));
             self.out.problems.push(Problem { key, field, diagnostic });
         }
