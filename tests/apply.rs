@@ -1255,3 +1255,54 @@ fn two_projects_in_one_vhost_never_touch_each_others_objects() {
     assert_eq!(queues(), plain(&["team-a.work", "team-b.work"]));
     case.clean();
 }
+
+#[test]
+fn a_vhost_scoped_policymaker_plans_applies_and_converges_its_vhost() {
+    let user = "t-apply-scoped-user";
+    let mut case = Case::new("t-apply-scoped", &[], &[user]);
+    let secret = "scoped-pw-Lk83";
+    case.secrets.push(secret.into());
+    let v = seg(&case.vhost);
+    case.broker.put(&format!("vhosts/{v}"), json!({}));
+    case.broker.put(&format!("users/{user}"), json!({"password": secret, "tags": "policymaker"}));
+    case.broker.put(&format!("permissions/{v}/{user}"), json!({"configure": ".*", "write": ".*", "read": ".*"}));
+    case.file(
+        "topology.toml",
+        r#"vhosts = ["{V}"]
+
+[exchanges."x.scoped"]
+type = "topic"
+
+[queues."q.scoped"]
+type = "classic"
+
+[[bindings]]
+source = "x.scoped"
+queue = "q.scoped"
+routing_key = "k"
+
+[policies."p.scoped"]
+pattern = "^q\\.scoped$"
+definition = { max-length = 10 }
+"#,
+    );
+    // Without the administrator or monitoring tag, the broker shows no
+    // listeners: the AMQP address (and so the lock's vhost) is given.
+    let amqp = case.broker.amqp().expect("WARREN_TEST_AMQP_URL").replace("guest:guest@", &format!("{user}:{secret}@"));
+    let amqp = format!("{}/{v}", amqp.rsplit_once('/').unwrap().0);
+    let env = [("WARREN_URL", Some(case.broker.url_as(user, secret))), ("WARREN_AMQP_URL", Some(amqp))];
+    let env: Vec<(&str, Option<&str>)> = env.iter().map(|(k, v)| (*k, v.as_deref())).collect();
+    case.apply_ok(&[], &env);
+    case.assert_converged(&env);
+    assert!(case.exists("queues/{V}/q.scoped") && case.exists("policies/{V}/p.scoped"));
+
+    // Users, permissions and vhost settings need the administrator tag: a
+    // clear error before any change.
+    case.file("users.toml", "vhosts = [\"{V}\"]\n\n[users.\"t-apply-scoped-other\"]\ntags = []\n");
+    let run = case.apply(&[], &env);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains(&format!("user \"{user}\" is not allowed to read or manage users")), "{}", run.stderr);
+    assert!(run.stderr.contains("`administrator` tag"), "{}", run.stderr);
+    assert!(!case.broker.exists("users/t-apply-scoped-other"));
+    case.clean();
+}

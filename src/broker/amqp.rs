@@ -282,9 +282,13 @@ pub(super) fn choose_listener(listeners: &[Listener], node: &str, https: bool) -
             plain.join(", ")
         )
     } else {
-        "the broker reports no AMQP listener".to_string()
+        NO_LISTENER.to_string()
     })
 }
+
+/// Why no default AMQP address can be made. The overview lists listeners
+/// only to users with the administrator or monitoring tag.
+const NO_LISTENER: &str = "the broker reports no AMQP listener (it shows them only to users with the `administrator` or `monitoring` tag; a user without either gives --amqp-url, with a vhost it may use, e.g. amqp://user:password@host:5672/VHOST)";
 
 /// Opens a connection of its own to `base`, sends the protocol header and
 /// reads the server's `connection.start`, then hangs up: no credentials
@@ -375,8 +379,8 @@ mod tests {
     #[test]
     fn no_amqp_listener_is_an_error() {
         let ls = [listener("rabbit@a", "http", "::", 15672), listener("rabbit@a", "mqtt", "::", 1883)];
-        assert_eq!(choose_listener(&ls, "rabbit@a", false), Err("the broker reports no AMQP listener".into()));
-        assert_eq!(choose_listener(&[], "rabbit@a", true), Err("the broker reports no AMQP listener".into()));
+        assert_eq!(choose_listener(&ls, "rabbit@a", false), Err(NO_LISTENER.into()));
+        assert_eq!(choose_listener(&[], "rabbit@a", true), Err(NO_LISTENER.into()));
     }
 
     #[test]

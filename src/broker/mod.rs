@@ -31,6 +31,8 @@ pub struct Broker {
     amqp: Amqp,
     /// Shared by clones, so that concurrent drain waits share listings.
     totals: Arc<SharedTotals>,
+    /// Whether the user has the `administrator` tag, asked once.
+    administrator: Arc<tokio::sync::OnceCell<bool>>,
 }
 
 /// How old a vhost's queue totals may be when a drain wait reads them: one
@@ -90,7 +92,7 @@ impl Broker {
     pub fn new(endpoint: Endpoint, amqp_url: Option<&str>) -> Result<Broker, BrokerError> {
         let http = Http::new(endpoint)?;
         let amqp = Amqp::new(amqp_url, http.clone())?;
-        Ok(Broker { http, amqp, totals: Arc::default() })
+        Ok(Broker { http, amqp, totals: Arc::default(), administrator: Arc::default() })
     }
 
     /// A queue's counters from fresh sources (reference 1.6): ready and
@@ -210,8 +212,14 @@ impl Broker {
     /// than the whole broker's export when it holds other large vhosts.
     /// The live state of these vhosts ([`Broker::definitions_of`]), read
     /// and normalised as a definitions export is.
+    /// A user without the `administrator` tag reads each vhost's listings
+    /// instead ([`Broker::listings_of`]).
     pub async fn live_of(&self, vhosts: &[String]) -> Result<crate::live::Live, BrokerError> {
-        let text = self.definitions_of(vhosts).await?;
+        let text = if self.is_administrator().await? {
+            self.definitions_of(vhosts).await?
+        } else {
+            self.listings_of(vhosts).await?
+        };
         crate::live::from_definitions(&text, &self.endpoint().to_string()).map_err(|d| BrokerError::Refused {
             action: "read the definitions".into(),
             status: 200,
@@ -258,6 +266,103 @@ impl Broker {
                     item["vhost"] = json!(v);
                     doc[key].as_array_mut().expect("made above as an array").push(item);
                 }
+            }
+        }
+        Ok(doc.to_string())
+    }
+
+    /// Whether the user warren logs in as has the `administrator` tag:
+    /// without it, definitions exports and the users and permissions are
+    /// out of reach, and warren reads each vhost's listings instead.
+    pub async fn is_administrator(&self) -> Result<bool, BrokerError> {
+        self.administrator.get_or_try_init(|| async { Ok(self.whoami().await?.1) }).await.copied()
+    }
+
+    /// The user warren logs in as, and whether it has the `administrator` tag.
+    pub async fn whoami(&self) -> Result<(String, bool), BrokerError> {
+        let me = self.http.get_json("whoami", "read which user warren logs in as").await?;
+        // 3.10 gives the tags as a list; older versions as one comma-separated string.
+        let tags = match &me["tags"] {
+            serde_json::Value::Array(list) => list.iter().filter_map(|t| t.as_str().map(str::to_string)).collect(),
+            other => other.as_str().unwrap_or_default().split(',').map(|t| t.trim().to_string()).collect::<Vec<_>>(),
+        };
+        let name = me["name"].as_str().unwrap_or_default().to_string();
+        Ok((name, tags.iter().any(|t| t == "administrator")))
+    }
+
+    /// The topology of the given vhosts for a user without the
+    /// `administrator` tag, in a definitions document's shape: each vhost's
+    /// exchanges, queues, bindings, policies and operator policies from the
+    /// listings that its vhost permissions open, and warren's records. No
+    /// users or permissions: those need the administrator tag to read.
+    pub async fn listings_of(&self, vhosts: &[String]) -> Result<String, BrokerError> {
+        let listing = self
+            .http
+            .get_json("vhosts?columns=name,description,tags,default_queue_type,metadata", "list the vhosts")
+            .await?;
+        let exists = |v: &String| listing.as_array().into_iter().flatten().any(|x| x["name"].as_str() == Some(v));
+        // Only the fields of a definitions export: the listings add others.
+        const KINDS: [(&str, &str, &[&str]); 5] = [
+            (
+                "exchanges",
+                "exchanges/{}?columns=name,type,durable,auto_delete,internal,arguments",
+                &["name", "type", "durable", "auto_delete", "internal", "arguments"],
+            ),
+            (
+                "queues",
+                "queues/{}?disable_stats=true&columns=name,type,durable,auto_delete,exclusive,arguments",
+                &["name", "type", "durable", "auto_delete", "arguments"],
+            ),
+            ("bindings", "bindings/{}", &["source", "destination", "destination_type", "routing_key", "arguments"]),
+            ("policies", "policies/{}", &["name", "pattern", "apply-to", "definition", "priority"]),
+            ("operator_policies", "operator-policies/{}", &["name", "pattern", "apply-to", "definition", "priority"]),
+        ];
+        let mut reads = tokio::task::JoinSet::new();
+        for v in vhosts.iter().filter(|v| exists(v)) {
+            for (kind, path, _) in KINDS {
+                let (http, v) = (self.http.clone(), v.clone());
+                reads.spawn(async move {
+                    let path = path.replace("{}", &segment(&v));
+                    let listed =
+                        http.get_json(&path, &format!("list the {} of vhost \"{v}\"", kind.replace('_', " "))).await;
+                    listed.map(|l| (v, kind, l))
+                });
+            }
+        }
+        let inventory_path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
+        let inventory = match self.http.get_json(&inventory_path, "read warren's inventory").await {
+            Err(BrokerError::NotFound { .. }) => vec![],
+            other => vec![other?],
+        };
+        let mut doc = json!({
+            "vhosts": listing, "users": [], "permissions": [], "global_parameters": inventory,
+            "queues": [], "exchanges": [], "bindings": [], "policies": [], "parameters": [],
+        });
+        while let Some(joined) = reads.join_next().await {
+            let (v, kind, listed) = joined.expect("reading a listing does not panic")?;
+            let fields = KINDS.iter().find(|(k, _, _)| *k == kind).map_or(&[][..], |(_, _, f)| f);
+            for item in listed.as_array().into_iter().flatten() {
+                // What an export leaves out: the default exchange and its
+                // bindings, and exclusive queues (a connection's own).
+                let skip = match kind {
+                    "exchanges" => item["name"] == "",
+                    "queues" => item["exclusive"] == true,
+                    "bindings" => item["source"] == "",
+                    _ => false,
+                };
+                if skip {
+                    continue;
+                }
+                let mut kept: serde_json::Map<String, serde_json::Value> =
+                    fields.iter().filter_map(|f| Some((f.to_string(), item.get(*f)?.clone()))).collect();
+                if kind == "operator_policies" {
+                    let name = kept.remove("name").unwrap_or_default();
+                    let parameter = json!({ "vhost": v, "component": "operator_policy", "name": name, "value": kept });
+                    doc["parameters"].as_array_mut().expect("made above as an array").push(parameter);
+                    continue;
+                }
+                kept.insert("vhost".into(), json!(v));
+                doc[kind].as_array_mut().expect("made above as an array").push(json!(kept));
             }
         }
         Ok(doc.to_string())

@@ -99,6 +99,9 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
     let origin = broker.endpoint().to_string();
     let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
     let l = broker.live_of(&declared).await?;
+    if !broker.is_administrator().await? {
+        beyond_vhosts(desired, &l.topology, broker)?;
+    }
     // Counts matter only where a queue may be destroyed: a live queue the
     // files no longer declare. Listing queues is as slow as the export.
     let mut counts = BTreeMap::new();
@@ -119,6 +122,32 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
         queue_counts: Some(counts),
         broker_version: major_minor(&version),
     })
+}
+
+/// A user without the `administrator` tag can plan only objects inside
+/// vhosts that exist and that it has permissions on: not vhosts, their
+/// settings, users or permissions, which it can neither read nor write.
+fn beyond_vhosts(desired: &Topology, live: &Topology, broker: &Broker) -> Result<(), BrokerError> {
+    let needs = |what: String| BrokerError::Forbidden { user: broker.endpoint().user.clone(), action: what };
+    if let Some(u) = desired.users.keys().next() {
+        return Err(needs(format!("read or manage users (the files declare user \"{u}\")")));
+    }
+    for (name, v) in &desired.vhosts {
+        if let Some(u) = v.permissions.keys().next() {
+            return Err(needs(format!(
+                "read or manage permissions (the files declare permissions of \"{u}\" in vhost \"{name}\")"
+            )));
+        }
+        if v.settings != Default::default() {
+            return Err(needs(format!("read or manage vhost settings (the files set [vhost] for \"{name}\")")));
+        }
+        if !live.vhosts.contains_key(name) {
+            return Err(needs(format!(
+                "create vhost \"{name}\" (it does not exist, or this user has no permissions on it)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `3.10.8` -> `(3, 10)`.
