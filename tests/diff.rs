@@ -100,3 +100,20 @@ fn the_policy_offered_instead_of_a_migration_targets_the_old_queue() {
     let human = warren(&["diff", "tests/diff/advice/before", "tests/diff/advice/replaced"]);
     insta::assert_snapshot!("advice-replaced", human.stdout);
 }
+
+#[test]
+fn following_the_advice_adds_one_policy_that_hides_nothing() {
+    let run = warren(&["diff", "tests/diff/advice/before", "tests/diff/advice/replaced", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let policy = doc["changes"][0]["migration"]["policy_instead"].as_str().expect("a policy is offered");
+    let before = std::fs::read_to_string(common::root().join("tests/diff/advice/before/topology.toml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("topology.toml"), format!("{before}\n{policy}\n")).unwrap();
+    let after = dir.path().to_str().unwrap();
+    let check = warren(&["validate", after]);
+    assert_eq!((check.code, check.stderr.as_str()), (0, ""), "no error, no warning (policy-shadows)");
+    let plan = warren(&["diff", "tests/diff/advice/before", after]);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    assert!(plan.stdout.contains("+ policy \"orders.invoicing-settings\""), "{}", plan.stdout);
+    assert!(plan.stdout.ends_with("Plan: 1 to add, 0 to change, 0 to destroy, 0 to migrate.\n"), "{}", plan.stdout);
+}
