@@ -1,6 +1,8 @@
 //! What one topology file declares, before its objects are placed in each
 //! of the file's vhosts.
 
+use std::collections::BTreeSet;
+
 use super::spans::FieldSites;
 use crate::model::{Binding, Exchange, External, Permission, Policy, Queue, QueueType, User, VhostSettings};
 use crate::source::Location;
@@ -34,6 +36,18 @@ pub struct FileDecl {
     pub users: Vec<Decl<User>>,
     pub permissions: Vec<Decl<Permission>>,
     pub external: External,
-    /// The exchange and queue names whose declaration had errors.
-    pub failed: External,
+    /// The names whose declaration had errors.
+    pub failed: Failed,
+}
+
+/// Objects declared with errors: reported once, and still declared for the
+/// checks of the objects that name them.
+#[derive(Debug, Clone, Default)]
+pub struct Failed {
+    pub exchanges: BTreeSet<String>,
+    pub queues: BTreeSet<String>,
+    pub users: Vec<String>,
+    /// `[vhost] default_queue_type` was given but is unusable: the type of
+    /// the file's queues that rely on it is unknown.
+    pub default_queue_type: bool,
 }

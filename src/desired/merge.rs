@@ -34,12 +34,21 @@ fn vhost_names(f: &FileDecl) -> Vec<String> {
 
 /// Everything but the bindings.
 fn merge_rest(files: Vec<FileDecl>, sources: &Sources) -> Merger<'_> {
-    let mut m = Merger { topology: Topology::default(), spans: Spans::default(), sources, diagnostics: Vec::new() };
+    let mut m = Merger {
+        topology: Topology::default(),
+        spans: Spans::default(),
+        sources,
+        diagnostics: Vec::new(),
+        untyped: BTreeSet::new(),
+    };
     // Settings first: a queue's default type comes from its vhost's settings,
     // which may be declared in another file.
     for f in &files {
         for (v, _) in &f.vhosts {
             m.topology.vhosts.entry(v.clone()).or_insert_with(|| Vhost::new(v));
+            if f.failed.default_queue_type {
+                m.untyped.insert(v.clone());
+            }
             if let Some(s) = &f.settings
                 && m.claim(ObjectKey::Vhost(v.clone()), s)
             {
@@ -192,6 +201,8 @@ struct Merger<'a> {
     spans: Spans,
     sources: &'a Sources,
     diagnostics: Vec<Diagnostic>,
+    /// Vhosts whose default queue type was declared with errors.
+    untyped: BTreeSet<String>,
 }
 
 impl Merger<'_> {
@@ -220,6 +231,9 @@ impl Merger<'_> {
                 self.topology.users.insert(u.value.name.clone(), u.value);
             }
         }
+        for name in std::mem::take(&mut f.failed.users) {
+            self.spans.named.insert(ObjectKey::User(name));
+        }
         let n = f.vhosts.len();
         for (i, (v, _)) in f.vhosts.iter().enumerate() {
             let last = i + 1 == n;
@@ -238,9 +252,17 @@ impl Merger<'_> {
             }
             add_all(&mut self.vhost(v).exchanges, claimed);
             let default = self.vhost(v).settings.default_queue_type;
+            let untyped = self.untyped.contains(v);
             let mut claimed = Vec::with_capacity(queues.len());
             for q in queues {
                 let key = ObjectKey::Queue { vhost: v.into(), name: q.value.queue.name.clone() };
+                if untyped && q.value.declared_type.is_none() {
+                    // Of unknown type, so not checked as one; declared all the same.
+                    if self.claim(key.clone(), &q) {
+                        self.spans.named.insert(key);
+                    }
+                    continue;
+                }
                 if self.claim(key, &q) {
                     let mut queue = q.value.queue;
                     queue.kind = q.value.declared_type.or(default).unwrap_or(queue.kind);

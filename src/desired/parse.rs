@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use toml::de::DeTable;
 
-use super::decl::{Decl, FileDecl, QueueDecl};
+use super::decl::{Decl, Failed, FileDecl, QueueDecl};
 use super::reader::{Fields, Reader, What, did_you_mean};
 use super::spans::FieldSites;
 use super::tree::{Item, Node, Table as Tree};
@@ -120,12 +120,15 @@ impl Parser<'_> {
             users: Vec::new(),
             permissions: Vec::new(),
             external: External::default(),
-            failed: External::default(),
+            failed: Failed::default(),
         };
         if let Some(node) = top.get("vhost")
             && !rest
         {
             decl.settings = self.settings(node);
+            let given = matches!(&node.item, Item::Table(t) if t.iter().any(|(k, _)| k.name == "default_queue_type"));
+            decl.failed.default_queue_type =
+                given && decl.settings.as_ref().is_none_or(|s| s.value.default_queue_type.is_none());
         }
         for (name, node, at) in self.named(top, "exchanges") {
             match self.exchange(name, node, at) {
@@ -153,8 +156,9 @@ impl Parser<'_> {
             }
         }
         for (name, node, at) in self.named(top, "users") {
-            if let Some(u) = self.user(name, node, at) {
-                decl.users.push(u);
+            match self.user(name, node, at) {
+                Some(u) => decl.users.push(u),
+                None => decl.failed.users.push(name.to_string()),
             }
         }
         for (name, node, at) in self.named(top, "permissions") {

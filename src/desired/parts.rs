@@ -75,6 +75,7 @@ fn append(decl: &mut FileDecl, more: FileDecl) {
     decl.external.queues.extend(more.external.queues);
     decl.failed.exchanges.extend(more.failed.exchanges);
     decl.failed.queues.extend(more.failed.queues);
+    decl.failed.users.extend(more.failed.users);
 }
 
 /// Where the parts after the first start: at `[[bindings]]` lines from each

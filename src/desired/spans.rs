@@ -60,8 +60,8 @@ pub struct Spans {
     /// Bindings, most objects of a large topology: a map of their own, so
     /// that they can be placed on a thread of their own.
     pub bindings: HashMap<ObjectKey, Site, FastHash>,
-    /// Exchanges and queues named in the files whose declaration had errors,
-    /// so that one mistake does not cascade into "undeclared".
+    /// Exchanges, queues and users declared with errors, so that one mistake
+    /// does not cascade into "undeclared" for the objects that name them.
     pub named: HashSet<ObjectKey, FastHash>,
 }
 

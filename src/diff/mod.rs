@@ -8,8 +8,10 @@
 mod attributes;
 mod change;
 mod immutable;
+mod policy_advice;
 mod preflight;
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use attributes::Attributes;
@@ -18,8 +20,8 @@ pub use preflight::REFUSALS;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Binding, DestinationKind, Exchange, Inventory, LazyGraph, Node, ObjectKey, Ownership, Password, Queue, QueueCounts,
-    RoutingGraph, Topology, User, Vhost, VhostSettings, is_shared, scaffold,
+    Binding, DestinationKind, Exchange, Inventory, LazyGraph, Matcher, Node, ObjectKey, Ownership, Password, Queue,
+    QueueCounts, RoutingGraph, Topology, User, Vhost, VhostSettings, is_shared, scaffold,
 };
 
 /// Choices the user makes on the command line.
@@ -280,6 +282,9 @@ impl<'a> Differ<'a> {
             full
         };
         let mut migrating_bindings = BTreeSet::new();
+        // Compiled for the first queue whose arguments change: most plans have none.
+        let in_force = OnceCell::new();
+        let inventory = self.inventory;
 
         self.exchanges(v, want, have, &live_graph);
         let mut live_queues = Walk::new(&have.queues);
@@ -287,7 +292,10 @@ impl<'a> Differ<'a> {
             // Made only for a change: most queues of a large vhost have none.
             let key = || ObjectKey::Queue { vhost: v.into(), name: name.clone() };
             if let Some(old) = q.replaces.as_deref().filter(|p| have.queues.contains_key(*p)) {
-                let m = migration(q, &have.queues[old], want, full, live_graph.get(), self.inventory, v);
+                let mut m = migration(q, &have.queues[old], want, full, live_graph.get(), self.inventory, v);
+                let policies = in_force.get_or_init(|| policies_in_force(want, have, inventory, &self.declared, v));
+                m.policy_instead =
+                    policy_advice::policy_alternative(&have.queues[old], q, policies).map(|a| a.commented());
                 for p in preflight::check(q, &have.queues[old], &m, want, full, self.inventory, v) {
                     self.out.problems.push(p);
                 }
@@ -311,7 +319,10 @@ impl<'a> Differ<'a> {
                     self.created(key(), attributes::queue(q), &reason);
                 }
                 Some(h) if same_queue(h, q) => {}
-                Some(h) => self.queue_changed(key(), h, q, &live_graph),
+                Some(h) => {
+                    let policies = in_force.get_or_init(|| policies_in_force(want, have, inventory, &self.declared, v));
+                    self.queue_changed(key(), h, q, &live_graph, policies)
+                }
             }
         }
         let mut declared = Walk::new(&want.queues);
@@ -406,7 +417,14 @@ impl<'a> Differ<'a> {
         }
     }
 
-    fn queue_changed(&mut self, key: ObjectKey, have: &Queue, want: &Queue, live_graph: &LazyGraph) {
+    fn queue_changed(
+        &mut self,
+        key: ObjectKey,
+        have: &Queue,
+        want: &Queue,
+        live_graph: &LazyGraph,
+        in_force: &[Matcher],
+    ) {
         let fields = immutable::queue_fields(have, want);
         if self.options.replace.contains(&want.name) {
             let node = Node::Queue(want.name.clone());
@@ -425,7 +443,8 @@ impl<'a> Differ<'a> {
             self.push(c);
             return;
         }
-        let diagnostic = immutable::queue_problem(have, want, &fields);
+        let policy = policy_advice::policy_alternative(have, want, in_force);
+        let diagnostic = immutable::queue_problem(want, &fields, policy);
         self.out.problems.push(Problem { key, field: None, diagnostic });
     }
 }
@@ -490,6 +509,22 @@ fn without_scaffolding(v: &Vhost) -> Vhost {
         !scaffold::is_scaffolding(&b.source) && !into_scaffolding
     });
     out
+}
+
+/// The policies of vhost `v` once the plan is applied: those the files
+/// declare, and live ones warren leaves alone (neither declared nor owned).
+fn policies_in_force<'a>(
+    want: &'a Vhost,
+    have: &'a Vhost,
+    inventory: &Inventory,
+    declared: &BTreeSet<String>,
+    v: &str,
+) -> Vec<Matcher<'a>> {
+    let kept = have.policies.values().filter(|p| {
+        !want.policies.contains_key(&p.name)
+            && !inventory.owns(&ObjectKey::Policy { vhost: v.into(), name: p.name.clone() }, declared)
+    });
+    want.policies.values().chain(kept).map(Matcher::new).collect()
 }
 
 /// Queues compare on everything the broker stores (not on `replaces`).
@@ -574,7 +609,6 @@ fn migration(
     let added =
         new_bindings.into_iter().filter(|b| !moved.iter().any(|m| retarget(m, &new.name) == **b)).cloned().collect();
     let changed = immutable::queue_fields(old, new);
-    let policy_instead = immutable::policy_alternative(old, new).map(|p| p.0);
     let (leftover_exchanges, leftover_policies) = leftovers(&old.name, &moved, want, live, inventory, v);
     Migration {
         replaces: old.name.clone(),
@@ -582,7 +616,7 @@ fn migration(
         dropped,
         added,
         changed,
-        policy_instead,
+        policy_instead: None,
         leftover_exchanges,
         leftover_policies,
     }

@@ -7,7 +7,7 @@
 mod names;
 mod render;
 mod select;
-mod toml_text;
+pub(crate) mod toml_text;
 
 use std::collections::BTreeSet;
 

@@ -1,9 +1,15 @@
-//! Policy checks: removed keys, ambiguous priorities, and policy keys that
-//! meet a queue argument setting the same thing.
+//! Policy checks: removed keys, ambiguous priorities, policies that hide
+//! another's keys, and policy keys that meet a queue argument setting the
+//! same thing.
+
+use std::collections::BTreeMap;
 
 use super::Context;
 use crate::diagnostic::Diagnostic;
-use crate::model::{Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Resolution, matching_queue, policy_key, resolution};
+use crate::import::toml_text;
+use crate::model::{
+    Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Resolution, Value, matching_queue, policy_key, resolution,
+};
 
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
@@ -23,9 +29,17 @@ pub(super) fn check(ctx: &mut Context) {
                 }
             }
             let matchers: Vec<Matcher> = set.values().map(Matcher::new).collect();
+            // (winner, hidden) -> the queues where the winner hides keys.
+            let mut hidden: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
             for q in vhost.queues.values() {
                 let matched = matching_queue(&matchers, q);
                 let Some(top) = matched.first() else { continue };
+                // Ties are policy-tie's: which one wins is up to the broker.
+                for below in matched.iter().skip(1).filter(|p| p.priority < top.priority) {
+                    if below.definition.keys().any(|k| !top.definition.contains_key(k)) {
+                        hidden.entry((&top.name, &below.name)).or_default().push(&q.name);
+                    }
+                }
                 if let Some(tie) = matched.get(1).filter(|p| p.priority == top.priority) {
                     let d = Diagnostic::warning(
                         "policy-tie",
@@ -62,9 +76,52 @@ pub(super) fn check(ctx: &mut Context) {
                     found.push((key_of(top, operator), Some(format!("definition.{k}")), d));
                 }
             }
+            for ((top, below), queues) in hidden {
+                let (top, below) = (&set[top], &set[below]);
+                found.push((key_of(top, operator), None, shadows(top, below, &queues, operator)));
+            }
         }
     }
     for (key, field, d) in found {
         ctx.report(&key, field.as_deref(), d);
     }
+}
+
+/// The warning for policy `top`, which wins over `below` on `queues` without
+/// carrying all of its keys.
+fn shadows(top: &Policy, below: &Policy, queues: &[&str], operator: bool) -> Diagnostic {
+    let kind = if operator { "operator policy" } else { "policy" };
+    let lost: Vec<(&String, &Value)> =
+        below.definition.iter().filter(|(k, _)| !top.definition.contains_key(*k)).collect();
+    let names = lost.iter().map(|(k, _)| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+    const LISTED: usize = 3;
+    let mut on = match queues {
+        [q] => format!("queue \"{q}\""),
+        _ => format!("{} queues: ", queues.len()) + &quoted(&queues[..queues.len().min(LISTED)]),
+    };
+    if queues.len() > LISTED {
+        on += &format!(" and {} more", queues.len() - LISTED);
+    }
+    let values: Option<Vec<String>> =
+        lost.iter().map(|(k, v)| Some(format!("{} = {}", toml_text::key(k), toml_text::value(v)?))).collect();
+    let add = match values {
+        Some(v) => format!("`{}`", v.join(", ")),
+        None => names.clone(),
+    };
+    let them = if queues.len() == 1 { "this queue" } else { "these queues" };
+    Diagnostic::warning(
+        "policy-shadows",
+        format!(
+            "{kind} \"{}\" (priority {}) hides {names} of {kind} \"{}\" (priority {}) on {on}",
+            top.name, top.priority, below.name, below.priority
+        ),
+    )
+    .help(format!(
+        "RabbitMQ applies only the highest-priority {kind} matching a queue: add {add} to the definition of \"{}\" to keep {names} on {them}, or narrow its pattern if it is not meant for {them}",
+        top.name
+    ))
+}
+
+fn quoted(names: &[&str]) -> String {
+    names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")
 }

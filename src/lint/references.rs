@@ -73,7 +73,10 @@ fn permissions(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
         for user in vhost.permissions.keys() {
-            if !ctx.topology.users.contains_key(user) {
+            // A user declared with errors is declared all the same.
+            let declared =
+                ctx.topology.users.contains_key(user) || ctx.spans.named.contains(&ObjectKey::User(user.clone()));
+            if !declared {
                 found.push(ObjectKey::Permission { vhost: vname.clone(), user: user.clone() });
             }
         }
@@ -112,7 +115,9 @@ fn replaces(ctx: &mut Context) {
                 )
                 .help("a queue's messages can move to one new queue only; keep `replaces` on one of them");
                 found.push((key, d));
-            } else if vhost.queues.contains_key(old) {
+            } else if vhost.queues.contains_key(old)
+                || ctx.spans.named.contains(&ObjectKey::Queue { vhost: vname.clone(), name: old.to_string() })
+            {
                 let d = Diagnostic::error(
                     "replaces-declared",
                     format!("queue \"{}\" replaces \"{old}\", which the files still declare", q.name),

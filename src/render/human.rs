@@ -107,7 +107,11 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
             }
         }
         if let Some(policy) = &m.policy_instead {
-            let _ = writeln!(out, "      # every change here could be set by a policy instead, with no migration:");
+            let _ = writeln!(
+                out,
+                "      # every change here could be set on queue \"{}\" by a policy instead, with no migration:",
+                m.replaces
+            );
             for l in policy.lines() {
                 let _ = writeln!(out, "      #   {l}");
             }

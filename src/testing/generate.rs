@@ -35,7 +35,8 @@ pub fn queue_name(i: usize) -> String {
 ///   exchanges (when there are two), each with its own routing key (or, from
 ///   a headers exchange, its own `x-match` arguments) so none repeats;
 /// - policies use keys the queues' arguments do not set, at distinct
-///   priorities, and only `apply-to` values RabbitMQ 3.10 accepts.
+///   priorities, and only `apply-to` values RabbitMQ 3.10 accepts; the
+///   narrower ones carry the broad one's key, so that none hides it.
 ///
 /// Panics if bindings are asked for without an exchange to bind from, or
 /// without a queue or a second exchange to bind to.
@@ -126,6 +127,12 @@ pub fn large_topology(queues: usize, exchanges: usize, bindings: usize) -> Topol
             Value::String(exchange_name(2)),
         ),
     ]);
+    // RabbitMQ applies one policy per queue: without it, bench-bytes' key
+    // would be lost on the queues the narrower policies match.
+    let bytes = v.policies["bench-bytes"].definition.clone();
+    for name in ["bench-expires", "bench-overflow"] {
+        v.policies.get_mut(name).expect("declared above").definition.extend(bytes.clone());
+    }
     let mut t = Topology::default();
     t.vhosts.insert(VHOST.into(), v);
     t
