@@ -1306,3 +1306,27 @@ definition = { max-length = 10 }
     assert!(!case.broker.exists("users/t-apply-scoped-other"));
     case.clean();
 }
+
+// Feedback on long work (issue 12, item 7).
+
+const FEEDBACK_TOPOLOGY: &str =
+    "vhosts = [\"{V}\"]\n\n[exchanges.\"x\"]\ntype = \"topic\"\n\n[queues.\"q\"]\ntype = \"classic\"\n";
+
+/// What `id -un` says: the login name of the uid the tests run as.
+fn login_name() -> String {
+    let out = std::process::Command::new("id").arg("-un").output().expect("id runs");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn the_journal_names_the_login_user_and_the_host_without_user_variables() {
+    let case = Case::new("t-apply-actor", &[], &[]);
+    case.file("topology.toml", FEEDBACK_TOPOLOGY);
+    let unset = [("USER", None), ("USERNAME", None), ("LOGNAME", None), ("HOSTNAME", None)];
+    case.apply_ok(&[], &unset);
+    let history = case.warren(&["history", "--vhost", &case.vhost], &unset);
+    assert_eq!(history.code, 0, "{}", history.stderr);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    let by = format!(": complete by {}@{host} with", login_name());
+    assert!(history.stdout.contains(&by), "expected {by:?} in:\n{}", history.stdout);
+}

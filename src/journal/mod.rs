@@ -7,12 +7,14 @@
 //! This module is the record's shape and the pure changes to it; writing
 //! it is `apply::recorder`'s job.
 
+mod actor;
 mod time;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use actor::actor;
 pub use time::now;
 
 pub const JOURNAL_PARAMETER: &str = "warren.journal";
@@ -200,16 +202,6 @@ pub fn migration_id(vhost: &str, old: &str, new: &str) -> String {
     use sha2::{Digest, Sha256};
     let sum = Sha256::digest(format!("{vhost}\n{old}\n{new}").as_bytes());
     sum.iter().take(4).map(|b| format!("{b:02x}")).collect()
-}
-
-/// user@host, for the lock's holder and the history.
-pub fn actor() -> String {
-    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_else(|_| "unknown".into());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .unwrap_or_else(|_| "unknown".into());
-    format!("{user}@{host}")
 }
 
 #[cfg(test)]
