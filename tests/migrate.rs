@@ -1629,3 +1629,22 @@ fn a_quorum_old_queue_without_a_leader_pauses_the_drain_and_a_later_apply_finish
     assert_eq!(report.per_queue().get(OLD).copied(), Some(sent), "the backlog came from the old queue: {report}");
     case.assert_migrated(&bindings);
 }
+
+// Feedback on long work (issue 12, item 7).
+
+#[test]
+fn a_drain_wait_that_pauses_is_recorded_as_paused() {
+    let case = Case::new("t-mig-progress");
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    case.publish(OLD, 5);
+    case.topology(DIRECT_V2);
+    let run = case.apply(&["--drain-timeout", "3s"]);
+    assert_eq!(run.code, 3, "the migration did not pause:\n{}\n{}", run.stdout, run.stderr);
+    let history = case.warren(&["history", "--vhost", &case.vhost]);
+    assert_eq!(history.code, 0, "{}", history.stderr);
+    assert!(history.stdout.contains(": paused by "), "{}", history.stdout);
+    let step = format!("migrate queue \"{OLD}\" to \"{NEW}\"");
+    let line = history.stdout.lines().find(|l| l.contains(&step)).unwrap_or_else(|| panic!("{}", history.stdout));
+    assert!(line.trim_start().starts_with("paused "), "the step paused, it did not fail: {line}");
+}

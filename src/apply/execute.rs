@@ -15,7 +15,7 @@ use super::migrate::{self, Drain, Failure};
 use super::recheck;
 use super::recorder::Recorder;
 use crate::broker::Broker;
-use crate::journal::migration_id;
+use crate::journal::{StepOutcome, migration_id};
 use crate::model::Topology;
 use crate::plan::{MigrationPlan, Op, Plan, Step};
 
@@ -103,7 +103,8 @@ pub async fn execute(
         ctx.recorder.note(|j| {
             if let Some(run) = &mut j.current {
                 for (index, result) in &results {
-                    run.record(plan.steps[*index].op.to_string(), if result.is_ok() { "done" } else { "failed" });
+                    let outcome = result.as_ref().err().map_or(StepOutcome::Done, Failure::outcome);
+                    run.record(plan.steps[*index].op.to_string(), outcome);
                 }
             }
         });

@@ -14,6 +14,7 @@ use tokio::sync::Semaphore;
 
 use super::recorder::Recorder;
 use crate::broker::{Broker, BrokerError, Freshness, Leadership, Reading};
+use crate::journal::StepOutcome;
 use crate::model::{Binding, DestinationKind, QueueType, Vhost};
 use crate::plan::{MigrationPlan, MigrationStep as Step, Op};
 
@@ -28,6 +29,18 @@ pub enum Failure {
     /// The lock's connection closed: another apply may hold the lock now,
     /// so nothing more is done.
     LockLost,
+}
+
+impl Failure {
+    /// How the step that failed so ended, in the journal's words.
+    pub fn outcome(&self) -> StepOutcome {
+        match self {
+            Failure::Paused(_) => StepOutcome::Paused,
+            Failure::Refused(_) | Failure::Broker(BrokerError::Unsafe { .. }) => StepOutcome::Refused,
+            Failure::LockLost => StepOutcome::LockLost,
+            Failure::Broker(_) => StepOutcome::Failed,
+        }
+    }
 }
 
 impl From<BrokerError> for Failure {

@@ -73,8 +73,62 @@ pub struct Run {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     pub what: String,
-    /// done, failed, not run.
-    pub outcome: String,
+    pub outcome: StepOutcome,
+}
+
+/// How one step of a run ended. Stored as its word, and read back from any
+/// word, so that records of other warren versions stay readable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum StepOutcome {
+    Done,
+    /// It waits (a migration's drain); a later apply resumes it.
+    Paused,
+    /// A check right before it refused it.
+    Refused,
+    Failed,
+    /// The lock's connection closed before it could finish.
+    LockLost,
+    /// A word this warren does not know.
+    Other(String),
+}
+
+impl StepOutcome {
+    pub fn as_str(&self) -> &str {
+        match self {
+            StepOutcome::Done => "done",
+            StepOutcome::Paused => "paused",
+            StepOutcome::Refused => "refused",
+            StepOutcome::Failed => "failed",
+            StepOutcome::LockLost => "lock lost",
+            StepOutcome::Other(word) => word,
+        }
+    }
+}
+
+impl From<String> for StepOutcome {
+    fn from(word: String) -> Self {
+        match word.as_str() {
+            "done" => StepOutcome::Done,
+            "paused" => StepOutcome::Paused,
+            "refused" => StepOutcome::Refused,
+            "failed" => StepOutcome::Failed,
+            "lock lost" => StepOutcome::LockLost,
+            _ => StepOutcome::Other(word),
+        }
+    }
+}
+
+impl From<StepOutcome> for String {
+    fn from(o: StepOutcome) -> String {
+        o.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for StepOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 /// One migration in flight: enough to resume it, show it, and roll it back
@@ -186,12 +240,12 @@ impl Journal {
 
 impl Run {
     /// Records a step's outcome, keeping at most [`STEP_LIMIT`] of them.
-    pub fn record(&mut self, what: String, outcome: &str) {
-        if outcome == "done" {
+    pub fn record(&mut self, what: String, outcome: StepOutcome) {
+        if outcome == StepOutcome::Done {
             self.steps_done += 1;
         }
         if self.steps.len() < STEP_LIMIT {
-            self.steps.push(StepRecord { what, outcome: outcome.to_string() });
+            self.steps.push(StepRecord { what, outcome });
         }
     }
 }
@@ -233,7 +287,7 @@ mod tests {
         for i in 0..HISTORY_LIMIT + 5 {
             let mut r = run(&i.to_string());
             for s in 0..STEP_LIMIT + 10 {
-                r.record(format!("step {s}"), "done");
+                r.record(format!("step {s}"), StepOutcome::Done);
             }
             j.current = Some(r);
             j.finish("complete", None, "t");
@@ -272,6 +326,18 @@ mod tests {
         j.migrations.insert("going".into(), m("v"));
         j.forget_finished(&live);
         assert!(j.migrations.contains_key("going"), "the old queue is still there");
+    }
+
+    #[test]
+    fn step_outcomes_are_words_and_old_or_unknown_words_stay_readable() {
+        let step = |outcome: &str| serde_json::json!({"what": "bind", "outcome": outcome});
+        let read = |outcome: &str| serde_json::from_value::<StepRecord>(step(outcome)).unwrap().outcome;
+        assert_eq!(read("paused"), StepOutcome::Paused);
+        assert_eq!(read("failed"), StepOutcome::Failed, "what earlier versions wrote for a pause too");
+        assert_eq!(read("not run"), StepOutcome::Other("not run".into()));
+        let paused = StepRecord { what: "bind".into(), outcome: StepOutcome::Paused };
+        assert_eq!(serde_json::to_value(&paused).unwrap(), step("paused"));
+        assert_eq!(StepOutcome::LockLost.to_string(), "lock lost");
     }
 
     #[test]
