@@ -13,7 +13,7 @@ pub struct Cli {
     /// When to use colour in output (NO_COLOR is honoured with `auto`).
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
-    /// Print more detail.
+    /// Print more detail: apply's steps as they start and end, with their durations.
     #[arg(short, long, global = true, conflicts_with = "quiet")]
     pub verbose: bool,
     /// Print only errors and the final summary.
@@ -192,7 +192,7 @@ pub enum Command {
 }
 
 /// `90s`, `10m`, `1h`, or plain seconds.
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: u64 = digits.parse().map_err(|_| format!("\"{s}\" is not a duration such as 90s, 10m or 1h"))?;
     let secs = match unit {

@@ -24,6 +24,7 @@ pub mod model;
 pub mod output;
 pub mod password;
 pub mod plan;
+pub mod progress;
 pub mod project;
 pub mod render;
 pub mod saved_plan;

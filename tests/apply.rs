@@ -1312,6 +1312,20 @@ definition = { max-length = 10 }
 const FEEDBACK_TOPOLOGY: &str =
     "vhosts = [\"{V}\"]\n\n[exchanges.\"x\"]\ntype = \"topic\"\n\n[queues.\"q\"]\ntype = \"classic\"\n";
 
+#[test]
+fn verbose_apply_prints_each_step_as_it_starts_and_ends_with_its_duration() {
+    let case = Case::new("t-apply-verbose", &[], &[]);
+    case.file("topology.toml", FEEDBACK_TOPOLOGY);
+    let run = case.apply_ok(&["-v"], &[]);
+    let step = format!("declare queue \"q\" in vhost \"{}\"", case.vhost);
+    let started = run.stderr.find(&format!("start: {step}")).unwrap_or_else(|| panic!("{}", run.stderr));
+    let ended = run.stderr.find(&format!("done: {step} (")).unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(started < ended, "{}", run.stderr);
+    let duration = run.stderr[ended..].split('(').nth(1).unwrap().split(')').next().unwrap();
+    assert!(duration.ends_with(" ms") || duration.ends_with(" s"), "a duration, not {duration:?}");
+    assert!(run.stderr.contains("start: create or update vhost"), "every step: {}", run.stderr);
+}
+
 /// What `id -un` says: the login name of the uid the tests run as.
 fn login_name() -> String {
     let out = std::process::Command::new("id").arg("-un").output().expect("id runs");

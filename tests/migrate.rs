@@ -1632,19 +1632,59 @@ fn a_quorum_old_queue_without_a_leader_pauses_the_drain_and_a_later_apply_finish
 
 // Feedback on long work (issue 12, item 7).
 
+/// The drain wait among the steps the plan shows for the one migration:
+/// its number, the number of steps, and its text.
+fn drain_step(case: &Case) -> (usize, usize, String) {
+    let plan = case.plan(&["--format", "json"]);
+    let doc: Json = serde_json::from_str(&plan.stdout).expect("a JSON plan");
+    let m = doc["changes"].as_array().unwrap().iter().find_map(|c| c.get("migration").cloned()).expect("a migration");
+    let steps = m["steps"].as_array().unwrap();
+    let drain = steps.iter().find(|s| s["text"].as_str().unwrap().contains("drained")).expect("a drain wait");
+    (drain["n"].as_u64().unwrap() as usize, steps.len(), drain["text"].as_str().unwrap().to_string())
+}
+
 #[test]
-fn a_drain_wait_that_pauses_is_recorded_as_paused() {
+fn a_drain_wait_prints_a_line_at_each_interval_and_its_pause_is_recorded_as_paused() {
     let case = Case::new("t-mig-progress");
     case.topology(DIRECT_V1);
     case.apply_ok();
     case.publish(OLD, 5);
     case.topology(DIRECT_V2);
+    // A test hook: 1 s between lines instead of 10 s, when stderr is not a terminal.
+    case.set_env("WARREN_TEST_PROGRESS_INTERVAL", Some("1s"));
     let run = case.apply(&["--drain-timeout", "3s"]);
     assert_eq!(run.code, 3, "the migration did not pause:\n{}\n{}", run.stdout, run.stderr);
+    let draining = format!("draining \"{OLD}\" in vhost \"{}\": ", case.vhost);
+    let lines: Vec<&str> = run.stderr.lines().filter(|l| l.contains(&draining)).collect();
+    assert!(lines.len() >= 3, "a line at 0 s, 1 s and 2 s at least:\n{}", run.stderr);
+    for l in &lines {
+        assert!(l.contains("5 ready, 0 unacknowledged, 0 consumers"), "{l}");
+        assert!(l.contains(" of 3s"), "the timeout: {l}");
+    }
+    assert!(lines[0].contains("waited 0s of 3s"), "the first line comes at once: {}", lines[0]);
+    assert!(!run.stderr.contains('\r'), "no terminal, so no line is rewritten:\n{:?}", run.stderr);
+
     let history = case.warren(&["history", "--vhost", &case.vhost]);
     assert_eq!(history.code, 0, "{}", history.stderr);
     assert!(history.stdout.contains(": paused by "), "{}", history.stdout);
     let step = format!("migrate queue \"{OLD}\" to \"{NEW}\"");
     let line = history.stdout.lines().find(|l| l.contains(&step)).unwrap_or_else(|| panic!("{}", history.stdout));
     assert!(line.trim_start().starts_with("paused "), "the step paused, it did not fail: {line}");
+}
+
+#[test]
+fn a_resumed_apply_says_where_the_migration_resumes_and_v_shows_its_steps() {
+    let case = Case::new("t-mig-resume");
+    paused_midway(&case);
+    let (n, total, text) = drain_step(&case);
+    let run = case.apply(&["-v", "--drain-timeout", "1s"]);
+    assert_eq!(run.code, 3, "the migration did not pause again:\n{}\n{}", run.stdout, run.stderr);
+    let resuming =
+        format!("Resuming migration {OLD} -> {NEW} in vhost \"{}\" at step {n} of {total} ({text})", case.vhost);
+    assert!(run.stderr.contains(&resuming), "expected {resuming:?} in:\n{}", run.stderr);
+    let step = format!("migrate queue \"{OLD}\": step {n} of {total}: {text}");
+    let started = run.stderr.find(&format!("start: {step}")).unwrap_or_else(|| panic!("{}", run.stderr));
+    let paused = run.stderr.find(&format!("paused: {step} (")).unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(started < paused, "{}", run.stderr);
+    assert!(!run.stderr.contains(&format!("step 1 of {total}")), "done steps are not run again:\n{}", run.stderr);
 }

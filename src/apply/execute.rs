@@ -11,6 +11,7 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use super::event::{Event, Events};
 use super::migrate::{self, Drain, Failure};
 use super::recheck;
 use super::recorder::Recorder;
@@ -49,15 +50,12 @@ pub struct Context {
     pub drain: Drain,
     /// Writes the journal and watches the lock.
     pub recorder: Recorder,
+    /// Told as steps start and end, and of every drain reading.
+    pub events: Events,
 }
 
 /// Carries out `plan`'s steps in order.
-pub async fn execute(
-    broker: &Broker,
-    plan: &Plan,
-    ctx: &Context,
-    mut progress: impl FnMut(&Step, &Result<(), Failure>),
-) -> Outcome {
+pub async fn execute(broker: &Broker, plan: &Plan, ctx: &Context) -> Outcome {
     let mut outcome = Outcome::default();
     let limit = Arc::new(Semaphore::new(CONCURRENCY));
     let mut i = 0;
@@ -78,16 +76,23 @@ pub async fn execute(
         for index in i..end {
             let (broker, step, limit, ctx) = (broker.clone(), plan.steps[index].clone(), limit.clone(), ctx.clone());
             set.spawn(async move {
+                let events = &ctx.events;
                 let result = match &step.op {
                     Op::Migrate(m) => {
                         let (id, from) = start_of(m, &ctx);
-                        migrate::run(&broker, m, from, ctx.drain, &limit, (&ctx.recorder, &id)).await
+                        let work = async {
+                            if from > 0 && from < m.steps.len() {
+                                events.send(resuming(m, from));
+                            }
+                            migrate::run(&broker, m, from, ctx.drain, &limit, (&ctx.recorder, &id), events).await
+                        };
+                        events.step(step.op.to_string(), work).await
                     }
                     _ => {
                         let _permit = limit.acquire().await.expect("the semaphore is never closed");
                         // The lock may have gone while this step waited.
                         match ctx.recorder.check() {
-                            Ok(()) => run_step(&broker, &step, &ctx).await,
+                            Ok(()) => events.step(step.op.to_string(), run_step(&broker, &step, &ctx)).await,
                             Err(e) => Err(e),
                         }
                     }
@@ -110,7 +115,6 @@ pub async fn execute(
         });
         let recorded = ctx.recorder.update(|_| {}).await;
         for (index, result) in results {
-            progress(&plan.steps[index], &result);
             match result {
                 Ok(()) => outcome.done.push(index),
                 Err(e) if outcome.failed.is_none() => outcome.failed = Some((index, e)),
@@ -137,6 +141,18 @@ fn start_of(m: &MigrationPlan, ctx: &Context) -> (String, usize) {
     let journal = ctx.recorder.journal();
     let start = migrate::start_step(m, &live, journal.migrations.get(&id));
     (id, start)
+}
+
+/// A migration picks up at step `from` (counted from 0).
+fn resuming(m: &MigrationPlan, from: usize) -> Event {
+    Event::Resuming {
+        vhost: m.vhost.clone(),
+        old: m.old.name.clone(),
+        new: m.new.name.clone(),
+        at: from + 1,
+        total: m.steps.len(),
+        step: m.steps[from].1.to_string(),
+    }
 }
 
 async fn run_step(broker: &Broker, step: &Step, ctx: &Context) -> Result<(), Failure> {

@@ -7,11 +7,11 @@
 //! source already swapped starts at the drain wait, and one that finds the
 //! scaffolding gone starts at the retirement.
 
-use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
+use super::event::{DrainReading, Event, Events};
 use super::recorder::Recorder;
 use crate::broker::{Broker, BrokerError, Freshness, Leadership, Reading};
 use crate::journal::StepOutcome;
@@ -107,10 +107,10 @@ pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
 }
 
 /// Runs the migration's steps from `from`, recording each in the journal
-/// (as migration `id`) before the next starts. Each request step holds a
-/// permit of `limit` (requests in flight across the plan); the waits
-/// (policy applied, drain) hold none, so that many migrations wait for
-/// their drains at once.
+/// (as migration `id`) before the next starts, and telling `events` as each
+/// starts and ends. Each request step holds a permit of `limit` (requests
+/// in flight across the plan); the waits (policy applied, drain) hold none,
+/// so that many migrations wait for their drains at once.
 pub async fn run(
     broker: &Broker,
     m: &MigrationPlan,
@@ -118,6 +118,7 @@ pub async fn run(
     drain: Drain,
     limit: &Semaphore,
     journal: (&Recorder, &str),
+    events: &Events,
 ) -> Result<(), Failure> {
     let (recorder, id) = journal;
     let v = m.vhost.clone();
@@ -125,18 +126,16 @@ pub async fn run(
         recorder.check()?;
         let waits = matches!(step, Step::VerifyPolicy { .. } | Step::AwaitDrained);
         let _permit = if waits { None } else { Some(limit.acquire().await.expect("the semaphore is never closed")) };
-        match step {
-            Step::AwaitDrained => await_drained(broker, m, drain).await?,
-            Step::Retire { kind } => retire(broker, m, *kind).await?,
-            other => topology_step(broker, &v, other).await?,
-        }
-        recorder
-            .migration_step(
-                id,
-                i,
-                &format!("migrate queue \"{}\": step {} of {}: {step}", m.old.name, i + 1, m.steps.len()),
-            )
-            .await?;
+        let what = format!("migrate queue \"{}\": step {} of {}: {step}", m.old.name, i + 1, m.steps.len());
+        let work = async {
+            match step {
+                Step::AwaitDrained => await_drained(broker, m, drain, events).await,
+                Step::Retire { kind } => retire(broker, m, *kind).await,
+                other => topology_step(broker, &v, other).await,
+            }
+        };
+        events.step(what.clone(), work).await?;
+        recorder.migration_step(id, i, &what).await?;
     }
     Ok(())
 }
@@ -185,12 +184,30 @@ async fn verify_policy(broker: &Broker, vhost: &str, exchange: &str, policy: &st
 }
 
 /// Waits until the old queue holds nothing, by readings from fresh sources
-/// that span more than one statistics interval.
-async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Result<(), Failure> {
+/// that span more than one statistics interval; `events` gets every reading.
+async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain, events: &Events) -> Result<(), Failure> {
+    let result = drain_wait(broker, m, drain, events).await;
+    events.send(Event::DrainOver { vhost: m.vhost.clone(), old: m.old.name.clone() });
+    result
+}
+
+async fn drain_wait(broker: &Broker, m: &MigrationPlan, drain: Drain, events: &Events) -> Result<(), Failure> {
     let (v, p) = (&m.vhost, &m.old.name);
     let quorum = m.old.kind == QueueType::Quorum;
     let started = Instant::now();
-    let tty = std::io::stderr().is_terminal();
+    let show = |r: &Reading, rate: f64, leaderless: Option<String>| {
+        events.send(Event::Draining(DrainReading {
+            vhost: v.clone(),
+            old: p.clone(),
+            ready: r.ready,
+            unacked: r.unacked,
+            consumers: r.consumers,
+            rate,
+            leaderless,
+            elapsed: started.elapsed(),
+            timeout: drain.timeout,
+        }))
+    };
     let mut history: Vec<(Instant, Reading)> = Vec::new();
     loop {
         // Totals shared with the other drain waits of the vhost, up to
@@ -209,13 +226,8 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
             if let Some(why) = without_leader(&leadership) {
                 // The zeros before it no longer span a known interval.
                 history.clear();
-                if tty {
-                    eprint!("\r  draining \"{p}\": no leader ({why})   ");
-                }
+                show(&r, 0.0, Some(why.clone()));
                 if timed_out {
-                    if tty {
-                        eprintln!();
-                    }
                     return Err(Failure::Paused(format!(
                         "quorum queue \"{p}\" has no leader after {:?} ({why}), so its readings of 0 messages prove nothing; everything stays in place: run apply again once a majority of its members is back",
                         drain.timeout
@@ -226,20 +238,11 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
             }
         }
         history.push((now, r));
-        if tty {
-            let rate = rate(&history);
-            eprint!(
-                "\r  draining \"{p}\": {} ready, {} unacknowledged, {} consumer(s), {rate:.1} msg/s   ",
-                r.ready, r.unacked, r.consumers
-            );
-        }
+        show(&r, rate(&history), None);
         let zero_since = history.iter().rev().take_while(|(_, x)| x.ready == 0 && x.unacked == 0).last();
         if let Some((since, _)) = zero_since
             && now.duration_since(*since) >= drain.settle
         {
-            if tty {
-                eprintln!();
-            }
             if r.consumers > 0 {
                 return Err(Failure::Paused(format!(
                     "\"{p}\" is drained but {} consumer(s) are still attached (a rolling deployment?); everything stays in place: run apply again once they have moved to \"{}\"",
@@ -250,18 +253,12 @@ async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain) -> Resu
         }
         let readings: Vec<Reading> = history.iter().map(|(_, x)| *x).collect();
         if keeps_rising(&readings) {
-            if tty {
-                eprintln!();
-            }
             return Err(Failure::Paused(format!(
                 "unacknowledged messages on \"{p}\" keep rising ({} now): something still delivers to it; everything stays in place",
                 r.unacked
             )));
         }
         if timed_out {
-            if tty {
-                eprintln!();
-            }
             let why = if r.consumers == 0 { "it has no consumers" } else { "its consumers do not finish" };
             return Err(Failure::Paused(format!(
                 "\"{p}\" still holds {} ready and {} unacknowledged message(s) after {:?} ({why}); everything stays in place: run apply again to go on waiting",

@@ -1,11 +1,13 @@
 //! Carrying out a plan on the broker: the inventory before and after, and
 //! the steps in order.
 
+pub mod event;
 mod execute;
 pub mod migrate;
 mod recheck;
 mod recorder;
 
+pub use event::{Event, Events};
 pub use execute::{CONCURRENCY, Context, Outcome, execute};
 pub use recorder::Recorder;
 

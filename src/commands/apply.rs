@@ -18,6 +18,7 @@ use crate::journal;
 use crate::model::{Inventory, Ownership, Password};
 use crate::output::Output;
 use crate::plan::Op;
+use crate::progress::Progress;
 use crate::render::Format;
 
 #[derive(Debug, Clone, Default)]
@@ -167,19 +168,15 @@ fn locked(
         eprintln!("Nothing was changed: warren could not record the plan in its journal: {e}.");
         return (Exit::Error, None);
     }
-    let verbose = out.verbose;
     let ctx = apply::Context {
         guard_deletes: !options.allow_destroy,
         passwords: planned.passwords.clone(),
         live: std::sync::Arc::new(planned.live.topology.clone()),
         drain: apply::migrate::Drain { timeout: options.drain_timeout, ..Default::default() },
         recorder: recorder.clone(),
+        events: Progress::new(out).events(),
     };
-    let outcome = rt.block_on(apply::execute(broker, plan, &ctx, |step, r| {
-        if verbose && r.is_ok() {
-            eprintln!("  done: {}", step.op);
-        }
-    }));
+    let outcome = rt.block_on(apply::execute(broker, plan, &ctx));
     let after = apply::inventory_after(&before, plan, &outcome.done);
     let recorded = rt.block_on(broker.write_ownership(&records(&planned, &after)));
     record_migrations(recorder, plan, &outcome);
