@@ -1313,6 +1313,32 @@ const FEEDBACK_TOPOLOGY: &str =
     "vhosts = [\"{V}\"]\n\n[exchanges.\"x\"]\ntype = \"topic\"\n\n[queues.\"q\"]\ntype = \"classic\"\n";
 
 #[test]
+fn quiet_prints_only_errors_and_the_final_summary() {
+    let case = Case::new("t-apply-quiet", &[], &[]);
+    case.file("topology.toml", FEEDBACK_TOPOLOGY);
+    let plan = case.plan(&["-q"], &[]);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    assert_eq!(plan.stdout, "Plan: 3 to add, 0 to change, 0 to destroy, 0 to migrate.\n", "the summary alone");
+    assert_eq!(plan.stderr, "");
+    let json = case.plan(&["-q", "--format", "json"], &[]);
+    assert!(json.stdout.contains("\"changes\""), "-q leaves a machine format whole:\n{}", json.stdout);
+
+    let run = case.apply(&["-q"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.stdout, "Apply complete! 3 added, 0 changed, 0 destroyed, 0 migrated.\n", "no plan body");
+    assert_eq!(run.stderr, "");
+
+    // Errors still show: a queue holding messages is not destroyed.
+    case.publish("q", 1);
+    case.file("topology.toml", "vhosts = [\"{V}\"]\n\n[exchanges.\"x\"]\ntype = \"topic\"\n");
+    let refused = case.apply(&["-q"], &[]);
+    assert_eq!(refused.code, 4, "{}\n{}", refused.stdout, refused.stderr);
+    assert_eq!(refused.stdout, "", "no plan body");
+    assert!(refused.stderr.contains("Refused"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("queue \"q\""), "{}", refused.stderr);
+}
+
+#[test]
 fn verbose_apply_prints_each_step_as_it_starts_and_ends_with_its_duration() {
     let case = Case::new("t-apply-verbose", &[], &[]);
     case.file("topology.toml", FEEDBACK_TOPOLOGY);

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::live_side;
-use super::plan::{compute, errors, print, print_invalid};
+use super::plan::{compute, errors, print, print_diagnostics, print_invalid};
 use super::{saved_plan, session};
 use crate::apply::{self, migrate::Failure};
 use crate::broker::BrokerError;
@@ -20,6 +20,7 @@ use crate::output::Output;
 use crate::plan::Op;
 use crate::progress::Progress;
 use crate::render::Format;
+use crate::render::human::summary_line;
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -96,7 +97,12 @@ fn locked(
         return (exit, None);
     }
     let options = run.options;
-    print(&planned, Format::Human, out);
+    // With -q, no plan: its errors, and the summary of what was done.
+    if out.quiet {
+        print_diagnostics(&planned, out);
+    } else {
+        print(&planned, Format::Human, out);
+    }
     let (plan, doc) = (&planned.plan, &planned.document);
 
     // Everything is checked before the first write.
@@ -109,6 +115,9 @@ fn locked(
         return (Exit::Error, None);
     }
     if plan.is_empty() {
+        if out.quiet {
+            println!("{}", summary_line(doc));
+        }
         return (record_only(broker, rt, &planned, out), None);
     }
     if doc.summary.requires_allow_destroy && !options.allow_destroy {
@@ -132,7 +141,11 @@ fn locked(
         }
     }
     if !options.auto_approve {
-        let question = format!("Do you want to perform these actions on {}?", planned.live.origin);
+        let mut question = format!("Do you want to perform these actions on {}?", planned.live.origin);
+        if out.quiet {
+            // With no plan shown, what is asked for at least.
+            question = format!("{}\n{question}", summary_line(doc));
+        }
         if !super::confirm::confirm(&question, "apply") {
             return (Exit::Error, None);
         }
@@ -183,9 +196,14 @@ fn locked(
 
     let ended: Ended = match &outcome.failed {
         None => {
+            // Below the plan, a blank line apart; alone with -q.
             println!(
-                "\nApply complete! {} added, {} changed, {} destroyed, {} migrated.",
-                s.add, s.change, s.destroy, s.migrate
+                "{}Apply complete! {} added, {} changed, {} destroyed, {} migrated.",
+                if out.quiet { "" } else { "\n" },
+                s.add,
+                s.change,
+                s.destroy,
+                s.migrate
             );
             Some(("complete", None))
         }

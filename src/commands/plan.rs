@@ -114,12 +114,23 @@ pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: 
     Exit::Error
 }
 
-/// Prints the diagnostics (stderr) and the plan (stdout).
+/// Prints the diagnostics (stderr) and the plan (stdout). With -q, the
+/// errors and, in the human format, the plan's summary line alone: the
+/// machine formats are always whole.
 pub fn print(planned: &Planned, format: Format, out: Output) {
+    print_diagnostics(planned, out);
+    if out.quiet && format == Format::Human {
+        println!("{}", render::human::summary_line(&planned.document));
+    } else {
+        print!("{}", render::render(&planned.document, format, out.color && format == Format::Human));
+    }
+}
+
+/// The plan's diagnostics on stderr; with -q, its errors only.
+pub fn print_diagnostics(planned: &Planned, out: Output) {
     let shown: Vec<Diagnostic> =
         planned.desired.diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
     eprint!("{}", render_diagnostics(&shown, &planned.desired.sources, out.diagnostic_style()));
-    print!("{}", render::render(&planned.document, format, out.color && format == Format::Human));
 }
 
 /// The exit of `plan` and `diff` once the plan is shown.
