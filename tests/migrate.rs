@@ -219,11 +219,11 @@ impl Case {
         out
     }
 
-    /// warren's inventory of this vhost, as text.
+    /// warren's inventory of this vhost (project `default`'s), as text.
     fn inventory(&self) -> String {
         let answer = self.broker.request("GET", "global-parameters/warren.inventory", None);
         assert_eq!(answer.status, 200, "no inventory: {}", answer.body);
-        answer.json()["value"]["vhosts"][&self.vhost].to_string()
+        answer.json()["value"]["projects"]["default"]["vhosts"][&self.vhost].to_string()
     }
 
     /// Everything apply could change: the vhost's definitions (sorted) and
