@@ -1289,6 +1289,90 @@ fn abort_before_the_point_of_no_return_goes_back_exactly_once_and_after_it_refus
     assert_eq!(in_flight(&case), None, "the finished migration left the journal");
 }
 
+/// A migration paused by a consumer that stays on the old queue, with no
+/// traffic left: both queues empty, the new one unused. The traffic (to
+/// finish), the old queue's bindings before, and the migration's id.
+fn paused_quietly(case: &Case) -> (Traffic, BTreeSet<Bound>, String) {
+    case.topology(DIRECT_V1);
+    case.apply_ok();
+    let bindings = case.bindings_to(OLD);
+    let mut traffic = Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created"]).count(20));
+    let _stays = traffic.add_consumer(OLD, Duration::ZERO);
+    assert!(traffic.wait_until_received(20, FINISH), "{}", traffic.report());
+    case.topology(DIRECT_V2);
+    let paused = case.apply(&["--drain-timeout", "60s"]);
+    assert_eq!(paused.code, 3, "not paused:\n{}\n{}", paused.stdout, paused.stderr);
+    (traffic, bindings, in_flight_id(case))
+}
+
+#[test]
+fn files_that_change_a_paused_migration_otherwise_are_refused_and_reverting_them_rolls_it_back() {
+    let case = Case::new("t-mig-revert");
+    let (traffic, bindings, id) = paused_quietly(&case);
+
+    // The new queue changed mid-migration: neither the migration that
+    // started nor a way back. Refused, at the new queue, nothing changed.
+    let limited = "arguments = { \"x-max-length\" = 1000 }\nreplaces = \"orders.v1\"";
+    case.topology(&DIRECT_V2.replace("replaces = \"orders.v1\"", limited));
+    let before = case.state();
+    let plan = case.plan(&[]);
+    assert_eq!(plan.code, 4, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(plan.stderr.contains("migration-in-flight"), "{}", plan.stderr);
+    assert!(plan.stderr.contains(&format!("warren abort {id}")), "finish or abort: {}", plan.stderr);
+    assert!(
+        plan.stderr.contains(&format!("topology.toml:{}:", case.line_of("[queues.\"orders.v2\"]"))),
+        "{}",
+        plan.stderr
+    );
+    let refused = case.apply(&[]);
+    assert_eq!(refused.code, 4, "{}\n{}", refused.stdout, refused.stderr);
+    assert_eq!(case.state(), before, "a refused apply changes nothing");
+
+    // The files as before the migration: the plan is its rollback.
+    case.topology(DIRECT_V1);
+    let plan = case.plan(&["--detailed-exitcode"]);
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains(&format!("<< queue \"{NEW}\"")), "{}", plan.stdout);
+    assert!(plan.stdout.contains("Migrations in flight:") && plan.stdout.contains(&id), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("+ binding"), "the rollback binds the old queue itself: {}", plan.stdout);
+    assert!(!plan.stdout.contains(&format!("- queue \"{NEW}\"")), "{}", plan.stdout);
+    let applied = case.apply(&[]);
+    assert_eq!(applied.code, 0, "{}\n{}", applied.stdout, applied.stderr);
+    assert!(applied.stdout.contains("Apply complete!"), "{}", applied.stdout);
+    assert_eq!(case.bindings_to(OLD), bindings, "the old queue's bindings are back");
+    assert!(!case.exists("queues", NEW), "the new queue, empty and unused, is deleted");
+    assert_eq!(case.scaffolding(), Vec::<String>::new(), "scaffolding left behind");
+    assert!(!case.inventory().contains(SCAFFOLDING), "scaffolding left in the inventory: {}", case.inventory());
+    assert_eq!(in_flight(&case), None, "status still lists the migration");
+    let after = case.plan(&["--detailed-exitcode"]);
+    assert_eq!(after.code, 0, "{}\n{}", after.stdout, after.stderr);
+    assert!(after.stdout.contains("No changes."), "{}", after.stdout);
+    traffic.finish(FINISH).assert_exactly_once();
+}
+
+#[test]
+fn reverting_the_files_of_a_paused_migration_under_traffic_loses_and_duplicates_nothing() {
+    let case = Case::new("t-mig-revert-traffic");
+    let (traffic, _old, bindings, _) = paused_with_the_old_consumer_attached(&case);
+    case.topology(DIRECT_V1);
+    let applied = case.apply(&[]);
+    assert_eq!(applied.code, 0, "{}\n{}", applied.stdout, applied.stderr);
+    let said = format!("{}{}", applied.stdout, applied.stderr);
+    assert!(said.contains(&format!("Queue \"{NEW}\" was kept")), "it has a consumer: {said}");
+    assert_eq!(case.bindings_to(OLD), bindings, "the old queue's bindings are back");
+    assert!(case.bindings_to(NEW).is_empty(), "nothing routes to the new queue");
+    assert_eq!(case.scaffolding(), Vec::<String>::new(), "scaffolding left behind");
+    assert_eq!(in_flight(&case), None);
+    let on_old = |t: &Traffic| t.report().per_queue().get(OLD).copied().unwrap_or(0);
+    let before = on_old(&traffic);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(on_old(&traffic) >= before + 50, "traffic does not reach {OLD} again: {}", traffic.report());
+    let report = traffic.finish(FINISH);
+    report.assert_exactly_once();
+    assert!(report.returned.is_empty(), "{report}");
+    eprintln!("{}: {report}", case.vhost);
+}
+
 #[test]
 fn a_stray_publisher_and_a_stuck_consumer_on_the_old_queue_pause_the_migration_until_fixed() {
     paused_by_rising_unacknowledged(&Case::new("t-mig-rising"), DIRECT_V1);
