@@ -121,6 +121,7 @@ pub fn migration_record(
             .collect(),
         added: m.added.iter().map(binding_json).collect(),
         dropped: m.dropped.iter().map(binding_json).collect(),
+        queue: Some(journal::declaration(&m.new)),
         started: earlier.map_or_else(|| now.to_string(), |e| e.started.clone()),
         updated: now.to_string(),
         state: "running".into(),

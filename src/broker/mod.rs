@@ -208,7 +208,7 @@ impl Broker {
 
     /// The definitions of the given vhosts, assembled into one cluster-wide
     /// definitions document: one export per vhost, the users, the
-    /// permissions and warren's inventory, all requested at once. Cheaper
+    /// permissions and warren's inventory and journal, all requested at once. Cheaper
     /// than the whole broker's export when it holds other large vhosts.
     /// The live state of these vhosts ([`Broker::definitions_of`]), read
     /// and normalised as a definitions export is.
@@ -246,17 +246,23 @@ impl Broker {
             });
         }
         let inventory_path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
-        let (users, permissions, inventory) = tokio::join!(
+        let journal_path = format!("global-parameters/{}", segment(JOURNAL_PARAMETER));
+        let (users, permissions, inventory, journal) = tokio::join!(
             self.http.get_json("users", "list the users"),
             self.http.get_json("permissions", "list the permissions"),
             self.http.get_json(&inventory_path, "read warren's inventory"),
+            self.http.get_json(&journal_path, "read warren's journal"),
         );
-        let inventory = match inventory {
-            Err(BrokerError::NotFound { .. }) => vec![],
-            other => vec![other?],
-        };
+        // warren's records, as an export carries them.
+        let mut records = Vec::new();
+        for parameter in [inventory, journal] {
+            match parameter {
+                Err(BrokerError::NotFound { .. }) => {}
+                other => records.push(other?),
+            }
+        }
         let mut doc = json!({
-            "vhosts": listing, "users": users?, "permissions": permissions?, "global_parameters": inventory,
+            "vhosts": listing, "users": users?, "permissions": permissions?, "global_parameters": records,
             "queues": [], "exchanges": [], "bindings": [], "policies": [], "parameters": [],
         });
         while let Some(joined) = exports.join_next().await {

@@ -1,5 +1,6 @@
 //! Where a plan's live side comes from: a definitions export, or the broker
-//! (one definitions request, and one queue listing per declared vhost).
+//! (one definitions request, and one queue listing per declared vhost),
+//! with warren's records: the inventory and the journal.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,6 +17,8 @@ pub struct LiveSide {
     pub topology: Topology,
     /// Every project's records.
     pub ownership: Ownership,
+    /// The migrations in flight, by id, from warren's journal.
+    pub migrations: BTreeMap<String, crate::journal::Migration>,
     /// How the plan names it: `definitions file x.json`, `http://host:15672`.
     pub origin: String,
     pub notes: Vec<Diagnostic>,
@@ -35,6 +38,7 @@ pub fn from_state(path: &Path) -> Result<LiveSide, Diagnostic> {
     Ok(LiveSide {
         topology: l.topology,
         ownership: l.ownership,
+        migrations: l.migrations,
         origin,
         notes: l.notes,
         queue_counts: None,
@@ -117,6 +121,7 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
     Ok(LiveSide {
         topology: l.topology,
         ownership: l.ownership,
+        migrations: l.migrations,
         origin,
         notes: l.notes,
         queue_counts: Some(counts),

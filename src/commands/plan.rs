@@ -285,6 +285,7 @@ pub fn diff_command(old: &Path, new: &Path, show: &Show, out: Output) -> Exit {
     let live = LiveSide {
         ownership: Ownership::single(&desired.project.name, Inventory::of(&before.topology)),
         topology: before.topology,
+        migrations: Default::default(),
         origin: old.display().to_string(),
         notes: Vec::new(),
         queue_counts: None,

@@ -154,6 +154,11 @@ pub struct Migration {
     pub added: Vec<serde_json::Value>,
     #[serde(default)]
     pub dropped: Vec<serde_json::Value>,
+    /// The new queue as the files declared it ([`declaration`]): files
+    /// that declare it otherwise change the migration. Absent in records
+    /// of earlier versions.
+    #[serde(default)]
+    pub queue: Option<serde_json::Value>,
     pub started: String,
     pub updated: String,
     /// running, paused, stopped.
@@ -225,10 +230,7 @@ impl Journal {
     /// one there): a run that died right after the deletion left them.
     /// Vhosts `live` does not hold are left alone.
     pub fn forget_finished(&mut self, live: &crate::model::Topology) {
-        self.migrations.retain(|_, m| {
-            let Some(v) = live.vhosts.get(&m.vhost) else { return true };
-            v.queues.contains_key(&m.old) || !v.queues.contains_key(&m.new)
-        });
+        self.migrations.retain(|_, m| !m.finished(live));
     }
 
     fn push_history(&mut self, run: Run) {
@@ -236,6 +238,23 @@ impl Journal {
         let excess = self.history.len().saturating_sub(HISTORY_LIMIT);
         self.history.drain(..excess);
     }
+}
+
+impl Migration {
+    /// Whether the live state shows it finished: the old queue gone, the
+    /// new one there. Unknown (false) when `live` lacks its vhost.
+    pub fn finished(&self, live: &crate::model::Topology) -> bool {
+        live.vhosts
+            .get(&self.vhost)
+            .is_some_and(|v| !v.queues.contains_key(&self.old) && v.queues.contains_key(&self.new))
+    }
+}
+
+/// What the journal keeps of a migration's new queue, to tell whether the
+/// files still declare the same one.
+pub fn declaration(q: &crate::model::Queue) -> serde_json::Value {
+    let arguments = serde_json::Value::from(&crate::model::Value::Table(q.arguments.clone()));
+    serde_json::json!({ "type": q.kind.as_str(), "durable": q.durable, "auto_delete": q.auto_delete, "arguments": arguments })
 }
 
 impl Run {

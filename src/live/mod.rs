@@ -12,7 +12,8 @@
 //! - Left out: the default and `amq.*` exchanges, the default exchange's
 //!   bindings, federation's upstream exchanges and queues (and their
 //!   bindings), the broker's own global parameters and warren's inventory
-//!   (which becomes [`Live::ownership`]).
+//!   (which becomes [`Live::ownership`]) and journal (whose in-flight
+//!   migrations become [`Live::migrations`]).
 //! - Kept, with a note: bindings whose ends the file does not declare,
 //!   bindings from `amq.*` exchanges, policies with keys RabbitMQ does not
 //!   know, permissions of unlisted users, objects in unlisted vhosts (the
@@ -47,6 +48,9 @@ pub struct Live {
     /// Every project's inventory, from global parameter "warren.inventory";
     /// empty if absent.
     pub ownership: Ownership,
+    /// The migrations in flight, from warren's journal (global parameter
+    /// "warren.journal"); empty if absent.
+    pub migrations: std::collections::BTreeMap<String, crate::journal::Migration>,
     /// Warnings (code "live-quirk", no location) for the quirks found.
     pub notes: Vec<Diagnostic>,
 }

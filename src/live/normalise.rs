@@ -34,6 +34,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         single,
         topology: Topology::default(),
         ownership: Ownership::default(),
+        migrations: Default::default(),
         notes: Notes::default(),
         artefacts: BTreeSet::new(),
         exchanges: BTreeMap::new(),
@@ -71,7 +72,12 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
     }
     r.users(&defs)?;
     r.dangling_bindings();
-    Ok(Live { topology: r.topology, ownership: r.ownership, notes: r.notes.into_diagnostics() })
+    Ok(Live {
+        topology: r.topology,
+        ownership: r.ownership,
+        migrations: r.migrations,
+        notes: r.notes.into_diagnostics(),
+    })
 }
 
 struct Reader<'o> {
@@ -82,6 +88,7 @@ struct Reader<'o> {
     listed: Option<BTreeSet<String>>,
     topology: Topology,
     ownership: Ownership,
+    migrations: std::collections::BTreeMap<String, crate::journal::Migration>,
     notes: Notes,
     /// Federation artefacts left out: (vhost, kind, name).
     artefacts: BTreeSet<(String, DestinationKind, String)>,
@@ -184,9 +191,16 @@ impl Reader<'_> {
                     )
                     .help("the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
                 })?;
-            } else if g.name != crate::journal::JOURNAL_PARAMETER
-                && !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str())
-            {
+            } else if g.name == crate::journal::JOURNAL_PARAMETER {
+                let journal = crate::journal::Journal::from_json(Some(g.value.clone())).map_err(|e| {
+                    Diagnostic::error(
+                        "definitions",
+                        format!("{}: warren's journal (global parameter `{}`) is unreadable: {e}", self.origin, g.name),
+                    )
+                    .help(format!("it records in-flight migrations; if none is in flight, remove it with `rabbitmqctl clear_global_parameter {}`", g.name))
+                })?;
+                self.migrations = journal.migrations;
+            } else if !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str()) {
                 self.notes.add(
                     "global parameters are not modelled by warren and were left out",
                     "warren manages topology, users and permissions; other global parameters stay as they are",

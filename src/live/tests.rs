@@ -305,6 +305,23 @@ fn a_malformed_inventory_is_an_error() {
 }
 
 #[test]
+fn the_journal_parameter_gives_the_migrations_in_flight() {
+    let mut journal = crate::journal::Journal::from_json(None).unwrap();
+    let m = crate::journal::Migration { id: "m1".into(), vhost: "/".into(), ..Default::default() };
+    journal.migrations.insert("m1".into(), m.clone());
+    let json = format!(
+        r#"{{"vhosts": [{{"name": "/"}}], "global_parameters": [{{"name": "warren.journal", "value": {}}}]}}"#,
+        journal.to_json()
+    );
+    let live = read(&json);
+    assert_eq!(live.migrations.into_values().collect::<Vec<_>>(), [m]);
+    assert!(live.notes.is_empty());
+    let e = from_definitions(r#"{"global_parameters": [{"name": "warren.journal", "value": {"format": 9}}]}"#, "d")
+        .unwrap_err();
+    assert!(e.message.contains("journal"), "{}", e.message);
+}
+
+#[test]
 fn other_parameters_are_noted_as_not_modelled() {
     let live = read(
         r#"{"vhosts": [{"name": "sda"}],
