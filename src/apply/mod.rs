@@ -6,6 +6,7 @@ mod execute;
 pub mod migrate;
 mod recheck;
 mod recorder;
+pub mod rollback;
 
 pub use event::{Event, Events};
 pub use execute::{CONCURRENCY, Context, Outcome, execute};

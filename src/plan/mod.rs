@@ -16,7 +16,7 @@ pub use migration::{
     MigrationPlan, Source, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
 };
 pub use op::Op;
-pub use rollback::{RollbackSource, rollback};
+pub use rollback::{NoRollback, RollbackPlan, RollbackSource, compile as compile_rollback, rollback};
 
 use crate::diff::{Action, Change, Diff, Problem};
 use crate::model::{Node, ObjectKey, QueueType, Topology, Vhost, VhostSettings};

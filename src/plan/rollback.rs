@@ -12,7 +12,68 @@
 //! back, and Q is deleted only when empty and unused (the caller checks).
 
 use super::migration::{Step, internal, policy_priority};
-use crate::model::{Binding, DestinationKind, Policy, Table, Value, Vhost};
+use crate::model::{Binding, DestinationKind, Policy, Queue, Table, Value, Vhost, binding_from};
+
+/// The rollback of one migration in flight, as `warren abort` and an apply
+/// of the files from before it carry it out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RollbackPlan {
+    /// The migration's id in the journal.
+    pub id: String,
+    pub vhost: String,
+    pub old: String,
+    pub new: String,
+    /// The new queue as it is live, deleted after the steps only when
+    /// empty and unused; `None` when it is gone already.
+    pub new_queue: Option<Queue>,
+    pub steps: Vec<Step>,
+    /// The scaffolding's exchanges and policies, gone once it is done.
+    pub exchanges: Vec<String>,
+    pub policies: Vec<String>,
+}
+
+/// Why a record gives no rollback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoRollback {
+    /// The journal's record cannot be read.
+    Unreadable(String),
+    /// The old queue is gone: past the point of no return.
+    Gone(String),
+}
+
+/// The rollback of the journal's record `m`, from the live vhost alone.
+pub fn compile(live: &Vhost, m: &crate::journal::Migration) -> Result<RollbackPlan, NoRollback> {
+    let bindings = |list: &[serde_json::Value]| list.iter().map(binding_from).collect::<Result<Vec<_>, _>>();
+    let sources = m
+        .sources
+        .iter()
+        .map(|s| {
+            Ok(RollbackSource {
+                exchange: s.exchange.clone(),
+                kind: s.kind.clone(),
+                interposed: s.interposed.clone(),
+                alternate: s.alternate.clone(),
+                policy: s.policy.clone(),
+                bindings: bindings(&s.bindings)?,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .and_then(|s| Ok((s, bindings(&m.added)?, bindings(&m.dropped)?)));
+    let (sources, added, dropped) = sources.map_err(|e| {
+        NoRollback::Unreadable(format!("the journal's record of migration {} is unreadable: {e}", m.id))
+    })?;
+    let steps = rollback(live, &m.old, &m.new, &sources, &added, &dropped).map_err(NoRollback::Gone)?;
+    Ok(RollbackPlan {
+        id: m.id.clone(),
+        vhost: m.vhost.clone(),
+        old: m.old.clone(),
+        new: m.new.clone(),
+        new_queue: live.queues.get(&m.new).cloned(),
+        steps,
+        exchanges: sources.iter().flat_map(|s| [s.interposed.clone(), s.alternate.clone()]).collect(),
+        policies: sources.iter().map(|s| s.policy.clone()).collect(),
+    })
+}
 
 /// One source exchange of the migration, as the journal recorded it.
 #[derive(Debug, Clone, PartialEq)]
