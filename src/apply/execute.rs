@@ -15,6 +15,7 @@ use super::event::{Event, Events};
 use super::migrate::{self, Drain, Failure};
 use super::recheck;
 use super::recorder::Recorder;
+use super::rollback;
 use crate::broker::Broker;
 use crate::journal::{StepOutcome, migration_id};
 use crate::model::Topology;
@@ -85,6 +86,16 @@ pub async fn execute(broker: &Broker, plan: &Plan, ctx: &Context) -> Outcome {
                                 events.send(resuming(m, from));
                             }
                             migrate::run(&broker, m, from, ctx.drain, &limit, (&ctx.recorder, &id), events).await
+                        };
+                        events.step(step.op.to_string(), work).await
+                    }
+                    Op::Rollback(r) => {
+                        let work = async {
+                            // Why the new queue stays matters even with -q.
+                            if let Some(why) = rollback::run(&broker, r, &limit, &ctx.recorder).await? {
+                                eprintln!("{why}");
+                            }
+                            Ok(())
                         };
                         events.step(step.op.to_string(), work).await
                     }

@@ -44,11 +44,20 @@ pub fn scaffolding(m: &crate::plan::MigrationPlan) -> Vec<ObjectKey> {
 pub fn inventory_claim(old: &Inventory, desired: &Topology, live: &Topology, plan: &Plan) -> Inventory {
     let mut inv = inventory_before(old, desired, live);
     for s in &plan.steps {
-        if let Op::Migrate(m) = &s.op {
-            inv.objects.extend(scaffolding(m));
+        match &s.op {
+            Op::Migrate(m) => inv.objects.extend(scaffolding(m)),
+            Op::Rollback(r) => inv.objects.extend(rollback_scaffolding(r)),
+            _ => {}
         }
     }
     inv
+}
+
+/// The scaffolding a rollback may put back for a while and then deletes.
+fn rollback_scaffolding(r: &crate::plan::RollbackPlan) -> Vec<ObjectKey> {
+    let exchanges = r.exchanges.iter().map(|name| ObjectKey::Exchange { vhost: r.vhost.clone(), name: name.clone() });
+    let policies = r.policies.iter().map(|name| ObjectKey::Policy { vhost: r.vhost.clone(), name: name.clone() });
+    exchanges.chain(policies).collect()
 }
 
 /// What to record after the steps that were `done`: the claimed objects
@@ -66,6 +75,13 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inven
             }
             objects.remove(&ObjectKey::Queue { vhost: m.vhost.clone(), name: m.old.name.clone() });
             objects.retain(|k| !matches!(k, ObjectKey::Binding { vhost, binding } if *vhost == m.vhost && binding.destination == m.old.name && binding.destination_kind == crate::model::DestinationKind::Queue));
+        }
+        if let Op::Rollback(r) = &step.op {
+            // The new queue stays claimed: kept when it held messages, it
+            // is destroyed by a later apply once empty.
+            for k in rollback_scaffolding(r) {
+                objects.remove(&k);
+            }
         }
         if change.action == Action::Destroy && !matches!(step.op, Op::Bind { .. }) {
             objects.remove(&change.key);
@@ -150,6 +166,7 @@ mod tests {
             changes: vec![Change::new(ObjectKey::Vhost("gone".into()), Action::Destroy, "removed from the files")],
             steps: vec![Step { op: Op::DeleteVhost { name: "gone".into() }, change: 0, phase: 71 }],
             problems: vec![],
+            in_flight: vec![],
         };
         let after = inventory_after(&before, &plan, &[0]);
         assert_eq!(after.objects, [ObjectKey::Vhost("kept".into()), key("kept")].into_iter().collect());

@@ -137,9 +137,7 @@ pub async fn run(http: &Http, op: &Op, guard_deletes: bool, password: Option<&st
             let path = format!("permissions/{}/{}", segment(vhost), segment(user));
             delete(http, &path, &format!("delete permissions of \"{user}\" in vhost \"{vhost}\"")).await
         }
-        Migrate(m) => {
-            Err(BrokerError::Setup(format!("{} is carried out by apply, step by step", Op::Migrate(m.clone()))))
-        }
+        Migrate(_) | Rollback(_) => Err(BrokerError::Setup(format!("{op} is carried out by apply, step by step"))),
     }
 }
 

@@ -83,13 +83,15 @@ fn locked(
     recorder: &apply::Recorder,
     out: Output,
 ) -> (Exit, Ended) {
-    let live = match rt.block_on(live_side::read(broker, &desired.topology)) {
+    let mut live = match rt.block_on(live_side::read(broker, &desired.topology)) {
         Ok(l) => l,
         Err(e) => return (fail(&[e.diagnostic()], &desired.sources, out), None),
     };
     // A run that died right after deleting an old queue left its migration
     // in the journal: finished, as the live state shows.
     recorder.note(|j| j.forget_finished(&live.topology));
+    // The journal as the lock holder has it, not as read beside the topology.
+    live.migrations = recorder.journal().migrations.clone();
     let planned = compute(desired, run.path, live, run.replace);
     if let Some(saved) = run.saved
         && let Err(exit) = saved_plan::check(saved, &planned)
@@ -158,8 +160,11 @@ fn locked(
     }
     // The journal says what this run will do before its first step.
     let s = plan.summary();
-    let summary =
+    let mut summary =
         format!("{} to add, {} to change, {} to destroy, {} to migrate", s.add, s.change, s.destroy, s.migrate);
+    if s.rollback > 0 {
+        summary += &format!(", {} to roll back", s.rollback);
+    }
     let at = journal::now();
     let begun = rt.block_on(recorder.update(|j| {
         if let Some(run) = &mut j.current {
@@ -197,9 +202,15 @@ fn locked(
     let ended: Ended = match &outcome.failed {
         None => {
             // Below the plan, a blank line apart; alone with -q.
+            let rolled_back = if s.rollback > 0 { format!(", {} rolled back", s.rollback) } else { String::new() };
             println!(
-                "{}Apply complete! {} added, {} changed, {} destroyed, {} migrated.",
-                if out.quiet { "" } else { "\n" },
+                "{}Apply complete! {} added, {} changed, {} destroyed, {} migrated{rolled_back}.",
+                if out.quiet {
+                    ""
+                } else {
+                    "
+"
+                },
                 s.add,
                 s.change,
                 s.destroy,

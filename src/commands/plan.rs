@@ -54,6 +54,7 @@ pub fn draft(desired: &Desired, live: &LiveSide, replace: &[String]) -> Draft {
         replace: replace.iter().cloned().collect(),
         queue_counts: live.queue_counts.clone(),
         broker_version: live.broker_version,
+        in_flight: live.migrations.clone(),
         ..Options::default()
     };
     let mut passwords = BTreeMap::new();
@@ -105,7 +106,7 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
 pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: Format, out: Output) -> Exit {
     let diags = &desired.diagnostics;
     if format != Format::Human {
-        let empty = Plan { changes: vec![], steps: vec![], problems: vec![] };
+        let empty = Plan { changes: vec![], steps: vec![], problems: vec![], in_flight: vec![] };
         let doc = PlanDocument::new(&empty, &path.display().to_string(), live_origin, diags, &desired.sources);
         print!("{}", render::render(&doc, format, false));
     }

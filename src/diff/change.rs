@@ -19,6 +19,8 @@ pub enum Action {
     Replace,
     /// `>>` lossless live migration of a queue.
     Migrate,
+    /// `<<` a migration in flight taken back, as `warren abort` does.
+    Rollback,
     /// `?` live but neither declared nor in the inventory: never touched.
     Unmanaged,
     /// `=` live and held by another project: shown as theirs, never touched.
@@ -33,6 +35,7 @@ impl Action {
             Action::Destroy => "-",
             Action::Replace => "-/+",
             Action::Migrate => ">>",
+            Action::Rollback => "<<",
             Action::Unmanaged => "?",
             Action::OtherProject => "=",
         }
@@ -54,6 +57,8 @@ pub struct Change {
     /// is recreated, including ones warren does not manage.
     pub rebind: Vec<Binding>,
     pub migration: Option<Migration>,
+    /// For [`Action::Rollback`]: the journal's record of the migration.
+    pub rollback: Option<crate::journal::Migration>,
     /// For [`Action::OtherProject`]: the project that holds the object.
     pub owner: Option<String>,
 }
@@ -69,6 +74,7 @@ impl Change {
             requires_allow_destroy: false,
             rebind: Vec::new(),
             migration: None,
+            rollback: None,
             owner: None,
         }
     }

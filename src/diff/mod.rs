@@ -8,6 +8,7 @@
 mod attributes;
 mod change;
 mod immutable;
+mod in_flight;
 mod policy_advice;
 mod preflight;
 
@@ -16,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use attributes::Attributes;
 pub use change::{Action, Change, Migration};
+pub use in_flight::InFlight;
 pub use preflight::REFUSALS;
 
 use crate::diagnostic::Diagnostic;
@@ -39,6 +41,8 @@ pub struct Options {
     /// The live broker's version (major, minor), when known: some changes
     /// are ignored by older brokers.
     pub broker_version: Option<(u32, u32)>,
+    /// The migrations in flight, by id, from warren's journal.
+    pub in_flight: BTreeMap<String, crate::journal::Migration>,
 }
 
 /// A desired change that cannot be carried out, tied to the object at fault.
@@ -54,6 +58,8 @@ pub struct Problem {
 pub struct Diff {
     pub changes: Vec<Change>,
     pub problems: Vec<Problem>,
+    /// The migrations in flight in the vhosts the files declare.
+    pub in_flight: Vec<InFlight>,
 }
 
 /// Compares the desired topology of `project` with the live one, whose
@@ -68,7 +74,8 @@ pub fn diff(desired: &Topology, live: &Topology, ownership: &Ownership, project:
     for (name, want) in &desired.vhosts {
         let have = live.vhosts.get(name);
         d.vhost_settings(name, &want.settings, have.map(|h| &h.settings));
-        d.vhost(name, want, have.unwrap_or(&empty));
+        let held = d.in_flight(name, want, have.unwrap_or(&empty));
+        d.vhost(name, want, have.unwrap_or(&empty), &held);
     }
     for name in live.vhosts.keys().filter(|n| !desired.vhosts.contains_key(*n)) {
         let key = ObjectKey::Vhost(name.clone());
@@ -269,7 +276,29 @@ impl<'a> Differ<'a> {
         }
     }
 
-    fn vhost(&mut self, v: &str, want: &Vhost, full: &Vhost) {
+    /// The migrations in flight in vhost `v`, against the files: each is
+    /// listed, and rolled back or refused as the files say (see
+    /// `in_flight`); what a rollback handles is returned.
+    fn in_flight(&mut self, v: &str, want: &Vhost, live: &Vhost) -> in_flight::Held {
+        let mut held = in_flight::Held::default();
+        let finished =
+            |r: &crate::journal::Migration| !live.queues.contains_key(&r.old) && live.queues.contains_key(&r.new);
+        for r in self.options.in_flight.values().filter(|r| r.vhost == v && !finished(r)) {
+            self.out.in_flight.push(InFlight::of(r));
+            match in_flight::judge(r, want, live) {
+                in_flight::Verdict::Resume => {}
+                in_flight::Verdict::RollBack(c, bindings) => {
+                    held.queues.insert(r.new.clone());
+                    held.bindings.extend(bindings);
+                    self.push(*c);
+                }
+                in_flight::Verdict::Refuse(p) => self.out.problems.push(*p),
+            }
+        }
+        held
+    }
+
+    fn vhost(&mut self, v: &str, want: &Vhost, full: &Vhost, held: &in_flight::Held) {
         // Queues being replaced belong to their migration, not to this diff,
         // and so does the scaffolding of migrations in flight.
         let replaced: BTreeSet<&str> = want.queues.values().filter_map(|q| q.replaces.as_deref()).collect();
@@ -281,7 +310,7 @@ impl<'a> Differ<'a> {
         } else {
             full
         };
-        let mut migrating_bindings = BTreeSet::new();
+        let mut migrating_bindings = held.bindings.clone();
         // Compiled for the first queue whose arguments change: most plans have none.
         let in_force = OnceCell::new();
         let inventory = self.inventory;
@@ -327,7 +356,10 @@ impl<'a> Differ<'a> {
         }
         let mut declared = Walk::new(&want.queues);
         for (name, h) in &have.queues {
-            if declared.get(name).is_none() && !replaced.contains(name.as_str()) && !want.external.queues.contains(name)
+            if declared.get(name).is_none()
+                && !replaced.contains(name.as_str())
+                && !want.external.queues.contains(name)
+                && !held.queues.contains(name)
             {
                 let key = ObjectKey::Queue { vhost: v.into(), name: name.clone() };
                 let counts = self.options.queue_counts.as_ref().map(|c| c.get(&(v.to_string(), name.clone())).copied());

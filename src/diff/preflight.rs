@@ -6,8 +6,9 @@ use crate::diagnostic::Diagnostic;
 use crate::model::{Inventory, Matcher, ObjectKey, Queue, Vhost, scaffold};
 
 /// Codes of refusals: a plan with only these errors exits 4, not 1.
-pub const REFUSALS: [&str; 7] = [
+pub const REFUSALS: [&str; 8] = [
     "other-project",
+    super::in_flight::CODE,
     "preflight-expiring-queue",
     "preflight-delayed-exchange",
     "preflight-name-taken",

@@ -3,7 +3,7 @@
 //!
 //! Order: every intermediate state is valid and nothing routable becomes
 //! briefly unroutable: additions first (vhosts, exchanges and queues, then
-//! policies, bindings and permissions), then migrations, then removals in
+//! policies, bindings and permissions), then migrations and rollbacks, then removals in
 //! the reverse order. A recreated exchange or queue is the one exception
 //! (it is lossy and needs --allow-destroy): deleted right before it is
 //! declared again, its bindings put back with the other bindings.
@@ -18,7 +18,7 @@ pub use migration::{
 pub use op::Op;
 pub use rollback::{NoRollback, RollbackPlan, RollbackSource, compile as compile_rollback, rollback};
 
-use crate::diff::{Action, Change, Diff, Problem};
+use crate::diff::{Action, Change, Diff, InFlight, Problem};
 use crate::model::{Node, ObjectKey, QueueType, Topology, Vhost, VhostSettings};
 
 /// One operation, with the change it carries out.
@@ -38,6 +38,8 @@ pub struct Plan {
     pub changes: Vec<Change>,
     pub steps: Vec<Step>,
     pub problems: Vec<Problem>,
+    /// The migrations in flight in the vhosts the files declare.
+    pub in_flight: Vec<InFlight>,
 }
 
 /// Counts for the summary line.
@@ -47,6 +49,7 @@ pub struct Summary {
     pub change: usize,
     pub destroy: usize,
     pub migrate: usize,
+    pub rollback: usize,
     pub unmanaged: usize,
     pub other_project: usize,
 }
@@ -64,6 +67,7 @@ impl Plan {
                     s.destroy += 1
                 }
                 Action::Migrate => s.migrate += 1,
+                Action::Rollback => s.rollback += 1,
                 Action::Unmanaged => s.unmanaged += 1,
                 Action::OtherProject => s.other_project += 1,
             }
@@ -133,7 +137,7 @@ pub fn build(diff: Diff, desired: &Topology, live: &Topology) -> Plan {
     }
     let mut slots: Vec<Option<Change>> = diff.changes.into_iter().map(Some).collect();
     let changes = order.iter().map(|i| slots[*i].take().expect("each change is placed once")).collect();
-    Plan { changes, steps, problems: diff.problems }
+    Plan { changes, steps, problems: diff.problems, in_flight: diff.in_flight }
 }
 
 /// The operations of one change, each with its phase.
@@ -198,6 +202,14 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(u8, Op
                 migration::policy_priority(&matching),
             );
             vec![with_phase(Op::Migrate(Box::new(compiled)))]
+        }
+        (ObjectKey::Queue { vhost, .. }, Action::Rollback) => {
+            // The diff refuses a record that gives no way back.
+            let Some(r) = &c.rollback else { return vec![] };
+            match rollback::compile(vhost_of(live, vhost), r) {
+                Ok(r) => vec![with_phase(Op::Rollback(Box::new(r)))],
+                Err(_) => vec![],
+            }
         }
         (ObjectKey::Queue { vhost, name }, action) => {
             let mut out = Vec::new();

@@ -66,6 +66,8 @@ pub enum Op {
     },
     /// Expand-and-contract of an old queue into a new one.
     Migrate(Box<super::MigrationPlan>),
+    /// A migration in flight taken back to its old queue.
+    Rollback(Box<super::RollbackPlan>),
 }
 
 impl Op {
@@ -81,7 +83,7 @@ impl Op {
             Op::PutPolicy { .. } => 30,
             Op::Bind { .. } => 31,
             Op::PutPermission { .. } => 32,
-            Op::Migrate(_) => 40,
+            Op::Migrate(_) | Op::Rollback(_) => 40,
             Op::Unbind { .. } => 50,
             Op::DeletePolicy { .. } => 51,
             Op::DeletePermission { .. } => 52,
@@ -123,6 +125,13 @@ impl std::fmt::Display for Op {
             }
             DeletePermission { vhost, user } => write!(f, "delete permissions of \"{user}\" in vhost \"{vhost}\""),
             Migrate(m) => write!(f, "migrate queue \"{}\" to \"{}\" in vhost \"{}\"", m.old.name, m.new.name, m.vhost),
+            Rollback(r) => {
+                write!(
+                    f,
+                    "roll back migration {} (queue \"{}\" >> \"{}\") in vhost \"{}\"",
+                    r.id, r.old, r.new, r.vhost
+                )
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::diff::{Action, Attributes, Change};
-use crate::plan::{MigrationPlan, Op, Plan};
+use crate::plan::{MigrationPlan, Op, Plan, RollbackPlan};
 use crate::source::Sources;
 
 /// Bumped on any incompatible change to this document.
@@ -22,6 +22,23 @@ pub struct PlanDocument {
     pub changes: Vec<ChangeDoc>,
     pub errors: Vec<DiagnosticDoc>,
     pub warnings: Vec<DiagnosticDoc>,
+    /// The migrations in flight in the vhosts the files declare.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub migrations_in_flight: Vec<InFlightDoc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InFlightDoc {
+    /// What `warren abort` takes.
+    pub id: String,
+    pub vhost: String,
+    pub old: String,
+    pub new: String,
+    /// Steps done, of `total`.
+    pub done: usize,
+    pub total: usize,
+    /// running, paused, stopped.
+    pub state: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,6 +47,9 @@ pub struct SummaryDoc {
     pub change: usize,
     pub destroy: usize,
     pub migrate: usize,
+    /// Migrations in flight rolled back (`<<`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rollback: usize,
     pub unmanaged: usize,
     /// Live objects held by other projects: never touched.
     #[serde(default)]
@@ -56,6 +76,8 @@ pub struct ChangeDoc {
     pub rebind: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migration: Option<MigrationDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<RollbackDoc>,
     /// For `other_project`: the project that holds the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
@@ -76,6 +98,17 @@ pub struct MigrationDoc {
     /// The number of the step after which the migration cannot be undone.
     #[serde(default)]
     pub point_of_no_return: usize,
+}
+
+/// A migration in flight taken back to its old queue, as `warren abort`
+/// does; the new queue is deleted after the steps if empty and unused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RollbackDoc {
+    pub id: String,
+    /// The old queue, which traffic goes back to.
+    pub to: String,
+    /// The numbered steps apply carries out, in order (stage "rollback").
+    pub steps: Vec<MigrationStepDoc>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,6 +159,7 @@ impl PlanDocument {
                 change: s.change,
                 destroy: s.destroy,
                 migrate: s.migrate,
+                rollback: s.rollback,
                 unmanaged: s.unmanaged,
                 other_project: s.other_project,
                 requires_allow_destroy: plan.changes.iter().any(|c| c.requires_allow_destroy),
@@ -139,18 +173,50 @@ impl PlanDocument {
                         Op::Migrate(m) if s.change == i => Some(m.as_ref()),
                         _ => None,
                     });
-                    change_doc(c, compiled)
+                    let rollback = plan.steps.iter().find_map(|s| match &s.op {
+                        Op::Rollback(r) if s.change == i => Some(rollback_doc(r)),
+                        _ => None,
+                    });
+                    ChangeDoc { rollback, ..change_doc(c, compiled) }
                 })
                 .collect(),
             errors: docs(Severity::Error),
             warnings: docs(Severity::Warning),
+            migrations_in_flight: plan
+                .in_flight
+                .iter()
+                .map(|f| InFlightDoc {
+                    id: f.id.clone(),
+                    vhost: f.vhost.clone(),
+                    old: f.old.clone(),
+                    new: f.new.clone(),
+                    done: f.done,
+                    total: f.total,
+                    state: f.state.clone(),
+                })
+                .collect(),
         }
     }
 
     /// True when the plan would change nothing.
     pub fn has_changes(&self) -> bool {
         let s = &self.summary;
-        s.add + s.change + s.destroy + s.migrate > 0
+        s.add + s.change + s.destroy + s.migrate + s.rollback > 0
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn rollback_doc(r: &RollbackPlan) -> RollbackDoc {
+    let steps = r.steps.iter().enumerate();
+    RollbackDoc {
+        id: r.id.clone(),
+        to: r.old.clone(),
+        steps: steps
+            .map(|(i, s)| MigrationStepDoc { n: i + 1, stage: "rollback".into(), text: s.to_string() })
+            .collect(),
     }
 }
 
@@ -169,6 +235,7 @@ fn change_doc(c: &Change, compiled: Option<&MigrationPlan>) -> ChangeDoc {
         after: c.after.clone(),
         rebind: texts(&c.rebind),
         owner: c.owner.clone(),
+        rollback: None,
         migration: c.migration.as_ref().map(|m| MigrationDoc {
             replaces: m.replaces.clone(),
             changed: m.changed.clone(),

@@ -37,6 +37,17 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         }
         out += "\n";
     }
+    if !doc.migrations_in_flight.is_empty() {
+        out += "Migrations in flight:\n";
+        for m in &doc.migrations_in_flight {
+            let _ = writeln!(
+                out,
+                "  {}  vhost \"{}\": queue \"{}\" >> \"{}\", step {} of {} done ({})",
+                m.id, m.vhost, m.old, m.new, m.done, m.total, m.state
+            );
+        }
+        out += "\n";
+    }
     if doc.summary.requires_allow_destroy {
         let _ = writeln!(
             out,
@@ -59,7 +70,11 @@ pub fn summary_line(doc: &PlanDocument) -> String {
     if !doc.has_changes() {
         return "No changes. The broker matches the topology.".to_string();
     }
-    format!("Plan: {} to add, {} to change, {} to destroy, {} to migrate.", s.add, s.change, s.destroy, s.migrate)
+    let rollback = if s.rollback > 0 { format!(", {} to roll back", s.rollback) } else { String::new() };
+    format!(
+        "Plan: {} to add, {} to change, {} to destroy, {} to migrate{rollback}.",
+        s.add, s.change, s.destroy, s.migrate
+    )
 }
 
 fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
@@ -69,6 +84,7 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
         Action::Destroy => format!("will be destroyed: {}", c.reason),
         Action::Replace => format!("must be replaced: {}", c.reason),
         Action::Migrate => format!("will be migrated live: {}", c.reason),
+        Action::Rollback => format!("will be rolled back: {}", c.reason),
         Action::Unmanaged | Action::OtherProject => unreachable!("objects left alone are listed apart"),
     };
     let _ = writeln!(out, "  {}", p.paint(&format!("# {} {what}", c.address), BOLD));
@@ -116,6 +132,13 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
                 let _ = writeln!(out, "      #   {l}");
             }
         }
+    }
+    if let Some(r) = &c.rollback {
+        let _ = writeln!(out, "      # steps back to queue \"{}\" (migration {}):", r.to, r.id);
+        for s in &r.steps {
+            let _ = writeln!(out, "      #   {:>2}. {}", s.n, s.text);
+        }
+        let _ = writeln!(out, "      #   then delete queue \"{}\" if it is empty and unused", c.name);
     }
     if !c.rebind.is_empty() {
         let _ = writeln!(out, "      # bindings put back after it is recreated:");
@@ -200,7 +223,7 @@ impl Painter {
             Action::Create => GREEN,
             Action::Update => YELLOW,
             Action::Destroy | Action::Replace => RED,
-            Action::Migrate => CYAN,
+            Action::Migrate | Action::Rollback => CYAN,
             Action::Unmanaged | Action::OtherProject => DIM,
         };
         self.paint(a.symbol(), code)

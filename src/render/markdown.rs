@@ -13,7 +13,8 @@ pub fn render(doc: &PlanDocument) -> String {
     let _ = writeln!(out, "**{}**\n", human::summary_line(doc));
     let count = |a: Action| doc.changes.iter().filter(|c| c.action == a).count();
     let (destroy, replace, migrate) = (count(Action::Destroy), count(Action::Replace), count(Action::Migrate));
-    if destroy + replace + migrate > 0 {
+    let rollback = count(Action::Rollback);
+    if destroy + replace + migrate + rollback > 0 {
         out += "> [!WARNING]\n";
         if destroy > 0 {
             let _ = writeln!(out, "> {destroy} object(s) will be **destroyed**.");
@@ -27,6 +28,12 @@ pub fn render(doc: &PlanDocument) -> String {
         if migrate > 0 {
             let _ =
                 writeln!(out, "> {migrate} queue(s) will be **migrated live** to a replacement, with no message loss.");
+        }
+        if rollback > 0 {
+            let _ = writeln!(
+                out,
+                "> {rollback} migration(s) in flight will be **rolled back** to their old queue, with no message loss."
+            );
         }
         if doc.summary.requires_allow_destroy {
             out += "> Apply refuses this plan without `--allow-destroy`.\n";

@@ -1,0 +1,328 @@
+//! Migrations in flight (warren's journal) against the files. The files
+//! that started one resume it; the files from before it (the old queue
+//! declared, the new one not) roll it back, as `warren abort` does; any
+//! other change to it is refused until it is finished or aborted, since
+//! neither way would then leave the broker as the files say.
+
+use std::collections::BTreeSet;
+
+use super::{Action, Change, Problem};
+use crate::diagnostic::Diagnostic;
+use crate::journal::{self, Migration as Record};
+use crate::model::{Binding, DestinationKind, ObjectKey, Vhost, binding_from};
+
+/// Refusal code: the files change a migration in flight.
+pub const CODE: &str = "migration-in-flight";
+
+/// One migration in flight in a vhost the files declare, as a plan shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFlight {
+    pub id: String,
+    pub vhost: String,
+    pub old: String,
+    pub new: String,
+    /// Steps done, of `total`.
+    pub done: usize,
+    pub total: usize,
+    /// running, paused, stopped.
+    pub state: String,
+}
+
+/// What the rollbacks of a vhost take care of, so that the rest of the
+/// diff leaves it alone: the new queues they delete (when empty and
+/// unused), and the bindings they put back or take away.
+#[derive(Debug, Default)]
+pub(super) struct Held {
+    pub queues: BTreeSet<String>,
+    pub bindings: BTreeSet<Binding>,
+}
+
+/// What the files mean for one migration in flight.
+pub(super) enum Verdict {
+    /// The files still declare it as it started: apply resumes it.
+    Resume,
+    RollBack(Box<Change>, BTreeSet<Binding>),
+    Refuse(Box<Problem>),
+}
+
+impl InFlight {
+    pub fn of(r: &Record) -> InFlight {
+        InFlight {
+            id: r.id.clone(),
+            vhost: r.vhost.clone(),
+            old: r.old.clone(),
+            new: r.new.clone(),
+            done: r.done.min(r.steps.len()),
+            total: r.steps.len(),
+            state: r.state.clone(),
+        }
+    }
+}
+
+pub(super) fn judge(r: &Record, want: &Vhost, live: &Vhost) -> Verdict {
+    let (old, new) = (&r.old, &r.new);
+    let parse = |list: &[serde_json::Value]| list.iter().map(binding_from).collect::<Result<Vec<_>, _>>();
+    let parsed = (|| {
+        let mut moved = Vec::new();
+        for s in &r.sources {
+            moved.extend(parse(&s.bindings)?);
+        }
+        Ok::<_, String>((moved, parse(&r.added)?, parse(&r.dropped)?))
+    })();
+    let (moved, added, dropped) = match parsed {
+        Ok(p) => p,
+        Err(e) => return refuse(r, want, &format!("its record in the journal is unreadable ({e})"), false),
+    };
+    let to_new = |b: &Binding| Binding { destination: new.clone(), ..b.clone() };
+    match (want.queues.get(new), want.queues.get(old)) {
+        (Some(q), None) if q.replaces.as_ref() == Some(old) => {
+            let same_queue = r.queue.as_ref().is_none_or(|d| *d == journal::declaration(q));
+            let declared: BTreeSet<Binding> = want
+                .bindings
+                .iter()
+                .filter(|b| b.destination_kind == DestinationKind::Queue && b.destination == *new)
+                .cloned()
+                .collect();
+            let started: BTreeSet<Binding> = moved.iter().map(to_new).chain(added.iter().cloned()).collect();
+            match (same_queue, declared == started) {
+                (true, true) => Verdict::Resume,
+                (false, _) => {
+                    refuse(r, want, &format!("queue \"{new}\" is declared otherwise than when it started"), false)
+                }
+                (true, false) => refuse(
+                    r,
+                    want,
+                    &format!("the bindings of queue \"{new}\" differ from those it started with"),
+                    false,
+                ),
+            }
+        }
+        (None, Some(q)) if q.replaces.is_none() => {
+            if !live.queues.contains_key(old) {
+                return refuse(
+                    r,
+                    want,
+                    &format!(
+                        "it passed its point of no return (queue \"{old}\" is deleted), so there is no going back"
+                    ),
+                    true,
+                );
+            }
+            let mut c = Change::new(
+                ObjectKey::Queue { vhost: r.vhost.clone(), name: new.clone() },
+                Action::Rollback,
+                format!(
+                    "the files declare queue \"{old}\" again and no longer \"{new}\": migration {} goes back to \"{old}\" as `warren abort {}` does; \"{new}\" is deleted if empty and unused, and messages it holds stay in it for its consumers",
+                    r.id, r.id
+                ),
+            );
+            c.rollback = Some(r.clone());
+            let mut bindings: BTreeSet<Binding> =
+                moved.iter().flat_map(|b| [b.clone(), to_new(b)]).chain(added).chain(dropped).collect();
+            // Whatever else binds the new queue goes with it, or stays with it.
+            bindings.extend(
+                live.bindings
+                    .iter()
+                    .filter(|b| b.destination_kind == DestinationKind::Queue && b.destination == *new)
+                    .cloned(),
+            );
+            Verdict::RollBack(Box::new(c), bindings)
+        }
+        (Some(_), Some(_)) => refuse(r, want, &format!("the files declare both \"{old}\" and \"{new}\""), false),
+        (Some(_), None) => refuse(r, want, &format!("queue \"{new}\" no longer replaces \"{old}\""), false),
+        (None, Some(_)) => refuse(r, want, &format!("queue \"{old}\" now replaces another queue"), false),
+        (None, None) => refuse(r, want, &format!("the files declare neither \"{old}\" nor \"{new}\""), false),
+    }
+}
+
+/// The refusal, at the new queue's declaration, else the old one's.
+fn refuse(r: &Record, want: &Vhost, what: &str, past_no_return: bool) -> Verdict {
+    let (id, old, new, v) = (&r.id, &r.old, &r.new, &r.vhost);
+    let name = if want.queues.contains_key(new) || !want.queues.contains_key(old) { new } else { old };
+    let key = ObjectKey::Queue { vhost: v.clone(), name: name.clone() };
+    let f = InFlight::of(r);
+    let help = if past_no_return {
+        format!("finish it: apply the files that started it (queue \"{new}\" with `replaces = \"{old}\"`)")
+    } else {
+        format!(
+            "finish it first: apply the files that started it (queue \"{new}\" with `replaces = \"{old}\"`, declared as then); or roll it back: apply the files from before it (\"{old}\" declared, \"{new}\" not), or run `warren abort {id}`; then change the files"
+        )
+    };
+    let diagnostic = Diagnostic::error(
+        CODE,
+        format!(
+            "migration {id} in vhost \"{v}\" (queue \"{old}\" >> \"{new}\", step {} of {}, {}) is in flight, and the files change it: {what}",
+            f.done, f.total, f.state
+        ),
+    )
+    .label("a migration in flight")
+    .help(help);
+    Verdict::Refuse(Box::new(Problem { key, field: None, diagnostic }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Options, diff};
+    use super::*;
+    use crate::journal::SourceRecord;
+    use crate::model::{
+        ApplyTo, Exchange, Inventory, Ownership, Policy, Queue, QueueType, Table, Topology, binding_json, scaffold,
+    };
+
+    fn queue(name: &str, replaces: Option<&str>) -> Queue {
+        Queue {
+            name: name.into(),
+            kind: QueueType::Classic,
+            durable: true,
+            auto_delete: false,
+            arguments: Table::new(),
+            replaces: replaces.map(Into::into),
+        }
+    }
+
+    fn exchange(name: &str, internal: bool) -> Exchange {
+        Exchange {
+            name: name.into(),
+            kind: "direct".into(),
+            durable: true,
+            auto_delete: false,
+            internal,
+            arguments: Table::new(),
+        }
+    }
+
+    fn bind(source: &str, kind: DestinationKind, dest: &str) -> Binding {
+        Binding {
+            source: source.into(),
+            destination_kind: kind,
+            destination: dest.into(),
+            routing_key: "k".into(),
+            arguments: Table::new(),
+        }
+    }
+
+    /// Files from before the migration of "old" into "new" (`v1`), or
+    /// those that started it (`v2`).
+    fn files(v2: bool) -> Vhost {
+        let mut v = Vhost::new("v");
+        v.exchanges.insert("shop".into(), exchange("shop", false));
+        let q = if v2 { queue("new", Some("old")) } else { queue("old", None) };
+        v.bindings.insert(bind("shop", DestinationKind::Queue, &q.name));
+        v.queues.insert(q.name.clone(), q);
+        v
+    }
+
+    /// Paused at the drain: the new queue takes every message through the
+    /// interposed exchange's alternate exchange.
+    fn paused() -> (Vhost, Record) {
+        let (x2, ae, policy) =
+            (scaffold::interposed("old", "shop"), scaffold::alternate("old", "shop"), scaffold::policy("old", "shop"));
+        let mut v = Vhost::new("v");
+        for (name, internal) in [("shop", false), (x2.as_str(), true), (ae.as_str(), true)] {
+            v.exchanges.insert(name.into(), exchange(name, internal));
+        }
+        v.queues.insert("old".into(), queue("old", None));
+        v.queues.insert("new".into(), queue("new", None));
+        v.bindings.insert(bind("shop", DestinationKind::Exchange, &x2));
+        v.bindings.insert(bind(&ae, DestinationKind::Queue, "new"));
+        let mut definition = Table::new();
+        definition.insert("alternate-exchange".into(), crate::model::Value::String(ae.clone()));
+        v.policies.insert(
+            policy.clone(),
+            Policy {
+                name: policy.clone(),
+                pattern: format!("^{x2}$"),
+                apply_to: ApplyTo::Exchanges,
+                priority: 1,
+                definition,
+            },
+        );
+        let record = Record {
+            id: "m1".into(),
+            vhost: "v".into(),
+            old: "old".into(),
+            new: "new".into(),
+            steps: vec!["a step".into(); 20],
+            done: 12,
+            point_of_no_return: 19,
+            sources: vec![SourceRecord {
+                exchange: "shop".into(),
+                kind: "direct".into(),
+                interposed: x2,
+                alternate: ae,
+                policy,
+                bindings: vec![binding_json(&bind("shop", DestinationKind::Queue, "old"))],
+            }],
+            queue: Some(journal::declaration(&queue("new", None))),
+            state: "paused".into(),
+            ..Record::default()
+        };
+        (v, record)
+    }
+
+    fn plan_of(want: Vhost) -> crate::plan::Plan {
+        let (live, record) = paused();
+        let topology =
+            |v: Vhost| Topology { vhosts: [("v".to_string(), v)].into_iter().collect(), ..Default::default() };
+        let mut inventory = Inventory::of(&topology(live.clone()));
+        inventory.objects.insert(ObjectKey::Queue { vhost: "v".into(), name: "new".into() });
+        let options = Options { in_flight: [("m1".to_string(), record)].into_iter().collect(), ..Options::default() };
+        let (want, live) = (topology(want), topology(live));
+        let d = diff(&want, &live, &Ownership::single("default", inventory), "default", &options);
+        crate::plan::build(d, &want, &live)
+    }
+
+    #[test]
+    fn the_files_from_before_a_migration_in_flight_roll_it_back_and_nothing_else() {
+        let plan = plan_of(files(false));
+        assert!(plan.problems.is_empty(), "{:?}", plan.problems);
+        let acting: Vec<(Action, String)> = plan
+            .changes
+            .iter()
+            .filter(|c| c.action != Action::Unmanaged)
+            .map(|c| (c.action, c.key.to_string()))
+            .collect();
+        assert_eq!(
+            acting,
+            [(Action::Rollback, "queue \"new\" in vhost \"v\"".to_string())],
+            "no other create or destroy"
+        );
+        assert_eq!(plan.steps.len(), 1);
+        let crate::plan::Op::Rollback(r) = &plan.steps[0].op else { panic!("{:?}", plan.steps[0].op) };
+        assert_eq!((r.id.as_str(), r.old.as_str()), ("m1", "old"));
+        assert!(r.new_queue.is_some(), "the new queue is deleted by the rollback, if empty and unused");
+        let direct = bind("shop", DestinationKind::Queue, "old");
+        assert!(r.steps.contains(&crate::plan::MigrationStep::Bind(direct)), "{:?}", r.steps);
+        assert_eq!(plan.summary().rollback, 1);
+        assert_eq!(plan.in_flight.len(), 1);
+        assert_eq!((plan.in_flight[0].done, plan.in_flight[0].total), (12, 20));
+    }
+
+    #[test]
+    fn the_files_that_started_a_migration_in_flight_resume_it() {
+        let plan = plan_of(files(true));
+        assert!(!plan.problems.iter().any(|p| p.diagnostic.is_error()), "{:?}", plan.problems);
+        assert!(plan.changes.iter().any(|c| c.action == Action::Migrate));
+        assert!(!plan.changes.iter().any(|c| c.action == Action::Rollback));
+    }
+
+    #[test]
+    fn files_that_change_a_migration_in_flight_otherwise_are_refused() {
+        let mut limited = files(true);
+        let q = limited.queues.get_mut("new").unwrap();
+        q.arguments.insert("x-max-length".into(), crate::model::Value::Int(10));
+        let mut rebound = files(true);
+        rebound.bindings.insert(Binding { routing_key: "other".into(), ..bind("shop", DestinationKind::Queue, "new") });
+        let mut neither = files(false);
+        neither.queues.clear();
+        neither.bindings.clear();
+        for (want, at) in [(limited, "new"), (rebound, "new"), (neither, "new")] {
+            let plan = plan_of(want);
+            let p = plan.problems.iter().find(|p| p.diagnostic.code == CODE).expect("refused");
+            assert_eq!(p.key, ObjectKey::Queue { vhost: "v".into(), name: at.into() });
+            let help = p.diagnostic.help.as_deref().unwrap_or_default();
+            assert!(help.contains("warren abort m1") && help.contains("replaces = \"old\""), "{help}");
+            assert!(!plan.changes.iter().any(|c| c.action == Action::Rollback));
+        }
+    }
+}
