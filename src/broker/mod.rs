@@ -208,8 +208,9 @@ impl Broker {
 
     /// The definitions of the given vhosts, assembled into one cluster-wide
     /// definitions document: one export per vhost, the users, the
-    /// permissions and warren's inventory and journal, all requested at once. Cheaper
-    /// than the whole broker's export when it holds other large vhosts.
+    /// permissions and warren's records (inventory, journal), all requested
+    /// at once. Cheaper than the whole broker's export when it holds other
+    /// large vhosts.
     /// The live state of these vhosts ([`Broker::definitions_of`]), read
     /// and normalised as a definitions export is.
     /// A user without the `administrator` tag reads each vhost's listings
@@ -245,24 +246,13 @@ impl Broker {
                 }
             });
         }
-        let inventory_path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
-        let journal_path = format!("global-parameters/{}", segment(JOURNAL_PARAMETER));
-        let (users, permissions, inventory, journal) = tokio::join!(
+        let (users, permissions, records) = tokio::join!(
             self.http.get_json("users", "list the users"),
             self.http.get_json("permissions", "list the permissions"),
-            self.http.get_json(&inventory_path, "read warren's inventory"),
-            self.http.get_json(&journal_path, "read warren's journal"),
+            self.records(),
         );
-        // warren's records, as an export carries them.
-        let mut records = Vec::new();
-        for parameter in [inventory, journal] {
-            match parameter {
-                Err(BrokerError::NotFound { .. }) => {}
-                other => records.push(other?),
-            }
-        }
         let mut doc = json!({
-            "vhosts": listing, "users": users?, "permissions": permissions?, "global_parameters": records,
+            "vhosts": listing, "users": users?, "permissions": permissions?, "global_parameters": records?,
             "queues": [], "exchanges": [], "bindings": [], "policies": [], "parameters": [],
         });
         while let Some(joined) = exports.join_next().await {
@@ -335,13 +325,9 @@ impl Broker {
                 });
             }
         }
-        let inventory_path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
-        let inventory = match self.http.get_json(&inventory_path, "read warren's inventory").await {
-            Err(BrokerError::NotFound { .. }) => vec![],
-            other => vec![other?],
-        };
+        let records = self.records().await?;
         let mut doc = json!({
-            "vhosts": listing, "users": [], "permissions": [], "global_parameters": inventory,
+            "vhosts": listing, "users": [], "permissions": [], "global_parameters": records,
             "queues": [], "exchanges": [], "bindings": [], "policies": [], "parameters": [],
         });
         while let Some(joined) = reads.join_next().await {
@@ -454,6 +440,25 @@ impl Broker {
             Err(BrokerError::NotFound { .. }) => Ok(false),
             Err(e) => Err(e),
         }
+    }
+
+    /// warren's records (inventory and journal) as global parameters, as
+    /// an export carries them: both at once, those that exist.
+    async fn records(&self) -> Result<Vec<serde_json::Value>, BrokerError> {
+        let inventory_path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
+        let journal_path = format!("global-parameters/{}", segment(JOURNAL_PARAMETER));
+        let (inventory, journal) = tokio::join!(
+            self.http.get_json(&inventory_path, "read warren's inventory"),
+            self.http.get_json(&journal_path, "read warren's journal"),
+        );
+        let mut records = Vec::new();
+        for parameter in [inventory, journal] {
+            match parameter {
+                Err(BrokerError::NotFound { .. }) => {}
+                other => records.push(other?),
+            }
+        }
+        Ok(records)
     }
 
     /// warren's journal (global parameter), `None` when there is none yet.
