@@ -1296,6 +1296,34 @@ definition = { max-length = 10 }
     case.assert_converged(&env);
     assert!(case.exists("queues/{V}/q.scoped") && case.exists("policies/{V}/p.scoped"));
 
+    // A live migration too: the scaffolding's policy needs only `policymaker`.
+    case.file(
+        "topology.toml",
+        r#"vhosts = ["{V}"]
+
+[exchanges."x.scoped"]
+type = "topic"
+
+[queues."q.scoped.v2"]
+type = "classic"
+arguments = { "x-max-length" = 1000 }
+replaces = "q.scoped"
+
+[[bindings]]
+source = "x.scoped"
+queue = "q.scoped.v2"
+routing_key = "k"
+
+[policies."p.scoped"]
+pattern = "^q\\.scoped$"
+definition = { max-length = 10 }
+"#,
+    );
+    let run = case.apply_ok(&[], &env);
+    assert!(run.stdout.contains("1 migrated"), "{}", run.stdout);
+    assert!(!case.exists("queues/{V}/q.scoped") && case.exists("queues/{V}/q.scoped.v2"));
+    case.assert_converged(&env);
+
     // Users, permissions and vhost settings need the administrator tag: a
     // clear error before any change.
     case.file("users.toml", "vhosts = [\"{V}\"]\n\n[users.\"t-apply-scoped-other\"]\ntags = []\n");
