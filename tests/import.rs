@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{realworld, root, warren};
+use common::{QUIRKS, realworld, root, warren};
 use warren::desired;
 use warren::import::{self, Import};
 use warren::live::{self, Live};
@@ -112,8 +112,20 @@ fn every_realworld_export_loads_back_equal_to_the_live_topology() {
 }
 
 #[test]
+fn an_export_with_real_world_quirks_loads_back_equal_to_the_live_topology() {
+    let left_out = round_trip(&root().join(QUIRKS), &[]);
+    assert_eq!(
+        left_out,
+        [
+            "queue \"amq.gen-Fx1ServerNamedInRoot\" in vhost \"/\"",
+            "queue \"amq.gen-Fx2ServerNamedInTestbed\" in vhost \"bunny_testbed\""
+        ]
+    );
+}
+
+#[test]
 fn a_vhost_filter_imports_that_vhost_and_its_users() {
-    let path = root().join("../shared/realworld/10-rabbitmq-server-case9b-multivhost.json");
+    let path = root().join(QUIRKS);
     round_trip(&path, &["bunny_testbed"]);
     round_trip(&path, &["/", "vhost3"]);
 }
@@ -154,11 +166,10 @@ fn path_str(p: &Path) -> &str {
 #[test]
 fn importing_each_realworld_file_gives_files_that_validate() {
     let tmp = tempfile::tempdir().unwrap();
-    for path in realworld() {
+    for path in std::iter::once(root().join(QUIRKS)).chain(realworld()) {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let out = out_dir(&tmp, &stem);
-        let state = format!("../shared/realworld/{stem}.json");
-        let run = warren(&["import", "--state", &state, "--out", path_str(&out)]);
+        let run = warren(&["import", "--state", path_str(&path), "--out", path_str(&out)]);
         assert_eq!(run.code, 0, "{stem}:\n{}{}", run.stdout, run.stderr);
         assert!(run.stdout.contains("Wrote "), "{stem}: {}", run.stdout);
         assert!(run.stdout.contains("users.toml: "), "{stem}: {}", run.stdout);
@@ -221,7 +232,7 @@ fn import_into_a_directory_without_toml_files_is_fine() {
 #[test]
 fn a_vhost_filter_shows_only_the_notes_about_those_vhosts() {
     let tmp = tempfile::tempdir().unwrap();
-    let state = "../shared/realworld/10-rabbitmq-server-case9b-multivhost.json";
+    let state = QUIRKS;
     let all = warren(&["import", "--state", state, "--out", path_str(&out_dir(&tmp, "all"))]);
     assert!(all.stderr.contains("vhost \"/\": bindings from the broker's own exchanges"), "{}", all.stderr);
     let one = warren(&["import", "--state", state, "--vhost", "vhost3", "--out", path_str(&out_dir(&tmp, "one"))]);
@@ -296,14 +307,7 @@ fn an_empty_export_imports_nothing() {
 #[test]
 fn quiet_prints_only_the_summary() {
     let tmp = tempfile::tempdir().unwrap();
-    let run = warren(&[
-        "-q",
-        "import",
-        "--state",
-        "../shared/realworld/07-census-rm-ons.json",
-        "--out",
-        path_str(tmp.path()),
-    ]);
+    let run = warren(&["-q", "import", "--state", QUIRKS, "--out", path_str(tmp.path())]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stderr, "");
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);

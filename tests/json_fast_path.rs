@@ -23,7 +23,6 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_export_of_the_repository_and_the_real_world_reads_the_same() {
     let mut files = common::realworld();
-    assert!(!files.is_empty(), "the real-world corpus is there");
     for dir in ["examples", "tests"] {
         json_files(&common::root().join(dir), &mut files);
     }

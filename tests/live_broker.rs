@@ -8,7 +8,7 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::realworld;
+use common::{QUIRKS, realworld, root};
 use serde_json::{Value as Json, json};
 use warren::live::{from_definitions, from_vhost_definitions};
 
@@ -115,7 +115,7 @@ fn vhost_body(defs: &Json, vhost: &str) -> Json {
 #[test]
 fn realworld_files_read_the_same_after_a_trip_through_rabbitmq() {
     let Some(base) = broker() else { return };
-    for path in realworld() {
+    for path in std::iter::once(root().join(QUIRKS)).chain(realworld()) {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let number = stem.split('-').next().unwrap().to_string();
         let defs: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
