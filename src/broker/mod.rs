@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value as Json, json};
 
 pub use amqp::Amqp;
 pub use endpoint::{Endpoint, Tls, segment};
@@ -23,6 +23,9 @@ pub use lock::{LOCK_QUEUE, Lock};
 use crate::journal::JOURNAL_PARAMETER;
 use crate::model::{INVENTORY_PARAMETER, Ownership, QueueCounts};
 use crate::plan::Op;
+
+/// Every vhost with the settings warren reads.
+const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata";
 
 /// A connection to one broker's management API.
 #[derive(Clone)]
@@ -206,21 +209,10 @@ impl Broker {
         Ok(text)
     }
 
-    /// The definitions of the given vhosts, assembled into one cluster-wide
-    /// definitions document: one export per vhost, the users, the
-    /// permissions and warren's records (inventory, journal), all requested
-    /// at once. Cheaper than the whole broker's export when it holds other
-    /// large vhosts.
     /// The live state of these vhosts ([`Broker::definitions_of`]), read
     /// and normalised as a definitions export is.
-    /// A user without the `administrator` tag reads each vhost's listings
-    /// instead ([`Broker::listings_of`]).
     pub async fn live_of(&self, vhosts: &[String]) -> Result<crate::live::Live, BrokerError> {
-        let text = if self.is_administrator().await? {
-            self.definitions_of(vhosts).await?
-        } else {
-            self.listings_of(vhosts).await?
-        };
+        let text = self.definitions_of(vhosts).await?;
         crate::live::from_definitions(&text, &self.endpoint().to_string()).map_err(|d| BrokerError::Refused {
             action: "read the definitions".into(),
             status: 200,
@@ -228,43 +220,63 @@ impl Broker {
         })
     }
 
+    /// The definitions of the given vhosts, assembled into one cluster-wide
+    /// definitions document with warren's records (inventory, journal), all
+    /// requested at once. Cheaper than the whole broker's export when it
+    /// holds other large vhosts. A user with the `administrator` tag reads
+    /// one export per vhost, the users and the permissions; any other user
+    /// each vhost's listings that its permissions open, and no users or
+    /// permissions, which need the administrator tag to read.
     pub async fn definitions_of(&self, vhosts: &[String]) -> Result<String, BrokerError> {
+        let admin = self.is_administrator().await?;
+        let listing = self.http.get_json(VHOST_LISTING, "list the vhosts").await?;
         // Only vhosts that exist: the export of a missing one is a 400.
-        let listing = self
-            .http
-            .get_json("vhosts?columns=name,description,tags,default_queue_type,metadata", "list the vhosts")
-            .await?;
-        let exists = |v: &String| listing.as_array().into_iter().flatten().any(|x| x["name"].as_str() == Some(v));
-        let mut exports = tokio::task::JoinSet::new();
-        for v in vhosts.iter().filter(|v| exists(v)) {
-            let (http, v) = (self.http.clone(), v.clone());
-            exports.spawn(async move {
-                let path = format!("definitions/{}", segment(&v));
-                match http.get_json(&path, &format!("read the definitions of vhost \"{v}\"")).await {
-                    Err(BrokerError::NotFound { .. }) => Ok((v, serde_json::Value::Null)),
-                    other => other.map(|d| (v, d)),
-                }
-            });
-        }
-        let (users, permissions, records) = tokio::join!(
-            self.http.get_json("users", "list the users"),
-            self.http.get_json("permissions", "list the permissions"),
+        let exists = |v: &&String| listing.as_array().into_iter().flatten().any(|x| x["name"].as_str() == Some(v));
+        let present: Vec<String> = vhosts.iter().filter(exists).cloned().collect();
+        let only_admin = |path: &'static str, action: &'static str| async move {
+            if admin { self.http.get_json(path, action).await } else { Ok(json!([])) }
+        };
+        let (users, permissions, records, items) = tokio::join!(
+            only_admin("users", "list the users"),
+            only_admin("permissions", "list the permissions"),
             self.records(),
+            async { if admin { self.exports(&present).await } else { self.listings(&present).await } },
         );
         let mut doc = json!({
             "vhosts": listing, "users": users?, "permissions": permissions?, "global_parameters": records?,
             "queues": [], "exchanges": [], "bindings": [], "policies": [], "parameters": [],
         });
+        for (key, item) in items? {
+            doc[key].as_array_mut().expect("made above as an array").push(item);
+        }
+        Ok(doc.to_string())
+    }
+
+    /// Each vhost's definitions export, as (section, item) pairs of a
+    /// cluster-wide document.
+    async fn exports(&self, vhosts: &[String]) -> Result<Vec<(&'static str, Json)>, BrokerError> {
+        let mut exports = tokio::task::JoinSet::new();
+        for v in vhosts {
+            let (http, v) = (self.http.clone(), v.clone());
+            exports.spawn(async move {
+                let path = format!("definitions/{}", segment(&v));
+                match http.get_json(&path, &format!("read the definitions of vhost \"{v}\"")).await {
+                    Err(BrokerError::NotFound { .. }) => Ok((v, Json::Null)),
+                    other => other.map(|d| (v, d)),
+                }
+            });
+        }
+        let mut items = Vec::new();
         while let Some(joined) = exports.join_next().await {
             let (v, export) = joined.expect("reading an export does not panic")?;
             for key in ["queues", "exchanges", "bindings", "policies", "parameters"] {
                 for mut item in export[key].as_array().cloned().unwrap_or_default() {
                     item["vhost"] = json!(v);
-                    doc[key].as_array_mut().expect("made above as an array").push(item);
+                    items.push((key, item));
                 }
             }
         }
-        Ok(doc.to_string())
+        Ok(items)
     }
 
     /// Whether the user warren logs in as has the `administrator` tag:
@@ -286,17 +298,10 @@ impl Broker {
         Ok((name, tags.iter().any(|t| t == "administrator")))
     }
 
-    /// The topology of the given vhosts for a user without the
-    /// `administrator` tag, in a definitions document's shape: each vhost's
-    /// exchanges, queues, bindings, policies and operator policies from the
-    /// listings that its vhost permissions open, and warren's records. No
-    /// users or permissions: those need the administrator tag to read.
-    pub async fn listings_of(&self, vhosts: &[String]) -> Result<String, BrokerError> {
-        let listing = self
-            .http
-            .get_json("vhosts?columns=name,description,tags,default_queue_type,metadata", "list the vhosts")
-            .await?;
-        let exists = |v: &String| listing.as_array().into_iter().flatten().any(|x| x["name"].as_str() == Some(v));
+    /// Each vhost's exchanges, queues, bindings, policies and operator
+    /// policies from its listings, in the shape of a definitions export's
+    /// (section, item) pairs: for a user without the `administrator` tag.
+    async fn listings(&self, vhosts: &[String]) -> Result<Vec<(&'static str, Json)>, BrokerError> {
         // Only the fields of a definitions export: the listings add others.
         const KINDS: [(&str, &str, &[&str]); 5] = [
             (
@@ -314,25 +319,20 @@ impl Broker {
             ("operator_policies", "operator-policies/{}", &["name", "pattern", "apply-to", "definition", "priority"]),
         ];
         let mut reads = tokio::task::JoinSet::new();
-        for v in vhosts.iter().filter(|v| exists(v)) {
-            for (kind, path, _) in KINDS {
+        for v in vhosts {
+            for (kind, path, fields) in KINDS {
                 let (http, v) = (self.http.clone(), v.clone());
                 reads.spawn(async move {
                     let path = path.replace("{}", &segment(&v));
                     let listed =
                         http.get_json(&path, &format!("list the {} of vhost \"{v}\"", kind.replace('_', " "))).await;
-                    listed.map(|l| (v, kind, l))
+                    listed.map(|l| (v, kind, fields, l))
                 });
             }
         }
-        let records = self.records().await?;
-        let mut doc = json!({
-            "vhosts": listing, "users": [], "permissions": [], "global_parameters": records,
-            "queues": [], "exchanges": [], "bindings": [], "policies": [], "parameters": [],
-        });
+        let mut items = Vec::new();
         while let Some(joined) = reads.join_next().await {
-            let (v, kind, listed) = joined.expect("reading a listing does not panic")?;
-            let fields = KINDS.iter().find(|(k, _, _)| *k == kind).map_or(&[][..], |(_, _, f)| f);
+            let (v, kind, fields, listed) = joined.expect("reading a listing does not panic")?;
             for item in listed.as_array().into_iter().flatten() {
                 // What an export leaves out: the default exchange and its
                 // bindings, and exclusive queues (a connection's own).
@@ -345,24 +345,26 @@ impl Broker {
                 if skip {
                     continue;
                 }
-                let mut kept: serde_json::Map<String, serde_json::Value> =
+                let mut kept: serde_json::Map<String, Json> =
                     fields.iter().filter_map(|f| Some((f.to_string(), item.get(*f)?.clone()))).collect();
                 if kind == "operator_policies" {
                     let name = kept.remove("name").unwrap_or_default();
-                    let parameter = json!({ "vhost": v, "component": "operator_policy", "name": name, "value": kept });
-                    doc["parameters"].as_array_mut().expect("made above as an array").push(parameter);
+                    items.push((
+                        "parameters",
+                        json!({ "vhost": v, "component": "operator_policy", "name": name, "value": kept }),
+                    ));
                     continue;
                 }
                 kept.insert("vhost".into(), json!(v));
-                doc[kind].as_array_mut().expect("made above as an array").push(json!(kept));
+                items.push((kind, Json::Object(kept)));
             }
         }
-        Ok(doc.to_string())
+        Ok(items)
     }
 
     /// Every vhost with its metadata, as text (one request).
     pub async fn vhosts(&self) -> Result<String, BrokerError> {
-        let path = "vhosts?columns=name,description,tags,default_queue_type,metadata";
+        let path = VHOST_LISTING;
         let (_, text) = self.http.send(Method::GET, path, None, "list the vhosts").await?;
         Ok(text)
     }
