@@ -1335,6 +1335,124 @@ definition = { max-length = 10 }
     case.clean();
 }
 
+/// Projects run by users without the administrator tag keep their records
+/// inside their own vhosts: each user sees its own project's, never the
+/// other's, and the broker-wide records are not touched.
+#[test]
+fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
+    let users = ["t-apply-rec-user-a", "t-apply-rec-user-b"];
+    let mut case = Case::new("t-apply-rec-a", &["t-apply-rec-b"], &users);
+    let secrets = ["rec-a-pw-Qz71", "rec-b-pw-Wm42"];
+    case.secrets.extend(secrets.iter().map(|s| s.to_string()));
+    // Other tests write the broker-wide records meanwhile: these projects' vhosts must not be in them.
+    let assert_not_broker_wide = || {
+        for p in ["warren.inventory", "warren.journal"] {
+            let body = case.broker.request("GET", &format!("global-parameters/{p}"), None).body;
+            assert!(!body.contains("t-apply-rec-"), "{p} mentions the vhost-scoped projects' vhosts");
+        }
+    };
+    let mut envs = Vec::new();
+    // Team a declares no policy: `management` is all the tag it needs.
+    for ((team, user), (secret, tags)) in
+        ["a", "b"].iter().zip(users).zip(secrets.iter().zip(["management", "policymaker"]))
+    {
+        let vhost = format!("t-apply-rec-{team}");
+        let v = seg(&vhost);
+        case.broker.put(&format!("vhosts/{v}"), json!({}));
+        case.broker.put(&format!("users/{user}"), json!({"password": secret, "tags": tags}));
+        case.broker.put(&format!("permissions/{v}/{user}"), json!({"configure": ".*", "write": ".*", "read": ".*"}));
+        let policy = if *team == "b" {
+            "\n[policies.\"p.b\"]\npattern = \"^q\\\\.b\"\ndefinition = { max-length = 10 }\n"
+        } else {
+            ""
+        };
+        case.project_file(&format!("team-{team}"), "warren.toml", &format!("[project]\nname = \"team-{team}\"\n"));
+        case.project_file(
+            &format!("team-{team}"),
+            "topology.toml",
+            &format!("vhosts = [\"{vhost}\"]\n\n[queues.\"q.{team}.1\"]\n\n[queues.\"q.{team}.2\"]\n{policy}"),
+        );
+        let amqp =
+            case.broker.amqp().expect("WARREN_TEST_AMQP_URL").replace("guest:guest@", &format!("{user}:{secret}@"));
+        let amqp = format!("{}/{v}", amqp.rsplit_once('/').unwrap().0);
+        envs.push(vec![("WARREN_URL", case.broker.url_as(user, secret)), ("WARREN_AMQP_URL", amqp)]);
+    }
+    let env = |i: usize| -> Vec<(&str, Option<&str>)> { envs[i].iter().map(|(k, v)| (*k, Some(v.as_str()))).collect() };
+    let dir = |team: &str| case.dir.path().join(format!("team-{team}")).display().to_string();
+    for (i, team) in ["a", "b"].iter().enumerate() {
+        let run = case.warren(&["apply", &dir(team), "--auto-approve"], &env(i));
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        let plan = case.warren(&["plan", &dir(team), "--detailed-exitcode"], &env(i));
+        assert_eq!(plan.code, 0, "not converged:\n{}\n{}", plan.stdout, plan.stderr);
+    }
+    assert_not_broker_wide();
+    let records = |vhost: &str| -> Vec<String> {
+        let listed = case.broker.get(&format!("exchanges/{}?columns=name,internal", seg(vhost)));
+        let mut names: Vec<String> = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["name"].as_str().unwrap().starts_with("warren."))
+            .map(|x| {
+                assert_eq!(x["internal"], true, "{x}");
+                x["name"].as_str().unwrap().to_string()
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    // One generation of each record: a journal, and the project's inventory of the vhost.
+    let kinds = |vhost: &str, team: &str| -> Vec<String> {
+        let prefix = |n: &String| n.rsplit_once('.').unwrap().0.to_string();
+        let names = records(vhost);
+        assert_eq!(
+            names.iter().map(prefix).collect::<Vec<_>>(),
+            [format!("warren.journal.team-{team}"), format!("warren.records.team-{team}")],
+            "{names:?}"
+        );
+        names
+    };
+    let first = kinds("t-apply-rec-a", "a");
+    kinds("t-apply-rec-b", "b");
+
+    // Neither user reaches the other's vhost, so neither sees the other's
+    // records; each status names its own project only.
+    let other = case.broker.request_with(users[0], secrets[0], "GET", "exchanges/t-apply-rec-b");
+    assert_eq!(other.status, 401, "{}", other.body);
+    for (i, (mine, theirs)) in [("team-a", "team-b"), ("team-b", "team-a")].iter().enumerate() {
+        let status = case.warren(&["status"], &env(i));
+        assert_eq!(status.code, 0, "{}\n{}", status.stdout, status.stderr);
+        assert!(status.stdout.contains(&format!("Project \"{mine}\"")), "{}", status.stdout);
+        assert!(!status.stdout.contains(theirs), "{}", status.stdout);
+    }
+
+    // The records say what each project owns: a queue taken out of team
+    // a's files is destroyed, and team b's are not touched.
+    case.project_file("team-a", "topology.toml", "vhosts = [\"t-apply-rec-a\"]\n\n[queues.\"q.a.1\"]\n");
+    let run = case.warren(&["apply", &dir("a"), "--auto-approve"], &env(0));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("1 destroyed"), "{}", run.stdout);
+    assert!(!case.broker.exists("queues/t-apply-rec-a/q.a.2") && case.broker.exists("queues/t-apply-rec-b/q.b.2"));
+    let second = kinds("t-apply-rec-a", "a");
+    assert!(second[1] != first[1], "a new generation of the inventory: {first:?} {second:?}");
+    let history = case.warren(&["history"], &env(0));
+    assert!(
+        history.stdout.contains("vhost \"t-apply-rec-a\"") && !history.stdout.contains("rec-b"),
+        "{}",
+        history.stdout
+    );
+
+    // An administrator's status shows both projects' records.
+    let status = case.warren(&["status"], &[]);
+    assert!(
+        status.stdout.contains("Project \"team-a\"") && status.stdout.contains("Project \"team-b\""),
+        "{}",
+        status.stdout
+    );
+    assert_not_broker_wide();
+    case.clean();
+}
+
 // Feedback on long work (issue 12, item 7).
 
 const FEEDBACK_TOPOLOGY: &str =

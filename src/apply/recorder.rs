@@ -10,8 +10,9 @@
 use std::sync::{Arc, Mutex};
 
 use super::migrate::Failure;
-use crate::broker::{Broker, BrokerError, Lock};
+use crate::broker::{Broker, BrokerError, JournalSlot, Lock};
 use crate::journal::{Journal, now};
+use crate::model::Place;
 
 #[derive(Clone)]
 pub struct Recorder {
@@ -20,11 +21,13 @@ pub struct Recorder {
 
 struct Inner {
     broker: Broker,
+    /// Where the journal and the lock are.
+    place: Place,
     lock: Option<Lock>,
     /// The journal and how many changes were made to it.
     state: Mutex<(Journal, u64)>,
-    /// How many changes the broker's copy holds.
-    written: tokio::sync::Mutex<u64>,
+    /// How many changes the broker's copy holds, and where it is.
+    written: tokio::sync::Mutex<(u64, JournalSlot)>,
     fault: Option<Fault>,
 }
 
@@ -53,13 +56,14 @@ impl Fault {
 impl Recorder {
     /// `lock` is held for the recorder's life; `None` only where no other
     /// apply can run (tests of the executor alone).
-    pub fn new(broker: Broker, lock: Option<Lock>, journal: Journal) -> Recorder {
+    pub fn new(broker: Broker, place: Place, lock: Option<Lock>, journal: (Journal, JournalSlot)) -> Recorder {
         Recorder {
             inner: Arc::new(Inner {
                 broker,
+                place,
                 lock,
-                state: Mutex::new((journal, 0)),
-                written: tokio::sync::Mutex::new(0),
+                state: Mutex::new((journal.0, 0)),
+                written: tokio::sync::Mutex::new((0, journal.1)),
                 fault: Fault::from_env(),
             }),
         }
@@ -68,6 +72,11 @@ impl Recorder {
     /// The journal as it stands in memory.
     pub fn journal(&self) -> Journal {
         self.inner.state.lock().expect("the journal's lock is never poisoned").0.clone()
+    }
+
+    /// Where this run keeps its records.
+    pub fn place(&self) -> &Place {
+        &self.inner.place
     }
 
     /// Stops a step from starting once the lock is gone: another apply may
@@ -95,15 +104,16 @@ impl Recorder {
             s.1
         };
         let mut written = self.inner.written.lock().await;
-        if *written >= mine {
+        if written.0 >= mine {
             return Ok(());
         }
         let (value, version) = {
             let s = self.inner.state.lock().expect("the journal's lock is never poisoned");
             (s.0.to_json(), s.1)
         };
-        self.inner.broker.write_journal(&value).await?;
-        *written = version;
+        let (_, slot) = &mut *written;
+        self.inner.broker.write_journal(&self.inner.place, &value, slot).await?;
+        written.0 = version;
         Ok(())
     }
 

@@ -3,10 +3,12 @@
 //! closes, so a holder that dies frees it; a live holder that loses the
 //! connection sees it and stops before its next step.
 //!
-//! One lock per broker: warren's inventory and journal are broker-wide
-//! global parameters, so two applies to different vhosts would still
-//! overwrite each other's records. It lives in the vhost the AMQP URL
-//! names (`/` by default), where warren's user needs configure permission.
+//! One lock per place of records (`model::records`): broker-wide records
+//! are global parameters, so two applies to different vhosts would still
+//! overwrite each other's, and their lock lives in the vhost the AMQP URL
+//! names (`/` by default). Records kept inside a project's vhosts have
+//! their lock beside the journal, in the project's first vhost. Either way
+//! warren's user needs configure permission on `warren.lock` there.
 
 use lapin::options::QueueDeclareOptions;
 use lapin::types::FieldTable;
@@ -40,8 +42,8 @@ impl Lock {
 impl Amqp {
     /// Tries once to take the lock: `None` when another connection holds it.
     /// `holder` names this process in the broker's connection list.
-    pub async fn try_lock(&self, holder: &str) -> Result<Option<Lock>, BrokerError> {
-        let connection = self.connect(&self.lock_vhost, &format!("warren apply ({holder})")).await?;
+    pub async fn try_lock(&self, vhost: &str, holder: &str) -> Result<Option<Lock>, BrokerError> {
+        let connection = self.connect(vhost, &format!("warren apply ({holder})")).await?;
         let unreachable =
             |e: lapin::Error| BrokerError::AmqpUnreachable { endpoint: self.address(), detail: e.to_string() };
         let channel = connection.create_channel().await.map_err(unreachable)?;
@@ -53,10 +55,7 @@ impl Amqp {
                 match e.kind() {
                     ErrorKind::ProtocolError(p) if p.get_id() == RESOURCE_LOCKED => Ok(None),
                     _ => Err(BrokerError::Refused {
-                        action: format!(
-                            "take the apply lock (exclusive queue \"{LOCK_QUEUE}\" in vhost \"{}\")",
-                            self.lock_vhost
-                        ),
+                        action: format!("take the apply lock (exclusive queue \"{LOCK_QUEUE}\" in vhost \"{vhost}\")"),
                         status: 0,
                         reason: e.to_string(),
                     }),
@@ -67,7 +66,7 @@ impl Amqp {
 }
 
 impl Amqp {
-    /// The vhost of the apply lock.
+    /// The vhost of the lock of broker-wide records.
     pub fn lock_vhost(&self) -> &str {
         &self.lock_vhost
     }

@@ -6,6 +6,7 @@ mod error;
 mod http;
 mod lock;
 mod ops;
+mod records;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -19,9 +20,9 @@ pub use endpoint::{Endpoint, Tls, segment};
 pub use error::BrokerError;
 pub use http::Http;
 pub use lock::{LOCK_QUEUE, Lock};
+pub use records::{FoundJournal, JournalSlot};
 
-use crate::journal::JOURNAL_PARAMETER;
-use crate::model::{INVENTORY_PARAMETER, Ownership, QueueCounts};
+use crate::model::QueueCounts;
 use crate::plan::Op;
 
 /// Every vhost with the settings warren reads.
@@ -239,7 +240,7 @@ impl Broker {
         let (users, permissions, records, items) = tokio::join!(
             only_admin("users", "list the users"),
             only_admin("permissions", "list the permissions"),
-            self.records(),
+            self.broker_records(),
             async { if admin { self.exports(&present).await } else { self.listings(&present).await } },
         );
         let mut doc = json!({
@@ -417,66 +418,8 @@ impl Broker {
         ops::run(&self.http, op, guard_deletes, password).await
     }
 
-    /// Records what every project manages.
-    pub async fn write_ownership(&self, ownership: &Ownership) -> Result<(), BrokerError> {
-        let body = json!({ "name": INVENTORY_PARAMETER, "value": ownership.to_json() });
-        let path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
-        self.http.send(Method::PUT, &path, Some(&body), "record warren's inventory").await.map(|_| ())
-    }
-
     /// Closes the AMQP connections kept for drain readings.
     pub async fn close(&self) {
         self.amqp.close_probes().await;
-    }
-
-    /// Tries once to take the apply lock; `None` while another holds it.
-    pub async fn try_lock(&self, holder: &str) -> Result<Option<Lock>, BrokerError> {
-        self.amqp.try_lock(holder).await
-    }
-
-    /// Whether some apply holds the lock now: its exclusive queue exists.
-    pub async fn lock_held(&self) -> Result<bool, BrokerError> {
-        let path = format!("queues/{}/{}?columns=name", segment(self.amqp.lock_vhost()), segment(LOCK_QUEUE));
-        match self.http.get_json(&path, "look for the apply lock").await {
-            Ok(_) => Ok(true),
-            Err(BrokerError::NotFound { .. }) => Ok(false),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// warren's records (inventory and journal) as global parameters, as
-    /// an export carries them: both at once, those that exist.
-    async fn records(&self) -> Result<Vec<serde_json::Value>, BrokerError> {
-        let inventory_path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
-        let journal_path = format!("global-parameters/{}", segment(JOURNAL_PARAMETER));
-        let (inventory, journal) = tokio::join!(
-            self.http.get_json(&inventory_path, "read warren's inventory"),
-            self.http.get_json(&journal_path, "read warren's journal"),
-        );
-        let mut records = Vec::new();
-        for parameter in [inventory, journal] {
-            match parameter {
-                Err(BrokerError::NotFound { .. }) => {}
-                other => records.push(other?),
-            }
-        }
-        Ok(records)
-    }
-
-    /// warren's journal (global parameter), `None` when there is none yet.
-    pub async fn read_journal(&self) -> Result<Option<serde_json::Value>, BrokerError> {
-        let path = format!("global-parameters/{}", segment(JOURNAL_PARAMETER));
-        match self.http.get_json(&path, "read warren's journal").await {
-            Ok(p) => Ok(Some(p["value"].clone())),
-            Err(BrokerError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Replaces warren's journal. Last write wins: only the lock holder writes.
-    pub async fn write_journal(&self, value: &serde_json::Value) -> Result<(), BrokerError> {
-        let body = json!({ "name": JOURNAL_PARAMETER, "value": value });
-        let path = format!("global-parameters/{}", segment(JOURNAL_PARAMETER));
-        self.http.send(Method::PUT, &path, Some(&body), "record warren's journal").await.map(|_| ())
     }
 }

@@ -12,9 +12,11 @@ use tokio::sync::Semaphore;
 use super::{live_side, session};
 use crate::apply::Recorder;
 use crate::apply::{migrate, rollback};
-use crate::broker::Broker;
+use crate::broker::{Broker, BrokerError};
 use crate::cli::Connection;
 use crate::exit::Exit;
+use crate::journal::Journal;
+use crate::model::Place;
 use crate::output::Output;
 use crate::plan::{NoRollback, compile_rollback};
 
@@ -27,7 +29,15 @@ pub fn run(id: &str, auto_approve: bool, lock_timeout: Duration, connection: &Co
         }
     };
     let rt = live_side::runtime();
-    let session = match rt.block_on(session::begin(&broker, lock_timeout, &format!("aborting migration {id}"))) {
+    // The lock and the journal of the records that hold the migration.
+    let place = match rt.block_on(place_of(&broker, id)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
+            return Exit::Error;
+        }
+    };
+    let session = match rt.block_on(session::begin(&broker, place, lock_timeout, &format!("aborting migration {id}"))) {
         Ok(s) => s,
         Err(exit) => return exit,
     };
@@ -39,6 +49,17 @@ pub fn run(id: &str, auto_approve: bool, lock_timeout: Duration, connection: &Co
 }
 
 type Ended = Option<(&'static str, Option<String>)>;
+
+/// Where the journal that records migration `id` is; broker-wide when no
+/// journal this user reads has it (the run then says it is not in flight).
+async fn place_of(broker: &Broker, id: &str) -> Result<Place, BrokerError> {
+    let found = broker
+        .journals()
+        .await?
+        .into_iter()
+        .find(|f| Journal::from_json(Some(f.value.clone())).is_ok_and(|j| j.migrations.contains_key(id)));
+    Ok(found.map_or(Place::Broker, |f| f.place))
+}
 
 async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Recorder, out: Output) -> (Exit, Ended) {
     let Some(m) = recorder.journal().migrations.get(id).cloned() else {

@@ -13,7 +13,7 @@ use crate::cli::Connection;
 use crate::desired::{self, Desired};
 use crate::diagnostic::render as render_diagnostics;
 use crate::exit::Exit;
-use crate::model::{Inventory, ObjectKey, is_shared};
+use crate::model::{Inventory, ObjectKey, Place, is_shared};
 use crate::output::Output;
 
 pub fn run(
@@ -48,11 +48,19 @@ pub fn run(
     // Under the lock: no apply may write the records between the reading
     // and the writing.
     let doing = format!("adopting objects of project {from}");
-    let session = match rt.block_on(session::begin(&broker, lock_timeout, &doing)) {
+    let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
+    let place = match rt.block_on(broker.place_of(&project, &vhosts)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
+            return Exit::Error;
+        }
+    };
+    let session = match rt.block_on(session::begin(&broker, place.clone(), lock_timeout, &doing)) {
         Ok(s) => s,
         Err(exit) => return exit,
     };
-    let (exit, ended) = rt.block_on(locked(&desired, from, auto_approve, &broker));
+    let (exit, ended) = rt.block_on(locked(&desired, from, auto_approve, &broker, &place));
     if let Err(e) = rt.block_on(session::end(session.recorder, ended)) {
         eprintln!("warren could not record how this run ended in its journal: {e}.");
     }
@@ -61,7 +69,7 @@ pub fn run(
 
 type Ended = Option<(&'static str, Option<String>)>;
 
-async fn locked(desired: &Desired, from: &str, auto_approve: bool, broker: &Broker) -> (Exit, Ended) {
+async fn locked(desired: &Desired, from: &str, auto_approve: bool, broker: &Broker, place: &Place) -> (Exit, Ended) {
     let project = &desired.project.name;
     let live = match live_side::read(broker, &desired.topology).await {
         Ok(l) => l,
@@ -92,7 +100,8 @@ async fn locked(desired: &Desired, from: &str, auto_approve: bool, broker: &Brok
     }
     let mut mine = live.ownership.of(project);
     mine.objects.extend(taken.iter().cloned());
-    if let Err(e) = broker.write_ownership(&live.ownership.with(project, mine)).await {
+    let writes = live.records.writes(&live.ownership.with(project, mine), project, place);
+    if let Err(e) = broker.write_records(&writes).await {
         eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
         return (Exit::Error, None);
     }

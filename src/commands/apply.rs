@@ -15,7 +15,7 @@ use crate::diff::REFUSALS;
 use crate::exit::Exit;
 use crate::fingerprint;
 use crate::journal;
-use crate::model::{Inventory, Ownership, Password};
+use crate::model::{Inventory, Password, RecordWrite, Topology};
 use crate::output::Output;
 use crate::plan::Op;
 use crate::progress::Progress;
@@ -49,9 +49,14 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         Err(d) => return fail(&[d], &desired.sources, out),
     };
     let rt = live_side::runtime();
+    let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
+    let place = match rt.block_on(broker.place_of(&desired.project.name, &vhosts)) {
+        Ok(p) => p,
+        Err(e) => return fail(&[e.diagnostic()], &desired.sources, out),
+    };
     // The lock comes before the live read: a waiting apply plans against
     // the state the holder left, which is usually "no changes".
-    let session = match rt.block_on(session::begin(&broker, options.lock_timeout, "planning")) {
+    let session = match rt.block_on(session::begin(&broker, place, options.lock_timeout, "planning")) {
         Ok(s) => s,
         Err(exit) => return exit,
     };
@@ -90,6 +95,9 @@ fn locked(
     // A run that died right after deleting an old queue left its migration
     // in the journal: finished, as the live state shows.
     recorder.note(|j| j.forget_finished(&live.topology));
+    if let Err(exit) = elsewhere(&live, &desired.topology, recorder) {
+        return (exit, None);
+    }
     // The journal as the lock holder has it, not as read beside the topology.
     live.migrations = recorder.journal().migrations.clone();
     let planned = compute(desired, run.path, live, run.replace);
@@ -120,7 +128,7 @@ fn locked(
         if out.quiet {
             println!("{}", summary_line(doc));
         }
-        return (record_only(broker, rt, &planned, out), None);
+        return (record_only(broker, rt, &planned, recorder, out), None);
     }
     if doc.summary.requires_allow_destroy && !options.allow_destroy {
         eprintln!("Refused: this plan can lose messages or routes, and --allow-destroy was not given. It would:");
@@ -154,7 +162,7 @@ fn locked(
     }
 
     let before = apply::inventory_claim(&mine(&planned), &planned.desired.topology, &planned.live.topology, plan);
-    if let Err(e) = rt.block_on(broker.write_ownership(&records(&planned, &before))) {
+    if let Err(e) = rt.block_on(broker.write_records(&records(&planned, &before, recorder))) {
         eprintln!("Nothing was changed: {e}.");
         return (Exit::Error, None);
     }
@@ -196,7 +204,7 @@ fn locked(
     };
     let outcome = rt.block_on(apply::execute(broker, plan, &ctx));
     let after = apply::inventory_after(&before, plan, &outcome.done);
-    let recorded = rt.block_on(broker.write_ownership(&records(&planned, &after)));
+    let recorded = rt.block_on(broker.write_records(&records(&planned, &after, recorder)));
     record_migrations(recorder, plan, &outcome);
 
     let ended: Ended = match &outcome.failed {
@@ -290,9 +298,37 @@ fn mine(planned: &super::plan::Planned) -> Inventory {
     planned.live.ownership.of(&planned.desired.project.name)
 }
 
-/// The broker's records with the applying project's inventory replaced.
-fn records(planned: &super::plan::Planned, inventory: &Inventory) -> Ownership {
-    planned.live.ownership.with(&planned.desired.project.name, inventory.clone())
+/// The writes that replace the applying project's inventory in the
+/// broker's records, kept where this run keeps them.
+fn records(planned: &super::plan::Planned, inventory: &Inventory, recorder: &apply::Recorder) -> Vec<RecordWrite> {
+    let project = &planned.desired.project.name;
+    let after = planned.live.ownership.with(project, inventory.clone());
+    planned.live.records.writes(&after, project, recorder.place())
+}
+
+/// Refuses (exit 4) when a migration of a queue these files declare is
+/// recorded in another journal than this run's: a run by another kind of
+/// user (an administrator keeps the records broker-wide, other users inside
+/// the vhosts) started it, and only a run with that journal can go on.
+fn elsewhere(live: &live_side::LiveSide, desired: &Topology, recorder: &apply::Recorder) -> Result<(), Exit> {
+    let mine = recorder.journal().migrations;
+    let declared = |v: &str, q: &str| desired.vhosts.get(v).is_some_and(|x| x.queues.contains_key(q));
+    let Some(m) = live
+        .migrations
+        .values()
+        .find(|m| !mine.contains_key(&m.id) && (declared(&m.vhost, &m.old) || declared(&m.vhost, &m.new)))
+    else {
+        return Ok(());
+    };
+    eprintln!(
+        "error: migration {} (queue \"{}\" to \"{}\" in vhost \"{}\") is in flight, recorded in another journal than this run's ({}).\n  help: an administrator's runs keep warren's records broker-wide, other users' inside the project's vhosts; finish or abort the migration as the kind of user that started it (`warren status` shows where it is recorded).\nNothing was changed.",
+        m.id,
+        m.old,
+        m.new,
+        m.vhost,
+        session::describe(recorder.place())
+    );
+    Err(Exit::Refused)
 }
 
 /// Nothing to change on the broker, but the inventory may still be behind:
@@ -303,15 +339,16 @@ fn record_only(
     broker: &crate::broker::Broker,
     rt: &tokio::runtime::Runtime,
     planned: &super::plan::Planned,
+    recorder: &apply::Recorder,
     out: Output,
 ) -> Exit {
     let known = &mine(planned);
     let now = apply::inventory_before(known, &planned.desired.topology, &planned.live.topology);
-    let ownership = records(planned, &now);
-    if ownership == planned.live.ownership {
+    let writes = records(planned, &now, recorder);
+    if writes.is_empty() {
         return Exit::Ok;
     }
-    if let Err(e) = rt.block_on(broker.write_ownership(&ownership)) {
+    if let Err(e) = rt.block_on(broker.write_records(&writes)) {
         eprintln!("warren could not record its inventory: {e}.");
         return Exit::Error;
     }

@@ -9,7 +9,7 @@ use crate::broker::{Broker, BrokerError, Endpoint, Tls};
 use crate::cli::Connection;
 use crate::diagnostic::Diagnostic;
 use crate::live::{self, Live};
-use crate::model::{Ownership, QueueCounts, Topology};
+use crate::model::{Ownership, QueueCounts, Records, Topology};
 
 /// The live side of a comparison.
 #[derive(Debug, Clone)]
@@ -17,6 +17,8 @@ pub struct LiveSide {
     pub topology: Topology,
     /// Every project's records.
     pub ownership: Ownership,
+    /// Where each project's records were found.
+    pub records: Records,
     /// The migrations in flight, by id, from warren's journal.
     pub migrations: BTreeMap<String, crate::journal::Migration>,
     /// How the plan names it: `definitions file x.json`, `http://host:15672`.
@@ -38,6 +40,7 @@ pub fn from_state(path: &Path) -> Result<LiveSide, Diagnostic> {
     Ok(LiveSide {
         topology: l.topology,
         ownership: l.ownership,
+        records: l.records,
         migrations: l.migrations,
         origin,
         notes: l.notes,
@@ -121,6 +124,7 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
     Ok(LiveSide {
         topology: l.topology,
         ownership: l.ownership,
+        records: l.records,
         migrations: l.migrations,
         origin,
         notes: l.notes,

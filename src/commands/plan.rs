@@ -285,6 +285,7 @@ pub fn diff_command(old: &Path, new: &Path, show: &Show, out: Output) -> Exit {
     }
     let live = LiveSide {
         ownership: Ownership::single(&desired.project.name, Inventory::of(&before.topology)),
+        records: Default::default(),
         topology: before.topology,
         migrations: Default::default(),
         origin: old.display().to_string(),

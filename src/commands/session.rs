@@ -8,6 +8,7 @@ use crate::apply::Recorder;
 use crate::broker::{Broker, BrokerError};
 use crate::exit::Exit;
 use crate::journal::{Journal, Run, actor, now};
+use crate::model::Place;
 
 /// The lock is held and the journal names this run as current.
 pub struct Session {
@@ -16,9 +17,10 @@ pub struct Session {
     pub interrupted: Option<Run>,
 }
 
-/// Takes the lock (waiting up to `timeout`), then records this run as the
-/// current one. Prints why it waits, and what went wrong.
-pub async fn begin(broker: &Broker, timeout: Duration, doing: &str) -> Result<Session, Exit> {
+/// Takes the lock of the records at `place` (waiting up to `timeout`), then
+/// records this run as the current one. Prints why it waits, and what went
+/// wrong.
+pub async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str) -> Result<Session, Exit> {
     // The management API first: its errors say most about a wrong URL or
     // user, and the lock is pointless without it.
     if let Err(e) = broker.check().await {
@@ -28,12 +30,12 @@ pub async fn begin(broker: &Broker, timeout: Duration, doing: &str) -> Result<Se
     let deadline = Instant::now() + timeout;
     let mut shown: Option<String> = None;
     let lock = loop {
-        match broker.try_lock(&by).await {
+        match broker.try_lock(&place, &by).await {
             Ok(Some(lock)) => break lock,
             Ok(None) => {}
             Err(e) => return Err(broker_failed(&e)),
         }
-        let holder = holder(broker).await;
+        let holder = holder(broker, &place).await;
         if shown.as_ref() != Some(&holder) {
             eprintln!("Another apply holds the lock: {holder}. Waiting up to {}…", seconds(timeout));
             shown = Some(holder.clone());
@@ -47,13 +49,19 @@ pub async fn begin(broker: &Broker, timeout: Duration, doing: &str) -> Result<Se
         }
         tokio::time::sleep(Duration::from_millis(500).min(deadline - Instant::now())).await;
     };
-    let mut journal = match broker.read_journal().await.map(Journal::from_json) {
-        Ok(Ok(j)) => j,
-        Ok(Err(e)) => {
+    let (mut journal, slot) = match broker.read_journal(&place).await.map(|(v, slot)| (Journal::from_json(v), slot)) {
+        Ok((Ok(j), slot)) => (j, slot),
+        Ok((Err(e), _)) => {
+            let remove = match &place {
+                Place::Broker => format!("`rabbitmqctl clear_global_parameter {}`", crate::journal::JOURNAL_PARAMETER),
+                Place::Vhosts { project, home } => format!(
+                    "`rabbitmqctl delete_exchange --vhost {home} {}` (each generation)",
+                    crate::model::RecordKind::Journal.exchange(project, 0).trim_end_matches('0')
+                ),
+            };
             eprintln!(
-                "error: warren's journal (global parameter `{}`) is unreadable: {e}\n  help: it records in-flight migrations; if none is in flight, remove it with `rabbitmqctl clear_global_parameter {}`",
-                crate::journal::JOURNAL_PARAMETER,
-                crate::journal::JOURNAL_PARAMETER
+                "error: warren's journal ({}) is unreadable: {e}\n  help: it records in-flight migrations; if none is in flight, remove it with {remove}",
+                describe(&place)
             );
             lock.release().await;
             return Err(Exit::Error);
@@ -74,7 +82,7 @@ pub async fn begin(broker: &Broker, timeout: Duration, doing: &str) -> Result<Se
         doing: doing.into(),
         ..Run::default()
     });
-    let recorder = Recorder::new(broker.clone(), Some(lock), journal);
+    let recorder = Recorder::new(broker.clone(), place, Some(lock), (journal, slot));
     if let Err(e) = recorder.update(|_| {}).await {
         recorder.release().await;
         return Err(broker_failed(&e));
@@ -103,11 +111,20 @@ pub async fn end(recorder: Recorder, outcome: Option<(&str, Option<String>)>) ->
 }
 
 /// Who holds the lock, as the journal says: `user@host since T (doing)`.
-async fn holder(broker: &Broker) -> String {
-    let current = broker.read_journal().await.ok().and_then(|v| Journal::from_json(v).ok()).and_then(|j| j.current);
+async fn holder(broker: &Broker, place: &Place) -> String {
+    let journal = broker.read_journal(place).await.ok().and_then(|(v, _)| Journal::from_json(v).ok());
+    let current = journal.and_then(|j| j.current);
     match current {
         Some(r) => format!("{} since {} ({})", r.by, r.started, if r.doing.is_empty() { "starting" } else { &r.doing }),
         None => "an apply that has not recorded itself yet".into(),
+    }
+}
+
+/// Where the journal at `place` is, in words.
+pub fn describe(place: &Place) -> String {
+    match place {
+        Place::Broker => format!("global parameter `{}`", crate::journal::JOURNAL_PARAMETER),
+        Place::Vhosts { project, home } => format!("project \"{project}\"'s, in vhost \"{home}\""),
     }
 }
 

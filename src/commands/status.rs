@@ -4,38 +4,58 @@
 use std::fmt::Write;
 
 use super::live_side;
-use crate::broker::Broker;
+use crate::broker::{Broker, BrokerError, FoundJournal};
 use crate::cli::Connection;
 use crate::exit::Exit;
 use crate::journal::{Journal, Migration, Run};
+use crate::model::Place;
 use crate::output::Output;
 
 pub fn status(connection: &Connection, _out: Output) -> Exit {
     let Some((broker, rt)) = connect(connection) else { return Exit::Error };
-    let (held, journal) = rt.block_on(async { tokio::join!(broker.lock_held(), broker.read_journal()) });
-    let journal = match read(journal) {
-        Ok(j) => j,
+    let found = match read(rt.block_on(broker.journals())) {
+        Ok(f) => f,
         Err(exit) => return exit,
     };
-    let held = match held {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("error: {e}\n  help: {}", e.help());
-            return Exit::Error;
+    for (i, (place, journal)) in found.iter().enumerate() {
+        let held = match rt.block_on(broker.lock_held(place)) {
+            Ok(h) => h,
+            // A user who may not look into the broker-wide lock's vhost.
+            Err(BrokerError::Forbidden { .. }) if found.len() == 1 && *place == Place::Broker => false,
+            Err(e) => {
+                eprintln!("error: {e}\n  help: {}", e.help());
+                return Exit::Error;
+            }
+        };
+        if i > 0 {
+            println!();
         }
-    };
-    print!("{}", status_text(&journal, held));
+        print!("{}{}", heading(place), status_text(journal, held));
+    }
     Exit::Ok
 }
 
 pub fn history(vhosts: &[String], connection: &Connection, _out: Output) -> Exit {
     let Some((broker, rt)) = connect(connection) else { return Exit::Error };
-    let journal = match read(rt.block_on(broker.read_journal())) {
-        Ok(j) => j,
+    let found = match read(rt.block_on(broker.journals())) {
+        Ok(f) => f,
         Err(exit) => return exit,
     };
-    print!("{}", history_text(&journal, vhosts));
+    for (i, (place, journal)) in found.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        print!("{}{}", heading(place), history_text(journal, vhosts));
+    }
     Exit::Ok
+}
+
+/// Which journal follows: none for the broker-wide one.
+fn heading(place: &Place) -> String {
+    match place {
+        Place::Broker => String::new(),
+        Place::Vhosts { project, home } => format!("Project \"{project}\" (records in vhost \"{home}\"):\n"),
+    }
 }
 
 fn connect(connection: &Connection) -> Option<(Broker, tokio::runtime::Runtime)> {
@@ -48,18 +68,27 @@ fn connect(connection: &Connection) -> Option<(Broker, tokio::runtime::Runtime)>
     }
 }
 
-fn read(value: Result<Option<serde_json::Value>, crate::broker::BrokerError>) -> Result<Journal, Exit> {
-    match value.map(Journal::from_json) {
-        Ok(Ok(j)) => Ok(j),
-        Ok(Err(e)) => {
-            eprintln!("error: warren's journal is unreadable: {e}");
-            Err(Exit::Error)
-        }
-        Err(e) => {
-            eprintln!("error: {e}\n  help: {}", e.help());
-            Err(Exit::Error)
+/// Every journal found, read; the broker-wide one, empty, when there is
+/// none at all, so that status and history always say something.
+fn read(found: Result<Vec<FoundJournal>, BrokerError>) -> Result<Vec<(Place, Journal)>, Exit> {
+    let found = found.map_err(|e| {
+        eprintln!("error: {e}\n  help: {}", e.help());
+        Exit::Error
+    })?;
+    let mut out = Vec::new();
+    for f in found {
+        match Journal::from_json(Some(f.value)) {
+            Ok(j) => out.push((f.place, j)),
+            Err(e) => {
+                eprintln!("error: warren's journal ({}) is unreadable: {e}", super::session::describe(&f.place));
+                return Err(Exit::Error);
+            }
         }
     }
+    if out.is_empty() {
+        out.push((Place::Broker, Journal::default()));
+    }
+    Ok(out)
 }
 
 /// The lock, the run holding it and every migration in flight.

@@ -11,8 +11,9 @@
 //!   (see `vhosts.rs`).
 //! - Left out: the default and `amq.*` exchanges, the default exchange's
 //!   bindings, federation's upstream exchanges and queues (and their
-//!   bindings), the broker's own global parameters and warren's inventory
-//!   (which becomes [`Live::ownership`]) and journal (whose in-flight
+//!   bindings), the broker's own global parameters and warren's records,
+//!   broker-wide or inside vhosts (`model::records`): the inventories
+//!   (which become [`Live::ownership`]) and journals (whose in-flight
 //!   migrations become [`Live::migrations`]).
 //! - Kept, with a note: bindings whose ends the file does not declare,
 //!   bindings from `amq.*` exchanges, policies with keys RabbitMQ does not
@@ -38,7 +39,7 @@ use std::collections::BTreeSet;
 use definitions::Definitions;
 
 use crate::diagnostic::Diagnostic;
-use crate::model::{Ownership, Topology, Vhost};
+use crate::model::{Ownership, Records, Topology, Vhost};
 
 /// The live state read from a definitions export or the broker.
 #[derive(Debug, Clone)]
@@ -48,6 +49,8 @@ pub struct Live {
     /// Every project's inventory, from global parameter "warren.inventory";
     /// empty if absent.
     pub ownership: Ownership,
+    /// Where each project's records were found, for writing them back.
+    pub records: Records,
     /// The migrations in flight, from warren's journal (global parameter
     /// "warren.journal"); empty if absent.
     pub migrations: std::collections::BTreeMap<String, crate::journal::Migration>,

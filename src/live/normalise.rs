@@ -17,8 +17,9 @@ use super::users::user;
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, INVENTORY_PARAMETER, Ownership, Permission,
-    Policy, Queue, QueueType, SetBuilder, Table, Topology, Value, Vhost, policy_key,
+    ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
+    Ownership, Permission, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordKind, Records, SetBuilder, Table, Topology,
+    Value, Vhost, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
@@ -33,7 +34,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         listed: defs.vhosts.as_ref().map(|l| l.iter().map(|v| v.name.clone()).collect()),
         single,
         topology: Topology::default(),
-        ownership: Ownership::default(),
+        records: Records::default(),
         migrations: Default::default(),
         notes: Notes::default(),
         artefacts: BTreeSet::new(),
@@ -74,7 +75,8 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
     r.dangling_bindings();
     Ok(Live {
         topology: r.topology,
-        ownership: r.ownership,
+        ownership: r.records.ownership(),
+        records: r.records,
         migrations: r.migrations,
         notes: r.notes.into_diagnostics(),
     })
@@ -87,7 +89,7 @@ struct Reader<'o> {
     /// The names in the file's `vhosts` list; `None` when it has none.
     listed: Option<BTreeSet<String>>,
     topology: Topology,
-    ownership: Ownership,
+    records: Records,
     migrations: std::collections::BTreeMap<String, crate::journal::Migration>,
     notes: Notes,
     /// Federation artefacts left out: (vhost, kind, name).
@@ -184,7 +186,7 @@ impl Reader<'_> {
     fn global_parameters(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {
         for g in &defs.global_parameters {
             if g.name == INVENTORY_PARAMETER {
-                self.ownership = ownership(&g.value).map_err(|e| {
+                self.records.broker = ownership(&g.value).map_err(|e| {
                     Diagnostic::error(
                         "definitions",
                         format!("{}: warren's inventory (global parameter `{INVENTORY_PARAMETER}`) is malformed: {e}", self.origin),
@@ -199,7 +201,7 @@ impl Reader<'_> {
                     )
                     .help(format!("it records in-flight migrations; if none is in flight, remove it with `rabbitmqctl clear_global_parameter {}`", g.name))
                 })?;
-                self.migrations = journal.migrations;
+                self.migrations.extend(journal.migrations);
             } else if !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str()) {
                 self.notes.add(
                     "global parameters are not modelled by warren and were left out",
@@ -247,6 +249,11 @@ impl Reader<'_> {
             self.artefacts.insert((v, DestinationKind::Exchange, x.name.clone()));
             return Ok(());
         }
+        if let (Some(record), Some(Value::String(text))) =
+            (RecordKind::parse(&x.name), x.arguments.get(RECORD_ARGUMENT))
+        {
+            return self.record(&v, &x.name, record, text);
+        }
         let exchange = Exchange {
             name: x.name,
             kind: x.kind,
@@ -258,6 +265,48 @@ impl Reader<'_> {
         // The vhost is made (and noted if unlisted) as the first item names it.
         self.vhost(&v);
         self.exchanges.entry(v).or_default().push((exchange.name.clone(), exchange));
+        Ok(())
+    }
+
+    /// A record exchange inside a vhost (`model::records`): an inventory
+    /// joins the records, a journal's migrations those in flight.
+    fn record(
+        &mut self,
+        vhost: &str,
+        name: &str,
+        (kind, project, generation): (RecordKind, &str, u64),
+        text: &str,
+    ) -> Result<(), Diagnostic> {
+        let malformed = |e: String| {
+            Diagnostic::error(
+                "definitions",
+                format!("{}: warren's record \"{name}\" in vhost \"{vhost}\" is malformed: {e}", self.origin),
+            )
+            .help("warren keeps its records there when run by a user without the administrator tag; export the definitions again, or delete the exchange to start afresh")
+        };
+        let value: Json = serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
+        match kind {
+            RecordKind::Inventory => {
+                let inventory = Inventory::from_json(&value).map_err(malformed)?;
+                let key = (vhost.to_string(), project.to_string());
+                match self.records.in_vhosts.get_mut(&key) {
+                    Some(g) => {
+                        if generation > g.newest_generation() {
+                            g.newest = inventory;
+                        }
+                        g.found.insert(generation);
+                    }
+                    None => {
+                        let found = BTreeSet::from([generation]);
+                        self.records.in_vhosts.insert(key, Generations { found, newest: inventory });
+                    }
+                }
+            }
+            RecordKind::Journal => {
+                let journal = crate::journal::Journal::from_json(Some(value)).map_err(malformed)?;
+                self.migrations.extend(journal.migrations);
+            }
+        }
         Ok(())
     }
 

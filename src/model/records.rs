@@ -1,0 +1,314 @@
+//! Where warren keeps its records (who owns what, and the journal) and
+//! what writing them takes.
+//!
+//! An administrator's runs keep them broker-wide, as global parameters. A
+//! user without the `administrator` tag may not be able to read those, and
+//! where it can, so can every other team's user, who could then overwrite
+//! them. Its runs keep them inside the project's vhosts instead, where only
+//! users with permissions on the vhost reach them: one record per project
+//! and vhost (that project's objects in that vhost), and the journal beside
+//! the lock in the project's first vhost.
+//!
+//! A record inside a vhost is an internal exchange whose one argument holds
+//! the record's JSON: exchanges are not touched by queue policies (a
+//! message could expire or be dropped by one), and they come with every
+//! listing warren reads anyway. Arguments cannot change in place, so each
+//! write declares the next generation, `warren.records.<project>.<n>`, then
+//! deletes the older ones; a reader takes the highest, so a run that dies
+//! in between loses nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::inventory::Inventory;
+use super::ownership::Ownership;
+
+/// The argument of a record exchange that holds the record.
+pub const RECORD_ARGUMENT: &str = "x-warren-record";
+
+/// What a record exchange inside a vhost holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RecordKind {
+    /// A project's inventory of the vhost.
+    Inventory,
+    /// A project's journal.
+    Journal,
+}
+
+impl RecordKind {
+    fn prefix(self) -> &'static str {
+        match self {
+            RecordKind::Inventory => "warren.records.",
+            RecordKind::Journal => "warren.journal.",
+        }
+    }
+
+    /// `warren.records.<project>.<generation>`.
+    pub fn exchange(self, project: &str, generation: u64) -> String {
+        format!("{}{project}.{generation}", self.prefix())
+    }
+
+    /// What a record exchange's name says: its kind, project and generation.
+    pub fn parse(name: &str) -> Option<(RecordKind, &str, u64)> {
+        [RecordKind::Inventory, RecordKind::Journal].into_iter().find_map(|kind| {
+            let (project, generation) = name.strip_prefix(kind.prefix())?.rsplit_once('.')?;
+            let valid = !project.is_empty() && !generation.is_empty() && generation.bytes().all(|b| b.is_ascii_digit());
+            Some((kind, project, generation.parse().ok().filter(|_| valid)?))
+        })
+    }
+}
+
+/// Where a run keeps its project's records.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Place {
+    /// Broker-wide global parameters, and the lock in the AMQP address's vhost.
+    Broker,
+    /// Inside the project's vhosts; the journal and the lock in `home`.
+    Vhosts { project: String, home: String },
+}
+
+/// The records as read from the broker: the broker-wide ones, and those
+/// inside vhosts with every generation found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Records {
+    pub broker: Ownership,
+    /// (vhost, project) -> the newest generation's inventory of that vhost.
+    pub in_vhosts: BTreeMap<(String, String), Generations<Inventory>>,
+}
+
+/// The generations of one record found in a vhost, and the newest's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generations<T> {
+    pub found: BTreeSet<u64>,
+    pub newest: T,
+}
+
+impl<T> Generations<T> {
+    pub fn newest_generation(&self) -> u64 {
+        self.found.last().copied().unwrap_or(0)
+    }
+}
+
+/// One write of the records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordWrite {
+    /// Replace the broker-wide records.
+    Broker(Ownership),
+    /// Declare generation `next` of (vhost, project)'s record holding
+    /// `inventory` (none when it is empty), then delete `stale`.
+    Vhost { vhost: String, project: String, next: u64, inventory: Option<Inventory>, stale: Vec<u64> },
+}
+
+impl Records {
+    /// Every project's inventory, wherever it is kept.
+    pub fn ownership(&self) -> Ownership {
+        let mut out = self.broker.clone();
+        for ((_, project), g) in &self.in_vhosts {
+            let merged = out.of(project).merged(&g.newest);
+            out.projects.insert(project.clone(), merged);
+        }
+        out.projects.retain(|_, inv| !inv.objects.is_empty());
+        out
+    }
+
+    /// The writes that turn these records into `after`, with `project`'s
+    /// records kept at `place`: only what changed. Another project's
+    /// records stay where they are and only lose what `after` took from
+    /// them (a hand-over).
+    pub fn writes(&self, after: &Ownership, project: &str, place: &Place) -> Vec<RecordWrite> {
+        let mut out = Vec::new();
+        let mut broker = Ownership::default();
+        for (p, inv) in &self.broker.projects {
+            if p != project {
+                broker.projects.insert(p.clone(), kept(inv, &after.of(p)));
+            }
+        }
+        if *place == Place::Broker {
+            broker.projects.insert(project.to_string(), after.of(project));
+        }
+        broker.projects.retain(|_, inv| !inv.objects.is_empty());
+        if broker != self.broker {
+            out.push(RecordWrite::Broker(broker));
+        }
+        let mut wanted: BTreeMap<(String, String), Inventory> = BTreeMap::new();
+        for ((vhost, p), g) in &self.in_vhosts {
+            let inventory = if p == project { Inventory::default() } else { kept(&g.newest, &after.of(p)) };
+            wanted.insert((vhost.clone(), p.clone()), inventory);
+        }
+        if let Place::Vhosts { .. } = place {
+            let mine = after.of(project);
+            let vhosts: BTreeSet<&str> = mine.objects.iter().filter_map(|k| k.vhost()).collect();
+            for vhost in vhosts {
+                wanted.insert((vhost.to_string(), project.to_string()), within(&mine, vhost));
+            }
+        }
+        for ((vhost, p), inventory) in wanted {
+            let found = self.in_vhosts.get(&(vhost.clone(), p.clone()));
+            let inventory = Some(inventory).filter(|i| !i.objects.is_empty());
+            let unchanged = match found {
+                Some(g) => g.found.len() == 1 && Some(&g.newest) == inventory.as_ref(),
+                None => inventory.is_none(),
+            };
+            if unchanged {
+                continue;
+            }
+            let stale = found.map(|g| g.found.iter().copied().collect()).unwrap_or_default();
+            let next = found.map_or(1, |g| g.newest_generation() + 1);
+            out.push(RecordWrite::Vhost { vhost, project: p, next, inventory, stale });
+        }
+        out
+    }
+}
+
+/// `inventory` without what `now` no longer holds.
+fn kept(inventory: &Inventory, now: &Inventory) -> Inventory {
+    let mut out = inventory.clone();
+    out.objects.retain(|k| now.contains(k));
+    let objects = out.objects.clone();
+    out.scopes.retain(|k, _| objects.contains(k));
+    out
+}
+
+/// The part of `inventory` inside `vhost`: its objects there, and the vhost.
+pub fn within(inventory: &Inventory, vhost: &str) -> Inventory {
+    let mut out = inventory.clone();
+    out.objects.retain(|k| k.vhost() == Some(vhost));
+    let objects = out.objects.clone();
+    out.scopes.retain(|k, _| objects.contains(k));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ObjectKey;
+
+    fn queue(vhost: &str, name: &str) -> ObjectKey {
+        ObjectKey::Queue { vhost: vhost.into(), name: name.into() }
+    }
+
+    fn inventory(keys: &[ObjectKey]) -> Inventory {
+        Inventory { objects: keys.iter().cloned().collect(), ..Inventory::default() }
+    }
+
+    fn in_vhost(found: &[u64], keys: &[ObjectKey]) -> Generations<Inventory> {
+        Generations { found: found.iter().copied().collect(), newest: inventory(keys) }
+    }
+
+    fn vhosts_of(project: &str) -> Place {
+        Place::Vhosts { project: project.into(), home: "a".into() }
+    }
+
+    #[test]
+    fn names_carry_kind_project_and_generation() {
+        let name = RecordKind::Inventory.exchange("team.a", 7);
+        assert_eq!(name, "warren.records.team.a.7");
+        assert_eq!(RecordKind::parse(&name), Some((RecordKind::Inventory, "team.a", 7)));
+        assert_eq!(RecordKind::parse("warren.journal.b.12"), Some((RecordKind::Journal, "b", 12)));
+        for other in ["warren.records.x", "warren.records..3", "warren.records.x.-1", "warren.lock", "orders"] {
+            assert_eq!(RecordKind::parse(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn records_in_vhosts_join_the_broker_wide_ones() {
+        let records = Records {
+            broker: Ownership::single("p", inventory(&[queue("a", "q1")])),
+            in_vhosts: BTreeMap::from([
+                (("a".into(), "p".into()), in_vhost(&[3], &[queue("a", "q2")])),
+                (("b".into(), "r".into()), in_vhost(&[1], &[queue("b", "q3")])),
+            ]),
+        };
+        let o = records.ownership();
+        assert_eq!(o.of("p"), inventory(&[queue("a", "q1"), queue("a", "q2")]));
+        assert_eq!(o.of("r"), inventory(&[queue("b", "q3")]));
+    }
+
+    #[test]
+    fn a_vhost_scoped_run_writes_one_record_per_vhost_and_leaves_the_broker_wide_ones() {
+        let records = Records { broker: Ownership::single("p", inventory(&[queue("a", "old")])), ..Records::default() };
+        let after = Ownership::single("p", inventory(&[queue("a", "q"), queue("b", "r")]));
+        let writes = records.writes(&after, "p", &vhosts_of("p"));
+        assert_eq!(
+            writes,
+            vec![
+                RecordWrite::Broker(Ownership::default()),
+                RecordWrite::Vhost {
+                    vhost: "a".into(),
+                    project: "p".into(),
+                    next: 1,
+                    inventory: Some(inventory(&[queue("a", "q")])),
+                    stale: vec![]
+                },
+                RecordWrite::Vhost {
+                    vhost: "b".into(),
+                    project: "p".into(),
+                    next: 1,
+                    inventory: Some(inventory(&[queue("b", "r")])),
+                    stale: vec![]
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn only_changed_records_are_written_and_stale_generations_go() {
+        let records = Records {
+            in_vhosts: BTreeMap::from([
+                (("a".into(), "p".into()), in_vhost(&[4], &[queue("a", "q")])),
+                (("b".into(), "p".into()), in_vhost(&[2, 3], &[queue("b", "r")])),
+                (("c".into(), "p".into()), in_vhost(&[9], &[queue("c", "gone")])),
+            ]),
+            ..Records::default()
+        };
+        let after = Ownership::single("p", inventory(&[queue("a", "q"), queue("b", "r")]));
+        let writes = records.writes(&after, "p", &vhosts_of("p"));
+        assert_eq!(
+            writes,
+            vec![
+                RecordWrite::Vhost {
+                    vhost: "b".into(),
+                    project: "p".into(),
+                    next: 4,
+                    inventory: Some(inventory(&[queue("b", "r")])),
+                    stale: vec![2, 3]
+                },
+                RecordWrite::Vhost {
+                    vhost: "c".into(),
+                    project: "p".into(),
+                    next: 10,
+                    inventory: None,
+                    stale: vec![9]
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn an_administrators_run_moves_the_projects_records_broker_wide_and_hand_overs_reach_other_places() {
+        let records = Records {
+            broker: Ownership::default(),
+            in_vhosts: BTreeMap::from([
+                (("a".into(), "p".into()), in_vhost(&[1], &[queue("a", "q")])),
+                (("a".into(), "r".into()), in_vhost(&[5], &[queue("a", "x"), queue("a", "y")])),
+            ]),
+        };
+        // p takes "x" over from r (warren adopt) and keeps its records broker-wide.
+        let after = records.ownership().with("p", inventory(&[queue("a", "q"), queue("a", "x")]));
+        let writes = records.writes(&after, "p", &Place::Broker);
+        assert_eq!(
+            writes,
+            vec![
+                RecordWrite::Broker(Ownership::single("p", inventory(&[queue("a", "q"), queue("a", "x")]))),
+                RecordWrite::Vhost { vhost: "a".into(), project: "p".into(), next: 2, inventory: None, stale: vec![1] },
+                RecordWrite::Vhost {
+                    vhost: "a".into(),
+                    project: "r".into(),
+                    next: 6,
+                    inventory: Some(inventory(&[queue("a", "y")])),
+                    stale: vec![5]
+                },
+            ]
+        );
+        assert_eq!(records.writes(&records.ownership(), "r", &vhosts_of("r")), vec![], "nothing changed");
+    }
+}
