@@ -95,8 +95,17 @@ impl Case {
         amqp_url_on(&self.amqp, &self.vhost)
     }
 
+    /// Deletes the vhost, and the migrations of it that an earlier, failed
+    /// run of the test left in the broker-wide journal.
     fn clean(&self) {
         self.broker.delete(&format!("vhosts/{}", seg(&self.vhost)));
+        let Some(mut journal) = self.broker.try_get("global-parameters/warren.journal") else { return };
+        let Some(migrations) = journal["value"]["migrations"].as_object_mut() else { return };
+        let before = migrations.len();
+        migrations.retain(|_, m| m["vhost"] != self.vhost.as_str());
+        if migrations.len() != before {
+            self.broker.put("global-parameters/warren.journal", json!({"value": journal["value"]}));
+        }
     }
 
     fn path(&self) -> String {
@@ -227,12 +236,15 @@ impl Case {
     }
 
     /// Everything apply could change: the vhost's definitions (sorted) and
-    /// the whole inventory.
+    /// the whole inventory; not the journal, which every run writes.
     fn state(&self) -> Json {
         let defs = self.get("definitions/{V}");
         let mut out = serde_json::Map::new();
         for k in ["exchanges", "queues", "bindings", "policies"] {
-            let mut items: Vec<String> = defs[k].as_array().unwrap().iter().map(canonical).collect();
+            let journal =
+                |x: &&Json| k == "exchanges" && x["name"].as_str().unwrap_or("").starts_with("warren.journal.");
+            let mut items: Vec<String> =
+                defs[k].as_array().unwrap().iter().filter(|x| !journal(x)).map(canonical).collect();
             items.sort();
             out.insert(k.to_string(), json!(items));
         }
@@ -1348,6 +1360,41 @@ fn files_that_change_a_paused_migration_otherwise_are_refused_and_reverting_them
     assert_eq!(after.code, 0, "{}\n{}", after.stdout, after.stderr);
     assert!(after.stdout.contains("No changes."), "{}", after.stdout);
     traffic.finish(FINISH).assert_exactly_once();
+}
+
+/// A migration an administrator's run started is recorded broker-wide; a
+/// run of a user without the administrator tag keeps its journal inside
+/// the vhost, so it may not go on with that migration: refused, nothing
+/// changed, and the administrator's run still finishes it.
+#[test]
+fn a_migration_in_flight_is_finished_by_the_kind_of_user_that_started_it() {
+    let case = Case::new("t-mig-other-journal");
+    paused_midway(&case);
+    let (user, secret) = ("t-mig-other-journal-user", "other-journal-pw-Hx31");
+    let v = seg(&case.vhost);
+    case.broker.put(&format!("users/{user}"), json!({"password": secret, "tags": "policymaker"}));
+    case.broker.put(&format!("permissions/{v}/{user}"), json!({"configure": ".*", "write": ".*", "read": ".*"}));
+    let before = case.state();
+    case.set_env("WARREN_URL", Some(&case.broker.url_as(user, secret)));
+    let amqp = case.amqp.replace("guest:guest@", &format!("{user}:{secret}@"));
+    case.set_env("WARREN_AMQP_URL", Some(&format!("{}/{v}", amqp.trim_end_matches('/'))));
+    let refused = case.apply(&["--drain-timeout", "1s"]);
+    case.set_env("WARREN_URL", None);
+    case.set_env("WARREN_AMQP_URL", None);
+    case.broker.delete(&format!("users/{user}"));
+    assert_eq!(refused.code, 4, "{}\n{}", refused.stdout, refused.stderr);
+    assert!(refused.stderr.contains("recorded in another journal than this run's"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("Nothing was changed"), "{}", refused.stderr);
+    assert_eq!(case.state(), before, "a refused apply changes nothing");
+    // Its consumer takes the old queue's messages: the drain can end.
+    let got = case.broker.post(
+        &format!("queues/{v}/{OLD}/get"),
+        json!({"count": 5, "ackmode": "ack_requeue_false", "encoding": "auto"}),
+    );
+    assert_eq!(got.as_array().map(Vec::len), Some(5), "{got}");
+    let finished = case.apply(&[]);
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    assert!(!case.exists("queues", OLD));
 }
 
 #[test]
