@@ -321,6 +321,43 @@ fn the_journal_parameter_gives_the_migrations_in_flight() {
     assert!(e.message.contains("journal"), "{}", e.message);
 }
 
+/// Records kept inside vhosts (`model::records`): the newest generation of
+/// each project's inventory joins the ownership, a journal's migrations
+/// those in flight, and none of the exchanges is topology.
+#[test]
+fn record_exchanges_inside_vhosts_become_records_not_topology() {
+    let q = |name: &str| ObjectKey::Queue { vhost: "v".into(), name: name.into() };
+    let inventory =
+        |names: &[&str]| Inventory { objects: names.iter().map(|n| q(n)).collect(), ..Inventory::default() };
+    let mut journal = crate::journal::Journal::from_json(None).unwrap();
+    let m = crate::journal::Migration { id: "m1".into(), vhost: "v".into(), ..Default::default() };
+    journal.migrations.insert("m1".into(), m.clone());
+    let record = |name: &str, value: String| {
+        serde_json::json!({"name": name, "vhost": "v", "type": "fanout", "durable": true, "auto_delete": false,
+            "internal": true, "arguments": {"x-warren-record": value}})
+    };
+    let exchanges = serde_json::json!([
+        record("warren.records.team-a.3", inventory(&["old"]).to_json().to_string()),
+        record("warren.records.team-a.4", inventory(&["q1"]).to_json().to_string()),
+        record("warren.journal.team-a.9", journal.to_json().to_string()),
+        {"name": "x", "vhost": "v", "type": "topic", "durable": true, "auto_delete": false, "internal": false, "arguments": {}},
+    ]);
+    let json = serde_json::json!({"vhosts": [{"name": "v"}], "exchanges": exchanges}).to_string();
+    let live = read(&json);
+    assert_eq!(live.topology.vhosts["v"].exchanges.keys().collect::<Vec<_>>(), ["x"]);
+    let mut newest = inventory(&["q1"]);
+    newest.objects.insert(ObjectKey::Vhost("v".into()));
+    assert_eq!(live.ownership, Ownership::single("team-a", newest), "the newest generation, with its vhost");
+    let found = &live.records.in_vhosts[&("v".to_string(), "team-a".to_string())];
+    assert_eq!(found.found.iter().copied().collect::<Vec<_>>(), [3, 4], "the older one is known, to be deleted");
+    assert_eq!(live.migrations.into_values().collect::<Vec<_>>(), [m]);
+    assert!(live.notes.is_empty(), "{:?}", live.notes);
+
+    let bad = serde_json::json!({"exchanges": [record("warren.records.team-a.1", "{not json".into())], "vhosts": [{"name": "v"}]});
+    let e = from_definitions(&bad.to_string(), "defs.json").unwrap_err();
+    assert!(e.message.contains("warren.records.team-a.1") && e.message.contains("malformed"), "{}", e.message);
+}
+
 #[test]
 fn other_parameters_are_noted_as_not_modelled() {
     let live = read(
