@@ -4,10 +4,10 @@ mod common;
 
 use common::strategy::{topology, topology_3_10};
 use proptest::prelude::*;
-use warren::desired::Spans;
 use warren::export::{definitions, to_text};
 use warren::model::{Binding, DestinationKind, Node, ObjectKey, Topology};
 use warren::plan::Op;
+use warren::source::Spans;
 
 fn count(t: &Topology, f: fn(&warren::model::Vhost) -> usize) -> usize {
     t.vhosts.values().map(f).sum()

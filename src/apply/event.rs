@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::migrate::Failure;
+use super::failure::Failure;
 use crate::journal::StepOutcome;
 
 #[derive(Debug, Clone, PartialEq)]

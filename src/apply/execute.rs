@@ -12,7 +12,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::event::{Event, Events};
-use super::migrate::{self, Drain, Failure};
+use super::failure::Failure;
+use super::migrate::{self, Drain};
 use super::recheck;
 use super::recorder::Recorder;
 use super::rollback;
@@ -170,8 +171,8 @@ async fn run_step(broker: &Broker, step: &Step, ctx: &Context) -> Result<(), Fai
     match &step.op {
         Op::PutUser { user } => {
             let password = ctx.passwords.get(&user.name).map(String::as_str);
-            Ok(broker.run(&step.op, ctx.guard_deletes, password).await?)
+            Ok(super::op::run(broker, &step.op, ctx.guard_deletes, password).await?)
         }
-        op => Ok(broker.run(op, ctx.guard_deletes, None).await?),
+        op => Ok(super::op::run(broker, op, ctx.guard_deletes, None).await?),
     }
 }

@@ -12,42 +12,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 use super::event::{DrainReading, Event, Events};
+use super::failure::Failure;
 use super::recorder::Recorder;
 use crate::broker::{Broker, BrokerError, Freshness, Leadership, Reading};
-use crate::journal::StepOutcome;
 use crate::model::{Binding, DestinationKind, QueueType, Vhost};
 use crate::plan::{MigrationPlan, MigrationStep as Step, Op};
-
-/// Why a migration did not finish in this run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
-    Broker(BrokerError),
-    /// It waits; everything stays in place and a later apply resumes it.
-    Paused(String),
-    /// A check right before a step refused it.
-    Refused(String),
-    /// The lock's connection closed: another apply may hold the lock now,
-    /// so nothing more is done.
-    LockLost,
-}
-
-impl Failure {
-    /// How the step that failed so ended, in the journal's words.
-    pub fn outcome(&self) -> StepOutcome {
-        match self {
-            Failure::Paused(_) => StepOutcome::Paused,
-            Failure::Refused(_) | Failure::Broker(BrokerError::Unsafe { .. }) => StepOutcome::Refused,
-            Failure::LockLost => StepOutcome::LockLost,
-            Failure::Broker(_) => StepOutcome::Failed,
-        }
-    }
-}
-
-impl From<BrokerError> for Failure {
-    fn from(e: BrokerError) -> Self {
-        Failure::Broker(e)
-    }
-}
 
 /// How long to wait for a drain, and how often to look.
 #[derive(Debug, Clone, Copy)]
@@ -158,7 +127,7 @@ pub async fn topology_step(broker: &Broker, vhost: &str, step: &Step) -> Result<
             return Err(Failure::Refused(format!("\"{step}\" needs the whole migration, not only its vhost")));
         }
     };
-    Ok(broker.run(&op, false, None).await?)
+    Ok(super::op::run(broker, &op, false, None).await?)
 }
 
 /// The broker applies policies a few seconds late (reference 3.2): wait for
@@ -352,7 +321,7 @@ async fn retire(broker: &Broker, m: &MigrationPlan, kind: QueueType) -> Result<(
         Emptiness::Empty => {}
     }
     let op = Op::DeleteQueue { vhost: v.clone(), name: p.clone(), kind };
-    match broker.run(&op, kind == QueueType::Classic, None).await {
+    match super::op::run(broker, &op, kind == QueueType::Classic, None).await {
         Err(BrokerError::Refused { reason, .. }) if reason.contains("not empty") || reason.contains("in use") => {
             Err(Failure::Paused(format!("the broker kept \"{p}\": {reason}")))
         }

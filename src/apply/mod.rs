@@ -3,13 +3,16 @@
 
 pub mod event;
 mod execute;
+mod failure;
 pub mod migrate;
+mod op;
 mod recheck;
 mod recorder;
 pub mod rollback;
 
 pub use event::{Event, Events};
 pub use execute::{CONCURRENCY, Context, Outcome, execute};
+pub use failure::Failure;
 pub use recorder::Recorder;
 
 use crate::diff::Action;

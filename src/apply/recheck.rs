@@ -3,7 +3,7 @@
 //! it), and deleting an object somebody changed meanwhile would destroy
 //! what nobody reviewed.
 
-use super::migrate::Failure;
+use super::failure::Failure;
 use crate::broker::Broker;
 use crate::model::Topology;
 use crate::plan::{Op, Step};
@@ -17,7 +17,7 @@ pub async fn destructive(broker: &Broker, planned: &Topology, steps: &[Step]) ->
     }
     vhosts.sort();
     vhosts.dedup();
-    let fresh = broker.live_of(&vhosts).await?;
+    let fresh = crate::live::from_broker(broker, &vhosts).await?;
     match changed(planned, &fresh.topology, steps) {
         None => Ok(()),
         Some(what) => Err(Failure::Refused(format!(

@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::migrate::Failure;
+use super::failure::Failure;
 use crate::broker::{Broker, BrokerError, JournalSlot, Lock};
 use crate::journal::{Journal, now};
 use crate::model::Place;

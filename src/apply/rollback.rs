@@ -6,7 +6,8 @@
 
 use tokio::sync::Semaphore;
 
-use super::migrate::{self, Emptiness, Failure};
+use super::failure::Failure;
+use super::migrate::{self, Emptiness};
 use super::recorder::Recorder;
 use crate::broker::Broker;
 use crate::model::{Queue, QueueType};
@@ -50,7 +51,7 @@ async fn retire_new(broker: &Broker, vhost: &str, q: &Queue) -> Option<String> {
     match migrate::empty_and_unused(broker, vhost, &q.name, q.kind).await {
         Ok(Emptiness::Empty) => {
             let op = Op::DeleteQueue { vhost: vhost.into(), name: q.name.clone(), kind: q.kind };
-            match broker.run(&op, q.kind == QueueType::Classic, None).await {
+            match super::op::run(broker, &op, q.kind == QueueType::Classic, None).await {
                 Ok(()) => None,
                 Err(e) => kept(format!("{e}.")),
             }

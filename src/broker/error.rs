@@ -2,8 +2,6 @@
 
 use std::fmt;
 
-use crate::diagnostic::Diagnostic;
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BrokerError {
     /// No HTTP answer at all.
@@ -109,9 +107,5 @@ impl BrokerError {
             }
             BrokerError::Setup(_) => "check the TLS and connection options",
         }
-    }
-
-    pub fn diagnostic(&self) -> Diagnostic {
-        Diagnostic::error("broker", self.to_string()).help(self.help())
     }
 }

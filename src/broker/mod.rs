@@ -23,7 +23,6 @@ pub use lock::{LOCK_QUEUE, Lock};
 pub use records::{FoundJournal, JournalSlot};
 
 use crate::model::QueueCounts;
-use crate::plan::Op;
 
 /// Every vhost with the settings warren reads.
 const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata";
@@ -208,17 +207,6 @@ impl Broker {
             other => other?,
         };
         Ok(text)
-    }
-
-    /// The live state of these vhosts ([`Broker::definitions_of`]), read
-    /// and normalised as a definitions export is.
-    pub async fn live_of(&self, vhosts: &[String]) -> Result<crate::live::Live, BrokerError> {
-        let text = self.definitions_of(vhosts).await?;
-        crate::live::from_definitions(&text, &self.endpoint().to_string()).map_err(|d| BrokerError::Refused {
-            action: "read the definitions".into(),
-            status: 200,
-            reason: d.message,
-        })
     }
 
     /// The definitions of the given vhosts, assembled into one cluster-wide
@@ -411,11 +399,6 @@ impl Broker {
             out.insert(name, QueueCounts { messages, consumers });
         }
         Ok(out)
-    }
-
-    /// Carries out one plan operation.
-    pub async fn run(&self, op: &Op, guard_deletes: bool, password: Option<&str>) -> Result<(), BrokerError> {
-        ops::run(&self.http, op, guard_deletes, password).await
     }
 
     /// Closes the AMQP connections kept for drain readings.

@@ -8,8 +8,7 @@ use serde_json::{Value as Json, json};
 
 use super::lock::{LOCK_QUEUE, Lock};
 use super::{Broker, BrokerError, segment};
-use crate::journal::JOURNAL_PARAMETER;
-use crate::model::{INVENTORY_PARAMETER, Place, RECORD_ARGUMENT, RecordKind, RecordWrite};
+use crate::model::{INVENTORY_PARAMETER, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordKind, RecordWrite};
 
 /// The generations of a project's journal exchange found in its home
 /// vhost, so that each write can delete the ones it replaces.

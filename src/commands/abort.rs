@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 
 use super::{live_side, session};
 use crate::apply::Recorder;
-use crate::apply::{migrate, rollback};
+use crate::apply::rollback;
 use crate::broker::{Broker, BrokerError};
 use crate::cli::Connection;
 use crate::exit::Exit;
@@ -118,11 +118,7 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
     let kept = match rollback::run(broker, &r, &Semaphore::new(1), recorder).await {
         Ok(kept) => kept,
         Err(e) => {
-            let why = match &e {
-                migrate::Failure::Broker(b) => b.to_string(),
-                migrate::Failure::Paused(w) | migrate::Failure::Refused(w) => w.clone(),
-                migrate::Failure::LockLost => "the lock's connection closed".into(),
-            };
+            let why = e.why();
             eprintln!(
                 "\nAbort stopped: {why}\nRun `warren abort {id}` again to finish rolling back, or `warren apply` to go forward."
             );
@@ -143,7 +139,7 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
 }
 
 async fn read_vhost(broker: &Broker, vhost: &str) -> Result<crate::model::Vhost, String> {
-    let mut l = broker.live_of(&[vhost.to_string()]).await.map_err(|e| e.to_string())?;
+    let mut l = crate::live::from_broker(broker, &[vhost.to_string()]).await.map_err(|e| e.to_string())?;
     l.topology.vhosts.remove(vhost).ok_or_else(|| format!("vhost \"{vhost}\" does not exist"))
 }
 

@@ -4,13 +4,14 @@
 use std::path::Path;
 
 use super::live_side;
-use super::plan::{compute, errors, print, print_diagnostics, print_invalid};
+use super::plan::{errors, print, print_diagnostics, print_invalid};
+use super::planned::{Planned, compute};
 use super::{saved_plan, session};
-use crate::apply::{self, migrate::Failure};
+use crate::apply::{self, Failure};
 use crate::broker::BrokerError;
 use crate::cli::Connection;
 use crate::desired;
-use crate::diagnostic::render as render_diagnostics;
+use crate::diagnostic::{Diagnostic, render as render_diagnostics};
 use crate::diff::REFUSALS;
 use crate::exit::Exit;
 use crate::fingerprint;
@@ -52,7 +53,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
     let place = match rt.block_on(broker.place_of(&desired.project.name, &vhosts)) {
         Ok(p) => p,
-        Err(e) => return fail(&[e.diagnostic()], &desired.sources, out),
+        Err(e) => return fail(&[Diagnostic::from(&e)], &desired.sources, out),
     };
     // The lock comes before the live read: a waiting apply plans against
     // the state the holder left, which is usually "no changes".
@@ -90,14 +91,15 @@ fn locked(
 ) -> (Exit, Ended) {
     let mut live = match rt.block_on(live_side::read(broker, &desired.topology)) {
         Ok(l) => l,
-        Err(e) => return (fail(&[e.diagnostic()], &desired.sources, out), None),
+        Err(e) => return (fail(&[Diagnostic::from(&e)], &desired.sources, out), None),
     };
-    // A run that died right after deleting an old queue left its migration
-    // in the journal: finished, as the live state shows.
-    recorder.note(|j| j.forget_finished(&live.topology));
+    // Before the journal forgets anything: a migration it holds is this run's.
     if let Err(exit) = elsewhere(&live, &desired.topology, recorder) {
         return (exit, None);
     }
+    // A run that died right after deleting an old queue left its migration
+    // in the journal: finished, as the live state shows.
+    recorder.note(|j| j.forget_finished(&live.topology));
     // The journal as the lock holder has it, not as read beside the topology.
     live.migrations = recorder.journal().migrations.clone();
     let planned = compute(desired, run.path, live, run.replace);
@@ -277,7 +279,7 @@ fn record_migrations(recorder: &apply::Recorder, plan: &crate::plan::Plan, outco
                 r.updated = at.clone();
                 (r.state, r.detail) = match &outcome.failed {
                     Some((f, Failure::Paused(why))) if *f == i => ("paused".into(), Some(why.clone())),
-                    Some((f, e)) if *f == i => ("stopped".into(), Some(describe(e))),
+                    Some((f, e)) if *f == i => ("stopped".into(), Some(e.why())),
                     _ => ("stopped".into(), Some("the apply stopped at another step".into())),
                 };
             }
@@ -285,22 +287,14 @@ fn record_migrations(recorder: &apply::Recorder, plan: &crate::plan::Plan, outco
     });
 }
 
-fn describe(f: &Failure) -> String {
-    match f {
-        Failure::Broker(e) => e.to_string(),
-        Failure::Paused(why) | Failure::Refused(why) => why.clone(),
-        Failure::LockLost => "the lock's connection closed".into(),
-    }
-}
-
 /// The applying project's inventory as the broker records it.
-fn mine(planned: &super::plan::Planned) -> Inventory {
+fn mine(planned: &Planned) -> Inventory {
     planned.live.ownership.of(&planned.desired.project.name)
 }
 
 /// The writes that replace the applying project's inventory in the
 /// broker's records, kept where this run keeps them.
-fn records(planned: &super::plan::Planned, inventory: &Inventory, recorder: &apply::Recorder) -> Vec<RecordWrite> {
+fn records(planned: &Planned, inventory: &Inventory, recorder: &apply::Recorder) -> Vec<RecordWrite> {
     let project = &planned.desired.project.name;
     let after = planned.live.ownership.with(project, inventory.clone());
     planned.live.records.writes(&after, project, recorder.place())
@@ -338,7 +332,7 @@ fn elsewhere(live: &live_side::LiveSide, desired: &Topology, recorder: &apply::R
 fn record_only(
     broker: &crate::broker::Broker,
     rt: &tokio::runtime::Runtime,
-    planned: &super::plan::Planned,
+    planned: &Planned,
     recorder: &apply::Recorder,
     out: Output,
 ) -> Exit {

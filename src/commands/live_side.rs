@@ -59,7 +59,7 @@ pub fn connect(c: &Connection) -> Result<Broker, Diagnostic> {
     let endpoint = Endpoint::parse(&c.url, tls).map_err(|e| {
         Diagnostic::error("broker", e).help("set --url or WARREN_URL to http(s)://user:password@host:port")
     })?;
-    Broker::new(endpoint, c.amqp_url.as_deref()).map_err(|e| e.diagnostic())
+    Broker::new(endpoint, c.amqp_url.as_deref()).map_err(|e| Diagnostic::from(&e))
 }
 
 /// A runtime for the broker calls of one command.
@@ -73,7 +73,7 @@ pub fn runtime() -> tokio::runtime::Runtime {
 
 pub fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagnostic> {
     let broker = connect(c)?;
-    runtime().block_on(read(&broker, desired)).map_err(|e| e.diagnostic())
+    runtime().block_on(read(&broker, desired)).map_err(|e| Diagnostic::from(&e))
 }
 
 /// Reads the broker's topology as a definitions export gives it (one
@@ -96,7 +96,7 @@ pub async fn read_definitions(broker: &Broker, only: &[String]) -> Result<(Live,
 /// [`read_definitions`] for a command that needs nothing else from the broker.
 pub fn definitions_from_broker(c: &Connection, only: &[String]) -> Result<Live, Diagnostic> {
     let broker = connect(c)?;
-    runtime().block_on(read_definitions(&broker, only)).map(|(l, _)| l).map_err(|e| e.diagnostic())
+    runtime().block_on(read_definitions(&broker, only)).map(|(l, _)| l).map_err(|e| Diagnostic::from(&e))
 }
 
 /// Reads the live state of the broker, with counts for the desired vhosts'
@@ -105,7 +105,7 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
     let version = broker.check().await?;
     let origin = broker.endpoint().to_string();
     let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
-    let l = broker.live_of(&declared).await?;
+    let l = live::from_broker(broker, &declared).await?;
     if !broker.is_administrator().await? {
         beyond_vhosts(desired, &l.topology, broker)?;
     }

@@ -9,6 +9,7 @@ pub mod export;
 pub mod import;
 pub mod live_side;
 pub mod plan;
+pub mod planned;
 pub mod saved_plan;
 pub mod session;
 pub mod status;

@@ -1,17 +1,16 @@
 //! `warren plan` and `warren diff`: compare, then show the plan in the
 //! chosen format. The two differ only in where the live side comes from.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::live_side::{self, LiveSide};
+use super::planned::{Planned, assemble, compute, draft};
 use crate::desired::{self, Desired};
-use crate::diagnostic::{self, Diagnostic, render as render_diagnostics};
-use crate::diff::{self, Options};
+use crate::diagnostic::{Diagnostic, render as render_diagnostics};
 use crate::exit::Exit;
-use crate::model::{Inventory, Ownership, Password};
+use crate::model::{Inventory, Ownership};
 use crate::output::Output;
-use crate::plan::{self, Plan};
+use crate::plan::Plan;
 use crate::render::{self, Format, PlanDocument};
 
 /// How the plan is shown.
@@ -20,86 +19,6 @@ pub struct Show {
     pub format: Format,
     pub detailed_exitcode: bool,
     pub replace: Vec<String>,
-}
-
-/// A plan with everything needed to show or apply it.
-pub struct Planned {
-    pub plan: Plan,
-    pub document: PlanDocument,
-    pub desired: Desired,
-    pub live: LiveSide,
-    /// Passwords read from the environment, by user.
-    pub passwords: BTreeMap<String, String>,
-}
-
-/// Plans valid desired files against `live`.
-pub fn compute(desired: Desired, path: &Path, live: LiveSide, replace: &[String]) -> Planned {
-    let drafted = draft(&desired, &live, replace);
-    assemble(desired, path, live, drafted)
-}
-
-/// The plan before it is shown: what [`draft`] computes from its inputs alone.
-pub struct Draft {
-    plan: Plan,
-    passwords: BTreeMap<String, String>,
-    notes: Vec<Diagnostic>,
-}
-
-/// The plan of the files against `live`. It only reads them, so that it can
-/// run beside the whole-topology checks; it must not fail on files those
-/// checks refuse, whose plan is then not shown.
-pub fn draft(desired: &Desired, live: &LiveSide, replace: &[String]) -> Draft {
-    let mut notes = live.notes.clone();
-    let mut options = Options {
-        replace: replace.iter().cloned().collect(),
-        queue_counts: live.queue_counts.clone(),
-        broker_version: live.broker_version,
-        in_flight: live.migrations.clone(),
-        ..Options::default()
-    };
-    let mut passwords = BTreeMap::new();
-    for user in desired.topology.users.values() {
-        let Password::Env(var) = &user.password else { continue };
-        match std::env::var(var) {
-            Ok(p) if !p.is_empty() => {
-                if let Some(Password::Hash { hash, algorithm }) =
-                    live.topology.users.get(&user.name).map(|u| &u.password)
-                    && !crate::password::verify(&p, hash, algorithm.as_deref())
-                {
-                    options.stale_passwords.insert(user.name.clone());
-                }
-                passwords.insert(user.name.clone(), p);
-            }
-            _ => notes.push(
-                Diagnostic::warning(
-                    "password-unknown",
-                    format!("the password of user \"{}\" comes from ${var}, which is not set here", user.name),
-                )
-                .help(format!("set {var} to compare the password with the broker's and to create the user")),
-            ),
-        }
-    }
-    let d = diff::diff(&desired.topology, &live.topology, &live.ownership, &desired.project.name, &options);
-    let plan = plan::build(d, &desired.topology, &live.topology);
-    Draft { plan, passwords, notes }
-}
-
-/// The drafted plan with every diagnostic placed, as a document to show.
-pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -> Planned {
-    let Draft { plan, passwords, notes } = drafted;
-    let mut diagnostics: Vec<Diagnostic> = plan
-        .problems
-        .iter()
-        .map(|p| match desired.spans.locate(&p.key, p.field.as_deref()) {
-            Some(l) => p.diagnostic.clone().at(l),
-            None => p.diagnostic.clone(),
-        })
-        .collect();
-    diagnostics.extend(desired.diagnostics.iter().cloned());
-    diagnostics.extend(notes);
-    diagnostic::sort(&mut diagnostics);
-    let document = PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
-    Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
 }
 
 /// Shows why invalid files give no plan; exits 1.

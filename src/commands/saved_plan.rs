@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::plan::Planned;
+use super::planned::Planned;
 use crate::desired::{self, Desired};
 use crate::diagnostic::{Diagnostic, render as render_diagnostics};
 use crate::exit::Exit;

@@ -53,7 +53,7 @@ pub async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str
         Ok((Ok(j), slot)) => (j, slot),
         Ok((Err(e), _)) => {
             let remove = match &place {
-                Place::Broker => format!("`rabbitmqctl clear_global_parameter {}`", crate::journal::JOURNAL_PARAMETER),
+                Place::Broker => format!("`rabbitmqctl clear_global_parameter {}`", crate::model::JOURNAL_PARAMETER),
                 Place::Vhosts { project, home } => format!(
                     "`rabbitmqctl delete_exchange --vhost {home} {}` (each generation)",
                     crate::model::RecordKind::Journal.exchange(project, 0).trim_end_matches('0')
@@ -123,7 +123,7 @@ async fn holder(broker: &Broker, place: &Place) -> String {
 /// Where the journal at `place` is, in words.
 pub fn describe(place: &Place) -> String {
     match place {
-        Place::Broker => format!("global parameter `{}`", crate::journal::JOURNAL_PARAMETER),
+        Place::Broker => format!("global parameter `{}`", crate::model::JOURNAL_PARAMETER),
         Place::Vhosts { project, home } => format!("project \"{project}\"'s, in vhost \"{home}\""),
     }
 }

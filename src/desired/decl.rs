@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use super::spans::FieldSites;
 use crate::model::{Binding, Exchange, External, Permission, Policy, Queue, QueueType, User, VhostSettings};
+use crate::source::FieldSites;
 use crate::source::Location;
 
 /// An object with the place it was declared and the places of its fields.

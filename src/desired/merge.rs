@@ -5,9 +5,9 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::decl::{Decl, FileDecl};
-use super::spans::{FastHash, Site, Spans};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Binding, ObjectKey, SetBuilder, Topology, Vhost};
+use crate::source::{FastHash, Site, Spans};
 use crate::source::{Location, Sources};
 
 /// The merged topology and where each object came from.

@@ -2,24 +2,20 @@
 //! place of every object for diagnostics.
 
 mod decl;
-pub(crate) mod fast_toml;
 mod merge;
 mod parse;
-mod parts;
 mod reader;
-mod spans;
 pub(crate) mod tree;
 
 use std::path::{Path, PathBuf};
 
 pub use parse::MAX_NAME_BYTES;
 pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, check_expect};
-pub use spans::{Site, Spans};
 
 use crate::diagnostic::Diagnostic;
 use crate::model::Topology;
 use crate::project::{self, Project};
-use crate::source::Sources;
+use crate::source::{FileId, Sources, Spans};
 
 /// The topology the files describe, where each part came from, and what is
 /// wrong with them. The topology holds every object that parsed cleanly.
@@ -112,11 +108,11 @@ fn from_texts(
     mut diagnostics: Vec<Diagnostic>,
 ) -> Desired {
     let mut sources = Sources::default();
+    let ids: Vec<FileId> = files.into_iter().map(|(path, text)| sources.add(&path, text)).collect();
     let mut decls = Vec::new();
-    for (path, text) in files {
-        let id = sources.add(&path, text);
-        let text = sources.get(id).text.clone();
-        decls.extend(parse::parse_file(id, &text, &mut diagnostics));
+    for (decl, found) in parse_all(&sources, &ids) {
+        decls.extend(decl);
+        diagnostics.extend(found);
     }
     // Added after the topology files, which keep their ids.
     let project = project_file.map_or_else(Project::default, |(path, text)| {
@@ -127,6 +123,26 @@ fn from_texts(
     let (topology, spans) = merge::merge(decls, &sources, &mut diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
     Desired { topology, spans, sources, diagnostics, project }
+}
+
+/// Each file parsed, in order, with its diagnostics: the files are split
+/// among the machine's cores, since parsing is most of reading them.
+fn parse_all(sources: &Sources, ids: &[FileId]) -> Vec<(Option<decl::FileDecl>, Vec<Diagnostic>)> {
+    let parse = |id: &FileId| {
+        let mut found = Vec::new();
+        let decl = parse::parse_file(*id, &sources.get(*id).text, &mut found);
+        (decl, found)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ids.len());
+    if threads <= 1 {
+        return ids.iter().map(parse).collect();
+    }
+    let chunk = ids.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let parts: Vec<_> =
+            ids.chunks(chunk).map(|part| s.spawn(move || part.iter().map(parse).collect::<Vec<_>>())).collect();
+        parts.into_iter().flat_map(|p| p.join().expect("parsing a file does not panic")).collect()
+    })
 }
 
 /// The topology files a path names.

@@ -8,13 +8,13 @@ use toml::de::DeTable;
 
 use super::decl::{Decl, Failed, FileDecl, QueueDecl};
 use super::reader::{Fields, Reader, What, did_you_mean};
-use super::spans::FieldSites;
 use super::tree::{Item, Node, Table as Tree};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, Expect, External, Password, Permission, Policy, Queue, QueueType,
     Table, User, Value, VhostSettings, argument_rule, is_age, policy_key,
 };
+use crate::source::FieldSites;
 use crate::source::{FileId, Location};
 
 const TOP_KEYS: &[&str] = &[
@@ -47,33 +47,8 @@ pub const MAX_NAME_BYTES: usize = 255;
 
 /// Parses one file. Returns `None` only when the file is not TOML at all.
 pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
-    if let Some(decl) = super::parts::parse(file, text, diagnostics) {
-        return Some(decl);
-    }
-    let (decl, _) = parse_part(file, text, 0, false, diagnostics)?;
-    Some(decl)
-}
-
-/// Parses `text`, which starts at `base` in the file; a `rest` part (one
-/// that follows the file's start) has no `vhosts` or `[vhost]` of its own.
-/// Returns the declarations and the part's top-level keys.
-pub(super) fn parse_part(
-    file: FileId,
-    text: &str,
-    base: usize,
-    rest: bool,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<(FileDecl, Vec<String>)> {
-    let mut r = Reader { file, base, diagnostics };
-    // The quick reader takes plain files; the toml crate the rest, and
-    // every file with an error, which it alone describes.
-    let (doc, errors) = match super::fast_toml::parse(text) {
-        Some(doc) => (doc, Vec::new()),
-        None => {
-            let (doc, errors) = DeTable::parse_recoverable(text);
-            (Tree::from_toml(doc.into_inner()), errors)
-        }
-    };
+    let mut r = Reader { file, diagnostics };
+    let (doc, errors) = DeTable::parse_recoverable(text);
     for e in &errors {
         let span = e.span().unwrap_or(0..0);
         let message = e.message().trim().to_string();
@@ -88,11 +63,10 @@ pub(super) fn parse_part(
     if !errors.is_empty() {
         return None;
     }
-    let whole = Node { span: 0..0, item: Item::Table(doc) };
+    let whole = Node { span: 0..0, item: Item::Table(Tree::from_toml(doc.into_inner())) };
     let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS)?;
-    let keys = top.table.keys().map(|k| k.name.to_string()).collect();
     let mut p = Parser { r };
-    Some((p.file(&top, text.len(), rest), keys))
+    Some(p.file(&top, text.len()))
 }
 
 struct Parser<'d> {
@@ -107,8 +81,8 @@ impl Parser<'_> {
         self.r.loc(span)
     }
 
-    fn file(&mut self, top: &Fields, len: usize, rest: bool) -> FileDecl {
-        let vhosts = if rest { Vec::new() } else { self.vhosts(top, len) };
+    fn file(&mut self, top: &Fields, len: usize) -> FileDecl {
+        let vhosts = self.vhosts(top, len);
         let mut decl = FileDecl {
             vhosts,
             settings: None,
@@ -122,9 +96,7 @@ impl Parser<'_> {
             external: External::default(),
             failed: Failed::default(),
         };
-        if let Some(node) = top.get("vhost")
-            && !rest
-        {
+        if let Some(node) = top.get("vhost") {
             decl.settings = self.settings(node);
             let given = matches!(&node.item, Item::Table(t) if t.iter().any(|(k, _)| k.name == "default_queue_type"));
             decl.failed.default_queue_type =

@@ -12,15 +12,12 @@ use crate::source::{FileId, Location};
 /// Collects the diagnostics of one file.
 pub struct Reader<'d> {
     pub file: FileId,
-    /// Where the parsed text starts in the file: a part of a file read on
-    /// its own has spans from its own start.
-    pub base: usize,
     pub diagnostics: &'d mut Vec<Diagnostic>,
 }
 
 impl Reader<'_> {
     pub fn loc(&self, span: Range<usize>) -> Location {
-        Location { file: self.file, span: span.start + self.base..span.end + self.base }
+        Location { file: self.file, span }
     }
 
     pub fn report(&mut self, d: Diagnostic) {

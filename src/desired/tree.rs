@@ -1,21 +1,14 @@
-//! A topology file as the walker reads it: tables keep their keys in file
-//! order, and every key and value keeps its byte range. The quick reader
-//! ([`super::fast_toml`]) builds one straight from the text; any other file
-//! is read by the toml crate and converted ([`Table::from_toml`]).
-//!
-//! Lighter than the toml crate's table: an object's table is a short list,
-//! found by comparing keys, and only a large table is hashed.
+//! A topology file as the walker reads it, from the toml crate's parsed
+//! document ([`Table::from_toml`]): tables keep their keys in file order,
+//! and every key and value keeps its byte range, with the names the walker
+//! matches on in one place.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
-use rustc_hash::FxHashMap;
 use toml::Spanned;
 use toml::de::{DeFloat, DeInteger, DeTable, DeValue};
-
-/// A table with this many entries is indexed by name as it is built.
-const INDEXED: usize = 16;
 
 /// A key and where it is written.
 #[derive(Clone)]
@@ -60,16 +53,9 @@ pub enum Item<'i> {
 #[derive(Clone, Default)]
 pub struct Table<'i> {
     entries: Vec<(Key<'i>, Node<'i>)>,
-    /// Name to entry, for a large table the quick reader builds: finding a
-    /// repeated name among 10,000 queues must not take a scan each.
-    index: Option<Box<FxHashMap<&'i str, usize>>>,
 }
 
 impl<'i> Table<'i> {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -87,48 +73,14 @@ impl<'i> Table<'i> {
     }
 
     /// Where `name` is among the entries.
-    pub(super) fn position(&self, name: &str) -> Option<usize> {
-        match &self.index {
-            Some(index) => index.get(name).copied(),
-            None => self.entries.iter().position(|(k, _)| k.name == name),
-        }
+    fn position(&self, name: &str) -> Option<usize> {
+        self.entries.iter().position(|(k, _)| k.name == name)
     }
 
-    pub(super) fn at_mut(&mut self, i: usize) -> &mut Node<'i> {
-        &mut self.entries[i].1
-    }
-
-    /// Adds an entry whose name the table does not have yet ([`Self::position`]).
-    /// `None` when the table is large enough to be indexed and the name is
-    /// not a slice of the text (it had escapes): the index borrows names.
-    pub(super) fn push(&mut self, key: Key<'i>, node: Node<'i>) -> Option<()> {
-        let at = self.entries.len();
-        if let Some(index) = &mut self.index {
-            index.insert(borrowed(&key.name)?, at);
-        } else if at + 1 == INDEXED {
-            let mut index = FxHashMap::default();
-            index.reserve(INDEXED * 2);
-            for (i, (k, _)) in self.entries.iter().enumerate() {
-                index.insert(borrowed(&k.name)?, i);
-            }
-            index.insert(borrowed(&key.name)?, at);
-            self.index = Some(Box::new(index));
-        }
-        self.entries.push((key, node));
-        Some(())
-    }
-
-    /// The toml crate's table, for a file the quick reader left to it.
+    /// The toml crate's table.
     pub fn from_toml(table: DeTable<'i>) -> Self {
         let entries = table.into_iter().map(|(k, v)| (Key { span: k.span(), name: k.into_inner() }, node(v))).collect();
-        Table { entries, index: None }
-    }
-}
-
-fn borrowed<'i>(name: &Cow<'i, str>) -> Option<&'i str> {
-    match name {
-        Cow::Borrowed(s) => Some(s),
-        Cow::Owned(_) => None,
+        Table { entries }
     }
 }
 
@@ -146,8 +98,7 @@ fn node(value: Spanned<DeValue<'_>>) -> Node<'_> {
     Node { span, item }
 }
 
-// Every key, value and range in order: the tests compare the quick reader
-// with the toml crate through this.
+// Every key, value and range in order, for test failures.
 impl fmt::Debug for Table<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()

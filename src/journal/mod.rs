@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 pub use actor::actor;
 pub use time::now;
 
-pub const JOURNAL_PARAMETER: &str = "warren.journal";
 const FORMAT: u32 = 1;
 /// Runs kept in the history, oldest dropped first.
 pub const HISTORY_LIMIT: usize = 30;

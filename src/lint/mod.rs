@@ -6,10 +6,10 @@ mod policies;
 mod queues;
 mod references;
 
-use crate::desired::Spans;
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, Topology};
 use crate::source::Location;
+use crate::source::Spans;
 
 /// Every finding about `topology`, errors and warnings.
 pub fn check(topology: &Topology, spans: &Spans) -> Vec<Diagnostic> {

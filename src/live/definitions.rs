@@ -265,9 +265,6 @@ pub fn parse(json: &str, origin: &str) -> Result<Definitions, Diagnostic> {
         d.message = d.message.replace("a map", "a definitions object");
         return Err(d);
     }
-    if let Some(defs) = super::fast_json::parse(json) {
-        return Ok(defs);
-    }
     // Tracking the path slows every file down; it is done again only to
     // explain an error.
     if let Ok(defs) = serde_json::from_str(json) {

@@ -25,7 +25,6 @@
 //!   parameters, other global parameters, user limits, vhost tags.
 
 pub(crate) mod definitions;
-pub(crate) mod fast_json;
 mod normalise;
 pub(crate) mod notes;
 mod users;
@@ -56,6 +55,22 @@ pub struct Live {
     pub migrations: std::collections::BTreeMap<String, crate::journal::Migration>,
     /// Warnings (code "live-quirk", no location) for the quirks found.
     pub notes: Vec<Diagnostic>,
+}
+
+/// The live state of these vhosts on a broker
+/// ([`crate::broker::Broker::definitions_of`]), read and normalised as a
+/// definitions export is. An unreadable answer is said as the broker's
+/// refusal: callers tell broker errors apart.
+pub async fn from_broker(
+    broker: &crate::broker::Broker,
+    vhosts: &[String],
+) -> Result<Live, crate::broker::BrokerError> {
+    let text = broker.definitions_of(vhosts).await?;
+    from_definitions(&text, &broker.endpoint().to_string()).map_err(|d| crate::broker::BrokerError::Refused {
+        action: "read the definitions".into(),
+        status: 200,
+        reason: d.message,
+    })
 }
 
 /// Reads a cluster-wide export, or a 4.x single-vhost export that names its

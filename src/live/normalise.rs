@@ -193,7 +193,7 @@ impl Reader<'_> {
                     )
                     .help("the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
                 })?;
-            } else if g.name == crate::journal::JOURNAL_PARAMETER {
+            } else if g.name == crate::model::JOURNAL_PARAMETER {
                 let journal = crate::journal::Journal::from_json(Some(g.value.clone())).map_err(|e| {
                     Diagnostic::error(
                         "definitions",

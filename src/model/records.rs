@@ -22,6 +22,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::inventory::Inventory;
 use super::ownership::Ownership;
 
+/// The global parameter of the broker-wide journal (its inventory is
+/// [`super::INVENTORY_PARAMETER`]).
+pub const JOURNAL_PARAMETER: &str = "warren.journal";
+
 /// The argument of a record exchange that holds the record.
 pub const RECORD_ARGUMENT: &str = "x-warren-record";
 

@@ -147,8 +147,8 @@ pub fn large_definitions(queues: usize, exchanges: usize, bindings: usize) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::desired::Spans;
     use crate::model::ObjectKey;
+    use crate::source::Spans;
 
     fn counts(t: &Topology) -> (usize, usize, usize, usize) {
         let v = &t.vhosts[VHOST];

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHasher;
 
+use super::Location;
 use crate::model::ObjectKey;
-use crate::source::Location;
 
 /// A fast hash for keys that come from the user's own files: tens of
 /// thousands of them per run, and no untrusted peer to flood the table.

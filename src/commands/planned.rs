@@ -1,0 +1,93 @@
+//! The pipeline every plan takes: the desired files and the live side to a
+//! plan, with every diagnostic placed, ready to show, save or apply.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::live_side::LiveSide;
+use crate::desired::Desired;
+use crate::diagnostic::{self, Diagnostic};
+use crate::diff::{self, Options};
+use crate::model::Password;
+use crate::plan::{self, Plan};
+use crate::render::PlanDocument;
+
+/// A plan with everything needed to show or apply it.
+pub struct Planned {
+    pub plan: Plan,
+    pub document: PlanDocument,
+    pub desired: Desired,
+    pub live: LiveSide,
+    /// Passwords read from the environment, by user.
+    pub passwords: BTreeMap<String, String>,
+}
+
+/// Plans valid desired files against `live`.
+pub fn compute(desired: Desired, path: &Path, live: LiveSide, replace: &[String]) -> Planned {
+    let drafted = draft(&desired, &live, replace);
+    assemble(desired, path, live, drafted)
+}
+
+/// The plan before it is shown: what [`draft`] computes from its inputs alone.
+pub struct Draft {
+    plan: Plan,
+    passwords: BTreeMap<String, String>,
+    notes: Vec<Diagnostic>,
+}
+
+/// The plan of the files against `live`. It only reads them, so that it can
+/// run beside the whole-topology checks; it must not fail on files those
+/// checks refuse, whose plan is then not shown.
+pub fn draft(desired: &Desired, live: &LiveSide, replace: &[String]) -> Draft {
+    let mut notes = live.notes.clone();
+    let mut options = Options {
+        replace: replace.iter().cloned().collect(),
+        queue_counts: live.queue_counts.clone(),
+        broker_version: live.broker_version,
+        in_flight: live.migrations.clone(),
+        ..Options::default()
+    };
+    let mut passwords = BTreeMap::new();
+    for user in desired.topology.users.values() {
+        let Password::Env(var) = &user.password else { continue };
+        match std::env::var(var) {
+            Ok(p) if !p.is_empty() => {
+                if let Some(Password::Hash { hash, algorithm }) =
+                    live.topology.users.get(&user.name).map(|u| &u.password)
+                    && !crate::password::verify(&p, hash, algorithm.as_deref())
+                {
+                    options.stale_passwords.insert(user.name.clone());
+                }
+                passwords.insert(user.name.clone(), p);
+            }
+            _ => notes.push(
+                Diagnostic::warning(
+                    "password-unknown",
+                    format!("the password of user \"{}\" comes from ${var}, which is not set here", user.name),
+                )
+                .help(format!("set {var} to compare the password with the broker's and to create the user")),
+            ),
+        }
+    }
+    let d = diff::diff(&desired.topology, &live.topology, &live.ownership, &desired.project.name, &options);
+    let plan = plan::build(d, &desired.topology, &live.topology);
+    Draft { plan, passwords, notes }
+}
+
+/// The drafted plan with every diagnostic placed, as a document to show.
+pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -> Planned {
+    let Draft { plan, passwords, notes } = drafted;
+    let mut diagnostics: Vec<Diagnostic> = plan
+        .problems
+        .iter()
+        .map(|p| match desired.spans.locate(&p.key, p.field.as_deref()) {
+            Some(l) => p.diagnostic.clone().at(l),
+            None => p.diagnostic.clone(),
+        })
+        .collect();
+    diagnostics.extend(desired.diagnostics.iter().cloned());
+    diagnostics.extend(notes);
+    diagnostic::sort(&mut diagnostics);
+    let document = PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
+    Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
+}
