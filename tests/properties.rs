@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use warren::export::{definitions, to_text};
 use warren::model::{Binding, DestinationKind, Node, ObjectKey, Topology};
 use warren::plan::Op;
-use warren::source::Spans;
+use warren::source::Locations;
 
 fn count(t: &Topology, f: fn(&warren::model::Vhost) -> usize) -> usize {
     t.vhosts.values().map(f).sum()
@@ -19,13 +19,13 @@ fn len(doc: &serde_json::Value, key: &str) -> usize {
 
 /// What the files would record for the topology's names, so that the lint
 /// sees every binding end as declared.
-fn spans_of(t: &Topology) -> Spans {
-    let mut spans = Spans::default();
+fn spans_of(t: &Topology) -> Locations {
+    let mut locations = Locations::default();
     for (v, vh) in &t.vhosts {
-        spans.named.extend(vh.exchanges.keys().map(|n| ObjectKey::Exchange { vhost: v.clone(), name: n.clone() }));
-        spans.named.extend(vh.queues.keys().map(|n| ObjectKey::Queue { vhost: v.clone(), name: n.clone() }));
+        locations.named.extend(vh.exchanges.keys().map(|n| ObjectKey::Exchange { vhost: v.clone(), name: n.clone() }));
+        locations.named.extend(vh.queues.keys().map(|n| ObjectKey::Queue { vhost: v.clone(), name: n.clone() }));
     }
-    spans
+    locations
 }
 
 proptest! {

@@ -154,6 +154,7 @@ pub fn migration_record(
 mod tests {
     use super::*;
     use crate::diff::Change;
+    use crate::plan::Phase;
     use crate::plan::Step;
 
     #[test]
@@ -167,7 +168,7 @@ mod tests {
         };
         let plan = Plan {
             changes: vec![Change::new(ObjectKey::Vhost("gone".into()), Action::Destroy, "removed from the files")],
-            steps: vec![Step { op: Op::DeleteVhost { name: "gone".into() }, change: 0, phase: 71 }],
+            steps: vec![Step { op: Op::DeleteVhost { name: "gone".into() }, change: 0, phase: Phase::DeleteVhost }],
             problems: vec![],
             in_flight: vec![],
         };

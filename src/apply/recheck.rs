@@ -62,6 +62,7 @@ fn changed(planned: &Topology, fresh: &Topology, steps: &[Step]) -> Option<Strin
 mod tests {
     use super::*;
     use crate::model::{Queue, QueueType, Vhost};
+    use crate::plan::Phase;
 
     fn with_queue(durable: bool) -> Topology {
         let mut v = Vhost::new("v");
@@ -83,7 +84,7 @@ mod tests {
         vec![Step {
             op: Op::DeleteQueue { vhost: "v".into(), name: "q".into(), kind: QueueType::Classic },
             change: 0,
-            phase: 1,
+            phase: Phase::DeleteQueue,
         }]
     }
 

@@ -33,7 +33,7 @@ pub struct Amqp {
     /// Where the apply lock lives: the URL's vhost, `/` when it names none.
     pub(super) lock_vhost: String,
     /// The AMQP address and the management API's broker, read once.
-    site: Arc<tokio::sync::OnceCell<Site>>,
+    target: Arc<tokio::sync::OnceCell<Target>>,
     /// One connection per vhost for passive declares, made when first
     /// needed and again once lost: a hundred drain waits reading every
     /// second would otherwise open a hundred connections a second.
@@ -41,7 +41,7 @@ pub struct Amqp {
 }
 
 /// The AMQP address to use and the broker the management API reaches.
-struct Site {
+struct Target {
     /// `amqp(s)://user:password@host:port/`.
     base: Url,
     management: Cluster,
@@ -97,13 +97,13 @@ impl Amqp {
             }
             None => (None, "/".to_string()),
         };
-        Ok(Amqp { http, given, lock_vhost, site: Arc::default(), probes: Arc::default() })
+        Ok(Amqp { http, given, lock_vhost, target: Arc::default(), probes: Arc::default() })
     }
 
     /// The AMQP address and the management API's broker, read from
     /// `GET /api/overview` once per run.
-    async fn site(&self) -> Result<&Site, BrokerError> {
-        self.site
+    async fn target(&self) -> Result<&Target, BrokerError> {
+        self.target
             .get_or_try_init(|| async {
                 let overview = self.http.get_json("overview", "read the broker overview").await?;
                 let management = Cluster::of(&overview);
@@ -111,7 +111,7 @@ impl Amqp {
                     Some(u) => u.clone(),
                     None => self.default_url(&overview)?,
                 };
-                Ok(Site { base, management })
+                Ok(Target { base, management })
             })
             .await
     }
@@ -148,7 +148,7 @@ impl Amqp {
     /// name is not the management API's, so no credentials, lock or
     /// declare reach another broker.
     pub(super) async fn connect(&self, vhost: &str, name: &str) -> Result<Connection, BrokerError> {
-        let site = self.site().await?;
+        let site = self.target().await?;
         let shown = Amqp::shown(&site.base);
         let unreachable = |detail: String| BrokerError::AmqpUnreachable { endpoint: shown.clone(), detail };
         let server = tokio::time::timeout(PROBE_TIMEOUT, look_at(&site.base))
@@ -168,7 +168,7 @@ impl Amqp {
 
     /// How errors name the AMQP address, once it is known.
     pub(super) fn address(&self) -> String {
-        match (self.site.get(), &self.given) {
+        match (self.target.get(), &self.given) {
             (Some(site), _) => Amqp::shown(&site.base),
             (None, Some(u)) => Amqp::shown(u),
             (None, None) => "the broker's AMQP listener".into(),

@@ -41,7 +41,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
         Err(exit) => return exit,
     };
     let (desired, path) = (input.desired, input.path.as_path());
-    let run = Run { path, replace: &input.replace, saved: input.saved.as_ref(), options };
+    let run = Request { path, replace: &input.replace, saved: input.saved.as_ref(), options };
     if desired.has_errors() {
         return print_invalid(&desired, path, &live_side::describe(connection), Format::Human, out);
     }
@@ -73,7 +73,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
 type Ended = Option<(&'static str, Option<String>)>;
 
 /// What to apply, besides the files.
-struct Run<'a> {
+struct Request<'a> {
     path: &'a Path,
     replace: &'a [String],
     saved: Option<&'a crate::saved_plan::SavedPlan>,
@@ -83,7 +83,7 @@ struct Run<'a> {
 /// Everything apply does while it holds the lock.
 fn locked(
     desired: desired::Desired,
-    run: &Run,
+    run: &Request,
     broker: &crate::broker::Broker,
     rt: &tokio::runtime::Runtime,
     recorder: &apply::Recorder,

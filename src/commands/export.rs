@@ -67,7 +67,7 @@ fn unresolved(desired: &Desired, p: &password::Unresolved) -> Diagnostic {
     .help(format!(
         "set {var} to the user's password in the environment of `warren export`; only its salted hash is written"
     ));
-    match desired.spans.locate(&ObjectKey::User(user.clone()), Some("password_env")) {
+    match desired.locations.locate(&ObjectKey::User(user.clone()), Some("password_env")) {
         Some(at) => d.at(at),
         None => d,
     }

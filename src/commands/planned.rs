@@ -80,7 +80,7 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     let mut diagnostics: Vec<Diagnostic> = plan
         .problems
         .iter()
-        .map(|p| match desired.spans.locate(&p.key, p.field.as_deref()) {
+        .map(|p| match desired.locations.locate(&p.key, p.field.as_deref()) {
             Some(l) => p.diagnostic.clone().at(l),
             None => p.diagnostic.clone(),
         })

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::model::{Binding, Exchange, External, Permission, Policy, Queue, QueueType, User, VhostSettings};
-use crate::source::FieldSites;
+use crate::source::FieldLocations;
 use crate::source::Location;
 
 /// An object with the place it was declared and the places of its fields.
@@ -14,7 +14,7 @@ pub struct Decl<T> {
     /// The object's name (its table header) or, for bindings, its table.
     pub at: Location,
     /// Field path (`durable`, `arguments.x-message-ttl`) to its value's place.
-    pub fields: std::sync::Arc<FieldSites>,
+    pub fields: std::sync::Arc<FieldLocations>,
 }
 
 /// A queue whose type may still come from its vhost's default.

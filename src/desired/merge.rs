@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::decl::{Decl, FileDecl};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Binding, ObjectKey, SetBuilder, Topology, Vhost};
-use crate::source::{FastHash, Site, Spans};
+use crate::source::{FastHash, Locations, ObjectLocation};
 use crate::source::{Location, Sources};
 
 /// The merged topology and where each object came from.
-pub fn merge(mut files: Vec<FileDecl>, sources: &Sources, diagnostics: &mut Vec<Diagnostic>) -> (Topology, Spans) {
+pub fn merge(mut files: Vec<FileDecl>, sources: &Sources, diagnostics: &mut Vec<Diagnostic>) -> (Topology, Locations) {
     // Bindings are most of a large topology and depend on nothing else here:
     // they are placed on a thread of their own while the rest is merged.
     let bindings: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.bindings))).collect();
@@ -22,10 +22,10 @@ pub fn merge(mut files: Vec<FileDecl>, sources: &Sources, diagnostics: &mut Vec<
     for (v, set) in sets {
         m.vhost(&v).bindings = set;
     }
-    m.spans.bindings = sites;
+    m.locations.bindings = sites;
     diagnostics.append(&mut m.diagnostics);
     diagnostics.extend(found);
-    (m.topology, m.spans)
+    (m.topology, m.locations)
 }
 
 fn vhost_names(f: &FileDecl) -> Vec<String> {
@@ -36,7 +36,7 @@ fn vhost_names(f: &FileDecl) -> Vec<String> {
 fn merge_rest(files: Vec<FileDecl>, sources: &Sources) -> Merger<'_> {
     let mut m = Merger {
         topology: Topology::default(),
-        spans: Spans::default(),
+        locations: Locations::default(),
         sources,
         diagnostics: Vec::new(),
         untyped: BTreeSet::new(),
@@ -62,7 +62,7 @@ fn merge_rest(files: Vec<FileDecl>, sources: &Sources) -> Merger<'_> {
     m
 }
 
-type BindingSites = HashMap<ObjectKey, Site, FastHash>;
+type BindingSites = HashMap<ObjectKey, ObjectLocation, FastHash>;
 
 /// Each vhost's bindings, as one set.
 type BindingSets = BTreeMap<String, BTreeSet<Binding>>;
@@ -155,7 +155,7 @@ fn place(run: Vec<Group>, room: usize) -> Placed {
         for b in decls {
             match sites.entry(ObjectKey::Binding { vhost: v.clone(), binding: b.value.clone() }) {
                 Entry::Vacant(e) => {
-                    e.insert(Site { at: b.at, fields: b.fields });
+                    e.insert(ObjectLocation { at: b.at, fields: b.fields });
                     // A binding claimed for the first time is new to the set.
                     let _ = set.insert(b.value);
                 }
@@ -169,14 +169,14 @@ fn place(run: Vec<Group>, room: usize) -> Placed {
 /// Records where `key` is declared in `sites`; if it already was, the
 /// diagnostic that says so.
 fn claim<T>(
-    sites: &mut HashMap<ObjectKey, Site, FastHash>,
+    sites: &mut HashMap<ObjectKey, ObjectLocation, FastHash>,
     key: ObjectKey,
     decl: &Decl<T>,
     sources: &Sources,
 ) -> Option<Diagnostic> {
     match sites.entry(key) {
         Entry::Vacant(e) => {
-            e.insert(Site { at: decl.at.clone(), fields: decl.fields.clone() });
+            e.insert(ObjectLocation { at: decl.at.clone(), fields: decl.fields.clone() });
             None
         }
         Entry::Occupied(e) => Some(duplicate(e.key(), decl.at.clone(), e.get(), sources)),
@@ -184,7 +184,7 @@ fn claim<T>(
 }
 
 /// `key`, first declared at `first`, is declared again `at`.
-fn duplicate(key: &ObjectKey, at: Location, first: &Site, sources: &Sources) -> Diagnostic {
+fn duplicate(key: &ObjectKey, at: Location, first: &ObjectLocation, sources: &Sources) -> Diagnostic {
     let first_at = sources.position(&first.at);
     let what = match key {
         ObjectKey::Vhost(_) => format!("the settings of {key} are"),
@@ -198,7 +198,7 @@ fn duplicate(key: &ObjectKey, at: Location, first: &Site, sources: &Sources) -> 
 
 struct Merger<'a> {
     topology: Topology,
-    spans: Spans,
+    locations: Locations,
     sources: &'a Sources,
     diagnostics: Vec<Diagnostic>,
     /// Vhosts whose default queue type was declared with errors.
@@ -216,7 +216,7 @@ impl Merger<'_> {
 
     /// Records where `key` is declared; false (with a diagnostic) if it already was.
     fn claim<T>(&mut self, key: ObjectKey, decl: &Decl<T>) -> bool {
-        match claim(&mut self.spans.objects, key, decl, self.sources) {
+        match claim(&mut self.locations.objects, key, decl, self.sources) {
             None => true,
             Some(d) => {
                 self.diagnostics.push(d);
@@ -232,7 +232,7 @@ impl Merger<'_> {
             }
         }
         for name in std::mem::take(&mut f.failed.users) {
-            self.spans.named.insert(ObjectKey::User(name));
+            self.locations.named.insert(ObjectKey::User(name));
         }
         let n = f.vhosts.len();
         for (i, (v, _)) in f.vhosts.iter().enumerate() {
@@ -242,7 +242,7 @@ impl Merger<'_> {
             let (policies, operator_policies, permissions) =
                 (own(&mut f.policies, last), own(&mut f.operator_policies, last), own(&mut f.permissions, last));
             let objects = exchanges.len() + queues.len();
-            self.spans.objects.reserve(objects + policies.len() + operator_policies.len() + permissions.len());
+            self.locations.objects.reserve(objects + policies.len() + operator_policies.len() + permissions.len());
             let mut claimed = Vec::with_capacity(exchanges.len());
             for x in exchanges {
                 let key = ObjectKey::Exchange { vhost: v.into(), name: x.value.name.clone() };
@@ -259,7 +259,7 @@ impl Merger<'_> {
                 if untyped && q.value.declared_type.is_none() {
                     // Of unknown type, so not checked as one; declared all the same.
                     if self.claim(key.clone(), &q) {
-                        self.spans.named.insert(key);
+                        self.locations.named.insert(key);
                     }
                     continue;
                 }
@@ -292,10 +292,10 @@ impl Merger<'_> {
             vh.external.exchanges.extend(f.external.exchanges.iter().cloned());
             vh.external.queues.extend(f.external.queues.iter().cloned());
             for name in &f.failed.exchanges {
-                self.spans.named.insert(ObjectKey::Exchange { vhost: v.into(), name: name.clone() });
+                self.locations.named.insert(ObjectKey::Exchange { vhost: v.into(), name: name.clone() });
             }
             for name in &f.failed.queues {
-                self.spans.named.insert(ObjectKey::Queue { vhost: v.into(), name: name.clone() });
+                self.locations.named.insert(ObjectKey::Queue { vhost: v.into(), name: name.clone() });
             }
         }
     }

@@ -15,14 +15,14 @@ pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, check_exp
 use crate::diagnostic::Diagnostic;
 use crate::model::Topology;
 use crate::project::{self, Project};
-use crate::source::{FileId, Sources, Spans};
+use crate::source::{FileId, Locations, Sources};
 
 /// The topology the files describe, where each part came from, and what is
 /// wrong with them. The topology holds every object that parsed cleanly.
 #[derive(Debug)]
 pub struct Desired {
     pub topology: Topology,
-    pub spans: Spans,
+    pub locations: Locations,
     pub sources: Sources,
     pub diagnostics: Vec<Diagnostic>,
     /// The project the files belong to (`warren.toml`, else `default`).
@@ -91,7 +91,7 @@ pub fn load_texts(root: &Path, mut files: Vec<(PathBuf, String)>) -> Desired {
 /// The whole-topology checks: references between objects, and what the
 /// broker would refuse or do differently than the files say.
 pub fn lint(desired: &Desired) -> Vec<Diagnostic> {
-    crate::lint::check(&desired.topology, &desired.spans)
+    crate::lint::check(&desired.topology, &desired.locations)
 }
 
 impl Desired {
@@ -120,9 +120,9 @@ fn from_texts(
         let text = sources.get(id).text.clone();
         project::parse(id, &text, &mut diagnostics)
     });
-    let (topology, spans) = merge::merge(decls, &sources, &mut diagnostics);
+    let (topology, locations) = merge::merge(decls, &sources, &mut diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
-    Desired { topology, spans, sources, diagnostics, project }
+    Desired { topology, locations, sources, diagnostics, project }
 }
 
 /// Each file parsed, in order, with its diagnostics: the files are split

@@ -8,13 +8,13 @@ use toml::de::DeTable;
 
 use super::decl::{Decl, Failed, FileDecl, QueueDecl};
 use super::reader::{Fields, Reader, What, did_you_mean};
-use super::tree::{Item, Node, Table as Tree};
+use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, Expect, External, Password, Permission, Policy, Queue, QueueType,
     Table, User, Value, VhostSettings, argument_rule, is_age, policy_key,
 };
-use crate::source::FieldSites;
+use crate::source::FieldLocations;
 use crate::source::{FileId, Location};
 
 const TOP_KEYS: &[&str] = &[
@@ -72,9 +72,6 @@ pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -
 struct Parser<'d> {
     r: Reader<'d>,
 }
-
-/// Field locations of one object, gathered while reading it.
-type Spots = FieldSites;
 
 impl Parser<'_> {
     fn loc(&self, span: Range<usize>) -> Location {
@@ -228,9 +225,9 @@ impl Parser<'_> {
 
     fn settings(&mut self, node: &Node) -> Option<Decl<VhostSettings>> {
         let f = Fields::new(&mut self.r, node, "[vhost]", VHOST_KEYS)?;
-        let mut spots = Spots::default();
+        let mut fields_at = FieldLocations::default();
         let description = f.string(&mut self.r, "description");
-        let default_queue_type = self.queue_type(&f, "default_queue_type", &mut spots);
+        let default_queue_type = self.queue_type(&f, "default_queue_type", &mut fields_at);
         let mut limits = None;
         if let Some(t) = f.table(&mut self.r, "limits") {
             let lf = Fields::new(&mut self.r, f.get("limits")?, "`limits` of [vhost]", LIMIT_KEYS)?;
@@ -253,34 +250,34 @@ impl Parser<'_> {
             }
             limits = Some(out);
         }
-        self.spot(&f, "description", &mut spots);
+        self.spot(&f, "description", &mut fields_at);
         Some(Decl {
             value: VhostSettings { description, default_queue_type, limits },
             at: self.loc(node.span()),
-            fields: spots.into(),
+            fields: fields_at.into(),
         })
     }
 
     /// The places of the fields an object has, in one pass over its table.
-    fn spots(&self, f: &Fields) -> Spots {
-        let mut spots = Spots::with_capacity(f.table.len());
+    fn fields_at(&self, f: &Fields) -> FieldLocations {
+        let mut fields_at = FieldLocations::with_capacity(f.table.len());
         for (k, v) in f.table.iter() {
             if let Some(key) = f.known_key(&k.name) {
-                spots.push(key, self.loc(v.span()));
+                fields_at.push(key, self.loc(v.span()));
             }
         }
-        spots
+        fields_at
     }
 
-    fn spot(&self, f: &Fields, key: &'static str, spots: &mut Spots) {
+    fn spot(&self, f: &Fields, key: &'static str, fields_at: &mut FieldLocations) {
         if let Some(span) = f.span(key) {
-            spots.insert(key, self.loc(span));
+            fields_at.insert(key, self.loc(span));
         }
     }
 
-    fn queue_type(&mut self, f: &Fields, key: &'static str, spots: &mut Spots) -> Option<QueueType> {
+    fn queue_type(&mut self, f: &Fields, key: &'static str, fields_at: &mut FieldLocations) -> Option<QueueType> {
         let s = f.string(&mut self.r, key)?;
-        self.spot(f, key, spots);
+        self.spot(f, key, fields_at);
         match QueueType::parse(&s) {
             Some(t) => Some(t),
             None => {
@@ -306,7 +303,7 @@ impl Parser<'_> {
     fn exchange(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<Exchange>> {
         let f = Fields::new(&mut self.r, node, What::named("exchange", name), EXCHANGE_KEYS)?;
         let name_ok = self.check_name(name, &at, "exchange", true);
-        let mut spots = self.spots(&f);
+        let mut fields_at = self.fields_at(&f);
         let kind = f.required_string(&mut self.r, "type", at.clone(), "\"topic\"");
         if let Some(k) = &kind
             && !EXCHANGE_TYPES.contains(&k.as_str())
@@ -320,7 +317,7 @@ impl Parser<'_> {
         let auto_delete = f.bool(&mut self.r, "auto_delete");
         let internal = f.bool(&mut self.r, "internal");
         let arguments = f.values(&mut self.r, "arguments");
-        self.argument_spots(&f, &mut spots);
+        self.argument_spots(&f, &mut fields_at);
         let value = Exchange {
             name: name.to_string(),
             kind: kind.clone()?,
@@ -333,13 +330,13 @@ impl Parser<'_> {
         let typed_ok = f.get("durable").is_none_or(|_| durable.is_some())
             && f.get("auto_delete").is_none_or(|_| auto_delete.is_some())
             && f.get("internal").is_none_or(|_| internal.is_some());
-        (name_ok && kind_ok && typed_ok).then(|| Decl { value, at: self.loc(at), fields: spots.into() })
+        (name_ok && kind_ok && typed_ok).then(|| Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 
-    fn argument_spots(&self, f: &Fields, spots: &mut Spots) {
+    fn argument_spots(&self, f: &Fields, fields_at: &mut FieldLocations) {
         if let Some(Item::Table(t)) = f.get("arguments").map(|n| &n.item) {
             for (k, v) in t.iter() {
-                spots.insert(format!("arguments.{}", k.name), self.loc(v.span()));
+                fields_at.insert(format!("arguments.{}", k.name), self.loc(v.span()));
             }
         }
     }
@@ -347,25 +344,25 @@ impl Parser<'_> {
     fn queue(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<QueueDecl>> {
         let f = Fields::new(&mut self.r, node, What::named("queue", name), QUEUE_KEYS)?;
         let name_ok = self.check_name(name, &at, "queue", true);
-        let mut spots = self.spots(&f);
+        let mut fields_at = self.fields_at(&f);
         let has_type = f.get("type").is_some();
-        let declared_type = self.queue_type(&f, "type", &mut spots);
+        let declared_type = self.queue_type(&f, "type", &mut fields_at);
         let durable = f.bool(&mut self.r, "durable");
         let auto_delete = f.bool(&mut self.r, "auto_delete");
         let replaces = f.string(&mut self.r, "replaces");
         let mut arguments = f.values(&mut self.r, "arguments");
-        self.argument_spots(&f, &mut spots);
+        self.argument_spots(&f, &mut fields_at);
         let mut ok = name_ok && (!has_type || declared_type.is_some());
         ok &= f.get("durable").is_none_or(|_| durable.is_some());
         ok &= f.get("auto_delete").is_none_or(|_| auto_delete.is_some());
         ok &= f.get("replaces").is_none_or(|_| replaces.is_some());
         let mut declared_type = declared_type;
         if let Some(args) = arguments.as_mut() {
-            ok &= self.check_arguments(args, &spots);
+            ok &= self.check_arguments(args, &fields_at);
             // `x-queue-type` in arguments is the same as `type`.
             if let Some(v) = args.remove("x-queue-type") {
                 let from_args = v.as_str().and_then(QueueType::parse);
-                let span = spots.get("arguments.x-queue-type").expect("each argument has its place").clone();
+                let span = fields_at.get("arguments.x-queue-type").expect("each argument has its place").clone();
                 match (from_args, declared_type) {
                     (None, _) => {
                         let d = Diagnostic::error("bad-argument", format!("`x-queue-type` cannot be {v}"))
@@ -399,18 +396,18 @@ impl Parser<'_> {
             arguments: arguments?,
             replaces,
         };
-        ok.then(|| Decl { value: QueueDecl { queue, declared_type }, at: self.loc(at), fields: spots.into() })
+        ok.then(|| Decl { value: QueueDecl { queue, declared_type }, at: self.loc(at), fields: fields_at.into() })
     }
 
     /// Checks each known `x-` argument's type and range.
-    fn check_arguments(&mut self, args: &Table, spots: &Spots) -> bool {
+    fn check_arguments(&mut self, args: &Table, fields_at: &FieldLocations) -> bool {
         let mut ok = true;
         for (name, value) in args {
             let Some(rule) = argument_rule(name) else {
                 continue;
             };
             if let Some(problem) = check_expect(rule.expect, value) {
-                let at = spots.get(&format!("arguments.{name}")).expect("each argument has its place").clone();
+                let at = fields_at.get(&format!("arguments.{name}")).expect("each argument has its place").clone();
                 let d = Diagnostic::error("bad-argument", format!("`{name}` {problem}"))
                     .at(at)
                     .label(format!("must be {}", rule.expect.describe()))
@@ -432,7 +429,7 @@ impl Parser<'_> {
 
     fn binding(&mut self, node: &Node) -> Option<Decl<Binding>> {
         let f = Fields::new(&mut self.r, node, "a binding", BINDING_KEYS)?;
-        let spots = self.spots(&f);
+        let fields_at = self.fields_at(&f);
         let at = self.loc(node.span());
         let source = f.required_string(&mut self.r, "source", node.span(), "\"exchange.name\"");
         let queue = f.string(&mut self.r, "queue");
@@ -492,14 +489,14 @@ impl Parser<'_> {
             false,
         );
         let binding = Binding { source, destination_kind, destination, routing_key, arguments };
-        ok.then_some(Decl { value: binding, at, fields: spots.into() })
+        ok.then_some(Decl { value: binding, at, fields: fields_at.into() })
     }
 
     fn policy(&mut self, name: &str, node: &Node, at: Range<usize>, operator: bool) -> Option<Decl<Policy>> {
         let kind = if operator { "operator policy" } else { "policy" };
         let f = Fields::new(&mut self.r, node, What::named(kind, name), POLICY_KEYS)?;
         let mut ok = self.check_name(name, &at, kind, false);
-        let mut spots = self.spots(&f);
+        let mut fields_at = self.fields_at(&f);
         let pattern = f.required_string(&mut self.r, "pattern", at.clone(), "\"^orders\\\\.\"");
         let apply_to = match f.string(&mut self.r, "apply_to") {
             None => {
@@ -547,10 +544,10 @@ impl Parser<'_> {
         };
         if let Some(Item::Table(t)) = f.get("definition").map(|n| &n.item) {
             for (k, v) in t.iter() {
-                spots.insert(format!("definition.{}", k.name), self.loc(v.span()));
+                fields_at.insert(format!("definition.{}", k.name), self.loc(v.span()));
             }
         }
-        ok.then(|| Decl { value, at: self.loc(at), fields: spots.into() })
+        ok.then(|| Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 
     fn check_policy_keys(&mut self, f: &Fields, def: &Table, operator: bool) -> bool {
@@ -606,7 +603,7 @@ impl Parser<'_> {
     fn user(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<User>> {
         let f = Fields::new(&mut self.r, node, What::named("user", name), USER_KEYS)?;
         let mut ok = self.check_name(name, &at, "user", false);
-        let spots = self.spots(&f);
+        let fields_at = self.fields_at(&f);
         if let Some(span) = f.span("password") {
             let d = Diagnostic::error("plaintext-password", format!("user \"{name}\" has a plaintext password"))
                 .at(self.loc(span))
@@ -667,17 +664,17 @@ impl Parser<'_> {
             Some(_) => f.strings(&mut self.r, "tags").map(|t| t.into_iter().map(|(s, _)| s).collect()),
         };
         let value = User { name: name.to_string(), password, tags: tags? };
-        ok.then(|| Decl { value, at: self.loc(at), fields: spots.into() })
+        ok.then(|| Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 
     fn permission(&mut self, user: &str, node: &Node, at: Range<usize>) -> Option<Decl<Permission>> {
         let f = Fields::new(&mut self.r, node, What::named("permissions of", user), PERMISSION_KEYS)?;
-        let spots = self.spots(&f);
+        let fields_at = self.fields_at(&f);
         let configure = f.required_string(&mut self.r, "configure", at.clone(), "\"^$\"");
         let write = f.required_string(&mut self.r, "write", at.clone(), "\"^$\"");
         let read = f.required_string(&mut self.r, "read", at.clone(), "\"^$\"");
         let value = Permission { user: user.to_string(), configure: configure?, write: write?, read: read? };
-        Some(Decl { value, at: self.loc(at), fields: spots.into() })
+        Some(Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 
     fn external(&mut self, node: &Node) -> External {

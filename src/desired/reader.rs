@@ -4,7 +4,7 @@
 use std::fmt;
 use std::ops::Range;
 
-use super::tree::{Item, Node, Table as Tree};
+use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Table, Value};
 use crate::source::{FileId, Location};

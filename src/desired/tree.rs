@@ -1,5 +1,5 @@
 //! A topology file as the walker reads it, from the toml crate's parsed
-//! document ([`Table::from_toml`]): tables keep their keys in file order,
+//! document ([`Tree::from_toml`]): tables keep their keys in file order,
 //! and every key and value keeps its byte range, with the names the walker
 //! matches on in one place.
 
@@ -46,16 +46,16 @@ pub enum Item<'i> {
     /// Never valid in a topology file: only its kind is reported.
     Datetime,
     Array(Vec<Node<'i>>),
-    Table(Table<'i>),
+    Table(Tree<'i>),
 }
 
-/// Entries in file order, each name once.
+/// A TOML table: entries in file order, each name once.
 #[derive(Clone, Default)]
-pub struct Table<'i> {
+pub struct Tree<'i> {
     entries: Vec<(Key<'i>, Node<'i>)>,
 }
 
-impl<'i> Table<'i> {
+impl<'i> Tree<'i> {
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -80,7 +80,7 @@ impl<'i> Table<'i> {
     /// The toml crate's table.
     pub fn from_toml(table: DeTable<'i>) -> Self {
         let entries = table.into_iter().map(|(k, v)| (Key { span: k.span(), name: k.into_inner() }, node(v))).collect();
-        Table { entries }
+        Tree { entries }
     }
 }
 
@@ -93,13 +93,13 @@ fn node(value: Spanned<DeValue<'_>>) -> Node<'_> {
         DeValue::Boolean(b) => Item::Boolean(b),
         DeValue::Datetime(_) => Item::Datetime,
         DeValue::Array(items) => Item::Array(items.into_iter().map(node).collect()),
-        DeValue::Table(t) => Item::Table(Table::from_toml(t)),
+        DeValue::Table(t) => Item::Table(Tree::from_toml(t)),
     };
     Node { span, item }
 }
 
 // Every key, value and range in order, for test failures.
-impl fmt::Debug for Table<'_> {
+impl fmt::Debug for Tree<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }

@@ -9,13 +9,13 @@ mod references;
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, Topology};
 use crate::source::Location;
-use crate::source::Spans;
+use crate::source::Locations;
 
 /// Every finding about `topology`, errors and warnings.
-pub fn check(topology: &Topology, spans: &Spans) -> Vec<Diagnostic> {
+pub fn check(topology: &Topology, locations: &Locations) -> Vec<Diagnostic> {
     let run = |checks: &[fn(&mut Context)]| {
         let mut out = Vec::new();
-        let mut ctx = Context { topology, spans, out: &mut out };
+        let mut ctx = Context { topology, locations, out: &mut out };
         for check in checks {
             check(&mut ctx);
         }
@@ -34,7 +34,7 @@ pub fn check(topology: &Topology, spans: &Spans) -> Vec<Diagnostic> {
 
 struct Context<'a> {
     topology: &'a Topology,
-    spans: &'a Spans,
+    locations: &'a Locations,
     out: &'a mut Vec<Diagnostic>,
 }
 
@@ -49,6 +49,6 @@ impl Context<'_> {
     }
 
     fn locate(&self, key: &ObjectKey, field: Option<&str>) -> Option<Location> {
-        self.spans.locate(key, field)
+        self.locations.locate(key, field)
     }
 }

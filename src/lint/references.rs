@@ -19,7 +19,7 @@ fn bindings(ctx: &mut Context) {
     // declaration failed, gathered once so that a lookup does not allocate.
     let mut exchanges: HashSet<(&str, &str)> = HashSet::new();
     let mut queues: HashSet<(&str, &str)> = HashSet::new();
-    for key in &ctx.spans.named {
+    for key in &ctx.locations.named {
         match key {
             ObjectKey::Exchange { vhost, name } => exchanges.insert((vhost, name)),
             ObjectKey::Queue { vhost, name } => queues.insert((vhost, name)),
@@ -75,7 +75,7 @@ fn permissions(ctx: &mut Context) {
         for user in vhost.permissions.keys() {
             // A user declared with errors is declared all the same.
             let declared =
-                ctx.topology.users.contains_key(user) || ctx.spans.named.contains(&ObjectKey::User(user.clone()));
+                ctx.topology.users.contains_key(user) || ctx.locations.named.contains(&ObjectKey::User(user.clone()));
             if !declared {
                 found.push(ObjectKey::Permission { vhost: vname.clone(), user: user.clone() });
             }
@@ -116,7 +116,7 @@ fn replaces(ctx: &mut Context) {
                 .help("a queue's messages can move to one new queue only; keep `replaces` on one of them");
                 found.push((key, d));
             } else if vhost.queues.contains_key(old)
-                || ctx.spans.named.contains(&ObjectKey::Queue { vhost: vname.clone(), name: old.to_string() })
+                || ctx.locations.named.contains(&ObjectKey::Queue { vhost: vname.clone(), name: old.to_string() })
             {
                 let d = Diagnostic::error(
                     "replaces-declared",

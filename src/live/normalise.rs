@@ -29,7 +29,7 @@ const FEDERATION_EXCHANGE_TYPE: &str = "x-federation-upstream";
 
 /// Reads `defs`; `single` names the vhost of a single-vhost export.
 pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Result<Live, Diagnostic> {
-    let mut r = Reader {
+    let mut r = Normaliser {
         origin,
         listed: defs.vhosts.as_ref().map(|l| l.iter().map(|v| v.name.clone()).collect()),
         single,
@@ -82,7 +82,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
     })
 }
 
-struct Reader<'o> {
+struct Normaliser<'o> {
     origin: &'o str,
     /// The vhost of a single-vhost export.
     single: Option<String>,
@@ -119,7 +119,7 @@ fn by_name<T>(mut items: Vec<(String, T)>, mut repeated: impl FnMut(&str)) -> BT
     kept.into_iter().collect()
 }
 
-impl Reader<'_> {
+impl Normaliser<'_> {
     fn vhosts(&mut self, defs: &mut Definitions) {
         if let Some(v) = self.single.clone() {
             let s = settings(&defs.take_vhost_settings(), &v, &mut self.notes);

@@ -1,4 +1,4 @@
-//! Names every object warren manages, so that spans, changes and plan steps
+//! Names every object warren manages, so that locations, changes and plan steps
 //! can all point at the same thing.
 
 use std::fmt;

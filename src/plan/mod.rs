@@ -15,7 +15,7 @@ mod rollback;
 pub use migration::{
     MigrationPlan, Source, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
 };
-pub use op::Op;
+pub use op::{Op, Phase};
 pub use rollback::{NoRollback, RollbackPlan, RollbackSource, compile as compile_rollback, rollback};
 
 use crate::diff::{Action, Change, Diff, InFlight, Problem};
@@ -27,9 +27,9 @@ pub struct Step {
     pub op: Op,
     /// Index into [`Plan::changes`].
     pub change: usize,
-    /// Order key; see [`Op::phase`]. Deletes of recreated objects come just
+    /// Order key; see [`Phase`]. Deletes of recreated objects come just
     /// before their declaration.
-    pub phase: u8,
+    pub phase: Phase,
 }
 
 #[derive(Debug, Clone)]
@@ -141,7 +141,7 @@ pub fn build(diff: Diff, desired: &Topology, live: &Topology) -> Plan {
 }
 
 /// The operations of one change, each with its phase.
-fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(u8, Op)> {
+fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(Phase, Op)> {
     let with_phase = |op: Op| (op.phase(), op);
     // By reference: cloning a vhost per change made large plans quadratic.
     static EMPTY: std::sync::LazyLock<Vhost> = std::sync::LazyLock::new(Vhost::default);
@@ -170,7 +170,7 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(u8, Op
             let mut out = Vec::new();
             if matches!(action, Action::Destroy | Action::Replace) {
                 let op = Op::DeleteExchange { vhost: vhost.clone(), name: name.clone() };
-                out.push((if action == Action::Replace { 20 } else { op.phase() }, op));
+                out.push((if action == Action::Replace { Phase::DeleteReplaced } else { op.phase() }, op));
             }
             if matches!(action, Action::Create | Action::Replace) {
                 let exchange = vhost_of(desired, vhost).exchanges[name].clone();
@@ -216,7 +216,7 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(u8, Op
             if matches!(action, Action::Destroy | Action::Replace) {
                 let kind = vhost_of(live, vhost).queues.get(name).map_or(QueueType::Classic, |q| q.kind);
                 let op = Op::DeleteQueue { vhost: vhost.clone(), name: name.clone(), kind };
-                out.push((if action == Action::Replace { 20 } else { op.phase() }, op));
+                out.push((if action == Action::Replace { Phase::DeleteReplaced } else { op.phase() }, op));
             }
             if matches!(action, Action::Create | Action::Replace) {
                 let queue = vhost_of(desired, vhost).queues[name].clone();

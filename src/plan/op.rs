@@ -70,27 +70,49 @@ pub enum Op {
     Rollback(Box<super::RollbackPlan>),
 }
 
+/// Where an operation falls in the order of a plan, earliest first:
+/// vhosts and users, then exchanges and queues, then policies, bindings
+/// and permissions, then migrations, then every removal in reverse. Steps
+/// of one phase may run at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    PutVhost,
+    PutUser,
+    /// The delete of an exchange or queue that is declared again right after.
+    DeleteReplaced,
+    DeclareExchange,
+    DeclareQueue,
+    PutPolicy,
+    Bind,
+    PutPermission,
+    Migrate,
+    Unbind,
+    DeletePolicy,
+    DeletePermission,
+    DeleteQueue,
+    DeleteExchange,
+    DeleteUser,
+    DeleteVhost,
+}
+
 impl Op {
-    /// Where the operation falls in the order of a plan (lower first):
-    /// vhosts and users, then exchanges and queues, then policies, bindings
-    /// and permissions, then migrations, then every removal in reverse.
-    pub fn phase(&self) -> u8 {
+    pub fn phase(&self) -> Phase {
         match self {
-            Op::PutVhost { .. } => 10,
-            Op::PutUser { .. } => 11,
-            Op::DeclareExchange { .. } => 21,
-            Op::DeclareQueue { .. } => 22,
-            Op::PutPolicy { .. } => 30,
-            Op::Bind { .. } => 31,
-            Op::PutPermission { .. } => 32,
-            Op::Migrate(_) | Op::Rollback(_) => 40,
-            Op::Unbind { .. } => 50,
-            Op::DeletePolicy { .. } => 51,
-            Op::DeletePermission { .. } => 52,
-            Op::DeleteQueue { .. } => 60,
-            Op::DeleteExchange { .. } => 61,
-            Op::DeleteUser { .. } => 70,
-            Op::DeleteVhost { .. } => 71,
+            Op::PutVhost { .. } => Phase::PutVhost,
+            Op::PutUser { .. } => Phase::PutUser,
+            Op::DeclareExchange { .. } => Phase::DeclareExchange,
+            Op::DeclareQueue { .. } => Phase::DeclareQueue,
+            Op::PutPolicy { .. } => Phase::PutPolicy,
+            Op::Bind { .. } => Phase::Bind,
+            Op::PutPermission { .. } => Phase::PutPermission,
+            Op::Migrate(_) | Op::Rollback(_) => Phase::Migrate,
+            Op::Unbind { .. } => Phase::Unbind,
+            Op::DeletePolicy { .. } => Phase::DeletePolicy,
+            Op::DeletePermission { .. } => Phase::DeletePermission,
+            Op::DeleteQueue { .. } => Phase::DeleteQueue,
+            Op::DeleteExchange { .. } => Phase::DeleteExchange,
+            Op::DeleteUser { .. } => Phase::DeleteUser,
+            Op::DeleteVhost { .. } => Phase::DeleteVhost,
         }
     }
 }

@@ -1,13 +1,13 @@
 //! The text of every file read, so that any diagnostic can point into it,
 //! and where in it each declared object is.
 
-mod spans;
+mod locations;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use spans::{FastHash, FieldSites, Site, Spans};
+pub use locations::{FastHash, FieldLocations, Locations, ObjectLocation};
 
 /// Index of a file in [`Sources`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

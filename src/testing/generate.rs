@@ -148,7 +148,7 @@ pub fn large_definitions(queues: usize, exchanges: usize, bindings: usize) -> St
 mod tests {
     use super::*;
     use crate::model::ObjectKey;
-    use crate::source::Spans;
+    use crate::source::Locations;
 
     fn counts(t: &Topology) -> (usize, usize, usize, usize) {
         let v = &t.vhosts[VHOST];
@@ -184,14 +184,14 @@ mod tests {
     fn passes_warrens_own_checks() {
         let t = large_topology(600, 40, 1_200);
         let v = &t.vhosts[VHOST];
-        let mut spans = Spans::default();
+        let mut locations = Locations::default();
         for name in v.exchanges.keys() {
-            spans.named.insert(ObjectKey::Exchange { vhost: VHOST.into(), name: name.clone() });
+            locations.named.insert(ObjectKey::Exchange { vhost: VHOST.into(), name: name.clone() });
         }
         for name in v.queues.keys() {
-            spans.named.insert(ObjectKey::Queue { vhost: VHOST.into(), name: name.clone() });
+            locations.named.insert(ObjectKey::Queue { vhost: VHOST.into(), name: name.clone() });
         }
-        let found = crate::lint::check(&t, &spans);
+        let found = crate::lint::check(&t, &locations);
         assert!(found.is_empty(), "{found:#?}");
     }
 

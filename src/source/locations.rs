@@ -17,20 +17,20 @@ pub type FastHash = BuildHasherDefault<FxHasher>;
 
 /// The declaration site of one object and of its fields.
 #[derive(Debug, Clone)]
-pub struct Site {
+pub struct ObjectLocation {
     pub at: Location,
     /// Shared: a file's declaration stands in each of the file's vhosts.
-    pub fields: Arc<FieldSites>,
+    pub fields: Arc<FieldLocations>,
 }
 
 /// Field path (`durable`, `arguments.x-message-ttl`) to its value's place.
 /// An object has a handful, so a list is cheaper to build than a map.
 #[derive(Debug, Clone, Default)]
-pub struct FieldSites(Vec<(Cow<'static, str>, Location)>);
+pub struct FieldLocations(Vec<(Cow<'static, str>, Location)>);
 
-impl FieldSites {
+impl FieldLocations {
     pub fn with_capacity(n: usize) -> Self {
-        FieldSites(Vec::with_capacity(n))
+        FieldLocations(Vec::with_capacity(n))
     }
 
     pub fn get(&self, path: &str) -> Option<&Location> {
@@ -54,18 +54,18 @@ impl FieldSites {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Spans {
+pub struct Locations {
     /// Every object but bindings.
-    pub objects: HashMap<ObjectKey, Site, FastHash>,
+    pub objects: HashMap<ObjectKey, ObjectLocation, FastHash>,
     /// Bindings, most objects of a large topology: a map of their own, so
     /// that they can be placed on a thread of their own.
-    pub bindings: HashMap<ObjectKey, Site, FastHash>,
+    pub bindings: HashMap<ObjectKey, ObjectLocation, FastHash>,
     /// Exchanges, queues and users declared with errors, so that one mistake
     /// does not cascade into "undeclared" for the objects that name them.
     pub named: HashSet<ObjectKey, FastHash>,
 }
 
-impl Spans {
+impl Locations {
     /// The place of an object, or of one of its fields when that is known.
     pub fn locate(&self, key: &ObjectKey, field: Option<&str>) -> Option<Location> {
         let map = if matches!(key, ObjectKey::Binding { .. }) { &self.bindings } else { &self.objects };
