@@ -4,19 +4,18 @@
 use std::path::Path;
 
 use super::live_side;
-use super::plan::{errors, print, print_diagnostics, print_invalid};
+use super::plan::{print, print_diagnostics, print_invalid};
 use super::planned::{Planned, compute};
-use super::{saved_plan, session};
+use super::{refusal, saved_plan, session};
 use crate::apply::{self, Failure};
 use crate::broker::BrokerError;
 use crate::cli::Connection;
 use crate::desired;
 use crate::diagnostic::{Diagnostic, render as render_diagnostics};
-use crate::diff::REFUSALS;
 use crate::exit::Exit;
 use crate::fingerprint;
 use crate::journal;
-use crate::model::{Inventory, Password, RecordWrite, Topology};
+use crate::model::{Inventory, RecordWrite};
 use crate::output::Output;
 use crate::plan::Op;
 use crate::progress::Progress;
@@ -94,8 +93,11 @@ fn locked(
         Err(e) => return (fail(&[Diagnostic::from(&e)], &desired.sources, out), None),
     };
     // Before the journal forgets anything: a migration it holds is this run's.
-    if let Err(exit) = elsewhere(&live, &desired.topology, recorder) {
-        return (exit, None);
+    let journal = recorder.journal().migrations;
+    let at = session::describe(recorder.place());
+    if let Some(r) = refusal::of_journals(&live.migrations, &journal, &desired.topology, at) {
+        eprintln!("{r}");
+        return (r.exit(), None);
     }
     // A run that died right after deleting an old queue left its migration
     // in the journal: finished, as the live state shows.
@@ -118,39 +120,15 @@ fn locked(
     let (plan, doc) = (&planned.plan, &planned.document);
 
     // Everything is checked before the first write.
-    if !doc.errors.is_empty() {
-        if doc.errors.iter().all(|e| REFUSALS.contains(&e.code.as_str())) {
-            eprintln!("Refused: the checks above failed. Nothing was changed.");
-            return (Exit::Refused, None);
-        }
-        eprintln!("Nothing was changed: {} must be fixed first.", errors(doc.errors.len()));
-        return (Exit::Error, None);
+    if let Some(r) = refusal::of_plan(&planned, options.allow_destroy) {
+        eprintln!("{r}");
+        return (r.exit(), None);
     }
     if plan.is_empty() {
         if out.quiet {
             println!("{}", summary_line(doc));
         }
         return (record_only(broker, rt, &planned, recorder, out), None);
-    }
-    if doc.summary.requires_allow_destroy && !options.allow_destroy {
-        eprintln!("Refused: this plan can lose messages or routes, and --allow-destroy was not given. It would:");
-        for c in plan.changes.iter().filter(|c| c.requires_allow_destroy) {
-            eprintln!("  {} {}: {}", c.action.symbol(), c.key, c.reason);
-        }
-        eprintln!("Nothing was changed. Re-run with --allow-destroy if that is what you want.");
-        return (Exit::Refused, None);
-    }
-    for s in &plan.steps {
-        if let Op::PutUser { user } = &s.op
-            && let Password::Env(var) = &user.password
-            && !planned.passwords.contains_key(&user.name)
-        {
-            eprintln!(
-                "Nothing was changed: the password of user \"{}\" comes from ${var}, which is not set.",
-                user.name
-            );
-            return (Exit::Error, None);
-        }
     }
     if !options.auto_approve {
         let mut question = format!("Do you want to perform these actions on {}?", planned.live.origin);
@@ -298,31 +276,6 @@ fn records(planned: &Planned, inventory: &Inventory, recorder: &apply::Recorder)
     let project = &planned.desired.project.name;
     let after = planned.live.ownership.with(project, inventory.clone());
     planned.live.records.writes(&after, project, recorder.place())
-}
-
-/// Refuses (exit 4) when a migration of a queue these files declare is
-/// recorded in another journal than this run's: a run by another kind of
-/// user (an administrator keeps the records broker-wide, other users inside
-/// the vhosts) started it, and only a run with that journal can go on.
-fn elsewhere(live: &live_side::LiveSide, desired: &Topology, recorder: &apply::Recorder) -> Result<(), Exit> {
-    let mine = recorder.journal().migrations;
-    let declared = |v: &str, q: &str| desired.vhosts.get(v).is_some_and(|x| x.queues.contains_key(q));
-    let Some(m) = live
-        .migrations
-        .values()
-        .find(|m| !mine.contains_key(&m.id) && (declared(&m.vhost, &m.old) || declared(&m.vhost, &m.new)))
-    else {
-        return Ok(());
-    };
-    eprintln!(
-        "error: migration {} (queue \"{}\" to \"{}\" in vhost \"{}\") is in flight, recorded in another journal than this run's ({}).\n  help: an administrator's runs keep warren's records broker-wide, other users' inside the project's vhosts; finish or abort the migration as the kind of user that started it (`warren status` shows where it is recorded).\nNothing was changed.",
-        m.id,
-        m.old,
-        m.new,
-        m.vhost,
-        session::describe(recorder.place())
-    );
-    Err(Exit::Refused)
 }
 
 /// Nothing to change on the broker, but the inventory may still be behind:

@@ -10,6 +10,7 @@ pub mod import;
 pub mod live_side;
 pub mod plan;
 pub mod planned;
+mod refusal;
 pub mod saved_plan;
 pub mod session;
 pub mod status;
