@@ -144,7 +144,7 @@ pub fn migration_record(
         queue: Some(journal::declaration(&m.new)),
         started: earlier.map_or_else(|| now.to_string(), |e| e.started.clone()),
         updated: now.to_string(),
-        state: "running".into(),
+        state: crate::journal::MigrationState::Running,
         detail: None,
         fingerprint,
     }

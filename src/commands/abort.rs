@@ -9,13 +9,14 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use super::{live_side, session};
+use super::live_side;
+use super::session::{self, Ended};
 use crate::apply::Recorder;
 use crate::apply::rollback;
 use crate::broker::{Broker, BrokerError};
 use crate::cli::Connection;
 use crate::exit::Exit;
-use crate::journal::Journal;
+use crate::journal::{Journal, RunOutcome};
 use crate::model::Place;
 use crate::output::Output;
 use crate::plan::{NoRollback, compile_rollback};
@@ -47,8 +48,6 @@ pub fn run(id: &str, auto_approve: bool, lock_timeout: Duration, connection: &Co
     }
     exit
 }
-
-type Ended = Option<(&'static str, Option<String>)>;
 
 /// Where the journal that records migration `id` is; broker-wide when no
 /// journal this user reads has it (the run then says it is not in flight).
@@ -122,7 +121,7 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
             eprintln!(
                 "\nAbort stopped: {why}\nRun `warren abort {id}` again to finish rolling back, or `warren apply` to go forward."
             );
-            return (Exit::Error, Some(("failed", Some(why))));
+            return (Exit::Error, Some((RunOutcome::Failed, Some(why))));
         }
     };
     println!("\nAbort complete: traffic for \"{}\" goes to \"{}\" again, as before the migration.", m.old, m.old);
@@ -135,7 +134,7 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
             m.new, m.old
         );
     }
-    (Exit::Ok, Some(("aborted", kept)))
+    (Exit::Ok, Some((RunOutcome::Aborted, kept)))
 }
 
 async fn read_vhost(broker: &Broker, vhost: &str) -> Result<crate::model::Vhost, String> {

@@ -7,12 +7,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{live_side, session};
+use super::live_side;
+use super::session::{self, Ended};
 use crate::broker::Broker;
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
 use crate::diagnostic::render as render_diagnostics;
 use crate::exit::Exit;
+use crate::journal::RunOutcome;
 use crate::model::{Inventory, ObjectKey, Place, is_shared};
 use crate::output::Output;
 
@@ -67,8 +69,6 @@ pub fn run(
     exit
 }
 
-type Ended = Option<(&'static str, Option<String>)>;
-
 async fn locked(desired: &Desired, from: &str, auto_approve: bool, broker: &Broker, place: &Place) -> (Exit, Ended) {
     let project = &desired.project.name;
     let live = match live_side::read(broker, &desired.topology).await {
@@ -107,5 +107,5 @@ async fn locked(desired: &Desired, from: &str, auto_approve: bool, broker: &Brok
     }
     let n = taken.len();
     println!("\nAdopted {n} object{} from project \"{from}\".", if n == 1 { "" } else { "s" });
-    (Exit::Ok, Some(("adopted", Some(format!("{n} objects from project {from}")))))
+    (Exit::Ok, Some((RunOutcome::Adopted, Some(format!("{n} objects from project {from}")))))
 }

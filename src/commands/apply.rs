@@ -6,7 +6,8 @@ use std::path::Path;
 use super::live_side;
 use super::plan::{print, print_diagnostics, print_invalid};
 use super::planned::{Planned, compute};
-use super::{refusal, saved_plan, session};
+use super::session::{self, Ended};
+use super::{refusal, saved_plan};
 use crate::apply::{self, Failure};
 use crate::broker::BrokerError;
 use crate::cli::Connection;
@@ -14,7 +15,7 @@ use crate::desired;
 use crate::diagnostic::{Diagnostic, render as render_diagnostics};
 use crate::exit::Exit;
 use crate::fingerprint;
-use crate::journal;
+use crate::journal::{self, MigrationState, RunOutcome};
 use crate::model::{Inventory, RecordWrite};
 use crate::output::Output;
 use crate::plan::Op;
@@ -67,9 +68,6 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
     }
     exit
 }
-
-/// How a run ends in the history; `None` when it changed nothing.
-type Ended = Option<(&'static str, Option<String>)>;
 
 /// What to apply, besides the files.
 struct Request<'a> {
@@ -204,18 +202,18 @@ fn locked(
                 s.destroy,
                 s.migrate
             );
-            Some(("complete", None))
+            Some((RunOutcome::Complete, None))
         }
         Some((i, Failure::Paused(why))) => {
             eprintln!("\nApply paused: {} waits: {why}", plan.steps[*i].op);
             eprintln!("Running apply again later resumes it where it stands.");
             report_progress(plan, &outcome);
-            Some(("paused", Some(why.clone())))
+            Some((RunOutcome::Paused, Some(why.clone())))
         }
         Some((i, Failure::Refused(why))) => {
             eprintln!("\nApply refused to {}: {why}", plan.steps[*i].op);
             report_progress(plan, &outcome);
-            Some(("refused", Some(why.clone())))
+            Some((RunOutcome::Refused, Some(why.clone())))
         }
         Some((i, Failure::LockLost)) => {
             eprintln!(
@@ -223,12 +221,12 @@ fn locked(
                 plan.steps[*i].op
             );
             report_progress(plan, &outcome);
-            Some(("lock lost", None))
+            Some((RunOutcome::LockLost, None))
         }
         Some((i, Failure::Broker(e))) => {
             eprintln!("\nApply stopped: could not {}:\n  {e}\n  {}", plan.steps[*i].op, e.help());
             report_progress(plan, &outcome);
-            Some(("failed", Some(e.to_string())))
+            Some((RunOutcome::Failed, Some(e.to_string())))
         }
     };
     if let Err(e) = recorded {
@@ -256,9 +254,9 @@ fn record_migrations(recorder: &apply::Recorder, plan: &crate::plan::Plan, outco
             } else if let Some(r) = j.migrations.get_mut(&id) {
                 r.updated = at.clone();
                 (r.state, r.detail) = match &outcome.failed {
-                    Some((f, Failure::Paused(why))) if *f == i => ("paused".into(), Some(why.clone())),
-                    Some((f, e)) if *f == i => ("stopped".into(), Some(e.why())),
-                    _ => ("stopped".into(), Some("the apply stopped at another step".into())),
+                    Some((f, Failure::Paused(why))) if *f == i => (MigrationState::Paused, Some(why.clone())),
+                    Some((f, e)) if *f == i => (MigrationState::Stopped, Some(e.why())),
+                    _ => (MigrationState::Stopped, Some("the apply stopped at another step".into())),
                 };
             }
         }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::apply::Recorder;
 use crate::broker::{Broker, BrokerError};
 use crate::exit::Exit;
-use crate::journal::{Journal, Run, actor, now};
+use crate::journal::{Journal, Run, RunOutcome, actor, now};
 use crate::model::Place;
 
 /// The lock is held and the journal names this run as current.
@@ -96,9 +96,12 @@ pub async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str
     Ok(Session { recorder, interrupted })
 }
 
+/// How a run ends in the history, with why; `None` when it changed nothing.
+pub type Ended = Option<(RunOutcome, Option<String>)>;
+
 /// Ends the run: into the history with its outcome, or, when it changed
 /// nothing, out of the journal without a trace. Then gives the lock back.
-pub async fn end(recorder: Recorder, outcome: Option<(&str, Option<String>)>) -> Result<(), BrokerError> {
+pub async fn end(recorder: Recorder, outcome: Ended) -> Result<(), BrokerError> {
     let at = now();
     let written = recorder
         .update(|j| match outcome {

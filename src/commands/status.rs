@@ -181,7 +181,7 @@ pub fn history_text(j: &Journal, only: &[String]) -> String {
 
 fn run_text(r: &Run) -> String {
     let mut s = String::new();
-    let outcome = r.outcome.as_deref().unwrap_or("unknown");
+    let outcome = r.outcome.as_ref().map_or("unknown", |o| o.as_str());
     let _ = writeln!(
         s,
         "  run {}: {} by {} with warren {}, {} to {}",
@@ -217,7 +217,7 @@ mod tests {
         let run = |id: &str, vhosts: &[&str], outcome: &str| Run {
             id: id.into(),
             vhosts: vhosts.iter().map(|v| v.to_string()).collect(),
-            outcome: Some(outcome.into()),
+            outcome: Some(outcome.to_string().into()),
             ..Run::default()
         };
         let j = Journal {

@@ -54,7 +54,7 @@ impl InFlight {
             new: r.new.clone(),
             done: r.done.min(r.steps.len()),
             total: r.steps.len(),
-            state: r.state.clone(),
+            state: r.state.to_string(),
         }
     }
 }
@@ -254,7 +254,7 @@ mod tests {
                 bindings: vec![binding_json(&bind("shop", DestinationKind::Queue, "old"))],
             }],
             queue: Some(journal::declaration(&queue("new", None))),
-            state: "paused".into(),
+            state: crate::journal::MigrationState::Paused,
             ..Record::default()
         };
         (v, record)

@@ -62,9 +62,8 @@ pub struct Run {
     /// Each step's outcome, the first [`STEP_LIMIT`] of them.
     #[serde(default)]
     pub steps: Vec<StepRecord>,
-    /// complete, paused, refused, failed, interrupted, aborted.
     #[serde(default)]
-    pub outcome: Option<String>,
+    pub outcome: Option<RunOutcome>,
     #[serde(default)]
     pub detail: Option<String>,
 }
@@ -75,58 +74,92 @@ pub struct StepRecord {
     pub outcome: StepOutcome,
 }
 
-/// How one step of a run ended. Stored as its word, and read back from any
-/// word, so that records of other warren versions stay readable.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum StepOutcome {
-    Done,
-    /// It waits (a migration's drain); a later apply resumes it.
-    Paused,
-    /// A check right before it refused it.
-    Refused,
-    Failed,
-    /// The lock's connection closed before it could finish.
-    LockLost,
-    /// A word this warren does not know.
-    Other(String),
-}
-
-impl StepOutcome {
-    pub fn as_str(&self) -> &str {
-        match self {
-            StepOutcome::Done => "done",
-            StepOutcome::Paused => "paused",
-            StepOutcome::Refused => "refused",
-            StepOutcome::Failed => "failed",
-            StepOutcome::LockLost => "lock lost",
-            StepOutcome::Other(word) => word,
+/// An enum stored as a word, read back from any word (one this warren does
+/// not know stays as `Other`), so that records of other warren versions
+/// stay readable.
+macro_rules! words {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $word:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(from = "String", into = "String")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+            /// A word this warren does not know.
+            Other(String),
         }
-    }
-}
 
-impl From<String> for StepOutcome {
-    fn from(word: String) -> Self {
-        match word.as_str() {
-            "done" => StepOutcome::Done,
-            "paused" => StepOutcome::Paused,
-            "refused" => StepOutcome::Refused,
-            "failed" => StepOutcome::Failed,
-            "lock lost" => StepOutcome::LockLost,
-            _ => StepOutcome::Other(word),
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $($name::$variant => $word,)+
+                    $name::Other(word) => word,
+                }
+            }
         }
+
+        impl From<String> for $name {
+            fn from(word: String) -> Self {
+                match word.as_str() {
+                    $($word => $name::$variant,)+
+                    _ => $name::Other(word),
+                }
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(o: $name) -> String {
+                o.as_str().to_string()
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+    };
+}
+
+words! {
+    /// How one step of a run ended.
+    StepOutcome {
+        Done => "done",
+        /// It waits (a migration's drain); a later apply resumes it.
+        Paused => "paused",
+        /// A check right before it refused it.
+        Refused => "refused",
+        Failed => "failed",
+        /// The lock's connection closed before it could finish.
+        LockLost => "lock lost",
     }
 }
 
-impl From<StepOutcome> for String {
-    fn from(o: StepOutcome) -> String {
-        o.as_str().to_string()
+words! {
+    /// How a run ended.
+    RunOutcome {
+        Complete => "complete",
+        /// A migration waits; a later apply resumes it.
+        Paused => "paused",
+        Refused => "refused",
+        Failed => "failed",
+        LockLost => "lock lost",
+        /// It died holding the lock; the next run took over.
+        Interrupted => "interrupted",
+        Aborted => "aborted",
+        Adopted => "adopted",
     }
 }
 
-impl std::fmt::Display for StepOutcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.as_str())
+words! {
+    /// Where a migration in flight stands.
+    #[derive(Default)]
+    MigrationState {
+        #[default]
+        Running => "running",
+        /// It waits for its old queue to drain; a later apply resumes it.
+        Paused => "paused",
+        /// Its run stopped (a failure, or another step's).
+        Stopped => "stopped",
     }
 }
 
@@ -160,8 +193,7 @@ pub struct Migration {
     pub queue: Option<serde_json::Value>,
     pub started: String,
     pub updated: String,
-    /// running, paused, stopped.
-    pub state: String,
+    pub state: MigrationState,
     #[serde(default)]
     pub detail: Option<String>,
 }
@@ -204,10 +236,10 @@ impl Journal {
         self.generation += 1;
         let mut dead = self.current.take()?;
         dead.ended = Some(now.to_string());
-        dead.outcome = Some("interrupted".into());
+        dead.outcome = Some(RunOutcome::Interrupted);
         dead.detail = Some(format!("the apply stopped during: {}", dead.doing));
-        for m in self.migrations.values_mut().filter(|m| m.state == "running") {
-            m.state = "stopped".into();
+        for m in self.migrations.values_mut().filter(|m| m.state == MigrationState::Running) {
+            m.state = MigrationState::Stopped;
             m.detail = Some("the apply that ran it was interrupted".into());
         }
         self.push_history(dead.clone());
@@ -215,10 +247,10 @@ impl Journal {
     }
 
     /// A run ends: it goes to the history, which keeps the newest runs.
-    pub fn finish(&mut self, outcome: &str, detail: Option<String>, now: &str) {
+    pub fn finish(&mut self, outcome: RunOutcome, detail: Option<String>, now: &str) {
         if let Some(mut run) = self.current.take() {
             run.ended = Some(now.to_string());
-            run.outcome = Some(outcome.to_string());
+            run.outcome = Some(outcome);
             run.detail = detail;
             run.doing.clear();
             self.push_history(run);
@@ -288,13 +320,13 @@ mod tests {
     fn a_dead_holders_run_becomes_interrupted_history() {
         let mut j = Journal::from_json(None).unwrap();
         j.current = Some(run("r1"));
-        j.migrations.insert("m".into(), Migration { state: "running".into(), ..Migration::default() });
+        j.migrations.insert("m".into(), Migration { state: MigrationState::Running, ..Migration::default() });
         let dead = j.take_over("t").expect("there was a run");
-        assert_eq!(dead.outcome.as_deref(), Some("interrupted"));
+        assert_eq!(dead.outcome, Some(RunOutcome::Interrupted));
         assert_eq!(j.generation, 1);
         assert!(j.current.is_none());
         assert_eq!(j.history.len(), 1);
-        assert_eq!(j.migrations["m"].state, "stopped");
+        assert_eq!(j.migrations["m"].state, MigrationState::Stopped);
         assert!(j.take_over("t").is_none(), "nothing left behind the second time");
         assert_eq!(j.generation, 2);
     }
@@ -308,7 +340,7 @@ mod tests {
                 r.record(format!("step {s}"), StepOutcome::Done);
             }
             j.current = Some(r);
-            j.finish("complete", None, "t");
+            j.finish(RunOutcome::Complete, None, "t");
         }
         assert_eq!(j.history.len(), HISTORY_LIMIT);
         assert_eq!(j.history[0].id, "5", "the oldest went first");
