@@ -216,7 +216,7 @@ impl Broker {
     /// one export per vhost, the users and the permissions; any other user
     /// each vhost's listings that its permissions open, and no users or
     /// permissions, which need the administrator tag to read.
-    pub async fn definitions_of(&self, vhosts: &[String]) -> Result<String, BrokerError> {
+    pub async fn definitions_of(&self, vhosts: &[String]) -> Result<Json, BrokerError> {
         let admin = self.is_administrator().await?;
         let listing = self.http.get_json(VHOST_LISTING, "list the vhosts").await?;
         // Only vhosts that exist: the export of a missing one is a 400.
@@ -238,7 +238,7 @@ impl Broker {
         for (key, item) in items? {
             doc[key].as_array_mut().expect("made above as an array").push(item);
         }
-        Ok(doc.to_string())
+        Ok(doc)
     }
 
     /// Each vhost's definitions export, as (section, item) pairs of a

@@ -65,8 +65,10 @@ pub async fn from_broker(
     broker: &crate::broker::Broker,
     vhosts: &[String],
 ) -> Result<Live, crate::broker::BrokerError> {
-    let text = broker.definitions_of(vhosts).await?;
-    from_definitions(&text, &broker.endpoint().to_string()).map_err(|d| crate::broker::BrokerError::Refused {
+    let answer = broker.definitions_of(vhosts).await?;
+    let origin = broker.endpoint().to_string();
+    let defs = definitions::from_value(answer, &origin);
+    defs.and_then(|d| from_parsed(d, &origin, None, &[])).map_err(|d| crate::broker::BrokerError::Refused {
         action: "read the definitions".into(),
         status: 200,
         reason: d.message,
@@ -98,7 +100,11 @@ pub fn from_vhost_definitions_only(
     vhost: Option<&str>,
     only: &[String],
 ) -> Result<Live, Diagnostic> {
-    let mut defs = definitions::parse(json, origin)?;
+    from_parsed(definitions::parse(json, origin)?, origin, vhost, only)
+}
+
+/// [`from_vhost_definitions_only`] of an export already parsed.
+fn from_parsed(mut defs: Definitions, origin: &str, vhost: Option<&str>, only: &[String]) -> Result<Live, Diagnostic> {
     let (single, renamed) = single_vhost(&defs, origin, vhost)?;
     // A single-vhost export holds one vhost: nothing to leave unread.
     let unread = if single.is_none() { keep_only(&mut defs, only) } else { BTreeSet::new() };
