@@ -28,6 +28,9 @@ pub enum BrokerError {
     NotFound { action: String },
     /// The broker refused, with its own reason (400, 405, 406 …).
     Refused { action: String, status: u16, reason: String },
+    /// The broker answered, but what it sent could not be read: not JSON,
+    /// or not the shape warren reads (`reason` says where).
+    Unreadable { action: String, reason: String },
     /// A guarded delete (`if-empty`, `if-unused`) the broker refused: the
     /// queue holds messages or has consumers the plan did not see.
     Unsafe { action: String, reason: String },
@@ -69,6 +72,9 @@ impl fmt::Display for BrokerError {
             BrokerError::Refused { action, status, reason } => {
                 write!(f, "the broker refused to {action} (HTTP {status}): {reason}")
             }
+            BrokerError::Unreadable { action, reason } => {
+                write!(f, "could not {action}: the broker's answer cannot be read: {reason}")
+            }
             BrokerError::Unsafe { action, reason } => {
                 write!(f, "refused to {action} for safety: the broker says {reason}")
             }
@@ -102,6 +108,9 @@ impl BrokerError {
             }
             BrokerError::NotFound { .. } => "the object changed on the broker since the plan was made; run plan again",
             BrokerError::Refused { .. } => "the broker's reason above says what it did not accept",
+            BrokerError::Unreadable { .. } => {
+                "check that the URL is the RabbitMQ management API itself (not a proxy's page), and that the broker is a version warren reads (3.10 or later)"
+            }
             BrokerError::Unsafe { .. } => {
                 "it received messages or a consumer after the plan was made; run plan to see its counts, and apply with --allow-destroy to delete it anyway"
             }

@@ -166,11 +166,8 @@ impl Http {
     /// broker also closes idle keep-alive connections).
     pub async fn get_json(&self, path: &str, action: &str) -> Result<Json, BrokerError> {
         let (_, text) = self.send(Method::GET, path, None, action).await?;
-        serde_json::from_str(&text).map_err(|e| BrokerError::Refused {
-            action: action.to_string(),
-            status: 200,
-            reason: format!("the answer is not JSON: {e}"),
-        })
+        serde_json::from_str(&text)
+            .map_err(|e| BrokerError::Unreadable { action: action.to_string(), reason: format!("it is not JSON: {e}") })
     }
 }
 

@@ -199,9 +199,8 @@ impl Broker {
                 continue;
             };
             if RecordKind::parse(name).is_some() {
-                let value = serde_json::from_str(text).map_err(|e| BrokerError::Refused {
+                let value = serde_json::from_str(text).map_err(|e| BrokerError::Unreadable {
                     action: action.clone(),
-                    status: 200,
                     reason: format!("record \"{name}\" is not JSON: {e}"),
                 })?;
                 out.push((name.to_string(), value));

@@ -87,7 +87,7 @@ pub async fn read_definitions(broker: &Broker, only: &[String]) -> Result<(Live,
     // Independent requests, at once: the broker's time is most of a plan's.
     let (text, listing) = tokio::join!(broker.definitions(), broker.vhosts());
     let unreadable =
-        |d: Diagnostic| BrokerError::Refused { action: "read the definitions".into(), status: 200, reason: d.message };
+        |d: Diagnostic| BrokerError::Unreadable { action: "read the definitions".into(), reason: d.message };
     let mut l = live::from_vhost_definitions_only(&text?, &origin, None, only).map_err(unreadable)?;
     live::add_vhost_listing(&mut l, &listing?, &origin).map_err(unreadable)?;
     Ok((l, version))

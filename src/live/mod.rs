@@ -59,8 +59,8 @@ pub struct Live {
 
 /// The live state of these vhosts on a broker
 /// ([`crate::broker::Broker::definitions_of`]), read and normalised as a
-/// definitions export is. An unreadable answer is said as the broker's
-/// refusal: callers tell broker errors apart.
+/// definitions export is. An unreadable answer is a broker error too:
+/// callers tell broker errors apart.
 pub async fn from_broker(
     broker: &crate::broker::Broker,
     vhosts: &[String],
@@ -68,9 +68,8 @@ pub async fn from_broker(
     let answer = broker.definitions_of(vhosts).await?;
     let origin = broker.endpoint().to_string();
     let defs = definitions::from_value(answer, &origin);
-    defs.and_then(|d| from_parsed(d, &origin, None, &[])).map_err(|d| crate::broker::BrokerError::Refused {
+    defs.and_then(|d| from_parsed(d, &origin, None, &[])).map_err(|d| crate::broker::BrokerError::Unreadable {
         action: "read the definitions".into(),
-        status: 200,
         reason: d.message,
     })
 }
