@@ -17,7 +17,7 @@ pub use recorder::Recorder;
 
 use crate::diff::Action;
 use crate::journal;
-use crate::model::{Inventory, ObjectKey, Topology, binding_json};
+use crate::model::{Inventory, ObjectKey, Topology};
 use crate::plan::{Op, Plan};
 
 /// What to record before the first step: every object the files declare is
@@ -136,11 +136,11 @@ pub fn migration_record(
                 interposed: s.interposed.clone(),
                 alternate: s.alternate.clone(),
                 policy: s.policy.clone(),
-                bindings: s.bindings.iter().map(binding_json).collect(),
+                bindings: s.bindings.clone(),
             })
             .collect(),
-        added: m.added.iter().map(binding_json).collect(),
-        dropped: m.dropped.iter().map(binding_json).collect(),
+        added: m.added.clone(),
+        dropped: m.dropped.clone(),
         queue: Some(journal::declaration(&m.new)),
         started: earlier.map_or_else(|| now.to_string(), |e| e.started.clone()),
         updated: now.to_string(),

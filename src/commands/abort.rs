@@ -19,7 +19,7 @@ use crate::exit::Exit;
 use crate::journal::{Journal, RunOutcome};
 use crate::model::Place;
 use crate::output::Output;
-use crate::plan::{NoRollback, compile_rollback};
+use crate::plan::compile_rollback;
 
 pub fn run(id: &str, auto_approve: bool, lock_timeout: Duration, connection: &Connection, out: Output) -> Exit {
     let broker = match live_side::connect(connection) {
@@ -84,11 +84,7 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
     };
     let r = match compile_rollback(&vhost, &m) {
         Ok(r) => r,
-        Err(NoRollback::Unreadable(why)) => {
-            eprintln!("error: {why}\nNothing was changed.");
-            return (Exit::Error, None);
-        }
-        Err(NoRollback::Gone(why)) => {
+        Err(why) => {
             eprintln!("Refused: {why}.");
             return (Exit::Refused, None);
         }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use super::{Action, Change, Problem};
 use crate::diagnostic::Diagnostic;
 use crate::journal::{self, Migration as Record};
-use crate::model::{Binding, DestinationKind, ObjectKey, Vhost, binding_from};
+use crate::model::{Binding, DestinationKind, ObjectKey, Vhost};
 
 /// Refusal code: the files change a migration in flight.
 pub const CODE: &str = "migration-in-flight";
@@ -61,18 +61,8 @@ impl InFlight {
 
 pub(super) fn judge(r: &Record, want: &Vhost, live: &Vhost) -> Verdict {
     let (old, new) = (&r.old, &r.new);
-    let parse = |list: &[serde_json::Value]| list.iter().map(binding_from).collect::<Result<Vec<_>, _>>();
-    let parsed = (|| {
-        let mut moved = Vec::new();
-        for s in &r.sources {
-            moved.extend(parse(&s.bindings)?);
-        }
-        Ok::<_, String>((moved, parse(&r.added)?, parse(&r.dropped)?))
-    })();
-    let (moved, added, dropped) = match parsed {
-        Ok(p) => p,
-        Err(e) => return refuse(r, want, &format!("its record in the journal is unreadable ({e})"), false),
-    };
+    let moved: Vec<Binding> = r.sources.iter().flat_map(|s| s.bindings.iter().cloned()).collect();
+    let (added, dropped) = (&r.added, &r.dropped);
     let to_new = |b: &Binding| Binding { destination: new.clone(), ..b.clone() };
     match (want.queues.get(new), want.queues.get(old)) {
         (Some(q), None) if q.replaces.as_ref() == Some(old) => {
@@ -117,8 +107,12 @@ pub(super) fn judge(r: &Record, want: &Vhost, live: &Vhost) -> Verdict {
                 ),
             );
             c.rollback = Some(r.clone());
-            let mut bindings: BTreeSet<Binding> =
-                moved.iter().flat_map(|b| [b.clone(), to_new(b)]).chain(added).chain(dropped).collect();
+            let mut bindings: BTreeSet<Binding> = moved
+                .iter()
+                .flat_map(|b| [b.clone(), to_new(b)])
+                .chain(added.iter().cloned())
+                .chain(dropped.iter().cloned())
+                .collect();
             // Whatever else binds the new queue goes with it, or stays with it.
             bindings.extend(
                 live.bindings
@@ -165,9 +159,7 @@ mod tests {
     use super::super::{Options, diff};
     use super::*;
     use crate::journal::SourceRecord;
-    use crate::model::{
-        ApplyTo, Exchange, Inventory, Ownership, Policy, Queue, QueueType, Table, Topology, binding_json, scaffold,
-    };
+    use crate::model::{ApplyTo, Exchange, Inventory, Ownership, Policy, Queue, QueueType, Table, Topology, scaffold};
 
     fn queue(name: &str, replaces: Option<&str>) -> Queue {
         Queue {
@@ -251,7 +243,7 @@ mod tests {
                 interposed: x2,
                 alternate: ae,
                 policy,
-                bindings: vec![binding_json(&bind("shop", DestinationKind::Queue, "old"))],
+                bindings: vec![bind("shop", DestinationKind::Queue, "old")],
             }],
             queue: Some(journal::declaration(&queue("new", None))),
             state: crate::journal::MigrationState::Paused,

@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::Binding;
+
 pub use actor::actor;
 pub use time::now;
 
@@ -181,11 +183,11 @@ pub struct Migration {
     pub point_of_no_return: usize,
     pub sources: Vec<SourceRecord>,
     /// The new queue's bindings with no counterpart on the old one, and
-    /// the old one's with none on the new (definitions JSON).
-    #[serde(default)]
-    pub added: Vec<serde_json::Value>,
-    #[serde(default)]
-    pub dropped: Vec<serde_json::Value>,
+    /// the old one's with none on the new.
+    #[serde(default, with = "bindings")]
+    pub added: Vec<Binding>,
+    #[serde(default, with = "bindings")]
+    pub dropped: Vec<Binding>,
     /// The new queue as the files declared it ([`declaration`]): files
     /// that declare it otherwise change the migration. Absent in records
     /// of earlier versions.
@@ -206,9 +208,27 @@ pub struct SourceRecord {
     pub interposed: String,
     pub alternate: String,
     pub policy: String,
-    /// The old queue's bindings from this exchange (definitions JSON).
-    #[serde(default)]
-    pub bindings: Vec<serde_json::Value>,
+    /// The old queue's bindings from this exchange (destination: the old queue).
+    #[serde(default, with = "bindings")]
+    pub bindings: Vec<Binding>,
+}
+
+/// Bindings as the journal stores them: as a definitions export writes
+/// them, so that the record reads as one.
+mod bindings {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::model::{Binding, binding_from, binding_json};
+
+    pub fn serialize<S: Serializer>(list: &[Binding], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(binding_json))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Binding>, D::Error> {
+        let list = Vec::<serde_json::Value>::deserialize(d)?;
+        list.iter().map(|b| binding_from(b).map_err(D::Error::custom)).collect()
+    }
 }
 
 impl Journal {

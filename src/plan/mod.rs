@@ -16,7 +16,7 @@ pub use migration::{
     MigrationPlan, Source, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
 };
 pub use op::{Op, Phase};
-pub use rollback::{NoRollback, RollbackPlan, RollbackSource, compile as compile_rollback, rollback};
+pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
 
 use crate::diff::{Action, Change, Diff, InFlight, Problem};
 use crate::model::{Node, ObjectKey, QueueType, Topology, Vhost, VhostSettings};

@@ -12,7 +12,8 @@
 //! back, and Q is deleted only when empty and unused (the caller checks).
 
 use super::migration::{Step, internal, policy_priority};
-use crate::model::{Binding, DestinationKind, Policy, Queue, Table, Value, Vhost, binding_from};
+use crate::journal::SourceRecord;
+use crate::model::{Binding, DestinationKind, Policy, Queue, Table, Value, Vhost};
 
 /// The rollback of one migration in flight, as `warren abort` and an apply
 /// of the files from before it carry it out.
@@ -32,37 +33,10 @@ pub struct RollbackPlan {
     pub policies: Vec<String>,
 }
 
-/// Why a record gives no rollback.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NoRollback {
-    /// The journal's record cannot be read.
-    Unreadable(String),
-    /// The old queue is gone: past the point of no return.
-    Gone(String),
-}
-
-/// The rollback of the journal's record `m`, from the live vhost alone.
-pub fn compile(live: &Vhost, m: &crate::journal::Migration) -> Result<RollbackPlan, NoRollback> {
-    let bindings = |list: &[serde_json::Value]| list.iter().map(binding_from).collect::<Result<Vec<_>, _>>();
-    let sources = m
-        .sources
-        .iter()
-        .map(|s| {
-            Ok(RollbackSource {
-                exchange: s.exchange.clone(),
-                kind: s.kind.clone(),
-                interposed: s.interposed.clone(),
-                alternate: s.alternate.clone(),
-                policy: s.policy.clone(),
-                bindings: bindings(&s.bindings)?,
-            })
-        })
-        .collect::<Result<Vec<_>, String>>()
-        .and_then(|s| Ok((s, bindings(&m.added)?, bindings(&m.dropped)?)));
-    let (sources, added, dropped) = sources.map_err(|e| {
-        NoRollback::Unreadable(format!("the journal's record of migration {} is unreadable: {e}", m.id))
-    })?;
-    let steps = rollback(live, &m.old, &m.new, &sources, &added, &dropped).map_err(NoRollback::Gone)?;
+/// The rollback of the journal's record `m`, from the live vhost alone;
+/// the reason there is none when the old queue is gone.
+pub fn compile(live: &Vhost, m: &crate::journal::Migration) -> Result<RollbackPlan, String> {
+    let steps = rollback(live, &m.old, &m.new, &m.sources, &m.added, &m.dropped)?;
     Ok(RollbackPlan {
         id: m.id.clone(),
         vhost: m.vhost.clone(),
@@ -70,21 +44,9 @@ pub fn compile(live: &Vhost, m: &crate::journal::Migration) -> Result<RollbackPl
         new: m.new.clone(),
         new_queue: live.queues.get(&m.new).cloned(),
         steps,
-        exchanges: sources.iter().flat_map(|s| [s.interposed.clone(), s.alternate.clone()]).collect(),
-        policies: sources.iter().map(|s| s.policy.clone()).collect(),
+        exchanges: m.sources.iter().flat_map(|s| [s.interposed.clone(), s.alternate.clone()]).collect(),
+        policies: m.sources.iter().map(|s| s.policy.clone()).collect(),
     })
-}
-
-/// One source exchange of the migration, as the journal recorded it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RollbackSource {
-    pub exchange: String,
-    pub kind: String,
-    pub interposed: String,
-    pub alternate: String,
-    pub policy: String,
-    /// The old queue's bindings from this exchange (destination: old queue).
-    pub bindings: Vec<Binding>,
 }
 
 /// The steps back to the start, or why there is no way back.
@@ -92,7 +54,7 @@ pub fn rollback(
     live: &Vhost,
     old: &str,
     new: &str,
-    sources: &[RollbackSource],
+    sources: &[SourceRecord],
     added: &[Binding],
     dropped: &[Binding],
 ) -> Result<Vec<Step>, String> {
@@ -166,8 +128,8 @@ mod tests {
     use super::*;
     use crate::model::QueueType;
 
-    fn source() -> RollbackSource {
-        RollbackSource {
+    fn source() -> SourceRecord {
+        SourceRecord {
             exchange: "x".into(),
             kind: "direct".into(),
             interposed: "x2".into(),
