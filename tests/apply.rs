@@ -1450,6 +1450,34 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
         status.stdout
     );
     assert_not_broker_wide();
+
+    // An administrator's run of team b keeps its records broker-wide and
+    // takes them out of the vhost; team b's own user moves them back.
+    let in_inventory = || {
+        let body = case.broker.request("GET", "global-parameters/warren.inventory", None).body;
+        serde_json::from_str::<Json>(&body).is_ok_and(|v| v["value"]["projects"].get("team-b").is_some())
+    };
+    case.project_file(
+        "team-b",
+        "topology.toml",
+        "vhosts = [\"t-apply-rec-b\"]\n\n[queues.\"q.b.1\"]\n\n[queues.\"q.b.2\"]\n\n[queues.\"q.b.3\"]\n",
+    );
+    let run = case.warren(&["apply", &dir("b"), "--auto-approve", "--allow-destroy"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(in_inventory(), "team b's records are broker-wide");
+    assert_eq!(records("t-apply-rec-b").iter().filter(|n| n.starts_with("warren.records.")).count(), 0);
+    let plan = case.warren(&["plan", &dir("b"), "--detailed-exitcode"], &env(1));
+    assert_eq!(plan.code, 0, "team b's user reads them there:\n{}\n{}", plan.stdout, plan.stderr);
+    case.project_file(
+        "team-b",
+        "topology.toml",
+        "vhosts = [\"t-apply-rec-b\"]\n\n[queues.\"q.b.1\"]\n\n[queues.\"q.b.3\"]\n",
+    );
+    let run = case.warren(&["apply", &dir("b"), "--auto-approve"], &env(1));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("1 destroyed") && !case.broker.exists("queues/t-apply-rec-b/q.b.2"), "{}", run.stdout);
+    assert!(!in_inventory(), "a policymaker's run takes its project out of the broker-wide records");
+    assert_eq!(records("t-apply-rec-b").iter().filter(|n| n.starts_with("warren.records.")).count(), 1);
     case.clean();
 }
 
