@@ -1344,12 +1344,25 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
     let mut case = Case::new("t-apply-rec-a", &["t-apply-rec-b"], &users);
     let secrets = ["rec-a-pw-Qz71", "rec-b-pw-Wm42"];
     case.secrets.extend(secrets.iter().map(|s| s.to_string()));
-    // Other tests write the broker-wide records meanwhile: these projects' vhosts must not be in them.
+    // Neither project is in the broker-wide inventory, and no run the
+    // broker-wide journal records touched their vhosts but those an
+    // earlier run of this test left there (it ends with an administrator's).
+    let broker_wide_runs = || -> BTreeSet<String> {
+        let journal = case.broker.try_get("global-parameters/warren.journal").unwrap_or_default();
+        let history = journal["value"]["history"].as_array().cloned().unwrap_or_default();
+        history
+            .iter()
+            .filter(|r| r["vhosts"].to_string().contains("t-apply-rec-"))
+            .map(|r| r["id"].to_string())
+            .collect()
+    };
+    let earlier = broker_wide_runs();
     let assert_not_broker_wide = || {
-        for p in ["warren.inventory", "warren.journal"] {
-            let body = case.broker.request("GET", &format!("global-parameters/{p}"), None).body;
-            assert!(!body.contains("t-apply-rec-"), "{p} mentions the vhost-scoped projects' vhosts");
+        let inventory = case.broker.try_get("global-parameters/warren.inventory").unwrap_or_default();
+        for team in ["rec-team-a", "rec-team-b"] {
+            assert!(inventory["value"]["projects"].get(team).is_none(), "{team} is in the broker-wide inventory");
         }
+        assert!(broker_wide_runs().is_subset(&earlier), "the broker-wide journal records a run of these projects");
     };
     let mut envs = Vec::new();
     // Team a declares no policy: `management` is all the tag it needs.
@@ -1366,9 +1379,13 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
         } else {
             ""
         };
-        case.project_file(&format!("team-{team}"), "warren.toml", &format!("[project]\nname = \"team-{team}\"\n"));
         case.project_file(
-            &format!("team-{team}"),
+            &format!("rec-team-{team}"),
+            "warren.toml",
+            &format!("[project]\nname = \"rec-team-{team}\"\n"),
+        );
+        case.project_file(
+            &format!("rec-team-{team}"),
             "topology.toml",
             &format!("vhosts = [\"{vhost}\"]\n\n[queues.\"q.{team}.1\"]\n\n[queues.\"q.{team}.2\"]\n{policy}"),
         );
@@ -1378,7 +1395,7 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
         envs.push(vec![("WARREN_URL", case.broker.url_as(user, secret)), ("WARREN_AMQP_URL", amqp)]);
     }
     let env = |i: usize| -> Vec<(&str, Option<&str>)> { envs[i].iter().map(|(k, v)| (*k, Some(v.as_str()))).collect() };
-    let dir = |team: &str| case.dir.path().join(format!("team-{team}")).display().to_string();
+    let dir = |team: &str| case.dir.path().join(format!("rec-team-{team}")).display().to_string();
     for (i, team) in ["a", "b"].iter().enumerate() {
         let run = case.warren(&["apply", &dir(team), "--auto-approve"], &env(i));
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -1407,7 +1424,7 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
         let names = records(vhost);
         assert_eq!(
             names.iter().map(prefix).collect::<Vec<_>>(),
-            [format!("warren.journal.team-{team}"), format!("warren.records.team-{team}")],
+            [format!("warren.journal.rec-team-{team}"), format!("warren.records.rec-team-{team}")],
             "{names:?}"
         );
         names
@@ -1419,7 +1436,7 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
     // records; each status names its own project only.
     let other = case.broker.request_with(users[0], secrets[0], "GET", "exchanges/t-apply-rec-b");
     assert_eq!(other.status, 401, "{}", other.body);
-    for (i, (mine, theirs)) in [("team-a", "team-b"), ("team-b", "team-a")].iter().enumerate() {
+    for (i, (mine, theirs)) in [("rec-team-a", "rec-team-b"), ("rec-team-b", "rec-team-a")].iter().enumerate() {
         let status = case.warren(&["status"], &env(i));
         assert_eq!(status.code, 0, "{}\n{}", status.stdout, status.stderr);
         assert!(status.stdout.contains(&format!("Project \"{mine}\"")), "{}", status.stdout);
@@ -1428,7 +1445,7 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
 
     // The records say what each project owns: a queue taken out of team
     // a's files is destroyed, and team b's are not touched.
-    case.project_file("team-a", "topology.toml", "vhosts = [\"t-apply-rec-a\"]\n\n[queues.\"q.a.1\"]\n");
+    case.project_file("rec-team-a", "topology.toml", "vhosts = [\"t-apply-rec-a\"]\n\n[queues.\"q.a.1\"]\n");
     let run = case.warren(&["apply", &dir("a"), "--auto-approve"], &env(0));
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("1 destroyed"), "{}", run.stdout);
@@ -1445,7 +1462,7 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
     // An administrator's status shows both projects' records.
     let status = case.warren(&["status"], &[]);
     assert!(
-        status.stdout.contains("Project \"team-a\"") && status.stdout.contains("Project \"team-b\""),
+        status.stdout.contains("Project \"rec-team-a\"") && status.stdout.contains("Project \"rec-team-b\""),
         "{}",
         status.stdout
     );
@@ -1455,10 +1472,10 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
     // takes them out of the vhost; team b's own user moves them back.
     let in_inventory = || {
         let body = case.broker.request("GET", "global-parameters/warren.inventory", None).body;
-        serde_json::from_str::<Json>(&body).is_ok_and(|v| v["value"]["projects"].get("team-b").is_some())
+        serde_json::from_str::<Json>(&body).is_ok_and(|v| v["value"]["projects"].get("rec-team-b").is_some())
     };
     case.project_file(
-        "team-b",
+        "rec-team-b",
         "topology.toml",
         "vhosts = [\"t-apply-rec-b\"]\n\n[queues.\"q.b.1\"]\n\n[queues.\"q.b.2\"]\n\n[queues.\"q.b.3\"]\n",
     );
@@ -1469,7 +1486,7 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
     let plan = case.warren(&["plan", &dir("b"), "--detailed-exitcode"], &env(1));
     assert_eq!(plan.code, 0, "team b's user reads them there:\n{}\n{}", plan.stdout, plan.stderr);
     case.project_file(
-        "team-b",
+        "rec-team-b",
         "topology.toml",
         "vhosts = [\"t-apply-rec-b\"]\n\n[queues.\"q.b.1\"]\n\n[queues.\"q.b.3\"]\n",
     );

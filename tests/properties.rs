@@ -65,7 +65,7 @@ proptest! {
 fn plan_between(desired: &Topology, live: &Topology) -> warren::plan::Plan {
     let ownership = warren::model::Ownership::single("default", warren::model::Inventory::of(live));
     let d = warren::diff::diff(desired, live, &ownership, "default", &warren::diff::Options::default());
-    warren::plan::build(d, desired, live)
+    warren::plan::build(d, live)
 }
 
 /// The exchange or queue a step declares or deletes, and whether it declares.

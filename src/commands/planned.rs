@@ -70,7 +70,7 @@ pub fn draft(desired: &Desired, live: &LiveSide, replace: &[String]) -> Draft {
         }
     }
     let d = diff::diff(&desired.topology, &live.topology, &live.ownership, &desired.project.name, &options);
-    let plan = plan::build(d, &desired.topology, &live.topology);
+    let plan = plan::build(d, &live.topology);
     Draft { plan, passwords, notes }
 }
 

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::attributes::Attributes;
-use crate::model::{Binding, ObjectKey};
+use crate::model::{Binding, Exchange, ObjectKey, Permission, Policy, Queue, User, VhostSettings};
 
 /// What happens to one object, with terraform's meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -61,6 +61,22 @@ pub struct Change {
     pub rollback: Option<crate::journal::Migration>,
     /// For [`Action::OtherProject`]: the project that holds the object.
     pub owner: Option<String>,
+    /// The object as the files declare it, for a change that puts it on
+    /// the broker (create, update, replace, migrate): what the plan's
+    /// operation carries.
+    pub declared: Option<Declared>,
+}
+
+/// An object as the files declare it. A binding is all in its key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Declared {
+    /// The vhost's settings the files manage.
+    Vhost(VhostSettings),
+    User(User),
+    Exchange(Exchange),
+    Queue(Queue),
+    Policy(Policy),
+    Permission(Permission),
 }
 
 impl Change {
@@ -76,6 +92,7 @@ impl Change {
             migration: None,
             rollback: None,
             owner: None,
+            declared: None,
         }
     }
 }

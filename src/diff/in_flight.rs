@@ -261,7 +261,7 @@ mod tests {
         let options = Options { in_flight: [("m1".to_string(), record)].into_iter().collect(), ..Options::default() };
         let (want, live) = (topology(want), topology(live));
         let d = diff(&want, &live, &Ownership::single("default", inventory), "default", &options);
-        crate::plan::build(d, &want, &live)
+        crate::plan::build(d, &live)
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use attributes::Attributes;
-pub use change::{Action, Change, Migration};
+pub use change::{Action, Change, Declared, Migration};
 pub use in_flight::InFlight;
 pub use preflight::REFUSALS;
 
@@ -174,16 +174,18 @@ impl<'a> Differ<'a> {
         }
     }
 
-    fn created(&mut self, key: ObjectKey, after: Attributes, reason: &str) {
+    fn created(&mut self, key: ObjectKey, after: Attributes, reason: &str, declared: Option<Declared>) {
         let mut c = Change::new(key, Action::Create, reason);
         c.after = Some(after);
+        c.declared = declared;
         self.push(c);
     }
 
-    fn updated(&mut self, key: ObjectKey, before: Attributes, after: Attributes) {
+    fn updated(&mut self, key: ObjectKey, before: Attributes, after: Attributes, declared: Declared) {
         let mut c = Change::new(key, Action::Update, "changed in the files");
         c.before = Some(before);
         c.after = Some(after);
+        c.declared = Some(declared);
         self.push(c);
     }
 
@@ -195,11 +197,12 @@ impl<'a> Differ<'a> {
         have: &BTreeMap<String, T>,
         key: impl Fn(&str) -> ObjectKey,
         attrs: impl Fn(&T) -> Attributes,
+        declared: impl Fn(&T) -> Declared,
     ) {
         for (name, w) in want {
             match have.get(name) {
-                None => self.created(key(name), attrs(w), "declared in the files"),
-                Some(h) if h != w => self.updated(key(name), attrs(h), attrs(w)),
+                None => self.created(key(name), attrs(w), "declared in the files", Some(declared(w))),
+                Some(h) if h != w => self.updated(key(name), attrs(h), attrs(w), declared(w)),
                 Some(_) => {}
             }
         }
@@ -212,9 +215,11 @@ impl<'a> Differ<'a> {
         for (name, w) in &desired.users {
             let key = ObjectKey::User(name.clone());
             match live.users.get(name) {
-                None => self.created(key, attributes::user(w), "declared in the files"),
+                None => {
+                    self.created(key, attributes::user(w), "declared in the files", Some(Declared::User(w.clone())))
+                }
                 Some(h) if h.tags != w.tags || !self.same_password(w, h) => {
-                    self.updated(key, attributes::user(h), attributes::user(w))
+                    self.updated(key, attributes::user(h), attributes::user(w), Declared::User(w.clone()))
                 }
                 Some(_) => {}
             }
@@ -241,7 +246,7 @@ impl<'a> Differ<'a> {
     fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {
         let key = ObjectKey::Vhost(name.into());
         let Some(have) = have else {
-            self.created(key, attributes::vhost(want), "declared in the files");
+            self.created(key, attributes::vhost(want), "declared in the files", Some(Declared::Vhost(want.clone())));
             return;
         };
         // Only the settings the files manage are compared.
@@ -272,7 +277,7 @@ impl<'a> Differ<'a> {
             managed.default_queue_type = Some(w);
         }
         if managed != *want {
-            self.updated(key, attributes::vhost(&managed), attributes::vhost(want));
+            self.updated(key, attributes::vhost(&managed), attributes::vhost(want), Declared::Vhost(want.clone()));
         }
     }
 
@@ -336,6 +341,7 @@ impl<'a> Differ<'a> {
                 c.before = Some(attributes::queue(&have.queues[old]));
                 c.after = Some(attributes::queue(q));
                 c.migration = Some(m);
+                c.declared = Some(Declared::Queue(q.clone()));
                 self.push(c);
                 continue;
             }
@@ -345,7 +351,7 @@ impl<'a> Differ<'a> {
                         Some(old) => format!("declared in the files (it replaces \"{old}\", which does not exist)"),
                         None => "declared in the files".to_string(),
                     };
-                    self.created(key(), attributes::queue(q), &reason);
+                    self.created(key(), attributes::queue(q), &reason, Some(Declared::Queue(q.clone())));
                 }
                 Some(h) if same_queue(h, q) => {}
                 Some(h) => {
@@ -382,7 +388,7 @@ impl<'a> Differ<'a> {
         for b in added {
             if !migrating_bindings.contains(b) {
                 let key = ObjectKey::Binding { vhost: v.into(), binding: b.clone() };
-                self.created(key, attributes::binding(b), "declared in the files");
+                self.created(key, attributes::binding(b), "declared in the files", None);
             }
         }
         for b in removed {
@@ -396,18 +402,21 @@ impl<'a> Differ<'a> {
             &have.policies,
             |n| ObjectKey::Policy { vhost: v.into(), name: n.into() },
             attributes::policy,
+            |p| Declared::Policy(p.clone()),
         );
         self.mutable(
             &want.operator_policies,
             &have.operator_policies,
             |n| ObjectKey::OperatorPolicy { vhost: v.into(), name: n.into() },
             attributes::policy,
+            |p| Declared::Policy(p.clone()),
         );
         self.mutable(
             &want.permissions,
             &have.permissions,
             |u| ObjectKey::Permission { vhost: v.into(), user: u.into() },
             attributes::permission,
+            |p| Declared::Permission(p.clone()),
         );
     }
 
@@ -415,7 +424,12 @@ impl<'a> Differ<'a> {
         for (name, x) in &want.exchanges {
             let key = || ObjectKey::Exchange { vhost: v.into(), name: name.clone() };
             match have.exchanges.get(name) {
-                None => self.created(key(), attributes::exchange(x), "declared in the files"),
+                None => self.created(
+                    key(),
+                    attributes::exchange(x),
+                    "declared in the files",
+                    Some(Declared::Exchange(x.clone())),
+                ),
                 Some(h) if same_exchange(h, x) => {}
                 Some(h) => {
                     let node = Node::Exchange(name.clone());
@@ -429,6 +443,7 @@ impl<'a> Differ<'a> {
                     );
                     c.before = Some(attributes::exchange(h));
                     c.after = Some(attributes::exchange(x));
+                    c.declared = Some(Declared::Exchange(x.clone()));
                     c.requires_allow_destroy = true;
                     let live_graph = live_graph.get();
                     c.rebind = surviving(
@@ -470,6 +485,7 @@ impl<'a> Differ<'a> {
             );
             c.before = Some(attributes::queue(have));
             c.after = Some(attributes::queue(want));
+            c.declared = Some(Declared::Queue(want.clone()));
             c.requires_allow_destroy = true;
             c.rebind = live_graph.get().inbound(&node).into_iter().cloned().collect();
             self.push(c);

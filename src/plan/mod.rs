@@ -18,7 +18,7 @@ pub use migration::{
 pub use op::{Op, Phase};
 pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
 
-use crate::diff::{Action, Change, Diff, InFlight, Problem};
+use crate::diff::{Action, Change, Declared, Diff, InFlight, Problem};
 use crate::model::{Node, ObjectKey, QueueType, Topology, Vhost, VhostSettings};
 
 /// One operation, with the change it carries out.
@@ -83,7 +83,7 @@ impl Plan {
 
 /// Orders the diff's changes into steps; `desired` and `live` supply the
 /// full objects the operations carry.
-pub fn build(diff: Diff, desired: &Topology, live: &Topology) -> Plan {
+pub fn build(diff: Diff, live: &Topology) -> Plan {
     // A recreated exchange or queue takes its bindings with it when it is
     // deleted: removing them again later would be a step on a missing object.
     let recreated: Vec<(&str, Node)> = diff
@@ -102,7 +102,7 @@ pub fn build(diff: Diff, desired: &Topology, live: &Topology) -> Plan {
     };
     let mut steps = Vec::new();
     for (i, c) in diff.changes.iter().enumerate() {
-        for (phase, op) in ops(c, desired, live) {
+        for (phase, op) in ops(c, live) {
             if !gone_with_recreated(&op) {
                 steps.push(Step { op, change: i, phase });
             }
@@ -140,16 +140,23 @@ pub fn build(diff: Diff, desired: &Topology, live: &Topology) -> Plan {
     Plan { changes, steps, problems: diff.problems, in_flight: diff.in_flight }
 }
 
-/// The operations of one change, each with its phase.
-fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(Phase, Op)> {
+/// The operations of one change, each with its phase: the object it puts
+/// on the broker is the one the change carries ([`Change::declared`]); the
+/// live state gives what the operations keep or remove.
+fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
     let with_phase = |op: Op| (op.phase(), op);
     // By reference: cloning a vhost per change made large plans quadratic.
     static EMPTY: std::sync::LazyLock<Vhost> = std::sync::LazyLock::new(Vhost::default);
-    let vhost_of = |t: &'a Topology, v: &str| -> &'a Vhost { t.vhosts.get(v).unwrap_or(&EMPTY) };
+    let vhost_of = |v: &str| -> &Vhost { live.vhosts.get(v).unwrap_or(&EMPTY) };
+    let declared = c.declared.as_ref();
     match (&c.key, c.action) {
         (_, Action::Unmanaged | Action::OtherProject) => vec![],
         (ObjectKey::Vhost(name), Action::Create | Action::Update) => {
-            let (want, have) = (vhost_of(desired, name).settings.clone(), vhost_of(live, name).settings.clone());
+            let want = match declared {
+                Some(Declared::Vhost(s)) => s.clone(),
+                _ => VhostSettings::default(),
+            };
+            let have = vhost_of(name).settings.clone();
             let remove_limits = match (&want.limits, &have.limits) {
                 (Some(w), Some(h)) => h.keys().filter(|k| !w.contains_key(*k)).cloned().collect(),
                 _ => Vec::new(),
@@ -165,24 +172,25 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(Phase,
         (ObjectKey::User(name), Action::Destroy) => {
             vec![with_phase(Op::DeleteUser { name: name.clone() })]
         }
-        (ObjectKey::User(name), _) => vec![with_phase(Op::PutUser { user: desired.users[name].clone() })],
+        (ObjectKey::User(_), _) => match declared {
+            Some(Declared::User(user)) => vec![with_phase(Op::PutUser { user: user.clone() })],
+            _ => vec![],
+        },
         (ObjectKey::Exchange { vhost, name }, action) => {
             let mut out = Vec::new();
             if matches!(action, Action::Destroy | Action::Replace) {
                 let op = Op::DeleteExchange { vhost: vhost.clone(), name: name.clone() };
                 out.push((if action == Action::Replace { Phase::DeleteReplaced } else { op.phase() }, op));
             }
-            if matches!(action, Action::Create | Action::Replace) {
-                let exchange = vhost_of(desired, vhost).exchanges[name].clone();
-                out.push(with_phase(Op::DeclareExchange { vhost: vhost.clone(), exchange }));
+            if let (Action::Create | Action::Replace, Some(Declared::Exchange(x))) = (action, declared) {
+                out.push(with_phase(Op::DeclareExchange { vhost: vhost.clone(), exchange: x.clone() }));
             }
             out.extend(c.rebind.iter().map(|b| with_phase(Op::Bind { vhost: vhost.clone(), binding: b.clone() })));
             out
         }
-        (ObjectKey::Queue { vhost, name }, Action::Migrate) => {
-            let (want, have) = (vhost_of(desired, vhost), vhost_of(live, vhost));
-            let new = want.queues[name].clone();
-            let Some(m) = &c.migration else { return vec![] };
+        (ObjectKey::Queue { vhost, .. }, Action::Migrate) => {
+            let have = vhost_of(vhost);
+            let (Some(m), Some(Declared::Queue(new))) = (&c.migration, declared) else { return vec![] };
             let old = have.queues[&m.replaces].clone();
             // Above every live policy that could match an interposed exchange.
             let matching: Vec<&crate::model::Policy> = have
@@ -193,7 +201,7 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(Phase,
             let compiled = migration::compile(
                 vhost,
                 &old,
-                &new,
+                new,
                 &m.moved,
                 &m.added,
                 &m.dropped,
@@ -206,7 +214,7 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(Phase,
         (ObjectKey::Queue { vhost, .. }, Action::Rollback) => {
             // The diff refuses a record that gives no way back.
             let Some(r) = &c.rollback else { return vec![] };
-            match rollback::compile(vhost_of(live, vhost), r) {
+            match rollback::compile(vhost_of(vhost), r) {
                 Ok(r) => vec![with_phase(Op::Rollback(Box::new(r)))],
                 Err(_) => vec![],
             }
@@ -214,13 +222,12 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(Phase,
         (ObjectKey::Queue { vhost, name }, action) => {
             let mut out = Vec::new();
             if matches!(action, Action::Destroy | Action::Replace) {
-                let kind = vhost_of(live, vhost).queues.get(name).map_or(QueueType::Classic, |q| q.kind);
+                let kind = vhost_of(vhost).queues.get(name).map_or(QueueType::Classic, |q| q.kind);
                 let op = Op::DeleteQueue { vhost: vhost.clone(), name: name.clone(), kind };
                 out.push((if action == Action::Replace { Phase::DeleteReplaced } else { op.phase() }, op));
             }
-            if matches!(action, Action::Create | Action::Replace) {
-                let queue = vhost_of(desired, vhost).queues[name].clone();
-                out.push(with_phase(Op::DeclareQueue { vhost: vhost.clone(), queue }));
+            if let (Action::Create | Action::Replace, Some(Declared::Queue(q))) = (action, declared) {
+                out.push(with_phase(Op::DeclareQueue { vhost: vhost.clone(), queue: q.clone() }));
             }
             out.extend(c.rebind.iter().map(|b| with_phase(Op::Bind { vhost: vhost.clone(), binding: b.clone() })));
             out
@@ -236,16 +243,21 @@ fn ops<'a>(c: &Change, desired: &'a Topology, live: &'a Topology) -> Vec<(Phase,
             if action == Action::Destroy {
                 return vec![with_phase(Op::DeletePolicy { vhost: vhost.clone(), name: name.clone(), operator })];
             }
-            let v = vhost_of(desired, vhost);
-            let set = if operator { &v.operator_policies } else { &v.policies };
-            vec![with_phase(Op::PutPolicy { vhost: vhost.clone(), policy: set[name].clone(), operator })]
+            match declared {
+                Some(Declared::Policy(p)) => {
+                    vec![with_phase(Op::PutPolicy { vhost: vhost.clone(), policy: p.clone(), operator })]
+                }
+                _ => vec![],
+            }
         }
         (ObjectKey::Permission { vhost, user }, Action::Destroy) => {
             vec![with_phase(Op::DeletePermission { vhost: vhost.clone(), user: user.clone() })]
         }
-        (ObjectKey::Permission { vhost, user }, _) => {
-            let permission = vhost_of(desired, vhost).permissions[user].clone();
-            vec![with_phase(Op::PutPermission { vhost: vhost.clone(), permission })]
-        }
+        (ObjectKey::Permission { vhost, .. }, _) => match declared {
+            Some(Declared::Permission(p)) => {
+                vec![with_phase(Op::PutPermission { vhost: vhost.clone(), permission: p.clone() })]
+            }
+            _ => vec![],
+        },
     }
 }
