@@ -38,15 +38,9 @@ pub fn run(id: &str, auto_approve: bool, lock_timeout: Duration, connection: &Co
             return Exit::Error;
         }
     };
-    let session = match rt.block_on(session::begin(&broker, place, lock_timeout, &format!("aborting migration {id}"))) {
-        Ok(s) => s,
-        Err(exit) => return exit,
-    };
-    let (exit, ended) = rt.block_on(locked(id, auto_approve, &broker, &session.recorder, out));
-    if let Err(e) = rt.block_on(session::end(session.recorder, ended)) {
-        eprintln!("warren could not record how this run ended in its journal: {e}.");
-    }
-    exit
+    session::locked(&rt, &broker, place, lock_timeout, &format!("aborting migration {id}"), |recorder| {
+        rt.block_on(locked(id, auto_approve, &broker, recorder, out))
+    })
 }
 
 /// Where the journal that records migration `id` is; broker-wide when no

@@ -58,15 +58,9 @@ pub fn run(
             return Exit::Error;
         }
     };
-    let session = match rt.block_on(session::begin(&broker, place.clone(), lock_timeout, &doing)) {
-        Ok(s) => s,
-        Err(exit) => return exit,
-    };
-    let (exit, ended) = rt.block_on(locked(&desired, from, auto_approve, &broker, &place));
-    if let Err(e) = rt.block_on(session::end(session.recorder, ended)) {
-        eprintln!("warren could not record how this run ended in its journal: {e}.");
-    }
-    exit
+    session::locked(&rt, &broker, place.clone(), lock_timeout, &doing, |_| {
+        rt.block_on(locked(&desired, from, auto_approve, &broker, &place))
+    })
 }
 
 async fn locked(desired: &Desired, from: &str, auto_approve: bool, broker: &Broker, place: &Place) -> (Exit, Ended) {

@@ -57,16 +57,9 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
     };
     // The lock comes before the live read: a waiting apply plans against
     // the state the holder left, which is usually "no changes".
-    let session = match rt.block_on(session::begin(&broker, place, options.lock_timeout, "planning")) {
-        Ok(s) => s,
-        Err(exit) => return exit,
-    };
-    let recorder = session.recorder.clone();
-    let (exit, ended) = locked(desired, &run, &broker, &rt, &recorder, out);
-    if let Err(e) = rt.block_on(session::end(session.recorder, ended)) {
-        eprintln!("warren could not record how this run ended in its journal: {e}.");
-    }
-    exit
+    session::locked(&rt, &broker, place, options.lock_timeout, "planning", |recorder| {
+        locked(desired, &run, &broker, &rt, recorder, out)
+    })
 }
 
 /// What to apply, besides the files.

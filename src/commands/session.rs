@@ -1,5 +1,5 @@
-//! What every writing command (apply, abort) does first and last: take the
-//! lock, waiting for another holder up to a timeout, take over the
+//! What every writing command (apply, adopt, abort) does first and last:
+//! take the lock, waiting for another holder up to a timeout, take over the
 //! journal, and at the end record how the run ended and give the lock back.
 
 use std::time::{Duration, Instant};
@@ -10,17 +10,10 @@ use crate::exit::Exit;
 use crate::journal::{Journal, Run, RunOutcome, actor, now};
 use crate::model::Place;
 
-/// The lock is held and the journal names this run as current.
-pub struct Session {
-    pub recorder: Recorder,
-    /// The run an earlier holder left behind when it died, if any.
-    pub interrupted: Option<Run>,
-}
-
 /// Takes the lock of the records at `place` (waiting up to `timeout`), then
-/// records this run as the current one. Prints why it waits, and what went
-/// wrong.
-pub async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str) -> Result<Session, Exit> {
+/// records this run as the current one: the recorder it returns holds the
+/// lock. Prints why it waits, and what went wrong.
+async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str) -> Result<Recorder, Exit> {
     // The management API first: its errors say most about a wrong URL or
     // user, and the lock is pointless without it.
     if let Err(e) = broker.check().await {
@@ -93,7 +86,30 @@ pub async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str
             dead.id, dead.by, dead.started, dead.doing
         );
     }
-    Ok(Session { recorder, interrupted })
+    Ok(recorder)
+}
+
+/// What every writing command does around its work: takes the lock of the
+/// records at `place` ([`begin`]), does `work` while it holds it, records how
+/// the run ended and gives the lock back ([`end`]). Exits as `work` says, or
+/// as taking the lock failed.
+pub fn locked(
+    rt: &tokio::runtime::Runtime,
+    broker: &Broker,
+    place: Place,
+    timeout: Duration,
+    doing: &str,
+    work: impl FnOnce(&Recorder) -> (Exit, Ended),
+) -> Exit {
+    let recorder = match rt.block_on(begin(broker, place, timeout, doing)) {
+        Ok(r) => r,
+        Err(exit) => return exit,
+    };
+    let (exit, ended) = work(&recorder);
+    if let Err(e) = rt.block_on(end(recorder, ended)) {
+        eprintln!("warren could not record how this run ended in its journal: {e}.");
+    }
+    exit
 }
 
 /// How a run ends in the history, with why; `None` when it changed nothing.
@@ -101,7 +117,7 @@ pub type Ended = Option<(RunOutcome, Option<String>)>;
 
 /// Ends the run: into the history with its outcome, or, when it changed
 /// nothing, out of the journal without a trace. Then gives the lock back.
-pub async fn end(recorder: Recorder, outcome: Ended) -> Result<(), BrokerError> {
+async fn end(recorder: Recorder, outcome: Ended) -> Result<(), BrokerError> {
     let at = now();
     let written = recorder
         .update(|j| match outcome {
