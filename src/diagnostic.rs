@@ -28,13 +28,6 @@ pub struct Diagnostic {
     pub redact: bool,
 }
 
-/// A broker error as a diagnostic: what went wrong, and what to do.
-impl From<&crate::broker::BrokerError> for Diagnostic {
-    fn from(e: &crate::broker::BrokerError) -> Self {
-        Diagnostic::error("broker", e.to_string()).help(e.help())
-    }
-}
-
 impl Diagnostic {
     pub fn error(code: &'static str, message: impl Into<String>) -> Self {
         Diagnostic {

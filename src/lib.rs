@@ -31,6 +31,7 @@ pub mod saved_plan;
 pub mod source;
 #[doc(hidden)]
 pub mod testing;
+pub(crate) mod toml_text;
 
 use cli::{Cli, Command};
 use exit::Exit;

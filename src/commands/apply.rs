@@ -12,7 +12,7 @@ use crate::apply::{self, Failure};
 use crate::broker::BrokerError;
 use crate::cli::Connection;
 use crate::desired;
-use crate::diagnostic::{Diagnostic, render as render_diagnostics};
+use crate::diagnostic::render as render_diagnostics;
 use crate::exit::Exit;
 use crate::fingerprint;
 use crate::journal::{self, MigrationState, RunOutcome};
@@ -53,7 +53,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
     let place = match rt.block_on(broker.place_of(&desired.project.name, &vhosts)) {
         Ok(p) => p,
-        Err(e) => return fail(&[Diagnostic::from(&e)], &desired.sources, out),
+        Err(e) => return fail(&[live_side::diagnostic(&e)], &desired.sources, out),
     };
     // The lock comes before the live read: a waiting apply plans against
     // the state the holder left, which is usually "no changes".
@@ -81,7 +81,7 @@ fn locked(
 ) -> (Exit, Ended) {
     let mut live = match rt.block_on(live_side::read(broker, &desired.topology)) {
         Ok(l) => l,
-        Err(e) => return (fail(&[Diagnostic::from(&e)], &desired.sources, out), None),
+        Err(e) => return (fail(&[live_side::diagnostic(&e)], &desired.sources, out), None),
     };
     // Before the journal forgets anything: a migration it holds is this run's.
     let journal = recorder.journal().migrations;

@@ -49,6 +49,11 @@ pub fn from_state(path: &Path) -> Result<LiveSide, Diagnostic> {
     })
 }
 
+/// A broker error as a diagnostic: what went wrong, and what to do.
+pub fn diagnostic(e: &BrokerError) -> Diagnostic {
+    Diagnostic::error("broker", e.to_string()).help(e.help())
+}
+
 /// The management API's address without credentials, for messages.
 pub fn describe(c: &Connection) -> String {
     Endpoint::parse(&c.url, Tls::default()).map(|e| e.to_string()).unwrap_or_else(|_| "the broker".into())
@@ -59,7 +64,7 @@ pub fn connect(c: &Connection) -> Result<Broker, Diagnostic> {
     let endpoint = Endpoint::parse(&c.url, tls).map_err(|e| {
         Diagnostic::error("broker", e).help("set --url or WARREN_URL to http(s)://user:password@host:port")
     })?;
-    Broker::new(endpoint, c.amqp_url.as_deref()).map_err(|e| Diagnostic::from(&e))
+    Broker::new(endpoint, c.amqp_url.as_deref()).map_err(|e| diagnostic(&e))
 }
 
 /// A runtime for the broker calls of one command.
@@ -73,7 +78,7 @@ pub fn runtime() -> tokio::runtime::Runtime {
 
 pub fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagnostic> {
     let broker = connect(c)?;
-    runtime().block_on(read(&broker, desired)).map_err(|e| Diagnostic::from(&e))
+    runtime().block_on(read(&broker, desired)).map_err(|e| diagnostic(&e))
 }
 
 /// Reads the broker's topology as a definitions export gives it (one
@@ -96,7 +101,7 @@ pub async fn read_definitions(broker: &Broker, only: &[String]) -> Result<(Live,
 /// [`read_definitions`] for a command that needs nothing else from the broker.
 pub fn definitions_from_broker(c: &Connection, only: &[String]) -> Result<Live, Diagnostic> {
     let broker = connect(c)?;
-    runtime().block_on(read_definitions(&broker, only)).map(|(l, _)| l).map_err(|e| Diagnostic::from(&e))
+    runtime().block_on(read_definitions(&broker, only)).map(|(l, _)| l).map_err(|e| diagnostic(&e))
 }
 
 /// Reads the live state of the broker, with counts for the desired vhosts'

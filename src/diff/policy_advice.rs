@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::import::toml_text;
 use crate::model::{ApplyTo, Matcher, Policy, QUEUE_ARGUMENTS, Queue, Resolution, Table, matching_queue, resolution};
+use crate::toml_text;
 
 /// With no policy to beat, the priority the advice has always used.
 const LEAST_PRIORITY: i64 = 10;

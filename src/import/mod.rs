@@ -7,7 +7,6 @@
 mod names;
 mod render;
 mod select;
-pub(crate) mod toml_text;
 
 use std::collections::BTreeSet;
 

@@ -3,8 +3,8 @@
 //! policies, permissions), sorted by name, defaults left unsaid.
 
 use super::select::LeftOut;
-use super::toml_text::{inline_table, key, path, string, strings, value};
 use crate::model::{ApplyTo, DestinationKind, Password, Policy, QueueType, Table, User, Value, Vhost};
+use crate::toml_text::{inline_table, key, path, string, strings, value};
 
 /// The widest line before a table is written as a sub-table instead.
 const WIDTH: usize = 100;

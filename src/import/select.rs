@@ -5,12 +5,12 @@
 
 use std::collections::BTreeSet;
 
-use super::toml_text;
 use crate::desired::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, MAX_NAME_BYTES, check_expect};
 use crate::model::{
     BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, ObjectKey, Password, Permission, Policy, QUEUE_ARGUMENTS,
     Queue, Table, Topology, User, Vhost, argument_rule, policy_key,
 };
+use crate::toml_text;
 
 /// A live object the files leave out, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use super::Context;
 use crate::diagnostic::Diagnostic;
-use crate::import::toml_text;
 use crate::model::{
     Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Resolution, Value, matching_queue, policy_key, resolution,
 };
+use crate::toml_text;
 
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
