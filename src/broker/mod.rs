@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
-use serde_json::{Value as Json, json};
 
 pub use amqp::Amqp;
 pub use endpoint::{Endpoint, Tls, segment};
@@ -26,6 +25,63 @@ use crate::model::QueueCounts;
 
 /// Every vhost with the settings warren reads.
 const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata";
+
+/// A broker's answers for the live state of some vhosts, as it sent them:
+/// `live` reads each once.
+#[derive(Debug, Default)]
+pub struct Answers {
+    /// The vhost listing.
+    pub vhosts: String,
+    /// With the administrator tag: the users and the permissions.
+    pub users: Option<String>,
+    pub permissions: Option<String>,
+    /// warren's broker-wide records, each a global parameter.
+    pub records: Vec<String>,
+    /// With the administrator tag: each vhost's definitions export.
+    pub exports: Vec<(String, String)>,
+    /// Without it: each vhost's listings.
+    pub listings: Vec<(String, Listing, String)>,
+}
+
+/// One listing of a vhost's objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    Exchanges,
+    Queues,
+    Bindings,
+    Policies,
+    OperatorPolicies,
+}
+
+impl Listing {
+    const ALL: [Listing; 5] =
+        [Listing::Exchanges, Listing::Queues, Listing::Bindings, Listing::Policies, Listing::OperatorPolicies];
+
+    /// The path of vhost `v`'s listing, with only the fields warren reads
+    /// where the API can leave the others out.
+    fn path(self, v: &str) -> String {
+        let v = segment(v);
+        match self {
+            Listing::Exchanges => format!("exchanges/{v}?columns=name,type,durable,auto_delete,internal,arguments"),
+            Listing::Queues => {
+                format!("queues/{v}?disable_stats=true&columns=name,type,durable,auto_delete,exclusive,arguments")
+            }
+            Listing::Bindings => format!("bindings/{v}"),
+            Listing::Policies => format!("policies/{v}"),
+            Listing::OperatorPolicies => format!("operator-policies/{v}"),
+        }
+    }
+
+    pub fn what(self) -> &'static str {
+        match self {
+            Listing::Exchanges => "exchanges",
+            Listing::Queues => "queues",
+            Listing::Bindings => "bindings",
+            Listing::Policies => "policies",
+            Listing::OperatorPolicies => "operator policies",
+        }
+    }
+}
 
 /// A connection to one broker's management API.
 #[derive(Clone)]
@@ -209,63 +265,70 @@ impl Broker {
         Ok(text)
     }
 
-    /// The definitions of the given vhosts, assembled into one cluster-wide
-    /// definitions document with warren's records (inventory, journal), all
-    /// requested at once. Cheaper than the whole broker's export when it
-    /// holds other large vhosts. A user with the `administrator` tag reads
-    /// one export per vhost, the users and the permissions; any other user
-    /// each vhost's listings that its permissions open, and no users or
-    /// permissions, which need the administrator tag to read.
-    pub async fn definitions_of(&self, vhosts: &[String]) -> Result<Json, BrokerError> {
+    /// What the live state of the given vhosts is read from, with warren's
+    /// broker-wide records, all requested at once: cheaper than the whole
+    /// broker's export when it holds other large vhosts. A user with the
+    /// `administrator` tag reads one export per vhost, the users and the
+    /// permissions; any other user each vhost's listings that its
+    /// permissions open, and no users or permissions, which need the
+    /// administrator tag to read.
+    pub async fn answers_of(&self, vhosts: &[String]) -> Result<Answers, BrokerError> {
         let admin = self.is_administrator().await?;
-        let listing = self.http.get_json(VHOST_LISTING, "list the vhosts").await?;
+        let listing = self.get_text(VHOST_LISTING, "list the vhosts").await?;
         // Only vhosts that exist: the export of a missing one is a 400.
-        let exists = |v: &&String| listing.as_array().into_iter().flatten().any(|x| x["name"].as_str() == Some(v));
-        let present: Vec<String> = vhosts.iter().filter(exists).cloned().collect();
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: String,
+        }
+        let listed: Vec<Named> = serde_json::from_str(&listing).map_err(|e| BrokerError::Unreadable {
+            action: "list the vhosts".into(),
+            reason: format!("it is not a list of vhosts: {e}"),
+        })?;
+        let present: Vec<String> = vhosts.iter().filter(|v| listed.iter().any(|x| x.name == **v)).cloned().collect();
         let only_admin = |path: &'static str, action: &'static str| async move {
-            if admin { self.http.get_json(path, action).await } else { Ok(json!([])) }
+            if admin { self.get_text(path, action).await.map(Some) } else { Ok(None) }
         };
-        let (users, permissions, records, items) = tokio::join!(
+        let (users, permissions, records, read) = tokio::join!(
             only_admin("users", "list the users"),
             only_admin("permissions", "list the permissions"),
             self.broker_records(),
-            async { if admin { self.exports(&present).await } else { self.listings(&present).await } },
+            async {
+                if admin {
+                    self.exports(&present).await.map(|e| (e, Vec::new()))
+                } else {
+                    self.listings(&present).await.map(|l| (Vec::new(), l))
+                }
+            },
         );
-        let mut doc = json!({
-            "vhosts": listing, "users": users?, "permissions": permissions?, "global_parameters": records?,
-            "queues": [], "exchanges": [], "bindings": [], "policies": [], "parameters": [],
-        });
-        for (key, item) in items? {
-            doc[key].as_array_mut().expect("made above as an array").push(item);
-        }
-        Ok(doc)
+        let (exports, listings) = read?;
+        Ok(Answers { vhosts: listing, users: users?, permissions: permissions?, records: records?, exports, listings })
     }
 
-    /// Each vhost's definitions export, as (section, item) pairs of a
-    /// cluster-wide document.
-    async fn exports(&self, vhosts: &[String]) -> Result<Vec<(&'static str, Json)>, BrokerError> {
+    /// GET, the answer as text.
+    async fn get_text(&self, path: &str, action: &str) -> Result<String, BrokerError> {
+        self.http.send(Method::GET, path, None, action).await.map(|(_, text)| text)
+    }
+
+    /// Each vhost's definitions export: (vhost, export); none for a vhost
+    /// deleted meanwhile.
+    async fn exports(&self, vhosts: &[String]) -> Result<Vec<(String, String)>, BrokerError> {
         let mut exports = tokio::task::JoinSet::new();
         for v in vhosts {
-            let (http, v) = (self.http.clone(), v.clone());
+            let broker = self.clone();
+            let v = v.clone();
             exports.spawn(async move {
                 let path = format!("definitions/{}", segment(&v));
-                match http.get_json(&path, &format!("read the definitions of vhost \"{v}\"")).await {
-                    Err(BrokerError::NotFound { .. }) => Ok((v, Json::Null)),
-                    other => other.map(|d| (v, d)),
+                match broker.get_text(&path, &format!("read the definitions of vhost \"{v}\"")).await {
+                    Err(BrokerError::NotFound { .. }) => Ok(None),
+                    other => other.map(|d| Some((v, d))),
                 }
             });
         }
-        let mut items = Vec::new();
+        let mut out = Vec::new();
         while let Some(joined) = exports.join_next().await {
-            let (v, export) = joined.expect("reading an export does not panic")?;
-            for key in ["queues", "exchanges", "bindings", "policies", "parameters"] {
-                for mut item in export[key].as_array().cloned().unwrap_or_default() {
-                    item["vhost"] = json!(v);
-                    items.push((key, item));
-                }
-            }
+            out.extend(joined.expect("reading an export does not panic")?);
         }
-        Ok(items)
+        Ok(out)
     }
 
     /// Whether the user warren logs in as has the `administrator` tag:
@@ -287,68 +350,25 @@ impl Broker {
         Ok((name, tags.iter().any(|t| t == "administrator")))
     }
 
-    /// Each vhost's exchanges, queues, bindings, policies and operator
-    /// policies from its listings, in the shape of a definitions export's
-    /// (section, item) pairs: for a user without the `administrator` tag.
-    async fn listings(&self, vhosts: &[String]) -> Result<Vec<(&'static str, Json)>, BrokerError> {
-        // Only the fields of a definitions export: the listings add others.
-        const KINDS: [(&str, &str, &[&str]); 5] = [
-            (
-                "exchanges",
-                "exchanges/{}?columns=name,type,durable,auto_delete,internal,arguments",
-                &["name", "type", "durable", "auto_delete", "internal", "arguments"],
-            ),
-            (
-                "queues",
-                "queues/{}?disable_stats=true&columns=name,type,durable,auto_delete,exclusive,arguments",
-                &["name", "type", "durable", "auto_delete", "arguments"],
-            ),
-            ("bindings", "bindings/{}", &["source", "destination", "destination_type", "routing_key", "arguments"]),
-            ("policies", "policies/{}", &["name", "pattern", "apply-to", "definition", "priority"]),
-            ("operator_policies", "operator-policies/{}", &["name", "pattern", "apply-to", "definition", "priority"]),
-        ];
+    /// Each vhost's listings of exchanges, queues, bindings, policies and
+    /// operator policies: for a user without the `administrator` tag.
+    async fn listings(&self, vhosts: &[String]) -> Result<Vec<(String, Listing, String)>, BrokerError> {
         let mut reads = tokio::task::JoinSet::new();
         for v in vhosts {
-            for (kind, path, fields) in KINDS {
-                let (http, v) = (self.http.clone(), v.clone());
+            for listing in Listing::ALL {
+                let broker = self.clone();
+                let v = v.clone();
                 reads.spawn(async move {
-                    let path = path.replace("{}", &segment(&v));
-                    let listed =
-                        http.get_json(&path, &format!("list the {} of vhost \"{v}\"", kind.replace('_', " "))).await;
-                    listed.map(|l| (v, kind, fields, l))
+                    let action = format!("list the {} of vhost \"{v}\"", listing.what());
+                    broker.get_text(&listing.path(&v), &action).await.map(|l| (v, listing, l))
                 });
             }
         }
-        let mut items = Vec::new();
+        let mut out = Vec::new();
         while let Some(joined) = reads.join_next().await {
-            let (v, kind, fields, listed) = joined.expect("reading a listing does not panic")?;
-            for item in listed.as_array().into_iter().flatten() {
-                // What an export leaves out: the default exchange and its
-                // bindings, and exclusive queues (a connection's own).
-                let skip = match kind {
-                    "exchanges" => item["name"] == "",
-                    "queues" => item["exclusive"] == true,
-                    "bindings" => item["source"] == "",
-                    _ => false,
-                };
-                if skip {
-                    continue;
-                }
-                let mut kept: serde_json::Map<String, Json> =
-                    fields.iter().filter_map(|f| Some((f.to_string(), item.get(*f)?.clone()))).collect();
-                if kind == "operator_policies" {
-                    let name = kept.remove("name").unwrap_or_default();
-                    items.push((
-                        "parameters",
-                        json!({ "vhost": v, "component": "operator_policy", "name": name, "value": kept }),
-                    ));
-                    continue;
-                }
-                kept.insert("vhost".into(), json!(v));
-                items.push((kind, Json::Object(kept)));
-            }
+            out.push(joined.expect("reading a listing does not panic")?);
         }
-        Ok(items)
+        Ok(out)
     }
 
     /// Every vhost with its metadata, as text (one request).

@@ -49,12 +49,12 @@ impl Broker {
     /// parameters, as an export carries them: both at once, those that
     /// exist. None for a user who may not read global parameters: its
     /// records are inside its vhosts.
-    pub(super) async fn broker_records(&self) -> Result<Vec<Json>, BrokerError> {
+    pub(super) async fn broker_records(&self) -> Result<Vec<String>, BrokerError> {
         let inventory_path = format!("global-parameters/{}", segment(INVENTORY_PARAMETER));
         let journal_path = format!("global-parameters/{}", segment(JOURNAL_PARAMETER));
         let (inventory, journal) = tokio::join!(
-            self.http.get_json(&inventory_path, "read warren's inventory"),
-            self.http.get_json(&journal_path, "read warren's journal"),
+            self.get_text(&inventory_path, "read warren's inventory"),
+            self.get_text(&journal_path, "read warren's journal"),
         );
         let mut records = Vec::new();
         for parameter in [inventory, journal] {

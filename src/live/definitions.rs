@@ -277,13 +277,7 @@ pub fn parse(json: &str, origin: &str) -> Result<Definitions, Diagnostic> {
     Ok(defs)
 }
 
-/// Reads a definitions document a broker's answers were assembled into
-/// (already JSON, so not parsed again).
-pub fn from_value(value: serde_json::Value, origin: &str) -> Result<Definitions, Diagnostic> {
-    serde_json::from_value(value).map_err(|e| shape_error(origin, String::new(), &e))
-}
-
-fn shape_error(origin: &str, path: String, e: &serde_json::Error) -> Diagnostic {
+pub(super) fn shape_error(origin: &str, path: String, e: &serde_json::Error) -> Diagnostic {
     let (line, column) = (e.line(), e.column());
     let full = e.to_string();
     let what = full.strip_suffix(&format!(" at line {line} column {column}")).unwrap_or(&full);

@@ -24,6 +24,7 @@
 //! - Not modelled, with a note: topic permissions, shovels and other vhost
 //!   parameters, other global parameters, user limits, vhost tags.
 
+mod answers;
 pub(crate) mod definitions;
 mod normalise;
 pub(crate) mod notes;
@@ -58,16 +59,16 @@ pub struct Live {
 }
 
 /// The live state of these vhosts on a broker
-/// ([`crate::broker::Broker::definitions_of`]), read and normalised as a
+/// ([`crate::broker::Broker::answers_of`]), read and normalised as a
 /// definitions export is. An unreadable answer is a broker error too:
 /// callers tell broker errors apart.
 pub async fn from_broker(
     broker: &crate::broker::Broker,
     vhosts: &[String],
 ) -> Result<Live, crate::broker::BrokerError> {
-    let answer = broker.definitions_of(vhosts).await?;
+    let answers = broker.answers_of(vhosts).await?;
     let origin = broker.endpoint().to_string();
-    let defs = definitions::from_value(answer, &origin);
+    let defs = answers::read(answers, &origin);
     defs.and_then(|d| from_parsed(d, &origin, None, &[])).map_err(|d| crate::broker::BrokerError::Unreadable {
         action: "read the definitions".into(),
         reason: d.message,

@@ -1,0 +1,163 @@
+//! A broker's answers for some vhosts ([`Answers`]) into one definitions
+//! document, each answer parsed once, straight into the items warren reads.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value as Json};
+
+use super::definitions::{
+    self, BindingDef, Definitions, ExchangeDef, GlobalParameterDef, ParameterDef, PermissionDef, PolicyDef, QueueDef,
+    UserDef, VhostDef,
+};
+use crate::broker::{Answers, Listing};
+use crate::diagnostic::Diagnostic;
+
+/// A queue as a listing gives it: an exclusive one is a connection's own,
+/// and exports leave it out.
+#[derive(Deserialize)]
+struct ListedQueue {
+    #[serde(flatten)]
+    queue: QueueDef,
+    #[serde(default)]
+    exclusive: bool,
+}
+
+/// An operator policy as its listing gives it: exports carry it as a
+/// parameter whose value is the policy's body.
+#[derive(Deserialize)]
+struct ListedOperatorPolicy {
+    name: String,
+    #[serde(flatten)]
+    body: Map<String, Json>,
+}
+
+pub fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> {
+    let mut defs = Definitions {
+        vhosts: Some(parse::<Vec<VhostDef>>(&a.vhosts, "the vhost listing", origin)?),
+        ..Definitions::default()
+    };
+    if let Some(users) = &a.users {
+        defs.users = parse::<Vec<UserDef>>(users, "the user listing", origin)?;
+    }
+    if let Some(permissions) = &a.permissions {
+        defs.permissions = parse::<Vec<PermissionDef>>(permissions, "the permission listing", origin)?;
+    }
+    for r in &a.records {
+        defs.global_parameters.push(parse::<GlobalParameterDef>(r, "warren's records", origin)?);
+    }
+    for (v, text) in &a.exports {
+        let export = definitions::parse(text, &format!("{origin} (vhost \"{v}\")"))?;
+        let vhost = || Some(v.clone());
+        defs.queues.extend(export.queues.into_iter().map(|q| QueueDef { vhost: vhost(), ..q }));
+        defs.exchanges.extend(export.exchanges.into_iter().map(|x| ExchangeDef { vhost: vhost(), ..x }));
+        defs.bindings.extend(export.bindings.into_iter().map(|b| BindingDef { vhost: vhost(), ..b }));
+        defs.policies.extend(export.policies.into_iter().map(|p| PolicyDef { vhost: vhost(), ..p }));
+        defs.parameters.extend(export.parameters.into_iter().map(|p| ParameterDef { vhost: vhost(), ..p }));
+    }
+    for (v, listing, text) in &a.listings {
+        let what = format!("the {} of vhost \"{v}\"", listing.what());
+        let vhost = || Some(v.clone());
+        // What an export leaves out: the default exchange and its
+        // bindings, and exclusive queues.
+        match listing {
+            Listing::Exchanges => defs.exchanges.extend(
+                parse::<Vec<ExchangeDef>>(text, &what, origin)?
+                    .into_iter()
+                    .filter(|x| !x.name.is_empty())
+                    .map(|x| ExchangeDef { vhost: vhost(), ..x }),
+            ),
+            Listing::Queues => defs.queues.extend(
+                parse::<Vec<ListedQueue>>(text, &what, origin)?
+                    .into_iter()
+                    .filter(|q| !q.exclusive)
+                    .map(|q| QueueDef { vhost: vhost(), ..q.queue }),
+            ),
+            Listing::Bindings => defs.bindings.extend(
+                parse::<Vec<BindingDef>>(text, &what, origin)?
+                    .into_iter()
+                    .filter(|b| !b.source.is_empty())
+                    .map(|b| BindingDef { vhost: vhost(), ..b }),
+            ),
+            Listing::Policies => defs.policies.extend(
+                parse::<Vec<PolicyDef>>(text, &what, origin)?.into_iter().map(|p| PolicyDef { vhost: vhost(), ..p }),
+            ),
+            Listing::OperatorPolicies => {
+                for p in parse::<Vec<ListedOperatorPolicy>>(text, &what, origin)? {
+                    let body = ["pattern", "apply-to", "definition", "priority"]
+                        .into_iter()
+                        .filter_map(|k| Some((k.to_string(), p.body.get(k)?.clone())))
+                        .collect();
+                    defs.parameters.push(ParameterDef {
+                        vhost: vhost(),
+                        component: "operator_policy".into(),
+                        name: p.name,
+                        value: Json::Object(body),
+                    });
+                }
+            }
+        }
+    }
+    Ok(defs)
+}
+
+fn parse<T: DeserializeOwned>(text: &str, what: &str, origin: &str) -> Result<T, Diagnostic> {
+    serde_json::from_str(text).map_err(|e| definitions::shape_error(&format!("{origin}: {what}"), String::new(), &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A user without the administrator tag: listings as the management API
+    /// gives them, with fields an export does not have.
+    #[test]
+    fn listings_read_as_an_export_of_the_vhost_would() {
+        let listing = |kind, text: &str| ("v".to_string(), kind, text.to_string());
+        let answers = Answers {
+            vhosts: r#"[{"name": "v", "description": "", "tags": []}]"#.into(),
+            listings: vec![
+                listing(
+                    Listing::Exchanges,
+                    r#"[{"name": "", "type": "direct", "durable": true, "auto_delete": false, "internal": false, "arguments": {}},
+                        {"name": "x", "type": "topic", "durable": true, "auto_delete": false, "internal": false, "arguments": {}}]"#,
+                ),
+                listing(
+                    Listing::Queues,
+                    r#"[{"name": "q", "type": "classic", "durable": true, "auto_delete": false, "exclusive": false, "arguments": {}},
+                        {"name": "amq.gen-1", "type": "classic", "durable": false, "auto_delete": true, "exclusive": true, "arguments": {}}]"#,
+                ),
+                listing(
+                    Listing::Bindings,
+                    r#"[{"source": "", "vhost": "v", "destination": "q", "destination_type": "queue", "routing_key": "q", "arguments": {}, "properties_key": "q"},
+                        {"source": "x", "vhost": "v", "destination": "q", "destination_type": "queue", "routing_key": "k", "arguments": {}, "properties_key": "k"}]"#,
+                ),
+                listing(
+                    Listing::Policies,
+                    r#"[{"vhost": "v", "name": "p", "pattern": "^q$", "apply-to": "queues", "definition": {"max-length": 10}, "priority": 0}]"#,
+                ),
+                listing(
+                    Listing::OperatorPolicies,
+                    r#"[{"vhost": "v", "name": "op", "pattern": ".*", "apply-to": "queues", "definition": {"max-length": 99}, "priority": 0}]"#,
+                ),
+            ],
+            ..Answers::default()
+        };
+        let defs = read(answers, "test").unwrap();
+        assert_eq!(defs.exchanges.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(), ["x"]);
+        assert_eq!(defs.queues.iter().map(|q| q.name.as_str()).collect::<Vec<_>>(), ["q"]);
+        assert_eq!(defs.bindings.iter().map(|b| b.source.as_str()).collect::<Vec<_>>(), ["x"]);
+        assert!(defs.exchanges.iter().all(|x| x.vhost.as_deref() == Some("v")));
+        assert_eq!(defs.policies.len(), 1);
+        let op = &defs.parameters[0];
+        assert_eq!(
+            (op.component.as_str(), op.name.as_str(), op.vhost.as_deref()),
+            ("operator_policy", "op", Some("v"))
+        );
+        assert_eq!(op.value["definition"]["max-length"], 99);
+        assert!(op.value.get("vhost").is_none(), "only the policy's body: {}", op.value);
+
+        let bad = Answers { vhosts: "[]".into(), users: Some("{not json".into()), ..Answers::default() };
+        let e = read(bad, "http://broker").unwrap_err();
+        assert!(e.message.contains("the user listing"), "{}", e.message);
+    }
+}
