@@ -1,7 +1,8 @@
 //! Why a step of an apply did not take effect, and how the journal says so.
 
 use crate::broker::BrokerError;
-use crate::journal::StepOutcome;
+use crate::exit::Exit;
+use crate::journal::{RunOutcome, StepOutcome};
 
 /// Why a migration did not finish in this run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +24,26 @@ impl Failure {
             Failure::Broker(e) => e.to_string(),
             Failure::Paused(why) | Failure::Refused(why) => why.clone(),
             Failure::LockLost => "the lock's connection closed".into(),
+        }
+    }
+
+    /// How the run that stopped on it ends, in the journal's history.
+    pub fn run_outcome(&self) -> RunOutcome {
+        match self {
+            Failure::Paused(_) => RunOutcome::Paused,
+            Failure::Refused(_) => RunOutcome::Refused,
+            Failure::LockLost => RunOutcome::LockLost,
+            Failure::Broker(_) => RunOutcome::Failed,
+        }
+    }
+
+    /// The exit of the run that stopped on it: 3 for a pause, 4 for a
+    /// refusal (a guarded delete the broker refused too), else 1.
+    pub fn exit(&self) -> Exit {
+        match self {
+            Failure::Paused(_) => Exit::Paused,
+            Failure::Refused(_) | Failure::Broker(BrokerError::Unsafe { .. }) => Exit::Refused,
+            Failure::LockLost | Failure::Broker(_) => Exit::Error,
         }
     }
 

@@ -138,30 +138,7 @@ fn locked(
         return (Exit::Error, None);
     }
     // The journal says what this run will do before its first step.
-    let s = plan.summary();
-    let mut summary =
-        format!("{} to add, {} to change, {} to destroy, {} to migrate", s.add, s.change, s.destroy, s.migrate);
-    if s.rollback > 0 {
-        summary += &format!(", {} to roll back", s.rollback);
-    }
-    let at = journal::now();
-    let begun = rt.block_on(recorder.update(|j| {
-        if let Some(run) = &mut j.current {
-            run.plan = fingerprint::plan(doc);
-            run.vhosts = planned.desired.topology.vhosts.keys().cloned().collect();
-            run.summary = summary.clone();
-            run.steps_total = plan.steps.len();
-            run.doing = "applying".into();
-        }
-        for step in &plan.steps {
-            if let Op::Migrate(m) = &step.op {
-                let id = journal::migration_id(&m.vhost, &m.old.name, &m.new.name);
-                let record = apply::migration_record(m, j.migrations.get(&id), &at);
-                j.migrations.insert(id, record);
-            }
-        }
-    }));
-    if let Err(e) = begun {
+    if let Err(e) = rt.block_on(record_plan(recorder, &planned)) {
         eprintln!("Nothing was changed: warren could not record the plan in its journal: {e}.");
         return (Exit::Error, None);
     }
@@ -178,61 +155,79 @@ fn locked(
     let recorded = rt.block_on(broker.write_records(&records(&planned, &after, recorder)));
     record_migrations(recorder, plan, &outcome);
 
-    let ended: Ended = match &outcome.failed {
-        None => {
-            // Below the plan, a blank line apart; alone with -q.
-            let rolled_back = if s.rollback > 0 { format!(", {} rolled back", s.rollback) } else { String::new() };
-            println!(
-                "{}Apply complete! {} added, {} changed, {} destroyed, {} migrated{rolled_back}.",
-                if out.quiet {
-                    ""
-                } else {
-                    "
-"
-                },
-                s.add,
-                s.change,
-                s.destroy,
-                s.migrate
-            );
-            Some((RunOutcome::Complete, None))
-        }
-        Some((i, Failure::Paused(why))) => {
-            eprintln!("\nApply paused: {} waits: {why}", plan.steps[*i].op);
-            eprintln!("Running apply again later resumes it where it stands.");
-            report_progress(plan, &outcome);
-            Some((RunOutcome::Paused, Some(why.clone())))
-        }
-        Some((i, Failure::Refused(why))) => {
-            eprintln!("\nApply refused to {}: {why}", plan.steps[*i].op);
-            report_progress(plan, &outcome);
-            Some((RunOutcome::Refused, Some(why.clone())))
-        }
-        Some((i, Failure::LockLost)) => {
-            eprintln!(
-                "\nApply stopped before {}: the lock's connection to the broker closed, so another apply may hold it now.",
-                plan.steps[*i].op
-            );
-            report_progress(plan, &outcome);
-            Some((RunOutcome::LockLost, None))
-        }
-        Some((i, Failure::Broker(e))) => {
-            eprintln!("\nApply stopped: could not {}:\n  {e}\n  {}", plan.steps[*i].op, e.help());
-            report_progress(plan, &outcome);
-            Some((RunOutcome::Failed, Some(e.to_string())))
-        }
-    };
+    let ended = report(plan, &outcome, out);
     if let Err(e) = recorded {
         eprintln!("warren could not record its inventory: {e}. Run apply again to record it.");
         return (Exit::Error, ended);
     }
-    let exit = match &outcome.failed {
-        None => Exit::Ok,
-        Some((_, Failure::Paused(_))) => Exit::Paused,
-        Some((_, Failure::Refused(_) | Failure::Broker(BrokerError::Unsafe { .. }))) => Exit::Refused,
-        Some(_) => Exit::Error,
+    (outcome.failed.as_ref().map_or(Exit::Ok, |(_, f)| f.exit()), ended)
+}
+
+/// Records in the journal what this run will do: its plan, and each
+/// migration it starts or resumes.
+async fn record_plan(recorder: &apply::Recorder, planned: &Planned) -> Result<(), BrokerError> {
+    let (plan, doc) = (&planned.plan, &planned.document);
+    let s = plan.summary();
+    let mut summary =
+        format!("{} to add, {} to change, {} to destroy, {} to migrate", s.add, s.change, s.destroy, s.migrate);
+    if s.rollback > 0 {
+        summary += &format!(", {} to roll back", s.rollback);
+    }
+    let at = journal::now();
+    recorder
+        .update(|j| {
+            if let Some(run) = &mut j.current {
+                run.plan = fingerprint::plan(doc);
+                run.vhosts = planned.desired.topology.vhosts.keys().cloned().collect();
+                run.summary = summary.clone();
+                run.steps_total = plan.steps.len();
+                run.doing = "applying".into();
+            }
+            for step in &plan.steps {
+                if let Op::Migrate(m) = &step.op {
+                    let id = journal::migration_id(&m.vhost, &m.old.name, &m.new.name);
+                    let record = apply::migration_record(m, j.migrations.get(&id), &at);
+                    j.migrations.insert(id, record);
+                }
+            }
+        })
+        .await
+}
+
+/// Says how the run ended, below the plan, and how the history records it.
+fn report(plan: &crate::plan::Plan, outcome: &apply::Outcome, out: Output) -> Ended {
+    let Some((i, failure)) = &outcome.failed else {
+        let s = plan.summary();
+        let rolled_back = if s.rollback > 0 { format!(", {} rolled back", s.rollback) } else { String::new() };
+        // Below the plan, a blank line apart; alone with -q.
+        println!(
+            "{}Apply complete! {} added, {} changed, {} destroyed, {} migrated{rolled_back}.",
+            if out.quiet { "" } else { "\n" },
+            s.add,
+            s.change,
+            s.destroy,
+            s.migrate
+        );
+        return Some((RunOutcome::Complete, None));
     };
-    (exit, ended)
+    let step = &plan.steps[*i].op;
+    match failure {
+        Failure::Paused(why) => {
+            eprintln!("\nApply paused: {step} waits: {why}");
+            eprintln!("Running apply again later resumes it where it stands.");
+        }
+        Failure::Refused(why) => eprintln!("\nApply refused to {step}: {why}"),
+        Failure::LockLost => eprintln!(
+            "\nApply stopped before {step}: the lock's connection to the broker closed, so another apply may hold it now."
+        ),
+        Failure::Broker(e) => eprintln!("\nApply stopped: could not {step}:\n  {e}\n  {}", e.help()),
+    }
+    report_progress(plan, outcome);
+    let detail = match failure {
+        Failure::LockLost => None,
+        other => Some(other.why()),
+    };
+    Some((failure.run_outcome(), detail))
 }
 
 /// Finished migrations leave the journal; the others stay, saying why.
