@@ -1,6 +1,5 @@
 //! Live migrations (`replaces`) through the real binary, against the private
-//! test broker, under real traffic (../shared/TESTING.md, "Loss and
-//! duplicates"): a publisher with confirms and the mandatory flag sends
+//! test broker, under real traffic: a publisher with confirms and the mandatory flag sends
 //! numbered persistent messages while `warren apply` moves the old queue's
 //! bindings to the new queue; consumers on both ack and record each number.
 //! Every confirmed number must arrive exactly once over the two queues, and

@@ -1,6 +1,6 @@
 //! The repository's own export with real-world quirks ([`QUIRKS`]) and
-//! every file of the optional real-world corpus (`WARREN_REALWORLD_DIR`,
-//! such as `../shared/realworld`, see its SOURCES.tsv) through the private
+//! every file of the optional real-world corpus (the folder
+//! `WARREN_REALWORLD_DIR` names, when set) through the private
 //! test broker and back: loaded into fresh
 //! vhosts with `rabbitmqctl import_definitions`, then the real binary runs
 //! `warren import --out DIR --vhost …` from the broker, `warren validate

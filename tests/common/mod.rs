@@ -94,8 +94,8 @@ pub fn stem(entry: &str) -> String {
 pub const QUIRKS: &str = "tests/definitions/3.x-multivhost-quirks.json";
 
 /// An optional extra corpus of real-world definitions files, sorted: every
-/// `*.json` in the folder `WARREN_REALWORLD_DIR` names (`scripts/test` sets
-/// it to `../shared/realworld` where that exists). Empty, and said so on
+/// `*.json` in the folder `WARREN_REALWORLD_DIR` names, when the user sets
+/// it. Empty, and said so on
 /// stderr, when the variable is unset: a clone of the repository has no such
 /// folder, and the repository's own fixtures cover the quirks tests rely on.
 pub fn realworld() -> Vec<PathBuf> {

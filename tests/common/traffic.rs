@@ -1,5 +1,4 @@
-//! Real traffic for live-migration tests (../shared/TESTING.md, "Loss and
-//! duplicates"): a publisher of numbered, persistent, mandatory messages
+//! Real traffic for live-migration tests: a publisher of numbered, persistent, mandatory messages
 //! with publisher confirms, and consumers on named queues that ack and
 //! record each number, so that a test proves every confirmed message arrived
 //! exactly once while `warren apply` changes the topology underneath.
