@@ -67,6 +67,20 @@ impl Case {
     }
 
     /// Writes (or replaces) one topology file; `{V}` stands for the vhost.
+    /// A user with `tags` and every permission on `vhost` (made if need
+    /// be), and the variables that make warren log in as it: the broker
+    /// shows listeners only to administrators, so the AMQP address is given.
+    fn scoped_user(&self, user: &str, secret: &str, tags: &str, vhost: &str) -> Vec<(&'static str, String)> {
+        let v = seg(vhost);
+        self.broker.put(&format!("vhosts/{v}"), json!({}));
+        self.broker.put(&format!("users/{user}"), json!({"password": secret, "tags": tags}));
+        self.broker.put(&format!("permissions/{v}/{user}"), json!({"configure": ".*", "write": ".*", "read": ".*"}));
+        let amqp =
+            self.broker.amqp().expect("WARREN_TEST_AMQP_URL").replace("guest:guest@", &format!("{user}:{secret}@"));
+        let amqp = format!("{}/{v}", amqp.rsplit_once('/').unwrap().0);
+        vec![("WARREN_URL", self.broker.url_as(user, secret)), ("WARREN_AMQP_URL", amqp)]
+    }
+
     fn file(&self, name: &str, toml: &str) {
         std::fs::write(self.dir.path().join(name), toml.replace("{V}", &self.vhost)).unwrap();
     }
@@ -1262,10 +1276,7 @@ fn a_vhost_scoped_policymaker_plans_applies_and_converges_its_vhost() {
     let mut case = Case::new("t-apply-scoped", &[], &[user]);
     let secret = "scoped-pw-Lk83";
     case.secrets.push(secret.into());
-    let v = seg(&case.vhost);
-    case.broker.put(&format!("vhosts/{v}"), json!({}));
-    case.broker.put(&format!("users/{user}"), json!({"password": secret, "tags": "policymaker"}));
-    case.broker.put(&format!("permissions/{v}/{user}"), json!({"configure": ".*", "write": ".*", "read": ".*"}));
+    let env = case.scoped_user(user, secret, "policymaker", &case.vhost);
     case.file(
         "topology.toml",
         r#"vhosts = ["{V}"]
@@ -1286,12 +1297,7 @@ pattern = "^q\\.scoped$"
 definition = { max-length = 10 }
 "#,
     );
-    // Without the administrator or monitoring tag, the broker shows no
-    // listeners: the AMQP address (and so the lock's vhost) is given.
-    let amqp = case.broker.amqp().expect("WARREN_TEST_AMQP_URL").replace("guest:guest@", &format!("{user}:{secret}@"));
-    let amqp = format!("{}/{v}", amqp.rsplit_once('/').unwrap().0);
-    let env = [("WARREN_URL", Some(case.broker.url_as(user, secret))), ("WARREN_AMQP_URL", Some(amqp))];
-    let env: Vec<(&str, Option<&str>)> = env.iter().map(|(k, v)| (*k, v.as_deref())).collect();
+    let env: Vec<(&str, Option<&str>)> = env.iter().map(|(k, v)| (*k, Some(v.as_str()))).collect();
     case.apply_ok(&[], &env);
     case.assert_converged(&env);
     assert!(case.exists("queues/{V}/q.scoped") && case.exists("policies/{V}/p.scoped"));
@@ -1370,10 +1376,7 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
         ["a", "b"].iter().zip(users).zip(secrets.iter().zip(["management", "policymaker"]))
     {
         let vhost = format!("t-apply-rec-{team}");
-        let v = seg(&vhost);
-        case.broker.put(&format!("vhosts/{v}"), json!({}));
-        case.broker.put(&format!("users/{user}"), json!({"password": secret, "tags": tags}));
-        case.broker.put(&format!("permissions/{v}/{user}"), json!({"configure": ".*", "write": ".*", "read": ".*"}));
+        envs.push(case.scoped_user(user, secret, tags, &vhost));
         let policy = if *team == "b" {
             "\n[policies.\"p.b\"]\npattern = \"^q\\\\.b\"\ndefinition = { max-length = 10 }\n"
         } else {
@@ -1389,10 +1392,6 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
             "topology.toml",
             &format!("vhosts = [\"{vhost}\"]\n\n[queues.\"q.{team}.1\"]\n\n[queues.\"q.{team}.2\"]\n{policy}"),
         );
-        let amqp =
-            case.broker.amqp().expect("WARREN_TEST_AMQP_URL").replace("guest:guest@", &format!("{user}:{secret}@"));
-        let amqp = format!("{}/{v}", amqp.rsplit_once('/').unwrap().0);
-        envs.push(vec![("WARREN_URL", case.broker.url_as(user, secret)), ("WARREN_AMQP_URL", amqp)]);
     }
     let env = |i: usize| -> Vec<(&str, Option<&str>)> { envs[i].iter().map(|(k, v)| (*k, Some(v.as_str()))).collect() };
     let dir = |team: &str| case.dir.path().join(format!("rec-team-{team}")).display().to_string();

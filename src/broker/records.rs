@@ -1,7 +1,7 @@
 //! Reading and writing warren's records where `model::records` says they
 //! live: broker-wide global parameters, or record exchanges inside vhosts.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use reqwest::Method;
 use serde_json::{Value as Json, json};
@@ -124,7 +124,7 @@ impl Broker {
             Place::Vhosts { project, home } => {
                 let mut slot = JournalSlot::default();
                 let mut newest = None;
-                for (name, value) in self.record_exchanges(home).await? {
+                for (_, name, value) in self.record_exchanges(Some(home)).await? {
                     if let Some((RecordKind::Journal, p, g)) = RecordKind::parse(&name)
                         && p == project
                     {
@@ -161,7 +161,7 @@ impl Broker {
     }
 
     /// Every journal this user can read: the broker-wide one, and those
-    /// inside vhosts, in one listing of the exchanges.
+    /// inside vhosts, from one listing of the exchanges with their records.
     pub async fn journals(&self) -> Result<Vec<FoundJournal>, BrokerError> {
         let mut out = Vec::new();
         match self.read_journal(&Place::Broker).await {
@@ -169,26 +169,30 @@ impl Broker {
             Ok((None, _)) | Err(BrokerError::Forbidden { .. }) => {}
             Err(e) => return Err(e),
         }
-        let listing = self.http.get_json("exchanges?columns=name,vhost", "list the exchanges").await?;
-        let mut homes = BTreeSet::new();
-        for x in listing.as_array().into_iter().flatten() {
-            let (Some(name), Some(vhost)) = (x["name"].as_str(), x["vhost"].as_str()) else { continue };
-            if let Some((RecordKind::Journal, project, _)) = RecordKind::parse(name) {
-                homes.insert(Place::Vhosts { project: project.to_string(), home: vhost.to_string() });
+        // The newest generation of each project's journal, by place.
+        let mut newest: BTreeMap<Place, (u64, Json)> = BTreeMap::new();
+        for (vhost, name, value) in self.record_exchanges(None).await? {
+            if let Some((RecordKind::Journal, project, g)) = RecordKind::parse(&name) {
+                let place = Place::Vhosts { project: project.to_string(), home: vhost };
+                if newest.get(&place).is_none_or(|(seen, _)| g > *seen) {
+                    newest.insert(place, (g, value));
+                }
             }
         }
-        for place in homes {
-            if let (Some(value), _) = self.read_journal(&place).await? {
-                out.push(FoundJournal { place, value });
-            }
-        }
+        out.extend(newest.into_iter().map(|(place, (_, value))| FoundJournal { place, value }));
         Ok(out)
     }
 
-    /// The record exchanges of a vhost: (name, the record's JSON).
-    async fn record_exchanges(&self, vhost: &str) -> Result<Vec<(String, Json)>, BrokerError> {
-        let path = format!("exchanges/{}?columns=name,arguments", segment(vhost));
-        let action = format!("read warren's records in vhost \"{vhost}\"");
+    /// The record exchanges of one vhost, or of every vhost this user can
+    /// see: (vhost, name, the record's JSON).
+    async fn record_exchanges(&self, vhost: Option<&str>) -> Result<Vec<(String, String, Json)>, BrokerError> {
+        let (path, action) = match vhost {
+            Some(v) => (
+                format!("exchanges/{}?columns=name,vhost,arguments", segment(v)),
+                format!("read warren's records in vhost \"{v}\""),
+            ),
+            None => ("exchanges?columns=name,vhost,arguments".to_string(), "read warren's records".to_string()),
+        };
         let listing = match self.http.get_json(&path, &action).await {
             Err(BrokerError::NotFound { .. }) => return Ok(Vec::new()),
             other => other?,
@@ -198,12 +202,13 @@ impl Broker {
             let (Some(name), Some(text)) = (x["name"].as_str(), x["arguments"][RECORD_ARGUMENT].as_str()) else {
                 continue;
             };
+            let Some(at) = vhost.or(x["vhost"].as_str()) else { continue };
             if RecordKind::parse(name).is_some() {
                 let value = serde_json::from_str(text).map_err(|e| BrokerError::Unreadable {
                     action: action.clone(),
                     reason: format!("record \"{name}\" is not JSON: {e}"),
                 })?;
-                out.push((name.to_string(), value));
+                out.push((at.to_string(), name.to_string(), value));
             }
         }
         Ok(out)

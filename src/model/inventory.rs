@@ -55,6 +55,14 @@ impl Inventory {
         }
     }
 
+    /// The objects `keep` keeps, with their scopes.
+    pub fn retained(&self, keep: impl Fn(&ObjectKey) -> bool) -> Inventory {
+        let objects: BTreeSet<ObjectKey> = self.objects.iter().filter(|k| keep(k)).cloned().collect();
+        let scopes =
+            self.scopes.iter().filter(|(k, _)| objects.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        Inventory { objects, scopes }
+    }
+
     /// `self` with `newer`'s objects added and its scopes taking precedence.
     pub fn merged(&self, newer: &Inventory) -> Inventory {
         let mut out = self.clone();

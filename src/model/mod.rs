@@ -20,7 +20,7 @@ pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, bi
 pub use key::ObjectKey;
 pub use ownership::{DEFAULT_PROJECT, Ownership, is_shared};
 pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution};
-pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordKind, RecordWrite, Records, within};
+pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordKind, RecordWrite, Records};
 pub use set_builder::SetBuilder;
 pub use topology::*;
 pub use value::{Table, Value};

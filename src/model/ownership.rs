@@ -54,9 +54,7 @@ impl Ownership {
     pub fn with(&self, project: &str, inventory: Inventory) -> Ownership {
         let mut out = self.clone();
         for (_, inv) in out.projects.iter_mut().filter(|(p, _)| p.as_str() != project) {
-            inv.objects.retain(|k| is_shared(k) || !inventory.contains(k));
-            let kept = inv.objects.clone();
-            inv.scopes.retain(|k, _| kept.contains(k));
+            *inv = inv.retained(|k| is_shared(k) || !inventory.contains(k));
         }
         out.projects.insert(project.to_string(), inventory);
         out.projects.retain(|_, inv| !inv.objects.is_empty());

@@ -165,20 +165,12 @@ impl Records {
 
 /// `inventory` without what `now` no longer holds.
 fn kept(inventory: &Inventory, now: &Inventory) -> Inventory {
-    let mut out = inventory.clone();
-    out.objects.retain(|k| now.contains(k));
-    let objects = out.objects.clone();
-    out.scopes.retain(|k, _| objects.contains(k));
-    out
+    inventory.retained(|k| now.contains(k))
 }
 
 /// The part of `inventory` inside `vhost`: its objects there, and the vhost.
-pub fn within(inventory: &Inventory, vhost: &str) -> Inventory {
-    let mut out = inventory.clone();
-    out.objects.retain(|k| k.vhost() == Some(vhost));
-    let objects = out.objects.clone();
-    out.scopes.retain(|k, _| objects.contains(k));
-    out
+fn within(inventory: &Inventory, vhost: &str) -> Inventory {
+    inventory.retained(|k| k.vhost() == Some(vhost))
 }
 
 #[cfg(test)]
