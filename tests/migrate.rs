@@ -1497,7 +1497,7 @@ fn paused_by_rising_unacknowledged(case: &Case, v1: &str) {
 
 #[test]
 fn drain_readings_share_one_recent_listing_and_the_last_check_lists_afresh() {
-    use warren::broker::{Broker, Endpoint, Freshness, Tls};
+    use warren::broker::{Broker, Endpoint, Freshness, Rabbit, Tls};
     let case = Case::new("t-mig-shared-totals");
     let v = seg(&case.vhost);
     case.broker.put(&format!("vhosts/{v}"), json!({}));
@@ -1506,7 +1506,7 @@ fn drain_readings_share_one_recent_listing_and_the_last_check_lists_afresh() {
     }
     case.publish("a", 3);
     let endpoint = Endpoint::parse(&case.broker.url, Tls::default()).unwrap();
-    let broker = Broker::new(endpoint, Some(&case.amqp)).unwrap();
+    let broker = Rabbit::new(endpoint, Some(&case.amqp)).unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let vhost = case.vhost.clone();
     let (shared, fresh, later) = runtime.block_on(async {

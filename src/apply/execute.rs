@@ -42,7 +42,7 @@ impl Outcome {
 
 /// What the steps need besides the plan.
 #[derive(Clone)]
-pub struct Context {
+pub struct Context<B: Broker> {
     /// Delete classic queues only if empty and unused.
     pub guard_deletes: bool,
     /// Per user, the password read from the environment.
@@ -51,13 +51,13 @@ pub struct Context {
     pub live: Arc<Topology>,
     pub drain: Drain,
     /// Writes the journal and watches the lock.
-    pub recorder: Recorder,
+    pub recorder: Recorder<B>,
     /// Told as steps start and end, and of every drain reading.
     pub events: Events,
 }
 
 /// Carries out `plan`'s steps in order.
-pub async fn execute(broker: &Broker, plan: &Plan, ctx: &Context) -> Outcome {
+pub async fn execute<B: Broker>(broker: &B, plan: &Plan, ctx: &Context<B>) -> Outcome {
     let mut outcome = Outcome::default();
     let limit = Arc::new(Semaphore::new(CONCURRENCY));
     let mut i = 0;
@@ -147,7 +147,7 @@ pub async fn execute(broker: &Broker, plan: &Plan, ctx: &Context) -> Outcome {
 
 /// Migration `m`'s journal id and the step to start from
 /// ([`migrate::start_step`]).
-fn start_of(m: &MigrationPlan, ctx: &Context) -> (String, usize) {
+fn start_of<B: Broker>(m: &MigrationPlan, ctx: &Context<B>) -> (String, usize) {
     let id = migration_id(&m.vhost, &m.old.name, &m.new.name);
     let live = ctx.live.vhosts.get(&m.vhost).cloned().unwrap_or_default();
     let journal = ctx.recorder.journal();
@@ -167,7 +167,7 @@ fn resuming(m: &MigrationPlan, from: usize) -> Event {
     }
 }
 
-async fn run_step(broker: &Broker, step: &Step, ctx: &Context) -> Result<(), Failure> {
+async fn run_step<B: Broker>(broker: &B, step: &Step, ctx: &Context<B>) -> Result<(), Failure> {
     match &step.op {
         Op::PutUser { user } => {
             let password = ctx.passwords.get(&user.name).map(String::as_str);

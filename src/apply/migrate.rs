@@ -80,13 +80,13 @@ pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
 /// starts and ends. Each request step holds a permit of `limit` (requests
 /// in flight across the plan); the waits (policy applied, drain) hold none,
 /// so that many migrations wait for their drains at once.
-pub async fn run(
-    broker: &Broker,
+pub async fn run<B: Broker>(
+    broker: &B,
     m: &MigrationPlan,
     from: usize,
     drain: Drain,
     limit: &Semaphore,
-    journal: (&Recorder, &str),
+    journal: (&Recorder<B>, &str),
     events: &Events,
 ) -> Result<(), Failure> {
     let (recorder, id) = journal;
@@ -112,7 +112,7 @@ pub async fn run(
 /// A step that changes the topology of `vhost` (or waits for a policy to
 /// take effect): any step but the drain wait and the retirement, which
 /// need the whole migration. A rollback is made of these alone.
-pub async fn topology_step(broker: &Broker, vhost: &str, step: &Step) -> Result<(), Failure> {
+pub async fn topology_step(broker: &impl Broker, vhost: &str, step: &Step) -> Result<(), Failure> {
     let v = vhost.to_string();
     let op = match step {
         Step::DeclareExchange(x) => Op::DeclareExchange { vhost: v, exchange: x.clone() },
@@ -132,7 +132,7 @@ pub async fn topology_step(broker: &Broker, vhost: &str, step: &Step) -> Result<
 
 /// The broker applies policies a few seconds late (reference 3.2): wait for
 /// ours, and refuse if another one governs the exchange.
-async fn verify_policy(broker: &Broker, vhost: &str, exchange: &str, policy: &str) -> Result<(), Failure> {
+async fn verify_policy(broker: &impl Broker, vhost: &str, exchange: &str, policy: &str) -> Result<(), Failure> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         match broker.exchange_policy(vhost, exchange).await? {
@@ -154,13 +154,13 @@ async fn verify_policy(broker: &Broker, vhost: &str, exchange: &str, policy: &st
 
 /// Waits until the old queue holds nothing, by readings from fresh sources
 /// that span more than one statistics interval; `events` gets every reading.
-async fn await_drained(broker: &Broker, m: &MigrationPlan, drain: Drain, events: &Events) -> Result<(), Failure> {
+async fn await_drained(broker: &impl Broker, m: &MigrationPlan, drain: Drain, events: &Events) -> Result<(), Failure> {
     let result = drain_wait(broker, m, drain, events).await;
     events.send(Event::DrainOver { vhost: m.vhost.clone(), old: m.old.name.clone() });
     result
 }
 
-async fn drain_wait(broker: &Broker, m: &MigrationPlan, drain: Drain, events: &Events) -> Result<(), Failure> {
+async fn drain_wait(broker: &impl Broker, m: &MigrationPlan, drain: Drain, events: &Events) -> Result<(), Failure> {
     let (v, p) = (&m.vhost, &m.old.name);
     let quorum = m.old.kind == QueueType::Quorum;
     let started = Instant::now();
@@ -303,7 +303,7 @@ fn rate(history: &[(Instant, Reading)]) -> f64 {
 /// Deletes the old queue: the point of no return. Checked right before:
 /// classic queues by the broker (if-empty, if-unused), others by warren,
 /// since quorum queues refuse those flags and streams ignore them.
-async fn retire(broker: &Broker, m: &MigrationPlan, kind: QueueType) -> Result<(), Failure> {
+async fn retire(broker: &impl Broker, m: &MigrationPlan, kind: QueueType) -> Result<(), Failure> {
     let (v, p) = (&m.vhost, &m.old.name);
     match empty_and_unused(broker, v, p, kind).await? {
         Emptiness::Gone => return Ok(()),
@@ -341,7 +341,12 @@ pub enum Emptiness {
 
 /// Whether a queue is empty and unused right now: fresh readings, never a
 /// shared listing, and for a quorum queue a leader that answered them.
-pub async fn empty_and_unused(broker: &Broker, v: &str, q: &str, kind: QueueType) -> Result<Emptiness, BrokerError> {
+pub async fn empty_and_unused(
+    broker: &impl Broker,
+    v: &str,
+    q: &str,
+    kind: QueueType,
+) -> Result<Emptiness, BrokerError> {
     let Some((_, r)) = broker.read_queue(v, q, Freshness::Now).await? else { return Ok(Emptiness::Gone) };
     if r.ready > 0 || r.unacked > 0 || r.consumers > 0 {
         return Ok(Emptiness::Busy(r));

@@ -6,7 +6,12 @@ use crate::plan::Op;
 /// Carries out one operation. `guard_deletes` deletes classic queues only
 /// if empty and unused; `password` is the value read from the environment
 /// for a `PutUser` whose password comes from there.
-pub async fn run(broker: &Broker, op: &Op, guard_deletes: bool, password: Option<&str>) -> Result<(), BrokerError> {
+pub async fn run(
+    broker: &impl Broker,
+    op: &Op,
+    guard_deletes: bool,
+    password: Option<&str>,
+) -> Result<(), BrokerError> {
     use Op::*;
     match op {
         PutVhost { name, settings, remove_limits } => broker.put_vhost(name, settings, remove_limits).await,

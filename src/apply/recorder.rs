@@ -10,17 +10,17 @@
 use std::sync::{Arc, Mutex};
 
 use super::failure::Failure;
-use crate::broker::{Broker, BrokerError, JournalSlot, Lock};
+use crate::broker::{Broker, BrokerError, JournalSlot, Lock, RecordStore};
 use crate::journal::{Journal, now};
 use crate::model::Place;
 
 #[derive(Clone)]
-pub struct Recorder {
-    inner: Arc<Inner>,
+pub struct Recorder<B: Broker> {
+    inner: Arc<Inner<B>>,
 }
 
-struct Inner {
-    broker: Broker,
+struct Inner<B> {
+    broker: B,
     /// Where the journal and the lock are.
     place: Place,
     lock: Option<Lock>,
@@ -53,10 +53,10 @@ impl Fault {
     }
 }
 
-impl Recorder {
+impl<B: Broker> Recorder<B> {
     /// `lock` is held for the recorder's life; `None` only where no other
     /// apply can run (tests of the executor alone).
-    pub fn new(broker: Broker, place: Place, lock: Option<Lock>, journal: (Journal, JournalSlot)) -> Recorder {
+    pub fn new(broker: B, place: Place, lock: Option<Lock>, journal: (Journal, JournalSlot)) -> Recorder<B> {
         Recorder {
             inner: Arc::new(Inner {
                 broker,

@@ -17,11 +17,11 @@ use crate::plan::{MigrationStep as Step, Op, RollbackPlan};
 /// wait for a policy, then deletes the new queue when it is empty and
 /// unused, and drops the migration from the journal. Says why the new
 /// queue was kept, if it was.
-pub async fn run(
-    broker: &Broker,
+pub async fn run<B: Broker>(
+    broker: &B,
     r: &RollbackPlan,
     limit: &Semaphore,
-    recorder: &Recorder,
+    recorder: &Recorder<B>,
 ) -> Result<Option<String>, Failure> {
     // Not the migration's own record: its count of steps done stays as it
     // was until the rollback is complete.
@@ -46,7 +46,7 @@ pub async fn run(
 
 /// Deletes the new queue when it is empty and unused (the same look as
 /// before retiring an old queue); otherwise says why it stays.
-async fn retire_new(broker: &Broker, vhost: &str, q: &Queue) -> Option<String> {
+async fn retire_new(broker: &impl Broker, vhost: &str, q: &Queue) -> Option<String> {
     let kept = |why: String| Some(format!("Queue \"{}\" was kept: {why}", q.name));
     match migrate::empty_and_unused(broker, vhost, &q.name, q.kind).await {
         Ok(Emptiness::Empty) => {

@@ -3,7 +3,6 @@
 use reqwest::Method;
 use serde_json::{Value as Json, json};
 
-use super::Broker;
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
@@ -16,163 +15,156 @@ fn table(t: &Table) -> Json {
     Json::from(&Value::Table(t.clone()))
 }
 
-/// One typed call per change to an object: what a plan's operations are
-/// carried out with (`apply::op`). Deletes of what is already gone succeed,
-/// so that repeating one is safe.
-impl Broker {
-    /// Creates or updates a vhost with `settings`, and removes the limits named.
-    pub async fn put_vhost(
-        &self,
-        name: &str,
-        settings: &VhostSettings,
-        remove_limits: &[String],
-    ) -> Result<(), BrokerError> {
-        let http = &self.http;
-        let mut body = json!({});
-        if let Some(d) = &settings.description {
-            body["description"] = json!(d);
+// One request (or a few) per change to an object, for [`super::Rabbit`].
+// Deletes of what is already gone succeed, so that repeating one is safe.
+
+/// Creates or updates a vhost with `settings`, and removes the limits named.
+pub async fn put_vhost(
+    http: &Http,
+    name: &str,
+    settings: &VhostSettings,
+    remove_limits: &[String],
+) -> Result<(), BrokerError> {
+    let mut body = json!({});
+    if let Some(d) = &settings.description {
+        body["description"] = json!(d);
+    }
+    if let Some(t) = settings.default_queue_type {
+        // 3.10-3.12 read `defaultqueuetype`, later versions the other.
+        body["default_queue_type"] = json!(t.as_str());
+        body["defaultqueuetype"] = json!(t.as_str());
+    }
+    let v = segment(name);
+    put(http, &format!("vhosts/{v}"), body, &format!("create or update vhost \"{name}\"")).await?;
+    for (limit, value) in settings.limits.iter().flatten() {
+        let action = format!("set limit {limit} of vhost \"{name}\"");
+        put(http, &format!("vhost-limits/{v}/{}", segment(limit)), json!({ "value": value }), &action).await?;
+    }
+    for limit in remove_limits {
+        let action = format!("remove limit {limit} of vhost \"{name}\"");
+        delete(http, &format!("vhost-limits/{v}/{}", segment(limit)), &action).await?;
+    }
+    Ok(())
+}
+
+pub async fn delete_vhost(http: &Http, name: &str) -> Result<(), BrokerError> {
+    delete(http, &format!("vhosts/{}", segment(name)), &format!("delete vhost \"{name}\"")).await
+}
+
+/// Creates or updates a user; `password` is the value read from the
+/// environment for a user whose password comes from there.
+pub async fn put_user(http: &Http, user: &User, password: Option<&str>) -> Result<(), BrokerError> {
+    let tags = user.tags.iter().cloned().collect::<Vec<_>>().join(",");
+    let body = match (&user.password, password) {
+        (Password::Env(_), Some(p)) => json!({ "password": p, "tags": tags }),
+        (Password::Env(var), None) => {
+            return Err(BrokerError::Setup(format!(
+                "the password of user \"{}\" comes from ${var}, which is not set",
+                user.name
+            )));
         }
-        if let Some(t) = settings.default_queue_type {
-            // 3.10-3.12 read `defaultqueuetype`, later versions the other.
-            body["default_queue_type"] = json!(t.as_str());
-            body["defaultqueuetype"] = json!(t.as_str());
+        (Password::Hash { hash, algorithm }, _) => json!({
+            "password_hash": hash,
+            "hashing_algorithm": algorithm.as_deref().unwrap_or("rabbit_password_hashing_sha256"),
+            "tags": tags,
+        }),
+        (Password::None, _) => json!({ "password_hash": "", "tags": tags }),
+    };
+    let path = format!("users/{}", segment(&user.name));
+    put(http, &path, body, &format!("create or update user \"{}\"", user.name)).await
+}
+
+pub async fn delete_user(http: &Http, name: &str) -> Result<(), BrokerError> {
+    delete(http, &format!("users/{}", segment(name)), &format!("delete user \"{name}\"")).await
+}
+
+pub async fn declare_exchange(http: &Http, vhost: &str, x: &Exchange) -> Result<(), BrokerError> {
+    let body = json!({
+        "type": x.kind, "durable": x.durable, "auto_delete": x.auto_delete,
+        "internal": x.internal, "arguments": table(&x.arguments),
+    });
+    let path = format!("exchanges/{}/{}", segment(vhost), segment(&x.name));
+    put(http, &path, body, &format!("declare exchange \"{}\" in vhost \"{vhost}\"", x.name)).await
+}
+
+pub async fn delete_exchange(http: &Http, vhost: &str, name: &str) -> Result<(), BrokerError> {
+    let path = format!("exchanges/{}/{}", segment(vhost), segment(name));
+    delete(http, &path, &format!("delete exchange \"{name}\" in vhost \"{vhost}\"")).await
+}
+
+pub async fn declare_queue(http: &Http, vhost: &str, q: &Queue) -> Result<(), BrokerError> {
+    let mut args = q.arguments.clone();
+    args.insert("x-queue-type".into(), Value::String(q.kind.as_str().into()));
+    let body = json!({ "durable": q.durable, "auto_delete": q.auto_delete, "arguments": table(&args) });
+    let path = format!("queues/{}/{}", segment(vhost), segment(&q.name));
+    put(http, &path, body, &format!("declare queue \"{}\" in vhost \"{vhost}\"", q.name)).await
+}
+
+/// Deletes a queue; `guarded`, a classic one only if it is empty and
+/// unused ([`BrokerError::Unsafe`] when it is not).
+pub async fn delete_queue(
+    http: &Http,
+    vhost: &str,
+    name: &str,
+    kind: QueueType,
+    guarded: bool,
+) -> Result<(), BrokerError> {
+    let mut path = format!("queues/{}/{}", segment(vhost), segment(name));
+    // Quorum queues refuse these flags and streams ignore them
+    // (reference 1.5); their emptiness is checked before the plan runs.
+    let guarded = guarded && kind == QueueType::Classic;
+    if guarded {
+        path += "?if-empty=true&if-unused=true";
+    }
+    let action = format!("delete queue \"{name}\" in vhost \"{vhost}\"");
+    match delete(http, &path, &action).await {
+        Err(BrokerError::Refused { status: 400, reason, .. })
+            if guarded && (reason.contains("not empty") || reason.contains("in use")) =>
+        {
+            Err(BrokerError::Unsafe { action, reason })
         }
-        let v = segment(name);
-        put(http, &format!("vhosts/{v}"), body, &format!("create or update vhost \"{name}\"")).await?;
-        for (limit, value) in settings.limits.iter().flatten() {
-            let action = format!("set limit {limit} of vhost \"{name}\"");
-            put(http, &format!("vhost-limits/{v}/{}", segment(limit)), json!({ "value": value }), &action).await?;
-        }
-        for limit in remove_limits {
-            let action = format!("remove limit {limit} of vhost \"{name}\"");
-            delete(http, &format!("vhost-limits/{v}/{}", segment(limit)), &action).await?;
-        }
-        Ok(())
-    }
-
-    pub async fn delete_vhost(&self, name: &str) -> Result<(), BrokerError> {
-        delete(&self.http, &format!("vhosts/{}", segment(name)), &format!("delete vhost \"{name}\"")).await
-    }
-
-    /// Creates or updates a user; `password` is the value read from the
-    /// environment for a user whose password comes from there.
-    pub async fn put_user(&self, user: &User, password: Option<&str>) -> Result<(), BrokerError> {
-        let tags = user.tags.iter().cloned().collect::<Vec<_>>().join(",");
-        let body = match (&user.password, password) {
-            (Password::Env(_), Some(p)) => json!({ "password": p, "tags": tags }),
-            (Password::Env(var), None) => {
-                return Err(BrokerError::Setup(format!(
-                    "the password of user \"{}\" comes from ${var}, which is not set",
-                    user.name
-                )));
-            }
-            (Password::Hash { hash, algorithm }, _) => json!({
-                "password_hash": hash,
-                "hashing_algorithm": algorithm.as_deref().unwrap_or("rabbit_password_hashing_sha256"),
-                "tags": tags,
-            }),
-            (Password::None, _) => json!({ "password_hash": "", "tags": tags }),
-        };
-        let path = format!("users/{}", segment(&user.name));
-        put(&self.http, &path, body, &format!("create or update user \"{}\"", user.name)).await
-    }
-
-    pub async fn delete_user(&self, name: &str) -> Result<(), BrokerError> {
-        delete(&self.http, &format!("users/{}", segment(name)), &format!("delete user \"{name}\"")).await
-    }
-
-    pub async fn declare_exchange(&self, vhost: &str, x: &Exchange) -> Result<(), BrokerError> {
-        let body = json!({
-            "type": x.kind, "durable": x.durable, "auto_delete": x.auto_delete,
-            "internal": x.internal, "arguments": table(&x.arguments),
-        });
-        let path = format!("exchanges/{}/{}", segment(vhost), segment(&x.name));
-        put(&self.http, &path, body, &format!("declare exchange \"{}\" in vhost \"{vhost}\"", x.name)).await
-    }
-
-    pub async fn delete_exchange(&self, vhost: &str, name: &str) -> Result<(), BrokerError> {
-        let path = format!("exchanges/{}/{}", segment(vhost), segment(name));
-        delete(&self.http, &path, &format!("delete exchange \"{name}\" in vhost \"{vhost}\"")).await
-    }
-
-    pub async fn declare_queue(&self, vhost: &str, q: &Queue) -> Result<(), BrokerError> {
-        let mut args = q.arguments.clone();
-        args.insert("x-queue-type".into(), Value::String(q.kind.as_str().into()));
-        let body = json!({ "durable": q.durable, "auto_delete": q.auto_delete, "arguments": table(&args) });
-        let path = format!("queues/{}/{}", segment(vhost), segment(&q.name));
-        put(&self.http, &path, body, &format!("declare queue \"{}\" in vhost \"{vhost}\"", q.name)).await
-    }
-
-    /// Deletes a queue; `guarded`, a classic one only if it is empty and
-    /// unused ([`BrokerError::Unsafe`] when it is not).
-    pub async fn delete_queue(
-        &self,
-        vhost: &str,
-        name: &str,
-        kind: QueueType,
-        guarded: bool,
-    ) -> Result<(), BrokerError> {
-        let mut path = format!("queues/{}/{}", segment(vhost), segment(name));
-        // Quorum queues refuse these flags and streams ignore them
-        // (reference 1.5); their emptiness is checked before the plan runs.
-        let guarded = guarded && kind == QueueType::Classic;
-        if guarded {
-            path += "?if-empty=true&if-unused=true";
-        }
-        let action = format!("delete queue \"{name}\" in vhost \"{vhost}\"");
-        match delete(&self.http, &path, &action).await {
-            Err(BrokerError::Refused { status: 400, reason, .. })
-                if guarded && (reason.contains("not empty") || reason.contains("in use")) =>
-            {
-                Err(BrokerError::Unsafe { action, reason })
-            }
-            other => other,
-        }
-    }
-
-    pub async fn bind(&self, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
-        let path = binding_path(vhost, b);
-        let body = json!({ "routing_key": b.routing_key, "arguments": table(&b.arguments) });
-        let action = format!("create binding {b} in vhost \"{vhost}\"");
-        self.http.send(Method::POST, &path, Some(&body), &action).await.map(|_| ())
-    }
-
-    pub async fn unbind(&self, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
-        unbind(&self.http, vhost, b).await
-    }
-
-    /// Sets a policy, or with `operator` an operator policy.
-    pub async fn put_policy(&self, vhost: &str, p: &Policy, operator: bool) -> Result<(), BrokerError> {
-        let body = json!({
-            "pattern": p.pattern, "definition": table(&p.definition),
-            "priority": p.priority, "apply-to": p.apply_to.as_str(),
-        });
-        let (kind, path) = policy_path(vhost, &p.name, operator);
-        put(&self.http, &path, body, &format!("set {kind} \"{}\" in vhost \"{vhost}\"", p.name)).await
-    }
-
-    pub async fn delete_policy(&self, vhost: &str, name: &str, operator: bool) -> Result<(), BrokerError> {
-        let (kind, path) = policy_path(vhost, name, operator);
-        delete(&self.http, &path, &format!("delete {kind} \"{name}\" in vhost \"{vhost}\"")).await
-    }
-
-    pub async fn put_permission(&self, vhost: &str, p: &Permission) -> Result<(), BrokerError> {
-        let body = json!({ "configure": p.configure, "write": p.write, "read": p.read });
-        let path = format!("permissions/{}/{}", segment(vhost), segment(&p.user));
-        put(&self.http, &path, body, &format!("set permissions of \"{}\" in vhost \"{vhost}\"", p.user)).await
-    }
-
-    pub async fn delete_permission(&self, vhost: &str, user: &str) -> Result<(), BrokerError> {
-        let path = format!("permissions/{}/{}", segment(vhost), segment(user));
-        delete(&self.http, &path, &format!("delete permissions of \"{user}\" in vhost \"{vhost}\"")).await
+        other => other,
     }
 }
 
-async fn put(http: &Http, path: &str, body: Json, action: &str) -> Result<(), BrokerError> {
+pub async fn bind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
+    let path = binding_path(vhost, b);
+    let body = json!({ "routing_key": b.routing_key, "arguments": table(&b.arguments) });
+    let action = format!("create binding {b} in vhost \"{vhost}\"");
+    http.send(Method::POST, &path, Some(&body), &action).await.map(|_| ())
+}
+
+/// Sets a policy, or with `operator` an operator policy.
+pub async fn put_policy(http: &Http, vhost: &str, p: &Policy, operator: bool) -> Result<(), BrokerError> {
+    let body = json!({
+        "pattern": p.pattern, "definition": table(&p.definition),
+        "priority": p.priority, "apply-to": p.apply_to.as_str(),
+    });
+    let (kind, path) = policy_path(vhost, &p.name, operator);
+    put(http, &path, body, &format!("set {kind} \"{}\" in vhost \"{vhost}\"", p.name)).await
+}
+
+pub async fn delete_policy(http: &Http, vhost: &str, name: &str, operator: bool) -> Result<(), BrokerError> {
+    let (kind, path) = policy_path(vhost, name, operator);
+    delete(http, &path, &format!("delete {kind} \"{name}\" in vhost \"{vhost}\"")).await
+}
+
+pub async fn put_permission(http: &Http, vhost: &str, p: &Permission) -> Result<(), BrokerError> {
+    let body = json!({ "configure": p.configure, "write": p.write, "read": p.read });
+    let path = format!("permissions/{}/{}", segment(vhost), segment(&p.user));
+    put(http, &path, body, &format!("set permissions of \"{}\" in vhost \"{vhost}\"", p.user)).await
+}
+
+pub async fn delete_permission(http: &Http, vhost: &str, user: &str) -> Result<(), BrokerError> {
+    let path = format!("permissions/{}/{}", segment(vhost), segment(user));
+    delete(http, &path, &format!("delete permissions of \"{user}\" in vhost \"{vhost}\"")).await
+}
+
+pub async fn put(http: &Http, path: &str, body: Json, action: &str) -> Result<(), BrokerError> {
     http.send(Method::PUT, path, Some(&body), action).await.map(|_| ())
 }
 
-async fn delete(http: &Http, path: &str, action: &str) -> Result<(), BrokerError> {
+pub async fn delete(http: &Http, path: &str, action: &str) -> Result<(), BrokerError> {
     match http.send(Method::DELETE, path, None, action).await {
         // Already gone is what a delete wants: repeating one is safe.
         Err(BrokerError::NotFound { .. }) => Ok(()),
@@ -196,7 +188,7 @@ fn binding_path(vhost: &str, b: &Binding) -> String {
 /// Bindings have no name: find the live one with the same key and
 /// arguments and delete it by the `properties_key` the broker gave it
 /// (its argument hash cannot be computed outside the broker).
-async fn unbind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
+pub async fn unbind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
     let action = format!("delete binding {b} in vhost \"{vhost}\"");
     let path = binding_path(vhost, b);
     let listed = match http.get_json(&path, &action).await {

@@ -13,7 +13,7 @@ use super::live_side;
 use super::session::{self, Ended};
 use crate::apply::Recorder;
 use crate::apply::rollback;
-use crate::broker::{Broker, BrokerError};
+use crate::broker::{Broker, BrokerError, RecordStore};
 use crate::cli::Connection;
 use crate::exit::Exit;
 use crate::journal::{Journal, RunOutcome};
@@ -45,7 +45,7 @@ pub fn run(id: &str, auto_approve: bool, lock_timeout: Duration, connection: &Co
 
 /// Where the journal that records migration `id` is; broker-wide when no
 /// journal this user reads has it (the run then says it is not in flight).
-async fn place_of(broker: &Broker, id: &str) -> Result<Place, BrokerError> {
+async fn place_of(broker: &impl Broker, id: &str) -> Result<Place, BrokerError> {
     let found = broker
         .journals()
         .await?
@@ -54,7 +54,13 @@ async fn place_of(broker: &Broker, id: &str) -> Result<Place, BrokerError> {
     Ok(found.map_or(Place::Broker, |f| f.place))
 }
 
-async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Recorder, out: Output) -> (Exit, Ended) {
+async fn locked<B: Broker>(
+    id: &str,
+    auto_approve: bool,
+    broker: &B,
+    recorder: &Recorder<B>,
+    out: Output,
+) -> (Exit, Ended) {
     let Some(m) = recorder.journal().migrations.get(id).cloned() else {
         eprintln!(
             "error: no migration \"{id}\" is in flight\n  help: `warren status` lists the in-flight migrations and their ids"
@@ -127,11 +133,11 @@ async fn locked(id: &str, auto_approve: bool, broker: &Broker, recorder: &Record
     (Exit::Ok, Some((RunOutcome::Aborted, kept)))
 }
 
-async fn read_vhost(broker: &Broker, vhost: &str) -> Result<crate::model::Vhost, String> {
+async fn read_vhost(broker: &impl Broker, vhost: &str) -> Result<crate::model::Vhost, String> {
     let mut l = crate::live::from_broker(broker, &[vhost.to_string()]).await.map_err(|e| e.to_string())?;
     l.topology.vhosts.remove(vhost).ok_or_else(|| format!("vhost \"{vhost}\" does not exist"))
 }
 
-fn confirm(broker: &Broker) -> bool {
-    super::confirm::confirm(&format!("Do you want to roll this migration back on {}?", broker.endpoint()), "abort")
+fn confirm(broker: &impl Broker) -> bool {
+    super::confirm::confirm(&format!("Do you want to roll this migration back on {}?", broker.origin()), "abort")
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::live_side;
 use super::session::{self, Ended};
-use crate::broker::Broker;
+use crate::broker::{Broker, RecordStore};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
 use crate::diagnostic::render as render_diagnostics;
@@ -63,7 +63,13 @@ pub fn run(
     })
 }
 
-async fn locked(desired: &Desired, from: &str, auto_approve: bool, broker: &Broker, place: &Place) -> (Exit, Ended) {
+async fn locked(
+    desired: &Desired,
+    from: &str,
+    auto_approve: bool,
+    broker: &impl Broker,
+    place: &Place,
+) -> (Exit, Ended) {
     let project = &desired.project.name;
     let live = match live_side::read(broker, &desired.topology).await {
         Ok(l) => l,

@@ -9,7 +9,7 @@ use super::planned::{Planned, compute};
 use super::session::{self, Ended};
 use super::{refusal, saved_plan};
 use crate::apply::{self, Failure};
-use crate::broker::BrokerError;
+use crate::broker::{Broker, BrokerError, RecordStore};
 use crate::cli::Connection;
 use crate::desired;
 use crate::diagnostic::render as render_diagnostics;
@@ -71,12 +71,12 @@ struct Request<'a> {
 }
 
 /// Everything apply does while it holds the lock.
-fn locked(
+fn locked<B: Broker>(
     desired: desired::Desired,
     run: &Request,
-    broker: &crate::broker::Broker,
+    broker: &B,
     rt: &tokio::runtime::Runtime,
-    recorder: &apply::Recorder,
+    recorder: &apply::Recorder<B>,
     out: Output,
 ) -> (Exit, Ended) {
     let mut live = match rt.block_on(live_side::read(broker, &desired.topology)) {
@@ -165,7 +165,7 @@ fn locked(
 
 /// Records in the journal what this run will do: its plan, and each
 /// migration it starts or resumes.
-async fn record_plan(recorder: &apply::Recorder, planned: &Planned) -> Result<(), BrokerError> {
+async fn record_plan<B: Broker>(recorder: &apply::Recorder<B>, planned: &Planned) -> Result<(), BrokerError> {
     let (plan, doc) = (&planned.plan, &planned.document);
     let s = plan.summary();
     let mut summary =
@@ -231,7 +231,7 @@ fn report(plan: &crate::plan::Plan, outcome: &apply::Outcome, out: Output) -> En
 }
 
 /// Finished migrations leave the journal; the others stay, saying why.
-fn record_migrations(recorder: &apply::Recorder, plan: &crate::plan::Plan, outcome: &apply::Outcome) {
+fn record_migrations<B: Broker>(recorder: &apply::Recorder<B>, plan: &crate::plan::Plan, outcome: &apply::Outcome) {
     let at = journal::now();
     recorder.note(|j| {
         for (i, step) in plan.steps.iter().enumerate() {
@@ -258,7 +258,7 @@ fn mine(planned: &Planned) -> Inventory {
 
 /// The writes that replace the applying project's inventory in the
 /// broker's records, kept where this run keeps them.
-fn records(planned: &Planned, inventory: &Inventory, recorder: &apply::Recorder) -> Vec<RecordWrite> {
+fn records<B: Broker>(planned: &Planned, inventory: &Inventory, recorder: &apply::Recorder<B>) -> Vec<RecordWrite> {
     let project = &planned.desired.project.name;
     let after = planned.live.ownership.with(project, inventory.clone());
     planned.live.records.writes(&after, project, recorder.place())
@@ -268,11 +268,11 @@ fn records(planned: &Planned, inventory: &Inventory, recorder: &apply::Recorder)
 /// objects the files declare that already matched them become warren's
 /// (so removing them from the files later destroys them), and entries for
 /// objects no longer live are dropped.
-fn record_only(
-    broker: &crate::broker::Broker,
+fn record_only<B: Broker>(
+    broker: &B,
     rt: &tokio::runtime::Runtime,
     planned: &Planned,
-    recorder: &apply::Recorder,
+    recorder: &apply::Recorder<B>,
     out: Output,
 ) -> Exit {
     let known = &mine(planned);

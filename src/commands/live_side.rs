@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::broker::{Broker, BrokerError, Endpoint, Tls};
+use crate::broker::{Broker, BrokerError, Endpoint, Rabbit, Tls};
 use crate::cli::Connection;
 use crate::diagnostic::Diagnostic;
 use crate::live::{self, Live};
@@ -59,12 +59,12 @@ pub fn describe(c: &Connection) -> String {
     Endpoint::parse(&c.url, Tls::default()).map(|e| e.to_string()).unwrap_or_else(|_| "the broker".into())
 }
 
-pub fn connect(c: &Connection) -> Result<Broker, Diagnostic> {
+pub fn connect(c: &Connection) -> Result<Rabbit, Diagnostic> {
     let tls = Tls { ca_cert: c.ca_cert.clone(), client_cert: c.client_cert.clone(), client_key: c.client_key.clone() };
     let endpoint = Endpoint::parse(&c.url, tls).map_err(|e| {
         Diagnostic::error("broker", e).help("set --url or WARREN_URL to http(s)://user:password@host:port")
     })?;
-    Broker::new(endpoint, c.amqp_url.as_deref()).map_err(|e| diagnostic(&e))
+    Rabbit::new(endpoint, c.amqp_url.as_deref()).map_err(|e| diagnostic(&e))
 }
 
 /// A runtime for the broker calls of one command.
@@ -86,9 +86,9 @@ pub fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagn
 /// leave out taken from the vhost listing (one more request), and the
 /// broker's version. Only the vhosts in `only` are read, when it is not
 /// empty (see [`live::from_vhost_definitions_only`]).
-pub async fn read_definitions(broker: &Broker, only: &[String]) -> Result<(Live, String), BrokerError> {
+pub async fn read_definitions(broker: &impl Broker, only: &[String]) -> Result<(Live, String), BrokerError> {
     let version = broker.check().await?;
-    let origin = broker.endpoint().to_string();
+    let origin = broker.origin();
     // Independent requests, at once: the broker's time is most of a plan's.
     let (text, listing) = tokio::join!(broker.definitions(), broker.vhosts());
     let unreadable =
@@ -106,9 +106,9 @@ pub fn definitions_from_broker(c: &Connection, only: &[String]) -> Result<Live, 
 
 /// Reads the live state of the broker, with counts for the desired vhosts'
 /// queues. A broker error is returned as such so callers can tell kinds apart.
-pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
+pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
     let version = broker.check().await?;
-    let origin = broker.endpoint().to_string();
+    let origin = broker.origin();
     let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
     let l = live::from_broker(broker, &declared).await?;
     if !broker.is_administrator().await? {
@@ -141,8 +141,8 @@ pub async fn read(broker: &Broker, desired: &Topology) -> Result<LiveSide, Broke
 /// A user without the `administrator` tag can plan only objects inside
 /// vhosts that exist and that it has permissions on: not vhosts, their
 /// settings, users or permissions, which it can neither read nor write.
-fn beyond_vhosts(desired: &Topology, live: &Topology, broker: &Broker) -> Result<(), BrokerError> {
-    let needs = |what: String| BrokerError::Forbidden { user: broker.endpoint().user.clone(), action: what };
+fn beyond_vhosts(desired: &Topology, live: &Topology, broker: &impl Broker) -> Result<(), BrokerError> {
+    let needs = |what: String| BrokerError::Forbidden { user: broker.user(), action: what };
     if let Some(u) = desired.users.keys().next() {
         return Err(needs(format!("read or manage users (the files declare user \"{u}\")")));
     }

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::apply::Recorder;
-use crate::broker::{Broker, BrokerError};
+use crate::broker::{Broker, BrokerError, RecordStore};
 use crate::exit::Exit;
 use crate::journal::{Journal, Run, RunOutcome, actor, now};
 use crate::model::Place;
@@ -13,7 +13,7 @@ use crate::model::Place;
 /// Takes the lock of the records at `place` (waiting up to `timeout`), then
 /// records this run as the current one: the recorder it returns holds the
 /// lock. Prints why it waits, and what went wrong.
-async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str) -> Result<Recorder, Exit> {
+async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &str) -> Result<Recorder<B>, Exit> {
     // The management API first: its errors say most about a wrong URL or
     // user, and the lock is pointless without it.
     if let Err(e) = broker.check().await {
@@ -23,7 +23,7 @@ async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str) ->
     let deadline = Instant::now() + timeout;
     let mut shown: Option<String> = None;
     let lock = loop {
-        match broker.try_lock(&place, &by).await {
+        match broker.take_lock(&place, &by).await {
             Ok(Some(lock)) => break lock,
             Ok(None) => {}
             Err(e) => return Err(broker_failed(&e)),
@@ -71,7 +71,7 @@ async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str) ->
         by,
         version: env!("CARGO_PKG_VERSION").into(),
         started,
-        origin: broker.endpoint().to_string(),
+        origin: broker.origin(),
         doing: doing.into(),
         ..Run::default()
     });
@@ -93,13 +93,13 @@ async fn begin(broker: &Broker, place: Place, timeout: Duration, doing: &str) ->
 /// records at `place` ([`begin`]), does `work` while it holds it, records how
 /// the run ended and gives the lock back ([`end`]). Exits as `work` says, or
 /// as taking the lock failed.
-pub fn locked(
+pub fn locked<B: Broker>(
     rt: &tokio::runtime::Runtime,
-    broker: &Broker,
+    broker: &B,
     place: Place,
     timeout: Duration,
     doing: &str,
-    work: impl FnOnce(&Recorder) -> (Exit, Ended),
+    work: impl FnOnce(&Recorder<B>) -> (Exit, Ended),
 ) -> Exit {
     let recorder = match rt.block_on(begin(broker, place, timeout, doing)) {
         Ok(r) => r,
@@ -117,7 +117,7 @@ pub type Ended = Option<(RunOutcome, Option<String>)>;
 
 /// Ends the run: into the history with its outcome, or, when it changed
 /// nothing, out of the journal without a trace. Then gives the lock back.
-async fn end(recorder: Recorder, outcome: Ended) -> Result<(), BrokerError> {
+async fn end<B: Broker>(recorder: Recorder<B>, outcome: Ended) -> Result<(), BrokerError> {
     let at = now();
     let written = recorder
         .update(|j| match outcome {
@@ -130,7 +130,7 @@ async fn end(recorder: Recorder, outcome: Ended) -> Result<(), BrokerError> {
 }
 
 /// Who holds the lock, as the journal says: `user@host since T (doing)`.
-async fn holder(broker: &Broker, place: &Place) -> String {
+async fn holder(broker: &impl Broker, place: &Place) -> String {
     let journal = broker.read_journal(place).await.ok().and_then(|(v, _)| Journal::from_json(v).ok());
     let current = journal.and_then(|j| j.current);
     match current {

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::live_side;
-use crate::broker::{Broker, BrokerError, FoundJournal};
+use crate::broker::{BrokerError, FoundJournal, Rabbit, RecordStore};
 use crate::cli::Connection;
 use crate::exit::Exit;
 use crate::journal::{Journal, Migration, Run};
@@ -18,7 +18,7 @@ pub fn status(connection: &Connection, _out: Output) -> Exit {
         Err(exit) => return exit,
     };
     for (i, (place, journal)) in found.iter().enumerate() {
-        let held = match rt.block_on(broker.lock_held(place)) {
+        let held = match rt.block_on(broker.lock_taken(place)) {
             Ok(h) => h,
             // A user who may not look into the broker-wide lock's vhost.
             Err(BrokerError::Forbidden { .. }) if found.len() == 1 && *place == Place::Broker => false,
@@ -58,7 +58,7 @@ fn heading(place: &Place) -> String {
     }
 }
 
-fn connect(connection: &Connection) -> Option<(Broker, tokio::runtime::Runtime)> {
+fn connect(connection: &Connection) -> Option<(Rabbit, tokio::runtime::Runtime)> {
     match live_side::connect(connection) {
         Ok(b) => Some((b, live_side::runtime())),
         Err(d) => {

@@ -63,11 +63,11 @@ pub struct Live {
 /// definitions export is. An unreadable answer is a broker error too:
 /// callers tell broker errors apart.
 pub async fn from_broker(
-    broker: &crate::broker::Broker,
+    broker: &impl crate::broker::Broker,
     vhosts: &[String],
 ) -> Result<Live, crate::broker::BrokerError> {
     let answers = broker.answers_of(vhosts).await?;
-    let origin = broker.endpoint().to_string();
+    let origin = broker.origin();
     let defs = answers::read(answers, &origin);
     defs.and_then(|d| from_parsed(d, &origin, None, &[])).map_err(|d| crate::broker::BrokerError::Unreadable {
         action: "read the definitions".into(),

@@ -1,0 +1,482 @@
+//! A broker reached over its management HTTP API, and AMQP for what that
+//! API cannot do (the lock, fresh queue counts).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::Value as Json;
+
+use super::amqp::Amqp;
+use super::endpoint::{Endpoint, segment};
+use super::error::BrokerError;
+use super::http::Http;
+use super::lock::{LOCK_QUEUE, Lock};
+use super::records::RecordStore;
+use super::{Answer, Answers, Broker, Freshness, Leadership, Listing, Reading, ops};
+use crate::model::{
+    Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, User, VhostSettings,
+};
+
+/// Every vhost with the settings warren reads.
+const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata";
+
+/// A connection to one broker's management API (and its AMQP listener).
+#[derive(Clone)]
+pub struct Rabbit {
+    http: Http,
+    amqp: Amqp,
+    /// Shared by clones, so that concurrent drain waits share listings.
+    totals: Arc<SharedTotals>,
+    /// Whether the user has the `administrator` tag, asked once.
+    administrator: Arc<tokio::sync::OnceCell<bool>>,
+}
+
+/// How old a vhost's queue totals may be when a drain wait reads them: one
+/// listing then serves every wait of that vhost, instead of one listing per
+/// wait, each asking every queue of the vhost for its counts.
+const TOTALS_MAX_AGE: Duration = Duration::from_millis(500);
+
+/// Queue name -> (ready, unacknowledged), from the queue totals.
+type Totals = BTreeMap<String, (u64, u64)>;
+
+/// The latest totals listing per vhost and when it was asked for. The async
+/// lock per vhost is held while listing, so waits that arrive meanwhile take
+/// that listing rather than asking too.
+type TotalsSlot = Arc<tokio::sync::Mutex<Option<(Instant, Arc<Totals>)>>>;
+
+#[derive(Default)]
+struct SharedTotals(Mutex<HashMap<String, TotalsSlot>>);
+
+/// The path of vhost `v`'s listing, with only the fields warren reads
+/// where the API can leave the others out.
+fn listing_path(listing: Listing, v: &str) -> String {
+    let v = segment(v);
+    match listing {
+        Listing::Exchanges => format!("exchanges/{v}?columns=name,type,durable,auto_delete,internal,arguments"),
+        Listing::Queues => {
+            format!("queues/{v}?disable_stats=true&columns=name,type,durable,auto_delete,exclusive,arguments")
+        }
+        Listing::Bindings => format!("bindings/{v}"),
+        Listing::Policies => format!("policies/{v}"),
+        Listing::OperatorPolicies => format!("operator-policies/{v}"),
+    }
+}
+
+impl Rabbit {
+    /// `amqp_url`: `--amqp-url`, or `None` for the broker's own AMQP
+    /// listener, as the management API reports it. Either way every AMQP
+    /// connection is checked to reach the management API's broker.
+    pub fn new(endpoint: Endpoint, amqp_url: Option<&str>) -> Result<Rabbit, BrokerError> {
+        let http = Http::new(endpoint)?;
+        let amqp = Amqp::new(amqp_url, http.clone())?;
+        Ok(Rabbit { http, amqp, totals: Arc::default(), administrator: Arc::default() })
+    }
+
+    /// The vhost's totals listing if it is at most [`TOTALS_MAX_AGE`] old,
+    /// else a new one, made once for every wait that asks meanwhile.
+    async fn shared_totals(&self, vhost: &str, action: &str) -> Result<(Instant, Arc<Totals>), BrokerError> {
+        let slot = {
+            let mut slots = self.totals.0.lock().unwrap_or_else(|e| e.into_inner());
+            slots.entry(vhost.to_string()).or_default().clone()
+        };
+        let mut latest = slot.lock().await;
+        if let Some((at, totals)) = latest.as_ref()
+            && at.elapsed() <= TOTALS_MAX_AGE
+        {
+            return Ok((*at, totals.clone()));
+        }
+        let at = Instant::now();
+        let totals = Arc::new(self.list_totals(vhost, action).await?);
+        *latest = Some((at, totals.clone()));
+        Ok((at, totals))
+    }
+
+    /// Ready and unacknowledged messages of every queue of a vhost, from
+    /// the queue totals, in one request.
+    async fn list_totals(&self, vhost: &str, action: &str) -> Result<Totals, BrokerError> {
+        let path = format!(
+            "queues/{}?disable_stats=true&enable_queue_totals=true&columns=name,messages_ready,messages_unacknowledged",
+            segment(vhost)
+        );
+        let list = self.http.get_json(&path, action).await?;
+        let n = |q: &serde_json::Value, k: &str| q[k].as_u64().unwrap_or(0);
+        Ok(list
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|q| {
+                Some((q["name"].as_str()?.to_string(), (n(q, "messages_ready"), n(q, "messages_unacknowledged"))))
+            })
+            .collect())
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        self.http.endpoint()
+    }
+
+    /// GET, the answer as text.
+    async fn get_text(&self, path: &str, action: &str) -> Result<String, BrokerError> {
+        self.http.send(Method::GET, path, None, action).await.map(|(_, text)| text)
+    }
+
+    /// Each vhost's definitions export: (vhost, export); none for a vhost
+    /// deleted meanwhile.
+    async fn exports(&self, vhosts: &[String]) -> Result<Vec<(String, String)>, BrokerError> {
+        let mut exports = tokio::task::JoinSet::new();
+        for v in vhosts {
+            let broker = self.clone();
+            let v = v.clone();
+            exports.spawn(async move {
+                let path = format!("definitions/{}", segment(&v));
+                match broker.get_text(&path, &format!("read the definitions of vhost \"{v}\"")).await {
+                    Err(BrokerError::NotFound { .. }) => Ok(None),
+                    other => other.map(|d| Some((v, d))),
+                }
+            });
+        }
+        let mut out = Vec::new();
+        while let Some(joined) = exports.join_next().await {
+            out.extend(joined.expect("reading an export does not panic")?);
+        }
+        Ok(out)
+    }
+
+    /// The user warren logs in as, and whether it has the `administrator` tag.
+    pub async fn whoami(&self) -> Result<(String, bool), BrokerError> {
+        let me = self.http.get_json("whoami", "read which user warren logs in as").await?;
+        // 3.10 gives the tags as a list; older versions as one comma-separated string.
+        let tags = match &me["tags"] {
+            serde_json::Value::Array(list) => list.iter().filter_map(|t| t.as_str().map(str::to_string)).collect(),
+            other => other.as_str().unwrap_or_default().split(',').map(|t| t.trim().to_string()).collect::<Vec<_>>(),
+        };
+        let name = me["name"].as_str().unwrap_or_default().to_string();
+        Ok((name, tags.iter().any(|t| t == "administrator")))
+    }
+
+    /// Each vhost's listings of exchanges, queues, bindings, policies and
+    /// operator policies: for a user without the `administrator` tag.
+    async fn listings(&self, vhosts: &[String]) -> Result<Vec<(String, Listing, String)>, BrokerError> {
+        let mut reads = tokio::task::JoinSet::new();
+        for v in vhosts {
+            for listing in Listing::ALL {
+                let broker = self.clone();
+                let v = v.clone();
+                reads.spawn(async move {
+                    let action = format!("list the {} of vhost \"{v}\"", listing.what());
+                    broker.get_text(&listing_path(listing, &v), &action).await.map(|l| (v, listing, l))
+                });
+            }
+        }
+        let mut out = Vec::new();
+        while let Some(joined) = reads.join_next().await {
+            out.push(joined.expect("reading a listing does not panic")?);
+        }
+        Ok(out)
+    }
+}
+
+impl Broker for Rabbit {
+    fn origin(&self) -> String {
+        self.http.endpoint().to_string()
+    }
+
+    fn user(&self) -> String {
+        self.http.endpoint().user.clone()
+    }
+
+    /// A queue's counters from fresh sources (reference 1.6): ready and
+    /// unacknowledged from the queue totals (not the stats view, which lags
+    /// about 5 s), ready and consumers from an AMQP passive declare. With
+    /// the time the totals were asked for, the older source. `None` when the
+    /// queue does not exist.
+    async fn read_queue(
+        &self,
+        vhost: &str,
+        queue: &str,
+        freshness: Freshness,
+    ) -> Result<Option<(Instant, Reading)>, BrokerError> {
+        let action = format!("read the counters of queue \"{queue}\"");
+        let (at, totals) = match freshness {
+            Freshness::Now => (Instant::now(), Arc::new(self.list_totals(vhost, &action).await?)),
+            Freshness::Shared => self.shared_totals(vhost, &action).await?,
+        };
+        let Some((ready, unacked)) = totals.get(queue).copied() else {
+            return Ok(None);
+        };
+        let (ready_now, consumers) = self.amqp.queue_state(vhost, queue).await?;
+        Ok(Some((at, Reading { ready: ready.max(ready_now), unacked, consumers })))
+    }
+
+    /// A queue's leader, members and online members, from the queue's own
+    /// record rather than the stats view (`disable_stats`). `None` when the
+    /// queue does not exist.
+    async fn queue_leadership(&self, vhost: &str, queue: &str) -> Result<Option<Leadership>, BrokerError> {
+        let path = format!("queues/{}/{}?disable_stats=true", segment(vhost), segment(queue));
+        let q = match self.http.get_json(&path, &format!("read the leader of queue \"{queue}\"")).await {
+            Err(BrokerError::NotFound { .. }) => return Ok(None),
+            other => other?,
+        };
+        let text = |k: &str| q[k].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        let nodes = |k: &str| {
+            q[k].as_array().map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect::<Vec<_>>())
+        };
+        Ok(Some(Leadership {
+            leader: text("leader"),
+            members: nodes("members"),
+            online: nodes("online"),
+            state: text("state"),
+        }))
+    }
+
+    /// The name of the policy the broker applies to an exchange, if any.
+    async fn exchange_policy(&self, vhost: &str, exchange: &str) -> Result<Option<String>, BrokerError> {
+        let path = format!("exchanges/{}/{}", segment(vhost), segment(exchange));
+        let x = self.http.get_json(&path, &format!("read exchange \"{exchange}\"")).await?;
+        Ok(x["policy"].as_str().map(str::to_string))
+    }
+
+    /// Checks that the broker answers and accepts the credentials; returns
+    /// its RabbitMQ version.
+    async fn check(&self) -> Result<String, BrokerError> {
+        let o = self.http.get_json("overview", "read the broker overview").await?;
+        Ok(o["rabbitmq_version"].as_str().unwrap_or("unknown").to_string())
+    }
+
+    /// The whole broker's definitions export, as text, in one request.
+    async fn definitions(&self) -> Result<String, BrokerError> {
+        let action = "read the broker's definitions";
+        let (_, text) = match self.http.send(Method::GET, "definitions", None, action).await {
+            // The broker closes idle keep-alive connections: try once more.
+            Err(BrokerError::Unreachable { .. }) => self.http.send(Method::GET, "definitions", None, action).await?,
+            other => other?,
+        };
+        Ok(text)
+    }
+
+    /// What the live state of the given vhosts is read from, with warren's
+    /// broker-wide records, all requested at once: cheaper than the whole
+    /// broker's export when it holds other large vhosts. A user with the
+    /// `administrator` tag reads one export per vhost, the users and the
+    /// permissions; any other user each vhost's listings that its
+    /// permissions open, and no users or permissions, which need the
+    /// administrator tag to read.
+    async fn answers_of(&self, vhosts: &[String]) -> Result<Answers, BrokerError> {
+        let admin = self.is_administrator().await?;
+        let listing = self.get_text(VHOST_LISTING, "list the vhosts").await?;
+        // Only vhosts that exist: the export of a missing one is a 400.
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: String,
+        }
+        let listed: Vec<Named> = serde_json::from_str(&listing).map_err(|e| BrokerError::Unreadable {
+            action: "list the vhosts".into(),
+            reason: format!("it is not a list of vhosts: {e}"),
+        })?;
+        let present: Vec<String> = vhosts.iter().filter(|v| listed.iter().any(|x| x.name == **v)).cloned().collect();
+        let only_admin = |path: &'static str, action: &'static str| async move {
+            if admin { self.get_text(path, action).await.map(Some) } else { Ok(None) }
+        };
+        let (users, permissions, records, read) = tokio::join!(
+            only_admin("users", "list the users"),
+            only_admin("permissions", "list the permissions"),
+            self.broker_records(),
+            async {
+                if admin {
+                    self.exports(&present).await.map(|e| (e, Vec::new()))
+                } else {
+                    self.listings(&present).await.map(|l| (Vec::new(), l))
+                }
+            },
+        );
+        let (exports, listings) = read?;
+        Ok(Answers { vhosts: listing, users: users?, permissions: permissions?, records: records?, exports, listings })
+    }
+
+    /// Whether the user warren logs in as has the `administrator` tag:
+    /// without it, definitions exports and the users and permissions are
+    /// out of reach, and warren reads each vhost's listings instead.
+    async fn is_administrator(&self) -> Result<bool, BrokerError> {
+        self.administrator.get_or_try_init(|| async { Ok(self.whoami().await?.1) }).await.copied()
+    }
+
+    /// Every vhost with its metadata, as text (one request).
+    async fn vhosts(&self) -> Result<String, BrokerError> {
+        let path = VHOST_LISTING;
+        let (_, text) = self.http.send(Method::GET, path, None, "list the vhosts").await?;
+        Ok(text)
+    }
+
+    /// Message and consumer counts of a vhost's queues, in two requests.
+    /// A count the broker has not reported yet is `None` (destroying the
+    /// queue then needs --allow-destroy).
+    ///
+    /// The stats view lags about 5 s and shows no counts at all for a queue
+    /// younger than that (reference 1.6), so messages come from the queue
+    /// totals as well, which classic queues give fresh (quorum queues once
+    /// per Ra tick), and the higher of the two counts. Consumers come only
+    /// from the stats view: when a classic queue has none there yet, it
+    /// counts as unused, since its delete is guarded by `if-unused`.
+    async fn queue_counts(&self, vhost: &str) -> Result<BTreeMap<String, QueueCounts>, BrokerError> {
+        let v = segment(vhost);
+        let action = format!("list the queues of vhost \"{vhost}\"");
+        let totals_path = format!("queues/{v}?disable_stats=true&enable_queue_totals=true&columns=name,type,messages");
+        let stats_path = format!("queues/{v}?columns=name,messages,consumers");
+        let (totals, stats) =
+            tokio::join!(self.http.get_json(&totals_path, &action), self.http.get_json(&stats_path, &action));
+        let totals = match totals {
+            Err(BrokerError::NotFound { .. }) => return Ok(BTreeMap::new()),
+            other => other?,
+        };
+        let stats = stats?;
+        let by_name = |list: &serde_json::Value| -> BTreeMap<String, serde_json::Value> {
+            list.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|q| Some((q["name"].as_str()?.to_string(), q.clone())))
+                .collect()
+        };
+        let stats = by_name(&stats);
+        let mut out = BTreeMap::new();
+        for (name, t) in by_name(&totals) {
+            let s = stats.get(&name).cloned().unwrap_or_default();
+            let messages = match (t["messages"].as_u64(), s["messages"].as_u64()) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            let consumers = s["consumers"].as_u64().or((t["type"] == "classic").then_some(0));
+            out.insert(name, QueueCounts { messages, consumers });
+        }
+        Ok(out)
+    }
+
+    /// Closes the AMQP connections kept for drain readings.
+    async fn close(&self) {
+        self.amqp.close_probes().await;
+    }
+
+    async fn put_vhost(&self, name: &str, settings: &VhostSettings, remove_limits: &[String]) -> Answer<()> {
+        ops::put_vhost(&self.http, name, settings, remove_limits).await
+    }
+
+    async fn delete_vhost(&self, name: &str) -> Answer<()> {
+        ops::delete_vhost(&self.http, name).await
+    }
+
+    async fn put_user(&self, user: &User, password: Option<&str>) -> Answer<()> {
+        ops::put_user(&self.http, user, password).await
+    }
+
+    async fn delete_user(&self, name: &str) -> Answer<()> {
+        ops::delete_user(&self.http, name).await
+    }
+
+    async fn declare_exchange(&self, vhost: &str, exchange: &Exchange) -> Answer<()> {
+        ops::declare_exchange(&self.http, vhost, exchange).await
+    }
+
+    async fn delete_exchange(&self, vhost: &str, name: &str) -> Answer<()> {
+        ops::delete_exchange(&self.http, vhost, name).await
+    }
+
+    async fn declare_queue(&self, vhost: &str, queue: &Queue) -> Answer<()> {
+        ops::declare_queue(&self.http, vhost, queue).await
+    }
+
+    async fn delete_queue(&self, vhost: &str, name: &str, kind: QueueType, guarded: bool) -> Answer<()> {
+        ops::delete_queue(&self.http, vhost, name, kind, guarded).await
+    }
+
+    async fn bind(&self, vhost: &str, binding: &Binding) -> Answer<()> {
+        ops::bind(&self.http, vhost, binding).await
+    }
+
+    async fn unbind(&self, vhost: &str, binding: &Binding) -> Answer<()> {
+        ops::unbind(&self.http, vhost, binding).await
+    }
+
+    async fn put_policy(&self, vhost: &str, policy: &Policy, operator: bool) -> Answer<()> {
+        ops::put_policy(&self.http, vhost, policy, operator).await
+    }
+
+    async fn delete_policy(&self, vhost: &str, name: &str, operator: bool) -> Answer<()> {
+        ops::delete_policy(&self.http, vhost, name, operator).await
+    }
+
+    async fn put_permission(&self, vhost: &str, permission: &Permission) -> Answer<()> {
+        ops::put_permission(&self.http, vhost, permission).await
+    }
+
+    async fn delete_permission(&self, vhost: &str, user: &str) -> Answer<()> {
+        ops::delete_permission(&self.http, vhost, user).await
+    }
+
+    async fn global_parameter(&self, name: &str) -> Answer<Option<Json>> {
+        let path = format!("global-parameters/{}", segment(name));
+        match self.http.get_json(&path, &format!("read global parameter \"{name}\"")).await {
+            Ok(p) => Ok(Some(p["value"].clone())),
+            Err(BrokerError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn put_global_parameter(&self, name: &str, value: &Json) -> Answer<()> {
+        let body = serde_json::json!({ "name": name, "value": value });
+        let path = format!("global-parameters/{}", segment(name));
+        ops::put(&self.http, &path, body, &format!("record warren's records (global parameter \"{name}\")")).await
+    }
+
+    async fn put_record(&self, vhost: &str, name: &str, value: &Json) -> Answer<()> {
+        let body = serde_json::json!({
+            "type": "fanout", "durable": true, "auto_delete": false, "internal": true,
+            "arguments": { RECORD_ARGUMENT: value.to_string() },
+        });
+        let path = format!("exchanges/{}/{}", segment(vhost), segment(name));
+        let action = format!("record warren's records in vhost \"{vhost}\" (exchange \"{name}\")");
+        ops::put(&self.http, &path, body, &action).await
+    }
+
+    async fn delete_record(&self, vhost: &str, name: &str) -> Answer<()> {
+        let path = format!("exchanges/{}/{}", segment(vhost), segment(name));
+        ops::delete(&self.http, &path, &format!("delete warren's older record \"{name}\" in vhost \"{vhost}\"")).await
+    }
+
+    async fn record_exchanges(&self, vhost: Option<&str>) -> Answer<Vec<(String, String, String)>> {
+        let (path, action) = match vhost {
+            Some(v) => (
+                format!("exchanges/{}?columns=name,vhost,arguments", segment(v)),
+                format!("read warren's records in vhost \"{v}\""),
+            ),
+            None => ("exchanges?columns=name,vhost,arguments".to_string(), "read warren's records".to_string()),
+        };
+        let listing = match self.http.get_json(&path, &action).await {
+            Err(BrokerError::NotFound { .. }) => return Ok(Vec::new()),
+            other => other?,
+        };
+        let mut out = Vec::new();
+        for x in listing.as_array().into_iter().flatten() {
+            let (Some(name), Some(text)) = (x["name"].as_str(), x["arguments"][RECORD_ARGUMENT].as_str()) else {
+                continue;
+            };
+            if let Some(at) = vhost.or(x["vhost"].as_str()) {
+                out.push((at.to_string(), name.to_string(), text.to_string()));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn try_lock(&self, vhost: Option<&str>, holder: &str) -> Answer<Option<Lock>> {
+        self.amqp.try_lock(vhost.unwrap_or(self.amqp.lock_vhost()), holder).await
+    }
+
+    async fn lock_held(&self, vhost: Option<&str>) -> Answer<bool> {
+        let vhost = vhost.unwrap_or(self.amqp.lock_vhost());
+        let path = format!("queues/{}/{}?columns=name", segment(vhost), segment(LOCK_QUEUE));
+        match self.http.get_json(&path, "look for the apply lock").await {
+            Ok(_) => Ok(true),
+            Err(BrokerError::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
