@@ -13,6 +13,7 @@ pub mod commands;
 pub mod desired;
 pub mod diagnostic;
 pub mod diff;
+pub mod error;
 pub mod exit;
 pub mod export;
 pub mod fingerprint;
@@ -40,28 +41,33 @@ use output::Output;
 /// Runs one command line and returns how it ended.
 pub fn run(cli: Cli) -> Exit {
     let out = Output::new(cli.color, cli.quiet, cli.verbose);
-    match cli.command {
+    error::exit(&command(cli.command, &cli.connection, out))
+}
+
+/// Runs one command; what it ends with.
+fn command(command: Command, connection: &cli::Connection, out: Output) -> error::Result {
+    match command {
         Command::Plan { path, state, out: file, output } => {
-            commands::plan::plan_command(&path, state.as_deref(), file.as_deref(), &show(output), &cli.connection, out)
+            commands::plan::plan_command(&path, state.as_deref(), file.as_deref(), &show(output), connection, out)
         }
         Command::Apply { path, auto_approve, allow_destroy, replace, drain_timeout, lock_timeout } => {
             let options =
                 commands::apply::Options { auto_approve, allow_destroy, replace, drain_timeout, lock_timeout };
-            commands::apply::run(&path, &options, &cli.connection, out)
+            commands::apply::run(&path, &options, connection, out)
         }
-        Command::Status => commands::status::status(&cli.connection, out),
-        Command::History { vhosts } => commands::status::history(&vhosts, &cli.connection, out),
+        Command::Status => commands::status::status(connection, out),
+        Command::History { vhosts } => commands::status::history(&vhosts, connection, out),
         Command::Abort { id, auto_approve, lock_timeout } => {
-            commands::abort::run(&id, auto_approve, lock_timeout, &cli.connection, out)
+            commands::abort::run(&id, auto_approve, lock_timeout, connection, out)
         }
         Command::Adopt { path, from, auto_approve, lock_timeout } => {
-            commands::adopt::run(&path, &from, auto_approve, lock_timeout, &cli.connection, out)
+            commands::adopt::run(&path, &from, auto_approve, lock_timeout, connection, out)
         }
         Command::Validate { path } => commands::validate::run(&path, out),
         Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),
         Command::Export { path, out: file } => commands::export::run(&path, file.as_deref(), out),
         Command::Import { state, vhosts, out: dir } => {
-            commands::import::run(state.as_deref(), &vhosts, &dir, &cli.connection, out)
+            commands::import::run(state.as_deref(), &vhosts, &dir, connection, out)
         }
     }
 }

@@ -1,7 +1,6 @@
 //! Why a step of an apply did not take effect, and how the journal says so.
 
 use crate::broker::BrokerError;
-use crate::exit::Exit;
 use crate::journal::{RunOutcome, StepOutcome};
 
 /// Why a migration did not finish in this run.
@@ -34,16 +33,6 @@ impl Failure {
             Failure::Refused(_) => RunOutcome::Refused,
             Failure::LockLost => RunOutcome::LockLost,
             Failure::Broker(_) => RunOutcome::Failed,
-        }
-    }
-
-    /// The exit of the run that stopped on it: 3 for a pause, 4 for a
-    /// refusal (a guarded delete the broker refused too), else 1.
-    pub fn exit(&self) -> Exit {
-        match self {
-            Failure::Paused(_) => Exit::Paused,
-            Failure::Refused(_) | Failure::Broker(BrokerError::Unsafe { .. }) => Exit::Refused,
-            Failure::LockLost | Failure::Broker(_) => Exit::Error,
         }
     }
 

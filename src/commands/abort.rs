@@ -15,29 +15,23 @@ use crate::apply::Recorder;
 use crate::apply::rollback;
 use crate::broker::{Broker, BrokerError, RecordStore};
 use crate::cli::Connection;
-use crate::exit::Exit;
+use crate::error::{self, Done, Error};
 use crate::journal::{Journal, RunOutcome};
 use crate::model::Place;
 use crate::output::Output;
 use crate::plan::compile_rollback;
 
-pub fn run(id: &str, auto_approve: bool, lock_timeout: Duration, connection: &Connection, out: Output) -> Exit {
-    let broker = match live_side::connect(connection) {
-        Ok(b) => b,
-        Err(d) => {
-            eprintln!("error: {}", d.message);
-            return Exit::Error;
-        }
-    };
+pub fn run(
+    id: &str,
+    auto_approve: bool,
+    lock_timeout: Duration,
+    connection: &Connection,
+    out: Output,
+) -> error::Result {
+    let broker = live_side::open(connection)?;
     let rt = live_side::runtime();
     // The lock and the journal of the records that hold the migration.
-    let place = match rt.block_on(place_of(&broker, id)) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
-            return Exit::Error;
-        }
-    };
+    let place = rt.block_on(place_of(&broker, id)).map_err(super::unchanged)?;
     session::locked(&rt, &broker, place, lock_timeout, &format!("aborting migration {id}"), |recorder| {
         rt.block_on(locked(id, auto_approve, &broker, recorder, out))
     })
@@ -60,12 +54,12 @@ async fn locked<B: Broker>(
     broker: &B,
     recorder: &Recorder<B>,
     out: Output,
-) -> (Exit, Ended) {
+) -> (error::Result, Ended) {
     let Some(m) = recorder.journal().migrations.get(id).cloned() else {
         eprintln!(
             "error: no migration \"{id}\" is in flight\n  help: `warren status` lists the in-flight migrations and their ids"
         );
-        return (Exit::Error, None);
+        return (Err(Error::Invalid), None);
     };
     if m.done > m.point_of_no_return {
         eprintln!(
@@ -73,20 +67,20 @@ async fn locked<B: Broker>(
             m.old,
             m.point_of_no_return + 1
         );
-        return (Exit::Refused, None);
+        return (Err(Error::Refused), None);
     }
     let vhost = match read_vhost(broker, &m.vhost).await {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}\nNothing was changed.");
-            return (Exit::Error, None);
+            return (Err(Error::Broker(e)), None);
         }
     };
     let r = match compile_rollback(&vhost, &m) {
         Ok(r) => r,
         Err(why) => {
             eprintln!("Refused: {why}.");
-            return (Exit::Refused, None);
+            return (Err(Error::Refused), None);
         }
     };
     println!(
@@ -101,7 +95,7 @@ async fn locked<B: Broker>(
         m.new
     );
     if !auto_approve && !confirm(broker) {
-        return (Exit::Error, None);
+        return (Err(Error::Declined), None);
     }
     recorder.note(|j| {
         if let Some(run) = &mut j.current {
@@ -117,7 +111,7 @@ async fn locked<B: Broker>(
             eprintln!(
                 "\nAbort stopped: {why}\nRun `warren abort {id}` again to finish rolling back, or `warren apply` to go forward."
             );
-            return (Exit::Error, Some((RunOutcome::Failed, Some(why))));
+            return (Err(Error::Stopped(e)), Some((RunOutcome::Failed, Some(why))));
         }
     };
     println!("\nAbort complete: traffic for \"{}\" goes to \"{}\" again, as before the migration.", m.old, m.old);
@@ -130,12 +124,12 @@ async fn locked<B: Broker>(
             m.new, m.old
         );
     }
-    (Exit::Ok, Some((RunOutcome::Aborted, kept)))
+    (Ok(Done::Ok), Some((RunOutcome::Aborted, kept)))
 }
 
-async fn read_vhost(broker: &impl Broker, vhost: &str) -> Result<crate::model::Vhost, String> {
-    let mut l = crate::live::from_broker(broker, &[vhost.to_string()]).await.map_err(|e| e.to_string())?;
-    l.topology.vhosts.remove(vhost).ok_or_else(|| format!("vhost \"{vhost}\" does not exist"))
+async fn read_vhost(broker: &impl Broker, vhost: &str) -> Result<crate::model::Vhost, BrokerError> {
+    let mut l = crate::live::from_broker(broker, &[vhost.to_string()]).await?;
+    l.topology.vhosts.remove(vhost).ok_or_else(|| BrokerError::NotFound { action: format!("read vhost \"{vhost}\"") })
 }
 
 fn confirm(broker: &impl Broker) -> bool {

@@ -13,7 +13,7 @@ use crate::broker::{Broker, RecordStore};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
 use crate::diagnostic::render as render_diagnostics;
-use crate::exit::Exit;
+use crate::error::{self, Done, Error};
 use crate::journal::RunOutcome;
 use crate::model::{Inventory, ObjectKey, Place, is_shared};
 use crate::output::Output;
@@ -25,39 +25,27 @@ pub fn run(
     lock_timeout: Duration,
     connection: &Connection,
     out: Output,
-) -> Exit {
+) -> error::Result {
     let desired = desired::load(path);
     if desired.has_errors() {
         eprint!("{}", render_diagnostics(&desired.diagnostics, &desired.sources, out.diagnostic_style()));
         eprintln!("{} is not valid: nothing was adopted.", path.display());
-        return Exit::Error;
+        return Err(Error::Invalid);
     }
     let project = desired.project.name.clone();
     if from == project {
         eprintln!(
             "error: these files are project \"{project}\" already; --from names the project to take objects over from"
         );
-        return Exit::Error;
+        return Err(Error::Invalid);
     }
-    let broker = match live_side::connect(connection) {
-        Ok(b) => b,
-        Err(d) => {
-            eprintln!("error: {}", d.message);
-            return Exit::Error;
-        }
-    };
+    let broker = live_side::open(connection)?;
     let rt = live_side::runtime();
     // Under the lock: no apply may write the records between the reading
     // and the writing.
     let doing = format!("adopting objects of project {from}");
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
-    let place = match rt.block_on(broker.place_of(&project, &vhosts)) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
-            return Exit::Error;
-        }
-    };
+    let place = rt.block_on(broker.place_of(&project, &vhosts)).map_err(super::unchanged)?;
     session::locked(&rt, &broker, place.clone(), lock_timeout, &doing, |_| {
         rt.block_on(locked(&desired, from, auto_approve, &broker, &place))
     })
@@ -69,14 +57,11 @@ async fn locked(
     auto_approve: bool,
     broker: &impl Broker,
     place: &Place,
-) -> (Exit, Ended) {
+) -> (error::Result, Ended) {
     let project = &desired.project.name;
     let live = match live_side::read(broker, &desired.topology).await {
         Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
-            return (Exit::Error, None);
-        }
+        Err(e) => return (Err(super::unchanged(e)), None),
     };
     let theirs = live.ownership.of(from);
     let taken: Vec<ObjectKey> = Inventory::of(&desired.topology)
@@ -86,7 +71,7 @@ async fn locked(
         .collect();
     if taken.is_empty() {
         println!("Nothing to adopt: project \"{from}\" owns nothing these files declare.");
-        return (Exit::Ok, None);
+        return (Ok(Done::Ok), None);
     }
     println!("Project \"{project}\" will take over from project \"{from}\":\n");
     for k in &taken {
@@ -96,16 +81,15 @@ async fn locked(
         "\nOnly warren's records change; the next plan shows what apply would then change in these objects, and project \"{from}\" no longer sees them as its own."
     );
     if !auto_approve && !super::confirm::confirm(&format!("Adopt these on {}?", live.origin), "adopt") {
-        return (Exit::Error, None);
+        return (Err(Error::Declined), None);
     }
     let mut mine = live.ownership.of(project);
     mine.objects.extend(taken.iter().cloned());
     let writes = live.records.writes(&live.ownership.with(project, mine), project, place);
     if let Err(e) = broker.write_records(&writes).await {
-        eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
-        return (Exit::Error, None);
+        return (Err(super::unchanged(e)), None);
     }
     let n = taken.len();
     println!("\nAdopted {n} object{} from project \"{from}\".", if n == 1 { "" } else { "s" });
-    (Exit::Ok, Some((RunOutcome::Adopted, Some(format!("{n} objects from project {from}")))))
+    (Ok(Done::Ok), Some((RunOutcome::Adopted, Some(format!("{n} objects from project {from}")))))
 }

@@ -13,7 +13,7 @@ use crate::broker::{Broker, BrokerError, RecordStore};
 use crate::cli::Connection;
 use crate::desired;
 use crate::diagnostic::render as render_diagnostics;
-use crate::exit::Exit;
+use crate::error::{self, Done, Error};
 use crate::fingerprint;
 use crate::journal::{self, MigrationState, RunOutcome};
 use crate::model::{Inventory, RecordWrite};
@@ -34,26 +34,23 @@ pub struct Options {
     pub lock_timeout: std::time::Duration,
 }
 
-pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> Exit {
+pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> error::Result {
     // The files at `path`, or those of a saved plan with its --replace list.
-    let input = match saved_plan::apply_input(path, &options.replace, out) {
-        Ok(i) => i,
-        Err(exit) => return exit,
-    };
+    let input = saved_plan::apply_input(path, &options.replace, out)?;
     let (desired, path) = (input.desired, input.path.as_path());
     let run = Request { path, replace: &input.replace, saved: input.saved.as_ref(), options };
     if desired.has_errors() {
-        return print_invalid(&desired, path, &live_side::describe(connection), Format::Human, out);
+        return Err(print_invalid(&desired, path, &live_side::describe(connection), Format::Human, out));
     }
     let broker = match live_side::connect(connection) {
         Ok(b) => b,
-        Err(d) => return fail(&[d], &desired.sources, out),
+        Err(d) => return Err(fail(&[d], &desired.sources, out, Error::Invalid)),
     };
     let rt = live_side::runtime();
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
     let place = match rt.block_on(broker.place_of(&desired.project.name, &vhosts)) {
         Ok(p) => p,
-        Err(e) => return fail(&[live_side::diagnostic(&e)], &desired.sources, out),
+        Err(e) => return Err(fail(&[live_side::diagnostic(&e)], &desired.sources, out, Error::Broker(e))),
     };
     // The lock comes before the live read: a waiting apply plans against
     // the state the holder left, which is usually "no changes".
@@ -78,17 +75,17 @@ fn locked<B: Broker>(
     rt: &tokio::runtime::Runtime,
     recorder: &apply::Recorder<B>,
     out: Output,
-) -> (Exit, Ended) {
+) -> (error::Result, Ended) {
     let mut live = match rt.block_on(live_side::read(broker, &desired.topology)) {
         Ok(l) => l,
-        Err(e) => return (fail(&[live_side::diagnostic(&e)], &desired.sources, out), None),
+        Err(e) => return (Err(fail(&[live_side::diagnostic(&e)], &desired.sources, out, Error::Broker(e))), None),
     };
     // Before the journal forgets anything: a migration it holds is this run's.
     let journal = recorder.journal().migrations;
     let at = session::describe(recorder.place());
     if let Some(r) = refusal::of_journals(&live.migrations, &journal, &desired.topology, at) {
         eprintln!("{r}");
-        return (r.exit(), None);
+        return (Err(r.error()), None);
     }
     // A run that died right after deleting an old queue left its migration
     // in the journal: finished, as the live state shows.
@@ -97,9 +94,9 @@ fn locked<B: Broker>(
     live.migrations = recorder.journal().migrations.clone();
     let planned = compute(desired, run.path, live, run.replace);
     if let Some(saved) = run.saved
-        && let Err(exit) = saved_plan::check(saved, &planned)
+        && let Err(e) = saved_plan::check(saved, &planned)
     {
-        return (exit, None);
+        return (Err(e), None);
     }
     let options = run.options;
     // With -q, no plan: its errors, and the summary of what was done.
@@ -113,7 +110,7 @@ fn locked<B: Broker>(
     // Everything is checked before the first write.
     if let Some(r) = refusal::of_plan(&planned, options.allow_destroy) {
         eprintln!("{r}");
-        return (r.exit(), None);
+        return (Err(r.error()), None);
     }
     if plan.is_empty() {
         if out.quiet {
@@ -128,19 +125,19 @@ fn locked<B: Broker>(
             question = format!("{}\n{question}", summary_line(doc));
         }
         if !super::confirm::confirm(&question, "apply") {
-            return (Exit::Error, None);
+            return (Err(Error::Declined), None);
         }
     }
 
     let before = apply::inventory_claim(&mine(&planned), &planned.desired.topology, &planned.live.topology, plan);
     if let Err(e) = rt.block_on(broker.write_records(&records(&planned, &before, recorder))) {
         eprintln!("Nothing was changed: {e}.");
-        return (Exit::Error, None);
+        return (Err(Error::Records), None);
     }
     // The journal says what this run will do before its first step.
     if let Err(e) = rt.block_on(record_plan(recorder, &planned)) {
         eprintln!("Nothing was changed: warren could not record the plan in its journal: {e}.");
-        return (Exit::Error, None);
+        return (Err(Error::Records), None);
     }
     let ctx = apply::Context {
         guard_deletes: !options.allow_destroy,
@@ -158,9 +155,9 @@ fn locked<B: Broker>(
     let ended = report(plan, &outcome, out);
     if let Err(e) = recorded {
         eprintln!("warren could not record its inventory: {e}. Run apply again to record it.");
-        return (Exit::Error, ended);
+        return (Err(Error::Records), ended);
     }
-    (outcome.failed.as_ref().map_or(Exit::Ok, |(_, f)| f.exit()), ended)
+    (outcome.failed.map_or(Ok(Done::Ok), |(_, f)| Err(Error::Stopped(f))), ended)
 }
 
 /// Records in the journal what this run will do: its plan, and each
@@ -274,23 +271,23 @@ fn record_only<B: Broker>(
     planned: &Planned,
     recorder: &apply::Recorder<B>,
     out: Output,
-) -> Exit {
+) -> error::Result {
     let known = &mine(planned);
     let now = apply::inventory_before(known, &planned.desired.topology, &planned.live.topology);
     let writes = records(planned, &now, recorder);
     if writes.is_empty() {
-        return Exit::Ok;
+        return Ok(Done::Ok);
     }
     if let Err(e) = rt.block_on(broker.write_records(&writes)) {
         eprintln!("warren could not record its inventory: {e}.");
-        return Exit::Error;
+        return Err(Error::Records);
     }
     let adopted = now.objects.difference(&known.objects).count();
     if adopted > 0 && !out.quiet {
         let objects = if adopted == 1 { "1 object".to_string() } else { format!("{adopted} objects") };
         eprintln!("warren now manages {objects} that already matched the files.");
     }
-    Exit::Ok
+    Ok(Done::Ok)
 }
 
 /// Which changes were carried out in full and which were not.
@@ -321,8 +318,9 @@ fn report_progress(plan: &crate::plan::Plan, outcome: &apply::Outcome) {
     eprintln!("Run plan to see what remains; apply again to finish once the cause is fixed.");
 }
 
-fn fail(diags: &[crate::diagnostic::Diagnostic], sources: &crate::source::Sources, out: Output) -> Exit {
+/// Says why nothing was changed; gives back `error`.
+fn fail(diags: &[crate::diagnostic::Diagnostic], sources: &crate::source::Sources, out: Output, error: Error) -> Error {
     eprint!("{}", render_diagnostics(diags, sources, out.diagnostic_style()));
     eprintln!("Nothing was changed.");
-    Exit::Error
+    error
 }

@@ -7,18 +7,18 @@ use std::path::Path;
 use super::validate::{show, summary};
 use crate::desired::{self, Desired};
 use crate::diagnostic::Diagnostic;
-use crate::exit::Exit;
+use crate::error::{self, Done, Error};
 use crate::export;
 use crate::model::ObjectKey;
 use crate::output::Output;
 use crate::password;
 
-pub fn run(path: &Path, out_file: Option<&Path>, out: Output) -> Exit {
+pub fn run(path: &Path, out_file: Option<&Path>, out: Output) -> error::Result {
     let desired = desired::load(path);
     show(&desired.diagnostics, &desired.sources, out);
     if desired.has_errors() {
         eprintln!("{} is not valid: nothing exported.", path.display());
-        return Exit::Error;
+        return Err(Error::Invalid);
     }
     let topology = match password::resolve(&desired.topology, |v| std::env::var_os(v)) {
         Ok(t) => t,
@@ -26,7 +26,7 @@ pub fn run(path: &Path, out_file: Option<&Path>, out: Output) -> Exit {
             let found: Vec<Diagnostic> = problems.iter().map(|p| unresolved(&desired, p)).collect();
             show(&found, &desired.sources, out);
             eprintln!("Nothing exported: a password could not be read.");
-            return Exit::Error;
+            return Err(Error::Invalid);
         }
     };
     let text = export::to_text(&export::definitions(&topology));
@@ -39,12 +39,12 @@ pub fn run(path: &Path, out_file: Option<&Path>, out: Output) -> Exit {
         let d = Diagnostic::error("write", format!("cannot write {target}: {e}"))
             .help("check the path and its permissions");
         show(&[d], &desired.sources, out);
-        return Exit::Error;
+        return Err(Error::Invalid);
     }
     if let Some(file) = out_file.filter(|_| !out.quiet) {
         eprintln!("Exported {} to {}: {}.", path.display(), file.display(), summary(&topology));
     }
-    Exit::Ok
+    Ok(Done::Ok)
 }
 
 /// The diagnostic for a user whose password variable gave no password,

@@ -14,7 +14,7 @@ use super::validate::plural;
 use crate::cli::Connection;
 use crate::desired;
 use crate::diagnostic::{Diagnostic, render};
-use crate::exit::Exit;
+use crate::error::{self, Done, Error};
 use crate::import::{self, File};
 use crate::live::{self, Live};
 use crate::model::Topology;
@@ -23,14 +23,17 @@ use crate::source::Sources;
 
 /// Imports `vhosts` (every vhost when empty) from the definitions export
 /// `state`, or from the broker when there is none.
-pub fn run(state: Option<&Path>, vhosts: &[String], out_dir: &Path, connection: &Connection, out: Output) -> Exit {
-    match import_files(state, vhosts, out_dir, connection, out) {
-        Ok(exit) => exit,
-        Err(d) => {
-            show(&[d], out);
-            Exit::Error
-        }
-    }
+pub fn run(
+    state: Option<&Path>,
+    vhosts: &[String],
+    out_dir: &Path,
+    connection: &Connection,
+    out: Output,
+) -> error::Result {
+    import_files(state, vhosts, out_dir, connection, out).unwrap_or_else(|d| {
+        show(&[d], out);
+        Err(Error::Invalid)
+    })
 }
 
 /// The live state to import, with how the files' comments name where it
@@ -71,7 +74,7 @@ fn import_files(
     out_dir: &Path,
     connection: &Connection,
     out: Output,
-) -> Result<Exit, Diagnostic> {
+) -> Result<error::Result, Diagnostic> {
     let Origin { live, source, shown } = read(state, vhosts, connection)?;
     let imported = import::import(&live.topology, vhosts, &source)?;
     refuse_existing(out_dir)?;
@@ -94,7 +97,7 @@ fn import_files(
         eprintln!(
             "warren import wrote files that `warren validate` rejects. This is a bug in warren: please report it, with the export if you can."
         );
-        return Ok(Exit::Error);
+        return Ok(Err(Error::Invalid));
     }
     let warnings = check.diagnostics.len();
     let tail = if warnings > 0 {
@@ -103,7 +106,7 @@ fn import_files(
         String::new()
     };
     println!("Imported {shown} into {}: {}.{tail}", out_dir.display(), counts(&imported.topology));
-    Ok(Exit::Ok)
+    Ok(Ok(Done::Ok))
 }
 
 /// Refuses a directory that already holds topology files.

@@ -67,6 +67,14 @@ pub fn connect(c: &Connection) -> Result<Rabbit, Diagnostic> {
     Rabbit::new(endpoint, c.amqp_url.as_deref()).map_err(|e| diagnostic(&e))
 }
 
+/// [`connect`] for a command that says only why not.
+pub fn open(c: &Connection) -> Result<Rabbit, crate::error::Error> {
+    connect(c).map_err(|d| {
+        eprintln!("error: {}", d.message);
+        crate::error::Error::Invalid
+    })
+}
+
 /// A runtime for the broker calls of one command.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

@@ -15,3 +15,18 @@ pub mod saved_plan;
 pub mod session;
 pub mod status;
 pub mod validate;
+
+use crate::broker::BrokerError;
+use crate::error::Error;
+
+/// Says a broker error and what to do about it.
+fn said(e: BrokerError) -> Error {
+    eprintln!("error: {e}\n  help: {}", e.help());
+    Error::Broker(e)
+}
+
+/// Says a broker error met before the first write.
+fn unchanged(e: BrokerError) -> Error {
+    eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
+    Error::Broker(e)
+}

@@ -7,7 +7,7 @@ use super::live_side::{self, LiveSide};
 use super::planned::{Planned, assemble, compute, draft};
 use crate::desired::{self, Desired};
 use crate::diagnostic::{Diagnostic, render as render_diagnostics};
-use crate::exit::Exit;
+use crate::error::{self, Done, Error};
 use crate::model::{Inventory, Ownership};
 use crate::output::Output;
 use crate::plan::Plan;
@@ -21,8 +21,8 @@ pub struct Show {
     pub replace: Vec<String>,
 }
 
-/// Shows why invalid files give no plan; exits 1.
-pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: Format, out: Output) -> Exit {
+/// Shows why invalid files give no plan.
+pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: Format, out: Output) -> Error {
     let diags = &desired.diagnostics;
     if format != Format::Human {
         let empty = Plan { changes: vec![], steps: vec![], problems: vec![], in_flight: vec![] };
@@ -31,7 +31,7 @@ pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: 
     }
     eprint!("{}", render_diagnostics(diags, &desired.sources, out.diagnostic_style()));
     eprintln!("{} is not valid: no plan was made.", path.display());
-    Exit::Error
+    Error::Invalid
 }
 
 /// Prints the diagnostics (stderr) and the plan (stdout). With -q, the
@@ -54,16 +54,16 @@ pub fn print_diagnostics(planned: &Planned, out: Output) {
 }
 
 /// The exit of `plan` and `diff` once the plan is shown.
-fn finish(planned: &Planned, show: &Show) -> Exit {
+fn finish(planned: &Planned, show: &Show) -> error::Result {
     if !planned.document.errors.is_empty() {
         if planned.document.errors.iter().all(|e| crate::diff::REFUSALS.contains(&e.code.as_str())) {
-            return Exit::Refused;
+            return Err(Error::Refused);
         }
-        Exit::Error
+        Err(Error::Invalid)
     } else if show.detailed_exitcode && planned.document.has_changes() {
-        Exit::Changes
+        Ok(Done::Changes)
     } else {
-        Exit::Ok
+        Ok(Done::Ok)
     }
 }
 
@@ -80,7 +80,7 @@ pub fn plan_command(
     show: &Show,
     connection: &crate::cli::Connection,
     out: Output,
-) -> Exit {
+) -> error::Result {
     let mut clock = Clock::new(out.verbose);
     let origin = match state {
         Some(s) => format!("definitions file {}", s.display()),
@@ -100,7 +100,7 @@ pub fn plan_command(
         let found = desired::lint(&desired);
         desired.add_findings(found);
         if desired.has_errors() {
-            return print_invalid(&desired, path, &origin, show.format, out);
+            return Err(print_invalid(&desired, path, &origin, show.format, out));
         }
     }
     let live = match from_state {
@@ -112,7 +112,7 @@ pub fn plan_command(
         Ok(l) => l,
         Err(d) => {
             eprint!("{}", render_diagnostics(&[d], &desired.sources, out.diagnostic_style()));
-            return Exit::Error;
+            return Err(Error::Invalid);
         }
     };
     let drafted = if checked {
@@ -127,7 +127,7 @@ pub fn plan_command(
         });
         desired.add_findings(found);
         if desired.has_errors() {
-            return print_invalid(&desired, path, &origin, show.format, out);
+            return Err(print_invalid(&desired, path, &origin, show.format, out));
         }
         drafted
     };
@@ -135,23 +135,32 @@ pub fn plan_command(
     clock.lap("diff and plan");
     print(&planned, show.format, out);
     clock.lap("render");
-    let mut exit = finish(&planned, show);
+    let mut result = finish(&planned, show);
     if let Some(file) = save {
-        exit = save_plan(&planned, path, &show.replace, file, exit, out);
+        result = match result {
+            Ok(done) => save_plan(&planned, path, &show.replace, file, done, out),
+            // Apply would refuse it anyway.
+            Err(e) => {
+                eprintln!("No saved plan was written to {}: the plan has errors.", file.display());
+                Err(e)
+            }
+        };
     }
     // The process ends here: freeing a large topology piece by piece would
     // only delay the exit.
     std::mem::forget(planned);
-    exit
+    result
 }
 
-/// Writes the saved plan of `plan --out`, unless the plan has errors (apply
-/// would refuse it anyway); the exit `plan` ends with.
-fn save_plan(planned: &Planned, path: &Path, replace: &[String], file: &Path, exit: Exit, out: Output) -> Exit {
-    if !planned.document.errors.is_empty() {
-        eprintln!("No saved plan was written to {}: the plan has errors.", file.display());
-        return exit;
-    }
+/// Writes the saved plan of `plan --out`; how `plan` ends.
+fn save_plan(
+    planned: &Planned,
+    path: &Path,
+    replace: &[String],
+    file: &Path,
+    done: Done,
+    out: Output,
+) -> error::Result {
     match super::saved_plan::save(planned, path, replace, file) {
         Ok(()) => {
             if !out.quiet {
@@ -162,11 +171,11 @@ fn save_plan(planned: &Planned, path: &Path, replace: &[String], file: &Path, ex
                     file.display()
                 );
             }
-            exit
+            Ok(done)
         }
         Err(d) => {
             eprint!("{}", render_diagnostics(&[d], &planned.desired.sources, out.diagnostic_style()));
-            Exit::Error
+            Err(Error::Invalid)
         }
     }
 }
@@ -191,16 +200,16 @@ impl Clock {
 
 /// `warren diff OLD NEW`: the plan from one desired state to another,
 /// offline. Everything in OLD counts as managed by warren.
-pub fn diff_command(old: &Path, new: &Path, show: &Show, out: Output) -> Exit {
+pub fn diff_command(old: &Path, new: &Path, show: &Show, out: Output) -> error::Result {
     let before = desired::load(old);
     if before.has_errors() {
         eprint!("{}", render_diagnostics(&before.diagnostics, &before.sources, out.diagnostic_style()));
         eprintln!("{} is not valid: no plan was made.", old.display());
-        return Exit::Error;
+        return Err(Error::Invalid);
     }
     let desired = desired::load(new);
     if desired.has_errors() {
-        return print_invalid(&desired, new, &old.display().to_string(), show.format, out);
+        return Err(print_invalid(&desired, new, &old.display().to_string(), show.format, out));
     }
     let live = LiveSide {
         ownership: Ownership::single(&desired.project.name, Inventory::of(&before.topology)),

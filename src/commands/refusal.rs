@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::planned::Planned;
-use crate::exit::Exit;
+use crate::error::Error;
 use crate::journal::Migration;
 use crate::model::{Password, Topology};
 use crate::plan::Op;
@@ -28,10 +28,11 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn exit(&self) -> Exit {
+    /// Refused for safety, or invalid input.
+    pub fn error(&self) -> Error {
         match self {
-            Refusal::Checks | Refusal::Destroys(_) | Refusal::OtherJournal { .. } => Exit::Refused,
-            Refusal::Errors(_) | Refusal::PasswordUnset { .. } => Exit::Error,
+            Refusal::Checks | Refusal::Destroys(_) | Refusal::OtherJournal { .. } => Error::Refused,
+            Refusal::Errors(_) | Refusal::PasswordUnset { .. } => Error::Invalid,
         }
     }
 }
@@ -135,7 +136,7 @@ mod tests {
         desired.vhosts.insert("v".into(), v);
         let live = BTreeMap::from([("a".to_string(), migration("a", "q")), ("b".to_string(), migration("b", "other"))]);
         let refused = of_journals(&live, &BTreeMap::new(), &desired, "here".into()).expect("a refusal");
-        assert_eq!(refused.exit(), Exit::Refused);
+        assert_eq!(refused.error(), Error::Refused);
         assert!(refused.to_string().contains("migration a (queue \"q\" to \"q.v2\""), "{refused}");
         let mine = BTreeMap::from([("a".to_string(), migration("a", "q"))]);
         assert_eq!(of_journals(&live, &mine, &desired, "here".into()), None, "this run's own");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::planned::Planned;
 use crate::desired::{self, Desired};
 use crate::diagnostic::{Diagnostic, render as render_diagnostics};
-use crate::exit::Exit;
+use crate::error::Error;
 use crate::fingerprint;
 use crate::output::Output;
 use crate::saved_plan::{self, SavedFile, SavedPlan};
@@ -47,7 +47,7 @@ pub struct ApplyInput {
 
 /// Loads `path` as a topology, or as a saved plan when its content is one.
 /// On failure the reason is printed and the exit returned.
-pub fn apply_input(path: &Path, replace: &[String], out: Output) -> Result<ApplyInput, Exit> {
+pub fn apply_input(path: &Path, replace: &[String], out: Output) -> Result<ApplyInput, Error> {
     if !is_saved_plan(path) {
         let desired = desired::load(path);
         return Ok(ApplyInput { desired, path: path.to_path_buf(), replace: replace.to_vec(), saved: None });
@@ -57,7 +57,7 @@ pub fn apply_input(path: &Path, replace: &[String], out: Output) -> Result<Apply
         Err(d) => {
             eprint!("{}", render_diagnostics(&[d], &Default::default(), out.diagnostic_style()));
             eprintln!("Nothing was changed.");
-            return Err(Exit::Error);
+            return Err(Error::Invalid);
         }
     };
     // The plan records its --replace list; another one would make a plan
@@ -68,7 +68,7 @@ pub fn apply_input(path: &Path, replace: &[String], out: Output) -> Result<Apply
             path.display(),
             if saved.replace.is_empty() { "none".into() } else { saved.replace.join(", ") }
         );
-        return Err(Exit::Error);
+        return Err(Error::Invalid);
     }
     if !out.quiet {
         eprintln!(
@@ -93,7 +93,7 @@ fn is_saved_plan(path: &Path) -> bool {
 }
 
 /// Refuses (exit 4) a saved plan whose live state or plan differs now.
-pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Exit> {
+pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Error> {
     let live_now = fingerprint::live(&planned.live.topology, &planned.live.ownership);
     if live_now != saved.live_fingerprint {
         eprintln!(
@@ -108,7 +108,7 @@ pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Exit> {
             );
         }
         eprintln!("Nothing was changed.");
-        return Err(Exit::Refused);
+        return Err(Error::Refused);
     }
     let plan_now = fingerprint::plan(&planned.document);
     if plan_now != saved.plan_fingerprint {
@@ -129,7 +129,7 @@ pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Exit> {
             saved.plan_fingerprint
         );
         eprintln!("Nothing was changed.");
-        return Err(Exit::Refused);
+        return Err(Error::Refused);
     }
     Ok(())
 }

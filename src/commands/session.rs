@@ -6,19 +6,17 @@ use std::time::{Duration, Instant};
 
 use crate::apply::Recorder;
 use crate::broker::{Broker, BrokerError, RecordStore};
-use crate::exit::Exit;
+use crate::error::{self, Error};
 use crate::journal::{Journal, Run, RunOutcome, actor, now};
 use crate::model::Place;
 
 /// Takes the lock of the records at `place` (waiting up to `timeout`), then
 /// records this run as the current one: the recorder it returns holds the
 /// lock. Prints why it waits, and what went wrong.
-async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &str) -> Result<Recorder<B>, Exit> {
+async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &str) -> Result<Recorder<B>, Error> {
     // The management API first: its errors say most about a wrong URL or
     // user, and the lock is pointless without it.
-    if let Err(e) = broker.check().await {
-        return Err(broker_failed(&e));
-    }
+    broker.check().await.map_err(super::unchanged)?;
     let by = actor();
     let deadline = Instant::now() + timeout;
     let mut shown: Option<String> = None;
@@ -26,7 +24,7 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
         match broker.take_lock(&place, &by).await {
             Ok(Some(lock)) => break lock,
             Ok(None) => {}
-            Err(e) => return Err(broker_failed(&e)),
+            Err(e) => return Err(super::unchanged(e)),
         }
         let holder = holder(broker, &place).await;
         if shown.as_ref() != Some(&holder) {
@@ -38,7 +36,7 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
                 "The lock was not released within --lock-timeout {} (held by {holder}). Nothing was changed.",
                 seconds(timeout)
             );
-            return Err(Exit::Locked);
+            return Err(Error::Locked);
         }
         tokio::time::sleep(Duration::from_millis(500).min(deadline - Instant::now())).await;
     };
@@ -57,11 +55,11 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
                 describe(&place)
             );
             lock.release().await;
-            return Err(Exit::Error);
+            return Err(Error::Records);
         }
         Err(e) => {
             lock.release().await;
-            return Err(broker_failed(&e));
+            return Err(super::unchanged(e));
         }
     };
     let started = now();
@@ -78,7 +76,7 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
     let recorder = Recorder::new(broker.clone(), place, Some(lock), (journal, slot));
     if let Err(e) = recorder.update(|_| {}).await {
         recorder.release().await;
-        return Err(broker_failed(&e));
+        return Err(super::unchanged(e));
     }
     if let Some(dead) = &interrupted {
         eprintln!(
@@ -91,7 +89,7 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
 
 /// What every writing command does around its work: takes the lock of the
 /// records at `place` ([`begin`]), does `work` while it holds it, records how
-/// the run ended and gives the lock back ([`end`]). Exits as `work` says, or
+/// the run ended and gives the lock back ([`end`]). Ends as `work` says, or
 /// as taking the lock failed.
 pub fn locked<B: Broker>(
     rt: &tokio::runtime::Runtime,
@@ -99,17 +97,14 @@ pub fn locked<B: Broker>(
     place: Place,
     timeout: Duration,
     doing: &str,
-    work: impl FnOnce(&Recorder<B>) -> (Exit, Ended),
-) -> Exit {
-    let recorder = match rt.block_on(begin(broker, place, timeout, doing)) {
-        Ok(r) => r,
-        Err(exit) => return exit,
-    };
-    let (exit, ended) = work(&recorder);
+    work: impl FnOnce(&Recorder<B>) -> (error::Result, Ended),
+) -> error::Result {
+    let recorder = rt.block_on(begin(broker, place, timeout, doing))?;
+    let (result, ended) = work(&recorder);
     if let Err(e) = rt.block_on(end(recorder, ended)) {
         eprintln!("warren could not record how this run ended in its journal: {e}.");
     }
-    exit
+    result
 }
 
 /// How a run ends in the history, with why; `None` when it changed nothing.
@@ -145,11 +140,6 @@ pub fn describe(place: &Place) -> String {
         Place::Broker => format!("global parameter `{}`", crate::model::JOURNAL_PARAMETER),
         Place::Vhosts { project, home } => format!("project \"{project}\"'s, in vhost \"{home}\""),
     }
-}
-
-fn broker_failed(e: &BrokerError) -> Exit {
-    eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
-    Exit::Error
 }
 
 fn seconds(d: Duration) -> String {

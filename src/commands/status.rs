@@ -6,48 +6,39 @@ use std::fmt::Write;
 use super::live_side;
 use crate::broker::{BrokerError, FoundJournal, Rabbit, RecordStore};
 use crate::cli::Connection;
-use crate::exit::Exit;
+use crate::error::{self, Done, Error};
 use crate::journal::{Journal, Migration, Run};
 use crate::model::Place;
 use crate::output::Output;
 
-pub fn status(connection: &Connection, _out: Output) -> Exit {
-    let Some((broker, rt)) = connect(connection) else { return Exit::Error };
-    let found = match read(rt.block_on(broker.journals())) {
-        Ok(f) => f,
-        Err(exit) => return exit,
-    };
+pub fn status(connection: &Connection, _out: Output) -> error::Result {
+    let (broker, rt) = connect(connection)?;
+    let found = read(rt.block_on(broker.journals()))?;
     for (i, (place, journal)) in found.iter().enumerate() {
         let held = match rt.block_on(broker.lock_taken(place)) {
             Ok(h) => h,
             // A user who may not look into the broker-wide lock's vhost.
             Err(BrokerError::Forbidden { .. }) if found.len() == 1 && *place == Place::Broker => false,
-            Err(e) => {
-                eprintln!("error: {e}\n  help: {}", e.help());
-                return Exit::Error;
-            }
+            Err(e) => return Err(super::said(e)),
         };
         if i > 0 {
             println!();
         }
         print!("{}{}", heading(place), status_text(journal, held));
     }
-    Exit::Ok
+    Ok(Done::Ok)
 }
 
-pub fn history(vhosts: &[String], connection: &Connection, _out: Output) -> Exit {
-    let Some((broker, rt)) = connect(connection) else { return Exit::Error };
-    let found = match read(rt.block_on(broker.journals())) {
-        Ok(f) => f,
-        Err(exit) => return exit,
-    };
+pub fn history(vhosts: &[String], connection: &Connection, _out: Output) -> error::Result {
+    let (broker, rt) = connect(connection)?;
+    let found = read(rt.block_on(broker.journals()))?;
     for (i, (place, journal)) in found.iter().enumerate() {
         if i > 0 {
             println!();
         }
         print!("{}{}", heading(place), history_text(journal, vhosts));
     }
-    Exit::Ok
+    Ok(Done::Ok)
 }
 
 /// Which journal follows: none for the broker-wide one.
@@ -58,30 +49,22 @@ fn heading(place: &Place) -> String {
     }
 }
 
-fn connect(connection: &Connection) -> Option<(Rabbit, tokio::runtime::Runtime)> {
-    match live_side::connect(connection) {
-        Ok(b) => Some((b, live_side::runtime())),
-        Err(d) => {
-            eprintln!("error: {}", d.message);
-            None
-        }
-    }
+fn connect(connection: &Connection) -> Result<(Rabbit, tokio::runtime::Runtime), Error> {
+    let broker = live_side::open(connection)?;
+    Ok((broker, live_side::runtime()))
 }
 
 /// Every journal found, read; the broker-wide one, empty, when there is
 /// none at all, so that status and history always say something.
-fn read(found: Result<Vec<FoundJournal>, BrokerError>) -> Result<Vec<(Place, Journal)>, Exit> {
-    let found = found.map_err(|e| {
-        eprintln!("error: {e}\n  help: {}", e.help());
-        Exit::Error
-    })?;
+fn read(found: Result<Vec<FoundJournal>, BrokerError>) -> Result<Vec<(Place, Journal)>, Error> {
+    let found = found.map_err(super::said)?;
     let mut out = Vec::new();
     for f in found {
         match Journal::from_json(Some(f.value)) {
             Ok(j) => out.push((f.place, j)),
             Err(e) => {
                 eprintln!("error: warren's journal ({}) is unreadable: {e}", super::session::describe(&f.place));
-                return Err(Exit::Error);
+                return Err(Error::Records);
             }
         }
     }

@@ -4,22 +4,22 @@ use std::path::Path;
 
 use crate::desired;
 use crate::diagnostic::{Diagnostic, render};
-use crate::exit::Exit;
+use crate::error::{self, Done, Error};
 use crate::output::Output;
 use crate::source::Sources;
 
-pub fn run(path: &Path, out: Output) -> Exit {
+pub fn run(path: &Path, out: Output) -> error::Result {
     let desired = desired::load(path);
     show(&desired.diagnostics, &desired.sources, out);
     let errors = desired.diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = desired.diagnostics.len() - errors;
     if errors > 0 {
         eprintln!("{} is not valid: {}.", path.display(), counted(errors, warnings));
-        return Exit::Error;
+        return Err(Error::Invalid);
     }
     let tail = if warnings > 0 { format!(" ({})", plural(warnings, "warning")) } else { String::new() };
     println!("{} is valid: {}{tail}.", path.display(), summary(&desired.topology));
-    Exit::Ok
+    Ok(Done::Ok)
 }
 
 /// `1 vhost, 3 exchanges, 8 queues, 7 bindings, 2 policies, 0 users`.
