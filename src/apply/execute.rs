@@ -38,6 +38,20 @@ impl Outcome {
     pub fn succeeded(&self) -> bool {
         self.failed.is_none()
     }
+
+    /// The indices of `plan`'s changes with steps whose every step was
+    /// carried out, and of those with a step that was not.
+    pub fn changes(&self, plan: &Plan) -> (Vec<usize>, Vec<usize>) {
+        let mut done = vec![0usize; plan.changes.len()];
+        let mut total = vec![0usize; plan.changes.len()];
+        for s in &plan.steps {
+            total[s.change] += 1;
+        }
+        for i in &self.done {
+            done[plan.steps[*i].change] += 1;
+        }
+        (0..plan.changes.len()).filter(|c| total[*c] > 0).partition(|c| done[*c] == total[*c])
+    }
 }
 
 /// What the steps need besides the plan.

@@ -9,10 +9,12 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::execute::Outcome;
 use super::failure::Failure;
 use crate::broker::{Broker, BrokerError, JournalSlot, Lock, RecordStore};
-use crate::journal::{Journal, now};
+use crate::journal::{Journal, MigrationState, migration_id, now};
 use crate::model::Place;
+use crate::plan::{Op, Plan};
 
 #[derive(Clone)]
 pub struct Recorder<B: Broker> {
@@ -148,5 +150,57 @@ impl<B: Broker> Recorder<B> {
         {
             lock.release().await;
         }
+    }
+
+    /// Records what this run will do before its first step: its plan
+    /// (`fingerprint`, the vhosts it touches, a summary), and each
+    /// migration it starts or resumes.
+    pub async fn plan_started(&self, plan: &Plan, fingerprint: String, vhosts: Vec<String>) -> Result<(), BrokerError> {
+        let s = plan.summary();
+        let mut summary =
+            format!("{} to add, {} to change, {} to destroy, {} to migrate", s.add, s.change, s.destroy, s.migrate);
+        if s.rollback > 0 {
+            summary += &format!(", {} to roll back", s.rollback);
+        }
+        let at = now();
+        self.update(|j| {
+            if let Some(run) = &mut j.current {
+                run.plan = fingerprint;
+                run.vhosts = vhosts;
+                run.summary = summary;
+                run.steps_total = plan.steps.len();
+                run.doing = "applying".into();
+            }
+            for step in &plan.steps {
+                if let Op::Migrate(m) = &step.op {
+                    let id = migration_id(&m.vhost, &m.old.name, &m.new.name);
+                    let record = super::migration_record(m, j.migrations.get(&id), &at);
+                    j.migrations.insert(id, record);
+                }
+            }
+        })
+        .await
+    }
+
+    /// After the steps: finished migrations leave the journal, the others
+    /// stay, saying why (written with the run's end).
+    pub fn migrations_ended(&self, plan: &Plan, outcome: &Outcome) {
+        let at = now();
+        self.note(|j| {
+            for (i, step) in plan.steps.iter().enumerate() {
+                let Op::Migrate(m) = &step.op else { continue };
+                let id = migration_id(&m.vhost, &m.old.name, &m.new.name);
+                if outcome.done.contains(&i) {
+                    j.migrations.remove(&id);
+                } else if let Some(r) = j.migrations.get_mut(&id) {
+                    r.updated = at.clone();
+                    (r.state, r.detail) = match &outcome.failed {
+                        Some((f, Failure::Paused(why))) if *f == i => (MigrationState::Paused, Some(why.clone())),
+                        Some((f, e)) if *f == i => (MigrationState::Stopped, Some(e.why())),
+                        _ => (MigrationState::Stopped, Some("the apply stopped at another step".into())),
+                    };
+                }
+            }
+        });
     }
 }

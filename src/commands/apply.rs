@@ -9,16 +9,15 @@ use super::planned::{Planned, compute};
 use super::session::{self, Ended};
 use super::{refusal, saved_plan};
 use crate::apply::{self, Failure};
-use crate::broker::{Broker, BrokerError, RecordStore};
+use crate::broker::{Broker, RecordStore};
 use crate::cli::Connection;
 use crate::desired;
 use crate::diagnostic::render as render_diagnostics;
 use crate::error::{self, Done, Error};
 use crate::fingerprint;
-use crate::journal::{self, MigrationState, RunOutcome};
+use crate::journal::RunOutcome;
 use crate::model::{Inventory, RecordWrite};
 use crate::output::Output;
-use crate::plan::Op;
 use crate::progress::Progress;
 use crate::render::Format;
 use crate::render::human::summary_line;
@@ -135,7 +134,8 @@ fn locked<B: Broker>(
         return (Err(Error::Records), None);
     }
     // The journal says what this run will do before its first step.
-    if let Err(e) = rt.block_on(record_plan(recorder, &planned)) {
+    let vhosts = planned.desired.topology.vhosts.keys().cloned().collect();
+    if let Err(e) = rt.block_on(recorder.plan_started(plan, fingerprint::plan(doc), vhosts)) {
         eprintln!("Nothing was changed: warren could not record the plan in its journal: {e}.");
         return (Err(Error::Records), None);
     }
@@ -150,7 +150,7 @@ fn locked<B: Broker>(
     let outcome = rt.block_on(apply::execute(broker, plan, &ctx));
     let after = apply::inventory_after(&before, plan, &outcome.done);
     let recorded = rt.block_on(broker.write_records(&records(&planned, &after, recorder)));
-    record_migrations(recorder, plan, &outcome);
+    recorder.migrations_ended(plan, &outcome);
 
     let ended = report(plan, &outcome, out);
     if let Err(e) = recorded {
@@ -158,37 +158,6 @@ fn locked<B: Broker>(
         return (Err(Error::Records), ended);
     }
     (outcome.failed.map_or(Ok(Done::Ok), |(_, f)| Err(Error::Stopped(f))), ended)
-}
-
-/// Records in the journal what this run will do: its plan, and each
-/// migration it starts or resumes.
-async fn record_plan<B: Broker>(recorder: &apply::Recorder<B>, planned: &Planned) -> Result<(), BrokerError> {
-    let (plan, doc) = (&planned.plan, &planned.document);
-    let s = plan.summary();
-    let mut summary =
-        format!("{} to add, {} to change, {} to destroy, {} to migrate", s.add, s.change, s.destroy, s.migrate);
-    if s.rollback > 0 {
-        summary += &format!(", {} to roll back", s.rollback);
-    }
-    let at = journal::now();
-    recorder
-        .update(|j| {
-            if let Some(run) = &mut j.current {
-                run.plan = fingerprint::plan(doc);
-                run.vhosts = planned.desired.topology.vhosts.keys().cloned().collect();
-                run.summary = summary.clone();
-                run.steps_total = plan.steps.len();
-                run.doing = "applying".into();
-            }
-            for step in &plan.steps {
-                if let Op::Migrate(m) = &step.op {
-                    let id = journal::migration_id(&m.vhost, &m.old.name, &m.new.name);
-                    let record = apply::migration_record(m, j.migrations.get(&id), &at);
-                    j.migrations.insert(id, record);
-                }
-            }
-        })
-        .await
 }
 
 /// Says how the run ended, below the plan, and how the history records it.
@@ -225,27 +194,6 @@ fn report(plan: &crate::plan::Plan, outcome: &apply::Outcome, out: Output) -> En
         other => Some(other.why()),
     };
     Some((failure.run_outcome(), detail))
-}
-
-/// Finished migrations leave the journal; the others stay, saying why.
-fn record_migrations<B: Broker>(recorder: &apply::Recorder<B>, plan: &crate::plan::Plan, outcome: &apply::Outcome) {
-    let at = journal::now();
-    recorder.note(|j| {
-        for (i, step) in plan.steps.iter().enumerate() {
-            let Op::Migrate(m) = &step.op else { continue };
-            let id = journal::migration_id(&m.vhost, &m.old.name, &m.new.name);
-            if outcome.done.contains(&i) {
-                j.migrations.remove(&id);
-            } else if let Some(r) = j.migrations.get_mut(&id) {
-                r.updated = at.clone();
-                (r.state, r.detail) = match &outcome.failed {
-                    Some((f, Failure::Paused(why))) if *f == i => (MigrationState::Paused, Some(why.clone())),
-                    Some((f, e)) if *f == i => (MigrationState::Stopped, Some(e.why())),
-                    _ => (MigrationState::Stopped, Some("the apply stopped at another step".into())),
-                };
-            }
-        }
-    });
 }
 
 /// The applying project's inventory as the broker records it.
@@ -292,16 +240,8 @@ fn record_only<B: Broker>(
 
 /// Which changes were carried out in full and which were not.
 fn report_progress(plan: &crate::plan::Plan, outcome: &apply::Outcome) {
-    let mut done = vec![0usize; plan.changes.len()];
-    let mut total = vec![0usize; plan.changes.len()];
-    for (i, s) in plan.steps.iter().enumerate() {
-        total[s.change] += 1;
-        if outcome.done.contains(&i) {
-            done[s.change] += 1;
-        }
-    }
-    let list = |title: &str, pick: &dyn Fn(usize) -> bool| {
-        let picked: Vec<usize> = (0..plan.changes.len()).filter(|c| total[*c] > 0 && pick(*c)).collect();
+    let (done, not_done) = outcome.changes(plan);
+    let list = |title: &str, picked: &[usize]| {
         if picked.is_empty() {
             return;
         }
@@ -313,8 +253,8 @@ fn report_progress(plan: &crate::plan::Plan, outcome: &apply::Outcome) {
             eprintln!("  … and {} more", picked.len() - 20);
         }
     };
-    list("Carried out", &|c| done[c] == total[c]);
-    list("Not carried out", &|c| done[c] < total[c]);
+    list("Carried out", &done);
+    list("Not carried out", &not_done);
     eprintln!("Run plan to see what remains; apply again to finish once the cause is fixed.");
 }
 
