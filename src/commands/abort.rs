@@ -29,11 +29,22 @@ pub fn run(
     out: Output,
 ) -> error::Result {
     let broker = live_side::open(connection)?;
+    abort(&broker, id, auto_approve, lock_timeout, out)
+}
+
+/// Rolls migration `id` back on `broker`.
+pub fn abort<B: Broker>(
+    broker: &B,
+    id: &str,
+    auto_approve: bool,
+    lock_timeout: Duration,
+    out: Output,
+) -> error::Result {
     let rt = live_side::runtime();
     // The lock and the journal of the records that hold the migration.
-    let place = rt.block_on(place_of(&broker, id)).map_err(super::unchanged)?;
-    session::locked(&rt, &broker, place, lock_timeout, &format!("aborting migration {id}"), |recorder| {
-        rt.block_on(locked(id, auto_approve, &broker, recorder, out))
+    let place = rt.block_on(place_of(broker, id)).map_err(super::unchanged)?;
+    session::locked(&rt, broker, place, lock_timeout, &format!("aborting migration {id}"), |recorder| {
+        rt.block_on(locked(id, auto_approve, broker, recorder, out))
     })
 }
 

@@ -40,14 +40,27 @@ pub fn run(
         return Err(Error::Invalid);
     }
     let broker = live_side::open(connection)?;
+    adopt(&broker, &desired, from, auto_approve, lock_timeout)
+}
+
+/// Hands over to `desired`'s project, on `broker`, the objects it declares
+/// that project `from` owns.
+pub fn adopt<B: Broker>(
+    broker: &B,
+    desired: &Desired,
+    from: &str,
+    auto_approve: bool,
+    lock_timeout: Duration,
+) -> error::Result {
+    let project = desired.project.name.clone();
     let rt = live_side::runtime();
     // Under the lock: no apply may write the records between the reading
     // and the writing.
     let doing = format!("adopting objects of project {from}");
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
     let place = rt.block_on(broker.place_of(&project, &vhosts)).map_err(super::unchanged)?;
-    session::locked(&rt, &broker, place.clone(), lock_timeout, &doing, |_| {
-        rt.block_on(locked(&desired, from, auto_approve, &broker, &place))
+    session::locked(&rt, broker, place.clone(), lock_timeout, &doing, |_| {
+        rt.block_on(locked(desired, from, auto_approve, broker, &place))
     })
 }
 

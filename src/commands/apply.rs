@@ -6,8 +6,9 @@ use std::path::Path;
 use super::live_side;
 use super::plan::{print, print_diagnostics, print_invalid};
 use super::planned::{Planned, compute};
+use super::refusal;
+use super::saved_plan::{self, ApplyInput};
 use super::session::{self, Ended};
-use super::{refusal, saved_plan};
 use crate::apply::{self, Failure};
 use crate::broker::{Broker, RecordStore};
 use crate::cli::Connection;
@@ -36,15 +37,20 @@ pub struct Options {
 pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> error::Result {
     // The files at `path`, or those of a saved plan with its --replace list.
     let input = saved_plan::apply_input(path, &options.replace, out)?;
-    let (desired, path) = (input.desired, input.path.as_path());
-    let run = Request { path, replace: &input.replace, saved: input.saved.as_ref(), options };
-    if desired.has_errors() {
-        return Err(print_invalid(&desired, path, &live_side::describe(connection), Format::Human, out));
+    if input.desired.has_errors() {
+        return Err(print_invalid(&input.desired, &input.path, &live_side::describe(connection), Format::Human, out));
     }
     let broker = match live_side::connect(connection) {
         Ok(b) => b,
-        Err(d) => return Err(fail(&[d], &desired.sources, out, Error::Invalid)),
+        Err(d) => return Err(fail(&[d], &input.desired.sources, out, Error::Invalid)),
     };
+    apply(&broker, input, options, out)
+}
+
+/// Applies valid input to `broker`.
+pub fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, out: Output) -> error::Result {
+    let (desired, path) = (input.desired, input.path.as_path());
+    let run = Request { path, replace: &input.replace, saved: input.saved.as_ref(), options };
     let rt = live_side::runtime();
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
     let place = match rt.block_on(broker.place_of(&desired.project.name, &vhosts)) {
@@ -53,8 +59,8 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output)
     };
     // The lock comes before the live read: a waiting apply plans against
     // the state the holder left, which is usually "no changes".
-    session::locked(&rt, &broker, place, options.lock_timeout, "planning", |recorder| {
-        locked(desired, &run, &broker, &rt, recorder, out)
+    session::locked(&rt, broker, place, options.lock_timeout, "planning", |recorder| {
+        locked(desired, &run, broker, &rt, recorder, out)
     })
 }
 

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::live_side;
-use crate::broker::{BrokerError, FoundJournal, Rabbit, RecordStore};
+use crate::broker::{Broker, BrokerError, FoundJournal, RecordStore};
 use crate::cli::Connection;
 use crate::error::{self, Done, Error};
 use crate::journal::{Journal, Migration, Run};
@@ -12,7 +12,12 @@ use crate::model::Place;
 use crate::output::Output;
 
 pub fn status(connection: &Connection, _out: Output) -> error::Result {
-    let (broker, rt) = connect(connection)?;
+    status_of(&live_side::open(connection)?)
+}
+
+/// The lock and the migrations in flight of every journal on `broker`.
+pub fn status_of(broker: &impl Broker) -> error::Result {
+    let rt = live_side::runtime();
     let found = read(rt.block_on(broker.journals()))?;
     for (i, (place, journal)) in found.iter().enumerate() {
         let held = match rt.block_on(broker.lock_taken(place)) {
@@ -30,7 +35,12 @@ pub fn status(connection: &Connection, _out: Output) -> error::Result {
 }
 
 pub fn history(vhosts: &[String], connection: &Connection, _out: Output) -> error::Result {
-    let (broker, rt) = connect(connection)?;
+    history_of(&live_side::open(connection)?, vhosts)
+}
+
+/// The runs of every journal on `broker`, of `vhosts` only when given.
+pub fn history_of(broker: &impl Broker, vhosts: &[String]) -> error::Result {
+    let rt = live_side::runtime();
     let found = read(rt.block_on(broker.journals()))?;
     for (i, (place, journal)) in found.iter().enumerate() {
         if i > 0 {
@@ -47,11 +57,6 @@ fn heading(place: &Place) -> String {
         Place::Broker => String::new(),
         Place::Vhosts { project, home } => format!("Project \"{project}\" (records in vhost \"{home}\"):\n"),
     }
-}
-
-fn connect(connection: &Connection) -> Result<(Rabbit, tokio::runtime::Runtime), Error> {
-    let broker = live_side::open(connection)?;
-    Ok((broker, live_side::runtime()))
 }
 
 /// Every journal found, read; the broker-wide one, empty, when there is
