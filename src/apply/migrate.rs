@@ -61,7 +61,7 @@ pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
     }
     let torn_down = m.sources.iter().all(|s| {
         !live.exchanges.contains_key(&s.interposed)
-            && s.bindings.iter().all(|b| has(&to(b, &s.exchange.name, DestinationKind::Queue, q)))
+            && s.bindings.iter().all(|b| has(&to(b, &s.exchange, DestinationKind::Queue, q)))
     });
     if torn_down {
         return m.point_of_no_return();

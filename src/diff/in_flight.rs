@@ -158,7 +158,7 @@ fn refuse(r: &Record, want: &Vhost, what: &str, past_no_return: bool) -> Verdict
 mod tests {
     use super::super::{Options, diff};
     use super::*;
-    use crate::journal::SourceRecord;
+    use crate::model::scaffold::Source;
     use crate::model::{ApplyTo, Exchange, Inventory, Ownership, Policy, Queue, QueueType, Table, Topology, scaffold};
 
     fn queue(name: &str, replaces: Option<&str>) -> Queue {
@@ -237,7 +237,7 @@ mod tests {
             steps: vec!["a step".into(); 20],
             done: 12,
             point_of_no_return: 19,
-            sources: vec![SourceRecord {
+            sources: vec![Source {
                 exchange: "shop".into(),
                 kind: "direct".into(),
                 interposed: x2,

@@ -11,18 +11,8 @@
 
 use std::fmt;
 
-use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, QueueType, Table, Value, scaffold};
-
-/// One exchange that routes to the old queue, and its scaffolding.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Source {
-    pub exchange: Exchange,
-    /// The old queue's bindings from this exchange (destination: old queue).
-    pub bindings: Vec<Binding>,
-    pub interposed: String,
-    pub alternate: String,
-    pub policy: String,
-}
+use crate::model::scaffold::{self, Source};
+use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, QueueType, Table, Value};
 
 /// What a migration does, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,18 +103,19 @@ pub fn compile(
     let mut sources: Vec<Source> = Vec::new();
     for b in moved {
         let Some(x) = exchange(&b.source) else { continue };
-        match sources.iter_mut().find(|s| s.exchange.name == x.name) {
+        match sources.iter_mut().find(|s| s.exchange == x.name) {
             Some(s) => s.bindings.push(b.clone()),
             None => sources.push(Source {
                 interposed: scaffold::interposed(p, &x.name),
                 alternate: scaffold::alternate(p, &x.name),
                 policy: scaffold::policy(p, &x.name),
-                exchange: x,
+                exchange: x.name,
+                kind: x.kind,
                 bindings: vec![b.clone()],
             }),
         }
     }
-    sources.sort_by(|a, b| a.exchange.name.cmp(&b.exchange.name));
+    sources.sort_by(|a, b| a.exchange.cmp(&b.exchange));
     let via = |b: &Binding, source: &str, kind: DestinationKind, dest: &str| Binding {
         source: source.to_string(),
         destination_kind: kind,
@@ -136,8 +127,8 @@ pub fn compile(
     let mut steps = Vec::new();
     // Bootstrap: X -> X2 -> P beside X -> P, then X -> P goes.
     for s in &sources {
-        let x = &s.exchange.name;
-        steps.push((Bootstrap, Step::DeclareExchange(internal(&s.interposed, &s.exchange.kind))));
+        let x = &s.exchange;
+        steps.push((Bootstrap, Step::DeclareExchange(internal(&s.interposed, &s.kind))));
         for b in &s.bindings {
             steps.push((Bootstrap, Step::Bind(via(b, x, E, &s.interposed))));
             steps.push((Bootstrap, Step::Bind(via(b, &s.interposed, Q, p))));
@@ -152,7 +143,7 @@ pub fn compile(
         steps.push((Swap, Step::Bind(b.clone())));
     }
     for s in &sources {
-        steps.push((Swap, Step::DeclareExchange(internal(&s.alternate, &s.exchange.kind))));
+        steps.push((Swap, Step::DeclareExchange(internal(&s.alternate, &s.kind))));
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.alternate, Q, q))));
         }
@@ -181,7 +172,7 @@ pub fn compile(
     }
     // Teardown: X -> Q directly, then the interposed path goes.
     for s in &sources {
-        let x = &s.exchange.name;
+        let x = &s.exchange;
         for b in &s.bindings {
             steps.push((Teardown, Step::Bind(via(b, x, Q, q))));
         }

@@ -12,9 +12,7 @@ mod migration;
 mod op;
 mod rollback;
 
-pub use migration::{
-    MigrationPlan, Source, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
-};
+pub use migration::{MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration, policy_priority};
 pub use op::{Op, Phase};
 pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
 

@@ -12,7 +12,7 @@
 //! back, and Q is deleted only when empty and unused (the caller checks).
 
 use super::migration::{Step, internal, policy_priority};
-use crate::journal::SourceRecord;
+use crate::model::scaffold::Source;
 use crate::model::{Binding, DestinationKind, Policy, Queue, Table, Value, Vhost};
 
 /// The rollback of one migration in flight, as `warren abort` and an apply
@@ -54,7 +54,7 @@ pub fn rollback(
     live: &Vhost,
     old: &str,
     new: &str,
-    sources: &[SourceRecord],
+    sources: &[Source],
     added: &[Binding],
     dropped: &[Binding],
 ) -> Result<Vec<Step>, String> {
@@ -128,8 +128,8 @@ mod tests {
     use super::*;
     use crate::model::QueueType;
 
-    fn source() -> SourceRecord {
-        SourceRecord {
+    fn source() -> Source {
+        Source {
             exchange: "x".into(),
             kind: "direct".into(),
             interposed: "x2".into(),
