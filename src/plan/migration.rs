@@ -309,6 +309,17 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn the_step_texts_and_so_the_fingerprint_are_those_earlier_versions_recorded() {
+        // A journal's record resumes by its count of steps done only while
+        // the fingerprint of the step texts is the same.
+        let m = plan();
+        let text = |i: usize| m.steps[i].1.to_string();
+        assert_eq!(text(m.drain_step()), "wait until the old queue is drained (ready 0, unacknowledged 0)");
+        assert_eq!(text(m.point_of_no_return()), "delete the old queue, once drained and without consumers");
+        assert_eq!(crate::apply::migration_fingerprint(&m), "4c22043358ad5be0");
+    }
+
+    #[test]
     fn the_alternate_policy_targets_only_the_interposed_exchange() {
         let m = plan();
         let policy = m.steps.iter().find_map(|(_, s)| if let Step::SetPolicy(p) = s { Some(p) } else { None }).unwrap();
