@@ -282,7 +282,11 @@ mod tests {
         assert_eq!(plan.steps.len(), 1);
         let crate::plan::Op::Rollback(r) = &plan.steps[0].op else { panic!("{:?}", plan.steps[0].op) };
         assert_eq!((r.id.as_str(), r.old.as_str()), ("m1", "old"));
-        assert!(r.new_queue.is_some(), "the new queue is deleted by the rollback, if empty and unused");
+        assert!(
+            matches!(r.steps.last(), Some(crate::plan::MigrationStep::Retire { queue, if_busy: crate::plan::IfBusy::Keep, .. }) if queue == "new"),
+            "the rollback's last step deletes the new queue, if empty and unused: {:?}",
+            r.steps
+        );
         let direct = bind("shop", DestinationKind::Queue, "old");
         assert!(r.steps.contains(&crate::plan::MigrationStep::Bind(direct)), "{:?}", r.steps);
         assert_eq!(plan.summary().rollback, 1);

@@ -14,7 +14,7 @@ use std::fmt;
 use crate::model::scaffold::{self, Source};
 use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, QueueType, Table, Value};
 
-/// What a migration does, in order.
+/// What a migration does, in order; a rollback is made of the same steps.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     DeclareExchange(Exchange),
@@ -29,13 +29,34 @@ pub enum Step {
         policy: String,
     },
     DeletePolicy(String),
-    /// Wait until the old queue holds nothing (ready and unacknowledged).
-    AwaitDrained,
-    DeleteExchange(String),
-    /// Delete the old queue once drained and unused: the point of no return.
-    Retire {
+    /// Wait until the old queue holds nothing (ready and unacknowledged),
+    /// with no consumers left on it: they are to move to `successor`.
+    AwaitDrained {
+        queue: String,
         kind: QueueType,
+        successor: String,
     },
+    DeleteExchange(String),
+    /// Delete `queue` once it is empty and unused, as read right before:
+    /// a migration's old queue (the point of no return), or a rollback's
+    /// new queue.
+    Retire {
+        queue: String,
+        kind: QueueType,
+        if_busy: IfBusy,
+    },
+}
+
+/// What a retirement does with a queue that still holds messages or has
+/// consumers right before its deletion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfBusy {
+    /// The migration pauses with everything in place; a later apply
+    /// retires the old queue.
+    Pause,
+    /// The queue stays for its consumers, and the run says why: nothing
+    /// routes to a rolled-back migration's new queue any more.
+    Keep,
 }
 
 /// The compiled migration of one queue.
@@ -73,7 +94,7 @@ impl MigrationPlan {
     /// Index of the drain wait: a resumed run that finds every source
     /// already swapped starts here.
     pub fn drain_step(&self) -> usize {
-        self.steps.iter().position(|(_, s)| matches!(s, Step::AwaitDrained)).unwrap_or(0)
+        self.steps.iter().position(|(_, s)| matches!(s, Step::AwaitDrained { .. })).unwrap_or(0)
     }
 }
 
@@ -162,7 +183,7 @@ pub fn compile(
     for b in dropped {
         steps.push((Swap, Step::Unbind(b.clone())));
     }
-    steps.push((Swap, Step::AwaitDrained));
+    steps.push((Swap, Step::AwaitDrained { queue: p.to_string(), kind: old.kind, successor: q.to_string() }));
     for s in &sources {
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.interposed, Q, q))));
@@ -190,7 +211,7 @@ pub fn compile(
     for name in leftover_exchanges {
         steps.push((Teardown, Step::DeleteExchange(name.clone())));
     }
-    steps.push((Retire, Step::Retire { kind: old.kind }));
+    steps.push((Retire, Step::Retire { queue: p.to_string(), kind: old.kind, if_busy: IfBusy::Pause }));
     MigrationPlan {
         vhost: vhost.to_string(),
         old: old.clone(),
@@ -234,9 +255,16 @@ impl fmt::Display for Step {
                 write!(f, "verify that \"{exchange}\" is governed by policy \"{policy}\"")
             }
             Step::DeletePolicy(p) => write!(f, "delete policy \"{p}\""),
-            Step::AwaitDrained => write!(f, "wait until the old queue is drained (ready 0, unacknowledged 0)"),
+            // The texts of a migration's steps are in the journal's records
+            // and their fingerprint: they stay as they were.
+            Step::AwaitDrained { .. } => write!(f, "wait until the old queue is drained (ready 0, unacknowledged 0)"),
             Step::DeleteExchange(x) => write!(f, "delete exchange \"{x}\""),
-            Step::Retire { .. } => write!(f, "delete the old queue, once drained and without consumers"),
+            Step::Retire { if_busy: IfBusy::Pause, .. } => {
+                write!(f, "delete the old queue, once drained and without consumers")
+            }
+            Step::Retire { queue, if_busy: IfBusy::Keep, .. } => {
+                write!(f, "delete queue \"{queue}\" if it is empty and unused")
+            }
         }
     }
 }

@@ -12,7 +12,9 @@ mod migration;
 mod op;
 mod rollback;
 
-pub use migration::{MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration, policy_priority};
+pub use migration::{
+    IfBusy, MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
+};
 pub use op::{Op, Phase};
 pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
 
