@@ -1,5 +1,6 @@
 //! Carries out one compiled migration (see `plan::migration`), resuming
-//! where an earlier run stopped, and waiting for the old queue to drain.
+//! where an earlier run stopped, and waiting for the old queue to drain;
+//! and any sequence of migration steps, a rollback's too (`run_steps`).
 //!
 //! Where a run starts is read from the live state: every step is safe to
 //! repeat, but repeating the bootstrap after the swap would send messages
@@ -16,7 +17,7 @@ use super::failure::Failure;
 use super::recorder::Recorder;
 use crate::broker::{Broker, BrokerError, Freshness, Leadership, Reading};
 use crate::model::{Binding, DestinationKind, QueueType, Vhost};
-use crate::plan::{MigrationPlan, MigrationStep as Step, Op};
+use crate::plan::{IfBusy, MigrationPlan, MigrationStep as Step, Op};
 
 /// How long to wait for a drain, and how often to look.
 #[derive(Debug, Clone, Copy)]
@@ -61,7 +62,7 @@ pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
     }
     let torn_down = m.sources.iter().all(|s| {
         !live.exchanges.contains_key(&s.interposed)
-            && s.bindings.iter().all(|b| has(&to(b, &s.exchange.name, DestinationKind::Queue, q)))
+            && s.bindings.iter().all(|b| has(&to(b, &s.exchange, DestinationKind::Queue, q)))
     });
     if torn_down {
         return m.point_of_no_return();
@@ -75,11 +76,8 @@ pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
     if swapped { m.drain_step() } else { 0 }
 }
 
-/// Runs the migration's steps from `from`, recording each in the journal
-/// (as migration `id`) before the next starts, and telling `events` as each
-/// starts and ends. Each request step holds a permit of `limit` (requests
-/// in flight across the plan); the waits (policy applied, drain) hold none,
-/// so that many migrations wait for their drains at once.
+/// Runs the migration's steps from `from`, as [`run_steps`] does, recorded
+/// in the journal as migration `id`.
 pub async fn run<B: Broker>(
     broker: &B,
     m: &MigrationPlan,
@@ -90,29 +88,67 @@ pub async fn run<B: Broker>(
     events: &Events,
 ) -> Result<(), Failure> {
     let (recorder, id) = journal;
-    let v = m.vhost.clone();
-    for (i, (_, step)) in m.steps.iter().enumerate().skip(from) {
-        recorder.check()?;
-        let waits = matches!(step, Step::VerifyPolicy { .. } | Step::AwaitDrained);
-        let _permit = if waits { None } else { Some(limit.acquire().await.expect("the semaphore is never closed")) };
-        let what = format!("migrate queue \"{}\": step {} of {}: {step}", m.old.name, i + 1, m.steps.len());
-        let work = async {
-            match step {
-                Step::AwaitDrained => await_drained(broker, m, drain, events).await,
-                Step::Retire { kind } => retire(broker, m, *kind).await,
-                other => topology_step(broker, &v, other).await,
-            }
-        };
-        events.step(what.clone(), work).await?;
-        recorder.migration_step(id, i, &what).await?;
-    }
-    Ok(())
+    let steps = Sequence {
+        vhost: &m.vhost,
+        label: format!("migrate queue \"{}\"", m.old.name),
+        record: id,
+        steps: m.steps.iter().map(|(_, s)| s).collect(),
+    };
+    // Its retirement pauses on a busy queue: it keeps none.
+    run_steps(broker, &steps, from, drain, limit, recorder, events).await.map(|_| ())
 }
 
-/// A step that changes the topology of `vhost` (or waits for a policy to
-/// take effect): any step but the drain wait and the retirement, which
-/// need the whole migration. A rollback is made of these alone.
-pub async fn topology_step(broker: &impl Broker, vhost: &str, step: &Step) -> Result<(), Failure> {
+/// Steps in one vhost, as a migration or a rollback carries them out.
+pub struct Sequence<'a> {
+    pub vhost: &'a str,
+    /// What the steps do, in the words of each step's record:
+    /// `migrate queue "orders"`.
+    pub label: String,
+    /// The journal's migration that counts the steps done.
+    pub record: &'a str,
+    pub steps: Vec<&'a Step>,
+}
+
+/// Runs the steps from `from`, recording each in the journal before the
+/// next starts, and telling `events` as each starts and ends. Each request
+/// step holds a permit of `limit` (requests in flight across the plan);
+/// the waits (policy applied, drain) hold none, so that many migrations
+/// wait for their drains at once. Says why each queue a retirement kept
+/// was kept.
+pub async fn run_steps<B: Broker>(
+    broker: &B,
+    s: &Sequence<'_>,
+    from: usize,
+    drain: Drain,
+    limit: &Semaphore,
+    recorder: &Recorder<B>,
+    events: &Events,
+) -> Result<Vec<String>, Failure> {
+    let mut kept = Vec::new();
+    for (i, step) in s.steps.iter().enumerate().skip(from) {
+        recorder.check()?;
+        let waits = matches!(step, Step::VerifyPolicy { .. } | Step::AwaitDrained { .. });
+        let _permit = if waits { None } else { Some(limit.acquire().await.expect("the semaphore is never closed")) };
+        let what = format!("{}: step {} of {}: {step}", s.label, i + 1, s.steps.len());
+        let work = async {
+            kept.extend(carry_out(broker, s.vhost, step, drain, events).await?);
+            Ok(())
+        };
+        events.step(what.clone(), work).await?;
+        recorder.migration_step(s.record, i, &what).await?;
+    }
+    Ok(kept)
+}
+
+/// Carries out one step in `vhost`; says why the queue a retirement kept
+/// was kept.
+async fn carry_out(
+    broker: &impl Broker,
+    vhost: &str,
+    step: &Step,
+    drain: Drain,
+    events: &Events,
+) -> Result<Option<String>, Failure> {
     let v = vhost.to_string();
     let op = match step {
         Step::DeclareExchange(x) => Op::DeclareExchange { vhost: v, exchange: x.clone() },
@@ -122,12 +158,22 @@ pub async fn topology_step(broker: &impl Broker, vhost: &str, step: &Step) -> Re
         Step::SetPolicy(p) => Op::PutPolicy { vhost: v, policy: p.clone(), operator: false },
         Step::DeletePolicy(name) => Op::DeletePolicy { vhost: v, name: name.clone(), operator: false },
         Step::DeleteExchange(name) => Op::DeleteExchange { vhost: v, name: name.clone() },
-        Step::VerifyPolicy { exchange, policy } => return verify_policy(broker, vhost, exchange, policy).await,
-        Step::AwaitDrained | Step::Retire { .. } => {
-            return Err(Failure::Refused(format!("\"{step}\" needs the whole migration, not only its vhost")));
+        Step::VerifyPolicy { exchange, policy } => {
+            return verify_policy(broker, vhost, exchange, policy).await.map(|()| None);
+        }
+        Step::AwaitDrained { queue, kind, successor } => {
+            let q = Drained { vhost, queue, kind: *kind, successor };
+            return await_drained(broker, &q, drain, events).await.map(|()| None);
+        }
+        Step::Retire { queue, kind, if_busy: IfBusy::Pause } => {
+            return retire(broker, vhost, queue, *kind).await.map(|()| None);
+        }
+        Step::Retire { queue, kind, if_busy: IfBusy::Keep } => {
+            return Ok(retire_or_keep(broker, vhost, queue, *kind).await);
         }
     };
-    Ok(super::op::run(broker, &op, false, None).await?)
+    super::op::run(broker, &op, false, None).await?;
+    Ok(None)
 }
 
 /// The broker applies policies a few seconds late (reference 3.2): wait for
@@ -152,22 +198,31 @@ async fn verify_policy(broker: &impl Broker, vhost: &str, exchange: &str, policy
     }
 }
 
+/// The queue a drain wait is for.
+struct Drained<'a> {
+    vhost: &'a str,
+    queue: &'a str,
+    kind: QueueType,
+    /// Where its consumers are to move.
+    successor: &'a str,
+}
+
 /// Waits until the old queue holds nothing, by readings from fresh sources
 /// that span more than one statistics interval; `events` gets every reading.
-async fn await_drained(broker: &impl Broker, m: &MigrationPlan, drain: Drain, events: &Events) -> Result<(), Failure> {
-    let result = drain_wait(broker, m, drain, events).await;
-    events.send(Event::DrainOver { vhost: m.vhost.clone(), old: m.old.name.clone() });
+async fn await_drained(broker: &impl Broker, q: &Drained<'_>, drain: Drain, events: &Events) -> Result<(), Failure> {
+    let result = drain_wait(broker, q, drain, events).await;
+    events.send(Event::DrainOver { vhost: q.vhost.to_string(), old: q.queue.to_string() });
     result
 }
 
-async fn drain_wait(broker: &impl Broker, m: &MigrationPlan, drain: Drain, events: &Events) -> Result<(), Failure> {
-    let (v, p) = (&m.vhost, &m.old.name);
-    let quorum = m.old.kind == QueueType::Quorum;
+async fn drain_wait(broker: &impl Broker, q: &Drained<'_>, drain: Drain, events: &Events) -> Result<(), Failure> {
+    let (v, p) = (q.vhost, q.queue);
+    let quorum = q.kind == QueueType::Quorum;
     let started = Instant::now();
     let show = |r: &Reading, rate: f64, leaderless: Option<String>| {
         events.send(Event::Draining(DrainReading {
-            vhost: v.clone(),
-            old: p.clone(),
+            vhost: v.to_string(),
+            old: p.to_string(),
             ready: r.ready,
             unacked: r.unacked,
             consumers: r.consumers,
@@ -215,7 +270,7 @@ async fn drain_wait(broker: &impl Broker, m: &MigrationPlan, drain: Drain, event
             if r.consumers > 0 {
                 return Err(Failure::Paused(format!(
                     "\"{p}\" is drained but {} consumer(s) are still attached (a rolling deployment?); everything stays in place: run apply again once they have moved to \"{}\"",
-                    r.consumers, m.new.name
+                    r.consumers, q.successor
                 )));
             }
             return Ok(());
@@ -300,11 +355,11 @@ fn rate(history: &[(Instant, Reading)]) -> f64 {
     if dt > 0.0 { (before - after) / dt } else { 0.0 }
 }
 
-/// Deletes the old queue: the point of no return. Checked right before:
-/// classic queues by the broker (if-empty, if-unused), others by warren,
-/// since quorum queues refuse those flags and streams ignore them.
-async fn retire(broker: &impl Broker, m: &MigrationPlan, kind: QueueType) -> Result<(), Failure> {
-    let (v, p) = (&m.vhost, &m.old.name);
+/// Deletes a migration's old queue `p`: the point of no return. Checked
+/// right before: classic queues by the broker (if-empty, if-unused),
+/// others by warren, since quorum queues refuse those flags and streams
+/// ignore them. A busy queue pauses the migration.
+async fn retire(broker: &impl Broker, v: &str, p: &str, kind: QueueType) -> Result<(), Failure> {
     match empty_and_unused(broker, v, p, kind).await? {
         Emptiness::Gone => return Ok(()),
         Emptiness::Busy(r) => {
@@ -320,7 +375,7 @@ async fn retire(broker: &impl Broker, m: &MigrationPlan, kind: QueueType) -> Res
         }
         Emptiness::Empty => {}
     }
-    let op = Op::DeleteQueue { vhost: v.clone(), name: p.clone(), kind };
+    let op = Op::DeleteQueue { vhost: v.to_string(), name: p.to_string(), kind };
     match super::op::run(broker, &op, kind == QueueType::Classic, None).await {
         Err(BrokerError::Refused { reason, .. }) if reason.contains("not empty") || reason.contains("in use") => {
             Err(Failure::Paused(format!("the broker kept \"{p}\": {reason}")))
@@ -329,8 +384,33 @@ async fn retire(broker: &impl Broker, m: &MigrationPlan, kind: QueueType) -> Res
     }
 }
 
+/// Deletes a rolled-back migration's new queue `q` when it is empty and
+/// unused, checked as [`retire`] does; otherwise it stays for its
+/// consumers, and this says why.
+async fn retire_or_keep(broker: &impl Broker, v: &str, q: &str, kind: QueueType) -> Option<String> {
+    let kept = |why: String| Some(format!("Queue \"{q}\" was kept: {why}"));
+    match empty_and_unused(broker, v, q, kind).await {
+        Ok(Emptiness::Empty) => {
+            let op = Op::DeleteQueue { vhost: v.to_string(), name: q.to_string(), kind };
+            match super::op::run(broker, &op, kind == QueueType::Classic, None).await {
+                Ok(()) => None,
+                Err(e) => kept(format!("{e}.")),
+            }
+        }
+        Ok(Emptiness::Busy(r)) => kept(format!(
+            "it holds {} ready and {} unacknowledged message(s) that arrived during the migration, and has {} consumer(s). Nothing routes to it any more; delete it once its consumers have drained it.",
+            r.ready, r.unacked, r.consumers
+        )),
+        Ok(Emptiness::Leaderless(why)) => kept(format!(
+            "it is a quorum queue without a leader ({why}), so its reading of 0 messages proves nothing. Nothing routes to it any more; delete it once it is back and empty."
+        )),
+        Ok(Emptiness::Gone) => None,
+        Err(e) => kept(format!("could not read its counts: {e}.")),
+    }
+}
+
 /// What the last look before deleting a queue found.
-pub enum Emptiness {
+enum Emptiness {
     Empty,
     Gone,
     /// Messages or consumers, as read.
@@ -341,12 +421,7 @@ pub enum Emptiness {
 
 /// Whether a queue is empty and unused right now: fresh readings, never a
 /// shared listing, and for a quorum queue a leader that answered them.
-pub async fn empty_and_unused(
-    broker: &impl Broker,
-    v: &str,
-    q: &str,
-    kind: QueueType,
-) -> Result<Emptiness, BrokerError> {
+async fn empty_and_unused(broker: &impl Broker, v: &str, q: &str, kind: QueueType) -> Result<Emptiness, BrokerError> {
     let Some((_, r)) = broker.read_queue(v, q, Freshness::Now).await? else { return Ok(Emptiness::Gone) };
     if r.ready > 0 || r.unacked > 0 || r.consumers > 0 {
         return Ok(Emptiness::Busy(r));

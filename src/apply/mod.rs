@@ -127,18 +127,7 @@ pub fn migration_record(
         steps: m.steps.iter().map(|(_, s)| s.to_string()).collect(),
         done: earlier.map_or(0, |e| e.done),
         point_of_no_return: m.point_of_no_return(),
-        sources: m
-            .sources
-            .iter()
-            .map(|s| journal::SourceRecord {
-                exchange: s.exchange.name.clone(),
-                kind: s.exchange.kind.clone(),
-                interposed: s.interposed.clone(),
-                alternate: s.alternate.clone(),
-                policy: s.policy.clone(),
-                bindings: s.bindings.clone(),
-            })
-            .collect(),
+        sources: m.sources.clone(),
         added: m.added.clone(),
         dropped: m.dropped.clone(),
         queue: Some(journal::declaration(&m.new)),

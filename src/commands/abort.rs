@@ -98,7 +98,7 @@ async fn locked<B: Broker>(
         "warren will roll back migration {id} in vhost \"{}\": queue \"{}\" >> \"{}\", back to \"{}\".",
         m.vhost, m.old, m.new, m.old
     );
-    for (i, s) in r.steps.iter().enumerate() {
+    for (i, s) in r.steps_back().iter().enumerate() {
         println!("  {:>2}. {s}", i + 1);
     }
     println!(

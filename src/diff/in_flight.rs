@@ -158,7 +158,7 @@ fn refuse(r: &Record, want: &Vhost, what: &str, past_no_return: bool) -> Verdict
 mod tests {
     use super::super::{Options, diff};
     use super::*;
-    use crate::journal::SourceRecord;
+    use crate::model::scaffold::Source;
     use crate::model::{ApplyTo, Exchange, Inventory, Ownership, Policy, Queue, QueueType, Table, Topology, scaffold};
 
     fn queue(name: &str, replaces: Option<&str>) -> Queue {
@@ -237,7 +237,7 @@ mod tests {
             steps: vec!["a step".into(); 20],
             done: 12,
             point_of_no_return: 19,
-            sources: vec![SourceRecord {
+            sources: vec![Source {
                 exchange: "shop".into(),
                 kind: "direct".into(),
                 interposed: x2,
@@ -282,7 +282,11 @@ mod tests {
         assert_eq!(plan.steps.len(), 1);
         let crate::plan::Op::Rollback(r) = &plan.steps[0].op else { panic!("{:?}", plan.steps[0].op) };
         assert_eq!((r.id.as_str(), r.old.as_str()), ("m1", "old"));
-        assert!(r.new_queue.is_some(), "the new queue is deleted by the rollback, if empty and unused");
+        assert!(
+            matches!(r.steps.last(), Some(crate::plan::MigrationStep::Retire { queue, if_busy: crate::plan::IfBusy::Keep, .. }) if queue == "new"),
+            "the rollback's last step deletes the new queue, if empty and unused: {:?}",
+            r.steps
+        );
         let direct = bind("shop", DestinationKind::Queue, "old");
         assert!(r.steps.contains(&crate::plan::MigrationStep::Bind(direct)), "{:?}", r.steps);
         assert_eq!(plan.summary().rollback, 1);

@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::Binding;
+use crate::model::scaffold::Source;
+use crate::model::{Binding, exported_bindings};
 
 pub use actor::actor;
 pub use time::now;
@@ -181,12 +182,14 @@ pub struct Migration {
     pub done: usize,
     /// Index of the step that deletes the old queue.
     pub point_of_no_return: usize,
-    pub sources: Vec<SourceRecord>,
+    /// The exchanges that routed to the old queue, with their scaffolding,
+    /// as the migration was compiled.
+    pub sources: Vec<Source>,
     /// The new queue's bindings with no counterpart on the old one, and
     /// the old one's with none on the new.
-    #[serde(default, with = "bindings")]
+    #[serde(default, with = "exported_bindings")]
     pub added: Vec<Binding>,
-    #[serde(default, with = "bindings")]
+    #[serde(default, with = "exported_bindings")]
     pub dropped: Vec<Binding>,
     /// The new queue as the files declared it ([`declaration`]): files
     /// that declare it otherwise change the migration. Absent in records
@@ -198,37 +201,6 @@ pub struct Migration {
     pub state: MigrationState,
     #[serde(default)]
     pub detail: Option<String>,
-}
-
-/// One source exchange of a migration and the scaffolding warren put up.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SourceRecord {
-    pub exchange: String,
-    pub kind: String,
-    pub interposed: String,
-    pub alternate: String,
-    pub policy: String,
-    /// The old queue's bindings from this exchange (destination: the old queue).
-    #[serde(default, with = "bindings")]
-    pub bindings: Vec<Binding>,
-}
-
-/// Bindings as the journal stores them: as a definitions export writes
-/// them, so that the record reads as one.
-mod bindings {
-    use serde::de::Error;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::model::{Binding, binding_from, binding_json};
-
-    pub fn serialize<S: Serializer>(list: &[Binding], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(list.iter().map(binding_json))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Binding>, D::Error> {
-        let list = Vec::<serde_json::Value>::deserialize(d)?;
-        list.iter().map(|b| binding_from(b).map_err(D::Error::custom)).collect()
-    }
 }
 
 impl Journal {
@@ -414,6 +386,33 @@ mod tests {
     fn a_journal_of_another_format_is_refused() {
         let v = serde_json::json!({"format": 9, "generation": 1, "current": null});
         assert!(Journal::from_json(Some(v)).unwrap_err().contains("format 9"));
+    }
+
+    #[test]
+    fn a_migration_record_keeps_the_json_of_earlier_versions() {
+        // As warren has written it since sources were recorded: a source's
+        // exchange by name and type, its bindings as an export has them.
+        let written = serde_json::json!({
+            "id": "ab12cd34", "vhost": "v", "old": "p", "new": "q", "fingerprint": "0011223344556677",
+            "steps": ["declare internal topic exchange \"warren.migrate.p.x\""], "done": 1, "point_of_no_return": 9,
+            "sources": [{
+                "exchange": "x", "kind": "topic", "interposed": "warren.migrate.p.x",
+                "alternate": "warren.migrate.p.x.ae", "policy": "warren.migrate.p.x",
+                "bindings": [{"source": "x", "destination": "p", "destination_type": "queue", "routing_key": "k.#", "arguments": {"x-match": "all"}}]
+            }],
+            "added": [{"source": "y", "destination": "q", "destination_type": "queue", "routing_key": "", "arguments": {}}],
+            "dropped": [],
+            "queue": {"type": "quorum", "durable": true, "auto_delete": false, "arguments": {}},
+            "started": "t0", "updated": "t1", "state": "paused", "detail": "waiting"
+        });
+        let m: Migration = serde_json::from_value(written.clone()).unwrap();
+        let s = &m.sources[0];
+        assert_eq!((s.exchange.as_str(), s.kind.as_str(), s.bindings[0].routing_key.as_str()), ("x", "topic", "k.#"));
+        assert_eq!(serde_json::to_value(&m).unwrap(), written, "written back as it was read");
+        let mut bare = written.clone();
+        bare["sources"][0].as_object_mut().unwrap().remove("bindings");
+        let m: Migration = serde_json::from_value(bare).unwrap();
+        assert!(m.sources[0].bindings.is_empty(), "a source without bindings reads");
     }
 
     #[test]

@@ -189,6 +189,24 @@ pub fn binding_json(b: &Binding) -> Json {
     })
 }
 
+/// Bindings in the shape of [`binding_json`], for `#[serde(with = ..)]`:
+/// warren's records keep bindings as a definitions export writes them.
+pub mod exported_bindings {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{Binding, binding_from, binding_json};
+
+    pub fn serialize<S: Serializer>(list: &[Binding], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(binding_json))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Binding>, D::Error> {
+        let list = Vec::<serde_json::Value>::deserialize(d)?;
+        list.iter().map(|b| binding_from(b).map_err(D::Error::custom)).collect()
+    }
+}
+
 /// The inverse of [`binding_json`].
 pub fn binding_from(v: &Json) -> Result<Binding, String> {
     let destination_kind = match v["destination_type"].as_str() {

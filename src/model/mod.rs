@@ -16,7 +16,9 @@ mod value;
 pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, is_age};
 pub use effective::{Matcher, matching_queue};
 pub use graph::{LazyGraph, Node, RoutingGraph};
-pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_from, binding_json};
+pub use inventory::{
+    BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_from, binding_json, exported_bindings,
+};
 pub use key::ObjectKey;
 pub use ownership::{DEFAULT_PROJECT, Ownership, is_shared};
 pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution};

@@ -1,6 +1,28 @@
-//! Names of the objects a live migration puts up for a while and takes
-//! down again. They are derived from the old queue and the source exchange
+//! The objects a live migration puts up for a while and takes down again.
+//! Their names are derived from the old queue and the source exchange
 //! alone, so a resumed run finds the ones an earlier run made.
+
+use serde::{Deserialize, Serialize};
+
+use super::topology::Binding;
+
+/// One exchange that routes to a migration's old queue, and the
+/// scaffolding put up for it: what the compiled migration works from and
+/// what the journal records (in the same JSON since it was first written),
+/// so that a rollback needs nothing but the record.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The source exchange's name.
+    pub exchange: String,
+    /// Its type, which the interposed and alternate exchanges take.
+    pub kind: String,
+    pub interposed: String,
+    pub alternate: String,
+    pub policy: String,
+    /// The old queue's bindings from this exchange (destination: the old queue).
+    #[serde(default, with = "super::exported_bindings")]
+    pub bindings: Vec<Binding>,
+}
 
 /// Every scaffolding object's name starts with this; files may not use it.
 pub const PREFIX: &str = "warren.migrate.";

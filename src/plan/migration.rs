@@ -11,20 +11,10 @@
 
 use std::fmt;
 
-use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, QueueType, Table, Value, scaffold};
+use crate::model::scaffold::{self, Source};
+use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, QueueType, Table, Value};
 
-/// One exchange that routes to the old queue, and its scaffolding.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Source {
-    pub exchange: Exchange,
-    /// The old queue's bindings from this exchange (destination: old queue).
-    pub bindings: Vec<Binding>,
-    pub interposed: String,
-    pub alternate: String,
-    pub policy: String,
-}
-
-/// What a migration does, in order.
+/// What a migration does, in order; a rollback is made of the same steps.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     DeclareExchange(Exchange),
@@ -39,13 +29,34 @@ pub enum Step {
         policy: String,
     },
     DeletePolicy(String),
-    /// Wait until the old queue holds nothing (ready and unacknowledged).
-    AwaitDrained,
-    DeleteExchange(String),
-    /// Delete the old queue once drained and unused: the point of no return.
-    Retire {
+    /// Wait until the old queue holds nothing (ready and unacknowledged),
+    /// with no consumers left on it: they are to move to `successor`.
+    AwaitDrained {
+        queue: String,
         kind: QueueType,
+        successor: String,
     },
+    DeleteExchange(String),
+    /// Delete `queue` once it is empty and unused, as read right before:
+    /// a migration's old queue (the point of no return), or a rollback's
+    /// new queue.
+    Retire {
+        queue: String,
+        kind: QueueType,
+        if_busy: IfBusy,
+    },
+}
+
+/// What a retirement does with a queue that still holds messages or has
+/// consumers right before its deletion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfBusy {
+    /// The migration pauses with everything in place; a later apply
+    /// retires the old queue.
+    Pause,
+    /// The queue stays for its consumers, and the run says why: nothing
+    /// routes to a rolled-back migration's new queue any more.
+    Keep,
 }
 
 /// The compiled migration of one queue.
@@ -83,7 +94,7 @@ impl MigrationPlan {
     /// Index of the drain wait: a resumed run that finds every source
     /// already swapped starts here.
     pub fn drain_step(&self) -> usize {
-        self.steps.iter().position(|(_, s)| matches!(s, Step::AwaitDrained)).unwrap_or(0)
+        self.steps.iter().position(|(_, s)| matches!(s, Step::AwaitDrained { .. })).unwrap_or(0)
     }
 }
 
@@ -113,18 +124,19 @@ pub fn compile(
     let mut sources: Vec<Source> = Vec::new();
     for b in moved {
         let Some(x) = exchange(&b.source) else { continue };
-        match sources.iter_mut().find(|s| s.exchange.name == x.name) {
+        match sources.iter_mut().find(|s| s.exchange == x.name) {
             Some(s) => s.bindings.push(b.clone()),
             None => sources.push(Source {
                 interposed: scaffold::interposed(p, &x.name),
                 alternate: scaffold::alternate(p, &x.name),
                 policy: scaffold::policy(p, &x.name),
-                exchange: x,
+                exchange: x.name,
+                kind: x.kind,
                 bindings: vec![b.clone()],
             }),
         }
     }
-    sources.sort_by(|a, b| a.exchange.name.cmp(&b.exchange.name));
+    sources.sort_by(|a, b| a.exchange.cmp(&b.exchange));
     let via = |b: &Binding, source: &str, kind: DestinationKind, dest: &str| Binding {
         source: source.to_string(),
         destination_kind: kind,
@@ -136,8 +148,8 @@ pub fn compile(
     let mut steps = Vec::new();
     // Bootstrap: X -> X2 -> P beside X -> P, then X -> P goes.
     for s in &sources {
-        let x = &s.exchange.name;
-        steps.push((Bootstrap, Step::DeclareExchange(internal(&s.interposed, &s.exchange.kind))));
+        let x = &s.exchange;
+        steps.push((Bootstrap, Step::DeclareExchange(internal(&s.interposed, &s.kind))));
         for b in &s.bindings {
             steps.push((Bootstrap, Step::Bind(via(b, x, E, &s.interposed))));
             steps.push((Bootstrap, Step::Bind(via(b, &s.interposed, Q, p))));
@@ -152,7 +164,7 @@ pub fn compile(
         steps.push((Swap, Step::Bind(b.clone())));
     }
     for s in &sources {
-        steps.push((Swap, Step::DeclareExchange(internal(&s.alternate, &s.exchange.kind))));
+        steps.push((Swap, Step::DeclareExchange(internal(&s.alternate, &s.kind))));
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.alternate, Q, q))));
         }
@@ -171,7 +183,7 @@ pub fn compile(
     for b in dropped {
         steps.push((Swap, Step::Unbind(b.clone())));
     }
-    steps.push((Swap, Step::AwaitDrained));
+    steps.push((Swap, Step::AwaitDrained { queue: p.to_string(), kind: old.kind, successor: q.to_string() }));
     for s in &sources {
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.interposed, Q, q))));
@@ -181,7 +193,7 @@ pub fn compile(
     }
     // Teardown: X -> Q directly, then the interposed path goes.
     for s in &sources {
-        let x = &s.exchange.name;
+        let x = &s.exchange;
         for b in &s.bindings {
             steps.push((Teardown, Step::Bind(via(b, x, Q, q))));
         }
@@ -199,7 +211,7 @@ pub fn compile(
     for name in leftover_exchanges {
         steps.push((Teardown, Step::DeleteExchange(name.clone())));
     }
-    steps.push((Retire, Step::Retire { kind: old.kind }));
+    steps.push((Retire, Step::Retire { queue: p.to_string(), kind: old.kind, if_busy: IfBusy::Pause }));
     MigrationPlan {
         vhost: vhost.to_string(),
         old: old.clone(),
@@ -243,9 +255,16 @@ impl fmt::Display for Step {
                 write!(f, "verify that \"{exchange}\" is governed by policy \"{policy}\"")
             }
             Step::DeletePolicy(p) => write!(f, "delete policy \"{p}\""),
-            Step::AwaitDrained => write!(f, "wait until the old queue is drained (ready 0, unacknowledged 0)"),
+            // The texts of a migration's steps are in the journal's records
+            // and their fingerprint: they stay as they were.
+            Step::AwaitDrained { .. } => write!(f, "wait until the old queue is drained (ready 0, unacknowledged 0)"),
             Step::DeleteExchange(x) => write!(f, "delete exchange \"{x}\""),
-            Step::Retire { .. } => write!(f, "delete the old queue, once drained and without consumers"),
+            Step::Retire { if_busy: IfBusy::Pause, .. } => {
+                write!(f, "delete the old queue, once drained and without consumers")
+            }
+            Step::Retire { queue, if_busy: IfBusy::Keep, .. } => {
+                write!(f, "delete queue \"{queue}\" if it is empty and unused")
+            }
         }
     }
 }
@@ -315,6 +334,17 @@ pub(super) mod tests {
         assert!(unbind(x2, "orders") < m.drain_step() && m.drain_step() < bind(x2, "orders.v2"));
         assert!(bind("shop", "orders.v2") < unbind("shop", x2), "X -> Q before X -> X2 goes");
         assert_eq!(m.point_of_no_return(), m.steps.len() - 1, "deleting the old queue is the last step");
+    }
+
+    #[test]
+    fn the_step_texts_and_so_the_fingerprint_are_those_earlier_versions_recorded() {
+        // A journal's record resumes by its count of steps done only while
+        // the fingerprint of the step texts is the same.
+        let m = plan();
+        let text = |i: usize| m.steps[i].1.to_string();
+        assert_eq!(text(m.drain_step()), "wait until the old queue is drained (ready 0, unacknowledged 0)");
+        assert_eq!(text(m.point_of_no_return()), "delete the old queue, once drained and without consumers");
+        assert_eq!(crate::apply::migration_fingerprint(&m), "4c22043358ad5be0");
     }
 
     #[test]

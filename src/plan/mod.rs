@@ -13,7 +13,7 @@ mod op;
 mod rollback;
 
 pub use migration::{
-    MigrationPlan, Source, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
+    IfBusy, MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
 };
 pub use op::{Op, Phase};
 pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
@@ -81,8 +81,9 @@ impl Plan {
     }
 }
 
-/// Orders the diff's changes into steps; `desired` and `live` supply the
-/// full objects the operations carry.
+/// Orders the diff's changes into steps: each change carries the object it
+/// puts on the broker ([`Change::declared`]); `live` supplies what the
+/// operations keep or remove.
 pub fn build(diff: Diff, live: &Topology) -> Plan {
     // A recreated exchange or queue takes its bindings with it when it is
     // deleted: removing them again later would be a step on a missing object.

@@ -9,11 +9,12 @@
 //! gap while X2 lets go of Q, and then X2 binds to P; once X2 routes to P
 //! alone, the direct bindings X -> P return before the scaffolding goes.
 //! Messages already in Q stay there for Q's consumers: nothing moves them
-//! back, and Q is deleted only when empty and unused (the caller checks).
+//! back, and Q is deleted only when empty and unused: the last step, which
+//! keeps it otherwise and says why.
 
-use super::migration::{Step, internal, policy_priority};
-use crate::journal::SourceRecord;
-use crate::model::{Binding, DestinationKind, Policy, Queue, Table, Value, Vhost};
+use super::migration::{IfBusy, Step, internal, policy_priority};
+use crate::model::scaffold::Source;
+use crate::model::{Binding, DestinationKind, Policy, Table, Value, Vhost};
 
 /// The rollback of one migration in flight, as `warren abort` and an apply
 /// of the files from before it carry it out.
@@ -24,9 +25,8 @@ pub struct RollbackPlan {
     pub vhost: String,
     pub old: String,
     pub new: String,
-    /// The new queue as it is live, deleted after the steps only when
-    /// empty and unused; `None` when it is gone already.
-    pub new_queue: Option<Queue>,
+    /// The last deletes the new queue if it is empty and unused (when it
+    /// is still there).
     pub steps: Vec<Step>,
     /// The scaffolding's exchanges and policies, gone once it is done.
     pub exchanges: Vec<String>,
@@ -42,19 +42,30 @@ pub fn compile(live: &Vhost, m: &crate::journal::Migration) -> Result<RollbackPl
         vhost: m.vhost.clone(),
         old: m.old.clone(),
         new: m.new.clone(),
-        new_queue: live.queues.get(&m.new).cloned(),
         steps,
         exchanges: m.sources.iter().flat_map(|s| [s.interposed.clone(), s.alternate.clone()]).collect(),
         policies: m.sources.iter().map(|s| s.policy.clone()).collect(),
     })
 }
 
-/// The steps back to the start, or why there is no way back.
+impl RollbackPlan {
+    /// The steps that go back to the old queue: all but the new queue's
+    /// retirement, which a plan shows after them in words of its own.
+    pub fn steps_back(&self) -> &[Step] {
+        match self.steps.split_last() {
+            Some((Step::Retire { .. }, before)) => before,
+            _ => &self.steps,
+        }
+    }
+}
+
+/// The steps back to the start, or why there is no way back: the last
+/// retires the new queue (kept if busy) when it is still there.
 pub fn rollback(
     live: &Vhost,
     old: &str,
     new: &str,
-    sources: &[SourceRecord],
+    sources: &[Source],
     added: &[Binding],
     dropped: &[Binding],
 ) -> Result<Vec<Step>, String> {
@@ -119,6 +130,9 @@ pub fn rollback(
     }
     steps.extend(dropped.iter().map(|b| Step::Bind(b.clone())));
     steps.extend(added.iter().map(|b| Step::Unbind(b.clone())));
+    if let Some(q) = live.queues.get(new) {
+        steps.push(Step::Retire { queue: q.name.clone(), kind: q.kind, if_busy: IfBusy::Keep });
+    }
     Ok(steps)
 }
 
@@ -128,8 +142,8 @@ mod tests {
     use super::*;
     use crate::model::QueueType;
 
-    fn source() -> SourceRecord {
-        SourceRecord {
+    fn source() -> Source {
+        Source {
             exchange: "x".into(),
             kind: "direct".into(),
             interposed: "x2".into(),
@@ -256,6 +270,27 @@ mod tests {
         assert_exactly_one_queue(&vhost(&[x_q.clone(), x_x2, x2_q], &["x", "x2"], &["p", "q"]));
         // Torn down: X -> Q only, P still there.
         assert_exactly_one_queue(&vhost(&[x_q], &["x"], &["p", "q"]));
+    }
+
+    #[test]
+    fn the_last_step_retires_the_new_queue_while_it_is_there_keeping_it_if_busy() {
+        let direct = [binding("x", DestinationKind::Queue, "q", "k")];
+        let steps = rollback(&vhost(&direct, &["x"], &["p", "q"]), "p", "q", &[source()], &[], &[]).unwrap();
+        let retire = Step::Retire { queue: "q".into(), kind: QueueType::Classic, if_busy: IfBusy::Keep };
+        assert_eq!(steps.last(), Some(&retire));
+        assert_eq!(retire.to_string(), "delete queue \"q\" if it is empty and unused");
+        let record = crate::journal::Migration {
+            id: "m".into(),
+            old: "p".into(),
+            new: "q".into(),
+            sources: vec![source()],
+            ..Default::default()
+        };
+        let r = compile(&vhost(&direct, &["x"], &["p", "q"]), &record).unwrap();
+        assert_eq!(r.steps_back(), &r.steps[..r.steps.len() - 1], "a plan lists the retirement apart");
+        let gone = compile(&vhost(&direct, &["x"], &["p"]), &record).unwrap();
+        assert!(!gone.steps.iter().any(|s| matches!(s, Step::Retire { .. })), "no new queue, nothing to retire");
+        assert_eq!(gone.steps_back(), &gone.steps[..]);
     }
 
     #[test]

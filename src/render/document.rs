@@ -107,7 +107,8 @@ pub struct RollbackDoc {
     pub id: String,
     /// The old queue, which traffic goes back to.
     pub to: String,
-    /// The numbered steps apply carries out, in order (stage "rollback").
+    /// The numbered steps apply carries out, in order (stage "rollback"),
+    /// before the one that deletes the new queue.
     pub steps: Vec<MigrationStepDoc>,
 }
 
@@ -210,7 +211,8 @@ fn is_zero(n: &usize) -> bool {
 }
 
 fn rollback_doc(r: &RollbackPlan) -> RollbackDoc {
-    let steps = r.steps.iter().enumerate();
+    // The new queue's retirement is told after them (`RollbackDoc`).
+    let steps = r.steps_back().iter().enumerate();
     RollbackDoc {
         id: r.id.clone(),
         to: r.old.clone(),
