@@ -9,7 +9,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::execute::Outcome;
 use super::failure::Failure;
 use crate::broker::{Broker, BrokerError, JournalSlot, Lock, RecordStore};
 use crate::journal::{Journal, MigrationState, migration_id, now};
@@ -182,19 +181,20 @@ impl<B: Broker> Recorder<B> {
         .await
     }
 
-    /// After the steps: finished migrations leave the journal, the others
-    /// stay, saying why (written with the run's end).
-    pub fn migrations_ended(&self, plan: &Plan, outcome: &Outcome) {
+    /// After the steps (those `done`, and the one that `failed`):
+    /// finished migrations leave the journal, the others stay, saying why
+    /// (written with the run's end).
+    pub fn migrations_ended(&self, plan: &Plan, done: &[usize], failed: Option<&(usize, Failure)>) {
         let at = now();
         self.note(|j| {
             for (i, step) in plan.steps.iter().enumerate() {
                 let Op::Migrate(m) = &step.op else { continue };
                 let id = migration_id(&m.vhost, &m.old.name, &m.new.name);
-                if outcome.done.contains(&i) {
+                if done.contains(&i) {
                     j.migrations.remove(&id);
                 } else if let Some(r) = j.migrations.get_mut(&id) {
                     r.updated = at.clone();
-                    (r.state, r.detail) = match &outcome.failed {
+                    (r.state, r.detail) = match failed {
                         Some((f, Failure::Paused(why))) if *f == i => (MigrationState::Paused, Some(why.clone())),
                         Some((f, e)) if *f == i => (MigrationState::Stopped, Some(e.why())),
                         _ => (MigrationState::Stopped, Some("the apply stopped at another step".into())),

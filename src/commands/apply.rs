@@ -156,7 +156,7 @@ fn locked<B: Broker>(
     let outcome = rt.block_on(apply::execute(broker, plan, &ctx));
     let after = apply::inventory_after(&before, plan, &outcome.done);
     let recorded = rt.block_on(broker.write_records(&records(&planned, &after, recorder)));
-    recorder.migrations_ended(plan, &outcome);
+    recorder.migrations_ended(plan, &outcome.done, outcome.failed.as_ref());
 
     let ended = report(plan, &outcome, out);
     if let Err(e) = recorded {
