@@ -1,7 +1,8 @@
 //! One set of behavioural cases, each written once over the [`Broker`]
 //! calls and a client's traffic, run against the in-memory broker
 //! ([`Memory`]) and a real RabbitMQ node: where the two answer differently,
-//! the in-memory broker is wrong.
+//! the in-memory broker is wrong. Then the executor itself on the
+//! in-memory broker, fast (`executor.rs`).
 //!
 //! Each case works in its own vhost, `t-beh-<case>`, made fresh at its
 //! start and deleted at its end, so the cases run in parallel. The real
@@ -12,6 +13,8 @@
 #[path = "broker_behaviour/client.rs"]
 mod client;
 mod common;
+#[path = "broker_behaviour/executor.rs"]
+mod executor;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
