@@ -147,14 +147,14 @@ async fn prepare(m: &Memory, files: &str) -> Prepared {
 
 /// The rest of the apply: its steps, with `events` told as it works, then
 /// the records and the journal as the steps left them.
-async fn carry_out(m: &Memory, p: Prepared, events: Events) -> Outcome {
+async fn carry_out(m: &Memory, p: Prepared, events: Events, drain: Drain) -> Outcome {
     let Prepared { recorder, planned, before } = p;
     let plan = &planned.plan;
     let ctx = Context {
         guard_deletes: true,
         passwords: planned.passwords.clone(),
         live: Arc::new(planned.live.topology.clone()),
-        drain: DRAIN,
+        drain,
         recorder: recorder.clone(),
         events,
     };
@@ -168,7 +168,10 @@ async fn carry_out(m: &Memory, p: Prepared, events: Events) -> Outcome {
             if outcome.done.contains(&i) {
                 j.migrations.remove(&id);
             } else if let Some(r) = j.migrations.get_mut(&id) {
-                r.state = MigrationState::Stopped;
+                r.state = match &outcome.failed {
+                    Some((f, Failure::Paused(_))) if *f == i => MigrationState::Paused,
+                    _ => MigrationState::Stopped,
+                };
             }
         }
     });
@@ -183,9 +186,14 @@ async fn carry_out(m: &Memory, p: Prepared, events: Events) -> Outcome {
 /// One `warren apply --auto-approve` of `files`, as commands/apply.rs
 /// runs it.
 async fn apply_files(m: &Memory, files: &str, events: Events) -> (Plan, Outcome) {
+    apply_with(m, files, events, DRAIN).await
+}
+
+/// [`apply_files`] with its own drain settings.
+async fn apply_with(m: &Memory, files: &str, events: Events, drain: Drain) -> (Plan, Outcome) {
     let prepared = prepare(m, files).await;
     let plan = prepared.planned.plan.clone();
-    (plan, carry_out(m, prepared, events).await)
+    (plan, carry_out(m, prepared, events, drain).await)
 }
 
 fn migrations(plan: &Plan) -> impl Iterator<Item = &MigrationPlan> {
@@ -511,4 +519,44 @@ async fn abort_takes_a_migration_in_flight_back_without_loss() {
     while let Some(run) = runs.join_next().await {
         run.unwrap();
     }
+}
+
+/// Why an apply paused, or a panic when it did not.
+fn paused(outcome: &Outcome) -> &str {
+    match &outcome.failed {
+        Some((_, Failure::Paused(why))) => why,
+        other => panic!("not paused: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_drain_waits_for_unacknowledged_messages_consumers_and_a_leader() {
+    let m = Memory::new();
+    apply_files(&m, BEFORE, Events::ignored()).await;
+    let short = Drain { timeout: Duration::from_millis(30), ..DRAIN };
+    // Consumers hold messages unacknowledged: the drain times out.
+    m.set_consumers(V, OLD, 1).unwrap();
+    m.set_unacked(V, OLD, 2).unwrap();
+    let (_, outcome) = apply_with(&m, AFTER, Events::ignored(), short).await;
+    assert!(paused(&outcome).contains("0 ready and 2 unacknowledged"), "{}", paused(&outcome));
+    let id = journal::migration_id(V, OLD, NEW);
+    assert_eq!(journal_of(&m).await.migrations[&id].state, MigrationState::Paused);
+    // Acknowledged, but the consumer stays on the old queue.
+    m.set_unacked(V, OLD, 0).unwrap();
+    let (_, outcome) = apply_with(&m, AFTER, Events::ignored(), short).await;
+    assert!(paused(&outcome).contains("1 consumer(s) are still attached"), "{}", paused(&outcome));
+    m.set_consumers(V, OLD, 0).unwrap();
+    let (_, outcome) = apply_with(&m, AFTER, Events::ignored(), short).await;
+    assert!(outcome.succeeded(), "{outcome:?}");
+    assert_settled(&m, NEW).await;
+
+    // A quorum queue without a leader reads empty: that proves nothing.
+    let back = AFTER.replace("orders.v2", "orders.v3").replace("\"orders.v1\"", "\"orders.v2\"");
+    m.set_leader(V, NEW, false).unwrap();
+    let (_, outcome) = apply_with(&m, &back, Events::ignored(), short).await;
+    assert!(paused(&outcome).contains("has no leader"), "{}", paused(&outcome));
+    m.set_leader(V, NEW, true).unwrap();
+    let (_, outcome) = apply_with(&m, &back, Events::ignored(), short).await;
+    assert!(outcome.succeeded(), "{outcome:?}");
+    assert_eq!(live(&m).await.queues.keys().collect::<Vec<_>>(), ["orders.v3"]);
 }
