@@ -10,11 +10,13 @@
 //! views it as another user (one without the `administrator` tag reads
 //! listings instead of exports, as warren does on a real broker).
 
+mod access;
 mod answers;
 mod routing;
 mod state;
 #[cfg(test)]
 mod tests;
+mod traffic;
 mod writes;
 
 use std::collections::BTreeMap;
@@ -22,7 +24,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use regex::Regex;
 use serde_json::Value as Json;
 
 pub use state::Message;
@@ -34,11 +35,9 @@ use crate::model::{
     Binding, Exchange, Password, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, Table, User,
     Value, VhostSettings,
 };
-use state::{LockEntry, NODE, State, UserState, VhostState};
+use access::{Need, Who, full_permission, permits, sees, who};
+use state::{LockEntry, NODE, ORIGIN, State, UserState, VhostState};
 use writes::Why;
-
-/// How messages name the in-memory broker.
-const ORIGIN: &str = "memory://localhost";
 
 /// The algorithm of the password hashes this broker makes.
 const SHA256: &str = "rabbit_password_hashing_sha256";
@@ -55,23 +54,6 @@ impl Default for Memory {
     fn default() -> Self {
         Memory::new()
     }
-}
-
-/// The user a view logs in as, and what its tags allow.
-struct Who {
-    name: String,
-    admin: bool,
-    policymaker: bool,
-}
-
-/// What a call needs of the user's permissions in a vhost.
-#[derive(Clone, Copy)]
-enum Need<'a> {
-    /// Any permission at all: a listing.
-    Access,
-    Configure(&'a str),
-    /// Write on the destination and read on the source of a binding.
-    Bind(&'a Binding),
 }
 
 impl Memory {
@@ -118,26 +100,13 @@ impl Memory {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The view's user, or the refusal a real broker gives at login.
-    fn who(&self, s: &State) -> Answer<Who> {
-        let Some(u) = s.users.get(&self.user) else {
-            return Err(BrokerError::BadCredentials { endpoint: ORIGIN.into(), user: self.user.clone() });
-        };
-        let admin = u.has_tag("administrator");
-        let policymaker = admin || u.has_tag("policymaker");
-        if !(policymaker || u.has_tag("management") || u.has_tag("monitoring")) {
-            return Err(BrokerError::NotManagementUser { user: self.user.clone() });
-        }
-        Ok(Who { name: self.user.clone(), admin, policymaker })
-    }
-
     fn forbidden(&self, action: String) -> BrokerError {
         BrokerError::Forbidden { user: self.user.clone(), action }
     }
 
     /// The view's user, refused unless it has the `administrator` tag.
     fn admin(&self, s: &State, action: impl FnOnce() -> String) -> Answer<Who> {
-        let who = self.who(s)?;
+        let who = who(&self.user, s)?;
         if !who.admin {
             return Err(self.forbidden(action()));
         }
@@ -154,7 +123,7 @@ impl Memory {
         write: impl FnOnce(&mut VhostState) -> Result<T, Why>,
     ) -> Answer<T> {
         let mut s = self.lock_state();
-        let who = self.who(&s)?;
+        let who = who(&self.user, &s)?;
         let Some(v) = s.vhosts.get_mut(vhost) else { return Err(BrokerError::NotFound { action: action() }) };
         if !who.admin && !permits(v, &who.name, need) {
             return Err(self.forbidden(action()));
@@ -170,96 +139,6 @@ impl Memory {
             Why::Forbidden => self.forbidden(action),
             Why::Unsafe(reason) => BrokerError::Unsafe { action, reason },
         }
-    }
-
-    /// Whether the user sees vhost `name` (administrators see them all).
-    fn sees(s: &State, who: &Who, name: &str) -> bool {
-        who.admin || s.vhosts.get(name).is_some_and(|v| v.permissions.contains_key(&who.name))
-    }
-
-    // Message traffic and hooks, for tests.
-
-    /// Publishes a message as a client would (not as this view's user), and
-    /// says whether it reached a queue. `exchange` "" (or "amq.default") is
-    /// the default exchange.
-    pub fn publish(&self, vhost: &str, exchange: &str, routing_key: &str, headers: &Table, body: &str) -> Answer<bool> {
-        let action = || format!("publish to exchange \"{exchange}\" in vhost \"{vhost}\"");
-        let mut s = self.lock_state();
-        let id = s.next_id();
-        let Some(v) = s.vhosts.get_mut(vhost) else { return Err(BrokerError::NotFound { action: action() }) };
-        let exchange = if exchange == "amq.default" { "" } else { exchange };
-        let Some(x) = v.exchanges.get(exchange) else { return Err(BrokerError::NotFound { action: action() }) };
-        if x.internal {
-            return Err(BrokerError::Refused {
-                action: action(),
-                status: 400,
-                reason: format!(
-                    "403 ACCESS_REFUSED - cannot publish to internal exchange '{exchange}' in vhost '{vhost}'"
-                ),
-            });
-        }
-        let queues = routing::route(v, exchange, routing_key, headers);
-        let message = Message {
-            id,
-            exchange: exchange.to_string(),
-            routing_key: routing_key.to_string(),
-            headers: headers.clone(),
-            body: body.to_string(),
-        };
-        for q in &queues {
-            if let Some(q) = v.queues.get_mut(q) {
-                q.ready.push_back(message.clone());
-            }
-        }
-        Ok(!queues.is_empty())
-    }
-
-    /// Takes the oldest ready message of a queue, acknowledged; `None` when
-    /// it holds none or does not exist.
-    pub fn get(&self, vhost: &str, queue: &str) -> Option<Message> {
-        self.lock_state().vhosts.get_mut(vhost)?.queues.get_mut(queue)?.ready.pop_front()
-    }
-
-    /// Sets how many consumers a queue has. An auto-delete queue whose last
-    /// consumer leaves is deleted, as the broker does.
-    pub fn set_consumers(&self, vhost: &str, queue: &str, consumers: u64) -> Answer<()> {
-        let mut s = self.lock_state();
-        let missing = || BrokerError::NotFound { action: format!("set the consumers of queue \"{queue}\"") };
-        let v = s.vhosts.get_mut(vhost).ok_or_else(missing)?;
-        let q = v.queues.get_mut(queue).ok_or_else(missing)?;
-        let last_left = q.auto_delete && q.consumers > 0 && consumers == 0;
-        q.consumers = consumers;
-        if last_left {
-            let _ = writes::delete_queue(v, vhost, queue, false);
-        }
-        Ok(())
-    }
-
-    /// Sets how many messages of a queue consumers hold unacknowledged.
-    pub fn set_unacked(&self, vhost: &str, queue: &str, unacked: u64) -> Answer<()> {
-        self.with_queue(vhost, queue, |q| q.unacked = unacked)
-    }
-
-    /// Takes a replicated queue's leader away (`false`) or gives it back:
-    /// without one, the broker reads its counts as 0 (reference 1.6).
-    pub fn set_leader(&self, vhost: &str, queue: &str, leader: bool) -> Answer<()> {
-        self.with_queue(vhost, queue, |q| q.leader = leader)
-    }
-
-    fn with_queue(&self, vhost: &str, queue: &str, change: impl FnOnce(&mut state::QueueState)) -> Answer<()> {
-        let mut s = self.lock_state();
-        let q = s.vhosts.get_mut(vhost).and_then(|v| v.queues.get_mut(queue));
-        let q = q.ok_or_else(|| BrokerError::NotFound { action: format!("change queue \"{queue}\" for a test") })?;
-        change(q);
-        Ok(())
-    }
-
-    /// Cuts the connection that holds the lock in `vhost` (`None`: `/`), as
-    /// a lost connection would: its holder's [`Lock::held`] turns false and
-    /// the lock is free. Says whether a lock was held.
-    pub fn cut_lock(&self, vhost: Option<&str>) -> bool {
-        let entry = self.lock_state().locks.remove(vhost.unwrap_or("/"));
-        entry.map(|e| e.connected.store(false, Ordering::SeqCst)).is_some()
     }
 
     /// Declares exchange `x` for the call `action` describes.
@@ -280,7 +159,7 @@ impl Memory {
         action: impl FnOnce() -> String,
         change: impl FnOnce(&mut BTreeMap<String, state::PolicyState>) -> Result<T, Why>,
     ) -> Answer<T> {
-        let who = self.who(&self.lock_state())?;
+        let who = who(&self.user, &self.lock_state())?;
         // Operator policies are the administrators' alone.
         if !who.policymaker || (operator && !who.admin) {
             return Err(self.forbidden(action()));
@@ -296,22 +175,6 @@ fn gone_is_done(result: Answer<()>) -> Answer<()> {
     match result {
         Err(BrokerError::NotFound { .. }) => Ok(()),
         other => other,
-    }
-}
-
-fn full_permission(user: &str) -> Permission {
-    Permission { user: user.into(), configure: ".*".into(), write: ".*".into(), read: ".*".into() }
-}
-
-/// Whether user `who`'s permissions in `v` allow `need`. A permission is a
-/// regular expression the name must match anywhere; `""` allows nothing.
-fn permits(v: &VhostState, who: &str, need: Need) -> bool {
-    let Some(p) = v.permissions.get(who) else { return false };
-    let fits = |re: &str, name: &str| !re.is_empty() && Regex::new(re).is_ok_and(|r| r.is_match(name));
-    match need {
-        Need::Access => true,
-        Need::Configure(name) => fits(&p.configure, name),
-        Need::Bind(b) => fits(&p.write, &b.destination) && fits(&p.read, &b.source),
     }
 }
 
@@ -363,12 +226,12 @@ impl Broker for Memory {
 
     async fn check(&self) -> Answer<String> {
         let s = self.lock_state();
-        self.who(&s)?;
+        who(&self.user, &s)?;
         Ok(s.version.clone())
     }
 
     async fn is_administrator(&self) -> Answer<bool> {
-        Ok(self.who(&self.lock_state())?.admin)
+        Ok(who(&self.user, &self.lock_state())?.admin)
     }
 
     async fn definitions(&self) -> Answer<String> {
@@ -379,8 +242,8 @@ impl Broker for Memory {
 
     async fn vhosts(&self) -> Answer<String> {
         let s = self.lock_state();
-        let who = self.who(&s)?;
-        Ok(answers::vhosts(&s, |name| Memory::sees(&s, &who, name)))
+        let who = who(&self.user, &s)?;
+        Ok(answers::vhosts(&s, |name| sees(&s, &who, name)))
     }
 
     /// As `Rabbit::answers_of`: exports, users and permissions for an
@@ -388,9 +251,9 @@ impl Broker for Memory {
     async fn answers_of(&self, vhosts: &[String]) -> Answer<Answers> {
         let records = self.broker_records().await?;
         let s = self.lock_state();
-        let who = self.who(&s)?;
-        let listing = answers::vhosts(&s, |name| Memory::sees(&s, &who, name));
-        let present = vhosts.iter().filter(|v| Memory::sees(&s, &who, v) && s.vhosts.contains_key(*v));
+        let who = who(&self.user, &s)?;
+        let listing = answers::vhosts(&s, |name| sees(&s, &who, name));
+        let present = vhosts.iter().filter(|v| sees(&s, &who, v) && s.vhosts.contains_key(*v));
         let mut answers = Answers { vhosts: listing, records, ..Answers::default() };
         if who.admin {
             answers.users = Some(answers::users(&s));
@@ -419,7 +282,7 @@ impl Broker for Memory {
     /// As `Rabbit::queue_counts`, with every count known at once.
     async fn queue_counts(&self, vhost: &str) -> Answer<BTreeMap<String, QueueCounts>> {
         let s = self.lock_state();
-        self.who(&s)?;
+        who(&self.user, &s)?;
         let Some(v) = s.vhosts.get(vhost) else { return Ok(BTreeMap::new()) };
         Ok(v.queues
             .iter()
@@ -434,7 +297,7 @@ impl Broker for Memory {
     /// passive declare answers then.
     async fn read_queue(&self, vhost: &str, queue: &str, _: Freshness) -> Answer<Option<(Instant, Reading)>> {
         let s = self.lock_state();
-        self.who(&s)?;
+        who(&self.user, &s)?;
         let Some(q) = s.vhosts.get(vhost).and_then(|v| v.queues.get(queue)) else { return Ok(None) };
         let reading = if q.kind.is_replicated() && !q.leader {
             Reading { ready: 0, unacked: 0, consumers: 0 }
@@ -448,7 +311,7 @@ impl Broker for Memory {
     /// node here), `down` once its leader is taken away.
     async fn queue_leadership(&self, vhost: &str, queue: &str) -> Answer<Option<Leadership>> {
         let s = self.lock_state();
-        self.who(&s)?;
+        who(&self.user, &s)?;
         let Some(q) = s.vhosts.get(vhost).and_then(|v| v.queues.get(queue)) else { return Ok(None) };
         if !q.kind.is_replicated() {
             return Ok(Some(Leadership { state: Some("running".into()), ..Leadership::default() }));
@@ -469,7 +332,7 @@ impl Broker for Memory {
     /// Policies apply at once here; the real broker is a few seconds late.
     async fn exchange_policy(&self, vhost: &str, exchange: &str) -> Answer<Option<String>> {
         let s = self.lock_state();
-        self.who(&s)?;
+        who(&self.user, &s)?;
         let x = s.vhosts.get(vhost).filter(|v| v.exchanges.contains_key(exchange));
         let v = x.ok_or_else(|| BrokerError::NotFound { action: format!("read exchange \"{exchange}\"") })?;
         Ok(v.exchange_policy(exchange).map(|p| p.name.clone()))
@@ -627,7 +490,7 @@ impl Broker for Memory {
     /// Global parameters need the `policymaker` or `administrator` tag.
     async fn global_parameter(&self, name: &str) -> Answer<Option<Json>> {
         let s = self.lock_state();
-        if !self.who(&s)?.policymaker {
+        if !who(&self.user, &s)?.policymaker {
             return Err(self.forbidden(format!("read global parameter \"{name}\"")));
         }
         Ok(s.global_parameters.get(name).cloned())
@@ -635,7 +498,7 @@ impl Broker for Memory {
 
     async fn put_global_parameter(&self, name: &str, value: &Json) -> Answer<()> {
         let mut s = self.lock_state();
-        if !self.who(&s)?.policymaker {
+        if !who(&self.user, &s)?.policymaker {
             return Err(self.forbidden(format!("record warren's records (global parameter \"{name}\")")));
         }
         s.global_parameters.insert(name.to_string(), value.clone());
@@ -662,16 +525,16 @@ impl Broker for Memory {
 
     async fn record_exchanges(&self, vhost: Option<&str>) -> Answer<Vec<(String, String, String)>> {
         let s = self.lock_state();
-        let who = self.who(&s)?;
+        let who = who(&self.user, &s)?;
         if let Some(v) = vhost
             && s.vhosts.contains_key(v)
-            && !Memory::sees(&s, &who, v)
+            && !sees(&s, &who, v)
         {
             return Err(self.forbidden(format!("read warren's records in vhost \"{v}\"")));
         }
         let mut out = Vec::new();
         for (name, v) in &s.vhosts {
-            if vhost.is_some_and(|wanted| wanted != name) || !Memory::sees(&s, &who, name) {
+            if vhost.is_some_and(|wanted| wanted != name) || !sees(&s, &who, name) {
                 continue;
             }
             for x in v.exchanges.values() {
@@ -689,7 +552,7 @@ impl Broker for Memory {
     async fn try_lock(&self, vhost: Option<&str>, _holder: &str) -> Answer<Option<Lock>> {
         let vhost = vhost.unwrap_or("/");
         let mut s = self.lock_state();
-        let who = self.who(&s)?;
+        let who = who(&self.user, &s)?;
         let unreachable =
             |detail: &str| BrokerError::AmqpUnreachable { endpoint: ORIGIN.into(), detail: detail.into() };
         let Some(v) = s.vhosts.get(vhost) else { return Err(unreachable(&format!("vhost {vhost} not found"))) };
@@ -718,7 +581,7 @@ impl Broker for Memory {
 
     async fn lock_held(&self, vhost: Option<&str>) -> Answer<bool> {
         let s = self.lock_state();
-        self.who(&s)?;
+        who(&self.user, &s)?;
         Ok(s.locks.contains_key(vhost.unwrap_or("/")))
     }
 

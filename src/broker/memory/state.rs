@@ -10,6 +10,9 @@ use serde_json::Value as Json;
 
 use crate::model::{BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, Permission, Policy, QueueType, Table};
 
+/// How messages name the in-memory broker.
+pub const ORIGIN: &str = "memory://localhost";
+
 /// The one node of the in-memory broker, as queue leaders name it.
 pub const NODE: &str = "rabbit@memory";
 
