@@ -13,6 +13,10 @@ use crate::common::{TestBroker, seg};
 
 /// A test's side of the traffic, and its other logins.
 pub trait Traffic: Broker {
+    /// Whether other tests share the broker's global parameters (warren's
+    /// broker-wide journal among them): a case must not write those.
+    const SHARED: bool;
+
     /// Publishes `body` with `headers`; whether a queue took it.
     async fn send(&self, vhost: &str, exchange: &str, key: &str, headers: &Table, body: &str) -> Answer<bool>;
     /// Takes the oldest ready message's body, acknowledged.
@@ -26,6 +30,9 @@ pub trait Traffic: Broker {
 }
 
 impl Traffic for Memory {
+    /// Each case has a broker of its own.
+    const SHARED: bool = false;
+
     async fn send(&self, vhost: &str, exchange: &str, key: &str, headers: &Table, body: &str) -> Answer<bool> {
         self.publish(vhost, exchange, key, headers, body)
     }
@@ -97,6 +104,8 @@ async fn request(method: &'static str, path: String, body: Json) -> crate::commo
 }
 
 impl Traffic for Rabbit {
+    const SHARED: bool = true;
+
     /// `POST /api/exchanges/{vhost}/{exchange}/publish`; the default
     /// exchange is `amq.default` there.
     async fn send(&self, vhost: &str, exchange: &str, key: &str, headers: &Table, body: &str) -> Answer<bool> {
