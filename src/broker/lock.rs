@@ -26,7 +26,7 @@ pub const LOCK_QUEUE: &str = "warren.lock";
 /// The AMQP `resource-locked` reply: another connection holds the queue.
 const RESOURCE_LOCKED: u16 = 405;
 
-/// A held lock; dropping it closes the connection, which frees it.
+/// A held lock; dropping it frees it (a real one by closing its connection).
 pub struct Lock {
     hold: Hold,
 }
