@@ -142,7 +142,7 @@ pub async fn run_steps<B: Broker>(
 
 /// Carries out one step in `vhost`; says why the queue a retirement kept
 /// was kept.
-async fn carry_out(
+pub async fn carry_out(
     broker: &impl Broker,
     vhost: &str,
     step: &Step,

@@ -3,6 +3,9 @@
 //! closes, so a holder that dies frees it; a live holder that loses the
 //! connection sees it and stops before its next step.
 //!
+//! The in-memory broker ([`super::Memory`]) hands out the same [`Lock`],
+//! held in this process instead of by a connection.
+//!
 //! One lock per place of records (`model::records`): broker-wide records
 //! are global parameters, so two applies to different vhosts would still
 //! overwrite each other's, and their lock lives in the vhost the AMQP URL
@@ -23,19 +26,42 @@ pub const LOCK_QUEUE: &str = "warren.lock";
 /// The AMQP `resource-locked` reply: another connection holds the queue.
 const RESOURCE_LOCKED: u16 = 405;
 
-/// A held lock; dropping it closes the connection, which frees it.
+/// A held lock; dropping it frees it (a real one by closing its connection).
 pub struct Lock {
-    connection: Connection,
+    hold: Hold,
+}
+
+enum Hold {
+    Connection(Connection),
+    Local(Box<dyn LocalHold>),
+}
+
+/// A lock held inside this process (the in-memory broker's): freed when
+/// dropped, and no longer held once its "connection" is cut.
+pub(super) trait LocalHold: Send + Sync {
+    fn held(&self) -> bool;
 }
 
 impl Lock {
+    pub(super) fn local(hold: impl LocalHold + 'static) -> Lock {
+        Lock { hold: Hold::Local(Box::new(hold)) }
+    }
+
     /// Whether the lock's connection is still open, so the lock still held.
     pub fn held(&self) -> bool {
-        self.connection.status().connected()
+        match &self.hold {
+            Hold::Connection(c) => c.status().connected(),
+            Hold::Local(h) => h.held(),
+        }
     }
 
     pub async fn release(self) {
-        let _ = self.connection.close(200, "apply finished".into()).await;
+        match self.hold {
+            Hold::Connection(c) => {
+                let _ = c.close(200, "apply finished".into()).await;
+            }
+            Hold::Local(h) => drop(h),
+        }
     }
 }
 
@@ -49,7 +75,7 @@ impl Amqp {
         let channel = connection.create_channel().await.map_err(unreachable)?;
         let options = QueueDeclareOptions { exclusive: true, ..QueueDeclareOptions::default() };
         match channel.queue_declare(LOCK_QUEUE.into(), options, FieldTable::default()).await {
-            Ok(_) => Ok(Some(Lock { connection })),
+            Ok(_) => Ok(Some(Lock { hold: Hold::Connection(connection) })),
             Err(e) => {
                 let _ = connection.close(200, "lock busy".into()).await;
                 match e.kind() {

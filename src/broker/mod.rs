@@ -1,12 +1,14 @@
 //! The only module that talks to RabbitMQ: a transport that knows the
 //! model and nothing above it. [`Broker`] is every call warren makes;
-//! [`Rabbit`] makes them over the management API and AMQP.
+//! [`Rabbit`] makes them over the management API and AMQP; [`Memory`] is a
+//! broker in memory that answers them as RabbitMQ does, for fast tests.
 
 mod amqp;
 mod endpoint;
 mod error;
 mod http;
 mod lock;
+mod memory;
 mod ops;
 mod rabbit;
 mod records;
@@ -20,6 +22,7 @@ use serde_json::Value as Json;
 pub use endpoint::{Endpoint, Tls, segment};
 pub use error::BrokerError;
 pub use lock::{LOCK_QUEUE, Lock};
+pub use memory::{Memory, Message};
 pub use rabbit::Rabbit;
 pub use records::{FoundJournal, JournalSlot, RecordStore};
 

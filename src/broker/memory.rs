@@ -1,0 +1,589 @@
+//! A broker in memory that answers every call warren makes as RabbitMQ
+//! 3.13 does (its refusals, what a delete takes along, the JSON it sends),
+//! so that the executor can be tested in milliseconds; tests/
+//! broker_behaviour.rs runs the same cases against it and a real node.
+//!
+//! Beside the [`Broker`] calls, tests get message traffic (publish, get)
+//! and hooks for what only clients or a failing cluster do: consumers and
+//! unacknowledged messages on a queue, a quorum queue losing its leader,
+//! the lock's connection cut. Clones share one state; [`Memory::as_user`]
+//! views it as another user (one without the `administrator` tag reads
+//! listings instead of exports, as warren does on a real broker).
+
+mod access;
+mod answers;
+mod routing;
+mod state;
+#[cfg(test)]
+mod tests;
+mod traffic;
+mod writes;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use serde_json::Value as Json;
+
+pub use state::Message;
+
+use super::lock::{LOCK_QUEUE, LocalHold, Lock};
+use super::records::RecordStore;
+use super::{Answer, Answers, Broker, BrokerError, Freshness, Leadership, Listing, Reading};
+use crate::model::{
+    Binding, Exchange, Password, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, Table, User,
+    Value, VhostSettings,
+};
+use access::{Need, Who, full_permission, permits, sees, who};
+use state::{LockEntry, NODE, ORIGIN, State, UserState, VhostState};
+use writes::Why;
+
+/// The algorithm of the password hashes this broker makes.
+const SHA256: &str = "rabbit_password_hashing_sha256";
+
+/// A RabbitMQ broker in memory; clones share it.
+#[derive(Clone)]
+pub struct Memory {
+    state: Arc<Mutex<State>>,
+    /// The user this view logs in as.
+    user: String,
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Memory::new()
+    }
+}
+
+impl Memory {
+    /// A fresh broker as RabbitMQ starts: vhost `/`, user `guest`
+    /// (password `guest`, tag `administrator`) with every permission there.
+    /// This view logs in as `guest`.
+    pub fn new() -> Memory {
+        let mut vhosts = BTreeMap::new();
+        let mut root = VhostState::new("Default virtual host".into(), None);
+        root.permissions.insert("guest".into(), full_permission("guest"));
+        vhosts.insert("/".to_string(), root);
+        let guest = UserState {
+            password_hash: hash("guest"),
+            hashing_algorithm: SHA256.into(),
+            tags: vec!["administrator".into()],
+        };
+        let state = State {
+            version: state::VERSION.into(),
+            vhosts,
+            users: BTreeMap::from([("guest".to_string(), guest)]),
+            global_parameters: BTreeMap::from([(
+                "internal_cluster_id".to_string(),
+                Json::String("rabbitmq-cluster-id-memory".into()),
+            )]),
+            locks: BTreeMap::new(),
+            last_id: 0,
+        };
+        Memory { state: Arc::new(Mutex::new(state)), user: "guest".into() }
+    }
+
+    /// The same broker, as user `name` logs in (it must exist, with a tag
+    /// that opens the management API, as on a real broker).
+    pub fn as_user(&self, name: &str) -> Memory {
+        Memory { state: self.state.clone(), user: name.to_string() }
+    }
+
+    /// Makes `check` report this RabbitMQ version.
+    pub fn set_version(&self, version: &str) {
+        self.lock_state().version = version.to_string();
+    }
+
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        // A test that panicked holding it left nothing half-written.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn forbidden(&self, action: String) -> BrokerError {
+        BrokerError::Forbidden { user: self.user.clone(), action }
+    }
+
+    /// The view's user, refused unless it has the `administrator` tag.
+    fn admin(&self, s: &State, action: impl FnOnce() -> String) -> Answer<Who> {
+        let who = who(&self.user, s)?;
+        if !who.admin {
+            return Err(self.forbidden(action()));
+        }
+        Ok(who)
+    }
+
+    /// Runs `write` on vhost `vhost` once the user may do `need` there.
+    /// A missing vhost is `NotFound`, as the management API answers.
+    fn in_vhost<T>(
+        &self,
+        vhost: &str,
+        need: Need,
+        action: impl FnOnce() -> String,
+        write: impl FnOnce(&mut VhostState) -> Result<T, Why>,
+    ) -> Answer<T> {
+        let mut s = self.lock_state();
+        let who = who(&self.user, &s)?;
+        let Some(v) = s.vhosts.get_mut(vhost) else { return Err(BrokerError::NotFound { action: action() }) };
+        if !who.admin && !permits(v, &who.name, need) {
+            return Err(self.forbidden(action()));
+        }
+        write(v).map_err(|why| self.said(why, action()))
+    }
+
+    /// A refusal in the words `ops` gives it for a real broker.
+    fn said(&self, why: Why, action: String) -> BrokerError {
+        match why {
+            Why::Refused(reason) => BrokerError::Refused { action, status: 400, reason },
+            Why::NotFound => BrokerError::NotFound { action },
+            Why::Forbidden => self.forbidden(action),
+            Why::Unsafe(reason) => BrokerError::Unsafe { action, reason },
+        }
+    }
+
+    /// Declares exchange `x` for the call `action` describes.
+    fn declare(&self, vhost: &str, x: &Exchange, action: impl FnOnce() -> String) -> Answer<()> {
+        self.in_vhost(vhost, Need::Configure(&x.name), action, |v| writes::declare_exchange(v, vhost, x))
+    }
+
+    /// Deletes exchange `name`; in a vhost that is gone, nothing to do.
+    fn delete_x(&self, vhost: &str, name: &str, action: impl FnOnce() -> String) -> Answer<()> {
+        gone_is_done(self.in_vhost(vhost, Need::Configure(name), action, |v| writes::delete_exchange(v, name)))
+    }
+
+    /// The policy or operator policy set of a vhost, for a policymaker.
+    fn policies<T>(
+        &self,
+        vhost: &str,
+        operator: bool,
+        action: impl FnOnce() -> String,
+        change: impl FnOnce(&mut BTreeMap<String, state::PolicyState>) -> Result<T, Why>,
+    ) -> Answer<T> {
+        let who = who(&self.user, &self.lock_state())?;
+        // Operator policies are the administrators' alone.
+        if !who.policymaker || (operator && !who.admin) {
+            return Err(self.forbidden(action()));
+        }
+        self.in_vhost(vhost, Need::Access, action, |v| {
+            change(if operator { &mut v.operator_policies } else { &mut v.policies })
+        })
+    }
+}
+
+/// A delete in a vhost that does not exist has nothing to delete.
+fn gone_is_done(result: Answer<()>) -> Answer<()> {
+    match result {
+        Err(BrokerError::NotFound { .. }) => Ok(()),
+        other => other,
+    }
+}
+
+/// A password hash as RabbitMQ makes it: base64 of a random 4-byte salt
+/// and the SHA-256 of the salt and the password.
+fn hash(password: &str) -> String {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    let mut salt = [0u8; 4];
+    // Without randomness a fixed salt still makes a valid hash.
+    let _ = getrandom::fill(&mut salt);
+    let mut bytes = salt.to_vec();
+    bytes.extend_from_slice(&Sha256::new().chain_update(salt).chain_update(password.as_bytes()).finalize());
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The lock as its holder has it: freed when dropped.
+struct Hold {
+    state: Arc<Mutex<State>>,
+    vhost: String,
+    id: u64,
+    connected: Arc<AtomicBool>,
+}
+
+impl LocalHold for Hold {
+    fn held(&self) -> bool {
+        self.connected.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.connected.store(false, Ordering::SeqCst);
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.locks.get(&self.vhost).is_some_and(|e| e.id == self.id) {
+            s.locks.remove(&self.vhost);
+        }
+    }
+}
+
+impl Broker for Memory {
+    fn origin(&self) -> String {
+        ORIGIN.into()
+    }
+
+    fn user(&self) -> String {
+        self.user.clone()
+    }
+
+    async fn check(&self) -> Answer<String> {
+        let s = self.lock_state();
+        who(&self.user, &s)?;
+        Ok(s.version.clone())
+    }
+
+    async fn is_administrator(&self) -> Answer<bool> {
+        Ok(who(&self.user, &self.lock_state())?.admin)
+    }
+
+    async fn definitions(&self) -> Answer<String> {
+        let s = self.lock_state();
+        self.admin(&s, || "read the broker's definitions".into())?;
+        Ok(answers::definitions(&s))
+    }
+
+    async fn vhosts(&self) -> Answer<String> {
+        let s = self.lock_state();
+        let who = who(&self.user, &s)?;
+        Ok(answers::vhosts(&s, |name| sees(&s, &who, name)))
+    }
+
+    /// As `Rabbit::answers_of`: exports, users and permissions for an
+    /// administrator; each vhost's listings for anyone else.
+    async fn answers_of(&self, vhosts: &[String]) -> Answer<Answers> {
+        let records = self.broker_records().await?;
+        let s = self.lock_state();
+        let who = who(&self.user, &s)?;
+        let listing = answers::vhosts(&s, |name| sees(&s, &who, name));
+        let present = vhosts.iter().filter(|v| sees(&s, &who, v) && s.vhosts.contains_key(*v));
+        let mut answers = Answers { vhosts: listing, records, ..Answers::default() };
+        if who.admin {
+            answers.users = Some(answers::users(&s));
+            answers.permissions = Some(answers::permissions(&s));
+            for name in present {
+                answers.exports.push((name.clone(), answers::vhost_export(&s, name, &s.vhosts[name])));
+            }
+            return Ok(answers);
+        }
+        for name in present {
+            let v = &s.vhosts[name];
+            for listing in Listing::ALL {
+                let text = match listing {
+                    Listing::Exchanges => answers::exchange_listing(v),
+                    Listing::Queues => answers::queue_listing(v, s.locks.contains_key(name)),
+                    Listing::Bindings => answers::binding_listing(name, v),
+                    Listing::Policies => answers::policy_listing(name, v, false),
+                    Listing::OperatorPolicies => answers::policy_listing(name, v, true),
+                };
+                answers.listings.push((name.clone(), listing, text));
+            }
+        }
+        Ok(answers)
+    }
+
+    /// As `Rabbit::queue_counts`, with every count known at once.
+    async fn queue_counts(&self, vhost: &str) -> Answer<BTreeMap<String, QueueCounts>> {
+        let s = self.lock_state();
+        who(&self.user, &s)?;
+        let Some(v) = s.vhosts.get(vhost) else { return Ok(BTreeMap::new()) };
+        Ok(v.queues
+            .iter()
+            .map(|(name, q)| {
+                let messages = Some(q.ready.len() as u64 + q.unacked);
+                (name.clone(), QueueCounts { messages, consumers: Some(q.consumers) })
+            })
+            .collect())
+    }
+
+    /// A replicated queue without a leader reads 0 and 0 consumers, as a
+    /// passive declare answers then.
+    async fn read_queue(&self, vhost: &str, queue: &str, _: Freshness) -> Answer<Option<(Instant, Reading)>> {
+        let s = self.lock_state();
+        who(&self.user, &s)?;
+        let Some(q) = s.vhosts.get(vhost).and_then(|v| v.queues.get(queue)) else { return Ok(None) };
+        let reading = if q.kind.is_replicated() && !q.leader {
+            Reading { ready: 0, unacked: 0, consumers: 0 }
+        } else {
+            Reading { ready: q.ready.len() as u64, unacked: q.unacked, consumers: q.consumers }
+        };
+        Ok(Some((Instant::now(), reading)))
+    }
+
+    /// As 3.13 reports it: a replicated queue's leader and members (one
+    /// node here), `down` once its leader is taken away.
+    async fn queue_leadership(&self, vhost: &str, queue: &str) -> Answer<Option<Leadership>> {
+        let s = self.lock_state();
+        who(&self.user, &s)?;
+        let Some(q) = s.vhosts.get(vhost).and_then(|v| v.queues.get(queue)) else { return Ok(None) };
+        if !q.kind.is_replicated() {
+            return Ok(Some(Leadership { state: Some("running".into()), ..Leadership::default() }));
+        }
+        let nodes = Some(vec![NODE.to_string()]);
+        Ok(Some(if q.leader {
+            Leadership {
+                leader: Some(NODE.into()),
+                members: nodes.clone(),
+                online: nodes,
+                state: Some("running".into()),
+            }
+        } else {
+            Leadership { leader: None, members: nodes, online: Some(Vec::new()), state: Some("down".into()) }
+        }))
+    }
+
+    /// Policies apply at once here; the real broker is a few seconds late.
+    async fn exchange_policy(&self, vhost: &str, exchange: &str) -> Answer<Option<String>> {
+        let s = self.lock_state();
+        who(&self.user, &s)?;
+        let x = s.vhosts.get(vhost).filter(|v| v.exchanges.contains_key(exchange));
+        let v = x.ok_or_else(|| BrokerError::NotFound { action: format!("read exchange \"{exchange}\"") })?;
+        Ok(v.exchange_policy(exchange).map(|p| p.name.clone()))
+    }
+
+    /// A new vhost gives its creator every permission in it, as the
+    /// management API does; an update replaces the description (3.13).
+    async fn put_vhost(&self, name: &str, settings: &VhostSettings, remove_limits: &[String]) -> Answer<()> {
+        let mut s = self.lock_state();
+        let who = self.admin(&s, || format!("create or update vhost \"{name}\""))?;
+        let description = settings.description.clone().unwrap_or_default();
+        match s.vhosts.get_mut(name) {
+            Some(v) => {
+                v.description = description;
+                if settings.default_queue_type.is_some() {
+                    v.default_queue_type = settings.default_queue_type;
+                }
+            }
+            None => {
+                let mut v = VhostState::new(description, settings.default_queue_type);
+                v.permissions.insert(who.name.clone(), full_permission(&who.name));
+                s.vhosts.insert(name.to_string(), v);
+            }
+        }
+        let v = s.vhosts.get_mut(name).expect("made above");
+        for (limit, value) in settings.limits.iter().flatten() {
+            writes::set_limit(v, limit, *value)
+                .map_err(|why| self.said(why, format!("set limit {limit} of vhost \"{name}\"")))?;
+        }
+        for limit in remove_limits {
+            v.limits.remove(limit);
+        }
+        Ok(())
+    }
+
+    /// Everything in the vhost goes with it, its permissions and lock too.
+    async fn delete_vhost(&self, name: &str) -> Answer<()> {
+        let mut s = self.lock_state();
+        self.admin(&s, || format!("delete vhost \"{name}\""))?;
+        s.vhosts.remove(name);
+        if let Some(lock) = s.locks.remove(name) {
+            lock.connected.store(false, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    async fn put_user(&self, user: &User, password: Option<&str>) -> Answer<()> {
+        let mut s = self.lock_state();
+        self.admin(&s, || format!("create or update user \"{}\"", user.name))?;
+        let (password_hash, hashing_algorithm) = match (&user.password, password) {
+            (Password::Env(_), Some(p)) => (hash(p), SHA256.to_string()),
+            (Password::Env(var), None) => {
+                return Err(BrokerError::Setup(format!(
+                    "the password of user \"{}\" comes from ${var}, which is not set",
+                    user.name
+                )));
+            }
+            (Password::Hash { hash, algorithm }, _) => (hash.clone(), algorithm.clone().unwrap_or(SHA256.into())),
+            (Password::None, _) => (String::new(), SHA256.to_string()),
+        };
+        let tags = user.tags.iter().cloned().collect();
+        s.users.insert(user.name.clone(), UserState { password_hash, hashing_algorithm, tags });
+        Ok(())
+    }
+
+    /// The user's permissions go with it.
+    async fn delete_user(&self, name: &str) -> Answer<()> {
+        let mut s = self.lock_state();
+        self.admin(&s, || format!("delete user \"{name}\""))?;
+        s.users.remove(name);
+        for v in s.vhosts.values_mut() {
+            v.permissions.remove(name);
+        }
+        Ok(())
+    }
+
+    async fn declare_exchange(&self, vhost: &str, exchange: &Exchange) -> Answer<()> {
+        self.declare(vhost, exchange, || format!("declare exchange \"{}\" in vhost \"{vhost}\"", exchange.name))
+    }
+
+    async fn delete_exchange(&self, vhost: &str, name: &str) -> Answer<()> {
+        self.delete_x(vhost, name, || format!("delete exchange \"{name}\" in vhost \"{vhost}\""))
+    }
+
+    async fn declare_queue(&self, vhost: &str, queue: &Queue) -> Answer<()> {
+        // As `ops::declare_queue` sends it: the type as an argument.
+        let mut arguments = queue.arguments.clone();
+        arguments.insert("x-queue-type".into(), Value::String(queue.kind.as_str().into()));
+        let action = || format!("declare queue \"{}\" in vhost \"{vhost}\"", queue.name);
+        self.in_vhost(vhost, Need::Configure(&queue.name), action, |v| {
+            writes::declare_queue(v, vhost, &queue.name, (queue.durable, queue.auto_delete), &arguments)
+        })
+    }
+
+    /// The guard goes with the request only for a queue said to be classic,
+    /// as `ops::delete_queue` sends it; the broker then honours it or not
+    /// by the queue's real type.
+    async fn delete_queue(&self, vhost: &str, name: &str, kind: QueueType, guarded: bool) -> Answer<()> {
+        let flags = guarded && kind == QueueType::Classic;
+        let action = || format!("delete queue \"{name}\" in vhost \"{vhost}\"");
+        gone_is_done(
+            self.in_vhost(vhost, Need::Configure(name), action, |v| writes::delete_queue(v, vhost, name, flags)),
+        )
+    }
+
+    async fn bind(&self, vhost: &str, binding: &Binding) -> Answer<()> {
+        let action = || format!("create binding {binding} in vhost \"{vhost}\"");
+        self.in_vhost(vhost, Need::Bind(binding), action, |v| writes::bind(v, binding))
+    }
+
+    async fn unbind(&self, vhost: &str, binding: &Binding) -> Answer<()> {
+        let action = || format!("delete binding {binding} in vhost \"{vhost}\"");
+        gone_is_done(self.in_vhost(vhost, Need::Bind(binding), action, |v| {
+            writes::unbind(v, binding);
+            Ok(())
+        }))
+    }
+
+    async fn put_policy(&self, vhost: &str, policy: &Policy, operator: bool) -> Answer<()> {
+        let kind = if operator { "operator policy" } else { "policy" };
+        let action = || format!("set {kind} \"{}\" in vhost \"{vhost}\"", policy.name);
+        self.policies(vhost, operator, action, |set| writes::put_policy(set, policy, operator))
+    }
+
+    async fn delete_policy(&self, vhost: &str, name: &str, operator: bool) -> Answer<()> {
+        let kind = if operator { "operator policy" } else { "policy" };
+        let action = || format!("delete {kind} \"{name}\" in vhost \"{vhost}\"");
+        gone_is_done(self.policies(vhost, operator, action, |set| {
+            set.remove(name);
+            Ok(())
+        }))
+    }
+
+    async fn put_permission(&self, vhost: &str, permission: &Permission) -> Answer<()> {
+        let mut s = self.lock_state();
+        let action = || format!("set permissions of \"{}\" in vhost \"{vhost}\"", permission.user);
+        self.admin(&s, action)?;
+        if !s.users.contains_key(&permission.user) || !s.vhosts.contains_key(vhost) {
+            return Err(self.said(Why::Refused("vhost_or_user_not_found".into()), action()));
+        }
+        let v = s.vhosts.get_mut(vhost).expect("checked above");
+        v.permissions.insert(permission.user.clone(), permission.clone());
+        Ok(())
+    }
+
+    async fn delete_permission(&self, vhost: &str, user: &str) -> Answer<()> {
+        let mut s = self.lock_state();
+        self.admin(&s, || format!("delete permissions of \"{user}\" in vhost \"{vhost}\""))?;
+        if let Some(v) = s.vhosts.get_mut(vhost) {
+            v.permissions.remove(user);
+        }
+        Ok(())
+    }
+
+    /// Global parameters need the `policymaker` or `administrator` tag.
+    async fn global_parameter(&self, name: &str) -> Answer<Option<Json>> {
+        let s = self.lock_state();
+        if !who(&self.user, &s)?.policymaker {
+            return Err(self.forbidden(format!("read global parameter \"{name}\"")));
+        }
+        Ok(s.global_parameters.get(name).cloned())
+    }
+
+    async fn put_global_parameter(&self, name: &str, value: &Json) -> Answer<()> {
+        let mut s = self.lock_state();
+        if !who(&self.user, &s)?.policymaker {
+            return Err(self.forbidden(format!("record warren's records (global parameter \"{name}\")")));
+        }
+        s.global_parameters.insert(name.to_string(), value.clone());
+        Ok(())
+    }
+
+    /// As `Rabbit::put_record`: an internal fanout exchange whose argument
+    /// holds the record. Arguments cannot change on a redeclare.
+    async fn put_record(&self, vhost: &str, name: &str, value: &Json) -> Answer<()> {
+        let exchange = Exchange {
+            name: name.to_string(),
+            kind: "fanout".into(),
+            durable: true,
+            auto_delete: false,
+            internal: true,
+            arguments: Table::from([(RECORD_ARGUMENT.to_string(), Value::String(value.to_string()))]),
+        };
+        self.declare(vhost, &exchange, || format!("record warren's records in vhost \"{vhost}\" (exchange \"{name}\")"))
+    }
+
+    async fn delete_record(&self, vhost: &str, name: &str) -> Answer<()> {
+        self.delete_x(vhost, name, || format!("delete warren's older record \"{name}\" in vhost \"{vhost}\""))
+    }
+
+    async fn record_exchanges(&self, vhost: Option<&str>) -> Answer<Vec<(String, String, String)>> {
+        let s = self.lock_state();
+        let who = who(&self.user, &s)?;
+        if let Some(v) = vhost
+            && s.vhosts.contains_key(v)
+            && !sees(&s, &who, v)
+        {
+            return Err(self.forbidden(format!("read warren's records in vhost \"{v}\"")));
+        }
+        let mut out = Vec::new();
+        for (name, v) in &s.vhosts {
+            if vhost.is_some_and(|wanted| wanted != name) || !sees(&s, &who, name) {
+                continue;
+            }
+            for x in v.exchanges.values() {
+                if let Some(Value::String(text)) = x.arguments.get(RECORD_ARGUMENT) {
+                    out.push((name.clone(), x.name.clone(), text.clone()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The lock is an AMQP connection's exclusive queue: it needs the
+    /// vhost, access to it (administrators too) and configure permission
+    /// on the queue.
+    async fn try_lock(&self, vhost: Option<&str>, _holder: &str) -> Answer<Option<Lock>> {
+        let vhost = vhost.unwrap_or("/");
+        let mut s = self.lock_state();
+        let who = who(&self.user, &s)?;
+        let unreachable =
+            |detail: &str| BrokerError::AmqpUnreachable { endpoint: ORIGIN.into(), detail: detail.into() };
+        let Some(v) = s.vhosts.get(vhost) else { return Err(unreachable(&format!("vhost {vhost} not found"))) };
+        if !v.permissions.contains_key(&who.name) {
+            return Err(unreachable(&format!("access to vhost '{vhost}' refused for user '{}'", who.name)));
+        }
+        if !permits(v, &who.name, Need::Configure(LOCK_QUEUE)) {
+            return Err(BrokerError::Refused {
+                action: format!("take the apply lock (exclusive queue \"{LOCK_QUEUE}\" in vhost \"{vhost}\")"),
+                status: 0,
+                reason: format!(
+                    "ACCESS_REFUSED - access to queue '{LOCK_QUEUE}' in vhost '{vhost}' refused for user '{}'",
+                    who.name
+                ),
+            });
+        }
+        if s.locks.contains_key(vhost) {
+            return Ok(None);
+        }
+        let (id, connected) = (s.next_id(), Arc::new(AtomicBool::new(true)));
+        let entry = LockEntry { id, connected: connected.clone() };
+        s.locks.insert(vhost.to_string(), entry);
+        let hold = Hold { state: self.state.clone(), vhost: vhost.to_string(), id, connected };
+        Ok(Some(Lock::local(hold)))
+    }
+
+    async fn lock_held(&self, vhost: Option<&str>) -> Answer<bool> {
+        let s = self.lock_state();
+        who(&self.user, &s)?;
+        Ok(s.locks.contains_key(vhost.unwrap_or("/")))
+    }
+
+    async fn close(&self) {}
+}

@@ -1,0 +1,246 @@
+//! The in-memory broker's state as the JSON text RabbitMQ 3.13 answers
+//! with: the vhost listing, definitions exports (of one vhost and of the
+//! whole broker), the user and permission listings, and a vhost's listings
+//! of exchanges, queues, bindings and policies.
+
+use serde_json::{Value as Json, json};
+
+use super::super::lock::LOCK_QUEUE;
+use super::state::{PolicyState, State, VhostState};
+use crate::model::{Binding, Table, Value};
+
+fn table(t: &Table) -> Json {
+    Json::from(&Value::Table(t.clone()))
+}
+
+/// One `GET /api/vhosts` item with the columns warren asks for.
+fn vhost_item(name: &str, v: &VhostState) -> Json {
+    let mut metadata = json!({ "description": v.description, "tags": [] });
+    if let Some(t) = v.default_queue_type {
+        metadata["default_queue_type"] = json!(t.as_str());
+    }
+    json!({
+        "name": name,
+        "description": v.description,
+        "tags": [],
+        "default_queue_type": v.default_queue_type.map_or("undefined", |t| t.as_str()),
+        "metadata": metadata,
+    })
+}
+
+/// The vhosts `visible` lets through, as the vhost listing gives them.
+pub fn vhosts(s: &State, visible: impl Fn(&str) -> bool) -> String {
+    let items: Vec<Json> = s.vhosts.iter().filter(|(n, _)| visible(n)).map(|(n, v)| vhost_item(n, v)).collect();
+    Json::Array(items).to_string()
+}
+
+fn exchange_item(x: &crate::model::Exchange) -> Json {
+    json!({
+        "name": x.name, "type": x.kind, "durable": x.durable, "auto_delete": x.auto_delete,
+        "internal": x.internal, "arguments": table(&x.arguments),
+    })
+}
+
+fn binding_item(b: &Binding) -> Json {
+    json!({
+        "source": b.source, "destination": b.destination, "destination_type": b.destination_kind.as_str(),
+        "routing_key": b.routing_key, "arguments": table(&b.arguments),
+    })
+}
+
+fn policy_item(vhost: &str, p: &PolicyState) -> Json {
+    let p = &p.policy;
+    json!({
+        "vhost": vhost, "name": p.name, "pattern": p.pattern, "apply-to": p.apply_to.as_str(),
+        "definition": table(&p.definition), "priority": p.priority,
+    })
+}
+
+/// The vhost's runtime parameters: its limits and operator policies.
+fn parameters(vhost: &str, v: &VhostState) -> Vec<Json> {
+    let mut out = Vec::new();
+    if !v.limits.is_empty() {
+        out.push(json!({ "value": v.limits, "vhost": vhost, "component": "vhost-limits", "name": "limits" }));
+    }
+    for p in v.operator_policies.values() {
+        let mut value = policy_item(vhost, p);
+        let body = value.as_object_mut().expect("a policy item is an object");
+        body.remove("vhost");
+        body.remove("name");
+        out.push(json!({ "value": value, "vhost": vhost, "component": "operator_policy", "name": p.policy.name }));
+    }
+    out
+}
+
+/// What an export leaves out: the broker's own exchanges.
+fn exported(name: &str) -> bool {
+    !(name.is_empty() || name.starts_with("amq."))
+}
+
+/// Each part of a vhost's export, its items naming the vhost or not.
+fn export_parts(vhost: &str, v: &VhostState, named: bool) -> [(&'static str, Vec<Json>); 5] {
+    let with_vhost = |mut item: Json| {
+        if named {
+            item["vhost"] = json!(vhost);
+        }
+        item
+    };
+    let queues = v
+        .queues
+        .iter()
+        .map(|(name, q)| {
+            with_vhost(json!({
+                "name": name, "durable": q.durable, "auto_delete": q.auto_delete, "arguments": table(&q.arguments),
+            }))
+        })
+        .collect();
+    let exchanges = v.exchanges.values().filter(|x| exported(&x.name)).map(|x| with_vhost(exchange_item(x))).collect();
+    let bindings = v.bindings.iter().map(|b| with_vhost(binding_item(b))).collect();
+    [
+        ("parameters", parameters(vhost, v)),
+        ("policies", v.policies.values().map(|p| policy_item(vhost, p)).collect()),
+        ("queues", queues),
+        ("exchanges", exchanges),
+        ("bindings", bindings),
+    ]
+}
+
+/// `GET /api/definitions/{vhost}`: no `vhost` in queues, exchanges and
+/// bindings (policies and parameters keep theirs).
+pub fn vhost_export(s: &State, vhost: &str, v: &VhostState) -> String {
+    let mut doc = json!({ "rabbit_version": s.version });
+    for (key, items) in export_parts(vhost, v, false) {
+        doc[key] = Json::Array(items);
+    }
+    doc.to_string()
+}
+
+/// `GET /api/definitions`: the whole broker.
+pub fn definitions(s: &State) -> String {
+    let mut doc = json!({
+        "rabbit_version": s.version, "rabbitmq_version": s.version,
+        "product_name": "RabbitMQ", "product_version": s.version,
+        "users": users_items(s), "permissions": permission_items(s), "topic_permissions": [],
+        "vhosts": s.vhosts.iter().map(|(n, v)| vhost_item(n, v)).collect::<Vec<_>>(),
+        "global_parameters": s.global_parameters.iter().map(|(n, v)| json!({ "name": n, "value": v })).collect::<Vec<_>>(),
+    });
+    for key in ["parameters", "policies", "queues", "exchanges", "bindings"] {
+        doc[key] = json!([]);
+    }
+    for (name, v) in &s.vhosts {
+        for (key, items) in export_parts(name, v, true) {
+            doc[key].as_array_mut().expect("made a list above").extend(items);
+        }
+    }
+    doc.to_string()
+}
+
+fn users_items(s: &State) -> Vec<Json> {
+    s.users
+        .iter()
+        .map(|(name, u)| {
+            json!({
+                "name": name, "password_hash": u.password_hash, "hashing_algorithm": u.hashing_algorithm,
+                "tags": u.tags, "limits": {},
+            })
+        })
+        .collect()
+}
+
+fn permission_items(s: &State) -> Vec<Json> {
+    let mut out = Vec::new();
+    for (vhost, v) in &s.vhosts {
+        for p in v.permissions.values() {
+            out.push(json!({
+                "user": p.user, "vhost": vhost, "configure": p.configure, "write": p.write, "read": p.read,
+            }));
+        }
+    }
+    out
+}
+
+/// `GET /api/users`.
+pub fn users(s: &State) -> String {
+    Json::Array(users_items(s)).to_string()
+}
+
+/// `GET /api/permissions`.
+pub fn permissions(s: &State) -> String {
+    Json::Array(permission_items(s)).to_string()
+}
+
+/// A vhost's exchange listing, the broker's own exchanges included.
+pub fn exchange_listing(v: &VhostState) -> String {
+    Json::Array(v.exchanges.values().map(exchange_item).collect()).to_string()
+}
+
+/// A vhost's queue listing, with the lock's exclusive queue when it is held.
+pub fn queue_listing(v: &VhostState, locked: bool) -> String {
+    let mut items: Vec<Json> = v
+        .queues
+        .iter()
+        .map(|(name, q)| {
+            json!({
+                "name": name, "type": q.kind.as_str(), "durable": q.durable, "auto_delete": q.auto_delete,
+                "exclusive": false, "arguments": table(&q.arguments),
+            })
+        })
+        .collect();
+    if locked {
+        items.push(json!({
+            "name": LOCK_QUEUE, "type": "classic", "durable": false, "auto_delete": false,
+            "exclusive": true, "arguments": {},
+        }));
+    }
+    Json::Array(items).to_string()
+}
+
+/// A vhost's binding listing: the default exchange's implicit binding of
+/// each queue first, then the others, each with its `properties_key`.
+pub fn binding_listing(vhost: &str, v: &VhostState) -> String {
+    let mut items = Vec::new();
+    for name in v.queues.keys() {
+        items.push(json!({
+            "source": "", "vhost": vhost, "destination": name, "destination_type": "queue",
+            "routing_key": name, "arguments": {}, "properties_key": quote(name),
+        }));
+    }
+    for b in &v.bindings {
+        let mut item = binding_item(b);
+        item["vhost"] = json!(vhost);
+        item["properties_key"] = json!(properties_key(b));
+        items.push(item);
+    }
+    Json::Array(items).to_string()
+}
+
+/// A vhost's policy (or operator policy) listing.
+pub fn policy_listing(vhost: &str, v: &VhostState, operator: bool) -> String {
+    let set = if operator { &v.operator_policies } else { &v.policies };
+    Json::Array(set.values().map(|p| policy_item(vhost, p)).collect()).to_string()
+}
+
+/// The name the management API gives a binding (reference 1.4): the key
+/// quoted, and for arguments a digest of them (the broker's own digest is
+/// Erlang's `phash2`; any stable one serves, since it is only read back).
+fn properties_key(b: &Binding) -> String {
+    if b.arguments.is_empty() {
+        return if b.routing_key.is_empty() { "~".into() } else { quote(&b.routing_key) };
+    }
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(table(&b.arguments).to_string().as_bytes());
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let code: String = digest.iter().take(6).map(|byte| alphabet[(*byte as usize) % 64] as char).collect();
+    format!("{}~{code}", quote(&b.routing_key))
+}
+
+/// `quote_plus`, with `~` escaped too.
+fn quote(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' => (b as char).to_string(),
+            b' ' => "+".into(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
