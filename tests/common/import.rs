@@ -232,12 +232,23 @@ fn project(item: &Json, fields: &[&str]) -> String {
 }
 
 /// Every item of `doc` that the live definitions lack, described.
+/// RabbitMQ 4 gives each queue declared without `x-queue-type` the
+/// argument (the vhost's default queue type, else the node's): a queue the
+/// document declares without it is looked for both ways.
 pub fn missing(live: &Json, doc: &Json) -> Vec<String> {
     let mut out = Vec::new();
     for (key, fields) in CHECKS {
         let have: HashSet<String> = live[key].as_array().into_iter().flatten().map(|l| project(l, fields)).collect();
         for item in doc[key].as_array().into_iter().flatten() {
-            if !have.contains(&project(item, fields)) {
+            let found = |typed: &Json| have.contains(&project(typed, fields));
+            let typed_by_4x = |kind: &str| {
+                let mut typed = item.clone();
+                typed["arguments"]["x-queue-type"] = Json::from(kind);
+                found(&typed)
+            };
+            let untyped = *key == "queues" && item["arguments"].get("x-queue-type").is_none();
+            let typed_found = untyped && ["classic", "quorum", "stream"].into_iter().any(typed_by_4x);
+            if !found(item) && !typed_found {
                 out.push(format!("{key}: {item}"));
             }
         }
