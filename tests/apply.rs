@@ -670,6 +670,38 @@ fn a_default_queue_type_change_converges_or_is_refused_before_any_write() {
 }
 
 #[test]
+fn a_mirroring_policy_applies_on_3_x_and_is_refused_before_any_write_on_4_x() {
+    let case = Case::new("t-apply-mirroring", &[], &[]);
+    case.file(
+        "topology.toml",
+        r#"vhosts = ["{V}"]
+
+[queues."q.ha"]
+type = "classic"
+
+[policies."p.ha"]
+pattern = "^q\\.ha$"
+apply_to = "queues"
+definition = { ha-mode = "all" }
+"#,
+    );
+    let run = case.apply(&[], &[]);
+    assert!(run.stderr.contains("warren::ha-policy"), "warned on every version: {}", run.stderr);
+    if case.broker.version() < (4, 0) {
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        assert!(case.exists("policies/{V}/p.ha"));
+        case.assert_converged(&[]);
+    } else {
+        // RabbitMQ 4 refuses the policy: refused before the vhost is made,
+        // not halfway through the apply.
+        assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("warren::broker-version"), "{}", run.stderr);
+        assert!(run.stderr.contains("Nothing was changed"), "{}", run.stderr);
+        assert!(!case.broker.exists(&format!("vhosts/{}", seg(&case.vhost))), "nothing was written");
+    }
+}
+
+#[test]
 fn unmanaged_objects_are_shown_and_never_touched() {
     let hand_user = "t-apply-ownership-hand";
     let case = Case::new("t-apply-ownership", &[], &[hand_user]);

@@ -1540,10 +1540,17 @@ fn drain_readings_share_one_recent_listing_and_the_last_check_lists_afresh() {
 // quorum old queue losing its leader or its majority. These run on the other
 // nodes scripts/test starts: the restart node and the three-node cluster.
 
-/// `rabbitmqctl -n NODE ARGS`, which must succeed.
+/// `rabbitmqctl -n NODE ARGS`, which must succeed. The restart node's
+/// rabbitmqctl is `WARREN_TEST_RESTART_RABBITMQCTL` (a RabbitMQ 4 node's
+/// runs in its own root); the cluster's members are 3.x nodes.
 fn rabbitmqctl(node: &str, args: &[&str]) {
-    let out =
-        std::process::Command::new("rabbitmqctl").args(["-n", node]).args(args).output().expect("rabbitmqctl runs");
+    let restart = std::env::var("WARREN_TEST_RESTART_NODE").is_ok_and(|n| node == format!("warren-test{n}@localhost"));
+    let ctl = std::env::var("WARREN_TEST_RESTART_RABBITMQCTL").ok().filter(|_| restart);
+    let out = std::process::Command::new(ctl.as_deref().unwrap_or("rabbitmqctl"))
+        .args(["-n", node])
+        .args(args)
+        .output()
+        .expect("rabbitmqctl runs");
     assert!(out.status.success(), "rabbitmqctl -n {node} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 

@@ -221,6 +221,18 @@ fn split(doc: &Json) -> (Json, Json) {
     (kept, dropped)
 }
 
+/// rabbitmqctl's error as 3.10's prints it: 4.0's prints the reason as an
+/// Erlang binary (`<<"Validation failed\\n…">>`, escapes and all).
+fn unquoted(said: &str) -> String {
+    said.lines()
+        .map(|line| match line.strip_prefix("<<\"").and_then(|l| l.strip_suffix("\">>")) {
+            Some(inner) => inner.replace("\\n", "\n").replace("\\\"", "\"").replace("\\\\", "\\"),
+            None => line.to_string(),
+        })
+        .map(|line| line + "\n")
+        .collect()
+}
+
 /// How many of these notes `stderr` holds: each starts `warren::<code>`.
 fn notes_in(stderr: &str) -> usize {
     stderr.matches("warren::").count()
@@ -265,22 +277,43 @@ fn round_trip(broker: &Broker, path: &Path, expect: &Expect, tmp: &Path) {
     assert_eq!(offline.code, 0, "{file}: {}", offline.stderr);
     check_notes(&format!("{file}, import --state"), &offline.stderr, expect.file_notes);
 
-    make_unlisted(&doc);
-    let answer = broker.import_file(&copy);
+    // RabbitMQ 4 refuses a whole file that binds to or from objects it
+    // lacks, where 3.10 drops those bindings: on 4.x the file is loaded
+    // again without them (what 3.10 keeps), and the checks below hold.
+    let import = |doc: &Json| {
+        make_unlisted(doc);
+        std::fs::write(&copy, serde_json::to_string_pretty(doc).unwrap()).unwrap();
+        match broker.import_file(&copy) {
+            Err(e) if e.contains("{resources_missing,") => {
+                remove(broker, &ours);
+                let (_, dropped) = split(doc);
+                let mut loadable = doc.clone();
+                loadable["bindings"] = Json::from(
+                    items(doc, "bindings")
+                        .filter(|b| !items(&dropped, "bindings").any(|d| d == *b))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+                make_unlisted(&loadable);
+                std::fs::write(&copy, serde_json::to_string_pretty(&loadable).unwrap()).unwrap();
+                broker.import_file(&copy)
+            }
+            other => other,
+        }
+    };
+    let answer = import(&doc);
     match expect.refused {
         None => assert!(answer.is_ok(), "{file}: import_definitions failed:\n{}", answer.unwrap_err()),
         Some((reason, component)) => {
             let error = answer.expect_err("the broker refuses the file");
             let said = error.split_once(" ...\n").map_or(error.as_str(), |(_, rest)| rest);
-            assert_eq!(said, reason, "{file}: the broker's refusal");
+            assert_eq!(unquoted(said), reason, "{file}: the broker's refusal");
             // What the refusal left half-imported goes before the rest is loaded.
             remove(broker, &ours);
             doc["parameters"] = Json::from(
                 items(&doc, "parameters").filter(|p| p["component"] != component).cloned().collect::<Vec<_>>(),
             );
-            std::fs::write(&copy, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-            make_unlisted(&doc);
-            if let Err(e) = broker.import_file(&copy) {
+            if let Err(e) = import(&doc) {
                 panic!("{file}: import_definitions without `{component}` parameters failed:\n{e}");
             }
         }

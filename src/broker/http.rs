@@ -137,7 +137,9 @@ impl Http {
         );
         let user = self.endpoint.user.clone();
         Err(match status {
-            StatusCode::UNAUTHORIZED if reason.contains("Login failed") => {
+            // 3.x says "Login failed"; 4.0 answers a wrong user or password
+            // with {"error":"not_authorized","reason":"Not_Authorized"}.
+            StatusCode::UNAUTHORIZED if reason.contains("Login failed") || reason == "Not_Authorized" => {
                 BrokerError::BadCredentials { endpoint: self.endpoint.to_string(), user }
             }
             StatusCode::UNAUTHORIZED if reason.contains("Not management user") => {

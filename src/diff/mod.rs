@@ -22,8 +22,8 @@ pub use preflight::REFUSALS;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Binding, DestinationKind, Exchange, Inventory, LazyGraph, Matcher, Node, ObjectKey, Ownership, Password, Queue,
-    QueueCounts, RoutingGraph, Topology, User, Vhost, VhostSettings, is_shared, scaffold,
+    Binding, DestinationKind, Exchange, Inventory, LazyGraph, Matcher, Node, ObjectKey, Ownership, Password, Policy,
+    Queue, QueueCounts, RoutingGraph, Topology, User, Vhost, VhostSettings, is_shared, policy_key, scaffold,
 };
 
 /// Choices the user makes on the command line.
@@ -404,6 +404,7 @@ impl<'a> Differ<'a> {
             attributes::policy,
             |p| Declared::Policy(p.clone()),
         );
+        self.mirroring_refused(v, &want.policies, &have.policies);
         self.mutable(
             &want.operator_policies,
             &have.operator_policies,
@@ -418,6 +419,29 @@ impl<'a> Differ<'a> {
             attributes::permission,
             |p| Declared::Permission(p.clone()),
         );
+    }
+
+    /// RabbitMQ 4 removed classic queue mirroring and refuses a policy that
+    /// sets an `ha-*` key (400 "not recognised policy settings"): creating
+    /// or changing one is a problem before any write, not a failure halfway
+    /// through an apply. One kept as it is live (from before an upgrade) is
+    /// left alone.
+    fn mirroring_refused(&mut self, v: &str, want: &BTreeMap<String, Policy>, have: &BTreeMap<String, Policy>) {
+        let Some(version) = self.options.broker_version.filter(|b| *b >= (4, 0)) else { return };
+        for (name, p) in want.iter().filter(|(n, p)| have.get(*n) != Some(*p)) {
+            for k in p.definition.keys().filter(|k| policy_key(k).is_some_and(|pk| pk.mirroring)) {
+                let diagnostic = Diagnostic::error(
+                    "broker-version",
+                    format!(
+                        "policy \"{name}\" sets `{k}`, classic queue mirroring, which RabbitMQ {}.{} no longer has: it refuses the policy",
+                        version.0, version.1
+                    ),
+                )
+                .help("remove the `ha-*` keys; quorum queues replicate (`type = \"quorum\"`)");
+                let key = ObjectKey::Policy { vhost: v.into(), name: name.clone() };
+                self.out.problems.push(Problem { key, field: Some(format!("definition.{k}")), diagnostic });
+            }
+        }
     }
 
     fn exchanges(&mut self, v: &str, want: &Vhost, have: &Vhost, live_graph: &LazyGraph) {
@@ -741,6 +765,38 @@ mod tests {
         let same =
             diff(&want, &want, &ownership, "default", &Options { broker_version: Some((3, 10)), ..Options::default() });
         assert!(same.problems.is_empty() && same.changes.is_empty());
+    }
+
+    #[test]
+    fn a_mirroring_policy_is_a_problem_on_4_x_unless_it_is_live_already() {
+        let with_policy = |key: &str| {
+            let mut t = with_dqt(None);
+            let definition = [(key.to_string(), crate::model::Value::String("all".into()))].into_iter().collect();
+            let p = Policy {
+                name: "p".into(),
+                pattern: ".*".into(),
+                apply_to: crate::model::ApplyTo::Queues,
+                priority: 0,
+                definition,
+            };
+            t.vhosts.get_mut("v").unwrap().policies.insert("p".into(), p);
+            t
+        };
+        let (ha, none) = (with_policy("ha-mode"), with_dqt(None));
+        let ownership = Ownership::default();
+        let on = |want: &Topology, have: &Topology, version| {
+            let options = Options { broker_version: version, ..Options::default() };
+            diff(want, have, &ownership, "default", &options)
+        };
+        let refused = on(&ha, &none, Some((4, 0)));
+        assert_eq!(refused.problems.len(), 1);
+        assert!(refused.problems[0].diagnostic.message.contains("`ha-mode`"), "{:?}", refused.problems);
+        assert_eq!(refused.problems[0].field.as_deref(), Some("definition.ha-mode"));
+        for version in [Some((3, 13)), None] {
+            assert!(on(&ha, &none, version).problems.is_empty(), "{version:?}");
+        }
+        assert!(on(&ha, &ha, Some((4, 0))).problems.is_empty(), "kept as it is live");
+        assert!(on(&with_policy("max-length"), &none, Some((4, 0))).problems.is_empty());
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! look for what they declared: its management API over HTTP (`ureq`), its
 //! `rabbitmqctl`, and cleaning up after an import.
 //!
-//! [`Broker::from_env`] reads `WARREN_TEST_URL` and `WARREN_TEST_NODE`
-//! (default 1), as `scripts/test` sets them; without them a test fails.
+//! [`Broker::from_env`] reads `WARREN_TEST_URL`, `WARREN_TEST_NODE`
+//! (default 1) and `WARREN_TEST_RABBITMQCTL` (default `rabbitmqctl`; a
+//! RabbitMQ 4 test node's runs the one in its Debian 13 root), as
+//! `scripts/broker env` prints them; without the URL a test fails.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -14,11 +16,13 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value as Json};
 
-/// The private test broker: its management API and its node name.
+/// The private test broker: its management API, its node name and the
+/// rabbitmqctl that talks to it.
 pub struct Broker {
     api: String,
     auth: String,
     node: String,
+    rabbitmqctl: String,
 }
 
 impl Broker {
@@ -32,6 +36,7 @@ impl Broker {
             api: format!("http://{}/api", host.trim_end_matches('/')),
             auth: format!("Basic {}", STANDARD.encode(userinfo)),
             node: format!("warren-test{n}@localhost"),
+            rabbitmqctl: std::env::var("WARREN_TEST_RABBITMQCTL").unwrap_or_else(|_| "rabbitmqctl".into()),
         }
     }
 
@@ -70,7 +75,7 @@ impl Broker {
 
     /// `rabbitmqctl -n NODE ARGS`.
     pub fn ctl(&self, args: &[&str]) -> std::process::Output {
-        Command::new("rabbitmqctl").arg("-n").arg(&self.node).args(args).output().expect("rabbitmqctl runs")
+        Command::new(&self.rabbitmqctl).arg("-n").arg(&self.node).args(args).output().expect("rabbitmqctl runs")
     }
 
     /// `rabbitmqctl import_definitions FILE`, after making the file readable
@@ -227,12 +232,23 @@ fn project(item: &Json, fields: &[&str]) -> String {
 }
 
 /// Every item of `doc` that the live definitions lack, described.
+/// RabbitMQ 4 gives each queue declared without `x-queue-type` the
+/// argument (the vhost's default queue type, else the node's): a queue the
+/// document declares without it is looked for both ways.
 pub fn missing(live: &Json, doc: &Json) -> Vec<String> {
     let mut out = Vec::new();
     for (key, fields) in CHECKS {
         let have: HashSet<String> = live[key].as_array().into_iter().flatten().map(|l| project(l, fields)).collect();
         for item in doc[key].as_array().into_iter().flatten() {
-            if !have.contains(&project(item, fields)) {
+            let found = |typed: &Json| have.contains(&project(typed, fields));
+            let typed_by_4x = |kind: &str| {
+                let mut typed = item.clone();
+                typed["arguments"]["x-queue-type"] = Json::from(kind);
+                found(&typed)
+            };
+            let untyped = *key == "queues" && item["arguments"].get("x-queue-type").is_none();
+            let typed_found = untyped && ["classic", "quorum", "stream"].into_iter().any(typed_by_4x);
+            if !found(item) && !typed_found {
                 out.push(format!("{key}: {item}"));
             }
         }
