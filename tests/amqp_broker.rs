@@ -48,6 +48,7 @@ fn no_password(run: &Run) {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_amqp_url_of_another_broker_is_refused_and_neither_broker_changes() {
     let _one = serial();
     let home = TestBroker::from_env();
@@ -78,6 +79,7 @@ fn an_amqp_url_of_another_broker_is_refused_and_neither_broker_changes() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn without_an_amqp_url_the_broker_s_own_listener_is_used() {
     let _one = serial();
     let home = TestBroker::from_env();

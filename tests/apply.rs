@@ -440,6 +440,7 @@ read = ".*"
 "##;
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn every_object_kind_is_created_changed_and_destroyed() {
     let app = "t-apply-lifecycle-app";
     let hashed = "t-apply-lifecycle-hash";
@@ -643,6 +644,7 @@ fn every_object_kind_is_created_changed_and_destroyed() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_default_queue_type_change_converges_or_is_refused_before_any_write() {
     let case = Case::new("t-apply-default-queue-type", &[], &[]);
     case.file("topology.toml", "vhosts = [\"{V}\"]\n\n[vhost]\ndefault_queue_type = \"quorum\"\n");
@@ -670,6 +672,7 @@ fn a_default_queue_type_change_converges_or_is_refused_before_any_write() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_mirroring_policy_applies_on_3_x_and_is_refused_before_any_write_on_4_x() {
     let case = Case::new("t-apply-mirroring", &[], &[]);
     case.file(
@@ -702,6 +705,7 @@ definition = { ha-mode = "all" }
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn unmanaged_objects_are_shown_and_never_touched() {
     let hand_user = "t-apply-ownership-hand";
     let case = Case::new("t-apply-ownership", &[], &[hand_user]);
@@ -828,6 +832,7 @@ type = "classic"
 "#;
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_holding_messages_is_destroyed_only_with_allow_destroy() {
     let case = Case::new("t-apply-nonempty-queue", &[], &[]);
     case.file("topology.toml", TWO_QUEUES);
@@ -859,6 +864,7 @@ fn a_queue_holding_messages_is_destroyed_only_with_allow_destroy() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_empty_queue_is_destroyed_without_allow_destroy() {
     let case = Case::new("t-apply-empty-queue", &[], &[]);
     case.file(
@@ -876,6 +882,7 @@ fn an_empty_queue_is_destroyed_without_allow_destroy() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_exchange_type_change_puts_back_every_binding_from_and_to_it() {
     let case = Case::new("t-apply-exchange-replace", &[], &[]);
     let v1 = r##"vhosts = ["{V}"]
@@ -946,6 +953,7 @@ routing_key = "d.*"
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn apply_without_a_terminal_needs_auto_approve() {
     let case = Case::new("t-apply-unattended", &[], &[]);
     case.file("topology.toml", "vhosts = [\"{V}\"]\n\n[exchanges.\"x\"]\ntype = \"topic\"\n");
@@ -962,6 +970,7 @@ fn apply_without_a_terminal_needs_auto_approve() {
 const ERRORS_TOPOLOGY: &str = "vhosts = [\"{V}\"]\n\n[exchanges.\"x\"]\ntype = \"topic\"\n";
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_unreachable_broker_is_a_clear_error() {
     let mut case = Case::new("t-apply-unreachable", &[], &[]);
     case.file("topology.toml", ERRORS_TOPOLOGY);
@@ -986,6 +995,7 @@ fn an_unreachable_broker_is_a_clear_error() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_wrong_password_is_a_clear_error() {
     let mut case = Case::new("t-apply-wrong-password", &[], &[]);
     case.file("topology.toml", ERRORS_TOPOLOGY);
@@ -1006,6 +1016,7 @@ fn a_wrong_password_is_a_clear_error() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_user_without_the_management_tag_is_told_so() {
     let user = "t-apply-no-management-user";
     let mut case = Case::new("t-apply-no-management", &[], &[user]);
@@ -1028,6 +1039,7 @@ fn a_user_without_the_management_tag_is_told_so() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_user_lacking_a_permission_is_told_what_it_may_not_do() {
     let user = "t-apply-no-permission-user";
     let mut case = Case::new("t-apply-no-permission", &[], &[user]);
@@ -1048,6 +1060,7 @@ fn a_user_lacking_a_permission_is_told_what_it_may_not_do() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_refusal_part_way_reports_what_was_done_and_what_was_not() {
     let case = Case::new("t-apply-refusal", &[], &[]);
     // The validator knows `federation-upstream-set`; a broker without the
@@ -1107,6 +1120,7 @@ definition = { federation-upstream-set = "all" }
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn https_with_a_private_ca_and_a_client_certificate() {
     let var = |name: &str| {
         std::env::var(name).unwrap_or_else(|_| {
@@ -1166,6 +1180,7 @@ fn https_with_a_private_ca_and_a_client_certificate() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn passwords_in_a_plan_are_never_shown() {
     let user = "t-apply-plan-secrets-user";
     let mut case = Case::new("t-apply-plan-secrets", &[], &[user, "t-apply-plan-secrets-user-2"]);
@@ -1220,6 +1235,7 @@ fn two_project_files(case: &Case, b_keeps_old: bool, a_keeps_old: bool) {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn two_projects_in_one_vhost_never_touch_each_others_objects() {
     let case = Case::new("t-apply-projects", &[], &[]);
     let (a, b) = (case.project_path("team-a"), case.project_path("team-b"));
@@ -1303,6 +1319,7 @@ fn two_projects_in_one_vhost_never_touch_each_others_objects() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_vhost_scoped_policymaker_plans_applies_and_converges_its_vhost() {
     let user = "t-apply-scoped-user";
     let mut case = Case::new("t-apply-scoped", &[], &[user]);
@@ -1377,6 +1394,7 @@ definition = { max-length = 10 }
 /// inside their own vhosts: each user sees its own project's, never the
 /// other's, and the broker-wide records are not touched.
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
     let users = ["t-apply-rec-user-a", "t-apply-rec-user-b"];
     let mut case = Case::new("t-apply-rec-a", &["t-apply-rec-b"], &users);
@@ -1535,6 +1553,7 @@ const FEEDBACK_TOPOLOGY: &str =
     "vhosts = [\"{V}\"]\n\n[exchanges.\"x\"]\ntype = \"topic\"\n\n[queues.\"q\"]\ntype = \"classic\"\n";
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn quiet_prints_only_errors_and_the_final_summary() {
     let case = Case::new("t-apply-quiet", &[], &[]);
     case.file("topology.toml", FEEDBACK_TOPOLOGY);
@@ -1561,6 +1580,7 @@ fn quiet_prints_only_errors_and_the_final_summary() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn verbose_apply_prints_each_step_as_it_starts_and_ends_with_its_duration() {
     let case = Case::new("t-apply-verbose", &[], &[]);
     case.file("topology.toml", FEEDBACK_TOPOLOGY);
@@ -1581,6 +1601,7 @@ fn login_name() -> String {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn the_journal_names_the_login_user_and_the_host_without_user_variables() {
     let case = Case::new("t-apply-actor", &[], &[]);
     case.file("topology.toml", FEEDBACK_TOPOLOGY);

@@ -46,6 +46,7 @@ macro_rules! cases {
         mod rabbitmq {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                #[ignore = "needs a broker: scripts/test runs it"]
                 async fn $case() {
                     let b = super::client::rabbit();
                     let v = super::fresh(&b, stringify!($case)).await;

@@ -33,6 +33,7 @@ fn path_str(p: &Path) -> &str {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_unknown_vhost_names_the_vhosts_the_broker_has() {
     let broker = Broker::from_env();
     let _known = vhost(&broker, "t-import-cli-known");
@@ -61,6 +62,7 @@ fn an_unknown_vhost_names_the_vhosts_the_broker_has() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn refused_credentials_are_an_error_that_never_shows_the_password() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
@@ -76,6 +78,7 @@ fn refused_credentials_are_an_error_that_never_shows_the_password() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_user_who_may_not_read_the_definitions_is_told_so() {
     let broker = Broker::from_env();
     let user = "t-import-cli-monitor";

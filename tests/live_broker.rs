@@ -114,6 +114,7 @@ fn vhost_body(defs: &Json, vhost: &str) -> Json {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn realworld_files_read_the_same_after_a_trip_through_rabbitmq() {
     let Some(base) = broker() else { return };
     for path in std::iter::once(root().join(QUIRKS)).chain(realworld()) {
@@ -171,6 +172,7 @@ fn realworld_files_read_the_same_after_a_trip_through_rabbitmq() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn the_vhost_default_queue_type_reads_like_the_files() {
     let Some(base) = broker() else { return };
     let settings = json!({"defaultqueuetype": "quorum", "default_queue_type": "quorum"});

@@ -489,6 +489,7 @@ routing_key = "order.paid"
 "#;
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_to_a_direct_exchange_migrates_exactly_once() {
     let case = Case::new("t-mig-direct");
     Migration {
@@ -502,6 +503,7 @@ fn a_queue_bound_to_a_direct_exchange_migrates_exactly_once() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_by_topic_wildcards_migrates_exactly_once() {
     let v1 = r#"
 vhosts = ["{V}"]
@@ -562,6 +564,7 @@ routing_key = "order.#.eu"
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_quorum_queue_replaces_a_classic_one_exactly_once() {
     let case = Case::new("t-mig-quorum");
     let v2 =
@@ -580,6 +583,7 @@ fn a_quorum_queue_replaces_a_classic_one_exactly_once() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_quorum_queue_replaces_a_quorum_one_exactly_once() {
     // Quorum queue counters come once per Ra tick (5 s): the drain must
     // still be confirmed from fresh readings only.
@@ -602,6 +606,7 @@ fn a_quorum_queue_replaces_a_quorum_one_exactly_once() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_to_a_fanout_exchange_migrates_exactly_once() {
     let v1 = r#"
 vhosts = ["{V}"]
@@ -643,6 +648,7 @@ queue = "orders.v2"
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_by_headers_with_x_match_migrates_exactly_once() {
     let v1 = r#"
 vhosts = ["{V}"]
@@ -703,6 +709,7 @@ arguments = { x-match = "any", kind = "refund", priority = "high" }
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_on_several_keys_from_several_exchanges_migrates_exactly_once() {
     let v1 = r#"
 vhosts = ["{V}"]
@@ -765,6 +772,7 @@ routing_key = "order.created"
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_new_queue_gains_a_dead_letter_exchange_exactly_once() {
     let v2 = DIRECT_V2.replace(
         "replaces = \"orders.v1\"",
@@ -816,6 +824,7 @@ queue = "orders.dead"
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_slow_consumer_drains_a_backlog_over_several_seconds_exactly_once() {
     let case = Case::new("t-mig-slow");
     let (_, during) = Migration {
@@ -869,6 +878,7 @@ fn assert_refused(case: &Case, v2: &str, code: &str) {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_old_queue_that_can_expire_is_refused() {
     for (vhost, declaration) in [
         ("t-mig-refuse-autodelete", "auto_delete = true"),
@@ -887,6 +897,7 @@ fn an_old_queue_that_can_expire_is_refused() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_interposed_name_taken_by_a_hand_made_exchange_is_refused() {
     let case = Case::new("t-mig-refuse-taken");
     case.topology(DIRECT_V1);
@@ -900,6 +911,7 @@ fn an_interposed_name_taken_by_a_hand_made_exchange_is_refused() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_extra_binding_on_the_interposed_exchange_is_refused() {
     let case = Case::new("t-mig-refuse-extra");
     paused_midway(&case);
@@ -916,6 +928,7 @@ fn an_extra_binding_on_the_interposed_exchange_is_refused() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_alternate_exchange_argument_on_the_interposed_exchange_is_refused() {
     let case = Case::new("t-mig-refuse-ae");
     paused_midway(&case);
@@ -936,6 +949,7 @@ fn an_alternate_exchange_argument_on_the_interposed_exchange_is_refused() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_new_queue_dead_lettering_into_its_source_is_refused() {
     let case = Case::new("t-mig-refuse-dlx-loop");
     case.topology(DIRECT_V1);
@@ -1011,6 +1025,7 @@ fn paused_with_the_old_consumer_attached(case: &Case) -> (Traffic, ConsumerId, B
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_old_consumer_still_attached_pauses_the_migration_and_a_later_apply_finishes_it() {
     let case = Case::new("t-mig-attached");
     let (mut traffic, old, bindings, first) = paused_with_the_old_consumer_attached(&case);
@@ -1037,6 +1052,7 @@ fn an_old_consumer_still_attached_pauses_the_migration_and_a_later_apply_finishe
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_old_queue_with_messages_and_no_consumer_pauses_at_the_drain_timeout_then_resumes() {
     let case = Case::new("t-mig-no-consumer");
     case.topology(DIRECT_V1);
@@ -1064,6 +1080,7 @@ fn an_old_queue_with_messages_and_no_consumer_pauses_at_the_drain_timeout_then_r
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_apply_stopped_before_deleting_the_interposed_exchange_is_finished_by_the_next() {
     let case = Case::new("t-mig-stopped");
     case.topology(DIRECT_V1);
@@ -1132,6 +1149,7 @@ fn one_key(topology: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_apply_killed_after_any_migration_step_is_finished_by_the_next_exactly_once() {
     let case = Case::new("t-mig-killed");
     let (v1, v2) = (one_key(DIRECT_V1), one_key(DIRECT_V2));
@@ -1195,6 +1213,7 @@ fn an_apply_killed_after_any_migration_step_is_finished_by_the_next_exactly_once
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn eight_applies_at_once_one_works_and_the_others_find_nothing_to_do() {
     let case = Case::new("t-mig-eight");
     // A history of this test alone (tests here run one at a time).
@@ -1216,6 +1235,7 @@ fn eight_applies_at_once_one_works_and_the_others_find_nothing_to_do() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn an_apply_waiting_for_the_lock_says_who_holds_it_and_gives_up_with_exit_5() {
     let case = Case::new("t-mig-lock-held");
     case.topology(DIRECT_V1);
@@ -1253,6 +1273,7 @@ fn an_apply_waiting_for_the_lock_says_who_holds_it_and_gives_up_with_exit_5() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn abort_before_the_point_of_no_return_goes_back_exactly_once_and_after_it_refuses() {
     let case = Case::new("t-mig-abort");
     let (traffic, _old, bindings, _) = paused_with_the_old_consumer_attached(&case);
@@ -1317,6 +1338,7 @@ fn paused_quietly(case: &Case) -> (Traffic, BTreeSet<Bound>, String) {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn files_that_change_a_paused_migration_otherwise_are_refused_and_reverting_them_rolls_it_back() {
     let case = Case::new("t-mig-revert");
     let (traffic, bindings, id) = paused_quietly(&case);
@@ -1366,6 +1388,7 @@ fn files_that_change_a_paused_migration_otherwise_are_refused_and_reverting_them
 /// the vhost, so it may not go on with that migration: refused, nothing
 /// changed, and the administrator's run still finishes it.
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_migration_in_flight_is_finished_by_the_kind_of_user_that_started_it() {
     let case = Case::new("t-mig-other-journal");
     paused_midway(&case);
@@ -1397,6 +1420,7 @@ fn a_migration_in_flight_is_finished_by_the_kind_of_user_that_started_it() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn reverting_the_files_of_a_paused_migration_under_traffic_loses_and_duplicates_nothing() {
     let case = Case::new("t-mig-revert-traffic");
     let (traffic, _old, bindings, _) = paused_with_the_old_consumer_attached(&case);
@@ -1420,11 +1444,13 @@ fn reverting_the_files_of_a_paused_migration_under_traffic_loses_and_duplicates_
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_stray_publisher_and_a_stuck_consumer_on_the_old_queue_pause_the_migration_until_fixed() {
     paused_by_rising_unacknowledged(&Case::new("t-mig-rising"), DIRECT_V1);
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_stray_publisher_and_a_stuck_consumer_on_an_old_quorum_queue_pause_the_migration_too() {
     // Quorum queue totals move once per Ra tick (5 s), so readings a
     // second apart repeat: the rise must still be seen.
@@ -1496,6 +1522,7 @@ fn paused_by_rising_unacknowledged(case: &Case, v1: &str) {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn drain_readings_share_one_recent_listing_and_the_last_check_lists_afresh() {
     use warren::broker::{Broker, Endpoint, Freshness, Rabbit, Tls};
     let case = Case::new("t-mig-shared-totals");
@@ -1640,6 +1667,7 @@ fn finish_at_least_once(traffic: Traffic) -> Report {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_broker_restart_during_the_drain_stops_the_apply_and_the_next_one_finishes_losing_nothing() {
     let case = Case::on("t-mig-restart", TestBroker::from_vars("WARREN_TEST_RESTART_"));
     let node = format!(
@@ -1682,6 +1710,7 @@ fn a_broker_restart_during_the_drain_stops_the_apply_and_the_next_one_finishes_l
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_quorum_migration_finishes_with_the_old_queues_leader_stopped_midway() {
     let cluster = Cluster::from_env();
     let mut case = Case::on("t-mig-leader", cluster.broker(0));
@@ -1725,6 +1754,7 @@ fn a_quorum_migration_finishes_with_the_old_queues_leader_stopped_midway() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_quorum_old_queue_without_a_leader_pauses_the_drain_and_a_later_apply_finishes() {
     let cluster = Cluster::from_env();
     let case = Case::on("t-mig-no-leader", cluster.broker(0));
@@ -1781,6 +1811,7 @@ fn drain_step(case: &Case) -> (usize, usize, String) {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_drain_wait_prints_a_line_at_each_interval_and_its_pause_is_recorded_as_paused() {
     let case = Case::new("t-mig-progress");
     case.topology(DIRECT_V1);
@@ -1810,6 +1841,7 @@ fn a_drain_wait_prints_a_line_at_each_interval_and_its_pause_is_recorded_as_paus
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_resumed_apply_says_where_the_migration_resumes_and_v_shows_its_steps() {
     let case = Case::new("t-mig-resume");
     paused_midway(&case);

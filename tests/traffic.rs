@@ -21,6 +21,7 @@ fn direct(vhost: &str) -> TestVhost {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn one_bound_queue_gets_every_message_exactly_once() {
     let v = direct("t-traffic-once");
     let mut traffic = Traffic::start(&v.amqp_url(), Publish::new("x", &["k"]).rate(200).count(500));
@@ -33,6 +34,7 @@ fn one_bound_queue_gets_every_message_exactly_once() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn unroutable_messages_come_back_and_fail_the_check() {
     let v = direct("t-traffic-unroutable");
     let mut traffic = Traffic::start(&v.amqp_url(), Publish::new("x", &["nowhere"]).rate(200).count(50));
@@ -50,6 +52,7 @@ fn unroutable_messages_come_back_and_fail_the_check() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn confirmed_messages_nobody_consumes_are_lost() {
     let v = direct("t-traffic-lost");
     let traffic = Traffic::start(&v.amqp_url(), Publish::new("x", &["k"]).rate(200).count(20));
@@ -61,6 +64,7 @@ fn confirmed_messages_nobody_consumes_are_lost() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_twice_gets_one_copy() {
     let v = TestVhost::new("t-traffic-twice");
     v.exchange("x", "topic");
@@ -77,6 +81,7 @@ fn a_queue_bound_twice_gets_one_copy() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn two_bound_queues_each_get_every_message() {
     let v = direct("t-traffic-two");
     v.queue("q2");
@@ -98,6 +103,7 @@ fn two_bound_queues_each_get_every_message() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn headers_split_traffic_between_two_queues_exactly_once_across_both() {
     let v = TestVhost::new("t-traffic-headers");
     v.exchange("x", "headers");
@@ -118,6 +124,7 @@ fn headers_split_traffic_between_two_queues_exactly_once_across_both() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_consumer_cancelled_by_the_broker_is_recorded() {
     let v = direct("t-traffic-cancelled");
     let mut traffic = Traffic::start(&v.amqp_url(), Publish::new("x", &["k"]).rate(200).count(20));
@@ -134,6 +141,7 @@ fn a_consumer_cancelled_by_the_broker_is_recorded() {
 }
 
 #[test]
+#[ignore = "needs a broker: scripts/test runs it"]
 fn a_second_publisher_and_a_stuck_consumer_are_counted_apart() {
     let v = direct("t-traffic-stuck");
     let mut traffic = Traffic::start(&v.amqp_url(), Publish::new("x", &["k"]).rate(200).count(100));
