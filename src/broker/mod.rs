@@ -104,6 +104,19 @@ pub struct Leadership {
     pub state: Option<String>,
 }
 
+/// The names in a vhost listing.
+fn vhost_names(listing: &str) -> Answer<Vec<String>> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: String,
+    }
+    let listed: Vec<Named> = serde_json::from_str(listing).map_err(|e| BrokerError::Unreadable {
+        action: "list the vhosts".into(),
+        reason: format!("it is not a list of vhosts: {e}"),
+    })?;
+    Ok(listed.into_iter().map(|v| v.name).collect())
+}
+
 /// The answer of a broker call.
 pub type Answer<T> = Result<T, BrokerError>;
 

@@ -14,7 +14,7 @@ use super::error::BrokerError;
 use super::http::Http;
 use super::lock::{LOCK_QUEUE, Lock};
 use super::records::RecordStore;
-use super::{Answer, Answers, Broker, Freshness, Leadership, Listing, Reading, ops};
+use super::{Answer, Answers, Broker, Freshness, Leadership, Listing, Reading, ops, vhost_names};
 use crate::model::{
     Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, User, VhostSettings,
 };
@@ -266,15 +266,8 @@ impl Broker for Rabbit {
         let admin = self.is_administrator().await?;
         let listing = self.get_text(VHOST_LISTING, "list the vhosts").await?;
         // Only vhosts that exist: the export of a missing one is a 400.
-        #[derive(serde::Deserialize)]
-        struct Named {
-            name: String,
-        }
-        let listed: Vec<Named> = serde_json::from_str(&listing).map_err(|e| BrokerError::Unreadable {
-            action: "list the vhosts".into(),
-            reason: format!("it is not a list of vhosts: {e}"),
-        })?;
-        let present: Vec<String> = vhosts.iter().filter(|v| listed.iter().any(|x| x.name == **v)).cloned().collect();
+        let listed = vhost_names(&listing)?;
+        let present: Vec<String> = vhosts.iter().filter(|v| listed.contains(v)).cloned().collect();
         let only_admin = |path: &'static str, action: &'static str| async move {
             if admin { self.get_text(path, action).await.map(Some) } else { Ok(None) }
         };

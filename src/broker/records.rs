@@ -8,7 +8,7 @@ use std::future::Future;
 use serde_json::Value as Json;
 
 use super::lock::Lock;
-use super::{Answer, Broker, BrokerError};
+use super::{Answer, Broker, BrokerError, vhost_names};
 use crate::model::{INVENTORY_PARAMETER, JOURNAL_PARAMETER, Place, RecordKind, RecordWrite};
 
 /// The generations of a project's journal exchange found in its home
@@ -38,16 +38,7 @@ pub trait RecordStore: Broker {
             }
             // Its lock is taken there first: a vhost this user cannot reach
             // is said as the live read would say it.
-            let listing = self.vhosts().await?;
-            #[derive(serde::Deserialize)]
-            struct Named {
-                name: String,
-            }
-            let listed: Vec<Named> = serde_json::from_str(&listing).map_err(|e| BrokerError::Unreadable {
-                action: "list the vhosts".into(),
-                reason: format!("it is not a list of vhosts: {e}"),
-            })?;
-            if !listed.iter().any(|v| v.name == *home) {
+            if !vhost_names(&self.vhosts().await?)?.contains(home) {
                 return Err(BrokerError::Forbidden {
                     user: self.user(),
                     action: format!(
