@@ -24,9 +24,10 @@ use serde_json::json;
 use warren::apply::migrate::without_leader;
 use warren::broker::{Broker, BrokerError, Freshness, Listing, RecordStore};
 use warren::model::{
-    ApplyTo, Binding, DestinationKind, Exchange, JOURNAL_PARAMETER, Password, Permission, Place, Policy, Queue,
-    QueueType, RecordKind, Table, User, Value, Vhost, VhostSettings,
+    ApplyTo, Binding, Exchange, JOURNAL_PARAMETER, Password, Permission, Place, Queue, QueueType, RecordKind, Table,
+    User, Value, Vhost, VhostSettings,
 };
+use warren::testing::objects::{exchange, policy, queue, table, text, to_exchange, to_queue};
 
 /// Each case as a test on both brokers: `memory::<case>` and `rabbitmq::<case>`.
 macro_rules! cases {
@@ -93,54 +94,13 @@ impl Drop for Gone {
     }
 }
 
-fn exchange(name: &str, kind: &str) -> Exchange {
-    Exchange {
-        name: name.into(),
-        kind: kind.into(),
-        durable: true,
-        auto_delete: false,
-        internal: false,
-        arguments: Table::new(),
-    }
-}
-
 fn with_args(mut x: Exchange, arguments: Table) -> Exchange {
     x.arguments = arguments;
     x
 }
 
-fn queue(name: &str, kind: QueueType, arguments: Table) -> Queue {
-    Queue { name: name.into(), kind, durable: true, auto_delete: false, arguments, replaces: None }
-}
-
 fn classic(name: &str) -> Queue {
     queue(name, QueueType::Classic, Table::new())
-}
-
-fn to_queue(source: &str, queue: &str, key: &str) -> Binding {
-    Binding {
-        source: source.into(),
-        destination_kind: DestinationKind::Queue,
-        destination: queue.into(),
-        routing_key: key.into(),
-        arguments: Table::new(),
-    }
-}
-
-fn to_exchange(source: &str, exchange: &str, key: &str) -> Binding {
-    Binding { destination_kind: DestinationKind::Exchange, ..to_queue(source, exchange, key) }
-}
-
-fn table(pairs: &[(&str, Value)]) -> Table {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
-}
-
-fn text(s: &str) -> Value {
-    Value::String(s.into())
-}
-
-fn policy(name: &str, pattern: &str, apply_to: ApplyTo, priority: i64, definition: Table) -> Policy {
-    Policy { name: name.into(), pattern: pattern.into(), apply_to, priority, definition }
 }
 
 fn alternate(ae: &str) -> Table {

@@ -2,5 +2,6 @@
 //! Deterministic: the same arguments always give the same output.
 
 pub mod generate;
+pub mod objects;
 
 pub use generate::{large_definitions, large_topology};

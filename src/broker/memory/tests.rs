@@ -3,57 +3,20 @@
 
 use super::routing::{headers_match, topic_matches};
 use super::*;
-use crate::model::{ApplyTo, DestinationKind};
+use crate::model::ApplyTo;
+use crate::testing::objects::{exchange, queue, table, text, to_exchange, to_queue};
+
+fn policy(name: &str, pattern: &str, priority: i64, definition: Table) -> Policy {
+    crate::testing::objects::policy(name, pattern, ApplyTo::Exchanges, priority, definition)
+}
 
 const V: &str = "v";
 
-fn exchange(name: &str, kind: &str) -> Exchange {
-    Exchange {
-        name: name.into(),
-        kind: kind.into(),
-        durable: true,
-        auto_delete: false,
-        internal: false,
-        arguments: Table::new(),
-    }
-}
-
-fn queue(name: &str, kind: QueueType) -> Queue {
-    Queue { name: name.into(), kind, durable: true, auto_delete: false, arguments: Table::new(), replaces: None }
-}
-
-fn to_queue(source: &str, queue: &str, key: &str) -> Binding {
-    Binding {
-        source: source.into(),
-        destination_kind: DestinationKind::Queue,
-        destination: queue.into(),
-        routing_key: key.into(),
-        arguments: Table::new(),
-    }
-}
-
-fn to_exchange(source: &str, exchange: &str, key: &str) -> Binding {
-    Binding { destination_kind: DestinationKind::Exchange, ..to_queue(source, exchange, key) }
-}
-
-fn table(pairs: &[(&str, Value)]) -> Table {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
-}
-
-fn text(s: &str) -> Value {
-    Value::String(s.into())
-}
-
-fn policy(name: &str, pattern: &str, priority: i64, definition: Table) -> Policy {
-    Policy { name: name.into(), pattern: pattern.into(), apply_to: ApplyTo::Exchanges, priority, definition }
-}
-
-/// A broker with vhost `v` and queues q1..qn (classic).
 async fn broker(queues: &[&str]) -> Memory {
     let m = Memory::new();
     m.put_vhost(V, &VhostSettings::default(), &[]).await.unwrap();
     for q in queues {
-        m.declare_queue(V, &queue(q, QueueType::Classic)).await.unwrap();
+        m.declare_queue(V, &queue(q, QueueType::Classic, Table::new())).await.unwrap();
     }
     m
 }
@@ -230,7 +193,7 @@ async fn redeclaring_differently_is_refused_in_the_broker_s_words() {
     m.declare_exchange(V, &x).await.unwrap();
     assert!(!m.lock_state().vhosts[V].exchanges["x"].arguments.contains_key("x-foo"));
 
-    let mut q = queue("q", QueueType::Classic);
+    let mut q = queue("q", QueueType::Classic, Table::new());
     q.arguments = table(&[("x-message-ttl", Value::Int(1000))]);
     m.declare_queue(V, &q).await.unwrap();
     let mut other = q.clone();
@@ -240,7 +203,7 @@ async fn redeclaring_differently_is_refused_in_the_broker_s_words() {
         reason,
         "inequivalent arg 'x-message-ttl' for queue 'q' in vhost 'v': received '2000' but current is '1000'"
     );
-    let reason = refusal(m.declare_queue(V, &queue("q", QueueType::Quorum)).await.unwrap_err());
+    let reason = refusal(m.declare_queue(V, &queue("q", QueueType::Quorum, Table::new())).await.unwrap_err());
     assert!(reason.contains("inequivalent arg 'x-queue-type'"), "{reason}");
     let reason = refusal(m.declare_queue(V, &Queue { durable: false, ..q.clone() }).await.unwrap_err());
     assert!(reason.contains("inequivalent arg 'durable'"), "{reason}");
@@ -255,15 +218,18 @@ async fn declarations_the_broker_refuses() {
     assert_eq!(reason, "unknown exchange type 'x-foo'");
     assert!(matches!(m.declare_exchange(V, &exchange("amq.mine", "direct")).await, Err(BrokerError::Forbidden { .. })));
     m.declare_exchange(V, &exchange("amq.direct", "direct")).await.unwrap();
-    let reason =
-        refusal(m.declare_queue(V, &Queue { durable: false, ..queue("qq", QueueType::Quorum) }).await.unwrap_err());
+    let reason = refusal(
+        m.declare_queue(V, &Queue { durable: false, ..queue("qq", QueueType::Quorum, Table::new()) })
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(reason, "invalid property 'non-durable' for queue 'qq' in vhost 'v'");
-    let mut q = queue("c", QueueType::Classic);
+    let mut q = queue("c", QueueType::Classic, Table::new());
     q.arguments = table(&[("x-delivery-limit", Value::Int(3))]);
     let reason = refusal(m.declare_queue(V, &q).await.unwrap_err());
     assert_eq!(reason, "invalid arg 'x-delivery-limit' for queue 'c' in vhost 'v' of queue type rabbit_classic_queue");
     assert!(matches!(
-        m.declare_queue("nope", &queue("q", QueueType::Classic)).await,
+        m.declare_queue("nope", &queue("q", QueueType::Classic, Table::new())).await,
         Err(BrokerError::NotFound { .. })
     ));
 }
@@ -323,7 +289,7 @@ async fn a_guarded_delete_keeps_a_classic_queue_that_is_in_use() {
     assert!(matches!(&e, BrokerError::Unsafe { reason, .. } if reason.ends_with("in use")), "{e:?}");
 
     // Quorum queues refuse the flags, and are sent none by a caller that knows their type.
-    m.declare_queue(V, &queue("qq", QueueType::Quorum)).await.unwrap();
+    m.declare_queue(V, &queue("qq", QueueType::Quorum, Table::new())).await.unwrap();
     assert!(send(&m, "", "qq", "x"));
     let reason = refusal(m.delete_queue(V, "qq", QueueType::Classic, true).await.unwrap_err());
     assert!(reason.contains("not supported by quorum queues"), "{reason}");
@@ -417,7 +383,7 @@ async fn a_user_without_the_administrator_tag_reads_listings() {
 #[tokio::test]
 async fn a_quorum_queue_without_a_leader_reads_empty() {
     let m = broker(&[]).await;
-    m.declare_queue(V, &queue("qq", QueueType::Quorum)).await.unwrap();
+    m.declare_queue(V, &queue("qq", QueueType::Quorum, Table::new())).await.unwrap();
     assert!(send(&m, "", "qq", "x"));
     let l = m.queue_leadership(V, "qq").await.unwrap().unwrap();
     assert_eq!(l.leader.as_deref(), Some(NODE));
