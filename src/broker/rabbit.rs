@@ -264,7 +264,7 @@ impl Broker for Rabbit {
     /// administrator tag to read.
     async fn answers_of(&self, vhosts: &[String]) -> Result<Answers, BrokerError> {
         let admin = self.is_administrator().await?;
-        let listing = self.get_text(VHOST_LISTING, "list the vhosts").await?;
+        let listing = self.vhosts().await?;
         // Only vhosts that exist: the export of a missing one is a 400.
         let listed = vhost_names(&listing)?;
         let present: Vec<String> = vhosts.iter().filter(|v| listed.contains(v)).cloned().collect();
@@ -296,9 +296,7 @@ impl Broker for Rabbit {
 
     /// Every vhost with its metadata, as text (one request).
     async fn vhosts(&self) -> Result<String, BrokerError> {
-        let path = VHOST_LISTING;
-        let (_, text) = self.http.send(Method::GET, path, None, "list the vhosts").await?;
-        Ok(text)
+        self.get_text(VHOST_LISTING, "list the vhosts").await
     }
 
     /// Message and consumer counts of a vhost's queues, in two requests.
