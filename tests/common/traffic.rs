@@ -531,7 +531,7 @@ async fn redial_publisher(url: &str, name: &str, stop: &AtomicBool) -> Option<(C
         if stop.load(SeqCst) {
             return None;
         }
-        if let Ok(link) = publisher_link(url, name).await {
+        if let Ok(Ok(link)) = tokio::time::timeout(ATTEMPT, publisher_link(url, name)).await {
             return Some(link);
         }
         tokio::time::sleep(REDIAL).await;
@@ -540,6 +540,10 @@ async fn redial_publisher(url: &str, name: &str, stop: &AtomicBool) -> Option<(C
 
 /// How long a reconnecting publisher or consumer waits between attempts.
 const REDIAL: Duration = Duration::from_millis(200);
+/// How long one attempt may take. A connection the node accepts as it
+/// stops or starts can stay unanswered in the handshake, and lapin has no
+/// connect timeout of its own: without one the attempt waits forever.
+const ATTEMPT: Duration = Duration::from_secs(5);
 
 /// `redial` (URL, connection name) makes it reconnect when a publish fails.
 async fn publish_task(
@@ -665,7 +669,10 @@ impl Subscription {
             if stopping.load(SeqCst) {
                 return None;
             }
-            match self.subscribe().await {
+            let Ok(attempt) = tokio::time::timeout(ATTEMPT, self.subscribe()).await else {
+                continue;
+            };
+            match attempt {
                 Ok((connection, channel, consumer)) => {
                     if stopping.load(SeqCst) {
                         let _ = connection.close(200, "OK".into()).await;
