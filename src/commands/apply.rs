@@ -17,7 +17,7 @@ use crate::diagnostic::render as render_diagnostics;
 use crate::error::{self, Done, Error};
 use crate::fingerprint;
 use crate::journal::RunOutcome;
-use crate::model::{Inventory, RecordWrite};
+use crate::model::{Inventory, RecordWrite, Records};
 use crate::output::Output;
 use crate::progress::Progress;
 use crate::render::Format;
@@ -135,7 +135,8 @@ fn locked<B: Broker>(
     }
 
     let before = apply::inventory_claim(&mine(&planned), &planned.desired.topology, &planned.live.topology, plan);
-    if let Err(e) = rt.block_on(broker.write_records(&records(&planned, &before, recorder))) {
+    let claim = records(&planned, &planned.live.records, &before, recorder);
+    if let Err(e) = rt.block_on(broker.write_records(&claim)) {
         eprintln!("Nothing was changed: {e}.");
         return (Err(Error::Records), None);
     }
@@ -155,7 +156,8 @@ fn locked<B: Broker>(
     };
     let outcome = rt.block_on(apply::execute(broker, plan, &ctx));
     let after = apply::inventory_after(&before, plan, &outcome.done);
-    let recorded = rt.block_on(broker.write_records(&records(&planned, &after, recorder)));
+    let claimed = planned.live.records.written(&claim);
+    let recorded = rt.block_on(broker.write_records(&records(&planned, &claimed, &after, recorder)));
     recorder.migrations_ended(plan, &outcome.done, outcome.failed.as_ref());
 
     let ended = report(plan, &outcome, out);
@@ -208,11 +210,16 @@ fn mine(planned: &Planned) -> Inventory {
 }
 
 /// The writes that replace the applying project's inventory in the
-/// broker's records, kept where this run keeps them.
-fn records<B: Broker>(planned: &Planned, inventory: &Inventory, recorder: &apply::Recorder<B>) -> Vec<RecordWrite> {
+/// broker's records (as they stand, `now`), kept where this run keeps them.
+fn records<B: Broker>(
+    planned: &Planned,
+    now: &Records,
+    inventory: &Inventory,
+    recorder: &apply::Recorder<B>,
+) -> Vec<RecordWrite> {
     let project = &planned.desired.project.name;
     let after = planned.live.ownership.with(project, inventory.clone());
-    planned.live.records.writes(&after, project, recorder.place())
+    now.writes(&after, project, recorder.place())
 }
 
 /// Nothing to change on the broker, but the inventory may still be behind:
@@ -228,7 +235,7 @@ fn record_only<B: Broker>(
 ) -> error::Result {
     let known = &mine(planned);
     let now = apply::inventory_before(known, &planned.desired.topology, &planned.live.topology);
-    let writes = records(planned, &now, recorder);
+    let writes = records(planned, &planned.live.records, &now, recorder);
     if writes.is_empty() {
         return Ok(Done::Ok);
     }

@@ -161,6 +161,32 @@ impl Records {
         }
         out
     }
+
+    /// These records once `writes` are carried out, for the next write of
+    /// the same run: a record exchange declared again under a name that
+    /// exists keeps its first content (RabbitMQ does not compare arguments
+    /// it does not know), so every write needs a generation of its own.
+    pub fn written(&self, writes: &[RecordWrite]) -> Records {
+        let mut out = self.clone();
+        for w in writes {
+            match w {
+                RecordWrite::Broker(ownership) => out.broker = ownership.clone(),
+                RecordWrite::Vhost { vhost, project, next, inventory, .. } => {
+                    let key = (vhost.clone(), project.clone());
+                    match inventory {
+                        Some(i) => {
+                            let found = BTreeSet::from([*next]);
+                            out.in_vhosts.insert(key, Generations { found, newest: i.clone() });
+                        }
+                        None => {
+                            out.in_vhosts.remove(&key);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// `inventory` without what `now` no longer holds.
@@ -244,6 +270,39 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_second_write_of_one_run_takes_the_next_generation() {
+        let records = Records {
+            in_vhosts: BTreeMap::from([(("a".into(), "p".into()), in_vhost(&[1], &[queue("a", "old")]))]),
+            ..Records::default()
+        };
+        let claimed = Ownership::single("p", inventory(&[queue("a", "old"), queue("a", "new")]));
+        let first = records.writes(&claimed, "p", &vhosts_of("p"));
+        let written = records.written(&first);
+        assert_eq!(written.in_vhosts[&("a".into(), "p".into())], in_vhost(&[2], &[queue("a", "old"), queue("a", "new")]));
+        let after = Ownership::single("p", inventory(&[queue("a", "new")]));
+        let second = written.writes(&after, "p", &vhosts_of("p"));
+        assert_eq!(
+            second,
+            vec![RecordWrite::Vhost {
+                vhost: "a".into(),
+                project: "p".into(),
+                next: 3,
+                inventory: Some(inventory(&[queue("a", "new")])),
+                stale: vec![2]
+            }]
+        );
+        assert!(records.written(&[RecordWrite::Vhost {
+            vhost: "a".into(),
+            project: "p".into(),
+            next: 2,
+            inventory: None,
+            stale: vec![1]
+        }])
+        .in_vhosts
+        .is_empty());
     }
 
     #[test]
