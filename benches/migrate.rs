@@ -23,7 +23,7 @@
 //! ```
 
 mod common;
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/suite/common/mod.rs"]
 mod harness;
 
 use std::collections::{BTreeMap, BTreeSet};

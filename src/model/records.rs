@@ -281,7 +281,10 @@ mod tests {
         let claimed = Ownership::single("p", inventory(&[queue("a", "old"), queue("a", "new")]));
         let first = records.writes(&claimed, "p", &vhosts_of("p"));
         let written = records.written(&first);
-        assert_eq!(written.in_vhosts[&("a".into(), "p".into())], in_vhost(&[2], &[queue("a", "old"), queue("a", "new")]));
+        assert_eq!(
+            written.in_vhosts[&("a".into(), "p".into())],
+            in_vhost(&[2], &[queue("a", "old"), queue("a", "new")])
+        );
         let after = Ownership::single("p", inventory(&[queue("a", "new")]));
         let second = written.writes(&after, "p", &vhosts_of("p"));
         assert_eq!(
@@ -294,15 +297,18 @@ mod tests {
                 stale: vec![2]
             }]
         );
-        assert!(records.written(&[RecordWrite::Vhost {
-            vhost: "a".into(),
-            project: "p".into(),
-            next: 2,
-            inventory: None,
-            stale: vec![1]
-        }])
-        .in_vhosts
-        .is_empty());
+        assert!(
+            records
+                .written(&[RecordWrite::Vhost {
+                    vhost: "a".into(),
+                    project: "p".into(),
+                    next: 2,
+                    inventory: None,
+                    stale: vec![1]
+                }])
+                .in_vhosts
+                .is_empty()
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The in-memory broker routes and refuses as RabbitMQ does (the same cases
-//! run against a real node in tests/broker_behaviour.rs).
+//! run against a real node in tests/suite/broker_behaviour.rs).
 
 use super::routing::{headers_match, topic_matches};
 use super::*;

@@ -1,0 +1,117 @@
+//! `warren diff OLD NEW`: offline plans between two topologies, as a
+//! reviewer sees them in all three formats.
+
+use crate::common::{corpus, warren};
+
+#[test]
+fn a_topology_compared_with_itself_has_no_changes() {
+    let mut paths = corpus("examples");
+    paths.push("topology".into());
+    for path in paths {
+        let run = warren(&["diff", &path, &path, "--detailed-exitcode"]);
+        assert_eq!(run.code, 0, "{path}:\n{}{}", run.stdout, run.stderr);
+        assert_eq!(run.stdout, "No changes. The broker matches the topology.\n", "{path}");
+    }
+}
+
+#[test]
+fn the_shop_change_in_three_formats() {
+    for format in ["human", "json", "markdown"] {
+        let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--format", format]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        insta::assert_snapshot!(format!("shop-v1-to-shop-{format}"), run.stdout);
+    }
+}
+
+#[test]
+fn detailed_exitcode_is_two_when_there_are_changes() {
+    let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--detailed-exitcode"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.ends_with("Plan: 17 to add, 1 to change, 2 to destroy, 0 to migrate.\n"), "{}", run.stdout);
+}
+
+#[test]
+fn the_json_document_is_versioned_and_drives_the_other_views() {
+    let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--format", "json"]);
+    let doc: warren::render::PlanDocument = serde_json::from_str(&run.stdout).expect("the JSON is a plan document");
+    assert_eq!(doc.format_version, warren::render::FORMAT_VERSION);
+    let human = warren(&["diff", "tests/diff/shop-v1", "examples/shop"]);
+    assert_eq!(warren::render::human::render(&doc, false), human.stdout, "human view drawn from the same document");
+}
+
+#[test]
+fn an_invalid_new_side_is_an_error_with_no_plan() {
+    let run = warren(&["diff", "examples/shop", "tests/invalid/05-queue-arguements-typo.toml"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("warren::unknown-key"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
+
+/// The one policy a piece of advice declares, as TOML.
+fn advised_policy(text: &str) -> (String, toml::Table) {
+    let doc: toml::Table = text.parse().unwrap_or_else(|e| panic!("the advice is TOML: {e}\n{text}"));
+    let policies = doc["policies"].as_table().expect("a [policies] table");
+    assert_eq!(policies.len(), 1, "{text}");
+    let (name, policy) = policies.iter().next().unwrap();
+    (name.clone(), policy.as_table().expect("a policy table").clone())
+}
+
+/// Issue 12, observation 4: the advice must target the queue that changes,
+/// keep what `orders-limits` sets on it, and win over it.
+fn assert_keeps_the_limits(text: &str) {
+    let (_, p) = advised_policy(text);
+    let pattern = regex::Regex::new(p["pattern"].as_str().unwrap()).unwrap();
+    assert!(pattern.is_match("orders.invoicing"), "{text}");
+    for other in ["orders.invoicing.v2", "orders.shipping", "xorders.invoicing"] {
+        assert!(!pattern.is_match(other), "{other}: {text}");
+    }
+    assert_eq!(p["apply_to"].as_str(), Some("queues"), "{text}");
+    assert!(p["priority"].as_integer().unwrap() > 0, "above orders-limits' 0: {text}");
+    let def = p["definition"].as_table().unwrap();
+    assert_eq!(def.get("delivery-limit").and_then(|v| v.as_integer()), Some(20), "{text}");
+    assert_eq!(def.get("max-length").and_then(|v| v.as_integer()), Some(50000), "{text}");
+    assert_eq!(def.get("message-ttl").and_then(|v| v.as_integer()), Some(60000), "{text}");
+    assert_eq!(def.len(), 3, "{text}");
+}
+
+#[test]
+fn the_policy_advised_for_an_immutable_change_keeps_the_policy_it_overrides() {
+    let run = warren(&["diff", "tests/diff/advice/before", "tests/diff/advice/argument-changed", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let error = &doc["errors"][0];
+    assert_eq!(error["code"], "immutable-change");
+    let help = error["help"].as_str().unwrap();
+    let policy = help.split("\n\n").nth(1).expect("the policy between blank lines");
+    assert_keeps_the_limits(policy);
+    let human = warren(&["diff", "tests/diff/advice/before", "tests/diff/advice/argument-changed"]);
+    insta::assert_snapshot!("advice-argument-changed", human.stderr);
+}
+
+#[test]
+fn the_policy_offered_instead_of_a_migration_targets_the_old_queue() {
+    let run = warren(&["diff", "tests/diff/advice/before", "tests/diff/advice/replaced", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let policy = doc["changes"][0]["migration"]["policy_instead"].as_str().expect("a policy is offered");
+    assert_keeps_the_limits(policy);
+    let human = warren(&["diff", "tests/diff/advice/before", "tests/diff/advice/replaced"]);
+    insta::assert_snapshot!("advice-replaced", human.stdout);
+}
+
+#[test]
+fn following_the_advice_adds_one_policy_that_hides_nothing() {
+    let run = warren(&["diff", "tests/diff/advice/before", "tests/diff/advice/replaced", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let policy = doc["changes"][0]["migration"]["policy_instead"].as_str().expect("a policy is offered");
+    let before = std::fs::read_to_string(crate::common::root().join("tests/diff/advice/before/topology.toml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("topology.toml"), format!("{before}\n{policy}\n")).unwrap();
+    let after = dir.path().to_str().unwrap();
+    let check = warren(&["validate", after]);
+    assert_eq!((check.code, check.stderr.as_str()), (0, ""), "no error, no warning (policy-shadows)");
+    let plan = warren(&["diff", "tests/diff/advice/before", after]);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    assert!(plan.stdout.contains("+ policy \"orders.invoicing-settings\""), "{}", plan.stdout);
+    assert!(plan.stdout.ends_with("Plan: 1 to add, 0 to change, 0 to destroy, 0 to migrate.\n"), "{}", plan.stdout);
+}

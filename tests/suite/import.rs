@@ -1,0 +1,342 @@
+//! `warren import`: exports to topology files that validate and load back
+//! to the live topology (less what files cannot declare), through the
+//! library and through the real binary.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::common::{QUIRKS, realworld, root, warren};
+use warren::desired;
+use warren::import::{self, Import};
+use warren::live::{self, Live};
+use warren::model::{ObjectKey, Topology};
+
+fn read(path: &Path) -> Live {
+    let json = std::fs::read_to_string(path).unwrap();
+    live::from_definitions(&json, &path.display().to_string())
+        .unwrap_or_else(|d| panic!("{}: {}", path.display(), d.message))
+}
+
+fn write(dir: &Path, imported: &Import) {
+    for f in &imported.files {
+        std::fs::write(dir.join(&f.name), &f.text).unwrap();
+    }
+}
+
+/// The live topology of `vhosts` (all when empty), users as import picks
+/// them, less the objects import reports as left out.
+fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> Topology {
+    let mut t = live.clone();
+    if !vhosts.is_empty() {
+        t.vhosts.retain(|v, _| vhosts.contains(&v.as_str()));
+        let users: BTreeSet<String> = t.vhosts.values().flat_map(|v| v.permissions.keys().cloned()).collect();
+        t.users.retain(|u, _| users.contains(u));
+    }
+    for l in left_out {
+        assert!(l.part.is_none(), "unexpected partial leave-out {l:?}");
+        if let ObjectKey::User(u) = &l.key {
+            t.users.remove(u);
+            continue;
+        }
+        let vh = t.vhosts.get_mut(l.key.vhost().unwrap()).unwrap();
+        match &l.key {
+            ObjectKey::Exchange { name, .. } => {
+                vh.exchanges.remove(name);
+            }
+            ObjectKey::Queue { name, .. } => {
+                vh.queues.remove(name);
+            }
+            ObjectKey::Binding { binding, .. } => {
+                vh.bindings.remove(binding);
+            }
+            ObjectKey::Policy { name, .. } => {
+                vh.policies.remove(name);
+            }
+            ObjectKey::OperatorPolicy { name, .. } => {
+                vh.operator_policies.remove(name);
+            }
+            ObjectKey::Permission { user, .. } => {
+                vh.permissions.remove(user);
+            }
+            other => panic!("{other} left out"),
+        }
+    }
+    t
+}
+
+/// The topology without the desired-only `external` names.
+fn without_external(mut t: Topology) -> Topology {
+    for v in t.vhosts.values_mut() {
+        v.external = Default::default();
+    }
+    t
+}
+
+/// Imports `vhosts` of `path` through the library, loads the files back,
+/// and checks they equal the live topology. Returns what was left out.
+fn round_trip(path: &Path, vhosts: &[&str]) -> Vec<String> {
+    let name = path.display().to_string();
+    let live = read(path);
+    let wanted: Vec<String> = vhosts.iter().map(|v| v.to_string()).collect();
+    let imported = import::import(&live.topology, &wanted, "export.json").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &imported);
+    let loaded = desired::load(dir.path());
+    let errors: Vec<_> = loaded.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}");
+    assert_eq!(loaded.topology, imported.topology, "{name}: files vs import");
+    assert_eq!(
+        without_external(loaded.topology),
+        expected(&live.topology, vhosts, &imported.left_out),
+        "{name}: files vs live"
+    );
+    imported.left_out.iter().map(|l| l.key.to_string()).collect()
+}
+
+#[test]
+fn every_realworld_export_loads_back_equal_to_the_live_topology() {
+    for path in realworld() {
+        let left_out = round_trip(&path, &[]);
+        let file = path.file_name().unwrap().to_string_lossy();
+        let expected: &[&str] = match file.as_ref() {
+            "10-rabbitmq-server-case9b-multivhost.json" => &[
+                "queue \"amq.gen-7EZF7WjGIQFDoXexVF-e8w\" in vhost \"/\"",
+                "queue \"amq.gen-xddEPq9wHSNZKQbPK8pi3A\" in vhost \"bunny_testbed\"",
+            ],
+            _ => &[],
+        };
+        assert_eq!(left_out, expected, "{file}");
+    }
+}
+
+#[test]
+fn an_export_with_real_world_quirks_loads_back_equal_to_the_live_topology() {
+    let left_out = round_trip(&root().join(QUIRKS), &[]);
+    assert_eq!(
+        left_out,
+        [
+            "queue \"amq.gen-Fx1ServerNamedInRoot\" in vhost \"/\"",
+            "queue \"amq.gen-Fx2ServerNamedInTestbed\" in vhost \"bunny_testbed\""
+        ]
+    );
+}
+
+#[test]
+fn a_vhost_filter_imports_that_vhost_and_its_users() {
+    let path = root().join(QUIRKS);
+    round_trip(&path, &["bunny_testbed"]);
+    round_trip(&path, &["/", "vhost3"]);
+}
+
+#[test]
+fn a_4_x_export_with_every_kind_of_object_loads_back_equal() {
+    let left_out = round_trip(&root().join("tests/definitions/4.x-cluster.json"), &[]);
+    assert_eq!(left_out, ["queue \"amq.gen-Xz1\" in vhost \"/\""]);
+}
+
+#[test]
+fn the_written_files_read_well() {
+    let live = read(&root().join("tests/definitions/4.x-cluster.json"));
+    let imported = import::import(&live.topology, &[], "4.x-cluster.json").unwrap();
+    for f in &imported.files {
+        insta::assert_snapshot!(format!("4.x-cluster-{}", f.name), f.text);
+    }
+}
+
+#[test]
+fn an_unknown_vhost_is_an_error_naming_the_known_ones() {
+    let live = read(&root().join("tests/definitions/4.x-cluster.json"));
+    let e = import::import(&live.topology, &["nope".into()], "x.json").unwrap_err();
+    assert_eq!(e.message, "x.json has no vhost \"nope\"");
+    assert!(e.help.unwrap().contains("\"orders\""));
+}
+
+// --- through the binary ---
+
+fn out_dir(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
+    tmp.path().join(name)
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn importing_each_realworld_file_gives_files_that_validate() {
+    let tmp = tempfile::tempdir().unwrap();
+    for path in std::iter::once(root().join(QUIRKS)).chain(realworld()) {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let out = out_dir(&tmp, &stem);
+        let run = warren(&["import", "--state", path_str(&path), "--out", path_str(&out)]);
+        assert_eq!(run.code, 0, "{stem}:\n{}{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("Wrote "), "{stem}: {}", run.stdout);
+        assert!(run.stdout.contains("users.toml: "), "{stem}: {}", run.stdout);
+        assert!(!run.stderr.contains("error"), "{stem}: {}", run.stderr);
+        let check = warren(&["validate", path_str(&out)]);
+        assert_eq!(check.code, 0, "{stem}:\n{}", check.stderr);
+        assert!(check.stdout.contains("is valid"), "{stem}: {}", check.stdout);
+    }
+}
+
+#[test]
+fn import_prints_what_it_wrote_and_the_notes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = out_dir(&tmp, "out");
+    let run = warren(&["import", "--state", "tests/definitions/4.x-cluster.json", "--out", path_str(&out)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let stdout = run.stdout.replace(path_str(&out), "OUT");
+    insta::assert_snapshot!("cli-4.x-cluster", format!("{stdout}\n---\n{}", run.stderr));
+    let mut files: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    assert_eq!(files, ["default.toml", "orders.toml", "team_odd_name.toml", "users.toml"]);
+}
+
+#[test]
+fn import_refuses_a_directory_with_topology_files_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = out_dir(&tmp, "out");
+    std::fs::create_dir_all(out.join("team")).unwrap();
+    std::fs::write(out.join("team/mine.toml"), "vhosts = [\"/\"]\n").unwrap();
+    std::fs::write(out.join("notes.txt"), "").unwrap();
+    let run = warren(&["import", "--state", "tests/definitions/4.x-cluster.json", "--out", path_str(&out)]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("already holds topology files"), "{}", run.stderr);
+    assert!(run.stderr.contains("mine.toml"), "{}", run.stderr);
+    assert!(!out.join("default.toml").exists());
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn import_into_a_directory_without_toml_files_is_fine() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("README.md"), "").unwrap();
+    let run = warren(&[
+        "-q",
+        "import",
+        "--state",
+        "tests/definitions/4.x-cluster.json",
+        "--out",
+        path_str(tmp.path()),
+        "--vhost",
+        "orders",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "", "quiet shows no notes");
+    assert!(tmp.path().join("orders.toml").exists());
+    assert!(!tmp.path().join("default.toml").exists());
+}
+
+#[test]
+fn a_vhost_filter_shows_only_the_notes_about_those_vhosts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = QUIRKS;
+    let all = warren(&["import", "--state", state, "--out", path_str(&out_dir(&tmp, "all"))]);
+    assert!(all.stderr.contains("vhost \"/\": bindings from the broker's own exchanges"), "{}", all.stderr);
+    let one = warren(&["import", "--state", state, "--vhost", "vhost3", "--out", path_str(&out_dir(&tmp, "one"))]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert_eq!(one.stderr, "", "nothing in vhost3 calls for a note");
+    // A vhost the export lacks is still told apart from those not asked for.
+    let none = warren(&["import", "--state", state, "--vhost", "vhost4", "--out", path_str(&out_dir(&tmp, "none"))]);
+    assert_eq!(none.code, 1);
+    let help = none.stderr.lines().find(|l| l.contains("help:")).unwrap_or_default();
+    assert!(help.contains("its vhosts are \"/\", \"bunny_testbed\""), "{}", none.stderr);
+}
+
+#[test]
+fn a_single_vhost_export_needs_its_vhost_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = out_dir(&tmp, "out");
+    let state = "tests/definitions/3.10-vhost-orders.json";
+    let run = warren(&["import", "--state", state, "--out", path_str(&out)]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("export of a single vhost"), "{}", run.stderr);
+    assert!(!out.exists());
+    let run = warren(&["import", "--state", state, "--vhost", "orders", "--out", path_str(&out)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(out.join("orders.toml")).unwrap();
+    assert!(text.contains("vhosts = [\"orders\"]"), "{text}");
+    assert!(text.contains("[queues.\"orders.audit\"]\ntype = \"quorum\""), "{text}");
+    assert!(!out.join("users.toml").exists());
+}
+
+#[test]
+fn broken_input_fails_with_a_clear_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, "{\n  \"queues\": [\n    {\"name\": \"q\", \"durable\": \"yes\"}\n  ]\n}\n").unwrap();
+    let out = out_dir(&tmp, "out");
+    let run = warren(&["import", "--state", path_str(&bad), "--out", path_str(&out)]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("warren::definitions"), "{}", run.stderr);
+    assert!(run.stderr.contains("bad.json:3:"), "{}", run.stderr);
+    assert!(run.stderr.contains("queues[0].durable"), "{}", run.stderr);
+
+    let run = warren(&["import", "--state", "no/such.json", "--out", path_str(&out)]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("cannot read no/such.json"), "{}", run.stderr);
+
+    let run = warren(&[
+        "import",
+        "--state",
+        "tests/definitions/4.x-cluster.json",
+        "--vhost",
+        "nope",
+        "--out",
+        path_str(&out),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("has no vhost \"nope\""), "{}", run.stderr);
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_empty_export_imports_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty.json");
+    std::fs::write(&empty, "{}").unwrap();
+    let out = out_dir(&tmp, "out");
+    let run = warren(&["import", "--state", path_str(&empty), "--out", path_str(&out)]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("nothing to import"), "{}", run.stderr);
+    assert!(!out.exists());
+}
+
+#[test]
+fn quiet_prints_only_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = warren(&["-q", "import", "--state", QUIRKS, "--out", path_str(tmp.path())]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+    assert!(run.stdout.starts_with("Imported "), "{}", run.stdout);
+}
+
+#[test]
+fn out_is_required_and_state_is_not() {
+    let run = warren(&["import", "--state", "tests/definitions/4.x-cluster.json"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("--out <DIR>"), "{}", run.stderr);
+    let help = warren(&["import", "--help"]);
+    assert!(help.stdout.contains("for what the broker holds, or a definitions export"), "{}", help.stdout);
+    assert!(
+        help.stdout.contains("Read this definitions export instead of the broker (no broker needed)"),
+        "{}",
+        help.stdout
+    );
+}
+
+#[test]
+fn without_state_an_unreachable_broker_is_an_error_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = out_dir(&tmp, "out");
+    // Port 1 on the loopback: nothing listens there.
+    let url = "http://ops:s3cret-pw@127.0.0.1:1";
+    let run = warren(&["--url", url, "import", "--out", path_str(&out)]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("warren::broker"), "{}", run.stderr);
+    assert!(run.stderr.contains("cannot reach the RabbitMQ management API at http://127.0.0.1:1:"), "{}", run.stderr);
+    assert!(!run.stderr.contains("s3cret-pw") && !run.stdout.contains("s3cret-pw"));
+    assert_eq!(run.stdout, "");
+    assert!(!out.exists());
+}

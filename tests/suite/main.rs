@@ -1,0 +1,28 @@
+//! warren's tests, one binary: each module is one part of the product, and
+//! `common` holds what they share (the real binary, the test broker, the
+//! test traffic).
+//!
+//! The tests that need a RabbitMQ node are `#[ignore]`d with the reason
+//! "needs a broker": plain `cargo test` runs the others anywhere, and
+//! `scripts/test` starts the private nodes and runs them all
+//! (`-- --include-ignored`).
+
+mod common;
+
+mod amqp_broker;
+mod apply;
+mod architecture;
+mod broker_behaviour;
+mod diff;
+mod export;
+mod import;
+mod import_broker;
+mod live;
+mod live_broker;
+mod migrate;
+mod plan;
+mod properties;
+mod realworld_broker;
+mod saved_plan;
+mod traffic;
+mod validate;

@@ -1,0 +1,146 @@
+//! `warren plan --state`: plans against definitions exports, as users see
+//! them in all three formats, for a table of single-change cases and for
+//! every example's "before" state.
+
+use crate::common::{codes_in, corpus, expected_codes, stem, warren};
+
+/// Expected outcome of each case: exit code and the plan's last line.
+fn expectation(case: &str) -> (i32, &'static str) {
+    match stem(case).get(..2).unwrap_or_default() {
+        "01" | "04" | "08" | "14" | "26" | "27" => (0, "No changes. The broker matches the topology."),
+        "02" | "06" | "12" | "15" | "16" | "20" => (0, "Plan: 1 to add, 0 to change, 0 to destroy, 0 to migrate."),
+        "03" | "07" | "13" | "18" | "22" => (0, "Plan: 0 to add, 0 to change, 1 to destroy, 0 to migrate."),
+        "05" => (0, "Plan: 1 to add, 0 to change, 1 to destroy, 0 to migrate."),
+        "09" | "10" => (1, "No plan: 1 error must be fixed first."),
+        "11" => (0, "Plan: 0 to add, 0 to change, 0 to destroy, 1 to migrate."),
+        "17" | "19" | "21" | "23" | "25" => (0, "Plan: 0 to add, 1 to change, 0 to destroy, 0 to migrate."),
+        "24" => (0, "Plan: 3 to add, 0 to change, 0 to destroy, 0 to migrate."),
+        other => panic!("case {other} has no expectation in tests/plan.rs"),
+    }
+}
+
+#[test]
+fn single_change_cases_in_three_formats() {
+    let cases = corpus_dirs("tests/plans");
+    assert!(cases.len() >= 27);
+    for case in cases {
+        let (desired, state) = (format!("{case}/desired"), format!("{case}/live.json"));
+        let (code, last) = expectation(&case);
+        let human = warren(&["plan", &desired, "--state", &state]);
+        assert_eq!(human.code, code, "{case}:\n{}{}", human.stdout, human.stderr);
+        assert_eq!(human.stdout.lines().last(), Some(last), "{case}:\n{}", human.stdout);
+        insta::assert_snapshot!(format!("{}-human", stem(&case)), format!("{}{}", human.stdout, human.stderr));
+        for format in ["json", "markdown"] {
+            let run = warren(&["plan", &desired, "--state", &state, "--format", format]);
+            assert_eq!(run.code, code, "{case} {format}");
+            insta::assert_snapshot!(format!("{}-{format}", stem(&case)), run.stdout);
+        }
+    }
+}
+
+#[test]
+fn every_example_against_its_before_state() {
+    for example in corpus("examples") {
+        let state = format!("{example}/before.definitions.json");
+        for format in ["human", "json", "markdown"] {
+            let run = warren(&["plan", &example, "--state", &state, "--format", format]);
+            assert_eq!(run.code, 0, "{example}: {}", run.stderr);
+            insta::assert_snapshot!(format!("example-{}-{format}", stem(&example)), run.stdout);
+        }
+    }
+}
+
+#[test]
+fn the_readme_first_command_plans_a_migration() {
+    let run = warren(&[
+        "plan",
+        "examples/dead-letter-migration",
+        "--state",
+        "examples/dead-letter-migration/before.definitions.json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains(">> queue \"payments.v2\""), "{}", run.stdout);
+    assert!(run.stdout.ends_with("Plan: 3 to add, 0 to change, 0 to destroy, 1 to migrate.\n"), "{}", run.stdout);
+}
+
+#[test]
+fn detailed_exitcode_separates_changes_from_none() {
+    let no = warren(&[
+        "plan",
+        "tests/plans/01-no-changes/desired",
+        "--state",
+        "tests/plans/01-no-changes/live.json",
+        "--detailed-exitcode",
+    ]);
+    assert_eq!(no.code, 0);
+    let yes = warren(&[
+        "plan",
+        "tests/plans/02-exchange-created/desired",
+        "--state",
+        "tests/plans/02-exchange-created/live.json",
+        "--detailed-exitcode",
+    ]);
+    assert_eq!(yes.code, 2);
+}
+
+#[test]
+fn the_same_inputs_give_the_same_plan_byte_for_byte() {
+    let args = ["plan", "examples/shop", "--state", "examples/shop/before.definitions.json", "--format", "json"];
+    let first = warren(&args).stdout;
+    for _ in 0..3 {
+        assert_eq!(warren(&args).stdout, first);
+    }
+}
+
+#[test]
+fn passwords_never_appear_in_a_plan() {
+    let run = warren(&[
+        "plan",
+        "tests/plans/21-user-tags-changed/desired",
+        "--state",
+        "tests/plans/21-user-tags-changed/live.json",
+        "--format",
+        "json",
+    ]);
+    let live =
+        std::fs::read_to_string(crate::common::root().join("tests/plans/21-user-tags-changed/live.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&live).unwrap();
+    for user in json["users"].as_array().unwrap() {
+        let hash = user["password_hash"].as_str().unwrap();
+        assert!(hash.is_empty() || !run.stdout.contains(hash), "a password hash leaked into the plan");
+    }
+}
+
+#[test]
+fn a_missing_state_file_is_a_clear_error() {
+    let run = warren(&["plan", "examples/shop", "--state", "no/such.json"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("cannot read no/such.json"), "{}", run.stderr);
+}
+
+fn corpus_dirs(dir: &str) -> Vec<String> {
+    corpus(dir).into_iter().filter(|p| crate::common::root().join(p).is_dir()).collect()
+}
+
+/// Against an export, the whole-topology checks run beside the plan, which
+/// must then not fail on files they refuse: every broken file gets exit 1
+/// and the diagnostics `validate` gives, and no plan, against an empty
+/// export and against the export of its own objects (where, say, a queue
+/// that replaces itself exists live).
+#[test]
+fn broken_files_get_their_diagnostics_and_no_plan_against_an_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "{}").unwrap();
+    let own = dir.path().join("own.json");
+    for entry in corpus("tests/invalid") {
+        let topology = warren::desired::load_unchecked(std::path::Path::new(&entry)).topology;
+        std::fs::write(&own, warren::export::to_text(&warren::export::definitions(&topology))).unwrap();
+        for state in [&empty, &own] {
+            let run = warren(&["plan", &entry, "--state", state.to_str().unwrap()]);
+            assert_eq!(run.code, 1, "{entry} against {}:\n{}{}", state.display(), run.stdout, run.stderr);
+            assert_eq!(codes_in(&run.stderr), expected_codes(&entry), "{entry}:\n{}", run.stderr);
+            assert!(run.stderr.contains("no plan was made"), "{entry}:\n{}", run.stderr);
+        }
+    }
+}

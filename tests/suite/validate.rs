@@ -1,0 +1,60 @@
+//! `warren validate` on the broken-file corpus, the warning files and the
+//! examples, through the real binary.
+
+use crate::common::{codes_in, corpus, expected_codes, stem, warren};
+
+#[test]
+fn every_broken_file_fails_with_its_diagnostics() {
+    let entries = corpus("tests/invalid");
+    assert!(entries.len() >= 30, "the corpus has {} entries", entries.len());
+    for entry in entries {
+        let run = warren(&["validate", &entry]);
+        assert_eq!(run.code, 1, "{entry} should fail with exit 1:\n{}", run.stderr);
+        assert_eq!(codes_in(&run.stderr), expected_codes(&entry), "{entry}:\n{}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{entry} panicked");
+        insta::assert_snapshot!(format!("invalid-{}", stem(&entry)), run.stderr);
+    }
+}
+
+#[test]
+fn files_with_warnings_are_valid() {
+    for entry in corpus("tests/warnings") {
+        let run = warren(&["validate", &entry]);
+        assert_eq!(run.code, 0, "{entry} should pass:\n{}", run.stderr);
+        assert_eq!(codes_in(&run.stderr), expected_codes(&entry), "{entry}:\n{}", run.stderr);
+        insta::assert_snapshot!(format!("warning-{}", stem(&entry)), format!("{}{}", run.stderr, run.stdout));
+    }
+}
+
+#[test]
+fn every_example_and_the_default_topology_validate_cleanly() {
+    let mut paths = corpus("examples");
+    paths.push("topology".into());
+    for path in paths {
+        let run = warren(&["validate", &path]);
+        assert_eq!(run.code, 0, "{path}:\n{}", run.stderr);
+        assert_eq!(run.stderr, "", "{path} should have no warnings");
+        assert!(run.stdout.contains("is valid"), "{path}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn without_a_path_the_default_topology_is_validated() {
+    let run = warren(&["validate"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("topology is valid: 1 vhost, 3 exchanges, 7 queues"), "{}", run.stdout);
+}
+
+#[test]
+fn a_missing_path_is_an_error_not_a_panic() {
+    let run = warren(&["validate", "no/such/dir"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("cannot read no/such/dir"), "{}", run.stderr);
+}
+
+#[test]
+fn quiet_hides_warnings_but_not_errors() {
+    let run = warren(&["-q", "validate", "tests/warnings/01-quorum-without-dlx.toml"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(run.stderr, "");
+}
