@@ -19,12 +19,13 @@
 //! administrator, alone ([`crate::common::Turn`]).
 
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
 use crate::common::traffic::{ConsumerId, PREFETCH, Publish, Report, Traffic, amqp_url_on};
-use crate::common::{Run, TestBroker, Turn, alone, seg, share};
+use crate::common::{Run, TestBroker, Turn, Versions, alone, migration, seg, share};
 
 /// The old queue P and the new queue Q of every test.
 const OLD: &str = "orders.v1";
@@ -491,8 +492,7 @@ fn finish(traffic: Traffic) -> Report {
 
 /// One migration under traffic, from start to end.
 struct Migration<'a> {
-    v1: &'a str,
-    v2: &'a str,
+    versions: &'a Versions,
     publish: Publish,
     /// The old queue's consumer's per-message delay.
     old_delay: Duration,
@@ -504,14 +504,14 @@ impl Migration<'_> {
     /// Applies v1, starts traffic, applies v2 with a consumer handover, and
     /// checks the outcome.
     fn run(self, case: &Case) -> (Report, During) {
-        case.topology(self.v1);
+        case.topology(&self.versions.v1);
         case.apply_ok();
         let bindings = case.bindings_to(OLD);
         assert!(!bindings.is_empty(), "v1 binds the old queue");
         let mut traffic = Traffic::start(&case.traffic_url(), self.publish);
         let old = traffic.add_consumer(OLD, self.old_delay);
         std::thread::sleep(self.warmup);
-        case.topology(self.v2);
+        case.topology(&self.versions.v2);
         let during = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[(NEW, Duration::ZERO)]);
         assert_migrated_run(&during.run);
         eprintln!(
@@ -525,54 +525,16 @@ impl Migration<'_> {
     }
 }
 
-const DIRECT_V1: &str = r#"
-vhosts = ["{V}"]
-
-[exchanges.shop]
-type = "direct"
-
-[queues."orders.v1"]
-type = "classic"
-
-[[bindings]]
-source = "shop"
-queue = "orders.v1"
-routing_key = "order.created"
-
-[[bindings]]
-source = "shop"
-queue = "orders.v1"
-routing_key = "order.paid"
-"#;
-
-const DIRECT_V2: &str = r#"
-vhosts = ["{V}"]
-
-[exchanges.shop]
-type = "direct"
-
-[queues."orders.v2"]
-type = "classic"
-replaces = "orders.v1"
-
-[[bindings]]
-source = "shop"
-queue = "orders.v2"
-routing_key = "order.created"
-
-[[bindings]]
-source = "shop"
-queue = "orders.v2"
-routing_key = "order.paid"
-"#;
+/// The migration case most tests use: a direct exchange routing two keys
+/// to the old queue, then to a new classic queue that replaces it.
+static DIRECT: LazyLock<Versions> = LazyLock::new(|| migration("direct"));
 
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_to_a_direct_exchange_migrates_exactly_once() {
     let case = Case::new("t-mig-direct");
     Migration {
-        v1: DIRECT_V1,
-        v2: DIRECT_V2,
+        versions: &DIRECT,
         publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
         old_delay: Duration::from_millis(10),
         warmup: Duration::from_secs(2),
@@ -583,52 +545,12 @@ fn a_queue_bound_to_a_direct_exchange_migrates_exactly_once() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_by_topic_wildcards_migrates_exactly_once() {
-    let v1 = r#"
-vhosts = ["{V}"]
-
-[exchanges.events]
-type = "topic"
-
-[queues."orders.v1"]
-type = "classic"
-
-[[bindings]]
-source = "events"
-queue = "orders.v1"
-routing_key = "order.*"
-
-[[bindings]]
-source = "events"
-queue = "orders.v1"
-routing_key = "order.#.eu"
-"#;
-    let v2 = r#"
-vhosts = ["{V}"]
-
-[exchanges.events]
-type = "topic"
-
-[queues."orders.v2"]
-type = "classic"
-replaces = "orders.v1"
-
-[[bindings]]
-source = "events"
-queue = "orders.v2"
-routing_key = "order.*"
-
-[[bindings]]
-source = "events"
-queue = "orders.v2"
-routing_key = "order.#.eu"
-"#;
     let case = Case::new("t-mig-topic");
     // order.created matches `order.*` only, order.eu both (`#` is zero
     // words), order.created.eu and order.a.b.eu `order.#.eu` only.
     let keys = ["order.created", "order.eu", "order.created.eu", "order.a.b.eu"];
     let (report, _) = Migration {
-        v1,
-        v2,
+        versions: &migration("topic-wildcards"),
         publish: Publish::new("events", &keys).rate(150),
         old_delay: Duration::from_millis(10),
         warmup: Duration::from_secs(2),
@@ -645,12 +567,8 @@ routing_key = "order.#.eu"
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_quorum_queue_replaces_a_classic_one_exactly_once() {
     let case = Case::admin("t-mig-quorum");
-    let v2 =
-        DIRECT_V2.replace("[queues.\"orders.v2\"]\ntype = \"classic\"", "[queues.\"orders.v2\"]\ntype = \"quorum\"");
-    assert!(v2.contains("type = \"quorum\""));
     Migration {
-        v1: DIRECT_V1,
-        v2: &v2,
+        versions: &migration("classic-to-quorum"),
         publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
         old_delay: Duration::from_millis(10),
         warmup: Duration::from_secs(2),
@@ -666,16 +584,8 @@ fn a_quorum_queue_replaces_a_quorum_one_exactly_once() {
     // Quorum queue counters come once per Ra tick (5 s): the drain must
     // still be confirmed from fresh readings only.
     let case = Case::new("t-mig-quorum-quorum");
-    let quorum = "[queues.\"orders.v1\"]\ntype = \"quorum\"";
-    let v1 = DIRECT_V1.replace("[queues.\"orders.v1\"]\ntype = \"classic\"", quorum);
-    let v2 = DIRECT_V2.replace(
-        "[queues.\"orders.v2\"]\ntype = \"classic\"",
-        "[queues.\"orders.v2\"]\ntype = \"quorum\"\narguments = { x-delivery-limit = 5 }",
-    );
-    assert!(v1.contains(quorum) && v2.contains("x-delivery-limit"));
     Migration {
-        v1: &v1,
-        v2: &v2,
+        versions: &migration("quorum-to-quorum-delivery-limit"),
         publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
         old_delay: Duration::from_millis(10),
         warmup: Duration::from_secs(2),
@@ -686,37 +596,9 @@ fn a_quorum_queue_replaces_a_quorum_one_exactly_once() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_to_a_fanout_exchange_migrates_exactly_once() {
-    let v1 = r#"
-vhosts = ["{V}"]
-
-[exchanges.broadcast]
-type = "fanout"
-
-[queues."orders.v1"]
-type = "classic"
-
-[[bindings]]
-source = "broadcast"
-queue = "orders.v1"
-"#;
-    let v2 = r#"
-vhosts = ["{V}"]
-
-[exchanges.broadcast]
-type = "fanout"
-
-[queues."orders.v2"]
-type = "classic"
-replaces = "orders.v1"
-
-[[bindings]]
-source = "broadcast"
-queue = "orders.v2"
-"#;
     let case = Case::new("t-mig-fanout");
     Migration {
-        v1,
-        v2,
+        versions: &migration("fanout"),
         // A fanout exchange ignores the key.
         publish: Publish::new("broadcast", &["any", "other.key", ""]).rate(150),
         old_delay: Duration::from_millis(10),
@@ -728,45 +610,6 @@ queue = "orders.v2"
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_by_headers_with_x_match_migrates_exactly_once() {
-    let v1 = r#"
-vhosts = ["{V}"]
-
-[exchanges.match]
-type = "headers"
-
-[queues."orders.v1"]
-type = "classic"
-
-[[bindings]]
-source = "match"
-queue = "orders.v1"
-arguments = { x-match = "all", kind = "order", region = "eu" }
-
-[[bindings]]
-source = "match"
-queue = "orders.v1"
-arguments = { x-match = "any", kind = "refund", priority = "high" }
-"#;
-    let v2 = r#"
-vhosts = ["{V}"]
-
-[exchanges.match]
-type = "headers"
-
-[queues."orders.v2"]
-type = "classic"
-replaces = "orders.v1"
-
-[[bindings]]
-source = "match"
-queue = "orders.v2"
-arguments = { x-match = "all", kind = "order", region = "eu" }
-
-[[bindings]]
-source = "match"
-queue = "orders.v2"
-arguments = { x-match = "any", kind = "refund", priority = "high" }
-"#;
     let case = Case::new("t-mig-headers");
     // The first binding only, the second only (by one header of two), both,
     // and the second by its other header.
@@ -777,8 +620,7 @@ arguments = { x-match = "any", kind = "refund", priority = "high" }
         &[("kind", "other"), ("priority", "high")],
     ];
     Migration {
-        v1,
-        v2,
+        versions: &migration("headers"),
         publish: Publish::with_headers("match", headers).rate(150),
         old_delay: Duration::from_millis(10),
         warmup: Duration::from_secs(2),
@@ -789,49 +631,9 @@ arguments = { x-match = "any", kind = "refund", priority = "high" }
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_bound_on_several_keys_from_several_exchanges_migrates_exactly_once() {
-    let v1 = r#"
-vhosts = ["{V}"]
-
-[exchanges.shop]
-type = "direct"
-
-[exchanges.billing]
-type = "topic"
-
-[queues."orders.v1"]
-type = "classic"
-
-[[bindings]]
-source = "shop"
-queue = "orders.v1"
-routing_key = "order.created"
-
-[[bindings]]
-source = "shop"
-queue = "orders.v1"
-routing_key = "order.paid"
-
-[[bindings]]
-source = "billing"
-queue = "orders.v1"
-routing_key = "invoice.#"
-
-[[bindings]]
-source = "billing"
-queue = "orders.v1"
-routing_key = "order.created"
-"#;
-    let v2 = v1
-        .replace(
-            "[queues.\"orders.v1\"]\ntype = \"classic\"",
-            "[queues.\"orders.v2\"]\ntype = \"classic\"\nreplaces = \"orders.v1\"",
-        )
-        .replace("queue = \"orders.v1\"", "queue = \"orders.v2\"");
-    assert!(!v2.contains("\"orders.v1\"]") && v2.matches("orders.v2").count() == 5, "{v2}");
     let case = Case::new("t-mig-multi");
     let (report, _) = Migration {
-        v1,
-        v2: &v2,
+        versions: &migration("several-keys"),
         publish: Publish::across(&[
             ("shop", "order.created"),
             ("shop", "order.paid"),
@@ -852,26 +654,9 @@ routing_key = "order.created"
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_new_queue_gains_a_dead_letter_exchange_exactly_once() {
-    let v2 = DIRECT_V2.replace(
-        "replaces = \"orders.v1\"",
-        r#"replaces = "orders.v1"
-arguments = { x-dead-letter-exchange = "orders.dlx" }
-
-[exchanges."orders.dlx"]
-type = "fanout"
-
-[queues."orders.dead"]
-type = "classic"
-
-[[bindings]]
-source = "orders.dlx"
-queue = "orders.dead"
-"#,
-    );
     let case = Case::new("t-mig-dlx");
     Migration {
-        v1: DIRECT_V1,
-        v2: &v2,
+        versions: &migration("dead-letter"),
         publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
         old_delay: Duration::from_millis(10),
         warmup: Duration::from_secs(2),
@@ -906,8 +691,7 @@ queue = "orders.dead"
 fn a_slow_consumer_drains_a_backlog_over_several_seconds_exactly_once() {
     let case = Case::new("t-mig-slow");
     let (_, during) = Migration {
-        v1: DIRECT_V1,
-        v2: DIRECT_V2,
+        versions: &DIRECT,
         publish: Publish::new("shop", &["order.created", "order.paid"]).rate(150),
         // 20 messages a second: the backlog grows by 130 a second.
         old_delay: Duration::from_millis(50),
@@ -924,10 +708,10 @@ fn a_slow_consumer_drains_a_backlog_over_several_seconds_exactly_once() {
 /// v1 applied, the old queue holding messages and no consumer, and v2's
 /// migration paused at the drain wait: the scaffolding is up and owned.
 fn paused_midway(case: &Case) {
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     case.apply_ok();
     case.publish(OLD, 5);
-    case.topology(DIRECT_V2);
+    case.topology(&DIRECT.v2);
     let run = case.apply(&["--drain-timeout", "1s"]);
     assert_eq!(run.code, 3, "the migration did not pause:\n{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("it has no consumers"), "{}", run.stderr);
@@ -958,19 +742,14 @@ fn assert_refused(case: &Case, v2: &str, code: &str) {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_old_queue_that_can_expire_is_refused() {
-    for (vhost, declaration) in [
-        ("t-mig-refuse-autodelete", "auto_delete = true"),
-        ("t-mig-refuse-expires", "arguments = { x-expires = 3600000 }"),
-    ] {
+    for (vhost, name) in
+        [("t-mig-refuse-autodelete", "old-queue-auto-delete"), ("t-mig-refuse-expires", "old-queue-expires")]
+    {
         let case = Case::new(vhost);
-        let v1 = DIRECT_V1.replace(
-            "[queues.\"orders.v1\"]\ntype = \"classic\"",
-            &format!("[queues.\"orders.v1\"]\ntype = \"classic\"\n{declaration}"),
-        );
-        assert!(v1.contains(declaration));
-        case.topology(&v1);
+        let versions = migration(name);
+        case.topology(&versions.v1);
         case.apply_ok();
-        assert_refused(&case, DIRECT_V2, "preflight-expiring-queue");
+        assert_refused(&case, &versions.v2, "preflight-expiring-queue");
     }
 }
 
@@ -978,14 +757,14 @@ fn an_old_queue_that_can_expire_is_refused() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_interposed_name_taken_by_a_hand_made_exchange_is_refused() {
     let case = Case::new("t-mig-refuse-taken");
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     case.apply_ok();
     let taken = format!("{SCAFFOLDING}{OLD}.shop");
     case.broker.put(
         &format!("exchanges/{}/{}", seg(&case.vhost), seg(&taken)),
         json!({"type": "direct", "durable": true, "auto_delete": false, "internal": false, "arguments": {}}),
     );
-    assert_refused(&case, DIRECT_V2, "preflight-name-taken");
+    assert_refused(&case, &DIRECT.v2, "preflight-name-taken");
 }
 
 #[test]
@@ -1002,7 +781,7 @@ fn an_extra_binding_on_the_interposed_exchange_is_refused() {
         &format!("bindings/{v}/e/{interposed}/q/audit"),
         json!({"routing_key": "order.created", "arguments": {}}),
     );
-    assert_refused(&case, DIRECT_V2, "preflight-extra-binding");
+    assert_refused(&case, &DIRECT.v2, "preflight-extra-binding");
 }
 
 #[test]
@@ -1023,20 +802,53 @@ fn an_alternate_exchange_argument_on_the_interposed_exchange_is_refused() {
     for key in ["order.created", "order.paid"] {
         case.broker.post(&format!("bindings/{v}/e/shop/e/{interposed}"), json!({"routing_key": key, "arguments": {}}));
     }
-    assert_refused(&case, DIRECT_V2, "preflight-alternate-argument");
+    assert_refused(&case, &DIRECT.v2, "preflight-alternate-argument");
 }
 
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_new_queue_dead_lettering_into_its_source_is_refused() {
     let case = Case::new("t-mig-refuse-dlx-loop");
-    case.topology(DIRECT_V1);
+    let versions = migration("dead-letter-loop");
+    case.topology(&versions.v1);
     case.apply_ok();
-    let v2 = DIRECT_V2.replace(
-        "replaces = \"orders.v1\"",
-        "replaces = \"orders.v1\"\narguments = { x-dead-letter-exchange = \"shop\" }",
-    );
-    assert_refused(&case, &v2, "preflight-dead-letter-loop");
+    assert_refused(&case, &versions.v2, "preflight-dead-letter-loop");
+}
+
+/// Every case of `tests/migrations` is valid before and after, and its
+/// after, planned offline against its before's export, changes the queue.
+#[test]
+fn every_migration_case_is_valid_and_plans_a_replacement() {
+    let mut names: Vec<String> = std::fs::read_dir(crate::common::root().join("tests/migrations"))
+        .unwrap()
+        .filter_map(|e| e.ok().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "{names:?}");
+    for name in names {
+        let versions = migration(&name);
+        let dir = tempfile::tempdir().unwrap();
+        for (v, text) in [("v1", &versions.v1), ("v2", &versions.v2)] {
+            let folder = dir.path().join(v);
+            std::fs::create_dir(&folder).unwrap();
+            std::fs::write(folder.join("topology.toml"), text.replace("{V}", "t-mig-case")).unwrap();
+            let run = crate::common::warren(&["validate", folder.to_str().unwrap()]);
+            assert_eq!(run.code, 0, "{name}/{v}.toml:\n{}", run.stderr);
+        }
+        let state = dir.path().join("v1.json");
+        let export = crate::common::warren(&["export", dir.path().join("v1").to_str().unwrap()]);
+        assert_eq!(export.code, 0, "{name}: {}", export.stderr);
+        std::fs::write(&state, export.stdout).unwrap();
+        let plan = crate::common::warren(&[
+            "plan",
+            dir.path().join("v2").to_str().unwrap(),
+            "--state",
+            state.to_str().unwrap(),
+            "--detailed-exitcode",
+        ]);
+        assert!([2, 4].contains(&plan.code), "{name}: v2 changes nothing, or fails:\n{}\n{}", plan.stdout, plan.stderr);
+        assert!(plan.stdout.contains(OLD) || plan.stderr.contains(OLD), "{name}:\n{}\n{}", plan.stdout, plan.stderr);
+    }
 }
 
 #[test]
@@ -1083,20 +895,20 @@ routing_key = "order.created"
     assert!(run.stderr.contains("topology.toml:9:"), "not at the replaces line:\n{}", run.stderr);
 }
 
-/// Traffic through [`DIRECT_V1`], then an apply of [`DIRECT_V2`] during
+/// Traffic through [`DIRECT`]'s v1, then an apply of its v2 during
 /// which the old queue's consumer stays on, as in a rolling deployment that
 /// has not finished: it pauses (exit 3) after the swap, traffic flowing
 /// into the new queue. The traffic, the old consumer, the old queue's
 /// bindings before, and the paused run.
 fn paused_with_the_old_consumer_attached(case: &Case) -> (Traffic, ConsumerId, BTreeSet<Bound>, During) {
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic =
         Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
     let old = traffic.add_consumer(OLD, Duration::from_millis(5));
     std::thread::sleep(Duration::from_secs(1));
-    case.topology(DIRECT_V2);
+    case.topology(&DIRECT.v2);
     let first = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)]);
     assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
     (traffic, old, bindings, first)
@@ -1133,13 +945,13 @@ fn an_old_consumer_still_attached_pauses_the_migration_and_a_later_apply_finishe
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_old_queue_with_messages_and_no_consumer_pauses_at_the_drain_timeout_then_resumes() {
     let case = Case::new("t-mig-no-consumer");
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic =
         Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created", "order.paid"]).rate(100));
     std::thread::sleep(Duration::from_secs(2));
-    case.topology(DIRECT_V2);
+    case.topology(&DIRECT.v2);
     let first = apply_during(&case, &mut traffic, &["--drain-timeout", "3s"], &[], &[(NEW, Duration::ZERO)]);
     assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
     assert!(first.run.stderr.contains("after 3s (it has no consumers)"), "{}", first.run.stderr);
@@ -1161,14 +973,14 @@ fn an_old_queue_with_messages_and_no_consumer_pauses_at_the_drain_timeout_then_r
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_apply_stopped_before_deleting_the_interposed_exchange_is_finished_by_the_next() {
     let case = Case::new("t-mig-stopped");
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic =
         Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created", "order.paid"]).rate(150));
     let old = traffic.add_consumer(OLD, Duration::from_millis(10));
     std::thread::sleep(Duration::from_secs(1));
-    case.topology(DIRECT_V2);
+    case.topology(&DIRECT.v2);
     // Fault injection: once the swap is done (warren then waits at least 6 s
     // for the drain), warren's user loses the configure permission on the
     // interposed exchange alone, so its last teardown step, deleting that
@@ -1220,12 +1032,6 @@ fn in_flight_id(case: &Case) -> String {
     in_flight(case).unwrap_or_else(|| panic!("status does not list the migration of {}", case.vhost)).0
 }
 
-/// [`DIRECT_V1`] and [`DIRECT_V2`] with one key: fewer steps to kill after.
-fn one_key(topology: &str) -> String {
-    let paid = "\n[[bindings]]\nsource = \"shop\"\nqueue = \"{Q}\"\nrouting_key = \"order.paid\"\n";
-    topology.replace(&paid.replace("{Q}", OLD), "").replace(&paid.replace("{Q}", NEW), "")
-}
-
 /// The steps are shared out over three tests, each in a vhost of its own,
 /// so that they run at once: step `k` goes to part `k % KILLED_PARTS`.
 const KILLED_PARTS: usize = 3;
@@ -1252,7 +1058,7 @@ fn an_apply_killed_after_any_migration_step_is_finished_by_the_next_exactly_once
 /// and checks that the next apply finishes it exactly once.
 fn killed_after_each_step(part: usize) {
     let case = Case::new(&format!("t-mig-killed-{part}"));
-    let (v1, v2) = (one_key(DIRECT_V1), one_key(DIRECT_V2));
+    let Versions { v1, v2 } = migration("direct-one-key");
     let total = {
         case.topology(&v1);
         case.apply_ok();
@@ -1317,7 +1123,7 @@ fn killed_after_each_step(part: usize) {
 fn eight_applies_at_once_one_works_and_the_others_find_nothing_to_do() {
     let case = Case::new("t-mig-eight");
     // Its user's journal is in its vhost: a history of this test alone.
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     let runs: Vec<Run> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..8).map(|_| s.spawn(|| case.apply(&["--lock-timeout", "120s"]))).collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -1337,10 +1143,10 @@ fn eight_applies_at_once_one_works_and_the_others_find_nothing_to_do() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_apply_waiting_for_the_lock_says_who_holds_it_and_gives_up_with_exit_5() {
     let case = Case::new("t-mig-lock-held");
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     case.apply_ok();
     case.publish(OLD, 5);
-    case.topology(DIRECT_V2);
+    case.topology(&DIRECT.v2);
     // The holder waits for a drain that does not come (no consumer).
     std::thread::scope(|s| {
         let holder = s.spawn(|| case.apply(&["--drain-timeout", "12s"]));
@@ -1424,13 +1230,13 @@ fn abort_before_the_point_of_no_return_goes_back_exactly_once_and_after_it_refus
 /// traffic left: both queues empty, the new one unused. The traffic (to
 /// finish), the old queue's bindings before, and the migration's id.
 fn paused_quietly(case: &Case) -> (Traffic, BTreeSet<Bound>, String) {
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic = Traffic::start(&case.traffic_url(), Publish::new("shop", &["order.created"]).count(20));
     let _stays = traffic.add_consumer(OLD, Duration::ZERO);
     assert!(traffic.wait_until_received(20, FINISH), "{}", traffic.report());
-    case.topology(DIRECT_V2);
+    case.topology(&DIRECT.v2);
     let paused = case.apply(&["--drain-timeout", "60s"]);
     assert_eq!(paused.code, 3, "not paused:\n{}\n{}", paused.stdout, paused.stderr);
     (traffic, bindings, in_flight_id(case))
@@ -1444,8 +1250,7 @@ fn files_that_change_a_paused_migration_otherwise_are_refused_and_reverting_them
 
     // The new queue changed mid-migration: neither the migration that
     // started nor a way back. Refused, at the new queue, nothing changed.
-    let limited = "arguments = { \"x-max-length\" = 1000 }\nreplaces = \"orders.v1\"";
-    case.topology(&DIRECT_V2.replace("replaces = \"orders.v1\"", limited));
+    case.topology(&migration("new-queue-limited").v2);
     let before = case.state();
     let plan = case.plan(&[]);
     assert_eq!(plan.code, 4, "{}\n{}", plan.stdout, plan.stderr);
@@ -1461,7 +1266,7 @@ fn files_that_change_a_paused_migration_otherwise_are_refused_and_reverting_them
     assert_eq!(case.state(), before, "a refused apply changes nothing");
 
     // The files as before the migration: the plan is its rollback.
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     let plan = case.plan(&["--detailed-exitcode"]);
     assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
     assert!(plan.stdout.contains(&format!("<< queue \"{NEW}\"")), "{}", plan.stdout);
@@ -1523,7 +1328,7 @@ fn a_migration_in_flight_is_finished_by_the_kind_of_user_that_started_it() {
 fn reverting_the_files_of_a_paused_migration_under_traffic_loses_and_duplicates_nothing() {
     let case = Case::new("t-mig-revert-traffic");
     let (traffic, _old, bindings, _) = paused_with_the_old_consumer_attached(&case);
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     let applied = case.apply(&[]);
     assert_eq!(applied.code, 0, "{}\n{}", applied.stdout, applied.stderr);
     let said = format!("{}{}", applied.stdout, applied.stderr);
@@ -1545,7 +1350,7 @@ fn reverting_the_files_of_a_paused_migration_under_traffic_loses_and_duplicates_
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_stray_publisher_and_a_stuck_consumer_on_the_old_queue_pause_the_migration_until_fixed() {
-    paused_by_rising_unacknowledged(&Case::new("t-mig-rising"), DIRECT_V1);
+    paused_by_rising_unacknowledged(&Case::new("t-mig-rising"), &DIRECT);
 }
 
 #[test]
@@ -1553,16 +1358,13 @@ fn a_stray_publisher_and_a_stuck_consumer_on_the_old_queue_pause_the_migration_u
 fn a_stray_publisher_and_a_stuck_consumer_on_an_old_quorum_queue_pause_the_migration_too() {
     // Quorum queue totals move once per Ra tick (5 s), so readings a
     // second apart repeat: the rise must still be seen.
-    let quorum = "[queues.\"orders.v1\"]\ntype = \"quorum\"";
-    let v1 = DIRECT_V1.replace("[queues.\"orders.v1\"]\ntype = \"classic\"", quorum);
-    assert!(v1.contains(quorum));
-    paused_by_rising_unacknowledged(&Case::new("t-mig-rising-quorum"), &v1);
+    paused_by_rising_unacknowledged(&Case::new("t-mig-rising-quorum"), &migration("quorum-to-classic"));
 }
 
 /// v1 applied; a publisher naming the old queue and a consumer on it that
 /// never acks make apply of v2 pause; once both are gone, apply finishes.
-fn paused_by_rising_unacknowledged(case: &Case, v1: &str) {
-    case.topology(v1);
+fn paused_by_rising_unacknowledged(case: &Case, versions: &Versions) {
+    case.topology(&versions.v1);
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let mut traffic =
@@ -1574,7 +1376,7 @@ fn paused_by_rising_unacknowledged(case: &Case, v1: &str) {
     let stray = traffic.add_publisher(Publish::new("", &[OLD]).rate(40));
     let stuck = traffic.add_stuck_consumer(OLD);
     std::thread::sleep(Duration::from_secs(1));
-    case.topology(DIRECT_V2);
+    case.topology(&versions.v2);
     let first = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)]);
     eprintln!("{}: paused after {:?}", case.vhost, first.elapsed);
     assert_eq!(first.run.code, 3, "not paused:\n{}\n{}", first.run.stdout, first.run.stderr);
@@ -1739,16 +1541,6 @@ impl Drop for Stopped {
     }
 }
 
-/// [`DIRECT_V1`] and [`DIRECT_V2`] with quorum queues on both sides.
-fn quorum_to_quorum() -> (String, String) {
-    let v1 =
-        DIRECT_V1.replace("[queues.\"orders.v1\"]\ntype = \"classic\"", "[queues.\"orders.v1\"]\ntype = \"quorum\"");
-    let v2 =
-        DIRECT_V2.replace("[queues.\"orders.v2\"]\ntype = \"classic\"", "[queues.\"orders.v2\"]\ntype = \"quorum\"");
-    assert!(v1.contains("\"quorum\"") && v2.contains("\"quorum\""));
-    (v1, v2)
-}
-
 /// Ends reconnecting traffic and checks it: every confirmed number arrived,
 /// a number arrived twice only when redelivered after a lost connection,
 /// and both queues delivered.
@@ -1773,7 +1565,7 @@ fn a_broker_restart_during_the_drain_stops_the_apply_and_the_next_one_finishes_l
         "warren-test{}@localhost",
         std::env::var("WARREN_TEST_RESTART_NODE").expect("WARREN_TEST_RESTART_NODE is set by scripts/test")
     );
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
     let publish = Publish::new("shop", &["order.created", "order.paid"]).rate(100);
@@ -1781,7 +1573,7 @@ fn a_broker_restart_during_the_drain_stops_the_apply_and_the_next_one_finishes_l
     // Slower than the publisher: a backlog builds, so the drain takes seconds.
     let old = traffic.add_consumer(OLD, Duration::from_millis(30));
     std::thread::sleep(Duration::from_secs(3));
-    case.topology(DIRECT_V2);
+    case.topology(&DIRECT.v2);
     // The broker restarts as soon as nothing routes to the old queue.
     let first =
         apply_during_then(&case, &mut traffic, &["--drain-timeout", "60s"], &[], &[(NEW, Duration::ZERO)], || {
@@ -1813,7 +1605,7 @@ fn a_broker_restart_during_the_drain_stops_the_apply_and_the_next_one_finishes_l
 fn a_quorum_migration_finishes_with_the_old_queues_leader_stopped_midway() {
     let cluster = Cluster::from_env();
     let mut case = Case::on("t-mig-leader", cluster.broker(0), crate::common::cluster());
-    let (v1, v2) = quorum_to_quorum();
+    let Versions { v1, v2 } = migration("quorum-to-quorum");
     case.topology(&v1);
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
@@ -1857,7 +1649,7 @@ fn a_quorum_migration_finishes_with_the_old_queues_leader_stopped_midway() {
 fn a_quorum_old_queue_without_a_leader_pauses_the_drain_and_a_later_apply_finishes() {
     let cluster = Cluster::from_env();
     let case = Case::on("t-mig-no-leader", cluster.broker(0), crate::common::cluster());
-    let (v1, v2) = quorum_to_quorum();
+    let Versions { v1, v2 } = migration("quorum-to-quorum");
     case.topology(&v1);
     case.apply_ok();
     let bindings = case.bindings_to(OLD);
@@ -1913,10 +1705,10 @@ fn drain_step(case: &Case) -> (usize, usize, String) {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_drain_wait_prints_a_line_at_each_interval_and_its_pause_is_recorded_as_paused() {
     let case = Case::new("t-mig-progress");
-    case.topology(DIRECT_V1);
+    case.topology(&DIRECT.v1);
     case.apply_ok();
     case.publish(OLD, 5);
-    case.topology(DIRECT_V2);
+    case.topology(&DIRECT.v2);
     // A test hook: 1 s between lines instead of 10 s, when stderr is not a terminal.
     case.set_env("WARREN_TEST_PROGRESS_INTERVAL", Some("1s"));
     let run = case.apply(&["--drain-timeout", "3s"]);

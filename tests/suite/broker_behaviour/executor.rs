@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -21,6 +21,8 @@ use warren::journal::{self, Journal, MigrationState, Run, RunOutcome};
 use warren::model::{Binding, DestinationKind, Inventory, Place, QueueType, RecordWrite, Records, Table, Vhost};
 use warren::plan::{MigrationPlan, MigrationStep, Op, Plan};
 
+use crate::common::{Versions, migration};
+
 const V: &str = "shop";
 const OLD: &str = "orders.v1";
 const NEW: &str = "orders.v2";
@@ -30,48 +32,13 @@ const KEYS: [&str; 2] = ["order.created", "order.paid"];
 const DRAIN: Drain =
     Drain { timeout: Duration::from_secs(5), interval: Duration::from_millis(1), settle: Duration::from_millis(5) };
 
-/// The old queue, bound to a topic exchange on two keys.
-const BEFORE: &str = r#"
-vhosts = ["shop"]
-
-[exchanges.events]
-type = "topic"
-
-[queues."orders.v1"]
-type = "classic"
-
-[[bindings]]
-source = "events"
-queue = "orders.v1"
-routing_key = "order.created"
-
-[[bindings]]
-source = "events"
-queue = "orders.v1"
-routing_key = "order.paid"
-"#;
-
-/// Its quorum replacement, by live migration.
-const AFTER: &str = r#"
-vhosts = ["shop"]
-
-[exchanges.events]
-type = "topic"
-
-[queues."orders.v2"]
-type = "quorum"
-replaces = "orders.v1"
-
-[[bindings]]
-source = "events"
-queue = "orders.v2"
-routing_key = "order.created"
-
-[[bindings]]
-source = "events"
-queue = "orders.v2"
-routing_key = "order.paid"
-"#;
+/// The old queue, bound to a topic exchange on two keys, and its quorum
+/// replacement by live migration (`tests/migrations/topic-to-quorum`), in
+/// vhost [`V`].
+static CASE: LazyLock<Versions> = LazyLock::new(|| {
+    let Versions { v1, v2 } = migration("topic-to-quorum");
+    Versions { v1: v1.replace("{V}", V), v2: v2.replace("{V}", V) }
+});
 
 /// The files, planned against the broker as `warren plan` does.
 async fn plan(m: &Memory, files: &str) -> Planned {
@@ -352,7 +319,7 @@ fn cut_after(m: &Memory, k: Option<usize>, seen: Arc<Mutex<Vec<Event>>>) -> Even
 /// A broker with the old topology applied, and traffic flowing.
 async fn before_migration() -> (Memory, Traffic) {
     let m = Memory::new();
-    let (_, outcome) = apply_files(&m, BEFORE, Events::ignored()).await;
+    let (_, outcome) = apply_files(&m, &CASE.v1, Events::ignored()).await;
     assert!(outcome.succeeded(), "{outcome:?}");
     let traffic = Traffic::start(&m);
     // A backlog on the old queue.
@@ -363,7 +330,7 @@ async fn before_migration() -> (Memory, Traffic) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plain_apply_creates_the_topology_and_records_its_run() {
     let m = Memory::new();
-    let (plan, outcome) = apply_files(&m, BEFORE, Events::ignored()).await;
+    let (plan, outcome) = apply_files(&m, &CASE.v1, Events::ignored()).await;
     assert!(outcome.succeeded(), "{outcome:?}");
     assert_eq!(outcome.done.len(), plan.steps.len());
     assert_settled(&m, OLD).await;
@@ -371,14 +338,14 @@ async fn a_plain_apply_creates_the_topology_and_records_its_run() {
     let run = j.history.last().expect("the run in the history");
     assert_eq!(run.outcome, Some(RunOutcome::Complete));
     assert_eq!(run.steps.len(), plan.steps.len());
-    let (again, _) = apply_files(&m, BEFORE, Events::ignored()).await;
+    let (again, _) = apply_files(&m, &CASE.v1, Events::ignored()).await;
     assert!(again.is_empty(), "nothing left to do: {:?}", again.steps);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_migration_under_traffic_delivers_every_message_once() {
     let (m, traffic) = before_migration().await;
-    let (plan, outcome) = apply_files(&m, AFTER, Events::ignored()).await;
+    let (plan, outcome) = apply_files(&m, &CASE.v2, Events::ignored()).await;
     assert!(outcome.succeeded(), "{outcome:?}");
     let migration = the_migration(&plan);
     assert_eq!((migration.old.kind, migration.new.kind), (QueueType::Classic, QueueType::Quorum));
@@ -398,7 +365,7 @@ async fn a_migration_under_traffic_delivers_every_message_once() {
 async fn stopped_after_step(k: usize) {
     let (m, traffic) = before_migration().await;
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let (plan, outcome) = apply_files(&m, AFTER, cut_after(&m, Some(k), seen.clone())).await;
+    let (plan, outcome) = apply_files(&m, &CASE.v2, cut_after(&m, Some(k), seen.clone())).await;
     let migration = the_migration(&plan);
     let total = migration.steps.len();
     assert!(matches!(outcome.failed, Some((_, Failure::LockLost))), "k={k}: {outcome:?}");
@@ -411,7 +378,7 @@ async fn stopped_after_step(k: usize) {
     assert_eq!(j.history.last().unwrap().outcome, Some(RunOutcome::LockLost));
 
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let (again, outcome) = apply_files(&m, AFTER, cut_after(&m, None, seen.clone())).await;
+    let (again, outcome) = apply_files(&m, &CASE.v2, cut_after(&m, None, seen.clone())).await;
     assert!(outcome.succeeded(), "k={k}: {outcome:?}");
     let resumed = seen.lock().unwrap().iter().find_map(|e| match e {
         Event::Resuming { at, .. } => Some(*at),
@@ -433,8 +400,8 @@ async fn stopped_after_step(k: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_run_stopped_part_way_is_resumed_by_the_next() {
     let m = Memory::new();
-    apply_files(&m, BEFORE, Events::ignored()).await;
-    let migration = the_migration(&plan(&m, AFTER).await.plan);
+    apply_files(&m, &CASE.v1, Events::ignored()).await;
+    let migration = the_migration(&plan(&m, &CASE.v2).await.plan);
     let mut runs = tokio::task::JoinSet::new();
     for k in several(&migration) {
         runs.spawn(stopped_after_step(k));
@@ -449,14 +416,14 @@ async fn a_run_stopped_part_way_is_resumed_by_the_next() {
 /// from the live state.
 async fn unrecorded_steps(k: usize) {
     let (m, traffic) = before_migration().await;
-    let dying = prepare(&m, AFTER).await;
+    let dying = prepare(&m, &CASE.v2).await;
     let migration = the_migration(&dying.planned.plan);
     for (_, step) in &migration.steps[..k] {
         migrate::carry_out(&m, V, step, DRAIN, &Events::ignored()).await.unwrap();
     }
     // Its connection closes with it, and the lock with it.
     drop(dying);
-    let (_, outcome) = apply_files(&m, AFTER, Events::ignored()).await;
+    let (_, outcome) = apply_files(&m, &CASE.v2, Events::ignored()).await;
     assert!(outcome.succeeded(), "k={k}: {outcome:?}");
     traffic.finish();
     assert_settled(&m, NEW).await;
@@ -468,8 +435,8 @@ async fn unrecorded_steps(k: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn steps_taken_without_a_record_are_resumed_from_the_live_state() {
     let m = Memory::new();
-    apply_files(&m, BEFORE, Events::ignored()).await;
-    let migration = the_migration(&plan(&m, AFTER).await.plan);
+    apply_files(&m, &CASE.v1, Events::ignored()).await;
+    let migration = the_migration(&plan(&m, &CASE.v2).await.plan);
     assert!(matches!(migration.steps[migration.drain_step()].1, MigrationStep::AwaitDrained { .. }));
     let mut runs = tokio::task::JoinSet::new();
     for k in several(&migration).into_iter().filter(|k| *k <= migration.drain_step()) {
@@ -484,7 +451,7 @@ async fn steps_taken_without_a_record_are_resumed_from_the_live_state() {
 /// (`plan::compile_rollback`, `apply::rollback::run`) under the lock.
 async fn aborted_after_step(k: usize) {
     let (m, traffic) = before_migration().await;
-    let (plan, _) = apply_files(&m, AFTER, cut_after(&m, Some(k), Arc::default())).await;
+    let (plan, _) = apply_files(&m, &CASE.v2, cut_after(&m, Some(k), Arc::default())).await;
     let migration = the_migration(&plan);
     let id = journal::migration_id(V, OLD, NEW);
 
@@ -515,8 +482,8 @@ async fn aborted_after_step(k: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn abort_takes_a_migration_in_flight_back_without_loss() {
     let m = Memory::new();
-    apply_files(&m, BEFORE, Events::ignored()).await;
-    let migration = the_migration(&plan(&m, AFTER).await.plan);
+    apply_files(&m, &CASE.v1, Events::ignored()).await;
+    let migration = the_migration(&plan(&m, &CASE.v2).await.plan);
     let mut runs = tokio::task::JoinSet::new();
     for k in several(&migration).into_iter().filter(|k| *k < migration.point_of_no_return()) {
         runs.spawn(aborted_after_step(k));
@@ -537,26 +504,26 @@ fn paused(outcome: &Outcome) -> &str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_drain_waits_for_unacknowledged_messages_consumers_and_a_leader() {
     let m = Memory::new();
-    apply_files(&m, BEFORE, Events::ignored()).await;
+    apply_files(&m, &CASE.v1, Events::ignored()).await;
     let short = Drain { timeout: Duration::from_millis(30), ..DRAIN };
     // Consumers hold messages unacknowledged: the drain times out.
     m.set_consumers(V, OLD, 1).unwrap();
     m.set_unacked(V, OLD, 2).unwrap();
-    let (_, outcome) = apply_with(&m, AFTER, Events::ignored(), short).await;
+    let (_, outcome) = apply_with(&m, &CASE.v2, Events::ignored(), short).await;
     assert!(paused(&outcome).contains("0 ready and 2 unacknowledged"), "{}", paused(&outcome));
     let id = journal::migration_id(V, OLD, NEW);
     assert_eq!(journal_of(&m).await.migrations[&id].state, MigrationState::Paused);
     // Acknowledged, but the consumer stays on the old queue.
     m.set_unacked(V, OLD, 0).unwrap();
-    let (_, outcome) = apply_with(&m, AFTER, Events::ignored(), short).await;
+    let (_, outcome) = apply_with(&m, &CASE.v2, Events::ignored(), short).await;
     assert!(paused(&outcome).contains("1 consumer(s) are still attached"), "{}", paused(&outcome));
     m.set_consumers(V, OLD, 0).unwrap();
-    let (_, outcome) = apply_with(&m, AFTER, Events::ignored(), short).await;
+    let (_, outcome) = apply_with(&m, &CASE.v2, Events::ignored(), short).await;
     assert!(outcome.succeeded(), "{outcome:?}");
     assert_settled(&m, NEW).await;
 
     // A quorum queue without a leader reads empty: that proves nothing.
-    let back = AFTER.replace("orders.v2", "orders.v3").replace("\"orders.v1\"", "\"orders.v2\"");
+    let back = &CASE.v2.replace("orders.v2", "orders.v3").replace("\"orders.v1\"", "\"orders.v2\"");
     m.set_leader(V, NEW, false).unwrap();
     let (_, outcome) = apply_with(&m, &back, Events::ignored(), short).await;
     assert!(paused(&outcome).contains("has no leader"), "{}", paused(&outcome));

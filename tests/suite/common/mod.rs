@@ -47,6 +47,22 @@ pub fn cluster() -> Turn {
     Turn::Cluster(CLUSTER.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
+/// A migration case of `tests/migrations`: the topology before (`v1`) and
+/// after (`v2`); `{V}` stands for the vhost.
+pub struct Versions {
+    pub v1: String,
+    pub v2: String,
+}
+
+/// The migration case in `tests/migrations/NAME`.
+pub fn migration(name: &str) -> Versions {
+    let read = |v: &str| {
+        let path = root().join("tests/migrations").join(name).join(format!("{v}.toml"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    Versions { v1: read("v1"), v2: read("v2") }
+}
+
 /// The repository root, so tests name paths as a user in it would.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
