@@ -523,7 +523,7 @@ async fn the_drain_waits_for_unacknowledged_messages_consumers_and_a_leader() {
     assert_settled(&m, NEW).await;
 
     // A quorum queue without a leader reads empty: that proves nothing.
-    let back = &CASE.v2.replace("orders.v2", "orders.v3").replace("\"orders.v1\"", "\"orders.v2\"");
+    let back = CASE.v2.replace("orders.v2", "orders.v3").replace("\"orders.v1\"", "\"orders.v2\"");
     m.set_leader(V, NEW, false).unwrap();
     let (_, outcome) = apply_with(&m, &back, Events::ignored(), short).await;
     assert!(paused(&outcome).contains("has no leader"), "{}", paused(&outcome));
