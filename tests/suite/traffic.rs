@@ -131,18 +131,27 @@ fn headers_split_traffic_between_two_queues_exactly_once_across_both() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_consumer_cancelled_by_the_broker_is_recorded() {
     let _turn = crate::common::share();
-    let v = direct("t-traffic-cancelled");
-    let mut traffic = Traffic::start(&v.amqp_url(), Publish::new("x", &["k"]).rate(200).count(20));
-    traffic.add_consumer("q", Duration::ZERO);
-    assert!(traffic.wait_until_received(20, WAIT), "{}", traffic.report());
-    v.delete_queue("q");
-    let deadline = std::time::Instant::now() + WAIT;
-    while traffic.report().cancelled.is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
+    // A reconnecting consumer tries again, and stops when the broker says
+    // there is no such queue.
+    for reconnecting in [false, true] {
+        let v = direct(&format!("t-traffic-cancelled-{reconnecting}"));
+        let publish = Publish::new("x", &["k"]).rate(200).count(20);
+        let mut traffic = if reconnecting {
+            Traffic::start_reconnecting(&v.amqp_url(), publish)
+        } else {
+            Traffic::start(&v.amqp_url(), publish)
+        };
+        traffic.add_consumer("q", Duration::ZERO);
+        assert!(traffic.wait_until_received(20, WAIT), "{}", traffic.report());
+        v.delete_queue("q");
+        let deadline = std::time::Instant::now() + WAIT;
+        while traffic.report().cancelled.is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let report = traffic.finish(WAIT);
+        assert_eq!(report.cancelled, ["q"], "reconnecting: {reconnecting}: {report}");
+        report.assert_exactly_once();
     }
-    let report = traffic.finish(WAIT);
-    assert_eq!(report.cancelled, ["q"], "{report}");
-    report.assert_exactly_once();
 }
 
 #[test]

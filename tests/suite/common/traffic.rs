@@ -638,8 +638,17 @@ struct Subscription {
     prefetch: u16,
 }
 
-/// The AMQP `not-found` reply: the queue does not exist.
+/// The AMQP `not-found` reply.
 const NOT_FOUND: u16 = 404;
+
+/// Whether the broker refused because the queue does not exist ("no queue
+/// 'q' in vhost 'v'"). The same code also says that a durable queue's node
+/// "is down or inaccessible", as while the node stops or starts: the queue
+/// is still there, and the consumer tries again.
+fn queue_gone(e: &lapin::Error) -> bool {
+    matches!(e.kind(), lapin::ErrorKind::ProtocolError(p)
+        if p.get_id() == NOT_FOUND && p.get_message().as_str().contains("no queue"))
+}
 
 impl Subscription {
     async fn subscribe(&self) -> lapin::Result<(Connection, Channel, lapin::Consumer)> {
@@ -681,7 +690,7 @@ impl Subscription {
                     *link.lock().unwrap_or_else(|e| e.into_inner()) = Some((connection, channel));
                     return Some(consumer);
                 }
-                Err(e) if matches!(e.kind(), lapin::ErrorKind::ProtocolError(p) if p.get_id() == NOT_FOUND) => {
+                Err(e) if queue_gone(&e) => {
                     return None;
                 }
                 Err(_) => tokio::time::sleep(REDIAL).await,
