@@ -46,7 +46,7 @@ impl Broker {
             .header("Authorization", &self.auth)
             .call()
             .unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        json(&super::body_text(&mut response).unwrap_or_else(|e| panic!("GET {path}: {e}")))
+        json(&super::broker::body_text(&mut response).unwrap_or_else(|e| panic!("GET {path}: {e}")))
     }
 
     /// `DELETE /api/PATH` if present. A failure is reported, not raised, so
