@@ -1,16 +1,28 @@
-//! The private test broker's client: its management API over HTTP.
+//! The private test broker's client: its management API over HTTP (`ureq`),
+//! as a user would use it with curl, and its node's `rabbitmqctl`, which
+//! imports definitions as RabbitMQ itself does.
+//!
+//! [`TestBroker::from_env`] reads what `scripts/broker env` prints:
+//! `WARREN_TEST_URL`, `WARREN_TEST_AMQP_URL`, `WARREN_TEST_NODE` (default 1)
+//! and `WARREN_TEST_RABBITMQCTL` (default `rabbitmqctl`; a RabbitMQ 4 test
+//! node's runs the one in its Debian 13 root). Without the URL a test fails.
 
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::import::missing;
 use super::{Run, seg, warren_env};
 
 /// A response body as text. ureq stops at 10 MB by default; a broker that
 /// holds a benchmark's 10,000 queues answers `GET /api/definitions` with more.
-pub fn body_text(response: &mut ureq::http::Response<ureq::Body>) -> Result<String, ureq::Error> {
+fn body_text(response: &mut ureq::http::Response<ureq::Body>) -> Result<String, ureq::Error> {
     response.body_mut().with_config().limit(1 << 30).read_to_string()
 }
 
 /// The private test broker that `scripts/test` starts (`WARREN_TEST_URL`):
 /// its management API over plain HTTP, for setting up and checking what
-/// warren did, as a user would with curl.
+/// warren did, and its node's rabbitmqctl.
 pub struct TestBroker {
     /// `http://user:password@host:port`, as warren's `--url` takes it.
     pub url: String,
@@ -20,6 +32,11 @@ pub struct TestBroker {
     /// `WARREN_AMQP_URL` for warren (the apply lock): the test node's AMQP
     /// port with the test admin's credentials, from `WARREN_TEST_AMQP_URL`.
     amqp: Option<String>,
+    /// The node's name for `rabbitmqctl -n` (`warren-testN@localhost`),
+    /// when known: [`TestBroker::at`] has only URLs.
+    node: Option<String>,
+    /// The rabbitmqctl that talks to the node.
+    rabbitmqctl: String,
 }
 
 /// One HTTP answer: status and body (JSON when the body is JSON).
@@ -35,22 +52,30 @@ impl Answer {
 }
 
 impl TestBroker {
-    /// Reads `WARREN_TEST_URL`; fails (does not skip) when it is missing.
+    /// Reads the `WARREN_TEST_` variables; fails (does not skip) when
+    /// `WARREN_TEST_URL` is missing.
     pub fn from_env() -> TestBroker {
         TestBroker::from_vars("WARREN_TEST_")
     }
 
-    /// Reads `{prefix}URL` and `{prefix}AMQP_URL`, as `scripts/test` sets
-    /// them for another node (`WARREN_TEST_RESTART_`, `WARREN_TEST_CLUSTER_`).
+    /// Reads `{prefix}URL`, `{prefix}AMQP_URL`, `{prefix}NODE` (the node's
+    /// number, default 1) and `{prefix}RABBITMQCTL` (default `rabbitmqctl`),
+    /// as `scripts/broker env` prints them, with `WARREN_TEST_ENV_PREFIX`
+    /// for another node (`WARREN_TEST_RESTART_`).
     pub fn from_vars(prefix: &str) -> TestBroker {
-        let url = std::env::var(format!("{prefix}URL")).unwrap_or_else(|_| {
+        let var = |name: &str| std::env::var(format!("{prefix}{name}")).ok();
+        let url = var("URL").unwrap_or_else(|| {
             panic!("{prefix}URL is not set: run the tests with scripts/test, which starts the private broker nodes")
         });
-        TestBroker::at(&url, std::env::var(format!("{prefix}AMQP_URL")).ok())
+        let mut broker = TestBroker::at(&url, var("AMQP_URL"));
+        broker.node = Some(format!("warren-test{}@localhost", var("NODE").as_deref().unwrap_or("1")));
+        broker.rabbitmqctl = var("RABBITMQCTL").unwrap_or_else(|| "rabbitmqctl".into());
+        broker
     }
 
     /// The node whose management API is `url` (`http://user:password@host:port`)
-    /// and AMQP listener `amqp`.
+    /// and AMQP listener `amqp`; its name is unknown, so [`TestBroker::ctl`]
+    /// fails.
     pub fn at(url: &str, amqp: Option<String>) -> TestBroker {
         let rest = url.strip_prefix("http://").expect("a broker URL looks like http://user:password@host:port");
         let (userinfo, host) = rest.split_once('@').expect("a broker URL has user:password@");
@@ -62,6 +87,8 @@ impl TestBroker {
             auth: format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(userinfo)),
             agent,
             amqp,
+            node: None,
+            rabbitmqctl: "rabbitmqctl".into(),
         }
     }
 
@@ -70,10 +97,19 @@ impl TestBroker {
         self.amqp.as_deref()
     }
 
+    /// `host:port` of its management API.
+    fn host(&self) -> &str {
+        self.api.trim_start_matches("http://").trim_end_matches("/api")
+    }
+
     /// The broker's URL with other credentials.
     pub fn url_as(&self, user: &str, password: &str) -> String {
-        let host = self.api.trim_start_matches("http://").trim_end_matches("/api");
-        format!("http://{}:{}@{host}", seg(user), seg(password))
+        format!("http://{}:{}@{}", seg(user), seg(password), self.host())
+    }
+
+    /// The broker's URL as warren shows it: without credentials.
+    pub fn shown_url(&self) -> String {
+        format!("http://{}", self.host())
     }
 
     /// `METHOD /api/PATH` with an optional JSON body, as the test's admin.
@@ -89,6 +125,17 @@ impl TestBroker {
     }
 
     fn request_as(&self, auth: &str, method: &str, path: &str, body: Option<&serde_json::Value>) -> Answer {
+        self.try_request_as(auth, method, path, body).unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    /// The request, or why no answer came (the node down, say).
+    fn try_request_as(
+        &self,
+        auth: &str,
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, ureq::Error> {
         let url = format!("{}/{path}", self.api);
         let result = match (method, body) {
             ("GET", _) => self.agent.get(&url).header("Authorization", auth).call(),
@@ -107,10 +154,10 @@ impl TestBroker {
                 .send(b.map(|b| b.to_string()).unwrap_or_else(|| "{}".into())),
             (m, _) => panic!("unsupported method {m}"),
         };
-        let mut response = result.unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let mut response = result?;
         let status = response.status().as_u16();
         let body = body_text(&mut response).unwrap_or_default();
-        Answer { status, body }
+        Ok(Answer { status, body })
     }
 
     /// GET that must succeed; the parsed JSON.
@@ -154,9 +201,10 @@ impl TestBroker {
     /// Deletes if present; a failure is printed, not raised, so that
     /// cleaning up never hides the assertion that failed.
     pub fn delete(&self, path: &str) {
-        let a = self.request("DELETE", path, None);
-        if !matches!(a.status, 200..=299 | 404) {
-            eprintln!("cleanup: DELETE {path}: HTTP {} {}", a.status, a.body);
+        match self.try_request_as(&self.auth, "DELETE", path, None) {
+            Ok(a) if matches!(a.status, 200..=299 | 404) => {}
+            Ok(a) => eprintln!("cleanup: DELETE {path}: HTTP {} {}", a.status, a.body),
+            Err(e) => eprintln!("cleanup: DELETE {path}: {e}"),
         }
     }
 
@@ -180,4 +228,61 @@ impl TestBroker {
         all.extend_from_slice(env);
         warren_env(args, &all)
     }
+
+    /// `rabbitmqctl -n NODE ARGS`.
+    pub fn ctl(&self, args: &[&str]) -> std::process::Output {
+        let node = self.node.as_deref().expect("rabbitmqctl needs the node's name: make the TestBroker with from_vars");
+        Command::new(&self.rabbitmqctl).arg("-n").arg(node).args(args).output().expect("rabbitmqctl runs")
+    }
+
+    /// `rabbitmqctl import_definitions FILE`, after making the file readable
+    /// to the `rabbitmq` user that Debian's rabbitmqctl reads it as (its
+    /// folder must be too: see [`readable_dir`]). The error is the CLI's
+    /// output.
+    pub fn import_file(&self, file: &Path) -> Result<(), String> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).map_err(|e| e.to_string())?;
+        }
+        let path = file.canonicalize().map_err(|e| e.to_string())?;
+        let out = self.ctl(&["import_definitions", path.to_str().unwrap()]);
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+        }
+    }
+
+    /// Writes `doc` into `dir` and imports it.
+    pub fn import(&self, dir: &Path, doc: &serde_json::Value) -> Result<(), String> {
+        let file = dir.join("definitions.json");
+        std::fs::write(&file, serde_json::to_string_pretty(doc).unwrap()).map_err(|e| e.to_string())?;
+        self.import_file(&file)
+    }
+
+    /// What [`missing`] finds after import, waited for: rabbitmqctl calls
+    /// the import asynchronous, so allow it a moment.
+    pub fn await_imported(&self, doc: &serde_json::Value, within: Duration) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let lacking = missing(&self.get("definitions"), doc);
+            if lacking.is_empty() || Instant::now() > deadline {
+                return lacking;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+/// A temporary folder the `rabbitmq` user can read files in, for
+/// [`TestBroker::import_file`].
+pub fn readable_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
 }

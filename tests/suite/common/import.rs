@@ -1,161 +1,22 @@
-//! The private test broker, for tests that import definitions into it and
-//! look for what they declared: its management API over HTTP (`ureq`), its
-//! `rabbitmqctl`, and cleaning up after an import.
-//!
-//! [`Broker::from_env`] reads `WARREN_TEST_URL`, `WARREN_TEST_NODE`
-//! (default 1) and `WARREN_TEST_RABBITMQCTL` (default `rabbitmqctl`; a
-//! RabbitMQ 4 test node's runs the one in its Debian 13 root), as
-//! `scripts/broker env` prints them; without the URL a test fails.
+//! Definitions documents, for tests that import them into the private test
+//! broker ([`TestBroker::import`]): reading them, the paths of their
+//! objects, removing what an import created, and what the broker lacks of
+//! them.
 
 use std::collections::HashSet;
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value as Json};
 
-/// The private test broker: its management API, its node name and the
-/// rabbitmqctl that talks to it.
-pub struct Broker {
-    api: String,
-    auth: String,
-    node: String,
-    rabbitmqctl: String,
-}
+use super::TestBroker;
 
-impl Broker {
-    pub fn from_env() -> Broker {
-        let url = std::env::var("WARREN_TEST_URL")
-            .expect("WARREN_TEST_URL is not set: run the tests with scripts/test, which starts the private broker");
-        let rest = url.strip_prefix("http://").expect("WARREN_TEST_URL looks like http://user:password@host:port");
-        let (userinfo, host) = rest.split_once('@').expect("WARREN_TEST_URL has user:password@");
-        let n = std::env::var("WARREN_TEST_NODE").unwrap_or_else(|_| "1".into());
-        Broker {
-            api: format!("http://{}/api", host.trim_end_matches('/')),
-            auth: format!("Basic {}", STANDARD.encode(userinfo)),
-            node: format!("warren-test{n}@localhost"),
-            rabbitmqctl: std::env::var("WARREN_TEST_RABBITMQCTL").unwrap_or_else(|_| "rabbitmqctl".into()),
-        }
-    }
-
-    /// `GET /api/PATH` as JSON; panics on any failure.
-    pub fn get(&self, path: &str) -> Json {
-        let mut response = ureq::get(format!("{}/{path}", self.api))
-            .header("Authorization", &self.auth)
-            .call()
-            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        json(&super::broker::body_text(&mut response).unwrap_or_else(|e| panic!("GET {path}: {e}")))
-    }
-
-    /// `DELETE /api/PATH` if present. A failure is reported, not raised, so
-    /// that cleaning up never hides the assertion that failed.
-    pub fn delete(&self, path: &str) {
-        match ureq::delete(format!("{}/{path}", self.api)).header("Authorization", &self.auth).call() {
-            Ok(_) | Err(ureq::Error::StatusCode(404)) => {}
-            Err(e) => eprintln!("cleanup: DELETE {path}: {e}"),
-        }
-    }
-
-    /// `PUT` or `POST /api/PATH` with a JSON body; panics on any failure.
-    pub fn send(&self, method: &str, path: &str, body: &Json) {
-        let url = format!("{}/{path}", self.api);
-        let request = match method {
-            "PUT" => ureq::put(url),
-            "POST" => ureq::post(url),
-            other => panic!("send: unsupported method {other}"),
-        };
-        request
-            .header("Authorization", &self.auth)
-            .header("Content-Type", "application/json")
-            .send(body.to_string())
-            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
-    }
-
-    /// `rabbitmqctl -n NODE ARGS`.
-    pub fn ctl(&self, args: &[&str]) -> std::process::Output {
-        Command::new(&self.rabbitmqctl).arg("-n").arg(&self.node).args(args).output().expect("rabbitmqctl runs")
-    }
-
-    /// `rabbitmqctl import_definitions FILE`, after making the file readable
-    /// to the `rabbitmq` user that Debian's rabbitmqctl reads it as (its
-    /// folder must be too: see [`readable_dir`]). The error is the CLI's
-    /// output.
-    pub fn import_file(&self, file: &Path) -> Result<(), String> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).map_err(|e| e.to_string())?;
-        }
-        let path = file.canonicalize().map_err(|e| e.to_string())?;
-        let out = self.ctl(&["import_definitions", path.to_str().unwrap()]);
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
-        }
-    }
-
-    /// Writes `doc` into `dir` and imports it.
-    pub fn import(&self, dir: &Path, doc: &Json) -> Result<(), String> {
-        let file = dir.join("definitions.json");
-        std::fs::write(&file, serde_json::to_string_pretty(doc).unwrap()).map_err(|e| e.to_string())?;
-        self.import_file(&file)
-    }
-
-    /// What [`missing`] finds after import, waited for: rabbitmqctl calls
-    /// the import asynchronous, so allow it a moment.
-    pub fn await_imported(&self, doc: &Json, within: Duration) -> Vec<String> {
-        let deadline = Instant::now() + within;
-        loop {
-            let lacking = missing(&self.get("definitions"), doc);
-            if lacking.is_empty() || Instant::now() > deadline {
-                return lacking;
-            }
-            std::thread::sleep(Duration::from_millis(300));
-        }
-    }
-}
-
-/// `WARREN_TEST_URL`, for `warren --url`; without it the test fails.
-pub fn test_url() -> String {
-    std::env::var("WARREN_TEST_URL")
-        .expect("WARREN_TEST_URL is not set: run the tests with scripts/test, which starts the private broker")
-}
-
-/// The test broker's URL as warren shows it: without credentials.
-pub fn shown_url() -> String {
-    let url = test_url();
-    let (scheme, rest) = url.split_once("://").expect("WARREN_TEST_URL has a scheme");
-    let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
-    format!("{scheme}://{}", host.trim_end_matches('/'))
-}
-
-/// A temporary folder the `rabbitmq` user can read files in.
-pub fn readable_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    dir
-}
-
+/// A document from its text; not JSON fails the test.
 pub fn json(text: &str) -> Json {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
 }
 
 /// Percent-encodes a name for a path segment (`/` is `%2F`).
 pub fn seg(s: &Json) -> String {
-    let s = s.as_str().expect("a name");
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    super::seg(s.as_str().expect("a name"))
 }
 
 /// Vhosts other tests and the broker itself use: only the objects a
@@ -164,7 +25,7 @@ pub const SHARED_VHOSTS: [&str; 1] = ["/"];
 
 /// Removes from the broker what importing `doc` created: its vhosts whole,
 /// its objects in shared vhosts one by one, its users.
-pub fn remove(broker: &Broker, doc: &Json) {
+pub fn remove(broker: &TestBroker, doc: &Json) {
     let items = |key: &str| doc[key].as_array().cloned().unwrap_or_default();
     let shared = |item: &Json| SHARED_VHOSTS.iter().any(|v| item["vhost"] == *v);
     for v in items("vhosts") {
@@ -200,7 +61,7 @@ pub fn remove(broker: &Broker, doc: &Json) {
 
 /// Removes what imports created when dropped, also when an assertion fails.
 pub struct Cleanup<'a> {
-    pub broker: &'a Broker,
+    pub broker: &'a TestBroker,
     pub docs: Vec<Json>,
 }
 
