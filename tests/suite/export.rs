@@ -17,8 +17,8 @@ use warren::model::Password;
 use warren::password::hash_with_salt;
 
 use crate::common::broker::{TestBroker, readable_dir};
+use crate::common::definitions::{Cleanup, json, remove, seg};
 use crate::common::r#gen::large_definitions;
-use crate::common::import::{Cleanup, json, remove, seg};
 use crate::common::strategy;
 use crate::common::{corpus, root, warren_env};
 use proptest::prelude::*;

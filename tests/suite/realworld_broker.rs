@@ -21,7 +21,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::common::broker::{TestBroker, readable_dir};
-use crate::common::import::{Cleanup, json, missing, remove};
+use crate::common::definitions::{Cleanup, json, missing, remove};
 use crate::common::{QUIRKS, realworld, root, squash, warren};
 use serde_json::{Value as Json, json};
 

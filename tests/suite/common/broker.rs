@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::import::missing;
+use super::definitions::missing;
 use super::{Run, seg, warren_env};
 
 /// A response body as text. ureq stops at 10 MB by default; a broker that

@@ -2,10 +2,10 @@
 
 #![allow(dead_code)]
 
-// `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub mod broker;
+pub mod definitions;
+// `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub mod r#gen;
-pub mod import;
 pub mod strategy;
 pub mod traffic;
 
