@@ -87,15 +87,31 @@ impl TestVhost {
     /// Creates `name` afresh (removing what an interrupted run left) and
     /// lets the test user, the one in `WARREN_TEST_AMQP_URL`, use it.
     pub fn new(name: &str) -> TestVhost {
+        let vhost = TestVhost::with_settings(name, json!({}));
+        let url = vhost.broker.amqp().expect("WARREN_TEST_AMQP_URL is set");
+        let user = url::Url::parse(url).expect("WARREN_TEST_AMQP_URL is a URL").username().to_string();
+        let all = json!({"configure": ".*", "write": ".*", "read": ".*"});
+        vhost.broker.put(&format!("permissions/{}/{}", seg(name), seg(&user)), all);
+        vhost
+    }
+
+    /// Creates `name` afresh with `settings` (the body of `PUT
+    /// /api/vhosts/NAME`: description, default queue type…), with the
+    /// permissions the broker grants its creator, the test admin, alone.
+    pub fn with_settings(name: &str, settings: Json) -> TestVhost {
         let broker = TestBroker::from_env();
         let v = seg(name);
         broker.delete(&format!("vhosts/{v}"));
-        broker.put(&format!("vhosts/{v}"), json!({}));
-        let url = broker.amqp().expect("WARREN_TEST_AMQP_URL is set");
-        let user = url::Url::parse(url).expect("WARREN_TEST_AMQP_URL is a URL").username().to_string();
-        let all = json!({"configure": ".*", "write": ".*", "read": ".*"});
-        broker.put(&format!("permissions/{v}/{}", seg(&user)), all);
+        broker.put(&format!("vhosts/{v}"), settings);
         TestVhost { name: name.to_string(), broker }
+    }
+
+    /// The vhost's definitions as the broker exports them
+    /// (`GET /api/definitions/VHOST`), as text.
+    pub fn export(&self) -> String {
+        let answer = self.broker.request("GET", &format!("definitions/{}", seg(&self.name)), None);
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        answer.body
     }
 
     pub fn amqp_url(&self) -> String {
