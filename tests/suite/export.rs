@@ -16,8 +16,9 @@ use serde_json::Value as Json;
 use warren::model::Password;
 use warren::password::hash_with_salt;
 
+use crate::common::broker::{TestBroker, readable_dir};
+use crate::common::definitions::{Cleanup, json, remove, seg};
 use crate::common::r#gen::large_definitions;
-use crate::common::import::{Broker, Cleanup, json, readable_dir, remove, seg};
 use crate::common::strategy;
 use crate::common::{corpus, root, warren_env};
 use proptest::prelude::*;
@@ -144,7 +145,7 @@ fn an_invalid_topology_exports_nothing() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn the_broker_imports_every_example_and_holds_every_object() {
     let _turn = crate::common::share();
-    let broker = Broker::from_env();
+    let broker = TestBroker::from_env();
     let dir = readable_dir();
     let examples = corpus("examples");
     assert!(examples.len() >= 3, "examples: {examples:?}");
@@ -228,7 +229,7 @@ fn the_broker_imports_every_example_and_holds_every_object() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn the_broker_imports_generated_definitions() {
     let _turn = crate::common::share();
-    let broker = Broker::from_env();
+    let broker = TestBroker::from_env();
     let doc = json(&large_definitions(1_000, 50, 2_000));
     let _cleanup = Cleanup { broker: &broker, docs: vec![doc.clone()] };
     remove(&broker, &doc);
@@ -275,7 +276,7 @@ fn namespaced(t: Topology, prefix: &str) -> Topology {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn the_broker_imports_the_export_of_arbitrary_topologies() {
     let _turn = crate::common::share();
-    let broker = Broker::from_env();
+    let broker = TestBroker::from_env();
     let dir = readable_dir();
     let config =
         ProptestConfig { cases: 12, max_shrink_iters: 32, failure_persistence: None, ..ProptestConfig::default() };

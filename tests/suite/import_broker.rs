@@ -4,13 +4,11 @@
 
 use std::path::Path;
 
-use crate::common::import::{Broker, seg, shown_url, test_url};
-use crate::common::{squash, warren};
-use serde_json::Value as Json;
+use crate::common::{TestBroker, seg, squash, warren};
 
 /// A vhost, or a user, made for one test and deleted when it ends.
 struct Made<'a> {
-    broker: &'a Broker,
+    broker: &'a TestBroker,
     path: String,
 }
 
@@ -20,10 +18,10 @@ impl Drop for Made<'_> {
     }
 }
 
-fn vhost<'a>(broker: &'a Broker, name: &str) -> Made<'a> {
+fn vhost<'a>(broker: &'a TestBroker, name: &str) -> Made<'a> {
     let out = broker.ctl(&["add_vhost", name]);
     assert!(out.status.success(), "add_vhost {name}: {}", String::from_utf8_lossy(&out.stderr));
-    Made { broker, path: format!("vhosts/{}", seg(&Json::from(name))) }
+    Made { broker, path: format!("vhosts/{}", seg(name)) }
 }
 
 fn path_str(p: &Path) -> &str {
@@ -34,14 +32,13 @@ fn path_str(p: &Path) -> &str {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_unknown_vhost_names_the_vhosts_the_broker_has() {
     let _turn = crate::common::alone();
-    let broker = Broker::from_env();
+    let broker = TestBroker::from_env();
     let _known = vhost(&broker, "t-import-cli-known");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let url = test_url();
     let run = warren(&[
         "--url",
-        &url,
+        &broker.url,
         "import",
         "--vhost",
         "t-import-cli-known",
@@ -52,7 +49,7 @@ fn an_unknown_vhost_names_the_vhosts_the_broker_has() {
     ]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let err = squash(&run.stderr);
-    let message = format!("× the broker at {} has no vhost \"t-import-cli-nope\"", shown_url());
+    let message = format!("× the broker at {} has no vhost \"t-import-cli-nope\"", broker.shown_url());
     assert!(err.contains(&squash(&message)), "{}", run.stderr);
     assert!(err.contains(&squash("help: its vhosts are \"/\",")), "{}", run.stderr);
     assert!(err.contains("\"t-import-cli-known\""), "{}", run.stderr);
@@ -66,7 +63,7 @@ fn refused_credentials_are_an_error_that_never_shows_the_password() {
     let _turn = crate::common::alone();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let shown = shown_url();
+    let shown = TestBroker::from_env().shown_url();
     let url = shown.replacen("://", "://guest:t-import-wrong-pw@", 1);
     let run = warren(&["--url", &url, "import", "--out", path_str(&out)]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
@@ -81,7 +78,7 @@ fn refused_credentials_are_an_error_that_never_shows_the_password() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_user_who_may_not_read_the_definitions_is_told_so() {
     let _turn = crate::common::alone();
-    let broker = Broker::from_env();
+    let broker = TestBroker::from_env();
     let user = "t-import-cli-monitor";
     let made = broker.ctl(&["add_user", user, "t-import-pw"]);
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
@@ -91,7 +88,7 @@ fn a_user_who_may_not_read_the_definitions_is_told_so() {
 
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let url = shown_url().replacen("://", &format!("://{user}:t-import-pw@"), 1);
+    let url = broker.shown_url().replacen("://", &format!("://{user}:t-import-pw@"), 1);
     let run = warren(&["--url", &url, "import", "--out", path_str(&out)]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let expected = format!("× user \"{user}\" is not allowed to read the broker's definitions");

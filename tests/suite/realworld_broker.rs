@@ -20,7 +20,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::import::{Broker, Cleanup, json, missing, readable_dir, remove, shown_url, test_url};
+use crate::common::broker::{TestBroker, readable_dir};
+use crate::common::definitions::{Cleanup, json, missing, remove};
 use crate::common::{QUIRKS, realworld, root, squash, warren};
 use serde_json::{Value as Json, json};
 
@@ -250,7 +251,7 @@ fn check_notes(what: &str, stderr: &str, expected: &[&str]) {
 }
 
 /// One file: load it into the broker, import it back, validate, plan.
-fn round_trip(broker: &Broker, path: &Path, expect: &Expect, tmp: &Path) {
+fn round_trip(broker: &TestBroker, path: &Path, expect: &Expect, tmp: &Path) {
     let file = path.file_name().unwrap().to_string_lossy().into_owned();
     let n = expect.number;
     let mut doc = rename(&json(&std::fs::read_to_string(path).unwrap()), n);
@@ -332,26 +333,26 @@ fn round_trip(broker: &Broker, path: &Path, expect: &Expect, tmp: &Path) {
     }
 
     // warren import from the broker.
-    let url = test_url();
+    let url = broker.url.as_str();
     let out = tmp.join("broker");
-    let mut args = vec!["--url", &url, "import", "--out", out.to_str().unwrap()];
+    let mut args = vec!["--url", url, "import", "--out", out.to_str().unwrap()];
     for v in &vhosts {
         args.extend(["--vhost", v]);
     }
     let run = warren(&args);
     assert_eq!(run.code, 0, "{file}: import:\n{}{}", run.stdout, run.stderr);
-    let summary = format!("Imported the broker at {} into {}: ", shown_url(), out.display());
+    let summary = format!("Imported the broker at {} into {}: ", broker.shown_url(), out.display());
     assert!(run.stdout.contains(&summary), "{file}: {}", run.stdout);
     check_notes(&format!("{file}, import from the broker"), &run.stderr, expect.broker_notes);
 
     let check = warren(&["validate", out.to_str().unwrap()]);
     assert_eq!(check.code, 0, "{file}: validate:\n{}{}", check.stdout, check.stderr);
 
-    let plan = warren(&["--url", &url, "plan", out.to_str().unwrap(), "--detailed-exitcode"]);
+    let plan = warren(&["--url", url, "plan", out.to_str().unwrap(), "--detailed-exitcode"]);
     assert_eq!(plan.code, 0, "{file}: plan:\n{}{}", plan.stdout, plan.stderr);
     assert!(plan.stdout.contains("No changes. The broker matches the topology."), "{file}: {}", plan.stdout);
     assert_eq!(change_lines(&plan.stdout), Vec::<&str>::new(), "{file}: {}", plan.stdout);
-    let plan = warren(&["--url", &url, "plan", out.to_str().unwrap(), "--format", "json"]);
+    let plan = warren(&["--url", url, "plan", out.to_str().unwrap(), "--format", "json"]);
     let summary = &json(&plan.stdout)["summary"];
     for field in ["add", "change", "destroy", "migrate"] {
         assert_eq!(summary[field], 0, "{file}: {field} in {summary}");
@@ -362,7 +363,7 @@ fn round_trip(broker: &Broker, path: &Path, expect: &Expect, tmp: &Path) {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn every_realworld_file_round_trips_through_the_broker_with_no_changes() {
     let _turn = crate::common::alone();
-    let broker = Broker::from_env();
+    let broker = TestBroker::from_env();
     let files = files();
     let numbers: Vec<&str> = EXPECT.iter().map(|e| e.number).collect();
     for path in &files {

@@ -99,7 +99,7 @@ pub fn rabbit() -> Rabbit {
 }
 
 /// A management API request, off the async workers (ureq blocks).
-async fn request(method: &'static str, path: String, body: Json) -> crate::common::Answer {
+async fn request(method: &'static str, path: String, body: Json) -> crate::common::broker::Answer {
     tokio::task::spawn_blocking(move || api().request(method, &path, Some(&body))).await.unwrap()
 }
 

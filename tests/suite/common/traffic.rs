@@ -36,7 +36,7 @@ use tokio::runtime::Runtime;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::MissedTickBehavior;
 
-use super::import::{Broker, seg};
+use super::{TestBroker, seg};
 
 /// Seconds between AMQP heartbeats: a dead peer shows within a test's time.
 const HEARTBEAT: u16 = 10;
@@ -60,7 +60,7 @@ pub fn amqp_url(vhost: &str) -> String {
 /// `base`, with heartbeats.
 pub fn amqp_url_on(base: &str, vhost: &str) -> String {
     let mut url = url::Url::parse(base).expect("an AMQP URL");
-    url.set_path(&format!("/{}", seg(&Json::from(vhost))));
+    url.set_path(&format!("/{}", seg(vhost)));
     url.set_query(None);
     with_heartbeat(url.as_str())
 }
@@ -80,22 +80,38 @@ fn with_heartbeat(url: &str) -> String {
 /// an assertion fails), with the declarations a harness test needs.
 pub struct TestVhost {
     pub name: String,
-    broker: Broker,
+    broker: TestBroker,
 }
 
 impl TestVhost {
     /// Creates `name` afresh (removing what an interrupted run left) and
     /// lets the test user, the one in `WARREN_TEST_AMQP_URL`, use it.
     pub fn new(name: &str) -> TestVhost {
-        let broker = Broker::from_env();
-        let v = seg(&Json::from(name));
-        broker.delete(&format!("vhosts/{v}"));
-        broker.send("PUT", &format!("vhosts/{v}"), &json!({}));
-        let url = std::env::var("WARREN_TEST_AMQP_URL").expect("WARREN_TEST_AMQP_URL is set");
-        let user = url::Url::parse(&url).expect("WARREN_TEST_AMQP_URL is a URL").username().to_string();
+        let vhost = TestVhost::with_settings(name, json!({}));
+        let url = vhost.broker.amqp().expect("WARREN_TEST_AMQP_URL is set");
+        let user = url::Url::parse(url).expect("WARREN_TEST_AMQP_URL is a URL").username().to_string();
         let all = json!({"configure": ".*", "write": ".*", "read": ".*"});
-        broker.send("PUT", &format!("permissions/{v}/{}", seg(&Json::from(user))), &all);
+        vhost.broker.put(&format!("permissions/{}/{}", seg(name), seg(&user)), all);
+        vhost
+    }
+
+    /// Creates `name` afresh with `settings` (the body of `PUT
+    /// /api/vhosts/NAME`: description, default queue type…), with the
+    /// permissions the broker grants its creator, the test admin, alone.
+    pub fn with_settings(name: &str, settings: Json) -> TestVhost {
+        let broker = TestBroker::from_env();
+        let v = seg(name);
+        broker.delete(&format!("vhosts/{v}"));
+        broker.put(&format!("vhosts/{v}"), settings);
         TestVhost { name: name.to_string(), broker }
+    }
+
+    /// The vhost's definitions as the broker exports them
+    /// (`GET /api/definitions/VHOST`), as text.
+    pub fn export(&self) -> String {
+        let answer = self.broker.request("GET", &format!("definitions/{}", seg(&self.name)), None);
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        answer.body
     }
 
     pub fn amqp_url(&self) -> String {
@@ -103,28 +119,24 @@ impl TestVhost {
     }
 
     fn path(&self, kind: &str, name: &str) -> String {
-        format!("{kind}/{}/{}", seg(&Json::from(self.name.as_str())), seg(&Json::from(name)))
+        format!("{kind}/{}/{}", seg(&self.name), seg(name))
     }
 
     /// A durable exchange of type `kind`.
     pub fn exchange(&self, name: &str, kind: &str) {
         let body = json!({"type": kind, "durable": true, "auto_delete": false, "internal": false, "arguments": {}});
-        self.broker.send("PUT", &self.path("exchanges", name), &body);
+        self.broker.put(&self.path("exchanges", name), body);
     }
 
     /// A durable classic queue.
     pub fn queue(&self, name: &str) {
         let body = json!({"durable": true, "auto_delete": false, "arguments": {}});
-        self.broker.send("PUT", &self.path("queues", name), &body);
+        self.broker.put(&self.path("queues", name), body);
     }
 
     pub fn bind(&self, exchange: &str, queue: &str, key: &str, arguments: Json) {
-        let (v, x, q) = (seg(&Json::from(self.name.as_str())), seg(&Json::from(exchange)), seg(&Json::from(queue)));
-        self.broker.send(
-            "POST",
-            &format!("bindings/{v}/e/{x}/q/{q}"),
-            &json!({"routing_key": key, "arguments": arguments}),
-        );
+        let (v, x, q) = (seg(&self.name), seg(exchange), seg(queue));
+        self.broker.post(&format!("bindings/{v}/e/{x}/q/{q}"), json!({"routing_key": key, "arguments": arguments}));
     }
 
     pub fn delete_queue(&self, name: &str) {
@@ -134,7 +146,7 @@ impl TestVhost {
 
 impl Drop for TestVhost {
     fn drop(&mut self) {
-        self.broker.delete(&format!("vhosts/{}", seg(&Json::from(self.name.as_str()))));
+        self.broker.delete(&format!("vhosts/{}", seg(&self.name)));
     }
 }
 
