@@ -1,4 +1,4 @@
-//! Properties over arbitrary valid topologies (tests/common/strategy.rs).
+//! Properties over arbitrary valid topologies (tests/suite/common/strategy.rs).
 
 use crate::common::strategy::{topology, topology_3_10};
 use proptest::prelude::*;

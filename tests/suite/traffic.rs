@@ -1,4 +1,4 @@
-//! The traffic harness itself (tests/common/traffic.rs) against the private
+//! The traffic harness itself (tests/suite/common/traffic.rs) against the private
 //! test broker: it must see exactly-once delivery when it happens, and fail
 //! when it does not. Each test works in its own `t-traffic-*` vhost.
 
