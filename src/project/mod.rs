@@ -1,7 +1,11 @@
 //! The project file, `warren.toml` at the root of a topology directory:
-//! settings, never topology. Today it names the project, the owner of what
-//! its applies create or adopt on a broker shared with other projects.
+//! settings, never topology. It names the project, the owner of what its
+//! applies create or adopt on a broker shared with other projects, and its
+//! environments (`environments.rs`).
 
+mod environments;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -18,15 +22,21 @@ pub use crate::model::DEFAULT_PROJECT as DEFAULT;
 /// shown in every plan of another project.
 const MAX_NAME: usize = 64;
 
+pub use environments::Environment;
+
 /// A project's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Project {
     pub name: String,
+    /// Its environments, by name.
+    pub environments: Vec<Environment>,
+    /// The order `apply --env all` rolls out in: stages of environments.
+    pub stages: Vec<Vec<String>>,
 }
 
 impl Default for Project {
     fn default() -> Self {
-        Project { name: DEFAULT.to_string() }
+        Project { name: DEFAULT.to_string(), environments: Vec::new(), stages: Vec::new() }
     }
 }
 
@@ -34,6 +44,9 @@ impl Default for Project {
 #[serde(deny_unknown_fields)]
 struct File {
     project: Option<Section>,
+    #[serde(default)]
+    environments: BTreeMap<toml::Spanned<String>, environments::EnvironmentSection>,
+    deploy: Option<environments::DeploySection>,
 }
 
 #[derive(Deserialize)]
@@ -66,21 +79,27 @@ pub fn parse(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Proje
             return Project::default();
         }
     };
-    let Some(section) = file.project else { return Project::default() };
+    let (environments, stages) = environments::read(id, file.environments, file.deploy, diagnostics);
+    let Some(section) = file.project else { return Project { environments, stages, ..Project::default() } };
     let name = section.name.get_ref();
-    let valid = !name.is_empty()
-        && name.len() <= MAX_NAME
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if !valid {
+    if !is_name(name, MAX_NAME) {
         diagnostics.push(
             Diagnostic::error("project-file", format!("project name \"{name}\" is not valid"))
                 .at(at(section.name.span()))
                 .label("here")
                 .help(format!("use 1 to {MAX_NAME} ASCII letters, digits, '-', '_' or '.'")),
         );
-        return Project::default();
+        return Project { environments, stages, ..Project::default() };
     }
-    Project { name: name.clone() }
+    Project { name: name.clone(), environments, stages }
+}
+
+/// Whether `name` is 1 to `max` ASCII letters, digits, '-', '_' or '.': a
+/// name that is safe in the broker's records, in reports and in globs.
+fn is_name(name: &str, max: usize) -> bool {
+    !name.is_empty()
+        && name.len() <= max
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 #[cfg(test)]
