@@ -156,6 +156,10 @@ pub enum Command {
         /// A topology file, or a directory of them (every *.toml below it).
         #[arg(default_value = "topology")]
         path: PathBuf,
+        /// Also check this environment's topology: the base with its overlays merged over it.
+        /// A name, `all`, or a glob such as `prod-*`; repeatable.
+        #[arg(long = "env", value_name = "ENV")]
+        envs: Vec<String>,
     },
     /// The plan from one desired state to another, offline: for reviewing a pull request.
     Diff {

@@ -63,7 +63,7 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
         Command::Adopt { path, from, auto_approve, lock_timeout } => {
             commands::adopt::run(&path, &from, auto_approve, lock_timeout, connection, out)
         }
-        Command::Validate { path } => commands::validate::run(&path, out),
+        Command::Validate { path, envs } => commands::validate::run(&path, &envs, out),
         Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),
         Command::Export { path, out: file } => commands::export::run(&path, file.as_deref(), out),
         Command::Import { state, vhosts, out: dir } => {

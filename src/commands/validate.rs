@@ -8,18 +8,53 @@ use crate::error::{self, Done, Error};
 use crate::output::Output;
 use crate::source::Sources;
 
-pub fn run(path: &Path, out: Output) -> error::Result {
-    let desired = desired::load(path);
-    show(&desired.diagnostics, &desired.sources, out);
-    let errors = desired.diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = desired.diagnostics.len() - errors;
+/// Checks the base and, with `envs`, each environment it picks: its
+/// topology with the overlays merged over the base. An environment shows
+/// only what the base does not: its overlays' problems, and the findings
+/// its merged topology adds.
+pub fn run(path: &Path, envs: &[String], out: Output) -> error::Result {
+    let unchecked = desired::load_unchecked(path);
+    let mut base = unchecked.clone();
+    let found = desired::lint(&base);
+    base.add_findings(found);
+    show(&base.diagnostics, &base.sources, out);
+    let mut valid = report(&path.display().to_string(), &base.diagnostics, &base.diagnostics, &base.topology);
+    if envs.is_empty() {
+        return if valid { Ok(Done::Ok) } else { Err(Error::Invalid) };
+    }
+    let picked = match base.project.select(envs) {
+        Ok(p) => p,
+        Err(d) => {
+            show(&[d], &base.sources, out);
+            return Err(Error::Invalid);
+        }
+    };
+    for env in picked {
+        let merged = desired::environment(&unchecked, path, env);
+        let own: Vec<Diagnostic> = merged
+            .diagnostics
+            .iter()
+            .filter(|d| !base.diagnostics.iter().any(|b| b.location == d.location && b.message == d.message))
+            .cloned()
+            .collect();
+        show(&own, &merged.sources, out);
+        valid &= report(&format!("environment {}", env.name), &merged.diagnostics, &own, &merged.topology);
+    }
+    if valid { Ok(Done::Ok) } else { Err(Error::Invalid) }
+}
+
+/// Says whether `what` is valid, with the count of its errors (`all`) and of
+/// the warnings shown for it; true if it is.
+fn report(what: &str, all: &[Diagnostic], shown: &[Diagnostic], topology: &crate::model::Topology) -> bool {
+    let errors = all.iter().filter(|d| d.is_error()).count();
+    let warnings = shown.iter().filter(|d| !d.is_error()).count();
     if errors > 0 {
-        eprintln!("{} is not valid: {}.", path.display(), counted(errors, warnings));
-        return Err(Error::Invalid);
+        eprintln!("{what} is not valid: {}.", counted(errors, warnings));
+        return false;
     }
     let tail = if warnings > 0 { format!(" ({})", plural(warnings, "warning")) } else { String::new() };
-    println!("{} is valid: {}{tail}.", path.display(), summary(&desired.topology));
-    Ok(Done::Ok)
+    println!("{what} is valid: {}{tail}.", summary(topology));
+    true
 }
 
 /// `1 vhost, 3 exchanges, 8 queues, 7 bindings, 2 policies, 0 users`.

@@ -3,6 +3,7 @@
 
 mod decl;
 mod merge;
+mod overlay;
 mod parse;
 mod reader;
 pub(crate) mod tree;
@@ -11,15 +12,16 @@ use std::path::{Path, PathBuf};
 
 pub use parse::MAX_NAME_BYTES;
 pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, check_expect};
+pub(crate) use reader::did_you_mean;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::Topology;
-use crate::project::{self, Project};
+use crate::project::{self, Environment, Project};
 use crate::source::{FileId, Locations, Sources};
 
 /// The topology the files describe, where each part came from, and what is
 /// wrong with them. The topology holds every object that parsed cleanly.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Desired {
     pub topology: Topology,
     pub locations: Locations,
@@ -49,7 +51,7 @@ pub fn load(path: &Path) -> Desired {
 pub fn load_unchecked(path: &Path) -> Desired {
     let mut diagnostics = Vec::new();
     let mut texts = Vec::new();
-    match topology_files(path) {
+    match topology_files(path, &overlay_dirs(path)) {
         Ok(files) => {
             for file in files {
                 match std::fs::read_to_string(&file) {
@@ -86,6 +88,63 @@ pub fn load_texts(root: &Path, mut files: Vec<(PathBuf, String)>) -> Desired {
     let found = lint(&desired);
     desired.add_findings(found);
     desired
+}
+
+/// The desired state of one environment: `base` (read by [`load_unchecked`]
+/// from `root`) with the environment's overlays merged over it, checked as
+/// a whole.
+pub fn environment(base: &Desired, root: &Path, env: &Environment) -> Desired {
+    let mut desired = base.clone();
+    let mut files = Vec::new();
+    for dir in &env.overlays {
+        let dir = root.join(dir);
+        let mut found = Vec::new();
+        if let Err(e) = collect(&dir, &mut found) {
+            desired.diagnostics.push(
+                Diagnostic::error(
+                    "overlay",
+                    format!("cannot read overlay {} of environment \"{}\": {e}", dir.display(), env.name),
+                )
+                .at(env.at.clone())
+                .help("create the directory, or fix its path in `overlays` (relative to the project's directory)"),
+            );
+            continue;
+        }
+        if found.is_empty() {
+            desired.diagnostics.push(
+                Diagnostic::warning(
+                    "overlay",
+                    format!("overlay {} of environment \"{}\" holds no *.toml files", dir.display(), env.name),
+                )
+                .at(env.at.clone())
+                .help("add the files that change the base for this environment, or drop the overlay"),
+            );
+        }
+        found.sort();
+        for file in found {
+            match std::fs::read_to_string(&file) {
+                Ok(text) => files.push((file, text)),
+                Err(e) => desired.diagnostics.push(
+                    Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
+                        .help("check the path and its permissions"),
+                ),
+            }
+        }
+    }
+    overlay::apply(&mut desired, files);
+    let found = lint(&desired);
+    desired.add_findings(found);
+    desired
+}
+
+/// The overlay directories of the project at `path`: not part of its base.
+/// The project file is read again, fully, with the topology.
+fn overlay_dirs(path: &Path) -> Vec<PathBuf> {
+    let Some(text) = project::file_of(path).and_then(|f| std::fs::read_to_string(f).ok()) else {
+        return Vec::new();
+    };
+    let project = project::parse(FileId(0), &text, &mut Vec::new());
+    project.environments.iter().flat_map(|e| e.overlays.iter().map(|o| path.join(o))).collect()
 }
 
 /// The whole-topology checks: references between objects, and what the
@@ -145,8 +204,8 @@ fn parse_all(sources: &Sources, ids: &[FileId]) -> Vec<(Option<decl::FileDecl>, 
     })
 }
 
-/// The topology files a path names.
-fn topology_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+/// The topology files a path names, but those below `overlays`.
+fn topology_files(path: &Path, overlays: &[PathBuf]) -> Result<Vec<PathBuf>, Diagnostic> {
     let meta = std::fs::metadata(path).map_err(|e| {
         Diagnostic::error("read", format!("cannot read {}: {e}", path.display()))
             .help("give the path of a topology file or of a directory of them")
@@ -160,7 +219,7 @@ fn topology_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     })?;
     // The project file holds settings, not topology.
     let project_file = path.join(project::FILE_NAME);
-    out.retain(|f| *f != project_file);
+    out.retain(|f| *f != project_file && !overlays.iter().any(|o| f.starts_with(o)));
     out.sort();
     if out.is_empty() {
         return Err(Diagnostic::error("read", format!("{} holds no *.toml files", path.display()))

@@ -1,7 +1,6 @@
 //! One topology file's text to a [`FileDecl`], with a diagnostic for every
 //! problem of syntax, keys, types and values.
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 use toml::de::DeTable;
@@ -17,7 +16,7 @@ use crate::model::{
 use crate::source::FieldLocations;
 use crate::source::{FileId, Location};
 
-const TOP_KEYS: &[&str] = &[
+pub(super) const TOP_KEYS: &[&str] = &[
     "vhosts",
     "vhost",
     "exchanges",
@@ -48,6 +47,15 @@ pub const MAX_NAME_BYTES: usize = 255;
 /// Parses one file. Returns `None` only when the file is not TOML at all.
 pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
     let mut r = Reader { file, diagnostics };
+    let whole = document(&mut r, text)?;
+    let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS)?;
+    let mut p = Parser { r };
+    Some(p.file(&top, text.len()))
+}
+
+/// A file's whole table, or `None` (with the syntax errors) when it is not
+/// TOML.
+pub(super) fn document<'i>(r: &mut Reader, text: &'i str) -> Option<Node<'i>> {
     let (doc, errors) = DeTable::parse_recoverable(text);
     for e in &errors {
         let span = e.span().unwrap_or(0..0);
@@ -60,17 +68,15 @@ pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -
         let d = Diagnostic::error("syntax", format!("invalid TOML: {message}")).at(r.loc(span)).help(help);
         r.report(d);
     }
-    if !errors.is_empty() {
-        return None;
-    }
-    let whole = Node { span: 0..0, item: Item::Table(Tree::from_toml(doc.into_inner())) };
-    let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS)?;
-    let mut p = Parser { r };
-    Some(p.file(&top, text.len()))
+    errors.is_empty().then(|| Node { span: 0..0, item: Item::Table(Tree::from_toml(doc.into_inner())) })
 }
 
-struct Parser<'d> {
-    r: Reader<'d>,
+/// Reads the objects of one file. Each object function takes the object an
+/// overlay is merged over, if any: its fields are the defaults of the
+/// overlay's, so a field the overlay leaves out keeps the base's value and
+/// a table (arguments, definition, limits) merges entry by entry.
+pub(super) struct Parser<'d> {
+    pub r: Reader<'d>,
 }
 
 impl Parser<'_> {
@@ -94,19 +100,19 @@ impl Parser<'_> {
             failed: Failed::default(),
         };
         if let Some(node) = top.get("vhost") {
-            decl.settings = self.settings(node);
+            decl.settings = self.settings(node, None);
             let given = matches!(&node.item, Item::Table(t) if t.iter().any(|(k, _)| k.name == "default_queue_type"));
             decl.failed.default_queue_type =
                 given && decl.settings.as_ref().is_none_or(|s| s.value.default_queue_type.is_none());
         }
         for (name, node, at) in self.named(top, "exchanges") {
-            match self.exchange(name, node, at) {
+            match self.exchange(name, node, at, None) {
                 Some(x) => decl.exchanges.push(x),
                 None => _ = decl.failed.exchanges.insert(name.to_string()),
             }
         }
         for (name, node, at) in self.named(top, "queues") {
-            match self.queue(name, node, at) {
+            match self.queue(name, node, at, None) {
                 Some(q) => decl.queues.push(q),
                 None => _ = decl.failed.queues.insert(name.to_string()),
             }
@@ -115,23 +121,23 @@ impl Parser<'_> {
             decl.bindings = self.bindings(node);
         }
         for (name, node, at) in self.named(top, "policies") {
-            if let Some(p) = self.policy(name, node, at, false) {
+            if let Some(p) = self.policy(name, node, at, false, None) {
                 decl.policies.push(p);
             }
         }
         for (name, node, at) in self.named(top, "operator_policies") {
-            if let Some(p) = self.policy(name, node, at, true) {
+            if let Some(p) = self.policy(name, node, at, true, None) {
                 decl.operator_policies.push(p);
             }
         }
         for (name, node, at) in self.named(top, "users") {
-            match self.user(name, node, at) {
+            match self.user(name, node, at, None) {
                 Some(u) => decl.users.push(u),
                 None => decl.failed.users.push(name.to_string()),
             }
         }
         for (name, node, at) in self.named(top, "permissions") {
-            if let Some(p) = self.permission(name, node, at) {
+            if let Some(p) = self.permission(name, node, at, None) {
                 decl.permissions.push(p);
             }
         }
@@ -142,7 +148,7 @@ impl Parser<'_> {
     }
 
     /// The `vhosts` list, which every file must have.
-    fn vhosts(&mut self, top: &Fields, len: usize) -> Vec<(String, Location)> {
+    pub(super) fn vhosts(&mut self, top: &Fields, len: usize) -> Vec<(String, Location)> {
         let Some(node) = top.get("vhosts") else {
             // A file that declares only users (cluster-wide) needs no vhosts.
             if TOP_KEYS.iter().all(|k| matches!(*k, "vhosts" | "users") || top.get(k).is_none()) {
@@ -216,22 +222,27 @@ impl Parser<'_> {
     }
 
     /// The entries of a table of named objects (`[queues."name"]`).
-    fn named<'t, 'i>(&mut self, top: &Fields<'t, 'i>, key: &str) -> Vec<(&'t str, &'t Node<'i>, Range<usize>)> {
+    pub(super) fn named<'t, 'i>(
+        &mut self,
+        top: &Fields<'t, 'i>,
+        key: &str,
+    ) -> Vec<(&'t str, &'t Node<'i>, Range<usize>)> {
         let Some(table) = top.table(&mut self.r, key) else {
             return Vec::new();
         };
         table.iter().map(|(k, v)| (k.name.as_ref(), v, k.span())).collect()
     }
 
-    fn settings(&mut self, node: &Node) -> Option<Decl<VhostSettings>> {
+    pub(super) fn settings(&mut self, node: &Node, base: Option<&VhostSettings>) -> Option<Decl<VhostSettings>> {
         let f = Fields::new(&mut self.r, node, "[vhost]", VHOST_KEYS)?;
         let mut fields_at = FieldLocations::default();
-        let description = f.string(&mut self.r, "description");
-        let default_queue_type = self.queue_type(&f, "default_queue_type", &mut fields_at);
-        let mut limits = None;
+        let description = f.string(&mut self.r, "description").or_else(|| base?.description.clone());
+        let default_queue_type =
+            self.queue_type(&f, "default_queue_type", &mut fields_at).or_else(|| base?.default_queue_type);
+        let mut limits = base.and_then(|b| b.limits.clone());
         if let Some(t) = f.table(&mut self.r, "limits") {
             let lf = Fields::new(&mut self.r, f.get("limits")?, "`limits` of [vhost]", LIMIT_KEYS)?;
-            let mut out = BTreeMap::new();
+            let mut out = limits.unwrap_or_default();
             for (k, _) in t.iter() {
                 let name = k.name.as_ref();
                 if !LIMIT_KEYS.contains(&name) {
@@ -300,11 +311,17 @@ impl Parser<'_> {
         self.r.report(d);
     }
 
-    fn exchange(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<Exchange>> {
+    pub(super) fn exchange(
+        &mut self,
+        name: &str,
+        node: &Node,
+        at: Range<usize>,
+        base: Option<&Exchange>,
+    ) -> Option<Decl<Exchange>> {
         let f = Fields::new(&mut self.r, node, What::named("exchange", name), EXCHANGE_KEYS)?;
         let name_ok = self.check_name(name, &at, "exchange", true);
         let mut fields_at = self.fields_at(&f);
-        let kind = f.required_string(&mut self.r, "type", at.clone(), "\"topic\"");
+        let kind = self.string_or(&f, "type", at.clone(), "\"topic\"", base.map(|b| b.kind.as_str()));
         if let Some(k) = &kind
             && !EXCHANGE_TYPES.contains(&k.as_str())
             && !k.starts_with("x-")
@@ -321,10 +338,10 @@ impl Parser<'_> {
         let value = Exchange {
             name: name.to_string(),
             kind: kind.clone()?,
-            durable: durable.unwrap_or(true),
-            auto_delete: auto_delete.unwrap_or(false),
-            internal: internal.unwrap_or(false),
-            arguments: arguments?,
+            durable: durable.unwrap_or(base.is_none_or(|b| b.durable)),
+            auto_delete: auto_delete.unwrap_or(base.is_some_and(|b| b.auto_delete)),
+            internal: internal.unwrap_or(base.is_some_and(|b| b.internal)),
+            arguments: merged(base.map(|b| &b.arguments), arguments?),
         };
         let kind_ok = EXCHANGE_TYPES.contains(&value.kind.as_str()) || value.kind.starts_with("x-");
         let typed_ok = f.get("durable").is_none_or(|_| durable.is_some())
@@ -341,7 +358,13 @@ impl Parser<'_> {
         }
     }
 
-    fn queue(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<QueueDecl>> {
+    pub(super) fn queue(
+        &mut self,
+        name: &str,
+        node: &Node,
+        at: Range<usize>,
+        base: Option<&QueueDecl>,
+    ) -> Option<Decl<QueueDecl>> {
         let f = Fields::new(&mut self.r, node, What::named("queue", name), QUEUE_KEYS)?;
         let name_ok = self.check_name(name, &at, "queue", true);
         let mut fields_at = self.fields_at(&f);
@@ -388,13 +411,14 @@ impl Parser<'_> {
         {
             ok &= self.check_name(rep, &span, "queue", false);
         }
+        let declared_type = declared_type.or_else(|| base?.declared_type);
         let queue = Queue {
             name: name.to_string(),
-            kind: declared_type.unwrap_or(QueueType::Classic),
-            durable: durable.unwrap_or(true),
-            auto_delete: auto_delete.unwrap_or(false),
-            arguments: arguments?,
-            replaces,
+            kind: declared_type.or_else(|| Some(base?.queue.kind)).unwrap_or(QueueType::Classic),
+            durable: durable.unwrap_or(base.is_none_or(|b| b.queue.durable)),
+            auto_delete: auto_delete.unwrap_or(base.is_some_and(|b| b.queue.auto_delete)),
+            arguments: merged(base.map(|b| &b.queue.arguments), arguments?),
+            replaces: replaces.or_else(|| base?.queue.replaces.clone()),
         };
         ok.then(|| Decl { value: QueueDecl { queue, declared_type }, at: self.loc(at), fields: fields_at.into() })
     }
@@ -419,7 +443,7 @@ impl Parser<'_> {
         ok
     }
 
-    fn bindings(&mut self, node: &Node) -> Vec<Decl<Binding>> {
+    pub(super) fn bindings(&mut self, node: &Node) -> Vec<Decl<Binding>> {
         let Item::Array(items) = &node.item else {
             self.r.wrong_type(node, "`bindings`", "an array of tables, written [[bindings]]");
             return Vec::new();
@@ -427,7 +451,7 @@ impl Parser<'_> {
         items.iter().filter_map(|item| self.binding(item)).collect()
     }
 
-    fn binding(&mut self, node: &Node) -> Option<Decl<Binding>> {
+    pub(super) fn binding(&mut self, node: &Node) -> Option<Decl<Binding>> {
         let f = Fields::new(&mut self.r, node, "a binding", BINDING_KEYS)?;
         let fields_at = self.fields_at(&f);
         let at = self.loc(node.span());
@@ -492,16 +516,23 @@ impl Parser<'_> {
         ok.then_some(Decl { value: binding, at, fields: fields_at.into() })
     }
 
-    fn policy(&mut self, name: &str, node: &Node, at: Range<usize>, operator: bool) -> Option<Decl<Policy>> {
+    pub(super) fn policy(
+        &mut self,
+        name: &str,
+        node: &Node,
+        at: Range<usize>,
+        operator: bool,
+        base: Option<&Policy>,
+    ) -> Option<Decl<Policy>> {
         let kind = if operator { "operator policy" } else { "policy" };
         let f = Fields::new(&mut self.r, node, What::named(kind, name), POLICY_KEYS)?;
         let mut ok = self.check_name(name, &at, kind, false);
         let mut fields_at = self.fields_at(&f);
-        let pattern = f.required_string(&mut self.r, "pattern", at.clone(), "\"^orders\\\\.\"");
+        let pattern = self.string_or(&f, "pattern", at.clone(), "\"^orders\\\\.\"", base.map(|b| b.pattern.as_str()));
         let apply_to = match f.string(&mut self.r, "apply_to") {
             None => {
                 ok &= f.get("apply_to").is_none();
-                Some(ApplyTo::All)
+                Some(base.map_or(ApplyTo::All, |b| b.apply_to))
             }
             Some(s) => {
                 let parsed = ApplyTo::parse(&s);
@@ -513,10 +544,12 @@ impl Parser<'_> {
             }
         };
         let priority = match f.get("priority") {
-            None => Some(0),
+            None => Some(base.map_or(0, |b| b.priority)),
             Some(_) => f.int(&mut self.r, "priority"),
         };
-        let definition = if f.get("definition").is_none() {
+        let definition = if f.get("definition").is_none() && base.is_some() {
+            Some(Table::new())
+        } else if f.get("definition").is_none() {
             let d = Diagnostic::error("missing-key", format!("{} has no `definition`", f.what))
                 .at(self.loc(at.clone()))
                 .help("add `definition = { \"max-length\" = 1000 }` with the settings the policy applies");
@@ -526,7 +559,7 @@ impl Parser<'_> {
             f.values(&mut self.r, "definition")
         };
         if let Some(def) = &definition {
-            if def.is_empty() {
+            if def.is_empty() && base.is_none() {
                 let d = Diagnostic::error("bad-value", format!("{} has an empty `definition`", f.what))
                     .at(self.loc(f.span("definition")?))
                     .help("RabbitMQ refuses a policy that sets nothing; add a key or remove the policy");
@@ -540,7 +573,7 @@ impl Parser<'_> {
             pattern: pattern?,
             apply_to: apply_to?,
             priority: priority?,
-            definition: definition?,
+            definition: merged(base.map(|b| &b.definition), definition?),
         };
         if let Some(Item::Table(t)) = f.get("definition").map(|n| &n.item) {
             for (k, v) in t.iter() {
@@ -600,7 +633,13 @@ impl Parser<'_> {
         ok
     }
 
-    fn user(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<Decl<User>> {
+    pub(super) fn user(
+        &mut self,
+        name: &str,
+        node: &Node,
+        at: Range<usize>,
+        base: Option<&User>,
+    ) -> Option<Decl<User>> {
         let f = Fields::new(&mut self.r, node, What::named("user", name), USER_KEYS)?;
         let mut ok = self.check_name(name, &at, "user", false);
         let fields_at = self.fields_at(&f);
@@ -657,27 +696,48 @@ impl Parser<'_> {
                 }
                 Password::Hash { hash, algorithm }
             }
-            (None, None) => Password::None,
+            (None, None) => base.map_or(Password::None, |b| b.password.clone()),
         };
         let tags = match f.get("tags") {
-            None => Some(Default::default()),
+            None => Some(base.map(|b| b.tags.clone()).unwrap_or_default()),
             Some(_) => f.strings(&mut self.r, "tags").map(|t| t.into_iter().map(|(s, _)| s).collect()),
         };
         let value = User { name: name.to_string(), password, tags: tags? };
         ok.then(|| Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 
-    fn permission(&mut self, user: &str, node: &Node, at: Range<usize>) -> Option<Decl<Permission>> {
+    pub(super) fn permission(
+        &mut self,
+        user: &str,
+        node: &Node,
+        at: Range<usize>,
+        base: Option<&Permission>,
+    ) -> Option<Decl<Permission>> {
         let f = Fields::new(&mut self.r, node, What::named("permissions of", user), PERMISSION_KEYS)?;
         let fields_at = self.fields_at(&f);
-        let configure = f.required_string(&mut self.r, "configure", at.clone(), "\"^$\"");
-        let write = f.required_string(&mut self.r, "write", at.clone(), "\"^$\"");
-        let read = f.required_string(&mut self.r, "read", at.clone(), "\"^$\"");
+        let configure = self.string_or(&f, "configure", at.clone(), "\"^$\"", base.map(|b| b.configure.as_str()));
+        let write = self.string_or(&f, "write", at.clone(), "\"^$\"", base.map(|b| b.write.as_str()));
+        let read = self.string_or(&f, "read", at.clone(), "\"^$\"", base.map(|b| b.read.as_str()));
         let value = Permission { user: user.to_string(), configure: configure?, write: write?, read: read? };
         Some(Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 
-    fn external(&mut self, node: &Node) -> External {
+    /// A string field, required unless the base has it.
+    fn string_or(
+        &mut self,
+        f: &Fields,
+        key: &str,
+        at: Range<usize>,
+        example: &str,
+        base: Option<&str>,
+    ) -> Option<String> {
+        match (f.get(key), base) {
+            (None, Some(b)) => Some(b.to_string()),
+            _ => f.required_string(&mut self.r, key, at, example),
+        }
+    }
+
+    pub(super) fn external(&mut self, node: &Node) -> External {
         let mut out = External::default();
         let Some(f) = Fields::new(&mut self.r, node, "[external]", EXTERNAL_KEYS) else {
             return out;
@@ -689,6 +749,18 @@ impl Parser<'_> {
             out.queues.insert(name);
         }
         out
+    }
+}
+
+/// An overlay's table of values over the base's: entry by entry.
+fn merged(base: Option<&Table>, over: Table) -> Table {
+    match base {
+        None => over,
+        Some(b) => {
+            let mut out = b.clone();
+            out.extend(over);
+            out
+        }
     }
 }
 

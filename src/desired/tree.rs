@@ -77,6 +77,13 @@ impl<'i> Tree<'i> {
         self.entries.iter().position(|(k, _)| k.name == name)
     }
 
+    /// A copy without the entry `name`, and that entry.
+    pub fn without(&self, name: &str) -> (Tree<'i>, Option<Node<'i>>) {
+        let mut rest = self.clone();
+        let taken = rest.position(name).map(|i| rest.entries.remove(i).1);
+        (rest, taken)
+    }
+
     /// The toml crate's table.
     pub fn from_toml(table: DeTable<'i>) -> Self {
         let entries = table.into_iter().map(|(k, v)| (Key { span: k.span(), name: k.into_inner() }, node(v))).collect();

@@ -45,6 +45,21 @@ impl ObjectKey {
         }
     }
 
+    /// The same object in vhost `to`; a user is in none.
+    pub fn in_vhost(self, to: &str) -> ObjectKey {
+        let to = to.to_string();
+        match self {
+            ObjectKey::Vhost(_) => ObjectKey::Vhost(to),
+            ObjectKey::User(_) => self,
+            ObjectKey::Exchange { name, .. } => ObjectKey::Exchange { vhost: to, name },
+            ObjectKey::Queue { name, .. } => ObjectKey::Queue { vhost: to, name },
+            ObjectKey::Binding { binding, .. } => ObjectKey::Binding { vhost: to, binding },
+            ObjectKey::Policy { name, .. } => ObjectKey::Policy { vhost: to, name },
+            ObjectKey::OperatorPolicy { name, .. } => ObjectKey::OperatorPolicy { vhost: to, name },
+            ObjectKey::Permission { user, .. } => ObjectKey::Permission { vhost: to, user },
+        }
+    }
+
     pub fn vhost(&self) -> Option<&str> {
         match self {
             ObjectKey::Vhost(v) => Some(v),

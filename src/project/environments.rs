@@ -180,6 +180,53 @@ fn stages(
     out
 }
 
+impl super::Project {
+    /// The environments `--env` picks, each once, in the order declared:
+    /// by name, `all`, or a glob (`prod-*`). Each pattern must pick one.
+    pub fn select(&self, patterns: &[String]) -> Result<Vec<&Environment>, Diagnostic> {
+        let names = || self.environments.iter().map(|e| format!("\"{}\"", e.name)).collect::<Vec<_>>().join(", ");
+        if self.environments.is_empty() {
+            return Err(Diagnostic::error(
+                "environment",
+                "`--env` was given, but the project declares no environments",
+            )
+            .help("declare them in warren.toml as [environments.NAME] with url_env (and overlays), or drop `--env`"));
+        }
+        let mut picked = BTreeSet::new();
+        for pattern in patterns {
+            let matcher = match globset::Glob::new(pattern) {
+                Ok(g) => g.compile_matcher(),
+                Err(e) => {
+                    return Err(Diagnostic::error(
+                        "environment",
+                        format!("`--env {pattern}` is not a valid glob: {e}"),
+                    )
+                    .help(format!(
+                        "name an environment, `all`, or a glob such as `prod-*`; the environments are {}",
+                        names()
+                    )));
+                }
+            };
+            let mut any = false;
+            for e in &self.environments {
+                if pattern == "all" || matcher.is_match(&e.name) {
+                    picked.insert(e.name.as_str());
+                    any = true;
+                }
+            }
+            if !any {
+                let d = Diagnostic::error("environment", format!("no environment is called \"{pattern}\""));
+                let close = crate::desired::did_you_mean(pattern, self.environments.iter().map(|e| e.name.as_str()));
+                return Err(match close {
+                    Some(c) => d.help(format!("did you mean \"{c}\"? The environments are {}", names())),
+                    None => d.help(format!("the environments are {}; `all` picks every one", names())),
+                });
+            }
+        }
+        Ok(self.environments.iter().filter(|e| picked.contains(e.name.as_str())).collect())
+    }
+}
+
 fn is_variable(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
@@ -234,6 +281,23 @@ stages = [["staging"], ["prod-eu", "prod-us"]]
         assert_eq!(eu.overlays, [std::path::PathBuf::from("overlays/prod"), "overlays/eu".into()]);
         assert_eq!(&FLEET[eu.at.span.clone()], "prod-eu");
         assert_eq!(p.stages, [vec!["staging".to_string()], vec!["prod-eu".into(), "prod-us".into()]]);
+    }
+
+    #[test]
+    fn env_picks_names_globs_and_all() {
+        let (p, _) = read(FLEET);
+        let pick = |patterns: &[&str]| {
+            let patterns: Vec<String> = patterns.iter().map(|s| s.to_string()).collect();
+            p.select(&patterns).map(|e| e.iter().map(|e| e.name.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(pick(&["all"]).unwrap(), ["prod-eu", "prod-us", "staging"]);
+        assert_eq!(pick(&["prod-*"]).unwrap(), ["prod-eu", "prod-us"]);
+        assert_eq!(pick(&["staging", "prod-eu", "staging"]).unwrap(), ["prod-eu", "staging"]);
+        let e = pick(&["stagin"]).unwrap_err();
+        assert!(e.message.contains("\"stagin\"") && e.help.unwrap().contains("did you mean \"staging\""));
+        assert!(pick(&["qa-*"]).unwrap_err().help.unwrap().contains("\"prod-eu\", \"prod-us\", \"staging\""));
+        let (none, _) = read("[project]\nname = \"x\"\n");
+        assert!(none.select(&["all".to_string()]).unwrap_err().message.contains("declares no environments"));
     }
 
     #[test]

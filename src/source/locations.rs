@@ -37,6 +37,11 @@ impl FieldLocations {
         self.0.iter().find(|(p, _)| p == path).map(|(_, l)| l)
     }
 
+    /// Each field path with its place.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Location)> {
+        self.0.iter().map(|(p, l)| (p.as_ref(), l))
+    }
+
     /// Records the place of a `path` not recorded yet.
     pub fn push(&mut self, path: &'static str, at: Location) {
         debug_assert!(self.get(path).is_none(), "{path} recorded twice");

@@ -14,6 +14,7 @@ mod apply;
 mod architecture;
 mod broker_behaviour;
 mod diff;
+mod environments;
 mod export;
 mod import;
 mod import_broker;

@@ -1,0 +1,763 @@
+//! An environment's overlays: topology files merged over the base's
+//! topology by object key. An object the base declares takes the fields the
+//! overlay gives (a table such as `arguments` entry by entry); one it does
+//! not declare is added; `remove = true` removes it from the environment,
+//! and `remove = ["arguments.x-max-length"]` removes entries of its tables.
+//! `rename_vhosts = { orders = "orders-staging" }` gives a vhost of the base
+//! another name in the environment. Overlays apply in order, and the files
+//! of one in sorted order: where two set one field, the later wins.
+//!
+//! Every object of an overlay is read by the same parser as the base's, with
+//! the base's object as its defaults, so each problem is reported at the
+//! overlay's own line.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::PathBuf;
+
+use super::Desired;
+use super::decl::{Decl, QueueDecl};
+use super::parse::{self, Parser, TOP_KEYS};
+use super::reader::{Fields, Reader};
+use super::tree::{Item, Node};
+use crate::diagnostic::Diagnostic;
+use crate::model::{Exchange, ObjectKey, Permission, Policy, Queue, QueueType, Table, Topology, User, Vhost};
+use crate::source::{FieldLocations, FileId, Location, Locations, ObjectLocation, Sources};
+
+/// The top-level keys of an overlay file: a topology file's, and renames.
+const OVERLAY_KEYS: &[&str] = &[
+    "vhosts",
+    "vhost",
+    "exchanges",
+    "queues",
+    "bindings",
+    "policies",
+    "operator_policies",
+    "users",
+    "permissions",
+    "external",
+    "rename_vhosts",
+];
+
+/// Merges the overlay files, in order, over `desired`'s topology; their
+/// problems join its diagnostics, at the overlays' lines.
+pub fn apply(desired: &mut Desired, files: Vec<(PathBuf, String)>) {
+    debug_assert_eq!(OVERLAY_KEYS[..TOP_KEYS.len()], *TOP_KEYS);
+    let ids: Vec<FileId> = files.into_iter().map(|(path, text)| desired.sources.add(&path, text)).collect();
+    let Desired { topology, locations, sources, diagnostics, .. } = desired;
+    let mut found = Vec::new();
+    let mut merger = Merger { topology, locations, sources, renames: Vec::new() };
+    for id in ids {
+        let text = sources.get(id).text.clone();
+        merger.file(Reader { file: id, diagnostics: &mut found }, &text);
+    }
+    merger.finish(&mut found);
+    // An object of a file of several vhosts is read once for each of them.
+    crate::diagnostic::sort(&mut found);
+    found.dedup_by(|a, b| a.location == b.location && a.code == b.code && a.message == b.message);
+    diagnostics.extend(found);
+    crate::diagnostic::sort(diagnostics);
+}
+
+struct Merger<'a> {
+    topology: &'a mut Topology,
+    locations: &'a mut Locations,
+    /// `rename_vhosts` entries, applied once every overlay is merged.
+    renames: Vec<Rename>,
+    sources: &'a Sources,
+}
+
+struct Rename {
+    from: String,
+    to: String,
+    from_at: Location,
+    to_at: Location,
+}
+
+/// What an object's `remove` key asks for.
+enum Removal {
+    None,
+    /// `remove = true`, at this place.
+    Object(Location),
+    /// `remove = ["arguments.x-max-length", …]`: table entries, each placed.
+    Entries(Vec<(String, Location)>),
+}
+
+/// How the merger reaches one kind of named object.
+struct Kind<T> {
+    /// `queue`, as messages name it.
+    noun: &'static str,
+    /// The objects of this kind in a vhost (users: the topology's).
+    map: for<'t> fn(&'t mut Topology, &str) -> &'t mut BTreeMap<String, T>,
+    key: fn(&str, &str) -> ObjectKey,
+    /// The table whose entries `remove = [...]` may name, by its key.
+    table: Option<(&'static str, TableOf<T>)>,
+}
+
+/// An object's table of values, such as a queue's arguments.
+type TableOf<T> = fn(&mut T) -> &mut Table;
+
+const EXCHANGES: Kind<Exchange> = Kind {
+    noun: "exchange",
+    map: |t, v| &mut vhost(t, v).exchanges,
+    key: |v, n| ObjectKey::Exchange { vhost: v.into(), name: n.into() },
+    table: Some(("arguments", |x| &mut x.arguments)),
+};
+const QUEUES: Kind<Queue> = Kind {
+    noun: "queue",
+    map: |t, v| &mut vhost(t, v).queues,
+    key: |v, n| ObjectKey::Queue { vhost: v.into(), name: n.into() },
+    table: Some(("arguments", |q| &mut q.arguments)),
+};
+const POLICIES: Kind<Policy> = Kind {
+    noun: "policy",
+    map: |t, v| &mut vhost(t, v).policies,
+    key: |v, n| ObjectKey::Policy { vhost: v.into(), name: n.into() },
+    table: Some(("definition", |p| &mut p.definition)),
+};
+const OPERATOR_POLICIES: Kind<Policy> = Kind {
+    noun: "operator policy",
+    map: |t, v| &mut vhost(t, v).operator_policies,
+    key: |v, n| ObjectKey::OperatorPolicy { vhost: v.into(), name: n.into() },
+    table: Some(("definition", |p| &mut p.definition)),
+};
+const USERS: Kind<User> =
+    Kind { noun: "user", map: |t, _| &mut t.users, key: |_, n| ObjectKey::User(n.into()), table: None };
+const PERMISSIONS: Kind<Permission> = Kind {
+    noun: "permissions of user",
+    map: |t, v| &mut vhost(t, v).permissions,
+    key: |v, n| ObjectKey::Permission { vhost: v.into(), user: n.into() },
+    table: None,
+};
+
+fn vhost<'t>(t: &'t mut Topology, name: &str) -> &'t mut Vhost {
+    if !t.vhosts.contains_key(name) {
+        t.vhosts.insert(name.to_string(), Vhost::new(name));
+    }
+    t.vhosts.get_mut(name).expect("just ensured")
+}
+
+/// A name within two edits of one the base declares: likely a typo of it.
+fn typo_of<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    names.into_iter().find(|n| *n != name && strsim::levenshtein(name, n) <= 2)
+}
+
+impl Merger<'_> {
+    fn file(&mut self, mut r: Reader, text: &str) {
+        let Some(whole) = parse::document(&mut r, text) else { return };
+        let Some(top) = Fields::new(&mut r, &whole, "the overlay", OVERLAY_KEYS) else { return };
+        let mut p = Parser { r };
+        let vhosts = p.vhosts(&top, text.len());
+        for (v, at) in &vhosts {
+            if !self.topology.vhosts.contains_key(v) {
+                let d = Diagnostic::warning(
+                    "overlay-adds",
+                    format!("the overlay adds vhost \"{v}\", which the base does not declare"),
+                )
+                .at(at.clone())
+                .label("only in this environment");
+                p.r.report(match typo_of(v, self.topology.vhosts.keys().map(String::as_str)) {
+                    Some(s) => d.help(format!("to change vhost \"{s}\", name it as the base does")),
+                    None => d.help("that is what it does when that is meant; to change a vhost of the base, name it as the base does"),
+                });
+                vhost(self.topology, v);
+            }
+        }
+        let names: Vec<&str> = vhosts.iter().map(|(v, _)| v.as_str()).collect();
+        if let Some(node) = top.get("vhost") {
+            self.settings(&mut p, node, &names);
+        }
+        for (name, node, at) in p.named(&top, "exchanges") {
+            self.named(&mut p, &EXCHANGES, &names, name, node, at, |p, node, at, base| {
+                p.exchange(name, node, at, base.map(|(b, _)| b))
+            });
+        }
+        for (name, node, at) in p.named(&top, "queues") {
+            self.named(&mut p, &QUEUES, &names, name, node, at, |p, node, at, base| {
+                let base =
+                    base.map(|(q, site)| QueueDecl { queue: q.clone(), declared_type: typed(site).then_some(q.kind) });
+                // One of no type is typed by its vhost's default in `finish`.
+                let decl = p.queue(name, node, at, base.as_ref())?;
+                Some(Decl { value: decl.value.queue, at: decl.at, fields: decl.fields })
+            });
+        }
+        for (key, operator, kind) in [("policies", false, &POLICIES), ("operator_policies", true, &OPERATOR_POLICIES)] {
+            for (name, node, at) in p.named(&top, key) {
+                self.named(&mut p, kind, &names, name, node, at, |p, node, at, base| {
+                    p.policy(name, node, at, operator, base.map(|(b, _)| b))
+                });
+            }
+        }
+        for (name, node, at) in p.named(&top, "users") {
+            self.named(&mut p, &USERS, &[""], name, node, at, |p, node, at, base| {
+                p.user(name, node, at, base.map(|(b, _)| b))
+            });
+        }
+        for (name, node, at) in p.named(&top, "permissions") {
+            self.named(&mut p, &PERMISSIONS, &names, name, node, at, |p, node, at, base| {
+                p.permission(name, node, at, base.map(|(b, _)| b))
+            });
+        }
+        if let Some(node) = top.get("bindings") {
+            self.bindings(&mut p, node, &names);
+        }
+        if let Some(node) = top.get("external") {
+            let external = p.external(node);
+            for v in &names {
+                let x = &mut vhost(self.topology, v).external;
+                x.exchanges.extend(external.exchanges.iter().cloned());
+                x.queues.extend(external.queues.iter().cloned());
+            }
+        }
+        if let Some(node) = top.get("rename_vhosts") {
+            self.read_renames(&mut p, node);
+        }
+    }
+
+    /// One named object of the overlay, in each of its vhosts: merged over
+    /// the base's, added, or removed.
+    #[allow(clippy::too_many_arguments)]
+    fn named<T: Clone>(
+        &mut self,
+        p: &mut Parser,
+        kind: &Kind<T>,
+        vhosts: &[&str],
+        name: &str,
+        node: &Node,
+        at: Range<usize>,
+        read: impl Fn(&mut Parser, &Node, Range<usize>, Option<(&T, &ObjectLocation)>) -> Option<Decl<T>>,
+    ) {
+        let (node, removal) = removal(p, node, kind.table.map(|(t, _)| t), false);
+        for v in vhosts {
+            let key = (kind.key)(v, name);
+            let existing = (kind.map)(self.topology, v).get(name).cloned();
+            let site = self.locations.objects.get(&key).cloned();
+            if let Removal::Object(remove_at) = &removal {
+                if (kind.map)(self.topology, v).remove(name).is_none() {
+                    p.r.report(
+                        Diagnostic::error(
+                            "overlay-remove",
+                            format!("the overlay removes {key}, which is not declared"),
+                        )
+                        .at(remove_at.clone())
+                        .help(format!("name the {} as the base declares it, or drop this `remove`", kind.noun)),
+                    );
+                }
+                self.locations.objects.remove(&key);
+                continue;
+            }
+            let base = existing.as_ref().zip(site.as_ref());
+            let Some(mut decl) = read(p, &node, at.clone(), base) else {
+                if existing.is_none() {
+                    self.locations.named.insert(key);
+                }
+                continue;
+            };
+            if let Removal::Entries(entries) = &removal {
+                strip(p, kind, &key, &mut decl.value, entries);
+            }
+            let fields = match &site {
+                Some(s) if existing.is_some() => merge_fields(&s.fields, &decl.fields),
+                _ => decl.fields.clone(),
+            };
+            let object_at = match (&site, &existing) {
+                (Some(s), Some(_)) => s.at.clone(),
+                _ => {
+                    let siblings = (kind.map)(self.topology, v);
+                    if let Some(close) = typo_of(name, siblings.keys().map(String::as_str)) {
+                        p.r.report(
+                            Diagnostic::warning(
+                                "overlay-adds",
+                                format!("the overlay adds {key}, which the base does not declare"),
+                            )
+                            .at(decl.at.clone())
+                            .label("only in this environment")
+                            .help(format!(
+                                "to change the {} \"{close}\" of the base, name it as the base does",
+                                kind.noun
+                            )),
+                        );
+                    }
+                    decl.at.clone()
+                }
+            };
+            (kind.map)(self.topology, v).insert(name.to_string(), decl.value);
+            self.locations.named.remove(&key);
+            self.locations.objects.insert(key, ObjectLocation { at: object_at, fields });
+        }
+    }
+
+    /// `[vhost]` of the overlay: the settings merged over each vhost's, or
+    /// the vhost removed with everything in it.
+    fn settings(&mut self, p: &mut Parser, node: &Node, vhosts: &[&str]) {
+        // `[vhost] remove = true` removes the vhost with everything in it.
+        let (node, removal) = removal(p, node, Some("limits"), false);
+        for v in vhosts {
+            let key = ObjectKey::Vhost(v.to_string());
+            if let Removal::Object(at) = &removal {
+                if self.topology.vhosts.remove(*v).is_none_or(|x| x == Vhost::new(v)) {
+                    p.r.report(
+                        Diagnostic::error(
+                            "overlay-remove",
+                            format!("the overlay removes vhost \"{v}\", which the base does not declare"),
+                        )
+                        .at(at.clone())
+                        .help("name a vhost of the base in `vhosts`, or drop this `remove`"),
+                    );
+                }
+                let gone = |k: &ObjectKey| k.vhost() == Some(*v);
+                self.locations.objects.retain(|k, _| !gone(k));
+                self.locations.bindings.retain(|k, _| !gone(k));
+                self.locations.named.retain(|k| !gone(k));
+                continue;
+            }
+            let base = self.topology.vhosts.get(*v).map(|x| x.settings.clone());
+            let Some(mut decl) = p.settings(&node, base.as_ref()) else { continue };
+            if let Removal::Entries(entries) = &removal {
+                for (path, at) in entries {
+                    let entry = path.strip_prefix("limits.").unwrap_or(path);
+                    if decl.value.limits.as_mut().and_then(|l| l.remove(entry)).is_none() {
+                        p.r.report(absent_entry(&key, path, at));
+                    }
+                }
+            }
+            let fields = match self.locations.objects.get(&key) {
+                Some(s) => ObjectLocation { at: s.at.clone(), fields: merge_fields(&s.fields, &decl.fields) },
+                None => ObjectLocation { at: decl.at.clone(), fields: decl.fields.clone() },
+            };
+            self.locations.objects.insert(key, fields);
+            vhost(self.topology, v).settings = decl.value;
+        }
+    }
+
+    /// `[[bindings]]` of the overlay: added, or removed with `remove = true`.
+    fn bindings(&mut self, p: &mut Parser, node: &Node, vhosts: &[&str]) {
+        let Item::Array(items) = &node.item else {
+            // Reported as a topology file's would be.
+            p.bindings(node);
+            return;
+        };
+        for item in items {
+            let (item, removal) = removal(p, item, None, true);
+            let Some(decl) = p.binding(&item) else { continue };
+            for v in vhosts {
+                let key = ObjectKey::Binding { vhost: v.to_string(), binding: decl.value.clone() };
+                let set = &mut vhost(self.topology, v).bindings;
+                match &removal {
+                    Removal::Object(at) => {
+                        if !set.remove(&decl.value) {
+                            p.r.report(
+                                Diagnostic::error("overlay-remove", format!("the overlay removes {key}, which is not declared"))
+                                    .at(at.clone())
+                                    .help("give the binding's source, destination, routing key and arguments as the base declares them"),
+                            );
+                        }
+                        self.locations.bindings.remove(&key);
+                    }
+                    _ if !set.insert(decl.value.clone()) => {
+                        let first = self.locations.bindings.get(&key).map(|s| s.at.clone());
+                        let mut d = Diagnostic::error("duplicate", format!("{key} is declared twice"))
+                            .at(decl.at.clone())
+                            .label("declared again here");
+                        if let Some(first) = first {
+                            let first = self.sources.position(&first);
+                            d = d.help(format!("it is first declared at {first}; keep one of the two declarations"));
+                        }
+                        p.r.report(d);
+                    }
+                    _ => {
+                        let site = ObjectLocation { at: decl.at.clone(), fields: decl.fields.clone() };
+                        self.locations.bindings.insert(key, site);
+                    }
+                }
+            }
+        }
+    }
+
+    fn read_renames(&mut self, p: &mut Parser, node: &Node) {
+        let Item::Table(table) = &node.item else {
+            p.r.wrong_type(node, "`rename_vhosts`", "a table of vhost names, e.g. { orders = \"orders-staging\" }");
+            return;
+        };
+        for (k, v) in table.iter() {
+            let Item::String(to) = &v.item else {
+                p.r.wrong_type(v, format_args!("the new name of vhost \"{}\"", k.name), "a string");
+                continue;
+            };
+            if to.is_empty() || to.len() > parse::MAX_NAME_BYTES {
+                p.r.report(
+                    Diagnostic::error("bad-value", format!("\"{to}\" cannot be a vhost's name"))
+                        .at(p.r.loc(v.span()))
+                        .help(format!("use 1 to {} bytes", parse::MAX_NAME_BYTES)),
+                );
+                continue;
+            }
+            self.renames.push(Rename {
+                from: k.name.to_string(),
+                to: to.to_string(),
+                from_at: p.r.loc(k.span()),
+                to_at: p.r.loc(v.span()),
+            });
+        }
+    }
+
+    /// What waits for every overlay: renames, and queues typed by a
+    /// default an overlay changed.
+    fn finish(&mut self, found: &mut Vec<Diagnostic>) {
+        // Each queue of no type takes its vhost's default as it is now.
+        for (v, vh) in &mut self.topology.vhosts {
+            let default = vh.settings.default_queue_type.unwrap_or(QueueType::Classic);
+            for q in vh.queues.values_mut() {
+                let key = ObjectKey::Queue { vhost: v.clone(), name: q.name.clone() };
+                if self.locations.objects.get(&key).is_some_and(|s| !typed(s)) {
+                    q.kind = default;
+                }
+            }
+        }
+        let renames = std::mem::take(&mut self.renames);
+        for r in &renames {
+            if !self.topology.vhosts.contains_key(&r.from) {
+                found.push(
+                    Diagnostic::error(
+                        "overlay-rename",
+                        format!("the overlay renames vhost \"{}\", which is not declared", r.from),
+                    )
+                    .at(r.from_at.clone())
+                    .help("name a vhost of the base, as its files name it"),
+                );
+                continue;
+            }
+            if self.topology.vhosts.contains_key(&r.to) && !renames.iter().any(|o| o.from == r.to) {
+                found.push(
+                    Diagnostic::error(
+                        "overlay-rename",
+                        format!("vhost \"{}\" is renamed to \"{}\", which is already a vhost", r.from, r.to),
+                    )
+                    .at(r.to_at.clone())
+                    .help("two vhosts cannot share a name; choose another"),
+                );
+                continue;
+            }
+            if renames.iter().filter(|o| o.to == r.to).count() > 1 {
+                found.push(
+                    Diagnostic::error("overlay-rename", format!("two vhosts are renamed to \"{}\"", r.to))
+                        .at(r.to_at.clone())
+                        .help("give each vhost a name of its own"),
+                );
+                continue;
+            }
+        }
+        if found.iter().any(|d| d.code == "overlay-rename") {
+            return;
+        }
+        let moves: BTreeMap<&str, &str> = renames.iter().map(|r| (r.from.as_str(), r.to.as_str())).collect();
+        if moves.is_empty() {
+            return;
+        }
+        let mut vhosts: Vec<(String, Vhost)> = std::mem::take(&mut self.topology.vhosts).into_iter().collect();
+        for (name, vh) in &mut vhosts {
+            if let Some(to) = moves.get(name.as_str()) {
+                *name = to.to_string();
+                vh.name = to.to_string();
+            }
+        }
+        self.topology.vhosts = vhosts.into_iter().collect();
+        let rekey = |k: ObjectKey| match k.vhost().and_then(|v| moves.get(v)) {
+            Some(to) => k.in_vhost(to),
+            None => k,
+        };
+        self.locations.objects =
+            std::mem::take(&mut self.locations.objects).into_iter().map(|(k, s)| (rekey(k), s)).collect();
+        self.locations.bindings =
+            std::mem::take(&mut self.locations.bindings).into_iter().map(|(k, s)| (rekey(k), s)).collect();
+        self.locations.named = std::mem::take(&mut self.locations.named).into_iter().map(rekey).collect();
+    }
+}
+
+/// Whether the files give a queue's type, rather than its vhost's default.
+fn typed(site: &ObjectLocation) -> bool {
+    site.fields.get("type").is_some() || site.fields.get("arguments.x-queue-type").is_some()
+}
+
+/// The base's field places, with the overlay's over them.
+fn merge_fields(base: &FieldLocations, over: &FieldLocations) -> std::sync::Arc<FieldLocations> {
+    let mut out = base.clone();
+    for (path, at) in over.iter() {
+        out.insert(path.to_string(), at.clone());
+    }
+    out.into()
+}
+
+/// `node` without its `remove` key, and what that key asks for. `table`
+/// names the table whose entries may be removed. A binding (`by_content`)
+/// is named by its other keys.
+fn removal<'i>(p: &mut Parser, node: &Node<'i>, table: Option<&str>, by_content: bool) -> (Node<'i>, Removal) {
+    let Item::Table(t) = &node.item else { return (node.clone(), Removal::None) };
+    let (rest, taken) = t.without("remove");
+    let node_rest = Node { span: node.span(), item: Item::Table(rest.clone()) };
+    let Some(remove) = taken else { return (node_rest, Removal::None) };
+    let removal = match &remove.item {
+        Item::Boolean(false) => Removal::None,
+        Item::Boolean(true) => {
+            if let Some(other) = rest.keys().next().filter(|_| !by_content) {
+                p.r.report(
+                    Diagnostic::error("overlay-remove", "an object that is removed has no other keys")
+                        .at(p.r.loc(other.span()))
+                        .help("drop the other keys, or `remove = true` to change the object instead"),
+                );
+            }
+            Removal::Object(p.r.loc(remove.span()))
+        }
+        Item::Array(items) => {
+            let mut entries = Vec::new();
+            for item in items {
+                let Item::String(path) = &item.item else {
+                    p.r.wrong_type(item, "each item of `remove`", "a string such as \"arguments.x-max-length\"");
+                    continue;
+                };
+                let ok = table.is_some_and(|t| {
+                    path.strip_prefix(t).and_then(|r| r.strip_prefix('.')).is_some_and(|e| !e.is_empty())
+                });
+                if !ok {
+                    let help = match table {
+                        Some(t) => {
+                            format!("name an entry of its `{t}`, as \"{t}.NAME\"; to change another field, set it")
+                        }
+                        None => "this object has no table whose entries can be removed; to change a field, set it"
+                            .to_string(),
+                    };
+                    p.r.report(
+                        Diagnostic::error("overlay-remove", format!("`remove` cannot name \"{path}\""))
+                            .at(p.r.loc(item.span()))
+                            .help(help),
+                    );
+                    continue;
+                }
+                entries.push((path.to_string(), p.r.loc(item.span())));
+            }
+            Removal::Entries(entries)
+        }
+        _ => {
+            p.r.wrong_type(&remove, "`remove`", "true, or a list of entries such as [\"arguments.x-max-length\"]");
+            Removal::None
+        }
+    };
+    (node_rest, removal)
+}
+
+/// Removes `remove = [...]`'s entries from an object's table.
+fn strip<T>(p: &mut Parser, kind: &Kind<T>, key: &ObjectKey, value: &mut T, entries: &[(String, Location)]) {
+    let Some((name, table)) = kind.table else { return };
+    let table = table(value);
+    for (path, at) in entries {
+        let entry = &path[name.len() + 1..];
+        if table.remove(entry).is_none() {
+            p.r.report(absent_entry(key, path, at));
+        }
+    }
+}
+
+fn absent_entry(key: &ObjectKey, path: &str, at: &Location) -> Diagnostic {
+    Diagnostic::error("overlay-remove", format!("the overlay removes `{path}` of {key}, which it does not have"))
+        .at(at.clone())
+        .help("drop it from `remove`, or name the entry as the base writes it")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use crate::desired::{Desired, load_texts};
+    use crate::diagnostic::Severity;
+    use crate::model::{ObjectKey, QueueType, Value};
+
+    const BASE: &str = r#"vhosts = ["orders"]
+[vhost]
+default_queue_type = "quorum"
+[exchanges.events]
+type = "topic"
+[queues."orders.invoicing"]
+arguments = { x-max-length = 10, x-message-ttl = 60000, x-dead-letter-exchange = "events" }
+[queues."orders.debug"]
+type = "classic"
+[[bindings]]
+source = "events"
+queue = "orders.invoicing"
+routing_key = "order.*"
+[policies.limits]
+pattern = "^orders\\."
+apply_to = "queues"
+definition = { max-length-bytes = 1000, delivery-limit = 20 }
+[users.app]
+password_env = "APP_PASSWORD"
+[permissions.app]
+configure = "^$"
+write = "^events$"
+read = "^orders\\."
+"#;
+
+    /// The base, with `overlay` (file `overlay.toml`) merged over it.
+    fn merged(overlay: &str) -> Desired {
+        let mut d = load_texts(Path::new("."), vec![(PathBuf::from("base.toml"), BASE.to_string())]);
+        assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics);
+        super::apply(&mut d, vec![(PathBuf::from("overlay.toml"), overlay.to_string())]);
+        d
+    }
+
+    /// Each diagnostic as `file:line:column code message`.
+    fn said(d: &Desired) -> Vec<String> {
+        d.diagnostics
+            .iter()
+            .map(|x| match &x.location {
+                Some(l) => format!("{} {} {}", d.sources.position(l), x.code, x.message),
+                None => format!("{} {}", x.code, x.message),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_field_takes_the_overlay_value_typed_and_placed_at_the_overlay() {
+        let d = merged("vhosts = [\"orders\"]\n[queues.\"orders.invoicing\"]\narguments.x-max-length = 1000000\n");
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        let q = &d.topology.vhosts["orders"].queues["orders.invoicing"];
+        assert_eq!(q.arguments["x-max-length"], Value::Int(1_000_000));
+        assert_eq!(q.arguments["x-message-ttl"], Value::Int(60_000), "the base's other arguments stay");
+        assert_eq!(q.kind, QueueType::Quorum, "still typed by the vhost's default");
+        let key = ObjectKey::Queue { vhost: "orders".into(), name: "orders.invoicing".into() };
+        let at = d.locations.locate(&key, Some("arguments.x-max-length")).unwrap();
+        assert_eq!(d.sources.position(&at), "overlay.toml:3:26");
+        let at = d.locations.locate(&key, Some("arguments.x-message-ttl")).unwrap();
+        assert!(d.sources.position(&at).starts_with("base.toml:"));
+    }
+
+    #[test]
+    fn a_broken_overlay_is_reported_at_its_own_line() {
+        let d = merged(
+            "vhosts = [\"orders\"]\n[queues.\"orders.invoicing\"]\ndurable = \"yes\"\narguments = { x-max-length = \"lots\" }\n",
+        );
+        let said = said(&d);
+        assert!(said.iter().any(|s| s.starts_with("overlay.toml:3:11 wrong-type")), "{said:?}");
+        assert!(said.iter().any(|s| s.starts_with("overlay.toml:4:30 bad-argument")), "{said:?}");
+        // The base's queue stays as it was.
+        let q = &d.topology.vhosts["orders"].queues["orders.invoicing"];
+        assert_eq!(q.arguments["x-max-length"], Value::Int(10));
+    }
+
+    #[test]
+    fn a_policy_changes_one_key_of_its_definition() {
+        let d = merged("vhosts = [\"orders\"]\n[policies.limits]\ndefinition.max-length-bytes = 5\n");
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        let p = &d.topology.vhosts["orders"].policies["limits"];
+        assert_eq!(p.pattern, "^orders\\.");
+        assert_eq!(p.definition["max-length-bytes"], Value::Int(5));
+        assert_eq!(p.definition["delivery-limit"], Value::Int(20));
+    }
+
+    #[test]
+    fn new_objects_are_added_and_a_likely_typo_is_said() {
+        let d = merged(
+            "vhosts = [\"orders\"]\n[queues.\"orders.invoicng\"]\narguments.x-max-length = 5\n[policies.extra]\ndefinition = { max-length = 1 }\n[queues.\"orders.audit\"]\n",
+        );
+        let said = said(&d);
+        assert!(
+            said.iter().any(|s| s.starts_with("overlay.toml:2:9 overlay-adds") && s.contains("invoicng")),
+            "{said:?}"
+        );
+        // A new policy must be whole: its pattern is missing.
+        assert!(said.iter().any(|s| s.starts_with("overlay.toml:4:11 missing-key")), "{said:?}");
+        assert!(!said.iter().any(|s| s.contains("orders.audit")), "an addition with no near name is silent: {said:?}");
+        let v = &d.topology.vhosts["orders"];
+        assert_eq!(v.queues["orders.audit"].kind, QueueType::Quorum, "a new queue takes the vhost's default");
+        assert!(v.queues.contains_key("orders.invoicng"));
+    }
+
+    #[test]
+    fn objects_and_entries_are_removed() {
+        let d = merged(
+            "vhosts = [\"orders\"]\n[queues.\"orders.debug\"]\nremove = true\n[queues.\"orders.invoicing\"]\nremove = [\"arguments.x-message-ttl\"]\n[[bindings]]\nsource = \"events\"\nqueue = \"orders.invoicing\"\nrouting_key = \"order.*\"\nremove = true\n",
+        );
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        let v = &d.topology.vhosts["orders"];
+        assert!(!v.queues.contains_key("orders.debug"));
+        assert!(!v.queues["orders.invoicing"].arguments.contains_key("x-message-ttl"));
+        assert!(v.bindings.is_empty());
+        assert!(
+            d.locations
+                .locate(&ObjectKey::Queue { vhost: "orders".into(), name: "orders.debug".into() }, None)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn removing_what_is_not_there_is_an_error_at_the_remove() {
+        let d = merged(
+            "vhosts = [\"orders\"]\n[queues.gone]\nremove = true\n[queues.\"orders.invoicing\"]\nremove = [\"arguments.x-expires\", \"durable\"]\n[exchanges.events]\nremove = true\ntype = \"fanout\"\n",
+        );
+        let said = said(&d);
+        assert!(
+            said.iter().any(|s| s.starts_with("overlay.toml:3:10 overlay-remove") && s.contains("gone")),
+            "{said:?}"
+        );
+        assert!(
+            said.iter().any(|s| s.starts_with("overlay.toml:5:11 overlay-remove") && s.contains("x-expires")),
+            "{said:?}"
+        );
+        assert!(
+            said.iter().any(|s| s.starts_with("overlay.toml:5:34 overlay-remove") && s.contains("\"durable\"")),
+            "{said:?}"
+        );
+        assert!(
+            said.iter().any(|s| s.starts_with("overlay.toml:8:1 overlay-remove") && s.contains("no other keys")),
+            "{said:?}"
+        );
+    }
+
+    #[test]
+    fn a_renamed_vhost_takes_its_objects_and_their_places() {
+        let d = merged(
+            "rename_vhosts = { orders = \"orders-staging\" }\nvhosts = [\"orders\"]\n[queues.\"orders.invoicing\"]\narguments.x-max-length = 7\n",
+        );
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        assert!(!d.topology.vhosts.contains_key("orders"));
+        let v = &d.topology.vhosts["orders-staging"];
+        assert_eq!(v.name, "orders-staging");
+        assert_eq!(v.queues["orders.invoicing"].arguments["x-max-length"], Value::Int(7));
+        assert!(v.permissions.contains_key("app") && v.bindings.len() == 1);
+        let key = ObjectKey::Queue { vhost: "orders-staging".into(), name: "orders.invoicing".into() };
+        assert!(d.locations.locate(&key, Some("arguments.x-max-length")).is_some());
+        let d = merged("rename_vhosts = { nope = \"x\" }\n");
+        assert_eq!(
+            said(&d),
+            ["overlay.toml:1:19 overlay-rename the overlay renames vhost \"nope\", which is not declared"]
+        );
+    }
+
+    #[test]
+    fn a_new_default_queue_type_types_the_queues_that_give_none() {
+        let d = merged("vhosts = [\"orders\"]\n[vhost]\ndefault_queue_type = \"classic\"\n");
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        let v = &d.topology.vhosts["orders"];
+        assert_eq!(v.queues["orders.invoicing"].kind, QueueType::Classic);
+        assert_eq!(v.settings.default_queue_type, Some(QueueType::Classic));
+    }
+
+    #[test]
+    fn a_file_of_two_vhosts_reports_its_problem_once() {
+        let d = merged("vhosts = [\"orders\", \"other\"]\n[queues.q]\ndurable = 1\n");
+        let errors: Vec<String> = said(&d).into_iter().filter(|s| s.contains("wrong-type")).collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(d.diagnostics.iter().any(|x| x.severity == Severity::Warning && x.message.contains("vhost \"other\"")));
+    }
+
+    #[test]
+    fn users_and_permissions_take_the_overlay_fields() {
+        let d = merged(
+            "vhosts = [\"orders\"]\n[users.app]\npassword_env = \"STAGING_APP_PASSWORD\"\n[permissions.app]\nread = \"^orders\\\\.invoicing$\"\n",
+        );
+        let said = said(&d);
+        assert!(said.iter().all(|s| !s.contains("error")), "{said:?}");
+        let p = &d.topology.vhosts["orders"].permissions["app"];
+        assert_eq!((p.write.as_str(), p.read.as_str()), ("^events$", "^orders\\.invoicing$"));
+        assert_eq!(d.topology.users["app"].password, crate::model::Password::Env("STAGING_APP_PASSWORD".into()));
+    }
+}
