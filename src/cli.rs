@@ -89,8 +89,12 @@ pub enum Command {
         state: Option<PathBuf>,
         /// Also save the plan to this file, for `warren apply FILE`: it holds the files' text
         /// and fingerprints of the live state and of the plan (never credentials or $VARIABLE values).
-        #[arg(long, value_name = "PLANFILE")]
+        #[arg(long, value_name = "PLANFILE", conflicts_with = "envs")]
         out: Option<PathBuf>,
+        /// Plan these environments of the project (warren.toml), each on its own broker, in one
+        /// report: a name, `all`, or a glob such as `prod-*`; repeatable.
+        #[arg(long = "env", value_name = "ENV", conflicts_with = "state")]
+        envs: Vec<String>,
         #[command(flatten)]
         output: PlanOutput,
     },
@@ -116,6 +120,11 @@ pub enum Command {
         /// How long to wait for another apply to finish (one apply at a time per broker), then exit 5: 0s, 90s, 10m.
         #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
         lock_timeout: std::time::Duration,
+        /// Apply to these environments of the project (warren.toml): a name, `all`, or a glob;
+        /// repeatable. Several roll out stage by stage in [deploy] order, and stop before the next
+        /// stage when an environment of a stage failed or paused.
+        #[arg(long = "env", value_name = "ENV")]
+        envs: Vec<String>,
     },
     /// In-flight migrations and where each stands, and the apply running now, if any.
     Status,

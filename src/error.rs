@@ -34,6 +34,11 @@ pub enum Error {
     Declined,
     /// warren's records (journal, inventory) cannot be read or written.
     Records,
+    /// Some environments of a `--env` run could not be planned; its report
+    /// says which, and why.
+    Environments,
+    /// A rollout over environments ended as its worst environment did.
+    Rollout(Exit),
 }
 
 /// What a command returns.
@@ -61,12 +66,14 @@ pub fn exit(result: &Result) -> Exit {
         | Err(Error::Broker(BrokerError::Unsafe { .. }))
         | Err(Error::Stopped(Failure::Broker(BrokerError::Unsafe { .. }))) => Exit::Refused,
         Err(Error::Locked) => Exit::Locked,
+        Err(Error::Rollout(exit)) => *exit,
         Err(
             Error::Invalid
             | Error::Broker(_)
             | Error::Stopped(Failure::LockLost | Failure::Broker(_))
             | Error::Declined
-            | Error::Records,
+            | Error::Records
+            | Error::Environments,
         ) => Exit::Error,
     }
 }

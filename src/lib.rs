@@ -47,13 +47,21 @@ pub fn run(cli: Cli) -> Exit {
 /// Runs one command; what it ends with.
 fn command(command: Command, connection: &cli::Connection, out: Output) -> error::Result {
     match command {
-        Command::Plan { path, state, out: file, output } => {
-            commands::plan::plan_command(&path, state.as_deref(), file.as_deref(), &show(output), connection, out)
+        Command::Plan { path, state, out: file, envs, output } => {
+            if envs.is_empty() {
+                commands::plan::plan_command(&path, state.as_deref(), file.as_deref(), &show(output), connection, out)
+            } else {
+                commands::fleet::plan(&path, &envs, &show(output), connection, out)
+            }
         }
-        Command::Apply { path, auto_approve, allow_destroy, replace, drain_timeout, lock_timeout } => {
+        Command::Apply { path, auto_approve, allow_destroy, replace, drain_timeout, lock_timeout, envs } => {
             let options =
                 commands::apply::Options { auto_approve, allow_destroy, replace, drain_timeout, lock_timeout };
-            commands::apply::run(&path, &options, connection, out)
+            if envs.is_empty() {
+                commands::apply::run(&path, &options, connection, out)
+            } else {
+                commands::rollout::run(&path, &envs, &options, connection, out)
+            }
         }
         Command::Status => commands::status::status(connection, out),
         Command::History { vhosts } => commands::status::history(&vhosts, connection, out),

@@ -121,7 +121,7 @@ pub(super) fn read(
 }
 
 /// The stages, each naming declared environments once; an environment in
-/// no stage is left out of `apply --env all`, which is said.
+/// no stage goes last in `apply --env all`, which is said.
 fn stages(
     id: FileId,
     deploy: DeploySection,
@@ -171,10 +171,7 @@ fn stages(
             Diagnostic::warning("project-file", format!("environment \"{}\" is in no stage of [deploy]", e.name))
                 .at(e.at.clone())
                 .label("here")
-                .help(format!(
-                    "`apply --env all` leaves it out; apply it alone with `--env {}`, or add it to a stage",
-                    e.name
-                )),
+                .help("`apply --env all` rolls it out last, after every stage; add it to a stage to say when"),
         );
     }
     out
@@ -319,7 +316,7 @@ stages = [["staging"], ["prod-eu", "prod-us"]]
         assert!(errors[0].message.contains("\"c\", which is not declared"), "{:?}", errors[0]);
         assert!(errors[1].message.contains("\"a\" is in two stages"), "{:?}", errors[1]);
         assert_eq!(at(text, errors[1]), "\"a\"");
-        // b is in no stage: said, and left out of the roll-out.
+        // b is in no stage: said; it goes last in a rollout.
         let warnings: Vec<&Diagnostic> = d.iter().filter(|d| d.severity == Severity::Warning).collect();
         assert_eq!(warnings.len(), 1, "{d:?}");
         assert!(warnings[0].message.contains("\"b\" is in no stage"), "{:?}", warnings[0]);

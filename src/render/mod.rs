@@ -2,6 +2,7 @@
 //! [`PlanDocument`].
 
 mod document;
+pub mod fleet;
 pub mod human;
 pub mod markdown;
 

@@ -1,0 +1,196 @@
+//! `--env`: a command over some of a project's environments, each its
+//! topology (the base with its overlays) on its own broker. `plan` reads
+//! every chosen broker at once and prints one report.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::live_side;
+use super::plan::Show;
+use super::planned::{Planned, compute};
+use crate::cli::Connection;
+use crate::desired::{self, Desired};
+use crate::diagnostic::{Diagnostic, render as render_diagnostics};
+use crate::error::{self, Done, Error};
+use crate::output::Output;
+use crate::project::Environment;
+use crate::render::fleet::{self, EnvironmentDoc, FleetDocument};
+use crate::render::{DiagnosticDoc, Format, PlanDocument};
+
+/// How many brokers are read at once: enough for a fleet, few enough for
+/// the machine warren runs on.
+const AT_ONCE: usize = 8;
+
+/// The environments `--env` picks, and the base they share.
+pub struct Chosen {
+    /// The base's files as read, before the whole-topology checks, which
+    /// run on each environment's merged topology.
+    pub base: Desired,
+    /// The base's own diagnostics, shown once.
+    pub shown: Vec<Diagnostic>,
+    pub environments: Vec<Environment>,
+}
+
+/// Reads the base and picks the environments; a base with errors, or a
+/// pattern that picks none, is said and ends the command.
+pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, Error> {
+    let base = desired::load_unchecked(path);
+    let mut checked = base.clone();
+    let found = desired::lint(&checked);
+    checked.add_findings(found);
+    show(&checked.diagnostics, &checked, out);
+    if checked.has_errors() {
+        eprintln!("{} is not valid: no environment was planned.", path.display());
+        return Err(Error::Invalid);
+    }
+    match base.project.select(patterns) {
+        Ok(picked) => {
+            let environments = picked.into_iter().cloned().collect();
+            Ok(Chosen { base, shown: checked.diagnostics, environments })
+        }
+        Err(d) => {
+            show(&[d], &checked, out);
+            Err(Error::Invalid)
+        }
+    }
+}
+
+fn show(diagnostics: &[Diagnostic], desired: &Desired, out: Output) {
+    let shown: Vec<Diagnostic> = diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
+    eprint!("{}", render_diagnostics(&shown, &desired.sources, out.diagnostic_style()));
+}
+
+/// The connection to an environment's broker: its URLs from the variables
+/// it names, the TLS files from the command line.
+pub fn connection(env: &Environment, shared: &Connection) -> Result<Connection, Diagnostic> {
+    let read = |variable: &str, what: &str| {
+        std::env::var(variable).ok().filter(|v| !v.is_empty()).ok_or_else(|| {
+            Diagnostic::error(
+                "environment",
+                format!("${variable} is not set: it holds the {what} of environment \"{}\"", env.name),
+            )
+            .help(format!(
+                "export {variable}=https://user:password@host:port (credentials live in the variable, never in files)"
+            ))
+        })
+    };
+    let url = read(&env.url_env, "management API URL")?;
+    let amqp_url = match &env.amqp_url_env {
+        Some(v) => Some(read(v, "AMQP URL")?),
+        None => None,
+    };
+    Ok(Connection { url, amqp_url, ..shared.clone() })
+}
+
+/// One environment's part of a plan: its document, and the diagnostics of
+/// its own to show (those the base does not have).
+struct Part {
+    doc: EnvironmentDoc,
+    own: Vec<Diagnostic>,
+    desired: Option<Desired>,
+}
+
+/// `warren plan --env ...`: one report for every chosen environment.
+pub fn plan(path: &Path, patterns: &[String], show_as: &Show, shared: &Connection, out: Output) -> error::Result {
+    let chosen = choose(path, patterns, out)?;
+    let doc = plan_all(&chosen, path, shared, &show_as.replace, out);
+    print(&doc, show_as.format, out);
+    if doc.has_errors() {
+        Err(Error::Environments)
+    } else if show_as.detailed_exitcode && doc.has_changes() {
+        Ok(Done::Changes)
+    } else {
+        Ok(Done::Ok)
+    }
+}
+
+/// Prints the report on stdout; with -q, in the human format, its last line.
+pub fn print(doc: &FleetDocument, format: Format, out: Output) {
+    if out.quiet && format == Format::Human {
+        println!("{}", fleet::summary_line(doc));
+    } else {
+        print!("{}", fleet::render(doc, format, out.color && format == Format::Human));
+    }
+}
+
+/// Plans every chosen environment, its broker read at once with the
+/// others'; each environment's own diagnostics are shown on stderr.
+pub fn plan_all(chosen: &Chosen, path: &Path, shared: &Connection, replace: &[String], out: Output) -> FleetDocument {
+    let parts = at_once(&chosen.environments, |env| plan_one(chosen, path, env, shared, replace));
+    for (env, part) in chosen.environments.iter().zip(&parts) {
+        let Some(desired) = &part.desired else { continue };
+        let shown: Vec<Diagnostic> = part.own.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
+        if !shown.is_empty() {
+            eprintln!("In environment {}:", env.name);
+            eprint!("{}", render_diagnostics(&shown, &desired.sources, out.diagnostic_style()));
+        }
+    }
+    FleetDocument::new(&path.display().to_string(), parts.into_iter().map(|p| p.doc).collect())
+}
+
+/// The plan of one environment, or why there is none.
+fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection, replace: &[String]) -> Part {
+    let desired = desired::environment(&chosen.base, path, env);
+    let mine = |d: &Desired| own(d, &chosen.shown);
+    let failed = |broker: &str, errors: &[Diagnostic], desired: &Desired| {
+        let docs = errors.iter().map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
+        EnvironmentDoc::failed(&env.name, broker, docs)
+    };
+    let connection = match connection(env, shared) {
+        Ok(c) => c,
+        Err(d) => return Part { doc: failed("", &[d], &desired), own: mine(&desired), desired: Some(desired) },
+    };
+    let broker = live_side::describe(&connection);
+    if desired.has_errors() {
+        let errors: Vec<Diagnostic> = desired.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
+        return Part { doc: failed(&broker, &errors, &desired), own: mine(&desired), desired: Some(desired) };
+    }
+    let live = match live_side::from_broker(&connection, &desired.topology) {
+        Ok(l) => l,
+        Err(d) => {
+            let d = for_environment(d, env);
+            return Part { doc: failed(&broker, &[d], &desired), own: mine(&desired), desired: Some(desired) };
+        }
+    };
+    let planned: Planned = compute(desired, path, live, replace);
+    let doc: PlanDocument = planned.document.clone();
+    Part {
+        doc: EnvironmentDoc::planned(&env.name, &broker, doc),
+        own: mine(&planned.desired),
+        desired: Some(planned.desired),
+    }
+}
+
+/// A broker error's help names the environment's variable, not `--url`.
+fn for_environment(mut d: Diagnostic, env: &Environment) -> Diagnostic {
+    let variable = format!("${}", env.url_env);
+    d.help = d.help.map(|h| h.replace("--url (or WARREN_URL)", &variable).replace("--url or WARREN_URL", &variable));
+    d
+}
+
+/// An environment's diagnostics that the base's do not already say.
+fn own(desired: &Desired, base: &[Diagnostic]) -> Vec<Diagnostic> {
+    let said = |d: &Diagnostic| base.iter().any(|b| b.location == d.location && b.message == d.message);
+    desired.diagnostics.iter().filter(|d| !said(d)).cloned().collect()
+}
+
+/// `f` of each item, at most [`AT_ONCE`] at a time, in the items' order:
+/// one slow broker holds up only its own environment.
+pub fn at_once<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..items.len().min(AT_ONCE) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    results.lock().expect("no worker panics holding the results")[i] = Some(r);
+                }
+            });
+        }
+    });
+    results.into_inner().expect("the workers are done").into_iter().map(|r| r.expect("every item was run")).collect()
+}

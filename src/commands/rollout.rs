@@ -1,0 +1,182 @@
+//! `warren apply --env ...`: one environment is applied as `warren apply`
+//! applies a topology; several are rolled out stage by stage in the order
+//! of `[deploy]`, the environments of one stage at once, each by a warren
+//! process of its own (its own lock, journal and output), and the rollout
+//! stops before the next stage when any environment of a stage did not end
+//! well. Environments in no stage go last, together.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+
+use super::apply::{self, Options};
+use super::fleet::{self, Chosen};
+use super::saved_plan::ApplyInput;
+use super::{live_side, plan::print_invalid};
+use crate::cli::Connection;
+use crate::desired;
+use crate::error::{self, Done, Error};
+use crate::exit::Exit;
+use crate::output::Output;
+use crate::project::Environment;
+use crate::render::Format;
+
+pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connection, out: Output) -> error::Result {
+    let chosen = fleet::choose(path, patterns, out)?;
+    if let [env] = &chosen.environments[..] {
+        return apply_one(&chosen, path, env, options, shared, out);
+    }
+    let doc = fleet::plan_all(&chosen, path, shared, &options.replace, out);
+    fleet::print(&doc, Format::Human, out);
+    if doc.has_errors() {
+        eprintln!("Nothing was changed: every chosen environment must be planned before any is applied.");
+        return Err(Error::Environments);
+    }
+    let stages = stages(&chosen);
+    if !options.auto_approve {
+        let order: Vec<String> =
+            stages.iter().map(|s| s.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")).collect();
+        let question = format!(
+            "Do you want to apply to {} environments, stage by stage ({})? Each plans again under its own lock.",
+            chosen.environments.len(),
+            order.join("; then ")
+        );
+        if !super::confirm::confirm(&question, "apply") {
+            return Err(Error::Declined);
+        }
+    }
+    let mut outcomes: Vec<(String, usize, Option<Exit>)> = Vec::new();
+    let mut stopped = false;
+    for (n, stage) in stages.iter().enumerate() {
+        if stopped {
+            outcomes.extend(stage.iter().map(|e| (e.name.clone(), n + 1, None)));
+            continue;
+        }
+        if !out.quiet {
+            let names: Vec<&str> = stage.iter().map(|e| e.name.as_str()).collect();
+            eprintln!("\nStage {} of {}: {}", n + 1, stages.len(), names.join(", "));
+        }
+        let printing = Mutex::new(());
+        let ended = fleet::at_once(stage, |env| {
+            let (exit, text) = child(path, env, options, shared, out);
+            let _held = printing.lock().expect("no printer panics");
+            println!("\n── environment {}: {} ──\n", env.name, said(Some(exit)));
+            print!("{text}");
+            exit
+        });
+        for (env, exit) in stage.iter().zip(ended) {
+            stopped |= exit != Exit::Ok;
+            outcomes.push((env.name.clone(), n + 1, Some(exit)));
+        }
+    }
+    println!("\nRollout of {} environments:\n", outcomes.len());
+    let width = outcomes.iter().map(|(n, _, _)| n.len()).max().unwrap_or(0);
+    for (name, stage, exit) in &outcomes {
+        println!("  {name:<width$}  stage {stage}  {}", said(*exit));
+    }
+    if stopped {
+        println!("\nThe rollout stopped after the stage that did not end well; run it again to go on.");
+    }
+    // The rollout ends as its worst environment did.
+    let worst = [Exit::Error, Exit::Refused, Exit::Locked, Exit::Paused]
+        .into_iter()
+        .find(|w| outcomes.iter().any(|(_, _, e)| *e == Some(*w)));
+    match worst {
+        None => Ok(Done::Ok),
+        Some(exit) => Err(Error::Rollout(exit)),
+    }
+}
+
+/// What an environment's apply ended with, in words.
+fn said(exit: Option<Exit>) -> &'static str {
+    match exit {
+        None => "not started",
+        Some(Exit::Ok | Exit::Changes) => "applied",
+        Some(Exit::Paused) => "paused: a migration waits (exit 3)",
+        Some(Exit::Refused) => "refused (exit 4)",
+        Some(Exit::Locked) => "locked by another apply (exit 5)",
+        Some(Exit::Error) => "failed (exit 1)",
+    }
+}
+
+/// The stages of the chosen environments, in `[deploy]` order; those in no
+/// stage last, together.
+fn stages(chosen: &Chosen) -> Vec<Vec<Environment>> {
+    let stages = &chosen.base.project.stages;
+    let find = |name: &str| chosen.environments.iter().find(|e| e.name == name).cloned();
+    let mut out: Vec<Vec<Environment>> =
+        stages.iter().map(|s| s.iter().filter_map(|n| find(n)).collect::<Vec<_>>()).filter(|s| !s.is_empty()).collect();
+    let staged = |e: &Environment| stages.iter().any(|s| s.contains(&e.name));
+    let rest: Vec<Environment> = chosen.environments.iter().filter(|e| !staged(e)).cloned().collect();
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
+/// One environment's apply in a warren process of its own, confirmed
+/// already; its exit, and its output (stdout, then stderr).
+fn child(path: &Path, env: &Environment, options: &Options, shared: &Connection, out: Output) -> (Exit, String) {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return (Exit::Error, format!("error: cannot start warren again: {e}\n")),
+    };
+    let mut cmd = Command::new(exe);
+    cmd.arg("apply").arg(path).args(["--env", &env.name, "--auto-approve", "--color", "never"]);
+    // Its plan was shown with the rollout's: the child says what it did.
+    cmd.arg(if out.verbose { "-v" } else { "-q" });
+    if options.allow_destroy {
+        cmd.arg("--allow-destroy");
+    }
+    for q in &options.replace {
+        cmd.args(["--replace", q]);
+    }
+    cmd.arg(format!("--drain-timeout={}s", options.drain_timeout.as_secs()));
+    cmd.arg(format!("--lock-timeout={}s", options.lock_timeout.as_secs()));
+    for (flag, file) in
+        [("--ca-cert", &shared.ca_cert), ("--client-cert", &shared.client_cert), ("--client-key", &shared.client_key)]
+    {
+        if let Some(f) = file {
+            cmd.arg(flag).arg(f);
+        }
+    }
+    match cmd.output() {
+        Ok(o) => {
+            let exit = match o.status.code() {
+                Some(0) => Exit::Ok,
+                Some(2) => Exit::Changes,
+                Some(3) => Exit::Paused,
+                Some(4) => Exit::Refused,
+                Some(5) => Exit::Locked,
+                _ => Exit::Error,
+            };
+            (exit, format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+        }
+        Err(e) => (Exit::Error, format!("error: cannot start warren again: {e}\n")),
+    }
+}
+
+/// `apply --env NAME`: the environment's topology, applied to its broker.
+fn apply_one(
+    chosen: &Chosen,
+    path: &Path,
+    env: &Environment,
+    options: &Options,
+    shared: &Connection,
+    out: Output,
+) -> error::Result {
+    let desired = desired::environment(&chosen.base, path, env);
+    let connection = match fleet::connection(env, shared) {
+        Ok(c) => c,
+        Err(d) => {
+            eprint!("{}", crate::diagnostic::render(&[d], &desired.sources, out.diagnostic_style()));
+            return Err(Error::Invalid);
+        }
+    };
+    if desired.has_errors() {
+        return Err(print_invalid(&desired, path, &live_side::describe(&connection), Format::Human, out));
+    }
+    let broker = live_side::open(&connection)?;
+    let input = ApplyInput { desired, path: path.to_path_buf(), replace: options.replace.clone(), saved: None };
+    apply::apply(&broker, input, options, out)
+}

@@ -1,0 +1,220 @@
+//! The plans of several environments as one report: a summary table, then
+//! each environment's plan or the error that kept it from one. JSON,
+//! human and markdown views are drawn from the same [`FleetDocument`].
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use super::document::{DiagnosticDoc, FORMAT_VERSION, PlanDocument};
+use super::{Format, human, markdown};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetDocument {
+    pub format_version: String,
+    /// The topology directory every environment's files start from.
+    pub desired: String,
+    pub environments: Vec<EnvironmentDoc>,
+}
+
+/// One environment: its plan, or why there is none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvironmentDoc {
+    pub name: String,
+    /// The management API's address, without credentials; empty when its
+    /// variable is not set.
+    pub broker: String,
+    /// Whether the broker differs from the environment's files; absent
+    /// without a plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanDocument>,
+    /// What kept it from a plan: its files' errors, or the broker's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<DiagnosticDoc>,
+}
+
+impl EnvironmentDoc {
+    pub fn planned(name: &str, broker: &str, plan: PlanDocument) -> Self {
+        let drift = Some(plan.has_changes());
+        EnvironmentDoc { name: name.into(), broker: broker.into(), drift, plan: Some(plan), errors: Vec::new() }
+    }
+
+    pub fn failed(name: &str, broker: &str, errors: Vec<DiagnosticDoc>) -> Self {
+        EnvironmentDoc { name: name.into(), broker: broker.into(), drift: None, plan: None, errors }
+    }
+}
+
+impl FleetDocument {
+    pub fn new(desired: &str, environments: Vec<EnvironmentDoc>) -> Self {
+        FleetDocument { format_version: FORMAT_VERSION.into(), desired: desired.into(), environments }
+    }
+
+    /// True when some environment could not be planned.
+    pub fn has_errors(&self) -> bool {
+        self.environments.iter().any(|e| e.plan.is_none())
+    }
+
+    /// True when some environment's plan changes its broker.
+    pub fn has_changes(&self) -> bool {
+        self.environments.iter().any(|e| e.drift == Some(true))
+    }
+}
+
+/// The report in the chosen format.
+pub fn render(doc: &FleetDocument, format: Format, color: bool) -> String {
+    match format {
+        Format::Human => render_human(doc, color),
+        Format::Json => serde_json::to_string_pretty(doc).expect("a fleet document always serialises") + "\n",
+        Format::Markdown => render_markdown(doc),
+    }
+}
+
+/// One row per environment: its counts and drift, or its first error.
+fn table(doc: &FleetDocument) -> Vec<[String; 7]> {
+    let mut rows = vec![["ENVIRONMENT", "BROKER", "ADD", "CHANGE", "DESTROY", "MIGRATE", "DRIFT"].map(String::from)];
+    for e in &doc.environments {
+        let broker = if e.broker.is_empty() { "-".to_string() } else { e.broker.clone() };
+        match &e.plan {
+            Some(p) => {
+                let s = &p.summary;
+                let drift = if e.drift == Some(true) { "yes" } else { "no" };
+                rows.push([
+                    e.name.clone(),
+                    broker,
+                    s.add.to_string(),
+                    s.change.to_string(),
+                    s.destroy.to_string(),
+                    s.migrate.to_string(),
+                    drift.to_string(),
+                ]);
+            }
+            None => {
+                let message = e.errors.first().map_or("no plan".to_string(), |d| format!("error: {}", d.message));
+                rows.push([
+                    e.name.clone(),
+                    broker,
+                    message,
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
+        }
+    }
+    rows
+}
+
+/// The last line: how many were planned, and what all of them would do.
+pub fn summary_line(doc: &FleetDocument) -> String {
+    let planned: Vec<&PlanDocument> = doc.environments.iter().filter_map(|e| e.plan.as_ref()).collect();
+    let failed = doc.environments.len() - planned.len();
+    let sum = |f: fn(&PlanDocument) -> usize| planned.iter().map(|p| f(p)).sum::<usize>();
+    let changing = doc.environments.iter().filter(|e| e.drift == Some(true)).count();
+    let mut line = match failed {
+        0 => format!("{} environments planned", planned.len()),
+        _ => format!("{} of {} environments planned ({failed} could not be)", planned.len(), doc.environments.len()),
+    };
+    if planned.is_empty() {
+        line += ".";
+    } else if changing == 0 {
+        line += ": no changes.";
+    } else {
+        let _ = write!(
+            line,
+            "; {changing} with changes: {} to add, {} to change, {} to destroy, {} to migrate in all.",
+            sum(|p| p.summary.add),
+            sum(|p| p.summary.change),
+            sum(|p| p.summary.destroy),
+            sum(|p| p.summary.migrate)
+        );
+    }
+    line
+}
+
+fn render_human(doc: &FleetDocument, color: bool) -> String {
+    let mut out = format!("Plans of {} environments of {}:\n\n", doc.environments.len(), doc.desired);
+    let rows = table(doc);
+    // An error's row spans the count columns: it does not widen them.
+    let width = |i: usize| rows.iter().filter(|r| i < 2 || !r[3].is_empty()).map(|r| r[i].chars().count()).max();
+    let widths: Vec<usize> = (0..6).map(|i| width(i).unwrap_or(0)).collect();
+    for (n, r) in rows.iter().enumerate() {
+        let mut line = String::from(" ");
+        for (i, cell) in r.iter().enumerate() {
+            // An error runs on across the count columns.
+            let error = n > 0 && i == 2 && r[3].is_empty();
+            match i {
+                _ if error => line += &format!(" {cell}"),
+                0 | 1 => line += &format!(" {cell:<w$}", w = widths[i]),
+                6 => line += &format!(" {cell}"),
+                _ => line += &format!(" {cell:>w$}", w = widths[i]),
+            }
+            if error {
+                break;
+            }
+        }
+        out += line.trim_end();
+        out += "\n";
+    }
+    for e in &doc.environments {
+        let broker = if e.broker.is_empty() { String::new() } else { format!(" ({})", e.broker) };
+        let _ = writeln!(out, "\n── environment {}{broker} ──\n", e.name);
+        match &e.plan {
+            Some(p) => out += &human::render(p, color),
+            None => {
+                for d in &e.errors {
+                    let _ = writeln!(out, "error: {}", located(d));
+                    if let Some(h) = &d.help {
+                        let _ = writeln!(out, "  help: {h}");
+                    }
+                }
+            }
+        }
+    }
+    out += "\n";
+    out += &summary_line(doc);
+    out += "\n";
+    out
+}
+
+/// `file:line:column: message`, or the message alone.
+fn located(d: &DiagnosticDoc) -> String {
+    match (&d.file, d.line, d.column) {
+        (Some(f), Some(l), Some(c)) => format!("{f}:{l}:{c}: {}", d.message),
+        _ => d.message.clone(),
+    }
+}
+
+fn render_markdown(doc: &FleetDocument) -> String {
+    let mut out = format!("### warren plan for `{}`: {} environments\n\n", doc.desired, doc.environments.len());
+    let _ = writeln!(out, "**{}**\n", summary_line(doc));
+    let rows = table(doc);
+    for (n, r) in rows.iter().enumerate() {
+        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+        if n == 0 {
+            out += "|---|---|--:|--:|--:|--:|---|\n";
+        }
+    }
+    out += "\n";
+    for e in &doc.environments {
+        match &e.plan {
+            Some(p) => {
+                let _ = writeln!(out, "<details><summary><b>{}</b>: {}</summary>\n", e.name, human::summary_line(p));
+                // The environment's own comment, one heading down.
+                out += &markdown::render(p).replacen("### ", "#### ", 1);
+                out += "\n</details>\n\n";
+            }
+            None => {
+                let _ = writeln!(out, "- :x: **{}**: no plan", e.name);
+                for d in &e.errors {
+                    let _ = writeln!(out, "  - {} (`{}`)", located(d), d.code);
+                }
+                out += "\n";
+            }
+        }
+    }
+    out
+}
