@@ -15,6 +15,7 @@ mod architecture;
 mod broker_behaviour;
 mod diff;
 mod environments;
+mod environments_broker;
 mod export;
 mod import;
 mod import_broker;

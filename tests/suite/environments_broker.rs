@@ -1,0 +1,252 @@
+//! Environments on real brokers: three private nodes as three
+//! environments of one project (`scripts/broker fleet`), planned in one
+//! report and rolled out stage by stage.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::common::broker::{TestBroker, readable_dir};
+use super::common::{Run, warren_env};
+
+/// One test at a time on the fleet: one stops a node, one holds a stage.
+static FLEET: Mutex<()> = Mutex::new(());
+
+/// The three nodes, by environment: one, two, three.
+struct Fleet {
+    nodes: Vec<String>,
+    urls: Vec<String>,
+}
+
+const NAMES: [&str; 3] = ["one", "two", "three"];
+
+impl Fleet {
+    fn from_env() -> Fleet {
+        let list = |name: &str| -> Vec<String> {
+            let v = std::env::var(format!("WARREN_TEST_FLEET_{name}")).unwrap_or_else(|_| {
+                panic!("WARREN_TEST_FLEET_{name} is not set: run the tests with scripts/test, which starts the fleet")
+            });
+            v.split_whitespace().map(str::to_string).collect()
+        };
+        let fleet = Fleet { nodes: list("NODES"), urls: list("URLS") };
+        assert_eq!((fleet.nodes.len(), fleet.urls.len()), (3, 3), "three nodes");
+        fleet
+    }
+
+    fn broker(&self, i: usize) -> TestBroker {
+        TestBroker::at(&self.urls[i], None)
+    }
+
+    /// Each environment's URL variable, set to its node.
+    fn variables(&self, project: &str) -> Vec<(String, String)> {
+        NAMES.iter().zip(&self.urls).map(|(n, u)| (variable(project, n), u.clone())).collect()
+    }
+
+    /// `warren ARGS` with every environment's variable set, and no other
+    /// broker named.
+    fn warren(&self, project: &str, args: &[&str]) -> Run {
+        let vars = self.variables(project);
+        let mut env: Vec<(&str, Option<&str>)> = vars.iter().map(|(k, v)| (k.as_str(), Some(v.as_str()))).collect();
+        env.extend([("WARREN_URL", None), ("WARREN_AMQP_URL", None)]);
+        warren_env(args, &env)
+    }
+
+    /// Stops node `i`'s app; it starts again when the guard drops.
+    fn stop(&self, i: usize) -> Stopped<'_> {
+        ctl(&self.nodes[i], "stop_app");
+        Stopped { fleet: self, i }
+    }
+}
+
+struct Stopped<'a> {
+    fleet: &'a Fleet,
+    i: usize,
+}
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        ctl(&self.fleet.nodes[self.i], "start_app");
+        let broker = self.fleet.broker(self.i);
+        for _ in 0..120 {
+            if broker.try_get("overview").is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        panic!("node {} did not come back", self.fleet.nodes[self.i]);
+    }
+}
+
+fn ctl(node: &str, action: &str) {
+    let ctl = std::env::var("WARREN_TEST_RABBITMQCTL").unwrap_or_else(|_| "rabbitmqctl".into());
+    let out = std::process::Command::new(ctl).args(["-n", node, action]).output().expect("rabbitmqctl runs");
+    assert!(out.status.success(), "rabbitmqctl {action} {node}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn variable(project: &str, env: &str) -> String {
+    format!("{}_{}_URL", project.to_uppercase().replace('-', "_"), env.to_uppercase())
+}
+
+/// A project of three environments whose base is [`v1`], in vhost
+/// `project`; with `limits`, each environment's overlay sets queue `work`'s
+/// length limit: 100, 200, 300. Stages: one, then two and three.
+fn project(dir: &Path, project: &str, limits: bool) {
+    let mut toml = format!("[project]\nname = \"{project}\"\n");
+    for (i, name) in NAMES.iter().enumerate() {
+        toml += &format!("\n[environments.{name}]\nurl_env = \"{}\"\n", variable(project, name));
+        if !limits {
+            continue;
+        }
+        toml += &format!("overlays = [\"overlays/{name}\"]\n");
+        let overlay = dir.join("overlays").join(name);
+        std::fs::create_dir_all(&overlay).unwrap();
+        let limit = 100 * (i + 1);
+        std::fs::write(
+            overlay.join("limits.toml"),
+            format!("vhosts = [\"{project}\"]\n\n[queues.work]\narguments.x-max-length = {limit}\n"),
+        )
+        .unwrap();
+    }
+    toml += "\n[deploy]\nstages = [[\"one\"], [\"two\", \"three\"]]\n";
+    std::fs::write(dir.join("warren.toml"), toml).unwrap();
+    let v1 = format!(
+        "vhosts = [\"{project}\"]\n\n[exchanges.events]\ntype = \"fanout\"\n\n\
+         [queues.work]\ntype = \"classic\"\narguments = {{ x-max-length = 10 }}\n\n\
+         [[bindings]]\nsource = \"events\"\nqueue = \"work\"\n"
+    );
+    std::fs::write(dir.join("topology.toml"), v1).unwrap();
+}
+
+/// The base, changed: queue `work` replaced by the quorum queue `work.v2`,
+/// a live migration on each broker.
+fn v2(dir: &Path, project: &str) {
+    let v2 = format!(
+        "vhosts = [\"{project}\"]\n\n[exchanges.events]\ntype = \"fanout\"\n\n\
+         [queues.\"work.v2\"]\ntype = \"quorum\"\nreplaces = \"work\"\n\n\
+         [[bindings]]\nsource = \"events\"\nqueue = \"work.v2\"\n"
+    );
+    std::fs::write(dir.join("topology.toml"), v2).unwrap();
+}
+
+/// Each node without the project's vhost and without warren's records, as
+/// a first run finds it: the fleet's nodes are these tests' alone.
+fn afresh(fleet: &Fleet, vhost: &str) {
+    for i in 0..3 {
+        let broker = fleet.broker(i);
+        broker.delete(&format!("vhosts/{vhost}"));
+        for p in broker.get("global-parameters").as_array().into_iter().flatten() {
+            let name = p["name"].as_str().unwrap_or_default();
+            if name.starts_with("warren") {
+                broker.delete(&format!("global-parameters/{name}"));
+            }
+        }
+    }
+}
+
+/// The line of the rollout's end report about environment `name`.
+fn outcome(run: &Run, name: &str) -> String {
+    let report = run.stdout.rsplit("\nRollout of ").next().unwrap_or_default();
+    report.lines().find(|l| l.trim_start().starts_with(&format!("{name} "))).unwrap_or_default().to_string()
+}
+
+fn queue(fleet: &Fleet, i: usize, vhost: &str, name: &str) -> Option<serde_json::Value> {
+    fleet.broker(i).try_get(&format!("queues/{vhost}/{name}"))
+}
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn one_report_for_three_brokers_one_stopped_then_all_converge_with_their_overlays_values() {
+    let _turn = FLEET.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let fleet = Fleet::from_env();
+    let name = "fleet-converge";
+    afresh(&fleet, name);
+    let dir = readable_dir();
+    project(dir.path(), name, true);
+    let path = dir.path().to_str().unwrap();
+
+    // Node three is down: two plans and one clear error, exit 1.
+    let stopped = fleet.stop(2);
+    let run = fleet.warren(name, &["plan", path, "--env", "all", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let envs = doc["environments"].as_array().unwrap();
+    let by_name = |n: &str| envs.iter().find(|e| e["name"] == n).unwrap().clone();
+    for n in ["one", "two"] {
+        assert_eq!(by_name(n)["drift"], true, "{n}: {}", run.stdout);
+        assert_eq!(by_name(n)["plan"]["summary"]["add"], 4, "{n}: vhost, exchange, queue, binding");
+    }
+    let three = by_name("three");
+    assert!(three["plan"].is_null());
+    let error = three["errors"][0]["message"].as_str().unwrap();
+    assert!(error.contains("cannot reach the RabbitMQ management API"), "{error}");
+    assert!(!three["broker"].as_str().unwrap().contains("guest:"), "no credentials in the report");
+    // The human report says the same, in a table first.
+    let run = fleet.warren(name, &["plan", path, "--env", "all"]);
+    assert_eq!(run.code, 1);
+    let table: Vec<&str> = run.stdout.lines().skip(2).take(4).collect();
+    assert!(table[0].contains("ENVIRONMENT") && table[0].contains("DRIFT"), "{}", run.stdout);
+    assert!(table[1].starts_with("  one ") && table[1].ends_with(" yes"), "{}", run.stdout);
+    assert!(table[2].starts_with("  three ") && table[2].contains("error: cannot reach"), "{}", run.stdout);
+    drop(stopped);
+
+    // With it started, one rollout converges all three, stage by stage.
+    let run = fleet.warren(name, &["apply", path, "--env", "all", "--auto-approve"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(outcome(&run, "one").contains("stage 1  applied"), "{}", run.stdout);
+    assert!(outcome(&run, "three").contains("stage 2  applied"), "{}", run.stdout);
+    let run = fleet.warren(name, &["plan", path, "--env", "all", "--detailed-exitcode"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.ends_with("3 environments planned: no changes.\n"), "{}", run.stdout);
+    // Each broker has what its overlay says.
+    for i in 0..3 {
+        let work = queue(&fleet, i, name, "work").unwrap();
+        assert_eq!(work["arguments"]["x-max-length"], json!(100 * (i + 1)), "node {i}");
+    }
+}
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_stage_that_pauses_stops_the_rollout_and_a_rerun_goes_on() {
+    let _turn = FLEET.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let fleet = Fleet::from_env();
+    let name = "fleet-pause";
+    afresh(&fleet, name);
+    let dir = readable_dir();
+    project(dir.path(), name, false);
+    let path = dir.path().to_str().unwrap();
+    let run = fleet.warren(name, &["apply", path, "--env", "all", "--auto-approve"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    // Messages wait in environment one's queue, with no consumer: its
+    // migration to quorum pauses at the drain timeout.
+    let one = fleet.broker(0);
+    for i in 0..5 {
+        let body =
+            json!({"properties": {}, "routing_key": "work", "payload": format!("m{i}"), "payload_encoding": "string"});
+        one.post(&format!("exchanges/{name}/amq.default/publish"), body);
+    }
+    v2(dir.path(), name);
+    let run = fleet.warren(name, &["apply", path, "--env", "all", "--auto-approve", "--drain-timeout", "2s"]);
+    assert_eq!(run.code, 3, "paused:\n{}\n{}", run.stdout, run.stderr);
+    assert!(outcome(&run, "one").contains("paused"), "{}", run.stdout);
+    assert!(outcome(&run, "two").contains("not started"), "{}", run.stdout);
+    assert!(outcome(&run, "three").contains("not started"), "{}", run.stdout);
+    for i in 1..3 {
+        assert!(queue(&fleet, i, name, "work.v2").is_none(), "stage 2 was not started on node {i}");
+    }
+
+    // Someone reads the old queue empty; the rollout goes on where it stopped.
+    let got = one.post(
+        &format!("queues/{name}/work/get"),
+        json!({"count": 5, "ackmode": "ack_requeue_false", "encoding": "auto"}),
+    );
+    assert_eq!(got.as_array().map(Vec::len), Some(5), "{got}");
+    let run = fleet.warren(name, &["apply", path, "--env", "all", "--auto-approve", "--drain-timeout", "60s"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for i in 0..3 {
+        assert_eq!(queue(&fleet, i, name, "work.v2").unwrap()["type"], "quorum", "node {i}");
+        assert!(queue(&fleet, i, name, "work").is_none(), "node {i}: the old queue is gone");
+    }
+}
