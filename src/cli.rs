@@ -127,7 +127,14 @@ pub enum Command {
         envs: Vec<String>,
     },
     /// In-flight migrations and where each stands, and the apply running now, if any.
-    Status,
+    Status {
+        /// The topology directory whose environments `--env` names.
+        #[arg(long, value_name = "PATH", default_value = "topology")]
+        path: PathBuf,
+        /// The status of these environments' brokers, one after another: a name, `all`, or a glob.
+        #[arg(long = "env", value_name = "ENV")]
+        envs: Vec<String>,
+    },
     /// What ran on the broker, when, by whom, and how it ended (the newest runs, per vhost).
     History {
         /// Only runs that touched this vhost. Repeatable.
@@ -171,11 +178,15 @@ pub enum Command {
         envs: Vec<String>,
     },
     /// The plan from one desired state to another, offline: for reviewing a pull request.
+    /// With `--env A --env B`: how environment B's topology differs from A's (what the overlays change).
     Diff {
-        /// The topology before the change (e.g. the main branch's checkout).
-        old: PathBuf,
-        /// The topology after it.
-        new: PathBuf,
+        /// OLD NEW: the topology before the change (e.g. the main branch's checkout) and after it.
+        /// With --env: the topology directory (default `topology`).
+        #[arg(value_name = "PATH", num_args = 0..=2)]
+        paths: Vec<PathBuf>,
+        /// Two environments of the project to compare, the first as OLD.
+        #[arg(long = "env", value_name = "ENV")]
+        envs: Vec<String>,
         #[command(flatten)]
         output: PlanOutput,
     },
@@ -188,6 +199,9 @@ pub enum Command {
         /// Write the definitions to this file instead of standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Export this environment's topology: the base with its overlays merged over it.
+        #[arg(long = "env", value_name = "ENV")]
+        envs: Vec<String>,
     },
     /// Write topology files (one per vhost, and users.toml) for what the
     /// broker holds, or a definitions export.

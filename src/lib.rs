@@ -63,7 +63,13 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
                 commands::rollout::run(&path, &envs, &options, connection, out)
             }
         }
-        Command::Status => commands::status::status(connection, out),
+        Command::Status { path, envs } => {
+            if envs.is_empty() {
+                commands::status::status(connection, out)
+            } else {
+                commands::fleet::status(&path, &envs, connection, out)
+            }
+        }
         Command::History { vhosts } => commands::status::history(&vhosts, connection, out),
         Command::Abort { id, auto_approve, lock_timeout } => {
             commands::abort::run(&id, auto_approve, lock_timeout, connection, out)
@@ -72,14 +78,14 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
             commands::adopt::run(&path, &from, auto_approve, lock_timeout, connection, out)
         }
         Command::Validate { path, envs } => commands::validate::run(&path, &envs, out),
-        Command::Diff { old, new, output } => commands::plan::diff_command(&old, &new, &show(output), out),
-        Command::Export { path, out: file } => commands::export::run(&path, file.as_deref(), out),
+        Command::Diff { paths, envs, output } => commands::plan::diff_command(&paths, &envs, &show(output), out),
+        Command::Export { path, out: file, envs } => commands::export::run(&path, &envs, file.as_deref(), out),
         Command::Import { state, vhosts, out: dir } => {
             commands::import::run(state.as_deref(), &vhosts, &dir, connection, out)
         }
     }
 }
 
-fn show(o: cli::PlanOutput) -> commands::plan::Show {
-    commands::plan::Show { format: o.format, detailed_exitcode: o.detailed_exitcode, replace: o.replace }
+fn show(o: cli::PlanOutput) -> commands::Show {
+    commands::Show { format: o.format, detailed_exitcode: o.detailed_exitcode, replace: o.replace }
 }

@@ -13,11 +13,19 @@ use crate::model::ObjectKey;
 use crate::output::Output;
 use crate::password;
 
-pub fn run(path: &Path, out_file: Option<&Path>, out: Output) -> error::Result {
-    let desired = desired::load(path);
-    show(&desired.diagnostics, &desired.sources, out);
+/// Exports the topology at `path` or, with `envs`, that of the one
+/// environment they pick.
+pub fn run(path: &Path, envs: &[String], out_file: Option<&Path>, out: Output) -> error::Result {
+    let (desired, what) = if envs.is_empty() {
+        let desired = desired::load(path);
+        show(&desired.diagnostics, &desired.sources, out);
+        (desired, path.display().to_string())
+    } else {
+        let (env, desired) = super::fleet::one(path, envs, out)?;
+        (desired, format!("environment {}", env.name))
+    };
     if desired.has_errors() {
-        eprintln!("{} is not valid: nothing exported.", path.display());
+        eprintln!("{what} is not valid: nothing exported.");
         return Err(Error::Invalid);
     }
     let topology = match password::resolve(&desired.topology, |v| std::env::var_os(v)) {
@@ -42,7 +50,7 @@ pub fn run(path: &Path, out_file: Option<&Path>, out: Output) -> error::Result {
         return Err(Error::Invalid);
     }
     if let Some(file) = out_file.filter(|_| !out.quiet) {
-        eprintln!("Exported {} to {}: {}.", path.display(), file.display(), summary(&topology));
+        eprintln!("Exported {what} to {}: {}.", file.display(), summary(&topology));
     }
     Ok(Done::Ok)
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::Show;
 use super::live_side;
-use super::plan::Show;
 use super::planned::{Planned, compute};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
@@ -54,6 +54,20 @@ pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, E
             Err(Error::Invalid)
         }
     }
+}
+
+/// The topology of the one environment `patterns` must pick, checked; its
+/// own diagnostics are shown (the base's were, by [`choose`]).
+pub fn one(path: &Path, patterns: &[String], out: Output) -> Result<(Environment, Desired), Error> {
+    let chosen = choose(path, patterns, out)?;
+    let [env] = &chosen.environments[..] else {
+        let names: Vec<&str> = chosen.environments.iter().map(|e| e.name.as_str()).collect();
+        eprintln!("error: this command takes one environment; `--env` picked {}", names.join(", "));
+        return Err(Error::Invalid);
+    };
+    let desired = desired::environment(&chosen.base, path, env);
+    show(&own(&desired, &chosen.shown), &desired, out);
+    Ok((env.clone(), desired))
 }
 
 fn show(diagnostics: &[Diagnostic], desired: &Desired, out: Output) {
@@ -193,4 +207,33 @@ pub fn at_once<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
         }
     });
     results.into_inner().expect("the workers are done").into_iter().map(|r| r.expect("every item was run")).collect()
+}
+
+/// `warren status --env ...`: each environment's broker in turn, under a
+/// heading; one that cannot be read does not keep the others from view.
+pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: Output) -> error::Result {
+    // Only the project file matters here: the topology need not be valid.
+    let base = desired::load_unchecked(path);
+    let picked = match base.project.select(patterns) {
+        Ok(p) => p,
+        Err(d) => {
+            show(&[d], &base, out);
+            return Err(Error::Invalid);
+        }
+    };
+    let mut failed = false;
+    for (i, env) in picked.into_iter().enumerate() {
+        let connection = connection(env, shared);
+        let broker = connection.as_ref().map_or(String::new(), |c| format!(" ({})", live_side::describe(c)));
+        println!("{}Environment {}{broker}:", if i > 0 { "\n" } else { "" }, env.name);
+        let ended = match connection {
+            Ok(c) => live_side::open(&c).and_then(|b| super::status::status_of(&b)),
+            Err(d) => {
+                show(&[d], &base, out);
+                Err(Error::Invalid)
+            }
+        };
+        failed |= ended.is_err();
+    }
+    if failed { Err(Error::Environments) } else { Ok(Done::Ok) }
 }

@@ -20,6 +20,15 @@ pub mod validate;
 
 use crate::broker::BrokerError;
 use crate::error::Error;
+use crate::render::Format;
+
+/// How a plan is shown (`plan`, `diff`).
+#[derive(Debug, Clone)]
+pub struct Show {
+    pub format: Format,
+    pub detailed_exitcode: bool,
+    pub replace: Vec<String>,
+}
 
 /// Says a broker error and what to do about it.
 fn said(e: BrokerError) -> Error {

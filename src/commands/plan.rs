@@ -1,10 +1,11 @@
 //! `warren plan` and `warren diff`: compare, then show the plan in the
 //! chosen format. The two differ only in where the live side comes from.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::Show;
 use super::live_side::{self, LiveSide};
-use super::planned::{Planned, assemble, compute, draft};
+use super::planned::{Planned, assemble, compare, compute, draft};
 use crate::desired::{self, Desired};
 use crate::diagnostic::{Diagnostic, render as render_diagnostics};
 use crate::error::{self, Done, Error};
@@ -12,14 +13,6 @@ use crate::model::{Inventory, Ownership};
 use crate::output::Output;
 use crate::plan::Plan;
 use crate::render::{self, Format, PlanDocument};
-
-/// How the plan is shown.
-#[derive(Debug, Clone)]
-pub struct Show {
-    pub format: Format,
-    pub detailed_exitcode: bool,
-    pub replace: Vec<String>,
-}
 
 /// Shows why invalid files give no plan.
 pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: Format, out: Output) -> Error {
@@ -198,30 +191,78 @@ impl Clock {
     }
 }
 
-/// `warren diff OLD NEW`: the plan from one desired state to another,
-/// offline. Everything in OLD counts as managed by warren.
-pub fn diff_command(old: &Path, new: &Path, show: &Show, out: Output) -> error::Result {
-    let before = desired::load(old);
-    if before.has_errors() {
-        eprint!("{}", render_diagnostics(&before.diagnostics, &before.sources, out.diagnostic_style()));
-        eprintln!("{} is not valid: no plan was made.", old.display());
-        return Err(Error::Invalid);
+/// `warren diff OLD NEW`, or `warren diff [PATH] --env A --env B`: the plan
+/// from one desired state to another, offline. Everything in OLD counts as
+/// managed by warren.
+pub fn diff_command(paths: &[PathBuf], envs: &[String], show: &Show, out: Output) -> error::Result {
+    let usage = |what: &str| {
+        eprintln!("error: {what}\n  help: `warren diff OLD NEW`, or `warren diff [PATH] --env A --env B`");
+        Err(Error::Invalid)
+    };
+    match (paths, envs) {
+        ([old, new], []) => {
+            let before = desired::load(old);
+            if before.has_errors() {
+                eprint!("{}", render_diagnostics(&before.diagnostics, &before.sources, out.diagnostic_style()));
+                eprintln!("{} is not valid: no plan was made.", old.display());
+                return Err(Error::Invalid);
+            }
+            let desired = desired::load(new);
+            if desired.has_errors() {
+                return Err(print_invalid(&desired, new, &old.display().to_string(), show.format, out));
+            }
+            diff(before, &old.display().to_string(), desired, new, show, out, false)
+        }
+        (_, []) => usage("diff compares two topologies: give OLD and NEW"),
+        ([] | [_], [a, b]) => {
+            let default = PathBuf::from("topology");
+            let path = paths.first().unwrap_or(&default);
+            let (first, before) = super::fleet::one(path, std::slice::from_ref(a), out)?;
+            let (second, desired) = super::fleet::one(path, std::slice::from_ref(b), out)?;
+            let old = format!("environment {}", first.name);
+            let new = PathBuf::from(format!("environment {}", second.name));
+            for (d, label) in [(&before, &old), (&desired, &new.display().to_string())] {
+                if d.has_errors() {
+                    eprintln!("{label} is not valid: no plan was made.");
+                    return Err(Error::Invalid);
+                }
+            }
+            // Contents are compared under the base's vhost names; the
+            // names themselves are said apart.
+            for (env, d) in [(&first, &before), (&second, &desired)] {
+                for (base, name) in &d.renamed {
+                    eprintln!("In environment {}, vhost \"{base}\" is called \"{name}\".", env.name);
+                }
+            }
+            diff(before.in_base_names(), &old, desired.in_base_names(), &new, show, out, true)
+        }
+        (_, [_, _]) => usage("with --env, diff takes at most one PATH, the topology directory"),
+        _ => usage("diff compares two environments: give --env twice"),
     }
-    let desired = desired::load(new);
-    if desired.has_errors() {
-        return Err(print_invalid(&desired, new, &old.display().to_string(), show.format, out));
-    }
+}
+
+/// The plan from `before` (named `old`) to `desired` (named `new`); when
+/// `comparing` environments, what differs rather than what applies.
+fn diff(
+    before: Desired,
+    old: &str,
+    desired: Desired,
+    new: &Path,
+    show: &Show,
+    out: Output,
+    comparing: bool,
+) -> error::Result {
     let live = LiveSide {
         ownership: Ownership::single(&desired.project.name, Inventory::of(&before.topology)),
         records: Default::default(),
         topology: before.topology,
         migrations: Default::default(),
-        origin: old.display().to_string(),
+        origin: old.to_string(),
         notes: Vec::new(),
         queue_counts: None,
         broker_version: None,
     };
-    let planned = compute(desired, new, live, &show.replace);
+    let planned = if comparing { compare(desired, new, live) } else { compute(desired, new, live, &show.replace) };
     print(&planned, show.format, out);
     finish(&planned, show)
 }

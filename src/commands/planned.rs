@@ -28,6 +28,14 @@ pub fn compute(desired: Desired, path: &Path, live: LiveSide, replace: &[String]
     assemble(desired, path, live, drafted)
 }
 
+/// Two desired states compared for review (two environments): what
+/// differs, shown as changes even where a broker could not change it in
+/// place.
+pub fn compare(desired: Desired, path: &Path, before: LiveSide) -> Planned {
+    let drafted = drafted(&desired, &before, &[], true);
+    assemble(desired, path, before, drafted)
+}
+
 /// The plan before it is shown: what [`draft`] computes from its inputs alone.
 pub struct Draft {
     plan: Plan,
@@ -39,12 +47,17 @@ pub struct Draft {
 /// run beside the whole-topology checks; it must not fail on files those
 /// checks refuse, whose plan is then not shown.
 pub fn draft(desired: &Desired, live: &LiveSide, replace: &[String]) -> Draft {
+    drafted(desired, live, replace, false)
+}
+
+fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], comparing: bool) -> Draft {
     let mut notes = live.notes.clone();
     let mut options = Options {
         replace: replace.iter().cloned().collect(),
         queue_counts: live.queue_counts.clone(),
         broker_version: live.broker_version,
         in_flight: live.migrations.clone(),
+        comparing,
         ..Options::default()
     };
     let mut passwords = BTreeMap::new();

@@ -8,11 +8,11 @@ mod parse;
 mod reader;
 pub(crate) mod tree;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use parse::MAX_NAME_BYTES;
 pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, check_expect};
-pub(crate) use reader::did_you_mean;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::Topology;
@@ -29,6 +29,9 @@ pub struct Desired {
     pub diagnostics: Vec<Diagnostic>,
     /// The project the files belong to (`warren.toml`, else `default`).
     pub project: Project,
+    /// An environment's vhosts that its overlays rename: the base's name
+    /// to the environment's.
+    pub renamed: BTreeMap<String, String>,
 }
 
 impl Desired {
@@ -154,6 +157,15 @@ pub fn lint(desired: &Desired) -> Vec<Diagnostic> {
 }
 
 impl Desired {
+    /// The same topology with the vhosts an environment renamed under
+    /// their base names again: for comparing two environments' contents.
+    pub fn in_base_names(mut self) -> Desired {
+        let back: BTreeMap<String, String> = self.renamed.iter().map(|(b, e)| (e.clone(), b.clone())).collect();
+        overlay::rename(&mut self.topology, &mut self.locations, &back);
+        self.renamed.clear();
+        self
+    }
+
     /// Adds what [`lint`] found.
     pub fn add_findings(&mut self, found: Vec<Diagnostic>) {
         self.diagnostics.extend(found);
@@ -181,7 +193,7 @@ fn from_texts(
     });
     let (topology, locations) = merge::merge(decls, &sources, &mut diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
-    Desired { topology, locations, sources, diagnostics, project }
+    Desired { topology, locations, sources, diagnostics, project, renamed: BTreeMap::new() }
 }
 
 /// Each file parsed, in order, with its diagnostics: the files are split

@@ -44,9 +44,9 @@ const OVERLAY_KEYS: &[&str] = &[
 pub fn apply(desired: &mut Desired, files: Vec<(PathBuf, String)>) {
     debug_assert_eq!(OVERLAY_KEYS[..TOP_KEYS.len()], *TOP_KEYS);
     let ids: Vec<FileId> = files.into_iter().map(|(path, text)| desired.sources.add(&path, text)).collect();
-    let Desired { topology, locations, sources, diagnostics, .. } = desired;
+    let Desired { topology, locations, sources, diagnostics, renamed, .. } = desired;
     let mut found = Vec::new();
-    let mut merger = Merger { topology, locations, sources, renames: Vec::new() };
+    let mut merger = Merger { topology, locations, sources, renames: Vec::new(), renamed };
     for id in ids {
         let text = sources.get(id).text.clone();
         merger.file(Reader { file: id, diagnostics: &mut found }, &text);
@@ -64,6 +64,8 @@ struct Merger<'a> {
     locations: &'a mut Locations,
     /// `rename_vhosts` entries, applied once every overlay is merged.
     renames: Vec<Rename>,
+    /// The renames done, base name to the environment's.
+    renamed: &'a mut BTreeMap<String, String>,
     sources: &'a Sources,
 }
 
@@ -450,28 +452,33 @@ impl Merger<'_> {
         if found.iter().any(|d| d.code == "overlay-rename") {
             return;
         }
-        let moves: BTreeMap<&str, &str> = renames.iter().map(|r| (r.from.as_str(), r.to.as_str())).collect();
-        if moves.is_empty() {
-            return;
-        }
-        let mut vhosts: Vec<(String, Vhost)> = std::mem::take(&mut self.topology.vhosts).into_iter().collect();
-        for (name, vh) in &mut vhosts {
-            if let Some(to) = moves.get(name.as_str()) {
-                *name = to.to_string();
-                vh.name = to.to_string();
-            }
-        }
-        self.topology.vhosts = vhosts.into_iter().collect();
-        let rekey = |k: ObjectKey| match k.vhost().and_then(|v| moves.get(v)) {
-            Some(to) => k.in_vhost(to),
-            None => k,
-        };
-        self.locations.objects =
-            std::mem::take(&mut self.locations.objects).into_iter().map(|(k, s)| (rekey(k), s)).collect();
-        self.locations.bindings =
-            std::mem::take(&mut self.locations.bindings).into_iter().map(|(k, s)| (rekey(k), s)).collect();
-        self.locations.named = std::mem::take(&mut self.locations.named).into_iter().map(rekey).collect();
+        let moves: BTreeMap<String, String> = renames.into_iter().map(|r| (r.from, r.to)).collect();
+        rename(self.topology, self.locations, &moves);
+        *self.renamed = moves;
     }
+}
+
+/// Gives the vhosts of `moves` (from, to) their new names, with their
+/// objects and the places of those.
+pub(super) fn rename(topology: &mut Topology, locations: &mut Locations, moves: &BTreeMap<String, String>) {
+    if moves.is_empty() {
+        return;
+    }
+    let mut vhosts: Vec<(String, Vhost)> = std::mem::take(&mut topology.vhosts).into_iter().collect();
+    for (name, vh) in &mut vhosts {
+        if let Some(to) = moves.get(name.as_str()) {
+            *name = to.clone();
+            vh.name = to.clone();
+        }
+    }
+    topology.vhosts = vhosts.into_iter().collect();
+    let rekey = |k: ObjectKey| match k.vhost().and_then(|v| moves.get(v)) {
+        Some(to) => k.in_vhost(to),
+        None => k,
+    };
+    locations.objects = std::mem::take(&mut locations.objects).into_iter().map(|(k, s)| (rekey(k), s)).collect();
+    locations.bindings = std::mem::take(&mut locations.bindings).into_iter().map(|(k, s)| (rekey(k), s)).collect();
+    locations.named = std::mem::take(&mut locations.named).into_iter().map(rekey).collect();
 }
 
 /// Whether the files give a queue's type, rather than its vhost's default.

@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
+pub use crate::diagnostic::did_you_mean;
 use crate::model::{Table, Value};
 use crate::source::{FileId, Location};
 
@@ -112,16 +113,6 @@ pub fn kind_of(v: &Item) -> &'static str {
         Item::Array(_) => "an array",
         Item::Table(_) => "a table",
     }
-}
-
-/// The closest of `candidates` to `word`, when it is close enough to be a typo.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
 }
 
 /// How messages name what a table declares: `queue "orders"`, `the file`.

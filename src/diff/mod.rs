@@ -43,6 +43,10 @@ pub struct Options {
     pub broker_version: Option<(u32, u32)>,
     /// The migrations in flight, by id, from warren's journal.
     pub in_flight: BTreeMap<String, crate::journal::Migration>,
+    /// Two topologies compared for review (two environments), not a plan
+    /// to carry out: what cannot change in place is shown as it differs,
+    /// and nothing needs --allow-destroy.
+    pub comparing: bool,
 }
 
 /// A desired change that cannot be carried out, tied to the object at fault.
@@ -84,6 +88,11 @@ pub fn diff(desired: &Topology, live: &Topology, ownership: &Ownership, project:
                 Change::new(key, Action::Destroy, "removed from the files: the vhost goes with everything in it");
             c.requires_allow_destroy = true;
             d.out.changes.push(c);
+        }
+    }
+    if options.comparing {
+        for c in &mut d.out.changes {
+            c.requires_allow_destroy = false;
         }
     }
     d.out
@@ -455,6 +464,13 @@ impl<'a> Differ<'a> {
                     Some(Declared::Exchange(x.clone())),
                 ),
                 Some(h) if same_exchange(h, x) => {}
+                Some(h) if self.options.comparing => {
+                    let fields = immutable::exchange_fields(h, x).join(", ");
+                    let mut c = Change::new(key(), Action::Update, format!("differs in {fields}"));
+                    c.before = Some(attributes::exchange(h));
+                    c.after = Some(attributes::exchange(x));
+                    self.push(c);
+                }
                 Some(h) => {
                     let node = Node::Exchange(name.clone());
                     let mut c = Change::new(
@@ -497,6 +513,13 @@ impl<'a> Differ<'a> {
         in_force: &[Matcher],
     ) {
         let fields = immutable::queue_fields(have, want);
+        if self.options.comparing {
+            let mut c = Change::new(key, Action::Update, format!("differs in {}", fields.join(", ")));
+            c.before = Some(attributes::queue(have));
+            c.after = Some(attributes::queue(want));
+            self.push(c);
+            return;
+        }
         if self.options.replace.contains(&want.name) {
             let node = Node::Queue(want.name.clone());
             let mut c = Change::new(

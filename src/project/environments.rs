@@ -213,7 +213,7 @@ impl super::Project {
             }
             if !any {
                 let d = Diagnostic::error("environment", format!("no environment is called \"{pattern}\""));
-                let close = crate::desired::did_you_mean(pattern, self.environments.iter().map(|e| e.name.as_str()));
+                let close = crate::diagnostic::did_you_mean(pattern, self.environments.iter().map(|e| e.name.as_str()));
                 return Err(match close {
                     Some(c) => d.help(format!("did you mean \"{c}\"? The environments are {}", names())),
                     None => d.help(format!("the environments are {}; `all` picks every one", names())),
