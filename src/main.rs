@@ -8,5 +8,13 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    warren::run(warren::cli::Cli::parse()).into()
+    match warren::cli::Cli::try_parse() {
+        Ok(cli) => warren::run(cli).into(),
+        // --help and --version end well; a wrong argument is an error (exit
+        // 1), never clap's 2, which warren's contract gives to "changes".
+        Err(e) => {
+            let _ = e.print();
+            if e.use_stderr() { warren::exit::Exit::Error.into() } else { ExitCode::SUCCESS }
+        }
+    }
 }

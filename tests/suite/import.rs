@@ -315,7 +315,8 @@ fn quiet_prints_only_the_summary() {
 #[test]
 fn out_is_required_and_state_is_not() {
     let run = warren(&["import", "--state", "tests/definitions/4.x-cluster.json"]);
-    assert_eq!(run.code, 2);
+    // A usage error is exit 1: 2 means "changes" in warren's contract.
+    assert_eq!(run.code, 1);
     assert!(run.stderr.contains("--out <DIR>"), "{}", run.stderr);
     let help = warren(&["import", "--help"]);
     assert!(help.stdout.contains("for what the broker holds, or a definitions export"), "{}", help.stdout);
