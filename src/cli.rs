@@ -89,7 +89,7 @@ pub enum Command {
         state: Option<PathBuf>,
         /// Also save the plan to this file, for `warren apply FILE`: it holds the files' text
         /// and fingerprints of the live state and of the plan (never credentials or $VARIABLE values).
-        #[arg(long, value_name = "PLANFILE", conflicts_with = "envs")]
+        #[arg(long, value_name = "PLANFILE")]
         out: Option<PathBuf>,
         /// Plan these environments of the project (warren.toml), each on its own broker, in one
         /// report: a name, `all`, or a glob such as `prod-*`; repeatable.

@@ -51,13 +51,14 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
             if envs.is_empty() {
                 commands::plan::plan_command(&path, state.as_deref(), file.as_deref(), &show(output), connection, out)
             } else {
-                commands::fleet::plan(&path, &envs, &show(output), connection, out)
+                commands::fleet::plan(&path, &envs, file.as_deref(), &show(output), connection, out)
             }
         }
         Command::Apply { path, auto_approve, allow_destroy, replace, drain_timeout, lock_timeout, envs } => {
             let options =
                 commands::apply::Options { auto_approve, allow_destroy, replace, drain_timeout, lock_timeout };
-            if envs.is_empty() {
+            // A saved plan of several environments is rolled out as they are.
+            if envs.is_empty() && !commands::saved_plan::is_saved_plans(&path) {
                 commands::apply::run(&path, &options, connection, out)
             } else {
                 commands::rollout::run(&path, &envs, &options, connection, out)

@@ -40,8 +40,29 @@ pub struct SavedPlan {
     pub live_fingerprint: String,
     /// [`plan_fingerprint`] of the plan.
     pub plan_fingerprint: String,
-    /// The topology files, in the order they were read.
+    /// The topology files, in the order they were read: for an
+    /// environment, the base's, the project file and its overlays'.
     pub files: Vec<SavedFile>,
+    /// The environment the plan is of, in a plan of several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+}
+
+/// The saved plan of several environments (`plan --env ... --out`): one
+/// plan per environment, each checked on its own broker by apply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedPlans {
+    /// The format version, under the marker key.
+    pub warren_saved_plan: u32,
+    pub environments: Vec<SavedPlan>,
+}
+
+/// What a saved-plan file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Saved {
+    One(SavedPlan),
+    Environments(SavedPlans),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,7 +87,7 @@ pub fn looks_saved(text: &str) -> bool {
 }
 
 /// Writes `plan` to `path` (pretty JSON, so that a reviewer can read it).
-pub fn write(plan: &SavedPlan, path: &Path) -> Result<(), Diagnostic> {
+pub fn write(plan: &impl Serialize, path: &Path) -> Result<(), Diagnostic> {
     let mut text = serde_json::to_string_pretty(plan).expect("a saved plan always serialises");
     text.push('\n');
     std::fs::write(path, text).map_err(|e| {
@@ -77,6 +98,18 @@ pub fn write(plan: &SavedPlan, path: &Path) -> Result<(), Diagnostic> {
 
 /// Reads a saved plan's text; `path` names it in the diagnostics.
 pub fn parse(text: &str, path: &Path) -> Result<SavedPlan, Diagnostic> {
+    match parse_any(text, path)? {
+        Saved::One(plan) => Ok(plan),
+        Saved::Environments(_) => Err(Diagnostic::error(
+            "saved-plan",
+            format!("{} is the saved plan of several environments", path.display()),
+        )
+        .help(format!("apply it as `warren apply {}`, or one of them with `--env NAME`", path.display()))),
+    }
+}
+
+/// Reads a saved plan of one topology or of several environments.
+pub fn parse_any(text: &str, path: &Path) -> Result<Saved, Diagnostic> {
     let bad = |what: String| {
         Diagnostic::error("saved-plan", format!("{} is not a usable saved plan: {what}", path.display()))
             .help("make a new one with `warren plan PATH --out FILE`")
@@ -94,15 +127,27 @@ pub fn parse(text: &str, path: &Path) -> Result<SavedPlan, Diagnostic> {
         }
         Some(_) => {}
     }
-    serde_path_to_error::deserialize(value).map_err(|e| bad(format!("at {}: {}", e.path(), e.inner())))
+    let at = |e: serde_path_to_error::Error<serde_json::Error>| bad(format!("at {}: {}", e.path(), e.inner()));
+    if value.get("environments").is_some() {
+        serde_path_to_error::deserialize(value).map(Saved::Environments).map_err(at)
+    } else {
+        serde_path_to_error::deserialize(value).map(Saved::One).map_err(at)
+    }
 }
 
 /// Reads a saved plan from disk.
 pub fn read(path: &Path) -> Result<SavedPlan, Diagnostic> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Diagnostic::error("read", format!("cannot read {}: {e}", path.display())).help("check the path")
-    })?;
-    parse(&text, path)
+    parse(&read_text(path)?, path)
+}
+
+/// Reads a saved plan of one topology or of several environments.
+pub fn read_any(path: &Path) -> Result<Saved, Diagnostic> {
+    parse_any(&read_text(path)?, path)
+}
+
+fn read_text(path: &Path) -> Result<String, Diagnostic> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Diagnostic::error("read", format!("cannot read {}: {e}", path.display())).help("check the path"))
 }
 
 #[cfg(test)]
@@ -123,7 +168,20 @@ mod tests {
                 path: "topology/a.toml".into(),
                 text: "vhosts = [\"/\"]\n[users.u]\npassword_env = \"U_PASSWORD\"\n".into(),
             }],
+            environment: None,
         }
+    }
+
+    #[test]
+    fn a_plan_of_several_environments_reads_back_and_is_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plans.json");
+        let one = |name: &str| SavedPlan { environment: Some(name.into()), ..sample() };
+        let plans = SavedPlans { warren_saved_plan: FORMAT_VERSION, environments: vec![one("a"), one("b")] };
+        write(&plans, &file).unwrap();
+        assert_eq!(read_any(&file).unwrap(), Saved::Environments(plans));
+        let d = read(&file).unwrap_err();
+        assert!(d.message.contains("the saved plan of several environments"), "{}", d.message);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::Show;
 use super::live_side;
 use super::planned::{Planned, compute};
+use super::saved_plan::saved;
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
 use crate::diagnostic::{Diagnostic, render as render_diagnostics};
@@ -17,6 +18,7 @@ use crate::output::Output;
 use crate::project::Environment;
 use crate::render::fleet::{self, EnvironmentDoc, FleetDocument};
 use crate::render::{DiagnosticDoc, Format, PlanDocument};
+use crate::saved_plan::{self, SavedPlans};
 
 /// How many brokers are read at once: enough for a fleet, few enough for
 /// the machine warren runs on.
@@ -102,20 +104,61 @@ pub fn connection(env: &Environment, shared: &Connection) -> Result<Connection, 
 struct Part {
     doc: EnvironmentDoc,
     own: Vec<Diagnostic>,
+    /// The environment's files, to show its diagnostics against, when it
+    /// has no plan (which holds them).
     desired: Option<Desired>,
+    planned: Option<Box<Planned>>,
 }
 
-/// `warren plan --env ...`: one report for every chosen environment.
-pub fn plan(path: &Path, patterns: &[String], show_as: &Show, shared: &Connection, out: Output) -> error::Result {
+/// `warren plan --env ...`: one report for every chosen environment; with
+/// `save`, also one saved plan of them all.
+pub fn plan(
+    path: &Path,
+    patterns: &[String],
+    save: Option<&Path>,
+    show_as: &Show,
+    shared: &Connection,
+    out: Output,
+) -> error::Result {
     let chosen = choose(path, patterns, out)?;
-    let doc = plan_all(&chosen, path, shared, &show_as.replace, out);
+    let (doc, planned) = plan_all(&chosen, path, shared, &show_as.replace, out);
     print(&doc, show_as.format, out);
-    if doc.has_errors() {
+    let done = if doc.has_errors() {
         Err(Error::Environments)
     } else if show_as.detailed_exitcode && doc.has_changes() {
         Ok(Done::Changes)
     } else {
         Ok(Done::Ok)
+    };
+    let Some(file) = save else { return done };
+    if done.is_err() || doc.environments.iter().any(|e| e.plan.as_ref().is_some_and(|p| !p.errors.is_empty())) {
+        eprintln!("No saved plan was written to {}: not every environment has a plan.", file.display());
+        return Err(done.err().unwrap_or(Error::Invalid));
+    }
+    let environments = chosen
+        .environments
+        .iter()
+        .zip(&planned)
+        .filter_map(|(env, p)| p.as_ref().map(|p| saved(p, path, &show_as.replace, Some(&env.name))))
+        .collect();
+    let plans = SavedPlans { warren_saved_plan: saved_plan::FORMAT_VERSION, environments };
+    match saved_plan::write(&plans, file) {
+        Ok(()) => {
+            if !out.quiet {
+                eprintln!(
+                    "Saved the plans of {} environments to {}. `warren apply {}` rolls out exactly these plans, \
+                     each refused if its broker has changed by then.",
+                    plans.environments.len(),
+                    file.display(),
+                    file.display()
+                );
+            }
+            done
+        }
+        Err(d) => {
+            show(&[d], &chosen.base, out);
+            Err(Error::Invalid)
+        }
     }
 }
 
@@ -130,17 +173,24 @@ pub fn print(doc: &FleetDocument, format: Format, out: Output) {
 
 /// Plans every chosen environment, its broker read at once with the
 /// others'; each environment's own diagnostics are shown on stderr.
-pub fn plan_all(chosen: &Chosen, path: &Path, shared: &Connection, replace: &[String], out: Output) -> FleetDocument {
+pub fn plan_all(
+    chosen: &Chosen,
+    path: &Path,
+    shared: &Connection,
+    replace: &[String],
+    out: Output,
+) -> (FleetDocument, Vec<Option<Box<Planned>>>) {
     let parts = at_once(&chosen.environments, |env| plan_one(chosen, path, env, shared, replace));
     for (env, part) in chosen.environments.iter().zip(&parts) {
-        let Some(desired) = &part.desired else { continue };
+        let Some(desired) = part.desired.as_ref().or(part.planned.as_ref().map(|p| &p.desired)) else { continue };
         let shown: Vec<Diagnostic> = part.own.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
         if !shown.is_empty() {
             eprintln!("In environment {}:", env.name);
             eprint!("{}", render_diagnostics(&shown, &desired.sources, out.diagnostic_style()));
         }
     }
-    FleetDocument::new(&path.display().to_string(), parts.into_iter().map(|p| p.doc).collect())
+    let (docs, planned) = parts.into_iter().map(|p| (p.doc, p.planned)).unzip();
+    (FleetDocument::new(&path.display().to_string(), docs), planned)
 }
 
 /// The plan of one environment, or why there is none.
@@ -153,18 +203,30 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
     };
     let connection = match connection(env, shared) {
         Ok(c) => c,
-        Err(d) => return Part { doc: failed("", &[d], &desired), own: mine(&desired), desired: Some(desired) },
+        Err(d) => {
+            return Part { doc: failed("", &[d], &desired), own: mine(&desired), desired: Some(desired), planned: None };
+        }
     };
     let broker = live_side::describe(&connection);
     if desired.has_errors() {
         let errors: Vec<Diagnostic> = desired.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
-        return Part { doc: failed(&broker, &errors, &desired), own: mine(&desired), desired: Some(desired) };
+        return Part {
+            doc: failed(&broker, &errors, &desired),
+            own: mine(&desired),
+            desired: Some(desired),
+            planned: None,
+        };
     }
     let live = match live_side::from_broker(&connection, &desired.topology) {
         Ok(l) => l,
         Err(d) => {
             let d = for_environment(d, env);
-            return Part { doc: failed(&broker, &[d], &desired), own: mine(&desired), desired: Some(desired) };
+            return Part {
+                doc: failed(&broker, &[d], &desired),
+                own: mine(&desired),
+                desired: Some(desired),
+                planned: None,
+            };
         }
     };
     let planned: Planned = compute(desired, path, live, replace);
@@ -172,7 +234,8 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
     Part {
         doc: EnvironmentDoc::planned(&env.name, &broker, doc),
         own: mine(&planned.desired),
-        desired: Some(planned.desired),
+        desired: None,
+        planned: Some(Box::new(planned)),
     }
 }
 

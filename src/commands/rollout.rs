@@ -11,40 +11,126 @@ use std::sync::Mutex;
 
 use super::apply::{self, Options};
 use super::fleet::{self, Chosen};
-use super::saved_plan::ApplyInput;
+use super::saved_plan::{ApplyInput, is_saved_plans, read_plans, saved_input};
 use super::{live_side, plan::print_invalid};
 use crate::cli::Connection;
 use crate::desired;
 use crate::error::{self, Done, Error};
 use crate::exit::Exit;
 use crate::output::Output;
-use crate::project::Environment;
+use crate::project::{Environment, Project};
 use crate::render::Format;
 
 pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connection, out: Output) -> error::Result {
+    if is_saved_plans(path) {
+        return run_saved(path, patterns, options, shared, out);
+    }
     let chosen = fleet::choose(path, patterns, out)?;
     if let [env] = &chosen.environments[..] {
         return apply_one(&chosen, path, env, options, shared, out);
     }
-    let doc = fleet::plan_all(&chosen, path, shared, &options.replace, out);
+    let (doc, _) = fleet::plan_all(&chosen, path, shared, &options.replace, out);
     fleet::print(&doc, Format::Human, out);
     if doc.has_errors() {
         eprintln!("Nothing was changed: every chosen environment must be planned before any is applied.");
         return Err(Error::Environments);
     }
-    let stages = stages(&chosen);
-    if !options.auto_approve {
-        let order: Vec<String> =
-            stages.iter().map(|s| s.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")).collect();
-        let question = format!(
-            "Do you want to apply to {} environments, stage by stage ({})? Each plans again under its own lock.",
-            chosen.environments.len(),
-            order.join("; then ")
-        );
-        if !super::confirm::confirm(&question, "apply") {
-            return Err(Error::Declined);
-        }
+    let stages = stages(&chosen.base.project, &chosen.environments);
+    let what = "Each plans again under its own lock.";
+    if !options.auto_approve && !confirmed(&stages, what) {
+        return Err(Error::Declined);
     }
+    roll(&stages, path, options, shared, out)
+}
+
+/// Asks once for the whole rollout.
+fn confirmed(stages: &[Vec<Environment>], what: &str) -> bool {
+    let order: Vec<String> =
+        stages.iter().map(|s| s.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")).collect();
+    let n: usize = stages.iter().map(Vec::len).sum();
+    let question =
+        format!("Do you want to apply to {n} environments, stage by stage ({})? {what}", order.join("; then "));
+    super::confirm::confirm(&question, "apply")
+}
+
+/// `apply PLANFILE` of a saved plan of several environments: each
+/// environment's plan applied on its broker, refused there if the broker
+/// changed since; stage by stage as a rollout of the files.
+fn run_saved(file: &Path, patterns: &[String], options: &Options, shared: &Connection, out: Output) -> error::Result {
+    let plans = read_plans(file, out)?;
+    if !options.replace.is_empty() {
+        eprintln!("Nothing was changed: --replace cannot be given with a saved plan, which records its own.");
+        return Err(Error::Invalid);
+    }
+    let Some(first) = plans.environments.first() else {
+        eprintln!("Nothing was changed: {} holds no environment's plan.", file.display());
+        return Err(Error::Invalid);
+    };
+    // The project file saved with the plans: its environments and stages.
+    let project = desired::load_texts(&first.path, first.texts()).project;
+    let saved: Vec<&str> = plans.environments.iter().filter_map(|p| p.environment.as_deref()).collect();
+    let picked: Vec<Environment> = if patterns.is_empty() {
+        project.environments.iter().filter(|e| saved.contains(&e.name.as_str())).cloned().collect()
+    } else {
+        match project.select(patterns) {
+            Ok(p) => p.into_iter().cloned().collect(),
+            Err(d) => {
+                eprint!("{}", crate::diagnostic::render(&[d], &Default::default(), out.diagnostic_style()));
+                return Err(Error::Invalid);
+            }
+        }
+    };
+    if let Some(missing) = picked.iter().find(|e| !saved.contains(&e.name.as_str())) {
+        eprintln!(
+            "Nothing was changed: {} holds no plan of environment \"{}\"; it holds {}.",
+            file.display(),
+            missing.name,
+            saved.join(", ")
+        );
+        return Err(Error::Invalid);
+    }
+    if let [env] = &picked[..] {
+        let plan = plans.environments.iter().find(|p| p.environment.as_deref() == Some(&env.name));
+        let input = saved_input(file, plan.expect("checked above").clone(), &[], out)?;
+        let connection = match fleet::connection(env, shared) {
+            Ok(c) => c,
+            Err(d) => {
+                eprint!("{}", crate::diagnostic::render(&[d], &input.desired.sources, out.diagnostic_style()));
+                return Err(Error::Invalid);
+            }
+        };
+        if input.desired.has_errors() {
+            let origin = live_side::describe(&connection);
+            return Err(print_invalid(&input.desired, &input.path, &origin, Format::Human, out));
+        }
+        let broker = live_side::open(&connection)?;
+        return apply::apply(&broker, input, options, out);
+    }
+    if !out.quiet {
+        eprintln!(
+            "Applying the saved plans of {} environments in {}, made {}.",
+            picked.len(),
+            file.display(),
+            first.created
+        );
+    }
+    let stages = stages(&project, &picked);
+    let what = "Each is refused if its broker changed since the plan.";
+    if !options.auto_approve && !confirmed(&stages, what) {
+        return Err(Error::Declined);
+    }
+    roll(&stages, file, options, shared, out)
+}
+
+/// Applies the environments stage by stage, each by `warren apply TARGET
+/// --env NAME`; stops after a stage where one did not end well.
+fn roll(
+    stages: &[Vec<Environment>],
+    target: &Path,
+    options: &Options,
+    shared: &Connection,
+    out: Output,
+) -> error::Result {
     let mut outcomes: Vec<(String, usize, Option<Exit>)> = Vec::new();
     let mut stopped = false;
     for (n, stage) in stages.iter().enumerate() {
@@ -58,7 +144,7 @@ pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connect
         }
         let printing = Mutex::new(());
         let ended = fleet::at_once(stage, |env| {
-            let (exit, text) = child(path, env, options, shared, out);
+            let (exit, text) = child(target, env, options, shared, out);
             let _held = printing.lock().expect("no printer panics");
             println!("\n── environment {}: {} ──\n", env.name, said(Some(exit)));
             print!("{text}");
@@ -101,13 +187,13 @@ fn said(exit: Option<Exit>) -> &'static str {
 
 /// The stages of the chosen environments, in `[deploy]` order; those in no
 /// stage last, together.
-fn stages(chosen: &Chosen) -> Vec<Vec<Environment>> {
-    let stages = &chosen.base.project.stages;
-    let find = |name: &str| chosen.environments.iter().find(|e| e.name == name).cloned();
+fn stages(project: &Project, chosen: &[Environment]) -> Vec<Vec<Environment>> {
+    let stages = &project.stages;
+    let find = |name: &str| chosen.iter().find(|e| e.name == name).cloned();
     let mut out: Vec<Vec<Environment>> =
         stages.iter().map(|s| s.iter().filter_map(|n| find(n)).collect::<Vec<_>>()).filter(|s| !s.is_empty()).collect();
     let staged = |e: &Environment| stages.iter().any(|s| s.contains(&e.name));
-    let rest: Vec<Environment> = chosen.environments.iter().filter(|e| !staged(e)).cloned().collect();
+    let rest: Vec<Environment> = chosen.iter().filter(|e| !staged(e)).cloned().collect();
     if !rest.is_empty() {
         out.push(rest);
     }

@@ -11,12 +11,18 @@ use crate::diagnostic::{Diagnostic, render as render_diagnostics};
 use crate::error::Error;
 use crate::fingerprint;
 use crate::output::Output;
-use crate::saved_plan::{self, SavedFile, SavedPlan};
+use crate::saved_plan::{self, Saved, SavedFile, SavedPlan, SavedPlans};
 
 /// `plan --out FILE`: saves what apply needs to make this plan again.
 pub fn save(planned: &Planned, path: &Path, replace: &[String], file: &Path) -> Result<(), Diagnostic> {
+    saved_plan::write(&saved(planned, path, replace, None), file)
+}
+
+/// What apply needs to make `planned` again; `environment` names the
+/// environment it is of, in a plan of several.
+pub fn saved(planned: &Planned, path: &Path, replace: &[String], environment: Option<&str>) -> SavedPlan {
     let sources = &planned.desired.sources;
-    let saved = SavedPlan {
+    SavedPlan {
         warren_saved_plan: saved_plan::FORMAT_VERSION,
         warren_version: env!("CARGO_PKG_VERSION").into(),
         created: crate::journal::now(),
@@ -32,8 +38,8 @@ pub fn save(planned: &Planned, path: &Path, replace: &[String], file: &Path) -> 
                 SavedFile { path: f.path.clone(), text: f.text.to_string() }
             })
             .collect(),
-    };
-    saved_plan::write(&saved, file)
+        environment: environment.map(str::to_string),
+    }
 }
 
 /// What apply plans from: the files at a path, or a saved plan's.
@@ -54,12 +60,38 @@ pub fn apply_input(path: &Path, replace: &[String], out: Output) -> Result<Apply
     }
     let saved = match saved_plan::read(path) {
         Ok(s) => s,
-        Err(d) => {
-            eprint!("{}", render_diagnostics(&[d], &Default::default(), out.diagnostic_style()));
-            eprintln!("Nothing was changed.");
-            return Err(Error::Invalid);
-        }
+        Err(d) => return Err(unusable(d, out)),
     };
+    saved_input(path, saved, replace, out)
+}
+
+/// The saved plan of several environments at `path`, or why not (said).
+pub fn read_plans(path: &Path, out: Output) -> Result<SavedPlans, Error> {
+    match saved_plan::read_any(path) {
+        Ok(Saved::Environments(plans)) => Ok(plans),
+        Ok(Saved::One(_)) => Err(unusable(
+            Diagnostic::error("saved-plan", format!("{} is the saved plan of one topology", path.display()))
+                .help(format!("apply it as `warren apply {}`, without --env", path.display())),
+            out,
+        )),
+        Err(d) => Err(unusable(d, out)),
+    }
+}
+
+/// Whether `path` holds the saved plan of several environments.
+pub fn is_saved_plans(path: &Path) -> bool {
+    is_saved_plan(path) && matches!(saved_plan::read_any(path), Ok(Saved::Environments(_)))
+}
+
+fn unusable(d: Diagnostic, out: Output) -> Error {
+    eprint!("{}", render_diagnostics(&[d], &Default::default(), out.diagnostic_style()));
+    eprintln!("Nothing was changed.");
+    Error::Invalid
+}
+
+/// What apply plans from for one saved plan read from `path`: one
+/// topology's, or one environment's of a plan of several.
+pub fn saved_input(path: &Path, saved: SavedPlan, replace: &[String], out: Output) -> Result<ApplyInput, Error> {
     // The plan records its --replace list; another one would make a plan
     // other than the one reviewed.
     if !replace.is_empty() {
@@ -79,7 +111,10 @@ pub fn apply_input(path: &Path, replace: &[String], out: Output) -> Result<Apply
             saved.warren_version
         );
     }
-    let desired = desired::load_texts(&saved.path, saved.texts());
+    let desired = match &saved.environment {
+        None => desired::load_texts(&saved.path, saved.texts()),
+        Some(env) => desired::environment_texts(&saved.path, saved.texts(), env),
+    };
     Ok(ApplyInput { desired, path: saved.path.clone(), replace: saved.replace.clone(), saved: Some(saved) })
 }
 

@@ -98,12 +98,53 @@ pub fn load_texts(root: &Path, mut files: Vec<(PathBuf, String)>) -> Desired {
 /// a whole.
 pub fn environment(base: &Desired, root: &Path, env: &Environment) -> Desired {
     let mut desired = base.clone();
+    let files = overlay_texts(root, env, &mut desired.diagnostics);
+    merged(desired, files)
+}
+
+/// The environment `env` of files already in memory (a saved plan's): the
+/// project file and the base's files, with the overlay files of `env`
+/// among them, as `environment` read them.
+pub fn environment_texts(root: &Path, mut files: Vec<(PathBuf, String)>, env: &str) -> Desired {
+    let project_path = root.join(project::FILE_NAME);
+    let project = files.iter().position(|(p, _)| *p == project_path).map(|i| files.remove(i));
+    let declared = project.as_ref().map(|(_, text)| project::parse(FileId(0), text, &mut Vec::new()));
+    let overlays: Vec<PathBuf> = declared
+        .iter()
+        .flat_map(|p| p.environments.iter().filter(|e| e.name == env))
+        .flat_map(|e| e.overlays.iter().map(|o| root.join(o)))
+        .collect();
+    let (over, files): (Vec<_>, Vec<_>) =
+        files.into_iter().partition(|(p, _)| overlays.iter().any(|o| p.starts_with(o)));
+    let base = from_texts(files, project, Vec::new());
+    if !base.project.environments.iter().any(|e| e.name == env) {
+        let mut d = base;
+        d.diagnostics.push(
+            Diagnostic::error("saved-plan", format!("the saved plan's project file declares no environment \"{env}\""))
+                .help("make a new plan with `warren plan PATH --env NAME --out FILE`"),
+        );
+        return d;
+    }
+    merged(base, over)
+}
+
+/// `desired` with `files` merged over it as overlays, checked as a whole.
+fn merged(mut desired: Desired, files: Vec<(PathBuf, String)>) -> Desired {
+    overlay::apply(&mut desired, files);
+    let found = lint(&desired);
+    desired.add_findings(found);
+    desired
+}
+
+/// The files of `env`'s overlays, in order; what cannot be read is said in
+/// `diagnostics`.
+fn overlay_texts(root: &Path, env: &Environment, diagnostics: &mut Vec<Diagnostic>) -> Vec<(PathBuf, String)> {
     let mut files = Vec::new();
     for dir in &env.overlays {
         let dir = root.join(dir);
         let mut found = Vec::new();
         if let Err(e) = collect(&dir, &mut found) {
-            desired.diagnostics.push(
+            diagnostics.push(
                 Diagnostic::error(
                     "overlay",
                     format!("cannot read overlay {} of environment \"{}\": {e}", dir.display(), env.name),
@@ -114,7 +155,7 @@ pub fn environment(base: &Desired, root: &Path, env: &Environment) -> Desired {
             continue;
         }
         if found.is_empty() {
-            desired.diagnostics.push(
+            diagnostics.push(
                 Diagnostic::warning(
                     "overlay",
                     format!("overlay {} of environment \"{}\" holds no *.toml files", dir.display(), env.name),
@@ -127,17 +168,14 @@ pub fn environment(base: &Desired, root: &Path, env: &Environment) -> Desired {
         for file in found {
             match std::fs::read_to_string(&file) {
                 Ok(text) => files.push((file, text)),
-                Err(e) => desired.diagnostics.push(
+                Err(e) => diagnostics.push(
                     Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
                         .help("check the path and its permissions"),
                 ),
             }
         }
     }
-    overlay::apply(&mut desired, files);
-    let found = lint(&desired);
-    desired.add_findings(found);
-    desired
+    files
 }
 
 /// The overlay directories of the project at `path`: not part of its base.

@@ -250,3 +250,31 @@ fn a_stage_that_pauses_stops_the_rollout_and_a_rerun_goes_on() {
         assert!(queue(&fleet, i, name, "work").is_none(), "node {i}: the old queue is gone");
     }
 }
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_saved_plan_of_three_environments_is_applied_each_checked_on_its_own_broker() {
+    let _turn = FLEET.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let fleet = Fleet::from_env();
+    let name = "fleet-saved";
+    afresh(&fleet, name);
+    let dir = readable_dir();
+    project(dir.path(), name, true);
+    let path = dir.path().to_str().unwrap();
+    let file = dir.path().join("plans.json");
+    let file = file.to_str().unwrap();
+    let run = fleet.warren(name, &["plan", path, "--env", "all", "--out", file]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("Saved the plans of 3 environments"), "{}", run.stderr);
+    // Broker two changes after the plan: its plan is refused there, and
+    // only there; the stage it is in still ends, and the rollout stops.
+    fleet.broker(1).put(&format!("vhosts/{name}"), json!({}));
+    let run = fleet.warren(name, &["apply", file, "--auto-approve"]);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(outcome(&run, "one").contains("applied"), "{}", run.stdout);
+    assert!(outcome(&run, "two").contains("refused"), "{}", run.stdout);
+    assert!(outcome(&run, "three").contains("applied"), "{}", run.stdout);
+    assert!(run.stdout.contains("the broker changed since this plan was made"), "{}", run.stdout);
+    assert!(queue(&fleet, 0, name, "work").is_some() && queue(&fleet, 2, name, "work").is_some());
+    assert!(queue(&fleet, 1, name, "work").is_none(), "nothing applied on the changed broker");
+}
