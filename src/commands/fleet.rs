@@ -204,7 +204,12 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
     let connection = match connection(env, shared) {
         Ok(c) => c,
         Err(d) => {
-            return Part { doc: failed("", &[d], &desired), own: mine(&desired), desired: Some(desired), planned: None };
+            return Part {
+                doc: failed("", &[d], &desired),
+                own: mine(&desired),
+                desired: Some(desired),
+                planned: None,
+            };
         }
     };
     let broker = live_side::describe(&connection);

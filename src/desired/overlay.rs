@@ -17,32 +17,16 @@ use std::path::PathBuf;
 
 use super::Desired;
 use super::decl::{Decl, QueueDecl};
-use super::parse::{self, Parser, TOP_KEYS};
+use super::parse::{self, OVERLAY_KEYS, Parser};
 use super::reader::{Fields, Reader};
 use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Exchange, ObjectKey, Permission, Policy, Queue, QueueType, Table, Topology, User, Vhost};
 use crate::source::{FieldLocations, FileId, Location, Locations, ObjectLocation, Sources};
 
-/// The top-level keys of an overlay file: a topology file's, and renames.
-const OVERLAY_KEYS: &[&str] = &[
-    "vhosts",
-    "vhost",
-    "exchanges",
-    "queues",
-    "bindings",
-    "policies",
-    "operator_policies",
-    "users",
-    "permissions",
-    "external",
-    "rename_vhosts",
-];
-
 /// Merges the overlay files, in order, over `desired`'s topology; their
 /// problems join its diagnostics, at the overlays' lines.
 pub fn apply(desired: &mut Desired, files: Vec<(PathBuf, String)>) {
-    debug_assert_eq!(OVERLAY_KEYS[..TOP_KEYS.len()], *TOP_KEYS);
     let ids: Vec<FileId> = files.into_iter().map(|(path, text)| desired.sources.add(&path, text)).collect();
     let Desired { topology, locations, sources, diagnostics, renamed, .. } = desired;
     let mut found = Vec::new();

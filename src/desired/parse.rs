@@ -16,7 +16,9 @@ use crate::model::{
 use crate::source::FieldLocations;
 use crate::source::{FileId, Location};
 
-pub(super) const TOP_KEYS: &[&str] = &[
+/// The top-level keys of a topology file, then the one an overlay file
+/// may have besides them.
+const KEYS: [&str; 11] = [
     "vhosts",
     "vhost",
     "exchanges",
@@ -27,7 +29,10 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "users",
     "permissions",
     "external",
+    "rename_vhosts",
 ];
+pub(super) const TOP_KEYS: &[&str] = KEYS.split_at(10).0;
+pub(super) const OVERLAY_KEYS: &[&str] = &KEYS;
 const VHOST_KEYS: &[&str] = &["description", "default_queue_type", "limits"];
 const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments"];
 const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces"];
