@@ -49,10 +49,10 @@ fn diff_between_environments_shows_what_the_overlays_change() {
     let run = warren(&["diff", "examples/environments", "--env", "staging", "--env", "prod"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Compared under the base's vhost names, which are said apart.
-    assert!(run.stderr.contains("In environment staging, vhost \"payments\" is called \"payments-staging\"."));
+    assert!(run.stderr.contains("In environment staging, vhost \"shipments\" is called \"shipments-staging\"."));
     assert!(run.stdout.contains("- arguments.\"x-max-length\"           = 1000\n"), "{}", run.stdout);
     assert!(run.stdout.contains("+ arguments.\"x-max-length\"           = 1000000\n"), "{}", run.stdout);
-    assert!(run.stdout.contains("- queue \"payments.tap\""), "staging's own queue: {}", run.stdout);
+    assert!(run.stdout.contains("- queue \"shipments.tap\""), "staging's own queue: {}", run.stdout);
     assert!(!run.stdout.contains("allow-destroy"), "a comparison applies nothing: {}", run.stdout);
     let run = warren(&["diff", "examples/environments", "--env", "staging"]);
     assert_eq!(run.code, 1);
@@ -64,8 +64,8 @@ fn export_writes_one_environment_s_definitions() {
     let run = warren(&["export", "examples/environments", "--env", "prod"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(doc["vhosts"][0]["name"], "payments-prod");
-    let settlement = doc["queues"].as_array().unwrap().iter().find(|q| q["name"] == "payments.settlement").unwrap();
+    assert_eq!(doc["vhosts"][0]["name"], "shipments-prod");
+    let settlement = doc["queues"].as_array().unwrap().iter().find(|q| q["name"] == "shipments.labels").unwrap();
     assert_eq!(settlement["arguments"]["x-max-length"], 1_000_000);
     let run = warren(&["export", "examples/environments", "--env", "all"]);
     assert_eq!(run.code, 1);
@@ -76,8 +76,8 @@ fn export_writes_one_environment_s_definitions() {
 fn an_unset_url_variable_is_an_error_that_names_it() {
     let run = crate::common::warren_env(
         &["plan", "examples/environments", "--env", "staging"],
-        &[("PAYMENTS_STAGING_URL", None)],
+        &[("SHIPMENTS_STAGING_URL", None)],
     );
     assert_eq!(run.code, 1);
-    assert!(run.stdout.contains("$PAYMENTS_STAGING_URL is not set"), "{}", run.stdout);
+    assert!(run.stdout.contains("$SHIPMENTS_STAGING_URL is not set"), "{}", run.stdout);
 }
