@@ -12,7 +12,7 @@ use super::planned::{Planned, compute};
 use super::saved_plan::saved;
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
-use crate::diagnostic::{Diagnostic, render as render_diagnostics};
+use crate::diagnostic::Diagnostic;
 use crate::error::{self, Done, Error};
 use crate::output::Output;
 use crate::project::Environment;
@@ -68,13 +68,12 @@ pub fn one(path: &Path, patterns: &[String], out: Output) -> Result<(Environment
         return Err(Error::Invalid);
     };
     let desired = desired::environment(&chosen.base, path, env);
-    show(&own(&desired, &chosen.shown), &desired, out);
+    show(&desired.beyond(&chosen.shown), &desired, out);
     Ok((env.clone(), desired))
 }
 
 fn show(diagnostics: &[Diagnostic], desired: &Desired, out: Output) {
-    let shown: Vec<Diagnostic> = diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
-    eprint!("{}", render_diagnostics(&shown, &desired.sources, out.diagnostic_style()));
+    super::validate::show(diagnostics, &desired.sources, out);
 }
 
 /// The connection to an environment's broker: its URLs from the variables
@@ -183,10 +182,9 @@ pub fn plan_all(
     let parts = at_once(&chosen.environments, |env| plan_one(chosen, path, env, shared, replace));
     for (env, part) in chosen.environments.iter().zip(&parts) {
         let Some(desired) = part.desired.as_ref().or(part.planned.as_ref().map(|p| &p.desired)) else { continue };
-        let shown: Vec<Diagnostic> = part.own.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
-        if !shown.is_empty() {
+        if part.own.iter().any(|d| !out.quiet || d.is_error()) {
             eprintln!("In environment {}:", env.name);
-            eprint!("{}", render_diagnostics(&shown, &desired.sources, out.diagnostic_style()));
+            show(&part.own, desired, out);
         }
     }
     let (docs, planned) = parts.into_iter().map(|p| (p.doc, p.planned)).unzip();
@@ -196,7 +194,7 @@ pub fn plan_all(
 /// The plan of one environment, or why there is none.
 fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection, replace: &[String]) -> Part {
     let desired = desired::environment(&chosen.base, path, env);
-    let mine = |d: &Desired| own(d, &chosen.shown);
+    let mine = |d: &Desired| d.beyond(&chosen.shown);
     let failed = |broker: &str, errors: &[Diagnostic], desired: &Desired| {
         let docs = errors.iter().map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
         EnvironmentDoc::failed(&env.name, broker, docs)
@@ -251,12 +249,6 @@ fn for_environment(mut d: Diagnostic, env: &Environment) -> Diagnostic {
     d
 }
 
-/// An environment's diagnostics that the base's do not already say.
-fn own(desired: &Desired, base: &[Diagnostic]) -> Vec<Diagnostic> {
-    let said = |d: &Diagnostic| base.iter().any(|b| b.location == d.location && b.message == d.message);
-    desired.diagnostics.iter().filter(|d| !said(d)).cloned().collect()
-}
-
 /// `f` of each item, at most [`AT_ONCE`] at a time, in the items' order:
 /// one slow broker holds up only its own environment.
 pub fn at_once<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
@@ -280,12 +272,12 @@ pub fn at_once<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
 /// `warren status --env ...`: each environment's broker in turn, under a
 /// heading; one that cannot be read does not keep the others from view.
 pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: Output) -> error::Result {
-    // Only the project file matters here: the topology need not be valid.
-    let base = desired::load_unchecked(path);
-    let picked = match base.project.select(patterns) {
+    // Only the project file matters here: the topology is not read.
+    let project = crate::project::read(path);
+    let picked = match project.select(patterns) {
         Ok(p) => p,
         Err(d) => {
-            show(&[d], &base, out);
+            super::validate::show(&[d], &Default::default(), out);
             return Err(Error::Invalid);
         }
     };
@@ -297,7 +289,7 @@ pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: Output
         let ended = match connection {
             Ok(c) => live_side::open(&c).and_then(|b| super::status::status_of(&b)),
             Err(d) => {
-                show(&[d], &base, out);
+                super::validate::show(&[d], &Default::default(), out);
                 Err(Error::Invalid)
             }
         };

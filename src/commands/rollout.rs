@@ -92,19 +92,7 @@ fn run_saved(file: &Path, patterns: &[String], options: &Options, shared: &Conne
     if let [env] = &picked[..] {
         let plan = plans.environments.iter().find(|p| p.environment.as_deref() == Some(&env.name));
         let input = saved_input(file, plan.expect("checked above").clone(), &[], out)?;
-        let connection = match fleet::connection(env, shared) {
-            Ok(c) => c,
-            Err(d) => {
-                eprint!("{}", crate::diagnostic::render(&[d], &input.desired.sources, out.diagnostic_style()));
-                return Err(Error::Invalid);
-            }
-        };
-        if input.desired.has_errors() {
-            let origin = live_side::describe(&connection);
-            return Err(print_invalid(&input.desired, &input.path, &origin, Format::Human, out));
-        }
-        let broker = live_side::open(&connection)?;
-        return apply::apply(&broker, input, options, out);
+        return apply_to(env, input, options, shared, out);
     }
     if !out.quiet {
         eprintln!(
@@ -252,17 +240,30 @@ fn apply_one(
     out: Output,
 ) -> error::Result {
     let desired = desired::environment(&chosen.base, path, env);
+    let input = ApplyInput { desired, path: path.to_path_buf(), replace: options.replace.clone(), saved: None };
+    apply_to(env, input, options, shared, out)
+}
+
+/// Applies an environment's input (its files, or its saved plan) to its
+/// broker.
+fn apply_to(
+    env: &Environment,
+    input: ApplyInput,
+    options: &Options,
+    shared: &Connection,
+    out: Output,
+) -> error::Result {
     let connection = match fleet::connection(env, shared) {
         Ok(c) => c,
         Err(d) => {
-            eprint!("{}", crate::diagnostic::render(&[d], &desired.sources, out.diagnostic_style()));
+            super::validate::show(&[d], &input.desired.sources, out);
             return Err(Error::Invalid);
         }
     };
-    if desired.has_errors() {
-        return Err(print_invalid(&desired, path, &live_side::describe(&connection), Format::Human, out));
+    if input.desired.has_errors() {
+        let origin = live_side::describe(&connection);
+        return Err(print_invalid(&input.desired, &input.path, &origin, Format::Human, out));
     }
     let broker = live_side::open(&connection)?;
-    let input = ApplyInput { desired, path: path.to_path_buf(), replace: options.replace.clone(), saved: None };
     apply::apply(&broker, input, options, out)
 }

@@ -31,12 +31,7 @@ pub fn run(path: &Path, envs: &[String], out: Output) -> error::Result {
     };
     for env in picked {
         let merged = desired::environment(&unchecked, path, env);
-        let own: Vec<Diagnostic> = merged
-            .diagnostics
-            .iter()
-            .filter(|d| !base.diagnostics.iter().any(|b| b.location == d.location && b.message == d.message))
-            .cloned()
-            .collect();
+        let own = merged.beyond(&base.diagnostics);
         show(&own, &merged.sources, out);
         valid &= report(&format!("environment {}", env.name), &merged.diagnostics, &own, &merged.topology);
     }

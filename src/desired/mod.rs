@@ -181,10 +181,7 @@ fn overlay_texts(root: &Path, env: &Environment, diagnostics: &mut Vec<Diagnosti
 /// The overlay directories of the project at `path`: not part of its base.
 /// The project file is read again, fully, with the topology.
 fn overlay_dirs(path: &Path) -> Vec<PathBuf> {
-    let Some(text) = project::file_of(path).and_then(|f| std::fs::read_to_string(f).ok()) else {
-        return Vec::new();
-    };
-    let project = project::parse(FileId(0), &text, &mut Vec::new());
+    let project = project::read(path);
     project.environments.iter().flat_map(|e| e.overlays.iter().map(|o| path.join(o))).collect()
 }
 
@@ -195,6 +192,13 @@ pub fn lint(desired: &Desired) -> Vec<Diagnostic> {
 }
 
 impl Desired {
+    /// Its diagnostics that `base` does not already say: an environment's
+    /// own, shown apart from its base's.
+    pub fn beyond(&self, base: &[Diagnostic]) -> Vec<Diagnostic> {
+        let said = |d: &Diagnostic| base.iter().any(|b| b.location == d.location && b.message == d.message);
+        self.diagnostics.iter().filter(|d| !said(d)).cloned().collect()
+    }
+
     /// The same topology with the vhosts an environment renamed under
     /// their base names again: for comparing two environments' contents.
     pub fn in_base_names(mut self) -> Desired {

@@ -63,6 +63,15 @@ pub fn file_of(path: &Path) -> Option<PathBuf> {
     (path.is_dir() && file.is_file()).then_some(file)
 }
 
+/// The project of the directory `path`, read alone (no topology), its
+/// problems left to the run that reads it with the topology.
+pub fn read(path: &Path) -> Project {
+    match file_of(path).and_then(|f| std::fs::read_to_string(f).ok()) {
+        Some(text) => parse(FileId(0), &text, &mut Vec::new()),
+        None => Project::default(),
+    }
+}
+
 /// Reads a project file's text (file `id` in the run's sources). Problems
 /// are pushed to `diagnostics`, and the default project is returned then.
 pub fn parse(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Project {
