@@ -11,6 +11,18 @@ use crate::source::{Location, Sources};
 pub enum Severity {
     Error,
     Warning,
+    /// Worth knowing, not wrong: never fails a run.
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
 }
 
 /// One finding. `code` is stable: tests, CI filters and docs refer to it.
@@ -43,6 +55,10 @@ impl Diagnostic {
 
     pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
         Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message) }
+    }
+
+    pub fn info(code: &'static str, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Info, ..Diagnostic::error(code, message) }
     }
 
     pub fn at(mut self, location: Location) -> Self {
@@ -112,10 +128,7 @@ pub fn render(diagnostics: &[Diagnostic], sources: &Sources, style: Style) -> St
 
 /// A one-line form: `path:line:col: error[code]: message`, for logs and tests.
 pub fn render_short(d: &Diagnostic, sources: &Sources) -> String {
-    let sev = match d.severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-    };
+    let sev = d.severity.as_str();
     match &d.location {
         Some(l) => format!("{}: {sev}[{}]: {}", sources.position(l), d.code, d.message),
         None => format!("{sev}[{}]: {}", d.code, d.message),
@@ -154,6 +167,7 @@ impl Report {
             severity: match d.severity {
                 Severity::Error => miette::Severity::Error,
                 Severity::Warning => miette::Severity::Warning,
+                Severity::Info => miette::Severity::Advice,
             },
             help: d.help.clone(),
             source,

@@ -19,7 +19,7 @@ impl<'a> Matcher<'a> {
         Matcher { policy, regex: Regex::new(&policy.pattern).ok() }
     }
 
-    fn name_matches(&self, name: &str) -> bool {
+    pub fn name_matches(&self, name: &str) -> bool {
         self.regex.as_ref().is_some_and(|r| r.is_match(name))
     }
 

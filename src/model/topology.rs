@@ -227,6 +227,11 @@ impl ApplyTo {
         }
     }
 
+    /// Whether a policy with this `apply-to` can match some queue.
+    pub fn matches_queue_of_some_type(self) -> bool {
+        self != ApplyTo::Exchanges
+    }
+
     pub fn matches_exchanges(self) -> bool {
         matches!(self, ApplyTo::All | ApplyTo::Exchanges)
     }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::Diagnostic;
 use crate::diff::{Action, Attributes, Change};
 use crate::plan::{MigrationPlan, Op, Plan, RollbackPlan};
 use crate::source::Sources;
@@ -149,8 +149,11 @@ impl PlanDocument {
     /// the files' warnings.
     pub fn new(plan: &Plan, desired: &str, live: &str, diagnostics: &[Diagnostic], sources: &Sources) -> Self {
         let s = plan.summary();
-        let docs =
-            |sev| diagnostics.iter().filter(|d| d.severity == sev).map(|d| DiagnosticDoc::new(d, sources)).collect();
+        // Format 1 has errors and warnings: findings of lint's info level
+        // are among the warnings.
+        let docs = |errors: bool| {
+            diagnostics.iter().filter(|d| d.is_error() == errors).map(|d| DiagnosticDoc::new(d, sources)).collect()
+        };
         PlanDocument {
             format_version: FORMAT_VERSION.to_string(),
             desired: desired.to_string(),
@@ -181,8 +184,8 @@ impl PlanDocument {
                     ChangeDoc { rollback, ..change_doc(c, compiled) }
                 })
                 .collect(),
-            errors: docs(Severity::Error),
-            warnings: docs(Severity::Warning),
+            errors: docs(true),
+            warnings: docs(false),
             migrations_in_flight: plan
                 .in_flight
                 .iter()

@@ -1,9 +1,9 @@
 //! The in-memory broker routes and refuses as RabbitMQ does (the same cases
 //! run against a real node in tests/suite/broker_behaviour.rs).
 
-use super::routing::{headers_match, topic_matches};
 use super::*;
 use crate::model::ApplyTo;
+use crate::model::{headers_match, topic_matches};
 use crate::testing::objects::{exchange, queue, table, text, to_exchange, to_queue};
 
 fn policy(name: &str, pattern: &str, priority: i64, definition: Table) -> Policy {
