@@ -97,9 +97,18 @@ pub fn load_texts(root: &Path, mut files: Vec<(PathBuf, String)>) -> Desired {
 /// from `root`) with the environment's overlays merged over it, checked as
 /// a whole.
 pub fn environment(base: &Desired, root: &Path, env: &Environment) -> Desired {
+    let mut desired = environment_unchecked(base, root, env);
+    let found = lint(&desired);
+    desired.add_findings(found);
+    desired
+}
+
+/// [`environment`] without the whole-topology checks of [`lint`].
+pub fn environment_unchecked(base: &Desired, root: &Path, env: &Environment) -> Desired {
     let mut desired = base.clone();
     let files = overlay_texts(root, env, &mut desired.diagnostics);
-    merged(desired, files)
+    overlay::apply(&mut desired, files);
+    desired
 }
 
 /// The environment `env` of files already in memory (a saved plan's): the
@@ -188,7 +197,21 @@ fn overlay_dirs(path: &Path) -> Vec<PathBuf> {
 /// The whole-topology checks: references between objects, and what the
 /// broker would refuse or do differently than the files say.
 pub fn lint(desired: &Desired) -> Vec<Diagnostic> {
-    crate::lint::check(&desired.topology, &desired.locations)
+    findings(desired).shown
+}
+
+/// The whole-topology checks' findings, with those that exceptions allow.
+pub fn findings(desired: &Desired) -> crate::lint::Findings {
+    findings_for(desired, None)
+}
+
+/// [`findings`] for a broker of `version` (major, minor). The rules judge
+/// valid files only (see [`crate::lint::Findings::without_rules`]).
+pub fn findings_for(desired: &Desired, version: Option<(u32, u32)>) -> crate::lint::Findings {
+    let found = crate::lint::check_for(&desired.topology, &desired.locations, &desired.project.lint, version);
+    let invalid = desired.has_errors()
+        || found.shown.iter().any(|d| d.is_error() && crate::lint::rules::rule_of(d.code).is_none());
+    if invalid { found.without_rules() } else { found }
 }
 
 impl Desired {

@@ -34,12 +34,12 @@ const KEYS: [&str; 11] = [
 pub(super) const TOP_KEYS: &[&str] = KEYS.split_at(10).0;
 pub(super) const OVERLAY_KEYS: &[&str] = &KEYS;
 const VHOST_KEYS: &[&str] = &["description", "default_queue_type", "limits"];
-const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments"];
-const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces"];
-const BINDING_KEYS: &[&str] = &["source", "queue", "exchange", "routing_key", "arguments"];
-const POLICY_KEYS: &[&str] = &["pattern", "apply_to", "priority", "definition"];
-const USER_KEYS: &[&str] = &["password_env", "password_hash", "hashing_algorithm", "tags", "password"];
-const PERMISSION_KEYS: &[&str] = &["configure", "write", "read"];
+const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments", "lint_allow"];
+const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces", "lint_allow"];
+const BINDING_KEYS: &[&str] = &["source", "queue", "exchange", "routing_key", "arguments", "lint_allow"];
+const POLICY_KEYS: &[&str] = &["pattern", "apply_to", "priority", "definition", "lint_allow"];
+const USER_KEYS: &[&str] = &["password_env", "password_hash", "hashing_algorithm", "tags", "password", "lint_allow"];
+const PERMISSION_KEYS: &[&str] = &["configure", "write", "read", "lint_allow"];
 const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues"];
 pub(crate) const LIMIT_KEYS: &[&str] = &["max-queues", "max-connections"];
 pub(crate) const EXCHANGE_TYPES: &[&str] = &["direct", "fanout", "topic", "headers"];
@@ -274,12 +274,24 @@ impl Parser<'_> {
         })
     }
 
-    /// The places of the fields an object has, in one pass over its table.
-    fn fields_at(&self, f: &Fields) -> FieldLocations {
+    /// The places of the fields an object has, in one pass over its table,
+    /// with each code of its `lint_allow` as field `lint_allow.CODE`: the
+    /// exceptions travel with the object's places through merges and
+    /// overlays, and say where each was made.
+    fn fields_at(&mut self, f: &Fields) -> FieldLocations {
         let mut fields_at = FieldLocations::with_capacity(f.table.len());
         for (k, v) in f.table.iter() {
             if let Some(key) = f.known_key(&k.name) {
                 fields_at.push(key, self.loc(v.span()));
+            }
+        }
+        if f.get("lint_allow").is_some() {
+            for (code, span) in f.strings(&mut self.r, "lint_allow").unwrap_or_default() {
+                let at = self.loc(span);
+                if crate::lint::rules::rule_of(&code).is_none() {
+                    self.r.report(crate::lint::unknown_rule(&code, at.clone()));
+                }
+                fields_at.insert(format!("lint_allow.{code}"), at);
             }
         }
         fields_at

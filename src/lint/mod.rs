@@ -1,51 +1,169 @@
-//! Checks over the whole merged topology: references between objects, and
-//! what the broker would refuse or quietly do differently than the files say.
-//! Each finding has a stable code (see the README's list).
+//! Checks over the whole merged topology: references between objects, what
+//! the broker would refuse, and the rules (`rules.rs`) for what it would
+//! accept and quietly do otherwise than the files mean. Each finding has a
+//! stable code; a rule's finding takes the level the project sets
+//! (`[lint]`), or is allowed by an exception on its object (`lint_allow`).
 
+mod access;
+mod dead_letters;
+mod exchanges;
+pub mod live;
 mod policies;
 mod queues;
 mod references;
+pub mod rules;
+mod settings;
+mod view;
+
+pub use settings::{LintSettings, unknown_rule};
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, Topology};
-use crate::source::Location;
-use crate::source::Locations;
+use crate::source::{Location, Locations};
 
-/// Every finding about `topology`, errors and warnings.
-pub fn check(topology: &Topology, locations: &Locations) -> Vec<Diagnostic> {
+/// What the checks found: the findings to show, and those an exception
+/// allows (shown by `lint --format json`, so suppressions stay visible).
+#[derive(Debug, Clone, Default)]
+pub struct Findings {
+    pub shown: Vec<Diagnostic>,
+    pub allowed: Vec<Allowed>,
+}
+
+/// A finding an exception allows, and where that exception is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allowed {
+    pub finding: Diagnostic,
+    pub by: Location,
+}
+
+impl Findings {
+    /// Only the findings of checks that are not rules: for files with
+    /// errors, which are not what they mean. The rules would judge the
+    /// topology without the objects that failed (an exchange whose one
+    /// binding did not parse, as routing nothing).
+    pub fn without_rules(mut self) -> Findings {
+        self.shown.retain(|d| rules::rule_of(d.code).is_none());
+        self.allowed.clear();
+        self
+    }
+
+    fn add(&mut self, other: Findings) {
+        self.shown.extend(other.shown);
+        self.allowed.extend(other.allowed);
+    }
+}
+
+/// Every finding about `topology`.
+pub fn check(topology: &Topology, locations: &Locations, settings: &LintSettings) -> Findings {
+    check_for(topology, locations, settings, None)
+}
+
+/// [`check`] for a broker of `version` (major, minor): the rules whose
+/// finding the version makes worse, or harmless, say so at that severity.
+pub fn check_for(
+    topology: &Topology,
+    locations: &Locations,
+    settings: &LintSettings,
+    version: Option<(u32, u32)>,
+) -> Findings {
     let run = |checks: &[fn(&mut Context)]| {
-        let mut out = Vec::new();
-        let mut ctx = Context { topology, locations, out: &mut out };
+        let mut ctx = Context { topology, locations, settings, version, out: Findings::default() };
         for check in checks {
             check(&mut ctx);
         }
-        out
+        ctx.out
     };
     // Matching every policy to every queue takes about as long as the rest:
     // both at once, found in the same order.
     let (mut out, rest) = std::thread::scope(|s| {
         let rest = s.spawn(|| run(&[policies::check]));
-        (run(&[references::check, queues::check]), rest.join().expect("the checks do not panic"))
+        let out = run(&[references::check, queues::check, dead_letters::check, exchanges::check, access::check]);
+        (out, rest.join().expect("the checks do not panic"))
     });
-    out.extend(rest);
-    out.dedup();
+    out.add(rest);
+    out.shown.dedup();
+    out.allowed.dedup();
     out
+}
+
+/// A rule's finding, at its default severity.
+fn finding(code: &'static str, message: impl Into<String>) -> Diagnostic {
+    let rule = rules::rule_of(code);
+    debug_assert!(rule.is_some(), "{code} is in rules::RULES");
+    let mut d = Diagnostic::warning(code, message);
+    if let Some(r) = rule {
+        d.severity = r.severity;
+    }
+    d
+}
+
+/// `d` at the level the project sets for its rule, else at the one the
+/// broker's `version` calls for: `Err` when an exception allows it (`allow`,
+/// the object's `lint_allow` entry for the code), or when the project turns
+/// the rule off. Findings of checks that are not rules pass unchanged.
+fn settle(
+    mut d: Diagnostic,
+    allow: Option<&Location>,
+    settings: &LintSettings,
+    version: Option<(u32, u32)>,
+) -> Result<Diagnostic, Allowed> {
+    if rules::rule_of(d.code).is_none() {
+        return Ok(d);
+    }
+    if let Some(by) = allow {
+        return Err(Allowed { finding: d, by: by.clone() });
+    }
+    match settings.level(d.code) {
+        None => {
+            if let Some((severity, why)) = version.and_then(|v| live::for_version(d.code, v)) {
+                d.severity = severity;
+                d.help = Some(match d.help {
+                    Some(h) => format!("{h} ({why})"),
+                    None => why,
+                });
+            }
+            Ok(d)
+        }
+        Some((level, at)) => match level.severity() {
+            Some(severity) => {
+                d.severity = severity;
+                Ok(d)
+            }
+            None => Err(Allowed { finding: d, by: at.clone() }),
+        },
+    }
+}
+
+/// The `lint_allow` entry of the object `key` for `code`, if it has one.
+fn allowance<'a>(locations: &'a Locations, key: &ObjectKey, code: &str) -> Option<&'a Location> {
+    let site = match key {
+        ObjectKey::Binding { .. } => locations.bindings.get(key),
+        _ => locations.objects.get(key),
+    }?;
+    site.fields.get(&format!("lint_allow.{code}"))
 }
 
 struct Context<'a> {
     topology: &'a Topology,
     locations: &'a Locations,
-    out: &'a mut Vec<Diagnostic>,
+    settings: &'a LintSettings,
+    version: Option<(u32, u32)>,
+    out: Findings,
 }
 
 impl Context<'_> {
-    /// Adds `d` at the object's (or its field's) declaration.
+    /// Adds `d` at the object's (or its field's) declaration, at the level
+    /// the project sets, or as allowed.
     fn report(&mut self, key: &ObjectKey, field: Option<&str>, d: Diagnostic) {
         let d = match self.locate(key, field) {
             Some(l) => d.at(l),
             None => d,
         };
-        self.out.push(d);
+        let allow = allowance(self.locations, key, d.code);
+        match settle(d, allow, self.settings, self.version) {
+            Ok(d) => self.out.shown.push(d),
+            Err(a) => self.out.allowed.push(a),
+        }
     }
 
     fn locate(&self, key: &ObjectKey, field: Option<&str>) -> Option<Location> {

@@ -2,9 +2,9 @@
 //! another's keys, and policy keys that meet a queue argument setting the
 //! same thing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::Context;
+use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Resolution, Value, matching_queue, policy_key, resolution,
@@ -22,7 +22,7 @@ pub(super) fn check(ctx: &mut Context) {
             for p in set.values() {
                 for k in p.definition.keys() {
                     if policy_key(k).is_some_and(|pk| pk.mirroring) {
-                        let d = Diagnostic::warning("ha-policy", format!("`{k}` is classic queue mirroring, removed in RabbitMQ 4"))
+                        let d = finding("ha-policy", format!("`{k}` is classic queue mirroring, removed in RabbitMQ 4"))
                             .help("RabbitMQ 4 rejects the whole policy; use quorum queues for replication and remove the `ha-*` keys");
                         found.push((key_of(p, operator), Some(format!("definition.{k}")), d));
                     }
@@ -31,8 +31,11 @@ pub(super) fn check(ctx: &mut Context) {
             let matchers: Vec<Matcher> = set.values().map(Matcher::new).collect();
             // (winner, hidden) -> the queues where the winner hides keys.
             let mut hidden: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+            // The policies that match some declared object.
+            let mut used: BTreeSet<&str> = BTreeSet::new();
             for q in vhost.queues.values() {
                 let matched = matching_queue(&matchers, q);
+                used.extend(matched.iter().map(|p| p.name.as_str()));
                 let Some(top) = matched.first() else { continue };
                 // Ties are policy-tie's: which one wins is up to the broker.
                 for below in matched.iter().skip(1).filter(|p| p.priority < top.priority) {
@@ -41,7 +44,7 @@ pub(super) fn check(ctx: &mut Context) {
                     }
                 }
                 if let Some(tie) = matched.get(1).filter(|p| p.priority == top.priority) {
-                    let d = Diagnostic::warning(
+                    let d = finding(
                         "policy-tie",
                         format!(
                             "policies \"{}\" and \"{}\" both match queue \"{}\" with priority {}",
@@ -65,7 +68,7 @@ pub(super) fn check(ctx: &mut Context) {
                         Resolution::Argument => "the queue's argument wins",
                         Resolution::Policy => "the policy's value wins",
                     };
-                    let d = Diagnostic::warning(
+                    let d = finding(
                         "policy-overrides-argument",
                         format!(
                             "policy \"{}\" sets `{k}` on queue \"{}\", which already has `{}`: {winner}",
@@ -74,6 +77,27 @@ pub(super) fn check(ctx: &mut Context) {
                     )
                     .help("set it in one place only, so that the files say what the broker does");
                     found.push((key_of(top, operator), Some(format!("definition.{k}")), d));
+                }
+            }
+            for m in &matchers {
+                let name = m.policy.name.as_str();
+                let named_elsewhere = || {
+                    (vhost.exchanges.keys().chain(&vhost.external.exchanges)).any(|x| m.matches_exchange(x))
+                        || (m.policy.apply_to.matches_queue_of_some_type()
+                            && vhost.external.queues.iter().any(|q| m.name_matches(q)))
+                };
+                if !used.contains(name) && !named_elsewhere() {
+                    let kind = if operator { "operator policy" } else { "policy" };
+                    let d = finding(
+                        "policy-matches-nothing",
+                        format!(
+                            "{kind} \"{name}\" (pattern \"{}\", apply_to {}) matches nothing the files declare in vhost \"{vname}\"",
+                            m.policy.pattern,
+                            m.policy.apply_to.as_str()
+                        ),
+                    )
+                    .help("check its pattern and `apply_to`; a queue it does not fit the keys of is skipped too. If it is meant for objects that applications declare, say so with `lint_allow = [\"policy-matches-nothing\"]`");
+                    found.push((key_of(m.policy, operator), Some("pattern".into()), d));
                 }
             }
             for ((top, below), queues) in hidden {
@@ -109,7 +133,7 @@ fn shadows(top: &Policy, below: &Policy, queues: &[&str], operator: bool) -> Dia
         None => names.clone(),
     };
     let them = if queues.len() == 1 { "this queue" } else { "these queues" };
-    Diagnostic::warning(
+    finding(
         "policy-shadows",
         format!(
             "{kind} \"{}\" (priority {}) hides {names} of {kind} \"{}\" (priority {}) on {on}",

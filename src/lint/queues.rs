@@ -1,15 +1,30 @@
 //! Queue checks that depend on the queue's resolved type.
 
-use super::Context;
+use super::view::{From, View};
+use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
-use crate::model::{Matcher, ObjectKey, QueueType, argument_rule, matching_queue};
+use crate::model::{ObjectKey, QueueType, argument_rule};
 
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
-        let matchers: Vec<Matcher> = vhost.policies.values().map(Matcher::new).collect();
+        let view = View::new(vname, vhost, ctx.locations);
         for q in vhost.queues.values() {
             let key = ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() };
+            let applied = view.queue_policies(q);
+            // A finding about a setting: at the argument, or at the policy key.
+            let at = |from: From, argument: &str, policy_key: &str| match from {
+                From::Argument => (key.clone(), Some(format!("arguments.{argument}"))),
+                From::Policy(p, operator) => {
+                    let (vhost, name) = (vname.clone(), p.name.clone());
+                    let k = if operator {
+                        ObjectKey::OperatorPolicy { vhost, name }
+                    } else {
+                        ObjectKey::Policy { vhost, name }
+                    };
+                    (k, Some(format!("definition.{policy_key}")))
+                }
+            };
             for name in q.arguments.keys() {
                 let Some(rule) = argument_rule(name) else {
                     continue;
@@ -40,22 +55,51 @@ pub(super) fn check(ctx: &mut Context) {
                     }
                 }
             } else if !q.durable {
-                let d = Diagnostic::warning("transient-queue", format!("queue \"{}\" is not durable", q.name))
+                let d = finding("transient-queue", format!("queue \"{}\" is not durable", q.name))
                     .help("RabbitMQ 4.3 refuses transient non-exclusive queues, and a restart loses this one with its messages; make it durable");
                 found.push((key.clone(), Some("durable".into()), d));
             }
-            if q.kind == QueueType::Quorum && !q.arguments.contains_key("x-dead-letter-exchange") {
-                let by_policy = matching_queue(&matchers, q)
-                    .first()
-                    .is_some_and(|p| p.definition.contains_key("dead-letter-exchange"));
-                if !by_policy {
-                    let d = Diagnostic::warning(
-                        "quorum-without-dlx",
-                        format!("quorum queue \"{}\" has no dead-letter exchange", q.name),
-                    )
+            // With no delivery limit (-1), nothing is dropped for failing.
+            let unlimited = View::setting(q, applied, "x-delivery-limit", "delivery-limit")
+                .is_some_and(|(v, _)| v.as_int().is_some_and(|n| n < 0));
+            if q.kind == QueueType::Quorum
+                && !unlimited
+                && View::setting(q, applied, "x-dead-letter-exchange", "dead-letter-exchange").is_none()
+            {
+                let d = finding("quorum-without-dlx", format!("quorum queue \"{}\" has no dead-letter exchange", q.name))
                     .help("RabbitMQ 4 drops a message after 20 failed deliveries when it has nowhere to dead-letter it; set `x-dead-letter-exchange`");
-                    found.push((key, None, d));
-                }
+                found.push((key.clone(), None, d));
+            }
+            if let Some((v, from)) = View::setting(q, applied, "x-queue-mode", "queue-mode") {
+                let d = finding("queue-mode-removed", format!("queue \"{}\" sets the queue mode ({v}), which RabbitMQ 4.3 refuses", q.name))
+                    .help("classic queues keep messages on disk since 3.12 whatever the mode: remove `x-queue-mode` (or the policy key `queue-mode`)");
+                let (k, f) = at(from, "x-queue-mode", "queue-mode");
+                found.push((k, f, d));
+            }
+            if let Some((v, from)) = View::setting(q, applied, "x-queue-version", "queue-version")
+                && v.as_int() == Some(1)
+            {
+                let d = finding("queue-mode-removed", format!("queue \"{}\" asks for classic queue storage version 1, which RabbitMQ 4.3 refuses", q.name))
+                    .help("version 2 is the default since RabbitMQ 3.13 and the only one in 4.3: remove `x-queue-version` (or the policy key `queue-version`)");
+                let (k, f) = at(from, "x-queue-version", "queue-version");
+                found.push((k, f, d));
+            }
+            if q.kind == QueueType::Stream
+                && View::setting(q, applied, "x-max-age", "max-age").is_none()
+                && View::setting(q, applied, "x-max-length-bytes", "max-length-bytes").is_none()
+            {
+                let d = finding("stream-unbounded", format!("stream \"{}\" has neither a maximum age nor a maximum size", q.name))
+                    .help("a stream keeps every message until the disk fills: set `x-max-age` (e.g. \"7D\") or `x-max-length-bytes`, by argument or policy");
+                found.push((key.clone(), None, d));
+            }
+            if q.durable
+                && !q.auto_delete
+                && let Some((v, from)) = View::setting(q, applied, "x-expires", "expires")
+            {
+                let d = finding("expires-on-declared", format!("durable queue \"{}\" expires after {v} ms unused", q.name))
+                    .help("the broker then deletes it with its messages, and the next apply declares it again: remove the expiry from a queue the files keep, or make the queue auto-delete if it is meant to go");
+                let (k, f) = at(from, "x-expires", "expires");
+                found.push((k, f, d));
             }
         }
     }

@@ -4,6 +4,7 @@
 //! environments (`environments.rs`).
 
 mod environments;
+mod lint;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::diagnostic::Diagnostic;
+use crate::lint::LintSettings;
 use crate::source::{FileId, Location};
 
 /// The project file's name, at the root of a topology directory.
@@ -32,11 +34,18 @@ pub struct Project {
     pub environments: Vec<Environment>,
     /// The order `apply --env all` rolls out in: stages of environments.
     pub stages: Vec<Vec<String>>,
+    /// The levels `[lint]` sets.
+    pub lint: LintSettings,
 }
 
 impl Default for Project {
     fn default() -> Self {
-        Project { name: DEFAULT.to_string(), environments: Vec::new(), stages: Vec::new() }
+        Project {
+            name: DEFAULT.to_string(),
+            environments: Vec::new(),
+            stages: Vec::new(),
+            lint: LintSettings::default(),
+        }
     }
 }
 
@@ -47,6 +56,8 @@ struct File {
     #[serde(default)]
     environments: BTreeMap<toml::Spanned<String>, environments::EnvironmentSection>,
     deploy: Option<environments::DeploySection>,
+    #[serde(default)]
+    lint: BTreeMap<toml::Spanned<String>, toml::Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -89,7 +100,8 @@ pub fn parse(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Proje
         }
     };
     let (environments, stages) = environments::read(id, file.environments, file.deploy, diagnostics);
-    let Some(section) = file.project else { return Project { environments, stages, ..Project::default() } };
+    let lint = lint::read(id, file.lint, diagnostics);
+    let Some(section) = file.project else { return Project { environments, stages, lint, ..Project::default() } };
     let name = section.name.get_ref();
     if !is_name(name, MAX_NAME) {
         diagnostics.push(
@@ -98,9 +110,9 @@ pub fn parse(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Proje
                 .label("here")
                 .help(format!("use 1 to {MAX_NAME} ASCII letters, digits, '-', '_' or '.'")),
         );
-        return Project { environments, stages, ..Project::default() };
+        return Project { environments, stages, lint, ..Project::default() };
     }
-    Project { name: name.clone(), environments, stages }
+    Project { name: name.clone(), environments, stages, lint }
 }
 
 /// Whether `name` is 1 to `max` ASCII letters, digits, '-', '_' or '.': a

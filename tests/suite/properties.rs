@@ -50,7 +50,8 @@ proptest! {
     #[test]
     fn generated_topologies_are_valid(t in topology(), old in topology_3_10()) {
         for t in [t, old] {
-            let errors: Vec<_> = warren::lint::check(&t, &spans_of(&t))
+            let errors: Vec<_> = warren::lint::check(&t, &spans_of(&t), &Default::default())
+                .shown
                 .into_iter()
                 .filter(|d| d.is_error())
                 .collect();

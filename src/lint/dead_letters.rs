@@ -1,0 +1,174 @@
+//! Where dead letters go: to an exchange that exists, on to some queue, and
+//! not round in a circle the broker cuts by dropping them.
+
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::DiGraph;
+use rustc_hash::FxHashMap;
+
+use super::view::{From, View};
+use super::{Context, finding};
+use crate::diagnostic::Diagnostic;
+use crate::model::{ObjectKey, QueueType, Value};
+
+/// A queue's dead-lettering, as its argument and policy resolve.
+struct DeadLetters<'a> {
+    queue: &'a str,
+    exchange: &'a str,
+    from: From<'a>,
+    /// The key dead letters are published with; `None`: their own keys.
+    key: Option<&'a str>,
+    /// Messages leave the queue by expiring, not only by a consumer's reject.
+    expires_messages: bool,
+}
+
+pub(super) fn check(ctx: &mut Context) {
+    let mut found = Vec::new();
+    for (vname, vhost) in &ctx.topology.vhosts {
+        let view = View::new(vname, vhost, ctx.locations);
+        let mut letters = Vec::new();
+        for q in vhost.queues.values() {
+            let applied = view.queue_policies(q);
+            let key = |k: &'static str| (ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() }, k);
+            if q.kind == QueueType::Quorum {
+                let strategy = View::setting(q, applied, "x-dead-letter-strategy", "dead-letter-strategy");
+                let overflow = View::setting(q, applied, "x-overflow", "overflow");
+                if let Some((Value::String(s), from)) = strategy
+                    && s == "at-least-once"
+                    && overflow.is_none_or(|(v, _)| v.as_str() != Some("reject-publish"))
+                {
+                    let d = finding(
+                        "at-least-once-without-reject-publish",
+                        format!("quorum queue \"{}\" dead-letters at-least-once, but its overflow is not `reject-publish`", q.name),
+                    )
+                    .help("RabbitMQ then dead-letters at most once, as if the strategy were not set: set `x-overflow = \"reject-publish\"` (or the policy key `overflow`) on the queue");
+                    found.push(at(key("arguments.x-dead-letter-strategy"), from, "dead-letter-strategy", d));
+                }
+            }
+            let Some((Value::String(exchange), from)) =
+                View::setting(q, applied, "x-dead-letter-exchange", "dead-letter-exchange")
+            else {
+                continue;
+            };
+            let routing_key = View::setting(q, applied, "x-dead-letter-routing-key", "dead-letter-routing-key")
+                .and_then(|(v, _)| v.as_str());
+            let ttl = View::setting(q, applied, "x-message-ttl", "message-ttl").is_some();
+            letters.push(DeadLetters { queue: &q.name, exchange, from, key: routing_key, expires_messages: ttl });
+            if !view.exchange_known(exchange) {
+                let d = finding(
+                    "dlx-missing",
+                    format!("queue \"{}\" dead-letters to exchange \"{exchange}\", which is declared nowhere in vhost \"{vname}\"", q.name),
+                )
+                .label("no exchange of this name")
+                .help(format!(
+                    "RabbitMQ drops dead letters whose exchange is missing: declare [exchanges.\"{exchange}\"], or list it in `[external] exchanges` if another project declares it"
+                ));
+                found.push(at(key("arguments.x-dead-letter-exchange"), from, "dead-letter-exchange", d));
+            }
+        }
+        // Where each queue's dead letters land.
+        let mut landing: FxHashMap<&str, Vec<String>> = FxHashMap::default();
+        for l in &letters {
+            if !view.exchange_known(l.exchange) {
+                continue;
+            }
+            let keys: Vec<&str> = match (l.key, view.keys_into(l.queue)) {
+                (Some(k), _) => vec![k],
+                (None, Some(keys)) => keys.into_iter().collect(),
+                (None, None) => continue,
+            };
+            let reached: Vec<_> = keys.iter().map(|k| view.route(l.exchange, k)).collect();
+            if reached.iter().all(|r| r.nowhere()) {
+                let exchange = if l.exchange.is_empty() {
+                    "the default exchange".into()
+                } else {
+                    format!("exchange \"{}\"", l.exchange)
+                };
+                let how = match l.key {
+                    Some(k) => format!("{exchange} routes their key \"{k}\" to no queue"),
+                    None => format!("{exchange} routes none of the keys they carry to a queue"),
+                };
+                let d = finding("dlx-unroutable", format!("the dead letters of queue \"{}\" are lost: {how}", l.queue))
+                .help("bind a queue to the dead-letter exchange for those keys, or set `x-dead-letter-routing-key` to a key it routes: RabbitMQ drops dead letters that route nowhere");
+                let key = (
+                    ObjectKey::Queue { vhost: vname.clone(), name: l.queue.to_string() },
+                    "arguments.x-dead-letter-exchange",
+                );
+                found.push(at(key, l.from, "dead-letter-exchange", d));
+            }
+            landing.insert(l.queue, reached.into_iter().flat_map(|r| r.queues).collect());
+        }
+        cycles(vname, &letters, &landing, &mut found);
+    }
+    for ((key, field), d) in found {
+        ctx.report(&key, Some(&field), d);
+    }
+}
+
+/// Cycles of queues whose messages expire into each other's dead-letter
+/// exchanges: the broker drops a message that comes back to a queue when
+/// no consumer rejected it on the way.
+fn cycles(
+    vname: &str,
+    letters: &[DeadLetters],
+    landing: &FxHashMap<&str, Vec<String>>,
+    found: &mut Vec<((ObjectKey, String), Diagnostic)>,
+) {
+    let expiring: FxHashMap<&str, &DeadLetters> =
+        letters.iter().filter(|l| l.expires_messages).map(|l| (l.queue, l)).collect();
+    let mut graph: DiGraph<&str, ()> = DiGraph::new();
+    let mut index = FxHashMap::default();
+    for q in expiring.keys() {
+        index.insert(*q, graph.add_node(*q));
+    }
+    for (q, to) in landing {
+        let Some(&from) = index.get(q) else { continue };
+        for t in to {
+            if let Some(&target) = index.get(t.as_str()) {
+                graph.add_edge(from, target, ());
+            }
+        }
+    }
+    for component in tarjan_scc(&graph) {
+        let first = graph[component[0]];
+        let looped = component.len() > 1 || graph.contains_edge(component[0], component[0]);
+        if !looped {
+            continue;
+        }
+        let mut names: Vec<&str> = component.iter().map(|n| graph[*n]).collect();
+        names.sort_unstable();
+        let path = if names.len() == 1 {
+            format!("queue \"{first}\" dead-letters expired messages back into itself")
+        } else {
+            format!("queues {} dead-letter expired messages into each other", quoted(&names))
+        };
+        for q in names {
+            let l = expiring[q];
+            let d = finding("dlx-cycle", format!("{path}: RabbitMQ drops a message the second time round"))
+                .help("a message that comes back to a queue with no consumer's reject on the way is dropped: break the cycle, or let a consumer reject (retry queues dead-letter back to a queue whose consumers reject)");
+            let key = (
+                ObjectKey::Queue { vhost: vname.to_string(), name: q.to_string() },
+                "arguments.x-dead-letter-exchange",
+            );
+            found.push(at(key, l.from, "dead-letter-exchange", d));
+        }
+    }
+}
+
+/// Where to report a finding about a queue setting: its argument, or the
+/// policy key that sets it.
+fn at((queue, argument): (ObjectKey, &str), from: From, key: &str, d: Diagnostic) -> ((ObjectKey, String), Diagnostic) {
+    match from {
+        From::Argument => ((queue, argument.to_string()), d),
+        From::Policy(p, operator) => {
+            let ObjectKey::Queue { vhost, .. } = &queue else { unreachable!("a queue's setting") };
+            let (vhost, name) = (vhost.clone(), p.name.clone());
+            let policy =
+                if operator { ObjectKey::OperatorPolicy { vhost, name } } else { ObjectKey::Policy { vhost, name } };
+            ((policy, format!("definition.{key}")), d)
+        }
+    }
+}
+
+fn quoted(names: &[&str]) -> String {
+    names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,271 @@
+//! The rules that read the live broker (`warren lint --live`): who consumes
+//! each queue, what the broker reports deprecated and in use, and queues
+//! someone consumes from that no project owns. Pure: the command reads the
+//! broker, these functions only look at what it read.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Context, Findings, LintSettings, finding};
+use crate::broker::{Consumer, DeprecatedFeature};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::{DestinationKind, ObjectKey, Ownership, Permission, Queue, QueueType, Topology};
+use crate::source::Locations;
+use crate::toml_text;
+
+/// What the broker said, for the vhosts the files declare.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// Its RabbitMQ version, as `GET /api/overview` gives it.
+    pub version: String,
+    pub topology: Topology,
+    pub ownership: Ownership,
+    /// The consumers of each declared vhost's queues.
+    pub consumers: BTreeMap<String, Vec<Consumer>>,
+    /// `None`: the broker has no list of deprecated features in use.
+    pub deprecated: Option<Vec<DeprecatedFeature>>,
+}
+
+/// The live rules' findings about the broker `observed` describes, for the
+/// files' `topology`.
+pub fn check(topology: &Topology, locations: &Locations, settings: &LintSettings, observed: &Observed) -> Findings {
+    let version = major_minor(&observed.version);
+    let mut ctx = Context { topology, locations, settings, version, out: Findings::default() };
+    shared_queues(&mut ctx, observed);
+    unmanaged(&mut ctx, observed);
+    priorities(&mut ctx, observed, version);
+    deprecated(&mut ctx, observed);
+    ctx.out
+}
+
+/// Who a consumer is: the user, and the name its client gave the connection.
+fn service(c: &Consumer) -> (&str, Option<&str>) {
+    (&c.user, c.client_name.as_deref())
+}
+
+fn shared_queues(ctx: &mut Context, observed: &Observed) {
+    for (vname, consumers) in &observed.consumers {
+        let mut by_queue: BTreeMap<&str, Vec<&Consumer>> = BTreeMap::new();
+        for c in consumers {
+            by_queue.entry(&c.queue).or_default().push(c);
+        }
+        for (queue, consumers) in by_queue {
+            let users: BTreeSet<&str> = consumers.iter().map(|c| c.user.as_str()).collect();
+            let names: BTreeSet<&str> = consumers.iter().filter_map(|c| c.client_name.as_deref()).collect();
+            if users.len() < 2 && names.len() < 2 {
+                continue;
+            }
+            // Services by user when users differ, else by connection name.
+            let by_user = users.len() > 1;
+            let mut services: BTreeMap<&str, Vec<&Consumer>> = BTreeMap::new();
+            for c in &consumers {
+                let (user, name) = service(c);
+                let id = if by_user { user } else { name.unwrap_or(user) };
+                services.entry(id).or_default().push(c);
+            }
+            let listed: Vec<String> = services
+                .iter()
+                .map(|(id, cs)| {
+                    let conns: BTreeSet<String> = cs
+                        .iter()
+                        .map(|c| match &c.client_name {
+                            Some(n) => format!("\"{n}\" ({})", c.connection),
+                            None => c.connection.clone(),
+                        })
+                        .collect();
+                    let who = if by_user { format!("user \"{id}\"") } else { format!("connection \"{id}\"") };
+                    format!("{who} on {}", conns.into_iter().collect::<Vec<_>>().join(", "))
+                })
+                .collect();
+            let d = finding(
+                "shared-queue",
+                format!(
+                    "queue \"{queue}\" in vhost \"{vname}\" is consumed by {} services: {}; each gets only part of its messages",
+                    services.len(),
+                    listed.join("; ")
+                ),
+            )
+            .help(fix(vname, queue, services.keys().copied().collect(), by_user, ctx.topology, &observed.topology));
+            let key = ObjectKey::Queue { vhost: vname.clone(), name: queue.to_string() };
+            ctx.report(&key, None, d);
+        }
+    }
+}
+
+/// The fix for a queue consumed by `services`: the first keeps the queue,
+/// each other gets a queue of its own bound like it, and with services
+/// told apart by user, each user may read its own queue only. As TOML to
+/// add to the files, and permissions to put in place of the users' own.
+fn fix(vname: &str, queue: &str, services: Vec<&str>, by_user: bool, files: &Topology, live: &Topology) -> String {
+    let declared = files.vhosts.get(vname).and_then(|v| v.queues.get(queue));
+    let live_vhost = live.vhosts.get(vname);
+    let model: Option<&Queue> = declared.or_else(|| live_vhost.and_then(|v| v.queues.get(queue)));
+    let bindings: Vec<_> = live_vhost
+        .into_iter()
+        .flat_map(|v| &v.bindings)
+        .chain(files.vhosts.get(vname).into_iter().flat_map(|v| &v.bindings))
+        .filter(|b| b.destination_kind == DestinationKind::Queue && b.destination == queue)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut out = String::from(
+        "a queue hands each message to one consumer: give each other service a queue of its own, bound like this one, and move its consumers there.\n",
+    );
+    out += "# add to the files:\n";
+    let own = |s: &str| format!("{queue}.{s}");
+    for s in services.iter().skip(1) {
+        let name = own(s);
+        out += &format!("[queues.{}]\n", toml_text::key(&name));
+        if let Some(q) = model {
+            out += &format!("type = {}\n", toml_text::string(q.kind.as_str()));
+            if let Some(args) = toml_text::inline_table(q.arguments.iter()).filter(|_| !q.arguments.is_empty()) {
+                out += &format!("arguments = {args}\n");
+            }
+        }
+        for b in &bindings {
+            out += &format!(
+                "[[bindings]]\nsource = {}\nqueue = {}\nrouting_key = {}\n",
+                toml_text::string(&b.source),
+                toml_text::string(&name),
+                toml_text::string(&b.routing_key)
+            );
+            if let Some(args) = toml_text::inline_table(b.arguments.iter()).filter(|_| !b.arguments.is_empty()) {
+                out += &format!("arguments = {args}\n");
+            }
+        }
+    }
+    if bindings.is_empty() {
+        out += &format!(
+            "# publishers address \"{queue}\" by name: publish to a fanout exchange bound to each service's queue instead\n"
+        );
+    }
+    if !by_user {
+        out += "# these services log in as one user: give each a user of its own, so that each may read its own queue only\n";
+        return out;
+    }
+    out += "# put in place of these users' [permissions]:\n";
+    let permission = |user: &str| -> Option<&Permission> {
+        files.vhosts.get(vname).and_then(|v| v.permissions.get(user)).or_else(|| live_vhost?.permissions.get(user))
+    };
+    for (i, s) in services.iter().enumerate() {
+        let reads = if i == 0 { queue.to_string() } else { own(s) };
+        let (configure, write) =
+            permission(s).map_or((String::new(), String::new()), |p| (p.configure.clone(), p.write.clone()));
+        out += &format!(
+            "[permissions.{}]\nconfigure = {}\nwrite = {}\nread = {}\n",
+            toml_text::key(s),
+            toml_text::string(&configure),
+            toml_text::string(&write),
+            toml_text::string(&format!("^{}$", regex::escape(&reads)))
+        );
+    }
+    out
+}
+
+fn unmanaged(ctx: &mut Context, observed: &Observed) {
+    for (vname, consumers) in &observed.consumers {
+        let Some(live) = observed.topology.vhosts.get(vname) else { continue };
+        let files = ctx.topology.vhosts.get(vname);
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for c in consumers {
+            *counts.entry(&c.queue).or_default() += 1;
+        }
+        for (queue, n) in counts {
+            let key = ObjectKey::Queue { vhost: vname.clone(), name: queue.to_string() };
+            // Exclusive and server-named queues are not in the definitions:
+            // they live and die with their connection.
+            let durable = live.queues.contains_key(queue);
+            let declared = files.is_some_and(|v| v.queues.contains_key(queue) || v.external.queues.contains(queue));
+            let owned = observed.ownership.projects.values().any(|inv| inv.contains(&key));
+            if !durable || declared || owned {
+                continue;
+            }
+            let d = finding(
+                "unmanaged-consumer-queue",
+                format!("queue \"{queue}\" in vhost \"{vname}\" has {n} consumer(s), and no project owns it: someone relies on it"),
+            )
+            .help(format!(
+                "declare it in the project of its consumers (`warren import --vhost {vname}` writes its TOML), or list it in `[external] queues` if another team manages it by hand"
+            ));
+            ctx.report(&key, None, d);
+        }
+    }
+}
+
+/// A quorum queue that takes over a live classic queue with priorities:
+/// RabbitMQ refuses `x-max-priority` on a quorum queue, and delivers by
+/// priority differently there (not at all before 4.0, two levels from 4.0).
+fn priorities(ctx: &mut Context, observed: &Observed, version: Option<(u32, u32)>) {
+    let mut found = Vec::new();
+    for (vname, v) in &ctx.topology.vhosts {
+        let Some(live) = observed.topology.vhosts.get(vname) else { continue };
+        for q in v.queues.values().filter(|q| q.kind == QueueType::Quorum) {
+            let Some(old) = q.replaces.as_deref().and_then(|p| live.queues.get(p)) else { continue };
+            let Some(levels) = old.arguments.get("x-max-priority").and_then(|v| v.as_int()) else { continue };
+            let there = match version {
+                Some(v) if v < (4, 0) => format!("RabbitMQ {}.{} quorum queues ignore message priorities", v.0, v.1),
+                _ => "quorum queues have two: normal (0 to 4) and high (5 and above), from RabbitMQ 4.0".to_string(),
+            };
+            let d = finding(
+                "priority-on-quorum",
+                format!(
+                    "quorum queue \"{}\" replaces \"{}\", which delivers by {levels} message priorities: {there}",
+                    q.name, old.name
+                ),
+            )
+            .help("check that the consumers do not rely on the order of priorities, or keep a classic queue for them");
+            found.push((ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() }, d));
+        }
+    }
+    for (key, d) in found {
+        ctx.report(&key, Some("replaces"), d);
+    }
+}
+
+fn deprecated(ctx: &mut Context, observed: &Observed) {
+    // About the broker as a whole: no object, no place in the files.
+    let key = ObjectKey::Vhost(String::new());
+    match &observed.deprecated {
+        None => {
+            let d = Diagnostic::info(
+                "deprecated-feature-used",
+                format!("RabbitMQ {} cannot list the deprecated features in use (3.13 and later can)", observed.version),
+            )
+            .help("read the release notes of the version you upgrade to for what it removes; `warren lint` checks the files for the removals it knows");
+            // A note about the broker, not a finding: no level applies.
+            ctx.out.shown.push(d);
+        }
+        Some(features) => {
+            for f in features {
+                let d = finding(
+                    "deprecated-feature-used",
+                    format!("the broker reports deprecated feature \"{}\" in use: {}", f.name, f.description),
+                )
+                .help("see https://www.rabbitmq.com/docs/deprecated-features for what replaces it and the version that removes it");
+                ctx.report(&key, None, d);
+            }
+        }
+    }
+}
+
+/// The severity a static rule's finding takes against a broker of this
+/// version, with why, where the version changes what the broker does.
+pub fn for_version(code: &str, (major, minor): (u32, u32)) -> Option<(Severity, String)> {
+    let at_least = |a: u32, b: u32| (major, minor) >= (a, b);
+    let version = format!("the broker runs RabbitMQ {major}.{minor}");
+    match code {
+        "queue-mode-removed" | "transient-queue" if at_least(4, 3) => {
+            Some((Severity::Error, format!("{version}, which refuses it")))
+        }
+        "ha-policy" if at_least(4, 0) => Some((Severity::Error, format!("{version}, which refuses the policy"))),
+        "quorum-without-dlx" if !at_least(4, 0) => {
+            Some((Severity::Info, format!("{version}: no delivery limit by default before 4.0")))
+        }
+        _ => None,
+    }
+}
+
+/// `3.10.8` -> `(3, 10)`.
+pub fn major_minor(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().ok()?))
+}
