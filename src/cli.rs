@@ -167,6 +167,29 @@ pub enum Command {
         #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
         lock_timeout: std::time::Duration,
     },
+    /// Check the files, and with --live the broker, against every lint rule (`--rules` lists them).
+    Lint {
+        /// A topology file, or a directory of them (every *.toml below it).
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// Also read the broker the plan would read: who consumes each queue, the deprecated
+        /// features in use, and the static rules at the broker's version.
+        #[arg(long)]
+        live: bool,
+        /// Lint these environments' merged topologies (with --live, their brokers): a name,
+        /// `all`, or a glob; repeatable.
+        #[arg(long = "env", value_name = "ENV")]
+        envs: Vec<String>,
+        /// human, or json (every finding, those an exception allows included).
+        #[arg(long, value_enum, default_value_t = crate::render::lint::LintFormat::Human)]
+        format: crate::render::lint::LintFormat,
+        /// `--deny warnings`: exit 1 on warnings too.
+        #[arg(long, value_name = "WHAT", value_parser = ["warnings"])]
+        deny: Option<String>,
+        /// List every rule: its code, default severity, what it reads, and what it finds.
+        #[arg(long, conflicts_with_all = ["live", "envs", "deny"])]
+        rules: bool,
+    },
     /// Parse and check topology files; no broker needed.
     Validate {
         /// A topology file, or a directory of them (every *.toml below it).

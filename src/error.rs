@@ -37,6 +37,8 @@ pub enum Error {
     /// Some environments of a `--env` run could not be planned; its report
     /// says which, and why.
     Environments,
+    /// `warren lint` found findings of error severity.
+    Findings,
     /// A rollout over environments ended as its worst environment did.
     Rollout(Exit),
 }
@@ -73,7 +75,8 @@ pub fn exit(result: &Result) -> Exit {
             | Error::Stopped(Failure::LockLost | Failure::Broker(_))
             | Error::Declined
             | Error::Records
-            | Error::Environments,
+            | Error::Environments
+            | Error::Findings,
         ) => Exit::Error,
     }
 }

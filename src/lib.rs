@@ -79,6 +79,11 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
             commands::adopt::run(&path, &from, auto_approve, lock_timeout, connection, out)
         }
         Command::Validate { path, envs } => commands::validate::run(&path, &envs, out),
+        Command::Lint { rules: true, format, .. } => commands::lint::rules(format),
+        Command::Lint { path, live, envs, format, deny, rules: false } => {
+            let options = commands::lint::Options { live, format, deny_warnings: deny.is_some() };
+            commands::lint::run(&path, &envs, &options, connection, out)
+        }
         Command::Diff { paths, envs, output } => commands::plan::diff_command(&paths, &envs, &show(output), out),
         Command::Export { path, out: file, envs } => commands::export::run(&path, &envs, file.as_deref(), out),
         Command::Import { state, vhosts, out: dir } => {

@@ -30,7 +30,9 @@ pub use state::Message;
 
 use super::lock::{LOCK_QUEUE, LocalHold, Lock};
 use super::records::RecordStore;
-use super::{Answer, Answers, Broker, BrokerError, Freshness, Leadership, Listing, Reading};
+use super::{
+    Answer, Answers, Broker, BrokerError, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading,
+};
 use crate::model::{
     Binding, Exchange, Password, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, Table, User,
     Value, VhostSettings,
@@ -280,6 +282,15 @@ impl Broker for Memory {
     }
 
     /// As `Rabbit::queue_counts`, with every count known at once.
+    /// The in-memory broker counts consumers but knows no connections.
+    async fn consumers(&self, _vhost: &str) -> Answer<Vec<Consumer>> {
+        Ok(Vec::new())
+    }
+
+    async fn deprecated_features_used(&self) -> Answer<Option<Vec<DeprecatedFeature>>> {
+        Ok(Some(Vec::new()))
+    }
+
     async fn queue_counts(&self, vhost: &str) -> Answer<BTreeMap<String, QueueCounts>> {
         let s = self.lock_state();
         who(&self.user, &s)?;

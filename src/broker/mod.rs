@@ -104,6 +104,25 @@ pub struct Leadership {
     pub state: Option<String>,
 }
 
+/// One consumer of a queue, and who it is.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Consumer {
+    pub queue: String,
+    /// The user its connection logged in as.
+    pub user: String,
+    /// The broker's name of its connection (`10.0.0.5:41234 -> 10.0.0.2:5672`).
+    pub connection: String,
+    /// The name the client gave its connection (`connection_name`), if any.
+    pub client_name: Option<String>,
+}
+
+/// A deprecated feature the broker reports in use (3.13 and later).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeprecatedFeature {
+    pub name: String,
+    pub description: String,
+}
+
 /// The names in a vhost listing.
 fn vhost_names(listing: &str) -> Answer<Vec<String>> {
     #[derive(serde::Deserialize)]
@@ -159,6 +178,11 @@ pub trait Broker: Clone + Send + Sync + 'static {
     /// A replicated queue's leader and members; `None` when the queue does
     /// not exist.
     fn queue_leadership(&self, vhost: &str, queue: &str) -> impl Future<Output = Answer<Option<Leadership>>> + Send;
+    /// The consumers of a vhost's queues, each with who consumes.
+    fn consumers(&self, vhost: &str) -> impl Future<Output = Answer<Vec<Consumer>>> + Send;
+    /// The deprecated features in use; `None` where the broker cannot say
+    /// (before RabbitMQ 3.13).
+    fn deprecated_features_used(&self) -> impl Future<Output = Answer<Option<Vec<DeprecatedFeature>>>> + Send;
     /// The name of the policy the broker applies to an exchange, if any.
     fn exchange_policy(&self, vhost: &str, exchange: &str) -> impl Future<Output = Answer<Option<String>>> + Send;
 

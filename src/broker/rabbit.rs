@@ -14,7 +14,9 @@ use super::error::BrokerError;
 use super::http::Http;
 use super::lock::{LOCK_QUEUE, Lock};
 use super::records::RecordStore;
-use super::{Answer, Answers, Broker, Freshness, Leadership, Listing, Reading, ops, vhost_names};
+use super::{
+    Answer, Answers, Broker, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading, ops, vhost_names,
+};
 use crate::model::{
     Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, User, VhostSettings,
 };
@@ -309,6 +311,70 @@ impl Broker for Rabbit {
     /// per Ra tick), and the higher of the two counts. Consumers come only
     /// from the stats view: when a classic queue has none there yet, it
     /// counts as unused, since its delete is guarded by `if-unused`.
+    async fn consumers(&self, vhost: &str) -> Result<Vec<Consumer>, BrokerError> {
+        let v = segment(vhost);
+        let (consumers_path, connections_path) = (format!("consumers/{v}"), format!("vhosts/{v}/connections"));
+        let (of_consumers, of_connections) =
+            (format!("list the consumers of vhost \"{vhost}\""), format!("list the connections of vhost \"{vhost}\""));
+        let (consumers, connections) = tokio::join!(
+            self.http.get_json(&consumers_path, &of_consumers),
+            self.http.get_json(&connections_path, &of_connections),
+        );
+        let (consumers, connections) = match (consumers, connections) {
+            (Err(BrokerError::NotFound { .. }), _) | (_, Err(BrokerError::NotFound { .. })) => return Ok(Vec::new()),
+            (c, n) => (c?, n?),
+        };
+        let str_of = |v: &serde_json::Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        // The name a client gives its connection: 3.10 to 4.x list it as
+        // `user_provided_name`, and among the client's properties.
+        let client_names: BTreeMap<String, String> = connections
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                let given =
+                    str_of(&c["user_provided_name"]).or_else(|| str_of(&c["client_properties"]["connection_name"]));
+                Some((str_of(&c["name"])?, given?))
+            })
+            .collect();
+        let mut out: Vec<Consumer> = consumers
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                let channel = &c["channel_details"];
+                let connection = str_of(&channel["connection_name"]).unwrap_or_default();
+                Some(Consumer {
+                    queue: str_of(&c["queue"]["name"])?,
+                    user: str_of(&channel["user"]).unwrap_or_default(),
+                    client_name: client_names.get(&connection).cloned(),
+                    connection,
+                })
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    async fn deprecated_features_used(&self) -> Result<Option<Vec<DeprecatedFeature>>, BrokerError> {
+        let listed = match self.http.get_json("deprecated-features/used", "list the deprecated features in use").await {
+            Err(BrokerError::NotFound { .. }) => return Ok(None),
+            other => other?,
+        };
+        let features = listed
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| {
+                Some(DeprecatedFeature {
+                    name: f["name"].as_str()?.to_string(),
+                    description: f["desc"].as_str().or(f["description"].as_str()).unwrap_or_default().to_string(),
+                })
+            })
+            .collect();
+        Ok(Some(features))
+    }
+
     async fn queue_counts(&self, vhost: &str) -> Result<BTreeMap<String, QueueCounts>, BrokerError> {
         let v = segment(vhost);
         let action = format!("list the queues of vhost \"{vhost}\"");

@@ -8,6 +8,7 @@ mod confirm;
 pub mod export;
 pub mod fleet;
 pub mod import;
+pub mod lint;
 pub mod live_side;
 pub mod plan;
 pub mod planned;

@@ -4,6 +4,7 @@
 mod document;
 pub mod fleet;
 pub mod human;
+pub mod lint;
 pub mod markdown;
 
 pub use document::{

@@ -19,6 +19,8 @@ mod environments_broker;
 mod export;
 mod import;
 mod import_broker;
+mod lint;
+mod lint_broker;
 mod live;
 mod live_broker;
 mod migrate;

@@ -327,6 +327,11 @@ impl Traffic {
         traffic
     }
 
+    /// Connects to `url` for consumers alone ([`Traffic::add_consumer`]).
+    pub fn consumers(url: &str) -> Traffic {
+        Traffic::new(url, false)
+    }
+
     fn new(url: &str, reconnect: bool) -> Traffic {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

@@ -1,0 +1,150 @@
+//! `warren lint`: every rule over the files and, with `--live`, over the
+//! broker the plan would read; each environment's merged topology with
+//! `--env`.
+
+use std::path::Path;
+
+use super::{fleet, live_side};
+use crate::broker::{Broker, BrokerError};
+use crate::cli::Connection;
+use crate::desired::{self, Desired};
+use crate::diagnostic::{Diagnostic, Severity, render};
+use crate::error::{self, Done, Error};
+use crate::lint::{self, Allowed, Findings};
+use crate::output::Output;
+use crate::render::lint::{self as report, LintDocument, LintFormat};
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub live: bool,
+    pub format: LintFormat,
+    /// `--deny warnings`: warnings count as errors.
+    pub deny_warnings: bool,
+}
+
+/// What one run lints: the base files, or an environment's merged topology
+/// and broker.
+struct Target<'a> {
+    environment: Option<&'a str>,
+    desired: Desired,
+    connection: Result<Connection, Diagnostic>,
+}
+
+pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connection, out: Output) -> error::Result {
+    let unchecked = desired::load_unchecked(path);
+    let mut targets =
+        vec![Target { environment: None, desired: unchecked.clone(), connection: Ok(connection.clone()) }];
+    if !envs.is_empty() {
+        let picked = match unchecked.project.select(envs) {
+            Ok(p) => p,
+            Err(d) => {
+                eprint!("{}", render(&[d], &unchecked.sources, out.diagnostic_style()));
+                return Err(Error::Invalid);
+            }
+        };
+        // Against brokers, each environment's own: not the base's.
+        if options.live {
+            targets.clear();
+        }
+        for env in picked {
+            targets.push(Target {
+                environment: Some(&env.name),
+                desired: desired::environment_unchecked(&unchecked, path, env),
+                connection: fleet::connection(env, connection),
+            });
+        }
+    }
+    let base = lint_files(&unchecked, None);
+    let mut doc = LintDocument::new();
+    let mut text = String::new();
+    for t in &targets {
+        let (mut shown, mut allowed) =
+            if options.live { lint_broker(&t.desired, t.connection.clone()) } else { lint_files(&t.desired, None) };
+        if t.environment.is_some() && !options.live {
+            // An environment shows what its overlays add to the base's.
+            let said = |d: &Diagnostic| base.0.iter().any(|b| b.location == d.location && b.message == d.message);
+            shown.retain(|d| !said(d));
+            let allowed_before =
+                |a: &Allowed| base.1.iter().any(|b| b.by == a.by && b.finding.message == a.finding.message);
+            allowed.retain(|a| !allowed_before(a));
+        }
+        if options.deny_warnings {
+            for d in shown.iter_mut().filter(|d| d.severity == Severity::Warning) {
+                d.severity = Severity::Error;
+            }
+        }
+        crate::diagnostic::sort(&mut shown);
+        if let Some(env) = t.environment {
+            text += &format!("environment {env}:\n");
+        }
+        let visible: Vec<Diagnostic> = shown.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
+        text += &render(&visible, &t.desired.sources, out.diagnostic_style());
+        doc.add(t.environment, &shown, &allowed, &t.desired.sources);
+    }
+    match options.format {
+        LintFormat::Json => print!("{}", doc.json()),
+        LintFormat::Human => {
+            print!("{text}");
+            if doc.summary.allowed > 0 && !out.quiet {
+                println!(
+                    "{} finding(s) allowed by `lint_allow` or [lint]: `--format json` lists them.",
+                    doc.summary.allowed
+                );
+            }
+            println!("{}", report::summary_line(&doc.summary));
+        }
+    }
+    if doc.summary.errors > 0 { Err(Error::Findings) } else { Ok(Done::Ok) }
+}
+
+/// `warren lint --rules`.
+pub fn rules(format: LintFormat) -> error::Result {
+    print!("{}", report::rules(format == LintFormat::Json));
+    Ok(Done::Ok)
+}
+
+/// The files' own problems and every static rule's findings; for a broker
+/// of `version`, at the severity that version calls for.
+fn lint_files(d: &Desired, version: Option<(u32, u32)>) -> (Vec<Diagnostic>, Vec<Allowed>) {
+    let Findings { shown, allowed } = desired::findings_for(d, version);
+    let mut all = d.diagnostics.clone();
+    all.extend(shown);
+    (all, allowed)
+}
+
+/// The static rules at the broker's version, and the live rules over what
+/// it reports; a broker that cannot be read is an error finding.
+fn lint_broker(d: &Desired, connection: Result<Connection, Diagnostic>) -> (Vec<Diagnostic>, Vec<Allowed>) {
+    let observed = connection.and_then(|c| {
+        let broker = live_side::connect(&c)?;
+        live_side::runtime().block_on(observe(&broker, d)).map_err(|e| live_side::diagnostic(&e))
+    });
+    match observed {
+        Err(e) => {
+            let (mut shown, allowed) = lint_files(d, None);
+            shown.push(e);
+            (shown, allowed)
+        }
+        Ok(observed) => {
+            let (mut shown, mut allowed) = lint_files(d, lint::live::major_minor(&observed.version));
+            let live = lint::live::check(&d.topology, &d.locations, &d.project.lint, &observed);
+            shown.extend(live.shown);
+            allowed.extend(live.allowed);
+            (shown, allowed)
+        }
+    }
+}
+
+/// What the live rules read: the live state of the declared vhosts, every
+/// project's inventory, each vhost's consumers (one listing of consumers
+/// and one of connections per vhost) and the deprecated features in use.
+async fn observe(broker: &impl Broker, d: &Desired) -> Result<lint::live::Observed, BrokerError> {
+    let version = broker.check().await?;
+    let side = live_side::read(broker, &d.topology).await?;
+    let mut consumers = std::collections::BTreeMap::new();
+    for vhost in d.topology.vhosts.keys() {
+        consumers.insert(vhost.clone(), broker.consumers(vhost).await?);
+    }
+    let deprecated = broker.deprecated_features_used().await?;
+    Ok(lint::live::Observed { version, topology: side.topology, ownership: side.ownership, consumers, deprecated })
+}

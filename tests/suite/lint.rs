@@ -1,0 +1,191 @@
+//! `warren lint` through the real binary: the rule corpus (`tests/lint`, a
+//! file that triggers each rule at the lines it marks, and one that does
+//! not), the project's `[lint]` levels and objects' `lint_allow`, and the
+//! rules page and README agreeing with the rules warren has.
+
+use std::collections::BTreeSet;
+
+use crate::common::{corpus, root, warren};
+
+/// Findings as `(code, line)`.
+type Places = BTreeSet<(String, usize)>;
+
+/// Every finding a lint shows, those it allows, and its exit code.
+fn findings(path: &str, extra: &[&str]) -> (Places, Places, i32) {
+    let mut args = vec!["lint", path, "--format", "json"];
+    args.extend_from_slice(extra);
+    let run = warren(&args);
+    assert!(!run.stderr.contains("panicked"), "{path}: {}", run.stderr);
+    let doc: serde_json::Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{path}: {e}\n{}", run.stdout));
+    let (mut shown, mut allowed) = (BTreeSet::new(), BTreeSet::new());
+    for f in doc["findings"].as_array().unwrap() {
+        let at = (f["code"].as_str().unwrap().to_string(), f["line"].as_u64().unwrap_or(0) as usize);
+        if f["allowed"].is_null() {
+            shown.insert(at)
+        } else {
+            allowed.insert(at)
+        };
+    }
+    (shown, allowed, run.code)
+}
+
+/// The lines a corpus file marks with `# expect: CODE`.
+fn marked(path: &str) -> BTreeSet<(String, usize)> {
+    let text = std::fs::read_to_string(root().join(path)).unwrap();
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, l)| Some((l.split("# expect: ").nth(1)?.trim().to_string(), i + 1)))
+        .collect()
+}
+
+/// The rules as `lint --rules --format json` lists them: (code, reads).
+fn rules() -> Vec<(String, String)> {
+    let run = warren(&["lint", "--rules", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let list: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["code"].as_str().unwrap().to_string(), r["reads"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn each_rule_fires_at_the_lines_its_file_marks_and_not_on_its_fixed_file() {
+    let files = corpus("tests/lint");
+    for (code, reads) in rules() {
+        if reads == "broker" {
+            continue;
+        }
+        let bad = format!("tests/lint/{code}.toml");
+        let good = format!("tests/lint/{code}.ok.toml");
+        assert!(files.contains(&bad) && files.contains(&good), "rule {code} has no {bad} and {good}");
+        let expected = marked(&bad);
+        assert!(expected.iter().any(|(c, _)| *c == code), "{bad} marks no line with `# expect: {code}`");
+        let (shown, _, _) = findings(&bad, &[]);
+        assert_eq!(shown, expected, "{bad}");
+        let (shown, _, code_exit) = findings(&good, &[]);
+        assert!(shown.is_empty(), "{good} should have no finding: {shown:?}");
+        assert_eq!(code_exit, 0, "{good}");
+    }
+    for f in &files {
+        let stem = f.trim_start_matches("tests/lint/").trim_end_matches(".toml").trim_end_matches(".ok");
+        assert!(rules().iter().any(|(c, _)| c == stem), "{f} is named after no rule");
+    }
+}
+
+#[test]
+fn warnings_exit_0_and_deny_warnings_makes_them_errors() {
+    let run = warren(&["lint", "tests/lint/guest-user.toml"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("warren::guest-user"), "{}", run.stdout);
+    assert!(run.stdout.ends_with("lint: 0 error(s), 2 warning(s), 0 info(s), 0 allowed.\n"), "{}", run.stdout);
+    let run = warren(&["lint", "tests/lint/guest-user.toml", "--deny", "warnings"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.ends_with("lint: 2 error(s), 0 warning(s), 0 info(s), 0 allowed.\n"), "{}", run.stdout);
+}
+
+#[test]
+fn the_project_raises_lowers_and_silences_rules_and_objects_allow_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warren.toml"),
+        "[project]\nname = \"shop\"\n\n[lint]\nguest-user = \"error\"\nunroutable-exchange = \"off\"\nstream-unbounded = \"info\"\nno-such-rule = \"off\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("shop.toml"),
+        "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\n\n[queues.events]\ntype = \"stream\"\n\n[queues.cache]\ntype = \"classic\"\ndurable = false\nlint_allow = [\"transient-queue\", \"transient-queues\"]\n\n[users.guest]\npassword_env = \"GUEST_PASSWORD\"\n",
+    )
+    .unwrap();
+    let path = dir.path().to_str().unwrap();
+    let run = warren(&["lint", path, "--format", "json"]);
+    assert_eq!(run.code, 1, "guest-user is an error here:\n{}", run.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let by_code = |code: &str| -> Vec<&serde_json::Value> {
+        doc["findings"].as_array().unwrap().iter().filter(|f| f["code"] == code).collect()
+    };
+    assert_eq!(by_code("guest-user")[0]["severity"], "error");
+    assert_eq!(by_code("stream-unbounded")[0]["severity"], "info");
+    // Off and allowed findings stay visible, with where the exception is.
+    let off = by_code("unroutable-exchange");
+    assert_eq!(off[0]["allowed"]["file"], format!("{path}/warren.toml"), "{off:?}");
+    assert_eq!(off[0]["allowed"]["line"], 6);
+    let allowed = by_code("transient-queue");
+    assert_eq!(allowed[0]["allowed"]["file"], format!("{path}/shop.toml"), "{allowed:?}");
+    assert_eq!(allowed[0]["allowed"]["line"], 12);
+    // Codes that name no rule are said, with the closest one.
+    let unknown = by_code("lint-config");
+    assert_eq!(unknown.len(), 2, "{unknown:?}");
+    assert!(
+        unknown.iter().any(|f| f["help"].as_str().unwrap().contains("did you mean \"transient-queue\"")),
+        "{unknown:?}"
+    );
+    assert_eq!(doc["summary"]["allowed"], 2);
+    // validate and plan show the same levels.
+    let run = warren(&["validate", path]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("guest-user") && !run.stderr.contains("unroutable-exchange"), "{}", run.stderr);
+    assert!(!run.stderr.contains("warren::transient-queue"), "{}", run.stderr);
+}
+
+#[test]
+fn a_bad_level_is_an_error_at_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("warren.toml"), "[lint]\nguest-user = \"loud\"\n").unwrap();
+    std::fs::write(dir.path().join("shop.toml"), "vhosts = [\"shop\"]\n").unwrap();
+    let run = warren(&["validate", dir.path().to_str().unwrap()]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("\"loud\" is not a lint level"), "{}", run.stderr);
+    assert!(run.stderr.contains("warren.toml:2:14"), "{}", run.stderr);
+}
+
+#[test]
+fn the_rules_page_and_the_readme_list_every_rule() {
+    let page = std::fs::read_to_string(root().join("docs/lint.md")).unwrap();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let headed: BTreeSet<String> =
+        page.lines().filter_map(|l| l.strip_prefix("### `")?.strip_suffix('`').map(str::to_string)).collect();
+    let codes: BTreeSet<String> = rules().into_iter().map(|(c, _)| c).collect();
+    assert_eq!(headed, codes, "docs/lint.md has a `### `code`` section per rule");
+    for code in &codes {
+        assert!(readme.contains(&format!("`{code}`")), "the README lists {code}");
+    }
+}
+
+#[test]
+fn examples_and_the_default_topology_lint_cleanly() {
+    let mut paths = corpus("examples");
+    paths.push("topology".into());
+    for path in paths {
+        let (shown, _, code) = findings(&path, &[]);
+        assert_eq!(code, 0, "{path}");
+        assert!(shown.is_empty(), "{path}: {shown:?}");
+    }
+}
+
+#[test]
+fn an_environment_shows_the_findings_its_overlays_add_at_the_overlays_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warren.toml"),
+        "[environments.dev]\nurl_env = \"DEV_URL\"\noverlays = [\"overlays/dev\"]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("shop.toml"), "vhosts = [\"shop\"]\n\n[queues.cache]\ntype = \"classic\"\n")
+        .unwrap();
+    std::fs::create_dir_all(dir.path().join("overlays/dev")).unwrap();
+    std::fs::write(dir.path().join("overlays/dev/dev.toml"), "vhosts = [\"shop\"]\n[queues.cache]\ndurable = false\n")
+        .unwrap();
+    let path = dir.path().to_str().unwrap();
+    let run = warren(&["lint", path, "--env", "all", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0]["environment"], "dev");
+    assert_eq!(findings[0]["code"], "transient-queue");
+    assert_eq!(findings[0]["file"], format!("{path}/overlays/dev/dev.toml"));
+    assert_eq!(findings[0]["line"], 3);
+}
