@@ -28,7 +28,6 @@ pub(super) fn check(ctx: &mut Context) {
         let mut letters = Vec::new();
         for q in vhost.queues.values() {
             let applied = view.queue_policies(q);
-            let key = |k: &'static str| (ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() }, k);
             if q.kind == QueueType::Quorum {
                 let strategy = View::setting(q, applied, "x-dead-letter-strategy", "dead-letter-strategy");
                 let overflow = View::setting(q, applied, "x-overflow", "overflow");
@@ -41,7 +40,7 @@ pub(super) fn check(ctx: &mut Context) {
                         format!("quorum queue \"{}\" dead-letters at-least-once, but its overflow is not `reject-publish`", q.name),
                     )
                     .help("RabbitMQ then dead-letters at most once, as if the strategy were not set: set `x-overflow = \"reject-publish\"` (or the policy key `overflow`) on the queue");
-                    found.push(at(key("arguments.x-dead-letter-strategy"), from, "dead-letter-strategy", d));
+                    found.push((from.place(vname, &q.name, "x-dead-letter-strategy", "dead-letter-strategy"), d));
                 }
             }
             let Some((Value::String(exchange), from)) =
@@ -62,7 +61,7 @@ pub(super) fn check(ctx: &mut Context) {
                 .help(format!(
                     "RabbitMQ drops dead letters whose exchange is missing: declare [exchanges.\"{exchange}\"], or list it in `[external] exchanges` if another project declares it"
                 ));
-                found.push(at(key("arguments.x-dead-letter-exchange"), from, "dead-letter-exchange", d));
+                found.push((from.place(vname, &q.name, "x-dead-letter-exchange", "dead-letter-exchange"), d));
             }
         }
         // Where each queue's dead letters land.
@@ -89,11 +88,7 @@ pub(super) fn check(ctx: &mut Context) {
                 };
                 let d = finding("dlx-unroutable", format!("the dead letters of queue \"{}\" are lost: {how}", l.queue))
                 .help("bind a queue to the dead-letter exchange for those keys, or set `x-dead-letter-routing-key` to a key it routes: RabbitMQ drops dead letters that route nowhere");
-                let key = (
-                    ObjectKey::Queue { vhost: vname.clone(), name: l.queue.to_string() },
-                    "arguments.x-dead-letter-exchange",
-                );
-                found.push(at(key, l.from, "dead-letter-exchange", d));
+                found.push((l.from.place(vname, l.queue, "x-dead-letter-exchange", "dead-letter-exchange"), d));
             }
             landing.insert(l.queue, reached.into_iter().flat_map(|r| r.queues).collect());
         }
@@ -145,26 +140,7 @@ fn cycles(
             let l = expiring[q];
             let d = finding("dlx-cycle", format!("{path}: RabbitMQ drops a message the second time round"))
                 .help("a message that comes back to a queue with no consumer's reject on the way is dropped: break the cycle, or let a consumer reject (retry queues dead-letter back to a queue whose consumers reject)");
-            let key = (
-                ObjectKey::Queue { vhost: vname.to_string(), name: q.to_string() },
-                "arguments.x-dead-letter-exchange",
-            );
-            found.push(at(key, l.from, "dead-letter-exchange", d));
-        }
-    }
-}
-
-/// Where to report a finding about a queue setting: its argument, or the
-/// policy key that sets it.
-fn at((queue, argument): (ObjectKey, &str), from: From, key: &str, d: Diagnostic) -> ((ObjectKey, String), Diagnostic) {
-    match from {
-        From::Argument => ((queue, argument.to_string()), d),
-        From::Policy(p, operator) => {
-            let ObjectKey::Queue { vhost, .. } = &queue else { unreachable!("a queue's setting") };
-            let (vhost, name) = (vhost.clone(), p.name.clone());
-            let policy =
-                if operator { ObjectKey::OperatorPolicy { vhost, name } } else { ObjectKey::Policy { vhost, name } };
-            ((policy, format!("definition.{key}")), d)
+            found.push((l.from.place(vname, q, "x-dead-letter-exchange", "dead-letter-exchange"), d));
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Queue checks that depend on the queue's resolved type.
 
-use super::view::{From, View};
+use super::view::View;
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, QueueType, argument_rule};
@@ -12,19 +12,6 @@ pub(super) fn check(ctx: &mut Context) {
         for q in vhost.queues.values() {
             let key = ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() };
             let applied = view.queue_policies(q);
-            // A finding about a setting: at the argument, or at the policy key.
-            let at = |from: From, argument: &str, policy_key: &str| match from {
-                From::Argument => (key.clone(), Some(format!("arguments.{argument}"))),
-                From::Policy(p, operator) => {
-                    let (vhost, name) = (vname.clone(), p.name.clone());
-                    let k = if operator {
-                        ObjectKey::OperatorPolicy { vhost, name }
-                    } else {
-                        ObjectKey::Policy { vhost, name }
-                    };
-                    (k, Some(format!("definition.{policy_key}")))
-                }
-            };
             for name in q.arguments.keys() {
                 let Some(rule) = argument_rule(name) else {
                     continue;
@@ -73,16 +60,16 @@ pub(super) fn check(ctx: &mut Context) {
             if let Some((v, from)) = View::setting(q, applied, "x-queue-mode", "queue-mode") {
                 let d = finding("queue-mode-removed", format!("queue \"{}\" sets the queue mode ({v}), which RabbitMQ 4.3 refuses", q.name))
                     .help("classic queues keep messages on disk since 3.12 whatever the mode: remove `x-queue-mode` (or the policy key `queue-mode`)");
-                let (k, f) = at(from, "x-queue-mode", "queue-mode");
-                found.push((k, f, d));
+                let (k, f) = from.place(vname, &q.name, "x-queue-mode", "queue-mode");
+                found.push((k, Some(f), d));
             }
             if let Some((v, from)) = View::setting(q, applied, "x-queue-version", "queue-version")
                 && v.as_int() == Some(1)
             {
                 let d = finding("queue-mode-removed", format!("queue \"{}\" asks for classic queue storage version 1, which RabbitMQ 4.3 refuses", q.name))
                     .help("version 2 is the default since RabbitMQ 3.13 and the only one in 4.3: remove `x-queue-version` (or the policy key `queue-version`)");
-                let (k, f) = at(from, "x-queue-version", "queue-version");
-                found.push((k, f, d));
+                let (k, f) = from.place(vname, &q.name, "x-queue-version", "queue-version");
+                found.push((k, Some(f), d));
             }
             if q.kind == QueueType::Stream
                 && View::setting(q, applied, "x-max-age", "max-age").is_none()
@@ -98,8 +85,8 @@ pub(super) fn check(ctx: &mut Context) {
             {
                 let d = finding("expires-on-declared", format!("durable queue \"{}\" expires after {v} ms unused", q.name))
                     .help("the broker then deletes it with its messages, and the next apply declares it again: remove the expiry from a queue the files keep, or make the queue auto-delete if it is meant to go");
-                let (k, f) = at(from, "x-expires", "expires");
-                found.push((k, f, d));
+                let (k, f) = from.place(vname, &q.name, "x-expires", "expires");
+                found.push((k, Some(f), d));
             }
         }
     }

@@ -41,6 +41,26 @@ pub(super) struct Reached {
     pub unknown: bool,
 }
 
+impl From<'_> {
+    /// Where a finding about a setting of `queue` goes: at its argument
+    /// (`arguments.ARGUMENT`), or at the policy key that sets it.
+    pub fn place(self, vhost: &str, queue: &str, argument: &str, policy_key: &str) -> (ObjectKey, String) {
+        let vhost = vhost.to_string();
+        match self {
+            From::Argument => (ObjectKey::Queue { vhost, name: queue.to_string() }, format!("arguments.{argument}")),
+            From::Policy(p, operator) => {
+                let name = p.name.clone();
+                let key = if operator {
+                    ObjectKey::OperatorPolicy { vhost, name }
+                } else {
+                    ObjectKey::Policy { vhost, name }
+                };
+                (key, format!("definition.{policy_key}"))
+            }
+        }
+    }
+}
+
 impl Reached {
     pub fn nowhere(&self) -> bool {
         self.queues.is_empty() && !self.unknown
