@@ -120,7 +120,11 @@ pub struct Consumer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeprecatedFeature {
     pub name: String,
-    pub description: String,
+    /// How far along its removal is: `permitted_by_default`,
+    /// `denied_by_default`, `disconnected`, `removed`.
+    pub phase: String,
+    /// The broker's page about it, when it names one.
+    pub doc_url: Option<String>,
 }
 
 /// The names in a vhost listing.

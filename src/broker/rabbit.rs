@@ -368,7 +368,8 @@ impl Broker for Rabbit {
             .filter_map(|f| {
                 Some(DeprecatedFeature {
                     name: f["name"].as_str()?.to_string(),
-                    description: f["desc"].as_str().or(f["description"].as_str()).unwrap_or_default().to_string(),
+                    phase: f["deprecation_phase"].as_str().unwrap_or_default().to_string(),
+                    doc_url: f["doc_url"].as_str().filter(|u| !u.is_empty()).map(str::to_string),
                 })
             })
             .collect();

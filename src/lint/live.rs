@@ -236,11 +236,15 @@ fn deprecated(ctx: &mut Context, observed: &Observed) {
         }
         Some(features) => {
             for f in features {
+                let phase = f.phase.replace('_', " ");
                 let d = finding(
                     "deprecated-feature-used",
-                    format!("the broker reports deprecated feature \"{}\" in use: {}", f.name, f.description),
+                    format!("the broker reports deprecated feature \"{}\" in use ({phase})", f.name),
                 )
-                .help("see https://www.rabbitmq.com/docs/deprecated-features for what replaces it and the version that removes it");
+                .help(format!(
+                    "a later RabbitMQ denies it by default, then removes it: find what uses it and change that before upgrading (see {})",
+                    f.doc_url.as_deref().unwrap_or("https://www.rabbitmq.com/docs/deprecated-features")
+                ));
                 ctx.report(&key, None, d);
             }
         }

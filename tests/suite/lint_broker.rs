@@ -198,3 +198,58 @@ fn a_quorum_queue_replacing_a_priority_queue_is_found_at_its_replaces() {
         assert!(message.contains("two: normal (0 to 4) and high"), "{message}");
     }
 }
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_consumed_queue_no_project_owns_is_found_until_the_files_say_whose_it_is() {
+    let _turn = crate::common::share();
+    let broker = TestBroker::from_env();
+    let vhost = crate::common::traffic::TestVhost::new("warren-lint-unmanaged");
+    vhost.queue("jobs");
+    vhost.queue("idle");
+    let mut traffic = Traffic::consumers(&vhost.amqp_url());
+    traffic.add_consumer("jobs", Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("shop.toml");
+    std::fs::write(&file, "vhosts = [\"warren-lint-unmanaged\"]\n").unwrap();
+    let path = dir.path().to_str().unwrap();
+    let start = Instant::now();
+    let found = loop {
+        let found = of_code(&broker, &[path, "--live"], "unmanaged-consumer-queue");
+        if !found.is_empty() || start.elapsed() > Duration::from_secs(30) {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    // The consumed one, not the idle one.
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("queue \"jobs\" in vhost \"warren-lint-unmanaged\" has 1 consumer(s)"),
+        "{found:?}"
+    );
+    std::fs::write(&file, "vhosts = [\"warren-lint-unmanaged\"]\n\n[external]\nqueues = [\"jobs\"]\n").unwrap();
+    assert_eq!(of_code(&broker, &[path, "--live"], "unmanaged-consumer-queue"), Vec::<Json>::new());
+    drop(traffic);
+}
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_deprecated_feature_in_use_is_named_where_the_broker_can_say() {
+    let _turn = crate::common::share();
+    let broker = TestBroker::from_env();
+    if broker.version() < (3, 13) {
+        return; // the_brokers_version_sets_the_severity_of_version_rules covers what 3.10 says
+    }
+    let vhost = crate::common::traffic::TestVhost::new("warren-lint-deprecated");
+    broker.put(&format!("queues/{}/transient", seg(&vhost.name)), serde_json::json!({"durable": false}));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shop.toml"), "vhosts = [\"warren-lint-deprecated\"]\n").unwrap();
+    let found = of_code(&broker, &[dir.path().to_str().unwrap(), "--live"], "deprecated-feature-used");
+    assert!(
+        found.iter().any(|f| f["message"].as_str().unwrap().contains("\"transient_nonexcl_queues\" in use")),
+        "{found:?}"
+    );
+}
