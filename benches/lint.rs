@@ -27,6 +27,7 @@ fn main() {
     // In-process: reading the files, then the rules over what was read.
     let mut read_ms = Vec::new();
     let mut rules_ms = Vec::new();
+    let mut count = 0;
     for _ in 0..11 {
         let t = Instant::now();
         let d = warren::desired::load_unchecked(&desired);
@@ -34,7 +35,14 @@ fn main() {
         let t = Instant::now();
         let found = warren::desired::findings(&d);
         rules_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        std::hint::black_box(found);
+        count = found.shown.len();
+        if std::env::var_os("WARREN_BENCH_CODES").is_some() {
+            let mut codes = std::collections::BTreeMap::new();
+            for f in &found.shown {
+                *codes.entry(f.code).or_insert(0) += 1;
+            }
+            eprintln!("{codes:?}");
+        }
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -52,7 +60,7 @@ fn main() {
     let (lint, validate, ratio) = paired(11, || run("lint"), || run("validate"));
     println!("lint, {queues} queues / {exchanges} exchanges / {bindings} bindings");
     println!("  read the files (load_unchecked):  {read:>8.1} ms");
-    println!("  every rule (lint::check):         {rules:>8.1} ms");
+    println!("  every rule (lint::check):         {rules:>8.1} ms ({count} findings)");
     println!("  rules / reading:                  {:>8.2}  (target <= 0.25; medians of 11)", rules / read);
     println!("  warren validate:                  {:>8.1} ms", validate.as_secs_f64() * 1e3);
     println!("  warren lint:                      {:>8.1} ms", lint.as_secs_f64() * 1e3);

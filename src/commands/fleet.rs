@@ -31,6 +31,8 @@ pub struct Chosen {
     pub base: Desired,
     /// The base's own diagnostics, shown once.
     pub shown: Vec<Diagnostic>,
+    /// What the whole-topology checks found in the base.
+    pub findings: Vec<Diagnostic>,
     pub environments: Vec<Environment>,
 }
 
@@ -39,8 +41,8 @@ pub struct Chosen {
 pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, Error> {
     let base = desired::load_unchecked(path);
     let mut checked = base.clone();
-    let found = desired::lint(&checked);
-    checked.add_findings(found);
+    let findings = desired::lint(&checked);
+    checked.add_findings(findings.clone());
     show(&checked.diagnostics, &checked, out);
     if checked.has_errors() {
         eprintln!("{} is not valid: no environment was planned.", path.display());
@@ -49,7 +51,7 @@ pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, E
     match base.project.select(patterns) {
         Ok(picked) => {
             let environments = picked.into_iter().cloned().collect();
-            Ok(Chosen { base, shown: checked.diagnostics, environments })
+            Ok(Chosen { base, shown: checked.diagnostics, findings, environments })
         }
         Err(d) => {
             show(&[d], &checked, out);
@@ -193,7 +195,11 @@ pub fn plan_all(
 
 /// The plan of one environment, or why there is none.
 fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection, replace: &[String]) -> Part {
-    let desired = desired::environment(&chosen.base, path, env);
+    let mut desired = desired::environment_unchecked(&chosen.base, path, env);
+    // With no overlays the environment is the base, checked already.
+    let findings = |desired: &Desired| {
+        if env.overlays.is_empty() { chosen.findings.clone() } else { desired::lint(desired) }
+    };
     let mine = |d: &Desired| d.beyond(&chosen.shown);
     let failed = |broker: &str, errors: &[Diagnostic], desired: &Desired| {
         let docs = errors.iter().map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
@@ -202,6 +208,8 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
     let connection = match connection(env, shared) {
         Ok(c) => c,
         Err(d) => {
+            let found = findings(&desired);
+            desired.add_findings(found);
             return Part {
                 doc: failed("", &[d], &desired),
                 own: mine(&desired),
@@ -211,6 +219,19 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
         }
     };
     let broker = live_side::describe(&connection);
+    // The checks and the broker's answer at once: a plan's time is mostly
+    // the broker's, and both only read the files' topology. Files the
+    // checks refuse get no plan all the same.
+    let (found, live) = if desired.has_errors() {
+        (findings(&desired), None)
+    } else {
+        std::thread::scope(|s| {
+            let reading = s.spawn(|| live_side::from_broker(&connection, &desired.topology));
+            let found = findings(&desired);
+            (found, Some(reading.join().expect("reading the broker does not panic")))
+        })
+    };
+    desired.add_findings(found);
     if desired.has_errors() {
         let errors: Vec<Diagnostic> = desired.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
         return Part {
@@ -220,7 +241,7 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
             planned: None,
         };
     }
-    let live = match live_side::from_broker(&connection, &desired.topology) {
+    let live = match live.expect("read when the files have no errors") {
         Ok(l) => l,
         Err(d) => {
             let d = for_environment(d, env);

@@ -2,6 +2,7 @@
 //! broker the plan would read; each environment's merged topology with
 //! `--env`.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use super::{fleet, live_side};
@@ -13,6 +14,7 @@ use crate::error::{self, Done, Error};
 use crate::lint::{self, Allowed, Findings};
 use crate::output::Output;
 use crate::render::lint::{self as report, LintDocument, LintFormat};
+use crate::source::Location;
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -32,41 +34,43 @@ struct Target<'a> {
 
 pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connection, out: Output) -> error::Result {
     let unchecked = desired::load_unchecked(path);
-    let mut targets =
-        vec![Target { environment: None, desired: unchecked.clone(), connection: Ok(connection.clone()) }];
+    let mut targets = Vec::new();
+    let mut picked: Vec<crate::project::Environment> = Vec::new();
     if !envs.is_empty() {
-        let picked = match unchecked.project.select(envs) {
-            Ok(p) => p,
+        picked = match unchecked.project.select(envs) {
+            Ok(p) => p.into_iter().cloned().collect(),
             Err(d) => {
                 eprint!("{}", render(&[d], &unchecked.sources, out.diagnostic_style()));
                 return Err(Error::Invalid);
             }
         };
-        // Against brokers, each environment's own: not the base's.
-        if options.live {
-            targets.clear();
-        }
-        for env in picked {
-            targets.push(Target {
-                environment: Some(&env.name),
-                desired: desired::environment_unchecked(&unchecked, path, env),
-                connection: fleet::connection(env, connection),
-            });
-        }
     }
-    let base = lint_files(&unchecked, None);
+    for env in &picked {
+        targets.push(Target {
+            environment: Some(&env.name),
+            desired: desired::environment_unchecked(&unchecked, path, env),
+            connection: fleet::connection(env, connection),
+        });
+    }
+    // The base files, unless each environment is linted against its own
+    // broker: then only the environments are.
+    if picked.is_empty() || !options.live {
+        targets.insert(0, Target { environment: None, desired: unchecked, connection: Ok(connection.clone()) });
+    }
     let mut doc = LintDocument::new();
     let mut text = String::new();
+    // What the base showed and allowed: an environment shows what its
+    // overlays add to it.
+    let mut base: HashSet<(Option<Location>, String)> = HashSet::new();
     for t in &targets {
         let (mut shown, mut allowed) =
             if options.live { lint_broker(&t.desired, t.connection.clone()) } else { lint_files(&t.desired, None) };
-        if t.environment.is_some() && !options.live {
-            // An environment shows what its overlays add to the base's.
-            let said = |d: &Diagnostic| base.0.iter().any(|b| b.location == d.location && b.message == d.message);
-            shown.retain(|d| !said(d));
-            let allowed_before =
-                |a: &Allowed| base.1.iter().any(|b| b.by == a.by && b.finding.message == a.finding.message);
-            allowed.retain(|a| !allowed_before(a));
+        let key = |d: &Diagnostic| (d.location.clone(), d.message.clone());
+        if t.environment.is_none() {
+            base.extend(shown.iter().chain(allowed.iter().map(|a| &a.finding)).map(key));
+        } else if !options.live {
+            shown.retain(|d| !base.contains(&key(d)));
+            allowed.retain(|a| !base.contains(&key(&a.finding)));
         }
         if options.deny_warnings {
             for d in shown.iter_mut().filter(|d| d.severity == Severity::Warning) {

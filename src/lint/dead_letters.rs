@@ -24,7 +24,7 @@ struct DeadLetters<'a> {
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
-        let view = View::new(vname, vhost, ctx.locations);
+        let view = &ctx.views[vname.as_str()];
         let mut letters = Vec::new();
         for q in vhost.queues.values() {
             let applied = view.queue_policies(q);

@@ -1,14 +1,14 @@
 //! Exchanges that drop what is published to them: an alternate exchange
 //! that is not there, or nothing bound and no alternate exchange at all.
 
-use super::view::{From, View};
+use super::view::From;
 use super::{Context, finding};
 use crate::model::ObjectKey;
 
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
-        let view = View::new(vname, vhost, ctx.locations);
+        let view = &ctx.views[vname.as_str()];
         for x in vhost.exchanges.values() {
             let key = ObjectKey::Exchange { vhost: vname.clone(), name: x.name.clone() };
             let alternate = view.alternate(&x.name);

@@ -29,7 +29,8 @@ pub struct Observed {
 /// files' `topology`.
 pub fn check(topology: &Topology, locations: &Locations, settings: &LintSettings, observed: &Observed) -> Findings {
     let version = major_minor(&observed.version);
-    let mut ctx = Context { topology, locations, settings, version, out: Findings::default() };
+    let views = std::collections::BTreeMap::new();
+    let mut ctx = Context { topology, locations, settings, version, views: &views, out: Findings::default() };
     shared_queues(&mut ctx, observed);
     unmanaged(&mut ctx, observed);
     priorities(&mut ctx, observed, version);

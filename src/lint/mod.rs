@@ -15,7 +15,11 @@ pub mod rules;
 mod settings;
 mod view;
 
+use view::View;
+
 pub use settings::{LintSettings, unknown_rule};
+
+use std::collections::BTreeMap;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, Topology};
@@ -66,23 +70,60 @@ pub fn check_for(
     settings: &LintSettings,
     version: Option<(u32, u32)>,
 ) -> Findings {
-    let run = |checks: &[fn(&mut Context)]| {
-        let mut ctx = Context { topology, locations, settings, version, out: Findings::default() };
+    let run = |views: &BTreeMap<&str, View>, checks: &[fn(&mut Context)]| {
+        let mut ctx = Context { topology, locations, settings, version, views, out: Findings::default() };
         for check in checks {
             check(&mut ctx);
         }
         ctx.out
     };
     // Matching every policy to every queue takes about as long as the rest:
-    // both at once, found in the same order.
+    // both at once, found in the same order. The policy checks match on
+    // their own, without the views.
     let (mut out, rest) = std::thread::scope(|s| {
-        let rest = s.spawn(|| run(&[policies::check]));
-        let out = run(&[references::check, queues::check, dead_letters::check, exchanges::check, access::check]);
+        let rest = s.spawn(|| run(&BTreeMap::new(), &[policies::check]));
+        let views: BTreeMap<&str, View> =
+            topology.vhosts.iter().map(|(name, v)| (name.as_str(), View::new(name, v, locations))).collect();
+        let checks: [fn(&mut Context); 5] =
+            [references::check, queues::check, dead_letters::check, exchanges::check, access::check];
+        let out = run(&views, &checks);
         (out, rest.join().expect("the checks do not panic"))
     });
     out.add(rest);
-    out.shown.dedup();
+    out.shown = grouped(out.shown);
     out.allowed.dedup();
+    out
+}
+
+/// One finding per place and code: a policy key that makes the same
+/// finding on ten thousand queues is one line to fix, said once, with how
+/// many more queues it reaches.
+fn grouped(found: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::with_capacity(found.len());
+    let mut more: Vec<usize> = Vec::with_capacity(found.len());
+    let mut at: rustc_hash::FxHashMap<(&'static str, Location), usize> = rustc_hash::FxHashMap::default();
+    for d in found {
+        let Some(l) = d.location.clone().filter(|_| rules::rule_of(d.code).is_some()) else {
+            if out.last() != Some(&d) {
+                out.push(d);
+                more.push(0);
+            }
+            continue;
+        };
+        match at.entry((d.code, l)) {
+            std::collections::hash_map::Entry::Occupied(e) => more[*e.get()] += 1,
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(out.len());
+                out.push(d);
+                more.push(0);
+            }
+        }
+    }
+    for (d, n) in out.iter_mut().zip(more) {
+        if n > 0 {
+            d.message += &format!(" (and the same for {n} more queue(s) this sets it on)");
+        }
+    }
     out
 }
 
@@ -148,6 +189,8 @@ struct Context<'a> {
     locations: &'a Locations,
     settings: &'a LintSettings,
     version: Option<(u32, u32)>,
+    /// Each vhost as the rules ask about it, made once.
+    views: &'a BTreeMap<&'a str, View<'a>>,
     out: Findings,
 }
 

@@ -8,7 +8,7 @@ use crate::model::{ObjectKey, QueueType, argument_rule};
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
-        let view = View::new(vname, vhost, ctx.locations);
+        let view = &ctx.views[vname.as_str()];
         for q in vhost.queues.values() {
             let key = ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() };
             let applied = view.queue_policies(q);

@@ -17,11 +17,15 @@ pub(super) struct View<'a> {
     by_source: FxHashMap<&'a str, Vec<&'a Binding>>,
     into_queue: FxHashMap<&'a str, Vec<&'a Binding>>,
     policies: Vec<Matcher<'a>>,
-    operator_policies: Vec<Matcher<'a>>,
+    /// The policy and operator policy applied to each queue, by its name.
+    applied: FxHashMap<&'a str, Applied<'a>>,
     /// Exchanges and queues declared with errors: declared all the same.
     failed_exchanges: FxHashSet<&'a str>,
     failed_queues: FxHashSet<&'a str>,
 }
+
+/// The policy and the operator policy the broker applies to a queue.
+pub(super) type Applied<'a> = (Option<&'a Policy>, Option<&'a Policy>);
 
 /// Where a queue's setting comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,15 +93,21 @@ impl<'a> View<'a> {
                 _ => {}
             }
         }
-        View {
-            vhost,
-            by_source,
-            into_queue,
-            policies: vhost.policies.values().map(Matcher::new).collect(),
-            operator_policies: vhost.operator_policies.values().map(Matcher::new).collect(),
-            failed_exchanges,
-            failed_queues,
-        }
+        let policies: Vec<Matcher> = vhost.policies.values().map(Matcher::new).collect();
+        let operator_policies: Vec<Matcher> = vhost.operator_policies.values().map(Matcher::new).collect();
+        // matching_queue's order: the highest priority, ties by name.
+        let first = |m: &[Matcher<'a>], queue: &Queue| {
+            m.iter()
+                .filter(|m| m.matches_queue(queue))
+                .map(|m| m.policy)
+                .min_by(|a, b| b.priority.cmp(&a.priority).then(a.name.cmp(&b.name)))
+        };
+        let applied = vhost
+            .queues
+            .values()
+            .map(|q| (q.name.as_str(), (first(&policies, q), first(&operator_policies, q))))
+            .collect();
+        View { vhost, by_source, into_queue, policies, applied, failed_exchanges, failed_queues }
     }
 
     /// The bindings whose source is `exchange`.
@@ -122,15 +132,8 @@ impl<'a> View<'a> {
     }
 
     /// The policy and the operator policy the broker applies to `queue`.
-    pub fn queue_policies(&self, queue: &Queue) -> (Option<&'a Policy>, Option<&'a Policy>) {
-        // matching_queue's order: the highest priority, ties by name.
-        let first = |m: &[Matcher<'a>]| {
-            m.iter()
-                .filter(|m| m.matches_queue(queue))
-                .map(|m| m.policy)
-                .min_by(|a, b| b.priority.cmp(&a.priority).then(a.name.cmp(&b.name)))
-        };
-        (first(&self.policies), first(&self.operator_policies))
+    pub fn queue_policies(&self, queue: &Queue) -> Applied<'a> {
+        self.applied.get(queue.name.as_str()).copied().unwrap_or_default()
     }
 
     /// The policy the broker applies to exchange `name`.
@@ -145,12 +148,7 @@ impl<'a> View<'a> {
     /// A queue's setting from argument `argument` and policy key `key`, as
     /// the broker resolves the two (`applied`: the queue's policies), with
     /// where the value comes from.
-    pub fn setting(
-        queue: &'a Queue,
-        applied: (Option<&'a Policy>, Option<&'a Policy>),
-        argument: &str,
-        key: &str,
-    ) -> Option<(&'a Value, From<'a>)> {
+    pub fn setting(queue: &'a Queue, applied: Applied<'a>, argument: &str, key: &str) -> Option<(&'a Value, From<'a>)> {
         let by_argument = queue.arguments.get(argument).map(|v| (v, From::Argument));
         let (policy, operator) = applied;
         let by_policy = policy

@@ -5,7 +5,7 @@ mod locations;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use locations::{FastHash, FieldLocations, Locations, ObjectLocation};
 
@@ -25,6 +25,16 @@ pub struct SourceFile {
     /// The path as the user named it (relative paths stay relative).
     pub path: PathBuf,
     pub text: Arc<str>,
+    /// Where each line starts, made at the first position asked for: a
+    /// report of thousands of findings in one large file would otherwise
+    /// count its lines from the top for each.
+    lines: Arc<OnceLock<Vec<usize>>>,
+}
+
+impl SourceFile {
+    fn line_starts(&self) -> &[usize] {
+        self.lines.get_or_init(|| std::iter::once(0).chain(self.text.match_indices('\n').map(|(i, _)| i + 1)).collect())
+    }
 }
 
 /// Files read in this run.
@@ -35,7 +45,7 @@ pub struct Sources {
 
 impl Sources {
     pub fn add(&mut self, path: &Path, text: String) -> FileId {
-        self.files.push(SourceFile { path: path.to_path_buf(), text: text.into() });
+        self.files.push(SourceFile { path: path.to_path_buf(), text: text.into(), lines: Arc::default() });
         FileId(self.files.len() - 1)
     }
 
@@ -49,12 +59,12 @@ impl Sources {
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, location: &Location) -> (usize, usize) {
-        let text = &self.get(location.file).text;
-        let at = location.span.start.min(text.len());
-        let before = &text[..at];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        (line, before[line_start..].chars().count() + 1)
+        let file = self.get(location.file);
+        let at = location.span.start.min(file.text.len());
+        let starts = file.line_starts();
+        let line = starts.partition_point(|&s| s <= at);
+        let start = starts[line - 1];
+        (line, file.text[start..at].chars().count() + 1)
     }
 
     /// `path:line:column`, as editors and terminals link it.
