@@ -180,7 +180,8 @@ pub enum Command {
         /// `all`, or a glob; repeatable.
         #[arg(long = "env", value_name = "ENV")]
         envs: Vec<String>,
-        /// human, or json (every finding, those an exception allows included).
+        /// human, json (every finding, those an exception allows included), github (annotations, and
+        /// $GITHUB_STEP_SUMMARY) or gitlab (a code quality report).
         #[arg(long, value_enum, default_value_t = crate::render::lint::LintFormat::Human)]
         format: crate::render::lint::LintFormat,
         /// `--deny warnings`: exit 1 on warnings too.
@@ -195,6 +196,10 @@ pub enum Command {
         /// A topology file, or a directory of them (every *.toml below it).
         #[arg(default_value = "topology")]
         path: PathBuf,
+        /// human, json (every finding), github (annotations, and $GITHUB_STEP_SUMMARY) or gitlab
+        /// (a code quality report).
+        #[arg(long, value_enum, default_value_t = crate::render::lint::LintFormat::Human)]
+        format: crate::render::lint::LintFormat,
         /// Also check this environment's topology: the base with its overlays merged over it.
         /// A name, `all`, or a glob such as `prod-*`; repeatable.
         #[arg(long = "env", value_name = "ENV")]

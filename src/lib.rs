@@ -78,7 +78,7 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
         Command::Adopt { path, from, auto_approve, lock_timeout } => {
             commands::adopt::run(&path, &from, auto_approve, lock_timeout, connection, out)
         }
-        Command::Validate { path, envs } => commands::validate::run(&path, &envs, out),
+        Command::Validate { path, envs, format } => commands::validate::run(&path, &envs, format, out),
         Command::Lint { rules: true, format, .. } => commands::lint::rules(format),
         Command::Lint { path, live, envs, format, deny, rules: false } => {
             let options = commands::lint::Options { live, format, deny_warnings: deny.is_some() };

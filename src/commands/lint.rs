@@ -86,7 +86,6 @@ pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connect
         doc.add(t.environment, &shown, &allowed, &t.desired.sources);
     }
     match options.format {
-        LintFormat::Json => print!("{}", doc.json()),
         LintFormat::Human => {
             print!("{text}");
             if doc.summary.allowed > 0 && !out.quiet {
@@ -97,13 +96,14 @@ pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connect
             }
             println!("{}", report::summary_line(&doc.summary));
         }
+        format => super::findings::print(&doc, format, path, "warren lint"),
     }
     if doc.summary.errors > 0 { Err(Error::Findings) } else { Ok(Done::Ok) }
 }
 
 /// `warren lint --rules`.
 pub fn rules(format: LintFormat) -> error::Result {
-    print!("{}", report::rules(format == LintFormat::Json));
+    print!("{}", report::rules(format != LintFormat::Human));
     Ok(Done::Ok)
 }
 

@@ -6,49 +6,67 @@ use crate::desired;
 use crate::diagnostic::{Diagnostic, render};
 use crate::error::{self, Done, Error};
 use crate::output::Output;
+use crate::render::lint::{LintDocument, LintFormat};
 use crate::source::Sources;
 
 /// Checks the base and, with `envs`, each environment it picks: its
 /// topology with the overlays merged over the base. An environment shows
 /// only what the base does not: its overlays' problems, and the findings
 /// its merged topology adds.
-pub fn run(path: &Path, envs: &[String], out: Output) -> error::Result {
+pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> error::Result {
+    let human = format == LintFormat::Human;
     let unchecked = desired::load_unchecked(path);
     let mut base = unchecked.clone();
     let found = desired::lint(&base);
     base.add_findings(found);
-    show(&base.diagnostics, &base.sources, out);
-    let mut valid = report(&path.display().to_string(), &base.diagnostics, &base.diagnostics, &base.topology);
-    if envs.is_empty() {
-        return if valid { Ok(Done::Ok) } else { Err(Error::Invalid) };
+    let mut doc = LintDocument::new();
+    doc.add(None, &base.diagnostics, &[], &base.sources);
+    if human {
+        show(&base.diagnostics, &base.sources, out);
     }
-    let picked = match base.project.select(envs) {
-        Ok(p) => p,
-        Err(d) => {
-            show(&[d], &base.sources, out);
-            return Err(Error::Invalid);
+    let mut valid = report(&path.display().to_string(), &base.diagnostics, &base.diagnostics, &base.topology, human);
+    let picked = if envs.is_empty() {
+        Vec::new()
+    } else {
+        match base.project.select(envs) {
+            Ok(p) => p,
+            Err(d) => {
+                show(&[d], &base.sources, out);
+                return Err(Error::Invalid);
+            }
         }
     };
     for env in picked {
         let merged = desired::environment(&unchecked, path, env);
         let own = merged.beyond(&base.diagnostics);
-        show(&own, &merged.sources, out);
-        valid &= report(&format!("environment {}", env.name), &merged.diagnostics, &own, &merged.topology);
+        doc.add(Some(&env.name), &own, &[], &merged.sources);
+        if human {
+            show(&own, &merged.sources, out);
+        }
+        valid &= report(&format!("environment {}", env.name), &merged.diagnostics, &own, &merged.topology, human);
+    }
+    if !human {
+        super::findings::print(&doc, format, path, "warren validate");
     }
     if valid { Ok(Done::Ok) } else { Err(Error::Invalid) }
 }
 
 /// Says whether `what` is valid, with the count of its errors (`all`) and of
-/// the warnings shown for it; true if it is.
-fn report(what: &str, all: &[Diagnostic], shown: &[Diagnostic], topology: &crate::model::Topology) -> bool {
+/// the warnings shown for it; true if it is. `say`: in words (the machine
+/// formats are the whole of stdout).
+fn report(what: &str, all: &[Diagnostic], shown: &[Diagnostic], topology: &crate::model::Topology, say: bool) -> bool {
     let errors = all.iter().filter(|d| d.is_error()).count();
     let warnings = shown.iter().filter(|d| !d.is_error()).count();
     if errors > 0 {
-        eprintln!("{what} is not valid: {}.", counted(errors, warnings));
+        if say {
+            eprintln!("{what} is not valid: {}.", counted(errors, warnings));
+        }
         return false;
     }
     let tail = if warnings > 0 { format!(" ({})", plural(warnings, "warning")) } else { String::new() };
-    println!("{what} is valid: {}{tail}.", summary(topology));
+    if say {
+        println!("{what} is valid: {}{tail}.", summary(topology));
+    }
     true
 }
 

@@ -11,11 +11,17 @@ use crate::source::{Location, Sources};
 
 pub const FORMAT_VERSION: &str = "1";
 
-/// `warren lint --format`.
+/// `--format` of `warren lint` and `warren validate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LintFormat {
+    /// Each finding drawn at its source line.
     Human,
+    /// The whole document (see docs/lint.md).
     Json,
+    /// GitHub Actions annotations, and the findings in $GITHUB_STEP_SUMMARY when it is set.
+    Github,
+    /// GitLab's code quality report (JSON).
+    Gitlab,
 }
 
 #[derive(Debug, Clone, Serialize)]

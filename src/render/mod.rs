@@ -1,6 +1,7 @@
 //! Plan -> text. Rendering computes nothing: every view is drawn from the
 //! [`PlanDocument`].
 
+pub mod ci;
 mod document;
 pub mod fleet;
 pub mod human;

@@ -13,6 +13,7 @@ mod amqp_broker;
 mod apply;
 mod architecture;
 mod broker_behaviour;
+mod ci;
 mod diff;
 mod environments;
 mod environments_broker;

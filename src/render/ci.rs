@@ -1,0 +1,130 @@
+//! Findings as CI systems take them: GitHub's workflow commands (one
+//! annotation per finding, at its file, line and column) with a markdown
+//! step summary, and GitLab's code quality report. Renderings of a
+//! [`LintDocument`]: nothing is computed here but the text.
+
+use sha2::{Digest, Sha256};
+
+use super::lint::{FindingDoc, LintDocument, summary_line};
+
+/// The findings shown (not those allowed), errors first.
+fn shown(doc: &LintDocument) -> Vec<&FindingDoc> {
+    let rank = |f: &FindingDoc| match f.severity {
+        "error" => 0,
+        "warning" => 1,
+        _ => 2,
+    };
+    let mut out: Vec<&FindingDoc> = doc.findings.iter().filter(|f| f.allowed.is_none()).collect();
+    out.sort_by_key(|f| rank(f));
+    out
+}
+
+/// A workflow command's message: GitHub reads `%`, CR and LF as escapes.
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// A workflow command's property value: also `:` and `,`, which end it.
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// One `::error file=…,line=…,col=…,title=CODE::message` line per finding.
+pub fn github(doc: &LintDocument) -> String {
+    let mut out = String::new();
+    for f in shown(doc) {
+        let command = match f.severity {
+            "error" => "error",
+            "warning" => "warning",
+            _ => "notice",
+        };
+        let mut properties = Vec::new();
+        if let Some(file) = &f.file {
+            properties.push(format!("file={}", escape_property(file)));
+        }
+        if let Some(line) = f.line {
+            properties.push(format!("line={line}"));
+        }
+        if let Some(column) = f.column {
+            properties.push(format!("col={column}"));
+        }
+        let title = match &f.environment {
+            Some(env) => format!("warren {} ({env})", f.code),
+            None => format!("warren {}", f.code),
+        };
+        properties.push(format!("title={}", escape_property(&title)));
+        let message = match &f.help {
+            Some(help) => format!("{}\n{help}", f.message),
+            None => f.message.clone(),
+        };
+        out += &format!("::{command} {}::{}\n", properties.join(","), escape_data(&message));
+    }
+    out
+}
+
+/// The findings as a markdown table, for `$GITHUB_STEP_SUMMARY`.
+pub fn markdown(doc: &LintDocument, title: &str) -> String {
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let mut out = format!("### {title}\n\n{}\n", summary_line(&doc.summary));
+    let found = shown(doc);
+    if !found.is_empty() {
+        out += "\n| severity | code | where | message |\n|---|---|---|---|\n";
+        for f in found {
+            let place = match (&f.file, f.line) {
+                (Some(file), Some(line)) => format!("`{file}:{line}`"),
+                (Some(file), None) => format!("`{file}`"),
+                _ => String::new(),
+            };
+            let place = match &f.environment {
+                Some(env) => format!("{env}: {place}"),
+                None => place,
+            };
+            out += &format!("| {} | `{}` | {} | {} |\n", f.severity, f.code, cell(&place), cell(&f.message));
+        }
+    }
+    out
+}
+
+/// GitLab's code quality report: a JSON array, each finding with a
+/// fingerprint that stays the same from run to run (its code, file and
+/// message, and which of the same it is: not its line, which moves with
+/// every edit above it), so that GitLab tells new findings from old ones.
+/// A finding with no file is placed at `path`, what the command was given.
+pub fn gitlab(doc: &LintDocument, path: &str) -> String {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let list: Vec<serde_json::Value> = shown(doc)
+        .into_iter()
+        .map(|f| {
+            let file = f.file.as_deref().unwrap_or(path);
+            let env = f.environment.as_deref().unwrap_or("");
+            let what = format!("{}\n{env}\n{file}\n{}", f.code, f.message);
+            let nth = seen.entry(what.clone()).or_default();
+            *nth += 1;
+            let print = Sha256::digest(format!("{what}\n{nth}").as_bytes());
+            let severity = match f.severity {
+                "error" => "major",
+                "warning" => "minor",
+                _ => "info",
+            };
+            serde_json::json!({
+                "description": f.message,
+                "check_name": f.code,
+                "fingerprint": print.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                "severity": severity,
+                "location": { "path": file, "lines": { "begin": f.line.unwrap_or(1) } },
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&list).expect("a report serialises") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workflow_commands_escape_what_github_reads() {
+        assert_eq!(escape_data("50% a\nb\r"), "50%25 a%0Ab%0D");
+        assert_eq!(escape_property("a:b,c%"), "a%3Ab%2Cc%25");
+    }
+}

@@ -1,0 +1,110 @@
+//! The CI formats of `validate` and `lint` through the real binary, on the
+//! broken-file corpus: GitHub annotations at each diagnostic's place with
+//! its code, the step summary, and GitLab's code quality report.
+
+use std::collections::BTreeSet;
+
+use crate::common::{corpus, warren, warren_env};
+
+/// (file, line, column, code) of each diagnostic `validate --format json`
+/// reports: what the other formats must carry.
+fn places(entry: &str) -> BTreeSet<(String, u64, u64, String)> {
+    let run = warren(&["validate", entry, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{entry}: {e}"));
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap_or_default().to_string(),
+                f["line"].as_u64().unwrap_or(0),
+                f["column"].as_u64().unwrap_or(0),
+                f["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The `key=value` properties of a workflow command line.
+fn properties(line: &str) -> (String, Vec<(String, String)>, String) {
+    let rest = line.strip_prefix("::").expect("a workflow command");
+    let (head, message) = rest.split_once("::").expect("command::message");
+    let (command, props) = head.split_once(' ').unwrap_or((head, ""));
+    let props = props
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').expect("key=value");
+            (k.to_string(), v.replace("%3A", ":").replace("%2C", ",").replace("%25", "%"))
+        })
+        .collect();
+    (command.to_string(), props, message.to_string())
+}
+
+#[test]
+fn each_broken_file_gets_one_annotation_per_diagnostic_at_its_place_errors_first() {
+    for entry in corpus("tests/invalid") {
+        let summary = tempfile::NamedTempFile::new().unwrap();
+        let run = warren_env(
+            &["validate", &entry, "--format", "github"],
+            &[("GITHUB_STEP_SUMMARY", Some(summary.path().to_str().unwrap()))],
+        );
+        assert_eq!(run.code, 1, "{entry}: {}", run.stderr);
+        let mut seen = BTreeSet::new();
+        let mut errors_done = false;
+        for line in run.stdout.lines() {
+            let (command, props, message) = properties(line);
+            assert!(!message.contains('\n'), "{entry}: one line per annotation");
+            match command.as_str() {
+                "error" => assert!(!errors_done, "{entry}: errors come first:\n{}", run.stdout),
+                "warning" | "notice" => errors_done = true,
+                other => panic!("{entry}: {other}"),
+            }
+            let get = |k: &str| props.iter().find(|(p, _)| p == k).map(|(_, v)| v.clone());
+            let code = get("title").unwrap().strip_prefix("warren ").unwrap().to_string();
+            let num = |k: &str| get(k).map_or(0, |v| v.parse().unwrap());
+            seen.insert((get("file").unwrap_or_default(), num("line"), num("col"), code));
+        }
+        assert_eq!(seen, places(&entry), "{entry}:\n{}", run.stdout);
+        let text = std::fs::read_to_string(summary.path()).unwrap();
+        assert!(text.starts_with(&format!("### warren validate {entry}\n")), "{text}");
+        for (_, _, _, code) in &seen {
+            assert!(text.contains(&format!("`{code}`")), "{entry}: the summary lists {code}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn the_gitlab_report_has_every_diagnostic_with_a_fingerprint_that_stays() {
+    for entry in corpus("tests/invalid") {
+        let run = warren(&["validate", &entry, "--format", "gitlab"]);
+        assert_eq!(run.code, 1, "{entry}");
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let items = report.as_array().unwrap();
+        assert_eq!(items.len(), places(&entry).len(), "{entry}: {}", run.stdout);
+        let mut prints = BTreeSet::new();
+        for i in items {
+            for key in ["description", "check_name", "fingerprint", "severity"] {
+                assert!(i[key].is_string(), "{entry}: {key} in {i}");
+            }
+            assert!(["info", "minor", "major", "critical", "blocker"].contains(&i["severity"].as_str().unwrap()));
+            assert!(i["location"]["path"].is_string() && i["location"]["lines"]["begin"].is_u64(), "{i}");
+            prints.insert(i["fingerprint"].as_str().unwrap().to_string());
+        }
+        assert_eq!(prints.len(), items.len(), "{entry}: one fingerprint per finding");
+        assert_eq!(warren(&["validate", &entry, "--format", "gitlab"]).stdout, run.stdout, "{entry}: stable");
+    }
+}
+
+#[test]
+fn lint_annotates_its_findings_and_a_clean_run_annotates_nothing() {
+    let run = warren(&["lint", "tests/lint/guest-user.toml", "--format", "github"]);
+    assert_eq!(run.code, 0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert!(lines[0].starts_with("::warning file=tests/lint/guest-user.toml,line=3,col="), "{}", lines[0]);
+    assert!(lines[0].contains(",title=warren guest-user::"), "{}", lines[0]);
+    let run = warren(&["lint", "tests/lint/guest-user.ok.toml", "--format", "github"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""));
+}
