@@ -201,13 +201,13 @@ pub fn diff_command(paths: &[PathBuf], envs: &[String], show: &Show, out: Output
     };
     match (paths, envs) {
         ([old, new], []) => {
-            let before = desired::load(old);
+            let before = desired::load_at(old);
             if before.has_errors() {
                 eprint!("{}", render_diagnostics(&before.diagnostics, &before.sources, out.diagnostic_style()));
                 eprintln!("{} is not valid: no plan was made.", old.display());
                 return Err(Error::Invalid);
             }
-            let desired = desired::load(new);
+            let desired = desired::load_at(new);
             if desired.has_errors() {
                 return Err(print_invalid(&desired, new, &old.display().to_string(), show.format, out));
             }

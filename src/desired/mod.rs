@@ -6,6 +6,7 @@ mod merge;
 mod overlay;
 mod parse;
 mod reader;
+pub mod revision;
 pub(crate) mod tree;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,15 @@ pub struct Desired {
 impl Desired {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// [`load`], or the files at a git revision when `path` is `REV:PATH` and no
+/// path on disk (see `revision.rs`).
+pub fn load_at(path: &Path) -> Desired {
+    match revision::parse(path) {
+        Some((rev, within)) => revision::load(&rev, &within),
+        None => load(path),
     }
 }
 

@@ -87,8 +87,13 @@ pub fn warren(args: &[&str]) -> Run {
 /// Runs `warren ARGS` like [`warren`], with these variables set (`Some`) or
 /// removed (`None`) from its environment.
 pub fn warren_env(args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
+    warren_in(&root(), args, env)
+}
+
+/// Runs `warren ARGS` like [`warren_env`], in the directory `dir`.
+pub fn warren_in(dir: &Path, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
     let mut cmd = Command::cargo_bin("warren").expect("the warren binary is built");
-    cmd.current_dir(root()).env_remove("NO_COLOR");
+    cmd.current_dir(dir).env_remove("NO_COLOR");
     for (name, value) in env {
         match value {
             Some(v) => cmd.env(name, v),

@@ -1,0 +1,74 @@
+//! Topology files at a git revision, `REV:PATH` as `git show` spells them
+//! (`origin/main:topology`): what `warren diff` compares a pull request
+//! with, without a second checkout. Read with the `git` command, as the
+//! user's own git sees the repository (its remotes, its credentials).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::Desired;
+use crate::diagnostic::Diagnostic;
+
+/// `REV:PATH` split, when `spec` is no path on disk and has that shape.
+pub fn parse(spec: &Path) -> Option<(String, String)> {
+    if spec.exists() {
+        return None;
+    }
+    let text = spec.to_str()?;
+    let (rev, path) = text.split_once(':')?;
+    (!rev.is_empty()).then(|| (rev.to_string(), if path.is_empty() { ".".to_string() } else { path.to_string() }))
+}
+
+/// The topology at `rev` under `path`, each file named `REV:PATH/…` in
+/// diagnostics; what git cannot give is an error diagnostic.
+pub fn load(rev: &str, path: &str) -> Desired {
+    let root = PathBuf::from(format!("{rev}:{path}"));
+    match files(rev, path) {
+        Ok(found) => {
+            let files = found.into_iter().map(|(rel, text)| (PathBuf::from(format!("{rev}:{rel}")), text)).collect();
+            super::load_texts(&root, files)
+        }
+        Err(d) => {
+            let mut desired = super::load_texts(&root, Vec::new());
+            desired.diagnostics = vec![d];
+            desired
+        }
+    }
+}
+
+/// Every `*.toml` below `path` at `rev` (paths as given, relative to the
+/// current directory), with its text; not those in the project's overlays.
+fn files(rev: &str, path: &str) -> Result<Vec<(String, String)>, Diagnostic> {
+    let failed = |what: String| {
+        Diagnostic::error("read", format!("cannot read {rev}:{path} from git: {what}"))
+            .help("give a revision git knows and a path in it, as `git show` takes them: `warren diff origin/main:topology topology`")
+    };
+    let git = |args: &[&str]| -> Result<String, Diagnostic> {
+        let out = Command::new("git").args(args).output().map_err(|e| failed(format!("cannot run git: {e}")))?;
+        if !out.status.success() {
+            return Err(failed(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+        }
+        String::from_utf8(out.stdout).map_err(|_| failed("a file is not UTF-8".into()))
+    };
+    let listed = git(&["ls-tree", "-r", "--name-only", rev, "--", path])?;
+    let names: Vec<&str> = listed.lines().filter(|n| n.ends_with(".toml")).collect();
+    if names.is_empty() {
+        return Err(failed("no *.toml files there".into()));
+    }
+    let mut out = Vec::new();
+    for name in names {
+        out.push((name.to_string(), git(&["show", &format!("{rev}:./{name}")])?));
+    }
+    // The project's overlays are not part of its base.
+    let project = Path::new(path).join(crate::project::FILE_NAME);
+    let overlays: Vec<PathBuf> = out
+        .iter()
+        .find(|(n, _)| Path::new(n) == project)
+        .map(|(_, text)| crate::project::parse(crate::source::FileId(0), text, &mut Vec::new()))
+        .into_iter()
+        .flat_map(|p| p.environments.into_iter().flat_map(|e| e.overlays))
+        .map(|o| Path::new(path).join(o))
+        .collect();
+    out.retain(|(n, _)| !overlays.iter().any(|o| Path::new(n).starts_with(o)));
+    Ok(out)
+}
