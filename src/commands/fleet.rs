@@ -253,7 +253,8 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
             };
         }
     };
-    let planned: Planned = compute(desired, path, live, replace);
+    let mut planned: Planned = compute(desired, path, live, replace);
+    planned.document.origin.environment = Some(env.name.clone());
     let doc: PlanDocument = planned.document.clone();
     Part {
         doc: EnvironmentDoc::planned(&env.name, &broker, doc),

@@ -262,7 +262,8 @@ fn diff(
         queue_counts: None,
         broker_version: None,
     };
-    let planned = if comparing { compare(desired, new, live) } else { compute(desired, new, live, &show.replace) };
+    let mut planned = if comparing { compare(desired, new, live) } else { compute(desired, new, live, &show.replace) };
+    planned.document.origin.diff = true;
     print(&planned, show.format, out);
     finish(&planned, show)
 }

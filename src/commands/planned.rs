@@ -101,6 +101,8 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     diagnostics.extend(desired.diagnostics.iter().cloned());
     diagnostics.extend(notes);
     diagnostic::sort(&mut diagnostics);
-    let document = PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
+    let mut document =
+        PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
+    document.origin.project = desired.project.name.clone();
     Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
 }

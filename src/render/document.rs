@@ -25,6 +25,19 @@ pub struct PlanDocument {
     /// The migrations in flight in the vhosts the files declare.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub migrations_in_flight: Vec<InFlightDoc>,
+    /// Who made it, for the pull-request comment's marker and wording: not
+    /// part of the JSON document.
+    #[serde(skip)]
+    pub origin: Origin,
+}
+
+/// What made a plan document: the command, the project, the environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// `diff` compares two topologies offline: no broker is involved.
+    pub diff: bool,
+    pub project: String,
+    pub environment: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -199,6 +212,7 @@ impl PlanDocument {
                     state: f.state.clone(),
                 })
                 .collect(),
+            origin: Origin::default(),
         }
     }
 

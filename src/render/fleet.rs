@@ -188,7 +188,14 @@ fn located(d: &DiagnosticDoc) -> String {
 }
 
 fn render_markdown(doc: &FleetDocument) -> String {
-    let mut out = format!("### warren plan for `{}`: {} environments\n\n", doc.desired, doc.environments.len());
+    let project = doc.environments.iter().find_map(|e| Some(e.plan.as_ref()?.origin.project.clone()));
+    let names: Vec<&str> = doc.environments.iter().map(|e| e.name.as_str()).collect();
+    let mut out = format!(
+        "<!-- warren:plan project={} environments={} -->\n",
+        project.as_deref().unwrap_or("?"),
+        names.join(",")
+    );
+    let _ = writeln!(out, "### warren plan for `{}`: {} environments\n", doc.desired, doc.environments.len());
     let _ = writeln!(out, "**{}**\n", summary_line(doc));
     let rows = table(doc);
     for (n, r) in rows.iter().enumerate() {
@@ -204,7 +211,7 @@ fn render_markdown(doc: &FleetDocument) -> String {
             Some(p) => {
                 let _ = writeln!(out, "<details><summary><b>{}</b>: {}</summary>\n", e.name, human::summary_line(p));
                 // The environment's own comment, one heading down.
-                out += &markdown::render(p).replacen("### ", "#### ", 1);
+                out += &markdown::body(p).replacen("### ", "#### ", 1);
                 out += "\n</details>\n\n";
             }
             None => {

@@ -68,7 +68,12 @@ pub fn summary_line(doc: &PlanDocument) -> String {
         return format!("No plan: {n} error{} must be fixed first.", if n == 1 { "" } else { "s" });
     }
     if !doc.has_changes() {
-        return "No changes. The broker matches the topology.".to_string();
+        return if doc.origin.diff {
+            "No changes. The two topologies match."
+        } else {
+            "No changes. The broker matches the topology."
+        }
+        .to_string();
     }
     let rollback = if s.rollback > 0 { format!(", {} to roll back", s.rollback) } else { String::new() };
     format!(

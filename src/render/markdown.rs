@@ -1,62 +1,159 @@
-//! The plan as a pull-request comment: the summary visible, a warning when
-//! anything is destroyed or migrated, the full plan folded.
+//! The plan as a pull-request comment: a hidden marker that CI finds the
+//! comment by (to update it rather than add one per push), a warning first
+//! when anything is destroyed, replaced, migrated or rolled back, the
+//! summary, the errors, then the warnings and the full plan folded. It
+//! always fits in a GitHub comment: past [`LIMIT`] the full plan is cut,
+//! never the summary, the warning or the warnings, and the comment says so.
 
 use std::fmt::Write;
 
-use super::document::PlanDocument;
+use super::document::{DiagnosticDoc, PlanDocument};
 use super::human;
 use crate::diff::Action;
 
+/// GitHub's limit on a comment's body, in characters.
+pub const LIMIT: usize = 65_536;
+
+/// What is kept for the note that says the plan was cut, and the fences.
+const RESERVE: usize = 600;
+
 pub fn render(doc: &PlanDocument) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "### warren plan for `{}`\n", doc.desired);
-    let _ = writeln!(out, "**{}**\n", human::summary_line(doc));
-    let count = |a: Action| doc.changes.iter().filter(|c| c.action == a).count();
-    let (destroy, replace, migrate) = (count(Action::Destroy), count(Action::Replace), count(Action::Migrate));
-    let rollback = count(Action::Rollback);
-    if destroy + replace + migrate + rollback > 0 {
-        out += "> [!WARNING]\n";
-        if destroy > 0 {
-            let _ = writeln!(out, "> {destroy} object(s) will be **destroyed**.");
+    marker(doc) + &body(doc)
+}
+
+/// The hidden line CI finds its comment by: the command, the project, and
+/// the environment.
+pub fn marker(doc: &PlanDocument) -> String {
+    let o = &doc.origin;
+    let command = if o.diff { "diff" } else { "plan" };
+    let env = o.environment.as_deref().map(|e| format!(" environment={e}")).unwrap_or_default();
+    format!("<!-- warren:{command} project={}{env} -->\n", o.project)
+}
+
+/// The comment without its marker: for a report of several environments,
+/// which has one marker of its own.
+pub fn body(doc: &PlanDocument) -> String {
+    let mut out = head(doc);
+    let plan: Vec<String> = human::render(doc, false).lines().map(diff_marked).collect();
+    let whole: usize = plan.iter().map(|l| l.chars().count() + 1).sum();
+    out += "<details><summary>Full plan</summary>\n\n```diff\n";
+    let room = LIMIT.saturating_sub(out.chars().count() + RESERVE);
+    if whole <= room {
+        for line in &plan {
+            out += line;
+            out.push('\n');
         }
-        if replace > 0 {
-            let _ = writeln!(
-                out,
-                "> {replace} object(s) will be **destroyed and recreated**; messages or routes can be lost."
-            );
-        }
-        if migrate > 0 {
-            let _ =
-                writeln!(out, "> {migrate} queue(s) will be **migrated live** to a replacement, with no message loss.");
-        }
-        if rollback > 0 {
-            let _ = writeln!(
-                out,
-                "> {rollback} migration(s) in flight will be **rolled back** to their old queue, with no message loss."
-            );
-        }
-        if doc.summary.requires_allow_destroy {
-            out += "> Apply refuses this plan without `--allow-destroy`.\n";
-        }
-        out += "\n";
+        out += "```\n\n</details>\n";
+        return out;
     }
+    let mut used = 0;
+    let mut shown = 0;
+    for line in &plan {
+        let n = line.chars().count() + 1;
+        if used + n > room {
+            break;
+        }
+        out += line;
+        out.push('\n');
+        used += n;
+        shown += 1;
+    }
+    let command = if doc.origin.diff { "warren diff" } else { "warren plan" };
+    let _ = write!(
+        out,
+        "```\n\n**The plan is cut here** ({shown} of {} lines) to fit a comment of {LIMIT} characters: \
+         the summary, the warnings and everything destroyed are above. Run `{command}` (or read the job's log) \
+         for all of it.\n\n</details>\n",
+        plan.len()
+    );
+    out
+}
+
+/// Everything but the full plan: what must always be in the comment.
+fn head(doc: &PlanDocument) -> String {
+    let mut out = String::new();
+    if doc.origin.diff {
+        let _ = writeln!(out, "### warren diff `{}` → `{}`\n", doc.live, doc.desired);
+    } else {
+        let _ = writeln!(out, "### warren plan for `{}`\n", doc.desired);
+    }
+    warning(&mut out, doc);
+    let _ = writeln!(out, "**{}**\n", human::summary_line(doc));
     for e in &doc.errors {
-        let at = match (&e.file, e.line, e.column) {
-            (Some(f), Some(l), Some(c)) => format!("`{f}:{l}:{c}`: "),
-            _ => String::new(),
-        };
-        let _ = writeln!(out, "- :x: {at}{} (`{}`)", e.message, e.code);
+        let _ = writeln!(out, "- :x: {}{} (`{}`)", place(e), e.message, e.code);
     }
     if !doc.errors.is_empty() {
         out += "\n";
     }
-    out += "<details><summary>Full plan</summary>\n\n```diff\n";
-    for line in human::render(doc, false).lines() {
-        out += &diff_marked(line);
-        out.push('\n');
+    if !doc.warnings.is_empty() {
+        let _ = writeln!(out, "<details><summary>Warnings ({})</summary>\n", doc.warnings.len());
+        // Warnings are kept whole up to a share of the comment; the plan
+        // is cut first.
+        let mut used = 0;
+        for (i, w) in doc.warnings.iter().enumerate() {
+            let line = format!("- :warning: {}{} (`{}`)\n", place(w), w.message, w.code);
+            if used + line.len() > LIMIT / 2 {
+                let _ = writeln!(out, "- … and {} more: see `--format json`", doc.warnings.len() - i);
+                break;
+            }
+            used += line.len();
+            out += &line;
+        }
+        out += "\n</details>\n\n";
     }
-    out += "```\n\n</details>\n";
     out
+}
+
+/// The warning block, first: what is destroyed or replaced, by name.
+fn warning(out: &mut String, doc: &PlanDocument) {
+    let of = |a: Action| doc.changes.iter().filter(move |c| c.action == a);
+    let (destroy, replace) = (of(Action::Destroy).count(), of(Action::Replace).count());
+    let (migrate, rollback) = (of(Action::Migrate).count(), of(Action::Rollback).count());
+    if destroy + replace + migrate + rollback == 0 {
+        return;
+    }
+    *out += "> [!WARNING]\n";
+    if destroy > 0 {
+        let _ = writeln!(out, "> {destroy} object(s) will be **destroyed**: {}.", names(of(Action::Destroy)));
+    }
+    if replace > 0 {
+        let _ = writeln!(
+            out,
+            "> {replace} object(s) will be **destroyed and recreated**; messages or routes can be lost: {}.",
+            names(of(Action::Replace))
+        );
+    }
+    if migrate > 0 {
+        let _ = writeln!(out, "> {migrate} queue(s) will be **migrated live** to a replacement, with no message loss.");
+    }
+    if rollback > 0 {
+        let _ = writeln!(
+            out,
+            "> {rollback} migration(s) in flight will be **rolled back** to their old queue, with no message loss."
+        );
+    }
+    if doc.summary.requires_allow_destroy {
+        *out += "> Apply refuses this plan without `--allow-destroy`.\n";
+    }
+    *out += "\n";
+}
+
+/// The addresses of `changes`, the first 20, then how many more.
+fn names<'a>(changes: impl Iterator<Item = &'a super::ChangeDoc>) -> String {
+    const LISTED: usize = 20;
+    let all: Vec<&str> = changes.map(|c| c.address.as_str()).collect();
+    let mut s = all.iter().take(LISTED).copied().collect::<Vec<_>>().join(", ");
+    if all.len() > LISTED {
+        let _ = write!(s, " and {} more", all.len() - LISTED);
+    }
+    s
+}
+
+fn place(d: &DiagnosticDoc) -> String {
+    match (&d.file, d.line, d.column) {
+        (Some(f), Some(l), Some(c)) => format!("`{f}:{l}:{c}`: "),
+        _ => String::new(),
+    }
 }
 
 /// Moves a leading `+` or `-` to the first column, where GitHub's `diff`

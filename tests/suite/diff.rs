@@ -10,7 +10,7 @@ fn a_topology_compared_with_itself_has_no_changes() {
     for path in paths {
         let run = warren(&["diff", &path, &path, "--detailed-exitcode"]);
         assert_eq!(run.code, 0, "{path}:\n{}{}", run.stdout, run.stderr);
-        assert_eq!(run.stdout, "No changes. The broker matches the topology.\n", "{path}");
+        assert_eq!(run.stdout, "No changes. The two topologies match.\n", "{path}");
     }
 }
 
@@ -157,4 +157,29 @@ fn diff_reads_the_old_side_at_a_git_revision() {
     let run = crate::common::warren_in(dir, &["diff", "no-such-rev:topology", "topology"], &[]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("cannot read no-such-rev:topology from git"), "{}", run.stderr);
+}
+
+#[test]
+fn a_ten_thousand_queue_comment_fits_github_and_keeps_what_matters() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    let topology = warren::testing::large_topology(10_000, 500, 20_000);
+    let files = warren::import::import(&topology, &[], "generated").unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    for f in &files.files {
+        std::fs::write(new.join(&f.name), &f.text).unwrap();
+    }
+    let vhost = topology.vhosts.keys().next().unwrap();
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("old.toml"), format!("vhosts = [\"{vhost}\"]\n\n[queues.gone]\ntype = \"classic\"\n"))
+        .unwrap();
+    let run = warren(&["diff", old.to_str().unwrap(), new.to_str().unwrap(), "--format", "markdown"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let md = &run.stdout;
+    assert!(md.chars().count() <= 65_536, "{} characters", md.chars().count());
+    assert!(md.starts_with("<!-- warren:diff project=default -->\n"), "{:.200}", md);
+    assert!(md.contains("> 1 object(s) will be **destroyed**: queue \"gone\""), "{:.2000}", md);
+    assert!(md.contains(" to add, 0 to change, 1 to destroy, 0 to migrate.**"), "{:.2000}", md);
+    assert!(md.contains("**The plan is cut here**"), "the plan is cut, and says so");
+    assert!(md.trim_end().ends_with("</details>"), "the folded section is closed");
 }
