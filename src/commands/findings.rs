@@ -14,17 +14,21 @@ pub fn print(doc: &LintDocument, format: LintFormat, path: &Path, title: &str) {
         LintFormat::Gitlab => print!("{}", crate::render::ci::gitlab(doc, &path.display().to_string())),
         LintFormat::Github => {
             print!("{}", crate::render::ci::github(doc));
-            if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) {
-                let summary = crate::render::ci::markdown(doc, &format!("{title} {}", path.display()));
-                let written = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&file)
-                    .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{summary}\n").as_bytes()));
-                if let Err(e) = written {
-                    eprintln!("warning: could not append to $GITHUB_STEP_SUMMARY ({}): {e}", file.to_string_lossy());
-                }
-            }
+            step_summary(&crate::render::ci::markdown(doc, &format!("{title} {}", path.display())));
         }
+    }
+}
+
+/// Appends `markdown` to GitHub's step summary, when the job has one
+/// (`$GITHUB_STEP_SUMMARY`); a file that cannot be written is a warning.
+pub fn step_summary(markdown: &str) {
+    let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) else { return };
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{markdown}\n").as_bytes()));
+    if let Err(e) = written {
+        eprintln!("warning: could not append to $GITHUB_STEP_SUMMARY ({}): {e}", file.to_string_lossy());
     }
 }

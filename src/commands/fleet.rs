@@ -170,6 +170,9 @@ pub fn print(doc: &FleetDocument, format: Format, out: Output) {
     } else {
         print!("{}", fleet::render(doc, format, out.color && format == Format::Human));
     }
+    if format == Format::Github {
+        super::findings::step_summary(&fleet::render(doc, Format::Markdown, false));
+    }
 }
 
 /// Plans every chosen environment, its broker read at once with the

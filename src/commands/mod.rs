@@ -6,7 +6,7 @@ pub mod adopt;
 pub mod apply;
 mod confirm;
 pub mod export;
-mod findings;
+pub mod findings;
 pub mod fleet;
 pub mod import;
 pub mod lint;

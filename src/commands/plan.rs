@@ -37,6 +37,9 @@ pub fn print(planned: &Planned, format: Format, out: Output) {
     } else {
         print!("{}", render::render(&planned.document, format, out.color && format == Format::Human));
     }
+    if format == Format::Github {
+        super::findings::step_summary(&render::markdown::render(&planned.document));
+    }
 }
 
 /// The plan's diagnostics on stderr; with -q, its errors only.

@@ -5,6 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
+use super::document::{DiagnosticDoc, PlanDocument};
 use super::lint::{FindingDoc, LintDocument, summary_line};
 
 /// The findings shown (not those allowed), errors first.
@@ -31,35 +32,70 @@ fn escape_property(s: &str) -> String {
 
 /// One `::error file=…,line=…,col=…,title=CODE::message` line per finding.
 pub fn github(doc: &LintDocument) -> String {
-    let mut out = String::new();
-    for f in shown(doc) {
-        let command = match f.severity {
-            "error" => "error",
-            "warning" => "warning",
-            _ => "notice",
-        };
-        let mut properties = Vec::new();
-        if let Some(file) = &f.file {
-            properties.push(format!("file={}", escape_property(file)));
-        }
-        if let Some(line) = f.line {
-            properties.push(format!("line={line}"));
-        }
-        if let Some(column) = f.column {
-            properties.push(format!("col={column}"));
-        }
-        let title = match &f.environment {
-            Some(env) => format!("warren {} ({env})", f.code),
-            None => format!("warren {}", f.code),
-        };
-        properties.push(format!("title={}", escape_property(&title)));
-        let message = match &f.help {
-            Some(help) => format!("{}\n{help}", f.message),
-            None => f.message.clone(),
-        };
-        out += &format!("::{command} {}::{}\n", properties.join(","), escape_data(&message));
+    shown(doc)
+        .into_iter()
+        .map(|f| {
+            let place = Place { file: f.file.as_deref(), line: f.line, column: f.column };
+            annotation(f.severity, &place, f.environment.as_deref(), &f.code, &f.message, f.help.as_deref())
+        })
+        .collect()
+}
+
+/// The errors and warnings of a plan as annotations, errors first.
+pub fn plan_github(doc: &PlanDocument) -> String {
+    let of = |severity: &'static str, list: &[DiagnosticDoc]| -> String {
+        list.iter()
+            .map(|d| {
+                let place = Place { file: d.file.as_deref(), line: d.line, column: d.column };
+                let env = doc.origin.environment.as_deref();
+                annotation(severity, &place, env, &d.code, &d.message, d.help.as_deref())
+            })
+            .collect()
+    };
+    of("error", &doc.errors) + &of("warning", &doc.warnings)
+}
+
+/// Where an annotation points.
+struct Place<'a> {
+    file: Option<&'a str>,
+    line: Option<usize>,
+    column: Option<usize>,
+}
+
+/// One workflow command: `::error file=…,line=…,col=…,title=…::message`.
+fn annotation(
+    severity: &str,
+    at: &Place,
+    environment: Option<&str>,
+    code: &str,
+    message: &str,
+    help: Option<&str>,
+) -> String {
+    let command = match severity {
+        "error" => "error",
+        "warning" => "warning",
+        _ => "notice",
+    };
+    let mut properties = Vec::new();
+    if let Some(file) = at.file {
+        properties.push(format!("file={}", escape_property(file)));
     }
-    out
+    if let Some(line) = at.line {
+        properties.push(format!("line={line}"));
+    }
+    if let Some(column) = at.column {
+        properties.push(format!("col={column}"));
+    }
+    let title = match environment {
+        Some(env) => format!("warren {code} ({env})"),
+        None => format!("warren {code}"),
+    };
+    properties.push(format!("title={}", escape_property(&title)));
+    let message = match help {
+        Some(help) => format!("{message}\n{help}"),
+        None => message.to_string(),
+    };
+    format!("::{command} {}::{}\n", properties.join(","), escape_data(&message))
 }
 
 /// The findings as a markdown table, for `$GITHUB_STEP_SUMMARY`.

@@ -68,6 +68,11 @@ pub fn render(doc: &FleetDocument, format: Format, color: bool) -> String {
         Format::Human => render_human(doc, color),
         Format::Json => serde_json::to_string_pretty(doc).expect("a fleet document always serialises") + "\n",
         Format::Markdown => render_markdown(doc),
+        Format::Github => {
+            let annotations: String =
+                doc.environments.iter().filter_map(|e| e.plan.as_ref()).map(super::ci::plan_github).collect();
+            annotations + &render_human(doc, false)
+        }
     }
 }
 

@@ -18,6 +18,9 @@ pub enum Format {
     Human,
     Json,
     Markdown,
+    /// The human plan, with an annotation per error and warning, for GitHub
+    /// Actions; the markdown plan goes to $GITHUB_STEP_SUMMARY.
+    Github,
 }
 
 /// The document in the chosen format.
@@ -26,5 +29,6 @@ pub fn render(doc: &PlanDocument, format: Format, color: bool) -> String {
         Format::Human => human::render(doc, color),
         Format::Json => serde_json::to_string_pretty(doc).expect("a plan document always serialises") + "\n",
         Format::Markdown => markdown::render(doc),
+        Format::Github => ci::plan_github(doc) + &human::render(doc, false),
     }
 }

@@ -108,3 +108,24 @@ fn lint_annotates_its_findings_and_a_clean_run_annotates_nothing() {
     let run = warren(&["lint", "tests/lint/guest-user.ok.toml", "--format", "github"]);
     assert_eq!((run.code, run.stdout.as_str()), (0, ""));
 }
+
+#[test]
+fn a_plan_for_github_annotates_its_diagnostics_and_puts_the_comment_in_the_step_summary() {
+    let summary = tempfile::NamedTempFile::new().unwrap();
+    let env = [("GITHUB_STEP_SUMMARY", Some(summary.path().to_str().unwrap()))];
+    let run =
+        warren_env(&["diff", "tests/diff/advice/before", "tests/diff/advice/replaced", "--format", "github"], &env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (annotations, plan): (Vec<&str>, Vec<&str>) = run.stdout.lines().partition(|l| l.starts_with("::"));
+    assert!(!annotations.is_empty(), "the migration's warnings: {}", run.stdout);
+    assert!(annotations.iter().all(|a| a.starts_with("::warning file=tests/diff/advice/replaced/topology.toml,line=")));
+    assert!(run.stdout.starts_with(annotations[0]), "annotations first");
+    assert_eq!(plan.last(), Some(&"Plan: 0 to add, 0 to change, 0 to destroy, 1 to migrate."), "{}", run.stdout);
+    let text = std::fs::read_to_string(summary.path()).unwrap();
+    assert!(text.starts_with("<!-- warren:diff project=default -->\n"), "{text}");
+
+    let run =
+        warren(&["diff", "tests/diff/advice/before", "tests/invalid/16-exchange-type-topc.toml", "--format", "github"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.starts_with("::error file=tests/invalid/16-exchange-type-topc.toml,line="), "{}", run.stdout);
+}
