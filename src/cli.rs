@@ -52,20 +52,21 @@ pub struct Connection {
     #[arg(long, global = true, env = "WARREN_AMQP_URL", hide_env_values = true)]
     pub amqp_url: Option<String>,
     /// A PEM file of CA certificates to trust for HTTPS.
-    #[arg(long, global = true, env = "WARREN_CA_CERT", value_name = "FILE")]
+    #[arg(long, global = true, env = "WARREN_CA_CERT", value_name = "FILE", hide_env_values = true)]
     pub ca_cert: Option<PathBuf>,
     /// A PEM client certificate for HTTPS (with --client-key, or key included).
-    #[arg(long, global = true, env = "WARREN_CLIENT_CERT", value_name = "FILE")]
+    #[arg(long, global = true, env = "WARREN_CLIENT_CERT", value_name = "FILE", hide_env_values = true)]
     pub client_cert: Option<PathBuf>,
     /// The PEM private key of --client-cert.
-    #[arg(long, global = true, env = "WARREN_CLIENT_KEY", value_name = "FILE")]
+    #[arg(long, global = true, env = "WARREN_CLIENT_KEY", value_name = "FILE", hide_env_values = true)]
     pub client_key: Option<PathBuf>,
 }
 
 /// How a plan is shown; shared by `plan` and `diff`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlanOutput {
-    /// human (terraform-style), json (documented schema) or markdown (a pull-request comment).
+    /// human (terraform-style), json (documented schema), markdown (a pull-request comment) or github
+    /// (the human plan with an annotation per error and warning; the markdown plan in $GITHUB_STEP_SUMMARY).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Exit 2 when there are changes, 0 when there are none, 1 on error.
@@ -258,4 +259,22 @@ pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         _ => return Err(format!("\"{s}\": use s, m or h, as in 90s, 10m or 1h")),
     };
     Ok(std::time::Duration::from_secs(secs))
+}
+
+/// The command reference (`docs/commands.md`), made from these definitions
+/// so that it cannot go stale: a test compares the file with it.
+pub fn reference() -> String {
+    use clap::CommandFactory;
+    let mut cli = Cli::command().term_width(100);
+    let mut out = String::from(
+        "# Command reference\n\nGenerated from warren's command-line definition (`src/cli.rs`); a test fails when\nthis file differs from it. Rewrite it with\n`WARREN_UPDATE_DOCS=1 cargo test --test suite docs::`.\n\n",
+    );
+    out += &format!("## warren\n\n```text\n{}\n```\n", cli.render_long_help().to_string().trim_end());
+    for sub in cli.get_subcommands_mut() {
+        let name = sub.get_name().to_string();
+        let help = sub.clone().bin_name(format!("warren {name}")).render_long_help().to_string();
+        out += &format!("\n## warren {name}\n\n```text\n{}\n```\n", help.trim_end());
+    }
+    // clap pads blank lines of a help text; a file keeps none.
+    out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
 }

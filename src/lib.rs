@@ -1,7 +1,7 @@
 //! warren: RabbitMQ topology as code.
 //!
 //! Data flows one way: files (`desired`) become a [`model::Topology`];
-//! `lint` checks it. See the README's architecture section.
+//! `lint` checks it. See docs/development.md, "Layout and data flow".
 
 // Errors are diagnostics by value, returned once per run on a cold path.
 #![allow(clippy::result_large_err)]

@@ -15,6 +15,7 @@ mod architecture;
 mod broker_behaviour;
 mod ci;
 mod diff;
+mod docs;
 mod environments;
 mod environments_broker;
 mod export;

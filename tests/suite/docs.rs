@@ -1,0 +1,17 @@
+//! The user documentation that is made from the code stays in step with it.
+
+use crate::common::root;
+
+#[test]
+fn the_command_reference_is_the_command_line_definition() {
+    let path = root().join("docs/commands.md");
+    let made = warren::cli::reference();
+    if std::env::var_os("WARREN_UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &made).unwrap();
+    }
+    let written = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        written == made,
+        "docs/commands.md differs from the command line: rewrite it with `WARREN_UPDATE_DOCS=1 cargo test --test suite docs::`"
+    );
+}
