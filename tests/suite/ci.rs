@@ -129,3 +129,61 @@ fn a_plan_for_github_annotates_its_diagnostics_and_puts_the_comment_in_the_step_
     assert_eq!(run.code, 1);
     assert!(run.stdout.starts_with("::error file=tests/invalid/16-exchange-type-topc.toml,line="), "{}", run.stdout);
 }
+
+/// `git` in `dir`, which must succeed.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=warren", "-c", "user.email=warren@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn the_ci_examples_script_annotates_summarises_and_writes_the_comment() {
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    std::fs::create_dir_all(dir.join("topology")).unwrap();
+    let v1 = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\n\n[queues.billing]\ntype = \"classic\"\n\n[[bindings]]\nsource = \"orders\"\nqueue = \"billing\"\nrouting_key = \"order.#\"\n";
+    std::fs::write(dir.join("topology/shop.toml"), v1).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "v1"]);
+    // The pull request: a quorum queue with no dead-letter exchange.
+    let v2 = format!(
+        "{v1}\n[queues.audit]\ntype = \"quorum\"\n\n[[bindings]]\nsource = \"orders\"\nqueue = \"audit\"\nrouting_key = \"order.#\"\n"
+    );
+    std::fs::write(dir.join("topology/shop.toml"), v2).unwrap();
+
+    let (summary, output) = (dir.join("summary.md"), dir.join("output.txt"));
+    let bin = assert_cmd::cargo::cargo_bin("warren");
+    let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let out = std::process::Command::new(crate::common::root().join("examples/ci/check.sh"))
+        .arg("topology")
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("WARREN_BASE_REF", "main")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", &output)
+        .env_remove("WARREN_URL")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let annotations: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
+    assert_eq!(annotations.len(), 1, "each finding annotated once: {stdout}");
+    assert!(annotations[0].starts_with("::warning file=topology/shop.toml,line=14,"), "{stdout}");
+    assert!(annotations[0].contains("title=warren quorum-without-dlx::"), "{stdout}");
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(summary.starts_with("### warren lint topology\n"), "{summary}");
+    assert!(summary.contains("`quorum-without-dlx`"), "{summary}");
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), "comment=warren-comment.md\n");
+    let comment = std::fs::read_to_string(dir.join("warren-comment.md")).unwrap();
+    assert!(
+        comment.starts_with("<!-- warren:diff project=default -->\n### warren diff `main:topology` → `topology`"),
+        "{comment}"
+    );
+    assert!(comment.contains("**Plan: 2 to add, 0 to change, 0 to destroy, 0 to migrate.**"), "{comment}");
+}

@@ -1,11 +1,11 @@
 //! `warren diff OLD NEW`: offline plans between two topologies, as a
 //! reviewer sees them in all three formats.
 
-use crate::common::{corpus, warren};
+use crate::common::warren;
 
 #[test]
 fn a_topology_compared_with_itself_has_no_changes() {
-    let mut paths = corpus("examples");
+    let mut paths = crate::common::examples();
     paths.push("topology".into());
     for path in paths {
         let run = warren(&["diff", &path, &path, "--detailed-exitcode"]);

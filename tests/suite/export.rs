@@ -20,7 +20,7 @@ use crate::common::broker::{TestBroker, readable_dir};
 use crate::common::definitions::{Cleanup, json, remove, seg};
 use crate::common::r#gen::large_definitions;
 use crate::common::strategy;
-use crate::common::{corpus, root, warren_env};
+use crate::common::{root, warren_env};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use warren::export::definitions;
@@ -147,7 +147,7 @@ fn the_broker_imports_every_example_and_holds_every_object() {
     let _turn = crate::common::share();
     let broker = TestBroker::from_env();
     let dir = readable_dir();
-    let examples = corpus("examples");
+    let examples = crate::common::examples();
     assert!(examples.len() >= 3, "examples: {examples:?}");
     let mut exported = Vec::new();
     for example in &examples {

@@ -156,7 +156,7 @@ fn the_rules_page_and_the_readme_list_every_rule() {
 
 #[test]
 fn examples_and_the_default_topology_lint_cleanly() {
-    let mut paths = corpus("examples");
+    let mut paths = crate::common::examples();
     paths.push("topology".into());
     for path in paths {
         let (shown, _, code) = findings(&path, &[]);

@@ -40,7 +40,7 @@ fn single_change_cases_in_three_formats() {
 
 #[test]
 fn every_example_against_its_before_state() {
-    for example in corpus("examples") {
+    for example in crate::common::examples() {
         let state = format!("{example}/before.definitions.json");
         for format in ["human", "json", "markdown"] {
             let run = warren(&["plan", &example, "--state", &state, "--format", format]);

@@ -28,7 +28,7 @@ fn files_with_warnings_are_valid() {
 
 #[test]
 fn every_example_and_the_default_topology_validate_cleanly() {
-    let mut paths = corpus("examples");
+    let mut paths = crate::common::examples();
     paths.push("topology".into());
     for path in paths {
         let run = warren(&["validate", &path]);

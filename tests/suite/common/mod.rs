@@ -121,6 +121,30 @@ pub fn corpus(dir: &str) -> Vec<String> {
     out
 }
 
+/// The example topologies: the folders of `examples` that hold topology
+/// files (`examples/ci` holds CI configuration, run by its own test).
+pub fn examples() -> Vec<String> {
+    corpus("examples")
+        .into_iter()
+        .filter(|e| {
+            let mut found = Vec::new();
+            walk(&root().join(e), &mut found);
+            found.iter().any(|f| f.extension().is_some_and(|x| x == "toml"))
+        })
+        .collect()
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
 /// The codes a corpus entry's first line promises: `# expect: a, b`.
 pub fn expected_codes(entry: &str) -> Vec<String> {
     let path = root().join(entry);
