@@ -7,6 +7,7 @@ mod overlay;
 mod parse;
 mod reader;
 pub mod revision;
+pub mod schema;
 pub(crate) mod tree;
 
 use std::collections::BTreeMap;

@@ -33,14 +33,15 @@ const KEYS: [&str; 11] = [
 ];
 pub(super) const TOP_KEYS: &[&str] = KEYS.split_at(10).0;
 pub(super) const OVERLAY_KEYS: &[&str] = &KEYS;
-const VHOST_KEYS: &[&str] = &["description", "default_queue_type", "limits"];
-const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments", "lint_allow"];
-const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces", "lint_allow"];
-const BINDING_KEYS: &[&str] = &["source", "queue", "exchange", "routing_key", "arguments", "lint_allow"];
-const POLICY_KEYS: &[&str] = &["pattern", "apply_to", "priority", "definition", "lint_allow"];
-const USER_KEYS: &[&str] = &["password_env", "password_hash", "hashing_algorithm", "tags", "password", "lint_allow"];
-const PERMISSION_KEYS: &[&str] = &["configure", "write", "read", "lint_allow"];
-const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues"];
+pub(super) const VHOST_KEYS: &[&str] = &["description", "default_queue_type", "limits"];
+pub(super) const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments", "lint_allow"];
+pub(super) const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces", "lint_allow"];
+pub(super) const BINDING_KEYS: &[&str] = &["source", "queue", "exchange", "routing_key", "arguments", "lint_allow"];
+pub(super) const POLICY_KEYS: &[&str] = &["pattern", "apply_to", "priority", "definition", "lint_allow"];
+pub(super) const USER_KEYS: &[&str] =
+    &["password_env", "password_hash", "hashing_algorithm", "tags", "password", "lint_allow"];
+pub(super) const PERMISSION_KEYS: &[&str] = &["configure", "write", "read", "lint_allow"];
+pub(super) const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues"];
 pub(crate) const LIMIT_KEYS: &[&str] = &["max-queues", "max-connections"];
 pub(crate) const EXCHANGE_TYPES: &[&str] = &["direct", "fanout", "topic", "headers"];
 pub(crate) const HASHING_ALGORITHMS: &[&str] =

@@ -15,3 +15,23 @@ fn the_command_reference_is_the_command_line_definition() {
         "docs/commands.md differs from the command line: rewrite it with `WARREN_UPDATE_DOCS=1 cargo test --test suite docs::`"
     );
 }
+
+#[test]
+fn the_json_schemas_are_the_parsers_definitions() {
+    for (file, made) in [
+        ("docs/schema/topology.schema.json", warren::desired::schema::topology()),
+        ("docs/schema/warren.schema.json", warren::desired::schema::project()),
+    ] {
+        let path = root().join(file);
+        let made = serde_json::to_string_pretty(&made).unwrap() + "\n";
+        if std::env::var_os("WARREN_UPDATE_DOCS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &made).unwrap();
+        }
+        let written = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            written == made,
+            "{file} differs from the parser: rewrite it with `WARREN_UPDATE_DOCS=1 cargo test --test suite docs::`"
+        );
+    }
+}

@@ -1,0 +1,257 @@
+//! JSON Schemas of the topology format and of `warren.toml`, for editors
+//! that complete and check TOML by schema (Taplo, Even Better TOML). Made
+//! from the key lists the parser checks against and the tables of queue
+//! arguments, policy keys and lint rules: a key the parser learns and this
+//! does not describe panics here, and a test (docs/schema) fails.
+
+use serde_json::{Value, json};
+
+use super::parse::{
+    BINDING_KEYS, EXCHANGE_KEYS, EXCHANGE_TYPES, EXTERNAL_KEYS, HASHING_ALGORITHMS, LIMIT_KEYS, PERMISSION_KEYS,
+    POLICY_KEYS, QUEUE_KEYS, TOP_KEYS, USER_KEYS, VHOST_KEYS,
+};
+use crate::lint::rules::{Level, RULES};
+use crate::model::{ApplyTo, Expect, POLICY_KEYS as POLICY_DEFINITION_KEYS, QUEUE_ARGUMENTS, QueueType};
+
+const DRAFT: &str = "http://json-schema.org/draft-07/schema#";
+
+/// The schema of a topology file (and of an overlay file, which may also
+/// say `rename_vhosts`).
+pub fn topology() -> Value {
+    let mut properties = serde_json::Map::new();
+    for key in TOP_KEYS {
+        properties.insert(key.to_string(), top(key));
+    }
+    properties.insert(
+        "rename_vhosts".into(),
+        json!({"type": "object", "description": "An overlay's new names for the base's vhosts.", "additionalProperties": {"type": "string"}}),
+    );
+    json!({
+        "$schema": DRAFT,
+        "title": "warren topology file",
+        "description": "RabbitMQ topology as code: see docs/format.md.",
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false,
+    })
+}
+
+/// The schema of the project file, `warren.toml`.
+pub fn project() -> Value {
+    let levels: Vec<&str> = Level::NAMES.to_vec();
+    let rules: serde_json::Map<String, Value> =
+        RULES.iter().map(|r| (r.code.to_string(), json!({"enum": levels, "description": r.summary}))).collect();
+    json!({
+        "$schema": DRAFT,
+        "title": "warren project file (warren.toml)",
+        "type": "object",
+        "properties": {
+            "project": {
+                "type": "object",
+                "properties": {"name": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$", "description": "The owner of what this project's applies create."}},
+                "required": ["name"],
+                "additionalProperties": false,
+            },
+            "environments": {
+                "type": "object",
+                "propertyNames": {"pattern": "^[A-Za-z0-9._-]{1,64}$"},
+                "additionalProperties": {
+                    "type": "object",
+                    "properties": {
+                        "url_env": {"type": "string", "description": "The variable holding the management API URL, credentials included."},
+                        "amqp_url_env": {"type": "string", "description": "The variable holding the AMQP URL; by default the broker's own listener."},
+                        "overlays": {"type": "array", "items": {"type": "string"}, "description": "Directories of TOML merged over the base, relative to the project."},
+                    },
+                    "required": ["url_env"],
+                    "additionalProperties": false,
+                },
+            },
+            "deploy": {
+                "type": "object",
+                "properties": {"stages": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}},
+                "required": ["stages"],
+                "additionalProperties": false,
+            },
+            "lint": {"type": "object", "properties": rules, "additionalProperties": false},
+        },
+        "additionalProperties": false,
+    })
+}
+
+/// A table of named objects, each of `object`'s schema.
+fn named(object: Value) -> Value {
+    json!({"type": "object", "additionalProperties": object})
+}
+
+fn top(key: &str) -> Value {
+    match key {
+        "vhosts" => {
+            json!({"type": "array", "items": {"type": "string"}, "description": "The vhosts this file's objects belong to."})
+        }
+        "vhost" => object(VHOST_KEYS, vhost_key),
+        "exchanges" => named(object(EXCHANGE_KEYS, exchange_key)),
+        "queues" => named(object(QUEUE_KEYS, queue_key)),
+        "bindings" => json!({"type": "array", "items": object(BINDING_KEYS, binding_key)}),
+        "policies" | "operator_policies" => named(object(POLICY_KEYS, policy_key)),
+        "users" => named(object(USER_KEYS, user_key)),
+        "permissions" => named(object(PERMISSION_KEYS, permission_key)),
+        "external" => object(EXTERNAL_KEYS, |_| strings()),
+        other => panic!("the schema does not describe top-level key `{other}`"),
+    }
+}
+
+/// An object of exactly these keys, each described by `describe`.
+fn object(keys: &[&str], describe: fn(&str) -> Value) -> Value {
+    let properties: serde_json::Map<String, Value> = keys.iter().map(|k| (k.to_string(), describe(k))).collect();
+    json!({"type": "object", "properties": properties, "additionalProperties": false})
+}
+
+fn strings() -> Value {
+    json!({"type": "array", "items": {"type": "string"}})
+}
+
+fn boolean() -> Value {
+    json!({"type": "boolean"})
+}
+
+fn lint_allow() -> Value {
+    let codes: Vec<&str> = RULES.iter().map(|r| r.code).collect();
+    json!({"type": "array", "items": {"enum": codes}, "description": "Lint rules allowed on this object (docs/lint.md)."})
+}
+
+fn queue_types() -> Value {
+    let types: Vec<&str> = QueueType::ALL.iter().map(|t| t.as_str()).collect();
+    json!({"enum": types})
+}
+
+fn vhost_key(key: &str) -> Value {
+    match key {
+        "description" => json!({"type": "string"}),
+        "default_queue_type" => queue_types(),
+        "limits" => {
+            let p: serde_json::Map<String, Value> =
+                LIMIT_KEYS.iter().map(|k| (k.to_string(), json!({"type": "integer", "minimum": -1}))).collect();
+            json!({"type": "object", "properties": p, "additionalProperties": false})
+        }
+        other => panic!("the schema does not describe [vhost] key `{other}`"),
+    }
+}
+
+fn exchange_key(key: &str) -> Value {
+    match key {
+        "type" => json!({"anyOf": [{"enum": EXCHANGE_TYPES}, {"type": "string", "pattern": "^x-"}]}),
+        "durable" | "auto_delete" | "internal" => boolean(),
+        "arguments" => json!({"type": "object"}),
+        "lint_allow" => lint_allow(),
+        other => panic!("the schema does not describe exchange key `{other}`"),
+    }
+}
+
+fn queue_key(key: &str) -> Value {
+    match key {
+        "type" => queue_types(),
+        "durable" | "auto_delete" => boolean(),
+        "replaces" => json!({"type": "string", "description": "The live queue this one takes over by live migration."}),
+        "arguments" => {
+            let p: serde_json::Map<String, Value> =
+                QUEUE_ARGUMENTS.iter().map(|a| (a.name.to_string(), expect(a.expect))).collect();
+            json!({"type": "object", "properties": p})
+        }
+        "lint_allow" => lint_allow(),
+        other => panic!("the schema does not describe queue key `{other}`"),
+    }
+}
+
+fn binding_key(key: &str) -> Value {
+    match key {
+        "source" | "queue" | "exchange" | "routing_key" => json!({"type": "string"}),
+        "arguments" => json!({"type": "object"}),
+        "lint_allow" => lint_allow(),
+        other => panic!("the schema does not describe binding key `{other}`"),
+    }
+}
+
+fn policy_key(key: &str) -> Value {
+    match key {
+        "pattern" => json!({"type": "string"}),
+        "apply_to" => {
+            let all: Vec<&str> = ApplyTo::ALL.iter().map(|a| a.as_str()).collect();
+            json!({"enum": all})
+        }
+        "priority" => json!({"type": "integer"}),
+        "definition" => {
+            let p: serde_json::Map<String, Value> =
+                POLICY_DEFINITION_KEYS.iter().map(|k| (k.name.to_string(), json!({}))).collect();
+            json!({"type": "object", "properties": p, "additionalProperties": false})
+        }
+        "lint_allow" => lint_allow(),
+        other => panic!("the schema does not describe policy key `{other}`"),
+    }
+}
+
+fn user_key(key: &str) -> Value {
+    match key {
+        "password_env" => json!({"type": "string", "description": "The variable holding the password at apply time."}),
+        "password_hash" => json!({"type": "string"}),
+        "hashing_algorithm" => json!({"enum": HASHING_ALGORITHMS}),
+        "tags" => strings(),
+        "password" => json!({"not": {}, "description": "Refused: a plaintext password; use password_env."}),
+        "lint_allow" => lint_allow(),
+        other => panic!("the schema does not describe user key `{other}`"),
+    }
+}
+
+fn permission_key(key: &str) -> Value {
+    match key {
+        "configure" | "write" | "read" => json!({"type": "string"}),
+        "lint_allow" => lint_allow(),
+        other => panic!("the schema does not describe permission key `{other}`"),
+    }
+}
+
+fn expect(e: Expect) -> Value {
+    match e {
+        Expect::Int(lo, hi) if hi == i64::MAX => json!({"type": "integer", "minimum": lo}),
+        Expect::Int(lo, hi) => json!({"type": "integer", "minimum": lo, "maximum": hi}),
+        Expect::Bool => boolean(),
+        Expect::Str => json!({"type": "string"}),
+        Expect::OneOf(v) => json!({"enum": v}),
+        Expect::IntOneOf(v) => json!({"enum": v}),
+        Expect::Age => json!({"type": "string", "pattern": "^[0-9]+[YMDhms]$"}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key the project file's schema names is one the project file's
+    /// reader takes.
+    #[test]
+    fn the_project_schema_names_only_keys_warren_toml_takes() {
+        let text = "[project]\nname = \"orders\"\n\n[environments.staging]\nurl_env = \"A\"\namqp_url_env = \"B\"\noverlays = [\"overlays/staging\"]\n\n[deploy]\nstages = [[\"staging\"]]\n\n[lint]\nguest-user = \"off\"\n";
+        let schema = project();
+        let keys = |v: &Value| -> Vec<String> { v["properties"].as_object().unwrap().keys().cloned().collect() };
+        assert_eq!(keys(&schema), ["deploy", "environments", "lint", "project"]);
+        let env = &schema["properties"]["environments"]["additionalProperties"];
+        for k in keys(env) {
+            assert!(text.contains(&format!("\n{k} = ")), "{k}");
+        }
+        let mut found = Vec::new();
+        crate::project::parse(crate::source::FileId(0), text, &mut found);
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn every_parser_key_is_described() {
+        let t = topology();
+        assert_eq!(
+            t["properties"]["queues"]["additionalProperties"]["properties"].as_object().unwrap().len(),
+            QUEUE_KEYS.len()
+        );
+        assert!(
+            t["properties"]["queues"]["additionalProperties"]["properties"]["arguments"]["properties"]["x-message-ttl"]
+                .is_object()
+        );
+    }
+}
