@@ -192,6 +192,18 @@ pub enum Command {
         #[arg(long, conflicts_with_all = ["live", "envs", "deny"])]
         rules: bool,
     },
+    /// Draw a topology's routing graph: exchanges and queues, and bindings with their keys.
+    Graph {
+        /// A topology file, or a directory of them (every *.toml below it).
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// Only this vhost.
+        #[arg(long, value_name = "VHOST")]
+        vhost: Option<String>,
+        /// mermaid (a flowchart GitHub and GitLab draw in markdown) or dot (Graphviz).
+        #[arg(long, value_enum, default_value_t = crate::render::graph::GraphFormat::Mermaid)]
+        format: crate::render::graph::GraphFormat,
+    },
     /// Parse and check topology files; no broker needed.
     Validate {
         /// A topology file, or a directory of them (every *.toml below it).

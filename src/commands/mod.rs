@@ -8,6 +8,7 @@ mod confirm;
 pub mod export;
 pub mod findings;
 pub mod fleet;
+pub mod graph;
 pub mod import;
 pub mod lint;
 pub mod live_side;

@@ -4,6 +4,7 @@
 pub mod ci;
 mod document;
 pub mod fleet;
+pub mod graph;
 pub mod human;
 pub mod lint;
 pub mod markdown;

@@ -1,0 +1,27 @@
+//! `warren graph`: a topology's routing graph, for a diagram.
+
+use std::path::Path;
+
+use crate::desired;
+use crate::diagnostic::render;
+use crate::error::{self, Done, Error};
+use crate::output::Output;
+use crate::render::graph::{self, GraphFormat};
+
+/// Draws the files' topology; files with errors are said, and drawn not.
+pub fn run(path: &Path, vhost: Option<&str>, format: GraphFormat, out: Output) -> error::Result {
+    let d = desired::load(path);
+    if d.has_errors() {
+        let errors: Vec<_> = d.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
+        eprint!("{}", render(&errors, &d.sources, out.diagnostic_style()));
+        eprintln!("{} is not valid: no graph was drawn.", path.display());
+        return Err(Error::Invalid);
+    }
+    if let Some(v) = vhost.filter(|v| !d.topology.vhosts.contains_key(*v)) {
+        let known: Vec<&str> = d.topology.vhosts.keys().map(String::as_str).collect();
+        eprintln!("error: the files declare no vhost \"{v}\"\n  help: they declare {}", known.join(", "));
+        return Err(Error::Invalid);
+    }
+    print!("{}", graph::render(&d.topology, vhost, format));
+    Ok(Done::Ok)
+}

@@ -1,0 +1,152 @@
+//! A topology's routing graph as text for a diagram: a mermaid `flowchart`
+//! (GitHub and GitLab draw it in markdown) or Graphviz DOT. Exchanges and
+//! queues are nodes, bindings are edges labelled with their routing keys,
+//! one subgraph per vhost.
+
+use rustc_hash::FxHashMap;
+
+use crate::model::{DestinationKind, Topology, Vhost};
+
+/// `--format` of `warren graph`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GraphFormat {
+    Mermaid,
+    Dot,
+}
+
+/// The graph of `topology`, of its vhost `only` when given.
+pub fn render(topology: &Topology, only: Option<&str>, format: GraphFormat) -> String {
+    let vhosts: Vec<&Vhost> = topology.vhosts.values().filter(|v| only.is_none_or(|o| v.name == o)).collect();
+    match format {
+        GraphFormat::Mermaid => mermaid(&vhosts),
+        GraphFormat::Dot => dot(&vhosts),
+    }
+}
+
+/// A node's id: its vhost's and its own place, never its name (which may
+/// hold anything).
+fn id(v: usize, kind: &str, n: usize) -> String {
+    format!("v{v}{kind}{n}")
+}
+
+/// The ids of a vhost's exchanges and queues, by name; binding ends that
+/// the vhost does not declare (external, the broker's own) get ids too.
+struct Ids<'a> {
+    exchanges: Vec<&'a str>,
+    queues: Vec<&'a str>,
+    exchange_ids: FxHashMap<&'a str, usize>,
+    queue_ids: FxHashMap<&'a str, usize>,
+}
+
+impl<'a> Ids<'a> {
+    fn of(v: &'a Vhost) -> Self {
+        let mut ids = Ids {
+            exchanges: Vec::new(),
+            queues: Vec::new(),
+            exchange_ids: FxHashMap::default(),
+            queue_ids: FxHashMap::default(),
+        };
+        for x in v.exchanges.keys() {
+            ids.add_exchange(x);
+        }
+        for q in v.queues.keys() {
+            ids.add_queue(q);
+        }
+        for b in &v.bindings {
+            ids.add_exchange(&b.source);
+            match b.destination_kind {
+                DestinationKind::Exchange => ids.add_exchange(&b.destination),
+                DestinationKind::Queue => ids.add_queue(&b.destination),
+            }
+        }
+        ids
+    }
+
+    fn add_exchange(&mut self, name: &'a str) {
+        if !self.exchange_ids.contains_key(name) {
+            self.exchange_ids.insert(name, self.exchanges.len());
+            self.exchanges.push(name);
+        }
+    }
+
+    fn add_queue(&mut self, name: &'a str) {
+        if !self.queue_ids.contains_key(name) {
+            self.queue_ids.insert(name, self.queues.len());
+            self.queues.push(name);
+        }
+    }
+
+    fn exchange(&self, name: &str) -> usize {
+        self.exchange_ids[name]
+    }
+
+    fn queue(&self, name: &str) -> usize {
+        self.queue_ids[name]
+    }
+}
+
+/// Text inside a mermaid label's quotes: `"` and `#` are entity codes there.
+fn mermaid_text(s: &str) -> String {
+    s.replace('#', "#35;").replace('"', "#quot;")
+}
+
+fn mermaid(vhosts: &[&Vhost]) -> String {
+    let mut out = String::from("flowchart LR\n");
+    for (vi, v) in vhosts.iter().enumerate() {
+        let ids = Ids::of(v);
+        out += &format!("  subgraph v{vi}[\"vhost {}\"]\n", mermaid_text(&v.name));
+        for (n, x) in ids.exchanges.iter().enumerate() {
+            let kind = v.exchanges.get(*x).map_or("external", |e| e.kind.as_str());
+            out += &format!("    {}{{{{\"{} ({kind})\"}}}}\n", id(vi, "x", n), mermaid_text(x));
+        }
+        for (n, q) in ids.queues.iter().enumerate() {
+            let kind = v.queues.get(*q).map_or("external", |q| q.kind.as_str());
+            out += &format!("    {}[(\"{} ({kind})\")]\n", id(vi, "q", n), mermaid_text(q));
+        }
+        for b in &v.bindings {
+            let from = id(vi, "x", ids.exchange(&b.source));
+            let to = match b.destination_kind {
+                DestinationKind::Exchange => id(vi, "x", ids.exchange(&b.destination)),
+                DestinationKind::Queue => id(vi, "q", ids.queue(&b.destination)),
+            };
+            if b.routing_key.is_empty() {
+                out += &format!("    {from} --> {to}\n");
+            } else {
+                out += &format!("    {from} -->|\"{}\"| {to}\n", mermaid_text(&b.routing_key));
+            }
+        }
+        out += "  end\n";
+    }
+    out
+}
+
+/// A DOT string: `"` and `\` escaped.
+fn dot_text(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn dot(vhosts: &[&Vhost]) -> String {
+    let mut out = String::from("digraph warren {\n  rankdir=LR;\n");
+    for (vi, v) in vhosts.iter().enumerate() {
+        let ids = Ids::of(v);
+        out += &format!("  subgraph cluster_{vi} {{\n    label={};\n", dot_text(&format!("vhost {}", v.name)));
+        for (n, x) in ids.exchanges.iter().enumerate() {
+            let kind = v.exchanges.get(*x).map_or("external", |e| e.kind.as_str());
+            out += &format!("    {} [shape=hexagon, label={}];\n", id(vi, "x", n), dot_text(&format!("{x} ({kind})")));
+        }
+        for (n, q) in ids.queues.iter().enumerate() {
+            let kind = v.queues.get(*q).map_or("external", |q| q.kind.as_str());
+            out += &format!("    {} [shape=cylinder, label={}];\n", id(vi, "q", n), dot_text(&format!("{q} ({kind})")));
+        }
+        for b in &v.bindings {
+            let from = id(vi, "x", ids.exchange(&b.source));
+            let to = match b.destination_kind {
+                DestinationKind::Exchange => id(vi, "x", ids.exchange(&b.destination)),
+                DestinationKind::Queue => id(vi, "q", ids.queue(&b.destination)),
+            };
+            out += &format!("    {from} -> {to} [label={}];\n", dot_text(&b.routing_key));
+        }
+        out += "  }\n";
+    }
+    out + "}\n"
+}
