@@ -130,17 +130,6 @@ fn a_plan_for_github_annotates_its_diagnostics_and_puts_the_comment_in_the_step_
     assert!(run.stdout.starts_with("::error file=tests/invalid/16-exchange-type-topc.toml,line="), "{}", run.stdout);
 }
 
-/// `git` in `dir`, which must succeed.
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=warren", "-c", "user.email=warren@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
 #[test]
 fn the_ci_examples_script_annotates_summarises_and_writes_the_comment() {
     let repo = tempfile::tempdir().unwrap();
@@ -148,9 +137,9 @@ fn the_ci_examples_script_annotates_summarises_and_writes_the_comment() {
     std::fs::create_dir_all(dir.join("topology")).unwrap();
     let v1 = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\n\n[queues.billing]\ntype = \"classic\"\n\n[[bindings]]\nsource = \"orders\"\nqueue = \"billing\"\nrouting_key = \"order.#\"\n";
     std::fs::write(dir.join("topology/shop.toml"), v1).unwrap();
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-q", "-m", "v1"]);
+    crate::common::git(dir, &["init", "-q", "-b", "main"]);
+    crate::common::git(dir, &["add", "."]);
+    crate::common::git(dir, &["commit", "-q", "-m", "v1"]);
     // The pull request: a quorum queue with no dead-letter exchange.
     let v2 = format!(
         "{v1}\n[queues.audit]\ntype = \"quorum\"\n\n[[bindings]]\nsource = \"orders\"\nqueue = \"audit\"\nrouting_key = \"order.#\"\n"

@@ -116,17 +116,6 @@ fn following_the_advice_adds_one_policy_that_hides_nothing() {
     assert!(plan.stdout.ends_with("Plan: 1 to add, 0 to change, 0 to destroy, 0 to migrate.\n"), "{}", plan.stdout);
 }
 
-/// `git` in `dir`, which must succeed.
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=warren", "-c", "user.email=warren@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
 #[test]
 fn diff_reads_the_old_side_at_a_git_revision() {
     let repo = tempfile::tempdir().unwrap();
@@ -134,9 +123,9 @@ fn diff_reads_the_old_side_at_a_git_revision() {
     std::fs::create_dir_all(dir.join("topology")).unwrap();
     let v1 = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\nlint_allow = [\"unroutable-exchange\"]\n";
     std::fs::write(dir.join("topology/shop.toml"), v1).unwrap();
-    git(dir, &["init", "-q"]);
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-q", "-m", "v1"]);
+    crate::common::git(dir, &["init", "-q"]);
+    crate::common::git(dir, &["add", "."]);
+    crate::common::git(dir, &["commit", "-q", "-m", "v1"]);
     let v2 = format!("{v1}\n[exchanges.billing]\ntype = \"fanout\"\nlint_allow = [\"unroutable-exchange\"]\n");
     std::fs::write(dir.join("topology/shop.toml"), v2).unwrap();
 
@@ -148,7 +137,7 @@ fn diff_reads_the_old_side_at_a_git_revision() {
     // Diagnostics name the file at its revision.
     std::fs::write(dir.join("topology/shop.toml"), "vhosts = [\"shop\"]\n[exchanges.orders]\ntype = \"topik\"\n")
         .unwrap();
-    git(dir, &["commit", "-q", "-am", "broken"]);
+    crate::common::git(dir, &["commit", "-q", "-am", "broken"]);
     let run = crate::common::warren_in(dir, &["diff", "HEAD:topology", "topology"], &[]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("HEAD:topology/shop.toml:3:8"), "{}", run.stderr);

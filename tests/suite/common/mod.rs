@@ -224,3 +224,14 @@ pub fn seg(s: &str) -> String {
 pub fn squash(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace() && *c != '│').collect()
 }
+
+/// `git` in `dir` as a test's own user, which must succeed.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=warren", "-c", "user.email=warren@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
