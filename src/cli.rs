@@ -204,6 +204,11 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = crate::render::graph::GraphFormat::Mermaid)]
         format: crate::render::graph::GraphFormat,
     },
+    /// Print a completion script for a shell: `warren completions bash > /etc/bash_completion.d/warren`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// Parse and check topology files; no broker needed.
     Validate {
         /// A topology file, or a directory of them (every *.toml below it).
@@ -289,4 +294,20 @@ pub fn reference() -> String {
     }
     // clap pads blank lines of a help text; a file keeps none.
     out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
+}
+
+/// The completion script of `shell`.
+pub fn completions(shell: clap_complete::Shell) -> String {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "warren", &mut out);
+    String::from_utf8(out).expect("completion scripts are text")
+}
+
+/// The man page, `warren(1)`, in roff (`docs/man/warren.1`).
+pub fn man_page() -> String {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut out).expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("a man page is text")
 }

@@ -80,6 +80,10 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
         }
         Command::Validate { path, envs, format } => commands::validate::run(&path, &envs, format, out),
         Command::Lint { rules: true, format, .. } => commands::lint::rules(format),
+        Command::Completions { shell } => {
+            print!("{}", cli::completions(shell));
+            Ok(error::Done::Ok)
+        }
         Command::Graph { path, vhost, format } => commands::graph::run(&path, vhost.as_deref(), format, out),
         Command::Lint { path, live, envs, format, deny, rules: false } => {
             let options = commands::lint::Options { live, format, deny_warnings: deny.is_some() };
