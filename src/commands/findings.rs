@@ -12,6 +12,7 @@ pub fn print(doc: &LintDocument, format: LintFormat, path: &Path, title: &str) {
     match format {
         LintFormat::Human | LintFormat::Json => print!("{}", doc.json()),
         LintFormat::Gitlab => print!("{}", crate::render::ci::gitlab(doc, &path.display().to_string())),
+        LintFormat::Sarif => print!("{}", crate::render::ci::sarif(doc)),
         LintFormat::Github => {
             print!("{}", crate::render::ci::github(doc));
             step_summary(&crate::render::ci::markdown(doc, &format!("{title} {}", path.display())));

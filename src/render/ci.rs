@@ -154,6 +154,94 @@ pub fn gitlab(doc: &LintDocument, path: &str) -> String {
     serde_json::to_string_pretty(&list).expect("a report serialises") + "\n"
 }
 
+/// SARIF 2.1.0, for code scanning: one run of warren, a rule per code met
+/// (its id the code, stable), each finding a result at its file, line and
+/// column with a fingerprint that stays from run to run; the findings an
+/// exception allows are results with an in-source suppression.
+pub fn sarif(doc: &LintDocument) -> String {
+    let mut rules: Vec<&str> = doc.findings.iter().map(|f| f.code.as_str()).collect();
+    rules.sort_unstable();
+    rules.dedup();
+    let rule_docs: Vec<serde_json::Value> = rules
+        .iter()
+        .map(|code| {
+            let rule = crate::lint::rules::rule_of(code);
+            let summary = rule.map_or("a problem in the topology files", |r| r.summary);
+            let mut r = serde_json::json!({
+                "id": code,
+                "shortDescription": {"text": summary},
+                "help": {"text": if rule.is_some() { format!("docs/lint.md, section `{code}`") } else { "docs/format.md, section Errors".to_string() }},
+            });
+            if let Some(rule) = rule {
+                r["defaultConfiguration"] = serde_json::json!({"level": level(rule.severity.as_str())});
+            }
+            r
+        })
+        .collect();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let results: Vec<serde_json::Value> = doc
+        .findings
+        .iter()
+        .map(|f| {
+            let what = format!(
+                "{}\n{}\n{}\n{}",
+                f.code,
+                f.environment.as_deref().unwrap_or(""),
+                f.file.as_deref().unwrap_or(""),
+                f.message
+            );
+            let nth = seen.entry(what.clone()).or_default();
+            *nth += 1;
+            let print: String =
+                Sha256::digest(format!("{what}\n{nth}").as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+            let text = match &f.help {
+                Some(h) => format!("{}\n{h}", f.message),
+                None => f.message.clone(),
+            };
+            let mut r = serde_json::json!({
+                "ruleId": f.code,
+                "ruleIndex": rules.iter().position(|c| *c == f.code).expect("every code has a rule"),
+                "level": level(f.severity),
+                "message": {"text": text},
+                "partialFingerprints": {"warren/v1": print},
+            });
+            if let Some(file) = &f.file {
+                let mut region = serde_json::Map::new();
+                if let Some(l) = f.line {
+                    region.insert("startLine".into(), l.into());
+                }
+                if let Some(c) = f.column {
+                    region.insert("startColumn".into(), c.into());
+                }
+                r["locations"] =
+                    serde_json::json!([{"physicalLocation": {"artifactLocation": {"uri": file}, "region": region}}]);
+            }
+            if f.allowed.is_some() {
+                r["suppressions"] = serde_json::json!([{"kind": "inSource"}]);
+            }
+            r
+        })
+        .collect();
+    let sarif = serde_json::json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "warren", "version": env!("CARGO_PKG_VERSION"), "rules": rule_docs}},
+            "results": results,
+        }],
+    });
+    serde_json::to_string_pretty(&sarif).expect("a SARIF log serialises") + "\n"
+}
+
+/// SARIF's word for a severity.
+fn level(severity: &str) -> &'static str {
+    match severity {
+        "error" => "error",
+        "warning" => "warning",
+        _ => "note",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,8 @@ pub enum LintFormat {
     Github,
     /// GitLab's code quality report (JSON).
     Gitlab,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
 }
 
 #[derive(Debug, Clone, Serialize)]

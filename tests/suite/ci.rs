@@ -176,3 +176,31 @@ fn the_ci_examples_script_annotates_summarises_and_writes_the_comment() {
     );
     assert!(comment.contains("**Plan: 2 to add, 0 to change, 0 to destroy, 0 to migrate.**"), "{comment}");
 }
+
+#[test]
+fn sarif_of_every_broken_file_is_valid_sarif_with_stable_rules_and_fingerprints() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::common::root().join("tests/fixtures/sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
+    assert!(!validator.is_valid(&serde_json::json!({"version": "2.0", "runs": []})), "the check can fail");
+    let mut entries = corpus("tests/invalid");
+    entries.push("tests/lint/shared-queue.toml".into());
+    for entry in entries {
+        let command = if entry.starts_with("tests/lint") { "lint" } else { "validate" };
+        let run = warren(&[command, &entry, "--format", "sarif"]);
+        let log: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{entry}: {e}"));
+        let errors: Vec<String> =
+            validator.iter_errors(&log).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{entry}: not valid SARIF 2.1.0: {errors:#?}");
+        let run0 = &log["runs"][0];
+        let results = run0["results"].as_array().unwrap();
+        assert_eq!(results.len(), places(&entry).len() + if command == "lint" { 1 } else { 0 }, "{entry}");
+        for r in results {
+            let i = r["ruleIndex"].as_u64().unwrap() as usize;
+            assert_eq!(run0["tool"]["driver"]["rules"][i]["id"], r["ruleId"], "{entry}");
+        }
+        assert_eq!(warren(&[command, &entry, "--format", "sarif"]).stdout, run.stdout, "{entry}: the same each run");
+    }
+}
