@@ -88,6 +88,25 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], comparing: bo
 }
 
 /// The drafted plan with every diagnostic placed, as a document to show.
+/// The most nodes a pull-request comment's picture of a change draws: past
+/// that it is no picture anyone reads (`warren graph` draws all).
+const PICTURED: usize = 60;
+
+/// The routing around what the plan changes, as mermaid; none when nothing
+/// routed changes or when there is too much of it to draw.
+fn picture(topology: &crate::model::Topology, plan: &crate::plan::Plan) -> Option<String> {
+    let keys: Vec<crate::model::ObjectKey> = plan
+        .changes
+        .iter()
+        .filter(|c| !matches!(c.action, crate::diff::Action::Unmanaged | crate::diff::Action::OtherProject))
+        .map(|c| c.key.clone())
+        .collect();
+    let part = crate::model::around(topology, &keys);
+    let nodes: usize = part.vhosts.values().map(|v| v.exchanges.len() + v.queues.len()).sum();
+    (nodes > 0 && nodes <= PICTURED)
+        .then(|| crate::render::graph::render(&part, None, crate::render::graph::GraphFormat::Mermaid))
+}
+
 pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -> Planned {
     let Draft { plan, passwords, notes } = drafted;
     let mut diagnostics: Vec<Diagnostic> = plan
@@ -104,5 +123,6 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     let mut document =
         PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
     document.origin.project = desired.project.name.clone();
+    document.origin.picture = picture(&desired.topology, &plan);
     Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
 }

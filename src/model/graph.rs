@@ -88,3 +88,68 @@ impl<'v> LazyGraph<'v> {
         self.graph.get_or_init(|| RoutingGraph::of(self.vhost))
     }
 }
+
+/// The part of `topology` around the objects `changed`: each changed
+/// exchange and queue, each binding that changed or touches one, and both
+/// ends of those bindings. For a picture of a change.
+pub fn around(topology: &super::Topology, changed: &[super::ObjectKey]) -> super::Topology {
+    use super::ObjectKey as K;
+    let mut out = super::Topology::default();
+    for (name, v) in &topology.vhosts {
+        let in_vhost = |k: &&K| match k {
+            K::Exchange { vhost, .. } | K::Queue { vhost, .. } | K::Binding { vhost, .. } => vhost == name,
+            _ => false,
+        };
+        let keys: Vec<&K> = changed.iter().filter(in_vhost).collect();
+        if keys.is_empty() {
+            continue;
+        }
+        let exchange = |n: &str| keys.iter().any(|k| matches!(k, K::Exchange { name, .. } if name == n));
+        let queue = |n: &str| keys.iter().any(|k| matches!(k, K::Queue { name, .. } if name == n));
+        let mut part = Vhost::new(name);
+        for b in &v.bindings {
+            let touched = exchange(&b.source)
+                || match b.destination_kind {
+                    DestinationKind::Exchange => exchange(&b.destination),
+                    DestinationKind::Queue => queue(&b.destination),
+                }
+                || keys.iter().any(|k| matches!(k, K::Binding { binding, .. } if binding == b));
+            if touched {
+                part.bindings.insert(b.clone());
+            }
+        }
+        let take_exchange = |n: &str, part: &mut Vhost| {
+            if let Some(x) = v.exchanges.get(n) {
+                part.exchanges.insert(n.to_string(), x.clone());
+            }
+        };
+        let ends: Vec<(String, DestinationKind, String)> =
+            part.bindings.iter().map(|b| (b.source.clone(), b.destination_kind, b.destination.clone())).collect();
+        for (source, kind, destination) in &ends {
+            take_exchange(source, &mut part);
+            match kind {
+                DestinationKind::Exchange => take_exchange(destination, &mut part),
+                DestinationKind::Queue => {
+                    if let Some(q) = v.queues.get(destination) {
+                        part.queues.insert(destination.clone(), q.clone());
+                    }
+                }
+            }
+        }
+        for k in &keys {
+            match k {
+                K::Exchange { name: n, .. } => take_exchange(n, &mut part),
+                K::Queue { name: n, .. } => {
+                    if let Some(q) = v.queues.get(n) {
+                        part.queues.insert(n.clone(), q.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !part.exchanges.is_empty() || !part.queues.is_empty() || !part.bindings.is_empty() {
+            out.vhosts.insert(name.clone(), part);
+        }
+    }
+    out
+}

@@ -16,7 +16,7 @@ mod value;
 
 pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, is_age};
 pub use effective::{Matcher, matching_queue};
-pub use graph::{LazyGraph, Node, RoutingGraph};
+pub use graph::{LazyGraph, Node, RoutingGraph, around};
 pub use inventory::{
     BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_from, binding_json, exported_bindings,
 };

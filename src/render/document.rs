@@ -38,6 +38,9 @@ pub struct Origin {
     pub diff: bool,
     pub project: String,
     pub environment: Option<String>,
+    /// The routing around what changes, as a mermaid flowchart, for the
+    /// pull-request comment; none when nothing routed changes.
+    pub picture: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

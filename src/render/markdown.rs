@@ -85,6 +85,12 @@ fn head(doc: &PlanDocument) -> String {
     if !doc.errors.is_empty() {
         out += "\n";
     }
+    if let Some(picture) = &doc.origin.picture {
+        let _ = writeln!(
+            out,
+            "<details><summary>Routing around the change</summary>\n\n```mermaid\n{picture}```\n\n</details>\n"
+        );
+    }
     if !doc.warnings.is_empty() {
         let _ = writeln!(out, "<details><summary>Warnings ({})</summary>\n", doc.warnings.len());
         // Warnings are kept whole up to a share of the comment; the plan

@@ -4,36 +4,49 @@
 
 use crate::common::{examples, stem, warren};
 
-#[test]
-fn every_example_draws_as_mermaid_and_dot() {
+/// Checks each line of a flowchart against the grammar warren writes.
+fn assert_mermaid(what: &str, text: &str) {
     let node = regex::Regex::new(r#"^    v\d+[xq]\d+(\{\{"[^"]*"\}\}|\[\("[^"]*"\)\])$"#).unwrap();
     let edge = regex::Regex::new(r#"^    v\d+x\d+ -->(\|"[^"]*"\|)? v\d+[xq]\d+$"#).unwrap();
     let subgraph = regex::Regex::new(r#"^  subgraph v\d+\["[^"]*"\]$"#).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("flowchart LR"), "{what}");
+    let mut depth = 0;
+    for line in lines {
+        if subgraph.is_match(line) {
+            depth += 1;
+        } else if line == "  end" {
+            depth -= 1;
+        } else {
+            assert!(node.is_match(line) || edge.is_match(line), "{what}: not mermaid as warren writes it: {line:?}");
+        }
+    }
+    assert_eq!(depth, 0, "{what}: every subgraph ends");
+}
+
+#[test]
+fn every_example_draws_as_mermaid_and_dot() {
     for example in examples() {
         let run = warren(&["graph", &example]);
         assert_eq!(run.code, 0, "{example}: {}", run.stderr);
-        let mut lines = run.stdout.lines();
-        assert_eq!(lines.next(), Some("flowchart LR"));
-        let mut depth = 0;
-        for line in lines {
-            if subgraph.is_match(line) {
-                depth += 1;
-            } else if line == "  end" {
-                depth -= 1;
-            } else {
-                assert!(
-                    node.is_match(line) || edge.is_match(line),
-                    "{example}: not mermaid as warren writes it: {line:?}"
-                );
-            }
-        }
-        assert_eq!(depth, 0, "{example}: every subgraph ends");
+        assert_mermaid(&example, &run.stdout);
         let dot = warren(&["graph", &example, "--format", "dot"]);
         assert_eq!(dot.code, 0);
         assert!(dot.stdout.starts_with("digraph warren {") && dot.stdout.ends_with("}\n"), "{}", dot.stdout);
         assert_eq!(dot.stdout.matches('{').count(), dot.stdout.matches('}').count(), "{example}");
         insta::assert_snapshot!(format!("graph-{}", stem(&example)), run.stdout);
     }
+}
+
+#[test]
+fn a_plans_comment_draws_the_routing_around_the_change() {
+    let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--format", "markdown"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let start = run.stdout.find("```mermaid\n").expect("a mermaid block") + "```mermaid\n".len();
+    let block = &run.stdout[start..start + run.stdout[start..].find("```").unwrap()];
+    assert_mermaid("the shop diff", block);
+    // What changes is drawn; what does not, and touches nothing that does, is not.
+    assert!(block.contains("shop.parking"), "{block}");
 }
 
 #[test]
