@@ -56,14 +56,20 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> err
 /// formats are the whole of stdout).
 fn report(what: &str, all: &[Diagnostic], shown: &[Diagnostic], topology: &crate::model::Topology, say: bool) -> bool {
     let errors = all.iter().filter(|d| d.is_error()).count();
-    let warnings = shown.iter().filter(|d| !d.is_error()).count();
+    let warnings = shown.iter().filter(|d| d.severity == crate::diagnostic::Severity::Warning).count();
+    let infos = shown.iter().filter(|d| d.severity == crate::diagnostic::Severity::Info).count();
     if errors > 0 {
         if say {
             eprintln!("{what} is not valid: {}.", counted(errors, warnings));
         }
         return false;
     }
-    let tail = if warnings > 0 { format!(" ({})", plural(warnings, "warning")) } else { String::new() };
+    let said: Vec<String> = [(warnings, "warning"), (infos, "info")]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, word)| plural(n, word))
+        .collect();
+    let tail = if said.is_empty() { String::new() } else { format!(" ({})", said.join(", ")) };
     if say {
         println!("{what} is valid: {}{tail}.", summary(topology));
     }
