@@ -78,11 +78,14 @@ pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connect
             }
         }
         crate::diagnostic::sort(&mut shown);
-        if let Some(env) = t.environment {
-            text += &format!("environment {env}:\n");
+        // Drawn for people only: the machine formats are the document.
+        if options.format == LintFormat::Human {
+            if let Some(env) = t.environment {
+                text += &format!("environment {env}:\n");
+            }
+            let visible: Vec<Diagnostic> = shown.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
+            text += &render(&visible, &t.desired.sources, out.diagnostic_style());
         }
-        let visible: Vec<Diagnostic> = shown.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
-        text += &render(&visible, &t.desired.sources, out.diagnostic_style());
         doc.add(t.environment, &shown, &allowed, &t.desired.sources);
     }
     match options.format {
@@ -130,7 +133,7 @@ fn lint_broker(d: &Desired, connection: Result<Connection, Diagnostic>) -> (Vec<
             (shown, allowed)
         }
         Ok(observed) => {
-            let (mut shown, mut allowed) = lint_files(d, lint::live::major_minor(&observed.version));
+            let (mut shown, mut allowed) = lint_files(d, observed.version);
             let live = lint::live::check(&d.topology, &d.locations, &d.project.lint, &observed);
             shown.extend(live.shown);
             allowed.extend(live.allowed);
@@ -143,12 +146,17 @@ fn lint_broker(d: &Desired, connection: Result<Connection, Diagnostic>) -> (Vec<
 /// project's inventory, each vhost's consumers (one listing of consumers
 /// and one of connections per vhost) and the deprecated features in use.
 async fn observe(broker: &impl Broker, d: &Desired) -> Result<lint::live::Observed, BrokerError> {
-    let version = broker.check().await?;
     let side = live_side::read(broker, &d.topology).await?;
     let mut consumers = std::collections::BTreeMap::new();
     for vhost in d.topology.vhosts.keys() {
         consumers.insert(vhost.clone(), broker.consumers(vhost).await?);
     }
     let deprecated = broker.deprecated_features_used().await?;
-    Ok(lint::live::Observed { version, topology: side.topology, ownership: side.ownership, consumers, deprecated })
+    Ok(lint::live::Observed {
+        version: side.broker_version,
+        topology: side.topology,
+        ownership: side.ownership,
+        consumers,
+        deprecated,
+    })
 }

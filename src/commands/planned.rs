@@ -101,6 +101,14 @@ fn picture(topology: &crate::model::Topology, plan: &crate::plan::Plan) -> Optio
         .filter(|c| !matches!(c.action, crate::diff::Action::Unmanaged | crate::diff::Action::OtherProject))
         .map(|c| c.key.clone())
         .collect();
+    // Each changed exchange and queue the files declare is drawn: past the
+    // limit, no need to pick the part at all.
+    let drawn = keys.iter().filter(|k| {
+        matches!(k, crate::model::ObjectKey::Exchange { .. } | crate::model::ObjectKey::Queue { .. }) && topology.has(k)
+    });
+    if drawn.count() > PICTURED {
+        return None;
+    }
     let part = crate::model::around(topology, &keys);
     let nodes: usize = part.vhosts.values().map(|v| v.exchanges.len() + v.queues.len()).sum();
     (nodes > 0 && nodes <= PICTURED)

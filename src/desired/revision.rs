@@ -4,7 +4,7 @@
 //! user's own git sees the repository (its remotes, its credentials).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use super::Desired;
 use crate::diagnostic::Diagnostic;
@@ -43,21 +43,54 @@ fn files(rev: &str, path: &str) -> Result<Vec<(String, String)>, Diagnostic> {
         Diagnostic::error("read", format!("cannot read {rev}:{path} from git: {what}"))
             .help("give a revision git knows and a path in it, as `git show` takes them: `warren diff origin/main:topology topology`")
     };
-    let git = |args: &[&str]| -> Result<String, Diagnostic> {
-        let out = Command::new("git").args(args).output().map_err(|e| failed(format!("cannot run git: {e}")))?;
+    // `git ARGS`, with `input` on its standard input (written from a thread
+    // of its own, so that neither pipe fills while the other waits).
+    let git = |args: &[&str], input: Option<String>| -> Result<String, Diagnostic> {
+        let cannot = |e: std::io::Error| failed(format!("cannot run git: {e}"));
+        let mut child = Command::new("git")
+            .args(args)
+            .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(cannot)?;
+        let writer = input.zip(child.stdin.take()).map(|(text, mut stdin)| {
+            std::thread::spawn(move || std::io::Write::write_all(&mut stdin, text.as_bytes()))
+        });
+        let out = child.wait_with_output().map_err(cannot)?;
+        if let Some(w) = writer {
+            w.join().expect("writing to git does not panic").map_err(cannot)?;
+        }
         if !out.status.success() {
             return Err(failed(String::from_utf8_lossy(&out.stderr).trim().to_string()));
         }
         String::from_utf8(out.stdout).map_err(|_| failed("a file is not UTF-8".into()))
     };
-    let listed = git(&["ls-tree", "-r", "--name-only", rev, "--", path])?;
-    let names: Vec<&str> = listed.lines().filter(|n| n.ends_with(".toml")).collect();
-    if names.is_empty() {
+    // Each file's blob, then every blob's text from one `git cat-file`.
+    let listed = git(&["ls-tree", "-r", rev, "--", path], None)?;
+    let blobs: Vec<(&str, &str)> = listed
+        .lines()
+        .filter_map(|l| {
+            let (meta, name) = l.split_once('\t')?;
+            let mut meta = meta.split(' ');
+            (meta.nth(1) == Some("blob") && name.ends_with(".toml")).then_some((meta.next()?, name))
+        })
+        .collect();
+    if blobs.is_empty() {
         return Err(failed("no *.toml files there".into()));
     }
+    let asked: String = blobs.iter().map(|(oid, _)| format!("{oid}\n")).collect();
+    let batch = git(&["cat-file", "--batch"], Some(asked))?;
+    let mut rest = batch.as_str();
     let mut out = Vec::new();
-    for name in names {
-        out.push((name.to_string(), git(&["show", &format!("{rev}:./{name}")])?));
+    for (_, name) in blobs {
+        // `<oid> blob <size>`, the text, a newline.
+        let (header, body) = rest.split_once('\n').ok_or_else(|| failed("git cat-file ended early".into()))?;
+        let size: usize =
+            header.rsplit(' ').next().and_then(|n| n.parse().ok()).ok_or_else(|| failed(header.into()))?;
+        let text = body.get(..size).ok_or_else(|| failed("git cat-file ended early".into()))?;
+        out.push((name.to_string(), text.to_string()));
+        rest = body.get(size + 1..).unwrap_or("");
     }
     // The project's overlays are not part of its base.
     let project = Path::new(path).join(crate::project::FILE_NAME);

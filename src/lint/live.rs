@@ -15,8 +15,8 @@ use crate::toml_text;
 /// What the broker said, for the vhosts the files declare.
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
-    /// Its RabbitMQ version, as `GET /api/overview` gives it.
-    pub version: String,
+    /// Its RabbitMQ version (major, minor), as the live state's read gives it.
+    pub version: Option<(u32, u32)>,
     pub topology: Topology,
     pub ownership: Ownership,
     /// The consumers of each declared vhost's queues.
@@ -28,7 +28,7 @@ pub struct Observed {
 /// The live rules' findings about the broker `observed` describes, for the
 /// files' `topology`.
 pub fn check(topology: &Topology, locations: &Locations, settings: &LintSettings, observed: &Observed) -> Findings {
-    let version = major_minor(&observed.version);
+    let version = observed.version;
     let views = std::collections::BTreeMap::new();
     let mut ctx = Context { topology, locations, settings, version, views: &views, out: Findings::default() };
     shared_queues(&mut ctx, observed);
@@ -229,7 +229,10 @@ fn deprecated(ctx: &mut Context, observed: &Observed) {
         None => {
             let d = Diagnostic::info(
                 "deprecated-feature-used",
-                format!("RabbitMQ {} cannot list the deprecated features in use (3.13 and later can)", observed.version),
+                format!(
+                    "RabbitMQ {} cannot list the deprecated features in use (3.13 and later can)",
+                    observed.version.map_or("before 3.13".to_string(), |(a, b)| format!("{a}.{b}"))
+                ),
             )
             .help("read the release notes of the version you upgrade to for what it removes; `warren lint` checks the files for the removals it knows");
             // A note about the broker, not a finding: no level applies.
@@ -267,10 +270,4 @@ pub fn for_version(code: &str, (major, minor): (u32, u32)) -> Option<(Severity, 
         }
         _ => None,
     }
-}
-
-/// `3.10.8` -> `(3, 10)`.
-pub fn major_minor(version: &str) -> Option<(u32, u32)> {
-    let mut parts = version.split('.');
-    Some((parts.next()?.parse().ok()?, parts.next()?.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().ok()?))
 }

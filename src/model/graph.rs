@@ -4,6 +4,8 @@
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashSet;
+
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 
@@ -104,16 +106,26 @@ pub fn around(topology: &super::Topology, changed: &[super::ObjectKey]) -> super
         if keys.is_empty() {
             continue;
         }
-        let exchange = |n: &str| keys.iter().any(|k| matches!(k, K::Exchange { name, .. } if name == n));
-        let queue = |n: &str| keys.iter().any(|k| matches!(k, K::Queue { name, .. } if name == n));
+        // Hashed: a large plan changes thousands of objects, each binding
+        // is asked about.
+        let (mut exchanges, mut queues, mut bindings) =
+            (FxHashSet::default(), FxHashSet::default(), FxHashSet::default());
+        for k in &keys {
+            match k {
+                K::Exchange { name, .. } => exchanges.insert(name.as_str()),
+                K::Queue { name, .. } => queues.insert(name.as_str()),
+                K::Binding { binding, .. } => bindings.insert(binding),
+                _ => false,
+            };
+        }
         let mut part = Vhost::new(name);
         for b in &v.bindings {
-            let touched = exchange(&b.source)
+            let touched = exchanges.contains(b.source.as_str())
                 || match b.destination_kind {
-                    DestinationKind::Exchange => exchange(&b.destination),
-                    DestinationKind::Queue => queue(&b.destination),
+                    DestinationKind::Exchange => exchanges.contains(b.destination.as_str()),
+                    DestinationKind::Queue => queues.contains(b.destination.as_str()),
                 }
-                || keys.iter().any(|k| matches!(k, K::Binding { binding, .. } if binding == b));
+                || bindings.contains(b);
             if touched {
                 part.bindings.insert(b.clone());
             }

@@ -91,10 +91,7 @@ fn annotation(
         None => format!("warren {code}"),
     };
     properties.push(format!("title={}", escape_property(&title)));
-    let message = match help {
-        Some(help) => format!("{message}\n{help}"),
-        None => message.to_string(),
-    };
+    let message = with_help(message, help);
     format!("::{command} {}::{}\n", properties.join(","), escape_data(&message))
 }
 
@@ -127,16 +124,12 @@ pub fn markdown(doc: &LintDocument, title: &str) -> String {
 /// every edit above it), so that GitLab tells new findings from old ones.
 /// A finding with no file is placed at `path`, what the command was given.
 pub fn gitlab(doc: &LintDocument, path: &str) -> String {
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut prints = Fingerprints::default();
     let list: Vec<serde_json::Value> = shown(doc)
         .into_iter()
         .map(|f| {
             let file = f.file.as_deref().unwrap_or(path);
-            let env = f.environment.as_deref().unwrap_or("");
-            let what = format!("{}\n{env}\n{file}\n{}", f.code, f.message);
-            let nth = seen.entry(what.clone()).or_default();
-            *nth += 1;
-            let print = Sha256::digest(format!("{what}\n{nth}").as_bytes());
+            let print = prints.next(f, file);
             let severity = match f.severity {
                 "error" => "major",
                 "warning" => "minor",
@@ -145,7 +138,7 @@ pub fn gitlab(doc: &LintDocument, path: &str) -> String {
             serde_json::json!({
                 "description": f.message,
                 "check_name": f.code,
-                "fingerprint": print.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                "fingerprint": print,
                 "severity": severity,
                 "location": { "path": file, "lines": { "begin": f.line.unwrap_or(1) } },
             })
@@ -178,26 +171,13 @@ pub fn sarif(doc: &LintDocument) -> String {
             r
         })
         .collect();
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut prints = Fingerprints::default();
     let results: Vec<serde_json::Value> = doc
         .findings
         .iter()
         .map(|f| {
-            let what = format!(
-                "{}\n{}\n{}\n{}",
-                f.code,
-                f.environment.as_deref().unwrap_or(""),
-                f.file.as_deref().unwrap_or(""),
-                f.message
-            );
-            let nth = seen.entry(what.clone()).or_default();
-            *nth += 1;
-            let print: String =
-                Sha256::digest(format!("{what}\n{nth}").as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-            let text = match &f.help {
-                Some(h) => format!("{}\n{h}", f.message),
-                None => f.message.clone(),
-            };
+            let print = prints.next(f, f.file.as_deref().unwrap_or(""));
+            let text = with_help(&f.message, f.help.as_deref());
             let mut r = serde_json::json!({
                 "ruleId": f.code,
                 "ruleIndex": rules.iter().position(|c| *c == f.code).expect("every code has a rule"),
@@ -231,6 +211,31 @@ pub fn sarif(doc: &LintDocument) -> String {
         }],
     });
     serde_json::to_string_pretty(&sarif).expect("a SARIF log serialises") + "\n"
+}
+
+/// Fingerprints that stay the same from run to run: a finding's code,
+/// environment, file and message, and which of the same it is (not its
+/// line, which moves with every edit above it).
+#[derive(Default)]
+struct Fingerprints {
+    seen: std::collections::HashMap<String, usize>,
+}
+
+impl Fingerprints {
+    fn next(&mut self, f: &FindingDoc, file: &str) -> String {
+        let what = format!("{}\n{}\n{file}\n{}", f.code, f.environment.as_deref().unwrap_or(""), f.message);
+        let nth = self.seen.entry(what.clone()).or_default();
+        *nth += 1;
+        Sha256::digest(format!("{what}\n{nth}").as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// A finding's message with its help on the next line.
+fn with_help(message: &str, help: Option<&str>) -> String {
+    match help {
+        Some(help) => format!("{message}\n{help}"),
+        None => message.to_string(),
+    }
 }
 
 /// SARIF's word for a severity.

@@ -2,18 +2,24 @@
 
 use crate::common::root;
 
-#[test]
-fn the_command_reference_is_the_command_line_definition() {
-    let path = root().join("docs/commands.md");
-    let made = warren::cli::reference();
+/// Asserts that the file at `file` is `made`, what the code makes of it;
+/// with `WARREN_UPDATE_DOCS` set, writes it first.
+fn assert_made(file: &str, made: &str) {
+    let path = root().join(file);
     if std::env::var_os("WARREN_UPDATE_DOCS").is_some() {
-        std::fs::write(&path, &made).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, made).unwrap();
     }
     let written = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         written == made,
-        "docs/commands.md differs from the command line: rewrite it with `WARREN_UPDATE_DOCS=1 cargo test --test suite docs::`"
+        "{file} differs from what the code makes: rewrite it with `WARREN_UPDATE_DOCS=1 cargo test --test suite docs::`"
     );
+}
+
+#[test]
+fn the_command_reference_is_the_command_line_definition() {
+    assert_made("docs/commands.md", &warren::cli::reference());
 }
 
 #[test]
@@ -22,33 +28,13 @@ fn the_json_schemas_are_the_parsers_definitions() {
         ("docs/schema/topology.schema.json", warren::desired::schema::topology()),
         ("docs/schema/warren.schema.json", warren::desired::schema::project()),
     ] {
-        let path = root().join(file);
-        let made = serde_json::to_string_pretty(&made).unwrap() + "\n";
-        if std::env::var_os("WARREN_UPDATE_DOCS").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &made).unwrap();
-        }
-        let written = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            written == made,
-            "{file} differs from the parser: rewrite it with `WARREN_UPDATE_DOCS=1 cargo test --test suite docs::`"
-        );
+        assert_made(file, &(serde_json::to_string_pretty(&made).unwrap() + "\n"));
     }
 }
 
 #[test]
 fn the_man_page_is_the_command_line_definition() {
-    let path = root().join("docs/man/warren.1");
-    let made = warren::cli::man_page();
-    if std::env::var_os("WARREN_UPDATE_DOCS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &made).unwrap();
-    }
-    let written = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        written == made,
-        "docs/man/warren.1 differs: rewrite it with `WARREN_UPDATE_DOCS=1 cargo test --test suite docs::`"
-    );
+    assert_made("docs/man/warren.1", &warren::cli::man_page());
 }
 
 #[test]

@@ -31,12 +31,12 @@ fn of_code(broker: &TestBroker, args: &[&str], code: &str) -> Vec<Json> {
     doc["findings"].as_array().unwrap().iter().filter(|f| f["code"] == code).cloned().collect()
 }
 
-/// Polls `lint --live` until `done` holds of its shared-queue findings:
-/// the broker lists a new or cancelled consumer within moments.
-fn live_until(broker: &TestBroker, dir: &str, done: impl Fn(&[Json]) -> bool) -> Vec<Json> {
+/// Polls `lint --live` until `done` holds of its findings of `code` (or
+/// 30 s pass): the broker lists a new or cancelled consumer within moments.
+fn live_until(broker: &TestBroker, dir: &str, code: &str, done: impl Fn(&[Json]) -> bool) -> Vec<Json> {
     let start = Instant::now();
     loop {
-        let found = of_code(broker, &[dir, "--live"], "shared-queue");
+        let found = of_code(broker, &[dir, "--live"], code);
         if done(&found) || start.elapsed() > Duration::from_secs(30) {
             return found;
         }
@@ -114,7 +114,7 @@ fn the_shared_queue_incident_is_found_in_the_files_and_on_the_broker_and_the_pri
     let mut billing = Traffic::consumers(&as_user("lint-billing", "billing-secret"));
     let billing_old = billing.add_consumer("orders.created", Duration::ZERO);
     let consumed = |f: &Json| f["message"].as_str().unwrap().contains("is consumed by");
-    let live = live_until(&broker, &path, |f| f.iter().any(consumed));
+    let live = live_until(&broker, &path, "shared-queue", |f| f.iter().any(consumed));
     let on_broker: Vec<&Json> = live.iter().filter(|f| consumed(f)).collect();
     assert_eq!(on_broker.len(), 1, "{live:?}");
     let message = on_broker[0]["message"].as_str().unwrap();
@@ -138,7 +138,7 @@ fn the_shared_queue_incident_is_found_in_the_files_and_on_the_broker_and_the_pri
     billing.add_consumer("orders.created.lint-billing", Duration::ZERO);
 
     assert_eq!(of_code(&broker, &[&path], "shared-queue"), Vec::<Json>::new());
-    let live = live_until(&broker, &path, |f| f.is_empty());
+    let live = live_until(&broker, &path, "shared-queue", |f| f.is_empty());
     assert!(live.is_empty(), "{live:?}");
     drop((audit, billing));
     afresh(&broker);
@@ -213,14 +213,7 @@ fn a_consumed_queue_no_project_owns_is_found_until_the_files_say_whose_it_is() {
     let file = dir.path().join("shop.toml");
     std::fs::write(&file, "vhosts = [\"warren-lint-unmanaged\"]\n").unwrap();
     let path = dir.path().to_str().unwrap();
-    let start = Instant::now();
-    let found = loop {
-        let found = of_code(&broker, &[path, "--live"], "unmanaged-consumer-queue");
-        if !found.is_empty() || start.elapsed() > Duration::from_secs(30) {
-            break found;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    };
+    let found = live_until(&broker, path, "unmanaged-consumer-queue", |f| !f.is_empty());
     // The consumed one, not the idle one.
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
