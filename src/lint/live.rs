@@ -271,3 +271,24 @@ pub fn for_version(code: &str, (major, minor): (u32, u32)) -> Option<(Severity, 
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Versions no test node runs (4.3) are checked here; 3.10 and 4.0 also
+    /// through the binary against real nodes (tests/suite/lint_broker.rs).
+    #[test]
+    fn the_broker_version_sets_the_version_rules_severity() {
+        let at = |code, v| for_version(code, v).map(|(s, _)| s);
+        assert_eq!(at("queue-mode-removed", (4, 2)), None);
+        assert_eq!(at("queue-mode-removed", (4, 3)), Some(Severity::Error));
+        assert_eq!(at("transient-queue", (4, 3)), Some(Severity::Error));
+        assert_eq!(at("transient-queue", (3, 13)), None);
+        assert_eq!(at("ha-policy", (3, 13)), None);
+        assert_eq!(at("ha-policy", (4, 0)), Some(Severity::Error));
+        assert_eq!(at("quorum-without-dlx", (3, 10)), Some(Severity::Info));
+        assert_eq!(at("quorum-without-dlx", (4, 0)), None);
+        assert_eq!(at("guest-user", (4, 3)), None);
+    }
+}
