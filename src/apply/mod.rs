@@ -15,7 +15,9 @@ pub use execute::{CONCURRENCY, Context, Outcome, execute};
 pub use failure::Failure;
 pub use recorder::Recorder;
 
-use crate::diff::Action;
+use std::collections::BTreeSet;
+
+use crate::diff::{Action, outside};
 use crate::journal;
 use crate::model::{Inventory, ObjectKey, Topology};
 use crate::plan::{Op, Plan};
@@ -64,9 +66,21 @@ fn rollback_scaffolding(r: &crate::plan::RollbackPlan) -> Vec<ObjectKey> {
 }
 
 /// What to record after the steps that were `done`: the claimed objects
-/// less those destroyed. A destroyed vhost takes everything in it along.
-pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inventory {
+/// less those destroyed (a destroyed vhost takes everything in it along),
+/// with a digest of each object as the files declare it, except where its
+/// change was not carried out in full.
+pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize], desired: &Topology) -> Inventory {
     let mut after = before.clone();
+    let mut steps = vec![(0usize, 0usize); plan.changes.len()];
+    for s in &plan.steps {
+        steps[s.change].1 += 1;
+    }
+    for i in done {
+        steps[plan.steps[*i].change].0 += 1;
+    }
+    let unsettled: BTreeSet<ObjectKey> =
+        plan.changes.iter().zip(&steps).filter(|(_, (d, t))| d < t).map(|(c, _)| c.key.clone()).collect();
+    after.digests = outside::recorded(&before.digests, desired, &unsettled);
     let objects = &mut after.objects;
     for i in done {
         let step = &plan.steps[*i];
@@ -95,7 +109,17 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize]) -> Inven
     }
     let live = after.objects.clone();
     after.scopes.retain(|k, _| live.contains(k));
+    after.digests.retain(|k, _| live.contains(k));
     after
+}
+
+/// [`inventory_before`] when the broker already matches the files: every
+/// object the files declare gets its digest.
+pub fn inventory_matched(old: &Inventory, desired: &Topology, live: &Topology) -> Inventory {
+    let mut now = inventory_before(old, desired, live);
+    now.digests = outside::recorded(&old.digests, desired, &BTreeSet::new());
+    now.digests.retain(|k, _| now.objects.contains(k));
+    now
 }
 
 /// A digest of a migration's compiled steps: a later run resumes from the
@@ -153,16 +177,18 @@ mod tests {
             objects: [ObjectKey::Vhost("gone".into()), key("gone"), ObjectKey::Vhost("kept".into()), key("kept")]
                 .into_iter()
                 .collect(),
-            scopes: Default::default(),
+            ..Inventory::default()
         };
         let plan = Plan {
             changes: vec![Change::new(ObjectKey::Vhost("gone".into()), Action::Destroy, "removed from the files")],
             steps: vec![Step { op: Op::DeleteVhost { name: "gone".into() }, change: 0, phase: Phase::DeleteVhost }],
             problems: vec![],
             in_flight: vec![],
+            outside: vec![],
         };
-        let after = inventory_after(&before, &plan, &[0]);
+        let none = Topology::default();
+        let after = inventory_after(&before, &plan, &[0], &none);
         assert_eq!(after.objects, [ObjectKey::Vhost("kept".into()), key("kept")].into_iter().collect());
-        assert_eq!(inventory_after(&before, &plan, &[]), before, "not done: still claimed");
+        assert_eq!(inventory_after(&before, &plan, &[], &none), before, "not done: still claimed");
     }
 }

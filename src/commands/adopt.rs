@@ -98,6 +98,8 @@ async fn locked(
     }
     let mut mine = live.ownership.of(project);
     mine.objects.extend(taken.iter().cloned());
+    // What the other project applied is what this one now answers for.
+    mine.digests.extend(taken.iter().filter_map(|k| Some((k.clone(), theirs.digests.get(k)?.clone()))));
     let writes = live.records.writes(&live.ownership.with(project, mine), project, place);
     if let Err(e) = broker.write_records(&writes).await {
         return (Err(super::unchanged(e)), None);

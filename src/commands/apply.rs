@@ -155,7 +155,7 @@ fn locked<B: Broker>(
         events: Progress::new(out).events(),
     };
     let outcome = rt.block_on(apply::execute(broker, plan, &ctx));
-    let after = apply::inventory_after(&before, plan, &outcome.done);
+    let after = apply::inventory_after(&before, plan, &outcome.done, &planned.desired.topology);
     let claimed = planned.live.records.written(&claim);
     let recorded = rt.block_on(broker.write_records(&records(&planned, &claimed, &after, recorder)));
     recorder.migrations_ended(plan, &outcome.done, outcome.failed.as_ref());
@@ -234,7 +234,7 @@ fn record_only<B: Broker>(
     out: Output,
 ) -> error::Result {
     let known = &mine(planned);
-    let now = apply::inventory_before(known, &planned.desired.topology, &planned.live.topology);
+    let now = apply::inventory_matched(known, &planned.desired.topology, &planned.live.topology);
     let writes = records(planned, &planned.live.records, &now, recorder);
     if writes.is_empty() {
         return Ok(Done::Ok);

@@ -21,6 +21,8 @@ pub struct LiveSide {
     pub records: Records,
     /// The migrations in flight, by id, from warren's journal.
     pub migrations: BTreeMap<String, crate::journal::Migration>,
+    /// Each vhost's last apply, from warren's journals.
+    pub last_applies: BTreeMap<String, crate::journal::LastApply>,
     /// How the plan names it: `definitions file x.json`, `http://host:15672`.
     pub origin: String,
     pub notes: Vec<Diagnostic>,
@@ -42,6 +44,7 @@ pub fn from_state(path: &Path) -> Result<LiveSide, Diagnostic> {
         ownership: l.ownership,
         records: l.records,
         migrations: l.migrations,
+        last_applies: l.last_applies,
         origin,
         notes: l.notes,
         queue_counts: None,
@@ -139,6 +142,7 @@ pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, 
         ownership: l.ownership,
         records: l.records,
         migrations: l.migrations,
+        last_applies: l.last_applies,
         origin,
         notes: l.notes,
         queue_counts: Some(counts),

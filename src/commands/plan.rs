@@ -18,7 +18,7 @@ use crate::render::{self, Format, PlanDocument};
 pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: Format, out: Output) -> Error {
     let diags = &desired.diagnostics;
     if format != Format::Human {
-        let empty = Plan { changes: vec![], steps: vec![], problems: vec![], in_flight: vec![] };
+        let empty = Plan { changes: vec![], steps: vec![], problems: vec![], in_flight: vec![], outside: vec![] };
         let doc = PlanDocument::new(&empty, &path.display().to_string(), live_origin, diags, &desired.sources);
         print!("{}", render::render(&doc, format, false));
     }
@@ -260,6 +260,7 @@ fn diff(
         records: Default::default(),
         topology: before.topology,
         migrations: Default::default(),
+        last_applies: Default::default(),
         origin: old.to_string(),
         notes: Vec::new(),
         queue_counts: None,

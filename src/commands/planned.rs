@@ -57,6 +57,7 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], comparing: bo
         queue_counts: live.queue_counts.clone(),
         broker_version: live.broker_version,
         in_flight: live.migrations.clone(),
+        last_applies: live.last_applies.clone(),
         comparing,
         ..Options::default()
     };

@@ -9,6 +9,7 @@ mod attributes;
 mod change;
 mod immutable;
 mod in_flight;
+pub mod outside;
 mod policy_advice;
 mod preflight;
 
@@ -18,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use attributes::Attributes;
 pub use change::{Action, Change, Declared, Migration};
 pub use in_flight::InFlight;
+pub use outside::Outside;
 pub use preflight::REFUSALS;
 
 use crate::diagnostic::Diagnostic;
@@ -43,6 +45,9 @@ pub struct Options {
     pub broker_version: Option<(u32, u32)>,
     /// The migrations in flight, by id, from warren's journal.
     pub in_flight: BTreeMap<String, crate::journal::Migration>,
+    /// Each vhost's last apply, from warren's journals: when the objects
+    /// changed outside warren were last as it left them.
+    pub last_applies: BTreeMap<String, crate::journal::LastApply>,
     /// Two topologies compared for review (two environments), not a plan
     /// to carry out: what cannot change in place is shown as it differs,
     /// and nothing needs --allow-destroy.
@@ -64,6 +69,9 @@ pub struct Diff {
     pub problems: Vec<Problem>,
     /// The migrations in flight in the vhosts the files declare.
     pub in_flight: Vec<InFlight>,
+    /// The objects that differ from the files because they were changed
+    /// outside warren since its last apply.
+    pub outside: Vec<Outside>,
 }
 
 /// Compares the desired topology of `project` with the live one, whose
@@ -94,6 +102,8 @@ pub fn diff(desired: &Topology, live: &Topology, ownership: &Ownership, project:
         for c in &mut d.out.changes {
             c.requires_allow_destroy = false;
         }
+    } else {
+        d.changed_outside(live);
     }
     d.out
 }
@@ -174,6 +184,36 @@ impl<'a> Differ<'a> {
             return None;
         }
         self.ownership.other_holder(key, self.project)
+    }
+
+    /// Tells which of the objects that differ were changed outside warren
+    /// since its last apply, and says so in their changes' reasons.
+    fn changed_outside(&mut self, live: &Topology) {
+        let acting = self
+            .out
+            .changes
+            .iter()
+            .filter(|c| matches!(c.action, Action::Create | Action::Update | Action::Replace | Action::Destroy));
+        let keys = acting.map(|c| &c.key).chain(self.out.problems.iter().map(|p| &p.key));
+        let found = outside::find(keys, &self.inventory.digests, live, &self.options.last_applies);
+        let moved: BTreeMap<&ObjectKey, &Outside> = found.iter().map(|o| (&o.key, o)).collect();
+        for c in &mut self.out.changes {
+            match (moved.get(&c.key), c.action) {
+                (Some(o), Action::Create) if o.deleted => {
+                    c.reason = "deleted outside warren since its last apply: declared again as the files say".into()
+                }
+                (Some(_), Action::Update) => {
+                    c.reason = "changed outside warren since its last apply: put back as the files say".into()
+                }
+                _ => {}
+            }
+        }
+        for p in &mut self.out.problems {
+            if moved.contains_key(&p.key) {
+                p.diagnostic.message += " (it was changed outside warren since its last apply)";
+            }
+        }
+        self.out.outside = found;
     }
 
     /// Replaces the reason of the change just pushed, when it is a destroy.

@@ -263,6 +263,44 @@ impl Journal {
     }
 }
 
+/// The last apply that reached a vhost: who ran it and when it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastApply {
+    pub by: String,
+    pub at: String,
+}
+
+impl Journal {
+    /// For each vhost, the newest run in the history that applied to it
+    /// and recorded what it applied (an interrupted run recorded nothing).
+    pub fn last_applies(&self) -> BTreeMap<String, LastApply> {
+        let mut out = BTreeMap::new();
+        let applied = |r: &&Run| {
+            matches!(
+                r.outcome,
+                Some(RunOutcome::Complete | RunOutcome::Paused | RunOutcome::Refused | RunOutcome::Failed)
+            )
+        };
+        for run in self.history.iter().filter(applied) {
+            let at = run.ended.clone().unwrap_or_else(|| run.started.clone());
+            for v in &run.vhosts {
+                out.insert(v.clone(), LastApply { by: run.by.clone(), at: at.clone() });
+            }
+        }
+        out
+    }
+}
+
+/// `into` with each vhost's newer apply of `more`: several journals (one
+/// per project) may each know of one.
+pub fn newest_applies(into: &mut BTreeMap<String, LastApply>, more: BTreeMap<String, LastApply>) {
+    for (v, a) in more {
+        if into.get(&v).is_none_or(|old| old.at < a.at) {
+            into.insert(v, a);
+        }
+    }
+}
+
 impl Migration {
     /// Whether the live state shows it finished: the old queue gone, the
     /// new one there. Unknown (false) when `live` lacks its vhost.

@@ -54,6 +54,8 @@ pub struct Live {
     /// The migrations in flight, from warren's journal (global parameter
     /// "warren.journal"); empty if absent.
     pub migrations: std::collections::BTreeMap<String, crate::journal::Migration>,
+    /// Each vhost's last apply, from warren's journals.
+    pub last_applies: std::collections::BTreeMap<String, crate::journal::LastApply>,
     /// Warnings (code "live-quirk", no location) for the quirks found.
     pub notes: Vec<Diagnostic>,
 }

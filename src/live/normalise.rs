@@ -36,6 +36,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         topology: Topology::default(),
         records: Records::default(),
         migrations: Default::default(),
+        last_applies: Default::default(),
         notes: Notes::default(),
         artefacts: BTreeSet::new(),
         exchanges: BTreeMap::new(),
@@ -78,6 +79,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         ownership: r.records.ownership(),
         records: r.records,
         migrations: r.migrations,
+        last_applies: r.last_applies,
         notes: r.notes.into_diagnostics(),
     })
 }
@@ -91,6 +93,7 @@ struct Normaliser<'o> {
     topology: Topology,
     records: Records,
     migrations: std::collections::BTreeMap<String, crate::journal::Migration>,
+    last_applies: std::collections::BTreeMap<String, crate::journal::LastApply>,
     notes: Notes,
     /// Federation artefacts left out: (vhost, kind, name).
     artefacts: BTreeSet<(String, DestinationKind, String)>,
@@ -201,6 +204,7 @@ impl Normaliser<'_> {
                     )
                     .help(format!("it records in-flight migrations; if none is in flight, remove it with `rabbitmqctl clear_global_parameter {}`", g.name))
                 })?;
+                crate::journal::newest_applies(&mut self.last_applies, journal.last_applies());
                 self.migrations.extend(journal.migrations);
             } else if !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str()) {
                 self.notes.add(
@@ -304,6 +308,7 @@ impl Normaliser<'_> {
             }
             RecordKind::Journal => {
                 let journal = crate::journal::Journal::from_json(Some(value)).map_err(malformed)?;
+                crate::journal::newest_applies(&mut self.last_applies, journal.last_applies());
                 self.migrations.extend(journal.migrations);
             }
         }

@@ -32,6 +32,10 @@ pub struct Inventory {
     pub objects: BTreeSet<ObjectKey>,
     /// For vhosts and users: the vhosts declared alongside them.
     pub scopes: BTreeMap<ObjectKey, BTreeSet<String>>,
+    /// A digest of each object as warren last applied it, for the objects
+    /// that have one (see `diff::drift`): a live object whose digest
+    /// differs was changed outside warren since.
+    pub digests: BTreeMap<ObjectKey, String>,
 }
 
 impl Inventory {
@@ -55,19 +59,21 @@ impl Inventory {
         }
     }
 
-    /// The objects `keep` keeps, with their scopes.
+    /// The objects `keep` keeps, with their scopes and digests.
     pub fn retained(&self, keep: impl Fn(&ObjectKey) -> bool) -> Inventory {
         let objects: BTreeSet<ObjectKey> = self.objects.iter().filter(|k| keep(k)).cloned().collect();
-        let scopes =
-            self.scopes.iter().filter(|(k, _)| objects.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
-        Inventory { objects, scopes }
+        let scopes = of_kept(&self.scopes, &objects);
+        let digests = of_kept(&self.digests, &objects);
+        Inventory { objects, scopes, digests }
     }
 
-    /// `self` with `newer`'s objects added and its scopes taking precedence.
+    /// `self` with `newer`'s objects added and its scopes and digests
+    /// taking precedence.
     pub fn merged(&self, newer: &Inventory) -> Inventory {
         let mut out = self.clone();
         out.objects.extend(newer.objects.iter().cloned());
         out.scopes.extend(newer.scopes.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out.digests.extend(newer.digests.iter().map(|(k, v)| (k.clone(), v.clone())));
         out
     }
 
@@ -93,7 +99,7 @@ impl Inventory {
             );
             objects.extend(vh.permissions.keys().map(|u| ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
         }
-        Inventory { objects, scopes }
+        Inventory { objects, scopes, digests: BTreeMap::new() }
     }
 
     /// The parameter's JSON value: grouped by vhost, names sorted, so that
@@ -129,7 +135,13 @@ impl Inventory {
             };
         }
         let declared_with = json!({ "users": users_with, "vhosts": vhosts_with });
-        json!({ "format": FORMAT, "users": users, "vhosts": vhosts, "declared_with": declared_with })
+        let mut out = json!({ "format": FORMAT, "users": users, "vhosts": vhosts, "declared_with": declared_with });
+        if !self.digests.is_empty() {
+            // Apart from the objects, so that a warren from before digests
+            // still reads the inventory.
+            out["digests"] = digests_json(&self.digests);
+        }
+        out
     }
 
     /// Reads the parameter's value; an error says what is malformed.
@@ -170,8 +182,55 @@ impl Inventory {
                 scopes.insert(key, set);
             }
         }
-        Ok(Inventory { objects, scopes })
+        let digests = digests_from(&value["digests"])?;
+        Ok(Inventory { objects, scopes, digests })
     }
+}
+
+/// Digests grouped as the objects are: vhost, then group, then name.
+fn digests_json(digests: &BTreeMap<ObjectKey, String>) -> Json {
+    let mut out: BTreeMap<&str, BTreeMap<&str, serde_json::Map<String, Json>>> = BTreeMap::new();
+    for (key, digest) in digests {
+        let (vhost, group, name) = match key {
+            ObjectKey::Exchange { vhost, name } => (vhost, "exchanges", name),
+            ObjectKey::Queue { vhost, name } => (vhost, "queues", name),
+            ObjectKey::Policy { vhost, name } => (vhost, "policies", name),
+            ObjectKey::OperatorPolicy { vhost, name } => (vhost, "operator_policies", name),
+            ObjectKey::Permission { vhost, user } => (vhost, "permissions", user),
+            // Their identity is all there is to them.
+            ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_) => continue,
+        };
+        out.entry(vhost).or_default().entry(group).or_default().insert(name.clone(), json!(digest));
+    }
+    json!(out)
+}
+
+/// The inverse of [`digests_json`]; absent in inventories from before digests.
+fn digests_from(value: &Json) -> Result<BTreeMap<ObjectKey, String>, String> {
+    let mut out = BTreeMap::new();
+    let empty = serde_json::Map::new();
+    for (v, groups) in value.as_object().unwrap_or(&empty) {
+        for (group, names) in groups.as_object().unwrap_or(&empty) {
+            for (name, digest) in names.as_object().unwrap_or(&empty) {
+                let (vhost, name) = (v.clone(), name.clone());
+                let key = match group.as_str() {
+                    "exchanges" => ObjectKey::Exchange { vhost, name },
+                    "queues" => ObjectKey::Queue { vhost, name },
+                    "policies" => ObjectKey::Policy { vhost, name },
+                    "operator_policies" => ObjectKey::OperatorPolicy { vhost, name },
+                    "permissions" => ObjectKey::Permission { vhost, user: name },
+                    other => return Err(format!("unknown inventory digest group \"{other}\"")),
+                };
+                out.insert(key, text(digest)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The entries of `map` whose object is in `objects`.
+fn of_kept<V: Clone>(map: &BTreeMap<ObjectKey, V>, objects: &BTreeSet<ObjectKey>) -> BTreeMap<ObjectKey, V> {
+    map.iter().filter(|(k, _)| objects.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 fn text(v: &Json) -> Result<String, String> {
@@ -251,7 +310,10 @@ mod tests {
             arguments: args,
         });
         t.vhosts.insert("/".into(), v);
-        let inv = Inventory::of(&t);
+        let mut inv = Inventory::of(&t);
+        assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv.clone()));
+        inv.digests.insert(ObjectKey::Queue { vhost: "/".into(), name: "q".into() }, "0a1b".into());
+        inv.digests.insert(ObjectKey::Permission { vhost: "/".into(), user: "u".into() }, "2c3d".into());
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv));
     }
 
@@ -264,6 +326,18 @@ mod tests {
         let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
         assert!(inv.owns(&vhost, &set(&["a", "b"])));
         assert!(!inv.owns(&vhost, &set(&["b"])), "another topology's vhost is never destroyed by omission");
+    }
+
+    #[test]
+    fn digests_follow_their_objects() {
+        let q = |n: &str| ObjectKey::Queue { vhost: "a".into(), name: n.into() };
+        let mut old = Inventory { objects: [q("x"), q("y")].into(), ..Inventory::default() };
+        old.digests = [(q("x"), "1".to_string()), (q("y"), "2".to_string())].into();
+        let kept = old.retained(|k| *k == q("x"));
+        assert_eq!(kept.digests, [(q("x"), "1".to_string())].into());
+        let mut newer = Inventory { objects: [q("x")].into(), ..Inventory::default() };
+        newer.digests = [(q("x"), "3".to_string())].into();
+        assert_eq!(old.merged(&newer).digests, [(q("x"), "3".to_string()), (q("y"), "2".to_string())].into());
     }
 
     #[test]

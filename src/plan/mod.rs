@@ -40,6 +40,8 @@ pub struct Plan {
     pub problems: Vec<Problem>,
     /// The migrations in flight in the vhosts the files declare.
     pub in_flight: Vec<InFlight>,
+    /// The objects that differ because they changed outside warren.
+    pub outside: Vec<crate::diff::Outside>,
 }
 
 /// Counts for the summary line.
@@ -138,7 +140,7 @@ pub fn build(diff: Diff, live: &Topology) -> Plan {
     }
     let mut slots: Vec<Option<Change>> = diff.changes.into_iter().map(Some).collect();
     let changes = order.iter().map(|i| slots[*i].take().expect("each change is placed once")).collect();
-    Plan { changes, steps, problems: diff.problems, in_flight: diff.in_flight }
+    Plan { changes, steps, problems: diff.problems, in_flight: diff.in_flight, outside: diff.outside }
 }
 
 /// The operations of one change, each with its phase: the object it puts

@@ -25,6 +25,10 @@ pub struct PlanDocument {
     /// The migrations in flight in the vhosts the files declare.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub migrations_in_flight: Vec<InFlightDoc>,
+    /// The objects that differ because they were changed (or deleted)
+    /// outside warren since its last apply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_outside: Vec<OutsideDoc>,
     /// Who made it, for the pull-request comment's marker and wording: not
     /// part of the JSON document.
     #[serde(skip)]
@@ -57,6 +61,20 @@ pub struct InFlightDoc {
     pub state: String,
 }
 
+/// An object changed outside warren since its last apply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutsideDoc {
+    pub address: String,
+    pub kind: String,
+    pub vhost: Option<String>,
+    pub name: String,
+    /// `changed` or `deleted`.
+    pub what: String,
+    /// The last apply to its vhost (who, and when it ended), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<crate::journal::LastApply>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SummaryDoc {
     pub add: usize,
@@ -70,6 +88,10 @@ pub struct SummaryDoc {
     /// Live objects held by other projects: never touched.
     #[serde(default)]
     pub other_project: usize,
+    /// Objects that differ because they changed outside warren since its
+    /// last apply (see `changed_outside`): what a drift alert counts.
+    #[serde(default)]
+    pub outside: usize,
     /// True when apply would refuse without --allow-destroy.
     pub requires_allow_destroy: bool,
 }
@@ -182,6 +204,7 @@ impl PlanDocument {
                 rollback: s.rollback,
                 unmanaged: s.unmanaged,
                 other_project: s.other_project,
+                outside: plan.outside.len(),
                 requires_allow_destroy: plan.changes.iter().any(|c| c.requires_allow_destroy),
             },
             changes: plan
@@ -213,6 +236,18 @@ impl PlanDocument {
                     done: f.done,
                     total: f.total,
                     state: f.state.clone(),
+                })
+                .collect(),
+            changed_outside: plan
+                .outside
+                .iter()
+                .map(|o| OutsideDoc {
+                    address: o.key.to_string(),
+                    kind: o.key.kind().to_string(),
+                    vhost: o.key.vhost().map(str::to_string),
+                    name: o.key.name(),
+                    what: if o.deleted { "deleted" } else { "changed" }.to_string(),
+                    since: o.since.clone(),
                 })
                 .collect(),
             origin: Origin::default(),

@@ -84,7 +84,11 @@ fn table(doc: &FleetDocument) -> Vec<[String; 7]> {
         match &e.plan {
             Some(p) => {
                 let s = &p.summary;
-                let drift = if e.drift == Some(true) { "yes" } else { "no" };
+                let drift = match (e.drift == Some(true), s.outside) {
+                    (false, _) => "no".to_string(),
+                    (true, 0) => "yes".to_string(),
+                    (true, n) => format!("yes ({n} changed outside warren)"),
+                };
                 rows.push([
                     e.name.clone(),
                     broker,
@@ -92,7 +96,7 @@ fn table(doc: &FleetDocument) -> Vec<[String; 7]> {
                     s.change.to_string(),
                     s.destroy.to_string(),
                     s.migrate.to_string(),
-                    drift.to_string(),
+                    drift,
                 ]);
             }
             None => {

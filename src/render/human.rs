@@ -12,6 +12,16 @@ use crate::diff::{Action, Attributes};
 pub fn render(doc: &PlanDocument, color: bool) -> String {
     let p = Painter { color };
     let mut out = String::new();
+    if !doc.changed_outside.is_empty() {
+        // First, as terraform does: it explains the changes below.
+        out += "Changed outside warren since its last apply:\n";
+        for o in &doc.changed_outside {
+            let symbol = if o.what == "deleted" { p.symbol(Action::Destroy) } else { p.symbol(Action::Update) };
+            let since = o.since.as_ref().map(|s| format!("; last applied by {} at {}", s.by, s.at)).unwrap_or_default();
+            let _ = writeln!(out, "  {symbol} {} ({}{since})", o.address, o.what);
+        }
+        out += "\n";
+    }
     let acting: Vec<&ChangeDoc> =
         doc.changes.iter().filter(|c| !matches!(c.action, Action::Unmanaged | Action::OtherProject)).collect();
     if !acting.is_empty() {
@@ -63,9 +73,13 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
 /// The last line, in terraform's words so CI tooling can read it.
 pub fn summary_line(doc: &PlanDocument) -> String {
     let s = &doc.summary;
+    let outside = match s.outside {
+        0 => String::new(),
+        n => format!(" {n} changed outside warren."),
+    };
     if !doc.errors.is_empty() {
         let n = doc.errors.len();
-        return format!("No plan: {n} error{} must be fixed first.", if n == 1 { "" } else { "s" });
+        return format!("No plan: {n} error{} must be fixed first.{outside}", if n == 1 { "" } else { "s" });
     }
     if !doc.has_changes() {
         return if doc.origin.diff {
@@ -77,7 +91,7 @@ pub fn summary_line(doc: &PlanDocument) -> String {
     }
     let rollback = if s.rollback > 0 { format!(", {} to roll back", s.rollback) } else { String::new() };
     format!(
-        "Plan: {} to add, {} to change, {} to destroy, {} to migrate{rollback}.",
+        "Plan: {} to add, {} to change, {} to destroy, {} to migrate{rollback}.{outside}",
         s.add, s.change, s.destroy, s.migrate
     )
 }

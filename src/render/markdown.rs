@@ -78,6 +78,15 @@ fn head(doc: &PlanDocument) -> String {
         let _ = writeln!(out, "### warren plan for `{}`\n", doc.desired);
     }
     warning(&mut out, doc);
+    if !doc.changed_outside.is_empty() {
+        let all: Vec<&str> = doc.changed_outside.iter().map(|o| o.address.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "> [!CAUTION]\n> {} object(s) were **changed outside warren** since its last apply: {}.\n",
+            all.len(),
+            listed(&all)
+        );
+    }
     let _ = writeln!(out, "**{}**\n", human::summary_line(doc));
     for e in &doc.errors {
         let _ = writeln!(out, "- :x: {}{} (`{}`)", place(e), e.message, e.code);
@@ -146,8 +155,12 @@ fn warning(out: &mut String, doc: &PlanDocument) {
 
 /// The addresses of `changes`, the first 20, then how many more.
 fn names<'a>(changes: impl Iterator<Item = &'a super::ChangeDoc>) -> String {
+    listed(&changes.map(|c| c.address.as_str()).collect::<Vec<_>>())
+}
+
+/// The first 20 of `all`, then how many more.
+fn listed(all: &[&str]) -> String {
     const LISTED: usize = 20;
-    let all: Vec<&str> = changes.map(|c| c.address.as_str()).collect();
     let mut s = all.iter().take(LISTED).copied().collect::<Vec<_>>().join(", ");
     if all.len() > LISTED {
         let _ = write!(s, " and {} more", all.len() - LISTED);

@@ -1607,3 +1607,87 @@ fn the_journal_names_the_login_user_and_the_host_without_user_variables() {
     let by = format!(": complete by {}@{host} with", login_name());
     assert!(history.stdout.contains(&by), "expected {by:?} in:\n{}", history.stdout);
 }
+
+const OUTSIDE_TOPOLOGY: &str = r#"vhosts = ["{V}"]
+
+[exchanges."x.events"]
+type = "topic"
+
+[exchanges."x.audit"]
+type = "fanout"
+
+[queues."q.orders"]
+type = "classic"
+arguments = { x-max-length = {LEN} }
+
+[policies."p.ttl"]
+pattern = "^q\\."
+apply_to = "queues"
+definition = { message-ttl = {TTL} }
+"#;
+
+fn outside_topology(len: u32, ttl: u32) -> String {
+    OUTSIDE_TOPOLOGY.replace("{LEN}", &len.to_string()).replace("{TTL}", &ttl.to_string())
+}
+
+/// The plan's JSON document.
+fn plan_json(run: &Run) -> Json {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}:\n{}\n{}", run.stdout, run.stderr))
+}
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_change_outside_warren_is_told_apart_from_a_change_in_the_files() {
+    let case = Case::new("t-apply-outside", &[], &[]);
+    case.file("topology.toml", &outside_topology(10, 60000));
+    case.apply_ok(&[], &[]);
+
+    // Someone changes the broker by hand: the queue declared again with
+    // another length, the policy's TTL, an exchange deleted.
+    case.broker.delete(&format!("queues/{}/q.orders", seg(&case.vhost)));
+    case.broker.put(
+        &format!("queues/{}/q.orders", seg(&case.vhost)),
+        json!({"durable": true, "arguments": {"x-queue-type": "classic", "x-max-length": 20}}),
+    );
+    case.broker.put(
+        &format!("policies/{}/p.ttl", seg(&case.vhost)),
+        json!({"pattern": "^q\\.", "apply-to": "queues", "definition": {"message-ttl": 1000}}),
+    );
+    case.broker.delete(&format!("exchanges/{}/x.audit", seg(&case.vhost)));
+
+    let doc = plan_json(&case.plan(&["--format", "json", "--replace", "q.orders"], &[]));
+    assert_eq!(doc["summary"]["outside"], 3, "{doc:#}");
+    let told: BTreeMap<String, String> = doc["changed_outside"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["name"].as_str().unwrap().to_string(), o["what"].as_str().unwrap().to_string()))
+        .collect();
+    let expected = [("p.ttl", "changed"), ("q.orders", "changed"), ("x.audit", "deleted")];
+    assert_eq!(told, expected.iter().map(|(n, w)| (n.to_string(), w.to_string())).collect());
+    let since = &doc["changed_outside"][0]["since"];
+    assert!(since["by"].as_str().is_some_and(|b| b.contains('@')) && since["at"].is_string(), "{doc:#}");
+    let reason = |name: &str| reason_in(&doc, name);
+    assert!(reason("p.ttl").starts_with("changed outside warren since its last apply"), "{}", reason("p.ttl"));
+    assert!(reason("x.audit").starts_with("deleted outside warren"), "{}", reason("x.audit"));
+    let human = case.plan(&[], &[]);
+    assert_eq!(human.code, 1, "the queue's length cannot change in place:\n{}", human.stdout);
+    assert!(human.stdout.contains("Changed outside warren since its last apply:"), "{}", human.stdout);
+    assert!(human.stderr.contains("changed outside warren"), "the queue's error says so:\n{}", human.stderr);
+
+    // Put back as the files say; then the same changes made in the files.
+    case.apply_ok(&["--replace", "q.orders", "--allow-destroy"], &[]);
+    case.assert_converged(&[]);
+    case.file("topology.toml", &outside_topology(20, 1000).replace("[exchanges.\"x.audit\"]\ntype = \"fanout\"\n", ""));
+    let doc = plan_json(&case.plan(&["--format", "json", "--replace", "q.orders"], &[]));
+    assert_eq!(doc["summary"]["outside"], 0, "{doc:#}");
+    assert!(doc.get("changed_outside").is_none(), "{doc:#}");
+    assert_eq!(reason_in(&doc, "p.ttl"), "changed in the files");
+    assert_eq!(reason_in(&doc, "x.audit"), "removed from the files");
+    case.clean();
+}
+
+fn reason_in(doc: &Json, name: &str) -> String {
+    let c = doc["changes"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap();
+    c["reason"].as_str().unwrap().to_string()
+}

@@ -131,7 +131,7 @@ async fn carry_out(m: &Memory, p: Prepared, events: Events, drain: Drain) -> Out
         events,
     };
     let outcome = apply::execute(m, plan, &ctx).await;
-    let after = apply::inventory_after(&before, plan, &outcome.done);
+    let after = apply::inventory_after(&before, plan, &outcome.done, &planned.desired.topology);
     m.write_records(&records(&planned, &claimed, &after, &recorder)).await.unwrap();
     recorder.note(|j| {
         for (i, step) in plan.steps.iter().enumerate() {

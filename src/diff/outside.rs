@@ -1,0 +1,189 @@
+//! What changed on the broker outside warren since its last apply.
+//!
+//! warren records in its inventory a digest of each exchange, queue,
+//! policy, operator policy and permission as it applied it. When a plan
+//! finds such an object different from the files, the live object's
+//! digest tells who moved: the same as recorded, the files changed; not,
+//! someone changed the broker since (terraform's "changed outside of
+//! Terraform"). Bindings have no digest (a binding is all identity), nor
+//! have vhosts (the files manage only some of their settings) or users
+//! (a password is never digested).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::attributes::{self, Attributes};
+use crate::journal::LastApply;
+use crate::model::{ObjectKey, Topology};
+
+/// An object changed outside warren since its last apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outside {
+    pub key: ObjectKey,
+    /// Deleted, rather than changed.
+    pub deleted: bool,
+    /// The last apply to its vhost, when the journal knows it.
+    pub since: Option<LastApply>,
+}
+
+/// A short digest of an object's attributes: 64 bits of SHA-256 over
+/// their JSON, whose maps are sorted.
+pub fn digest(a: &Attributes) -> String {
+    use sha2::{Digest, Sha256};
+    let text = serde_json::to_vec(a).expect("attributes always serialise");
+    Sha256::digest(&text).iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The attributes of the object `key` names in `t`, for the kinds that
+/// have digests; `None` when it is absent or has none.
+pub fn attributes_of(t: &Topology, key: &ObjectKey) -> Option<Attributes> {
+    let v = t.vhosts.get(key.vhost()?)?;
+    match key {
+        ObjectKey::Exchange { name, .. } => v.exchanges.get(name).map(attributes::exchange),
+        ObjectKey::Queue { name, .. } => v.queues.get(name).map(attributes::queue),
+        ObjectKey::Policy { name, .. } => v.policies.get(name).map(attributes::policy),
+        ObjectKey::OperatorPolicy { name, .. } => v.operator_policies.get(name).map(attributes::policy),
+        ObjectKey::Permission { user, .. } => v.permissions.get(user).map(attributes::permission),
+        ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_) => None,
+    }
+}
+
+/// Whether objects of this kind have digests.
+fn digested(key: &ObjectKey) -> bool {
+    !matches!(key, ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_))
+}
+
+/// The digests to record once an apply has run: each object the files
+/// declare as they declare it, except those in `unsettled` (changes not
+/// carried out), which keep their earlier digest if they had one.
+pub fn recorded(
+    earlier: &BTreeMap<ObjectKey, String>,
+    desired: &Topology,
+    unsettled: &BTreeSet<ObjectKey>,
+) -> BTreeMap<ObjectKey, String> {
+    let mut out = BTreeMap::new();
+    for (name, v) in &desired.vhosts {
+        let vhost = || name.clone();
+        let keyed =
+            v.exchanges
+                .values()
+                .map(|x| (ObjectKey::Exchange { vhost: vhost(), name: x.name.clone() }, attributes::exchange(x)))
+                .chain(
+                    v.queues
+                        .values()
+                        .map(|q| (ObjectKey::Queue { vhost: vhost(), name: q.name.clone() }, attributes::queue(q))),
+                )
+                .chain(
+                    v.policies
+                        .iter()
+                        .map(|(n, p)| (ObjectKey::Policy { vhost: vhost(), name: n.clone() }, attributes::policy(p))),
+                )
+                .chain(v.operator_policies.iter().map(|(n, p)| {
+                    (ObjectKey::OperatorPolicy { vhost: vhost(), name: n.clone() }, attributes::policy(p))
+                }))
+                .chain(v.permissions.iter().map(|(u, p)| {
+                    (ObjectKey::Permission { vhost: vhost(), user: u.clone() }, attributes::permission(p))
+                }));
+        for (key, attrs) in keyed {
+            if !unsettled.contains(&key) {
+                out.insert(key, digest(&attrs));
+            } else if let Some(d) = earlier.get(&key) {
+                out.insert(key, d.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Of `keys` (the objects a plan finds different from the files), those
+/// whose live state is not what warren recorded applying.
+pub fn find<'k>(
+    keys: impl Iterator<Item = &'k ObjectKey>,
+    recorded: &BTreeMap<ObjectKey, String>,
+    live: &Topology,
+    last_applies: &BTreeMap<String, LastApply>,
+) -> Vec<Outside> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for key in keys.filter(|k| digested(k)) {
+        let Some(applied) = recorded.get(key) else { continue };
+        if !seen.insert(key) {
+            continue;
+        }
+        let deleted = match attributes_of(live, key) {
+            None => true,
+            Some(a) if digest(&a) != *applied => false,
+            Some(_) => continue,
+        };
+        let since = key.vhost().and_then(|v| last_applies.get(v)).cloned();
+        out.push(Outside { key: key.clone(), deleted, since });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Queue, Vhost};
+    use serde_json::{Value as Json, json};
+
+    fn attrs(pairs: &[(&str, Json)]) -> Attributes {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    fn topology(max_length: i64) -> Topology {
+        let mut t = Topology::default();
+        let mut v = Vhost::new("shop");
+        let mut arguments = crate::model::Table::new();
+        arguments.insert("x-max-length".into(), crate::model::Value::Int(max_length));
+        let q = Queue {
+            name: "orders".into(),
+            kind: crate::model::QueueType::Classic,
+            durable: true,
+            auto_delete: false,
+            arguments,
+            replaces: None,
+        };
+        v.queues.insert("orders".into(), q);
+        t.vhosts.insert("shop".into(), v);
+        t
+    }
+
+    fn key() -> ObjectKey {
+        ObjectKey::Queue { vhost: "shop".into(), name: "orders".into() }
+    }
+
+    #[test]
+    fn a_digest_is_stable_and_tells_attributes_apart() {
+        let a = attrs(&[("durable", json!(true)), ("arguments", json!({"x-max-length": 10}))]);
+        let b = attrs(&[("arguments", json!({"x-max-length": 10})), ("durable", json!(true))]);
+        assert_eq!(digest(&a), digest(&b), "the order of insertion does not matter");
+        assert_eq!(digest(&a).len(), 16);
+        assert_ne!(digest(&a), digest(&attrs(&[("durable", json!(true)), ("arguments", json!({"x-max-length": 11}))])));
+    }
+
+    #[test]
+    fn the_live_object_tells_a_change_in_the_files_from_one_outside_warren() {
+        let applied = recorded(&BTreeMap::new(), &topology(10), &BTreeSet::new());
+        assert_eq!(applied.len(), 1);
+        let last = BTreeMap::from([("shop".to_string(), LastApply { by: "ann@ci".into(), at: "t".into() })]);
+        // The files now say 20; the broker still has the 10 warren applied.
+        assert_eq!(find([key()].iter(), &applied, &topology(10), &last), vec![]);
+        // Someone made it 30 on the broker.
+        let found = find([key()].iter(), &applied, &topology(30), &last);
+        assert_eq!(found, vec![Outside { key: key(), deleted: false, since: Some(last["shop"].clone()) }]);
+        // Someone deleted it.
+        let found = find([key(), key()].iter(), &applied, &Topology::default(), &BTreeMap::new());
+        assert_eq!(found, vec![Outside { key: key(), deleted: true, since: None }]);
+        // Never applied: nothing to tell.
+        assert_eq!(find([key()].iter(), &BTreeMap::new(), &topology(30), &last), vec![]);
+    }
+
+    #[test]
+    fn a_change_not_carried_out_keeps_its_earlier_digest() {
+        let earlier = recorded(&BTreeMap::new(), &topology(10), &BTreeSet::new());
+        let unsettled = BTreeSet::from([key()]);
+        assert_eq!(recorded(&earlier, &topology(20), &unsettled), earlier);
+        assert_eq!(recorded(&BTreeMap::new(), &topology(20), &unsettled), BTreeMap::new());
+        assert_ne!(recorded(&earlier, &topology(20), &BTreeSet::new()), earlier);
+    }
+}
