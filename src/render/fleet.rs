@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::document::{DiagnosticDoc, FORMAT_VERSION, PlanDocument};
 use super::{Format, human, markdown};
+use crate::diff::Action;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FleetDocument {
@@ -205,6 +206,21 @@ fn render_markdown(doc: &FleetDocument) -> String {
         names.join(",")
     );
     let _ = writeln!(out, "### warren plan for `{}`: {} environments\n", doc.desired, doc.environments.len());
+    // What loses something comes first, as in one environment's comment:
+    // the sections below may be cut.
+    let losing: Vec<String> = doc
+        .environments
+        .iter()
+        .filter_map(|e| {
+            let p = e.plan.as_ref()?;
+            let n = p.changes.iter().filter(|c| matches!(c.action, Action::Destroy | Action::Replace)).count();
+            (n > 0).then(|| format!("{} ({n})", e.name))
+        })
+        .collect();
+    if !losing.is_empty() {
+        let _ =
+            writeln!(out, "> [!WARNING]\n> Objects will be **destroyed or recreated** in: {}.\n", losing.join(", "));
+    }
     let _ = writeln!(out, "**{}**\n", summary_line(doc));
     let rows = table(doc);
     for (n, r) in rows.iter().enumerate() {
@@ -215,22 +231,135 @@ fn render_markdown(doc: &FleetDocument) -> String {
         }
     }
     out += "\n";
+    // The environments share one comment: each takes an equal part of what
+    // is left, and what one leaves unused goes to the next.
+    let mut left = doc.environments.len();
     for e in &doc.environments {
+        let room = markdown::LIMIT.saturating_sub(out.chars().count() + RESERVE) / left.max(1);
+        left -= 1;
+        let mut section = String::new();
         match &e.plan {
             Some(p) => {
-                let _ = writeln!(out, "<details><summary><b>{}</b>: {}</summary>\n", e.name, human::summary_line(p));
-                // The environment's own comment, one heading down.
-                out += &markdown::body(p).replacen("### ", "#### ", 1);
-                out += "\n</details>\n\n";
+                let title = format!("<details><summary><b>{}</b>: {}</summary>\n\n", e.name, human::summary_line(p));
+                let end = "\n</details>\n\n";
+                let inner = room.saturating_sub(title.chars().count() + end.len());
+                // The environment's own comment, one heading down; when
+                // even its head does not fit, a pointer to it.
+                let body = Some(inner)
+                    .filter(|n| *n >= MIN_SECTION)
+                    .map(|n| markdown::body_within(p, n).replacen("### ", "#### ", 1))
+                    .filter(|b| b.chars().count() <= inner)
+                    .unwrap_or_else(|| {
+                        format!("Too many environments to show this plan here: run `warren plan --env {}`.\n", e.name)
+                    });
+                section += &title;
+                section += &body;
+                section += end;
             }
             None => {
-                let _ = writeln!(out, "- :x: **{}**: no plan", e.name);
-                for d in &e.errors {
-                    let _ = writeln!(out, "  - {} (`{}`)", located(d), d.code);
+                let _ = writeln!(section, "- :x: **{}**: no plan", e.name);
+                for (i, d) in e.errors.iter().enumerate() {
+                    let line = format!("  - {} (`{}`)\n", located(d), d.code);
+                    if section.chars().count() + line.chars().count() > room {
+                        let _ = writeln!(section, "  - … and {} more", e.errors.len() - i);
+                        break;
+                    }
+                    section += &line;
                 }
-                out += "\n";
+                section += "\n";
+            }
+        }
+        out += &section;
+    }
+    out
+}
+
+/// What the comment keeps for the note of an environment cut short.
+const RESERVE: usize = 200;
+
+/// The least room in which an environment's plan is worth showing: below
+/// it, its section says how to see it.
+const MIN_SECTION: usize = 1_500;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::document::{ChangeDoc, Origin, SummaryDoc};
+
+    fn diagnostic(i: usize) -> DiagnosticDoc {
+        DiagnosticDoc {
+            code: "dlx-missing".into(),
+            message: format!("queue \"q{i}\" dead-letters to exchange \"gone\", which no file declares"),
+            help: None,
+            file: Some("topology/shop.toml".into()),
+            line: Some(i),
+            column: Some(1),
+        }
+    }
+
+    /// A plan that adds `n` queues and destroys one, with `n / 10` warnings.
+    fn large_plan(n: usize) -> PlanDocument {
+        let change = |i: usize, action: Action| ChangeDoc {
+            address: format!("queue \"q{i}\" in vhost \"shop\""),
+            kind: "queue".into(),
+            vhost: Some("shop".into()),
+            name: format!("q{i}"),
+            action,
+            reason: "declared in the files".into(),
+            requires_allow_destroy: false,
+            before: None,
+            after: Some([("type".to_string(), serde_json::json!("classic"))].into()),
+            rebind: vec![],
+            migration: None,
+            rollback: None,
+            owner: None,
+        };
+        let mut changes: Vec<ChangeDoc> = (0..n).map(|i| change(i, Action::Create)).collect();
+        changes.push(change(n, Action::Destroy));
+        PlanDocument {
+            format_version: FORMAT_VERSION.into(),
+            desired: "topology".into(),
+            live: "http://broker:15672".into(),
+            summary: SummaryDoc {
+                add: n,
+                change: 0,
+                destroy: 1,
+                migrate: 0,
+                rollback: 0,
+                unmanaged: 0,
+                other_project: 0,
+                outside: 0,
+                requires_allow_destroy: false,
+            },
+            changes,
+            errors: vec![],
+            warnings: (0..n / 10).map(diagnostic).collect(),
+            migrations_in_flight: vec![],
+            changed_outside: vec![],
+            origin: Origin { project: "shop".into(), ..Origin::default() },
+        }
+    }
+
+    #[test]
+    fn a_fleet_comment_fits_github_and_names_every_environment() {
+        for count in [1, 3, 12, 60] {
+            let mut environments: Vec<EnvironmentDoc> = (0..count)
+                .map(|i| EnvironmentDoc::planned(&format!("env-{i}"), "http://broker:15672", large_plan(3_000)))
+                .collect();
+            let errors = (0..500).map(diagnostic).collect();
+            environments.push(EnvironmentDoc::failed("broken", "http://down:15672", errors));
+            let md = render(&FleetDocument::new("topology", environments), Format::Markdown, false);
+            let chars = md.chars().count();
+            assert!(chars <= markdown::LIMIT, "{count} environments: {chars} characters");
+            for i in 0..count {
+                assert!(md.contains(&format!("<b>env-{i}</b>: Plan: 3000 to add")), "{count}: env-{i} is named");
+            }
+            assert!(md.contains("**broken**: no plan") && md.contains("… and "), "{count}: errors cut, said");
+            assert_eq!(md.matches("<details>").count(), md.matches("</details>").count(), "{count}: folds closed");
+            assert!(md.contains("**destroyed or recreated** in: env-0 (1)"), "{count}: destroys first");
+            if count <= 3 {
+                assert!(md.contains("will be **destroyed**: queue \"q3000\""), "{count}: the destroy is told");
             }
         }
     }
-    out
 }

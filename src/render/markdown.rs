@@ -30,14 +30,21 @@ pub fn marker(doc: &PlanDocument) -> String {
     format!("<!-- warren:{command} project={}{env} -->\n", o.project)
 }
 
-/// The comment without its marker: for a report of several environments,
-/// which has one marker of its own.
+/// The comment without its marker, in at most [`LIMIT`] characters.
 pub fn body(doc: &PlanDocument) -> String {
-    let mut out = head(doc);
+    body_within(doc, LIMIT)
+}
+
+/// The comment without its marker in at most `limit` characters: for a
+/// report of several environments, which shares one comment (and has one
+/// marker of its own). Past the limit the full plan is cut first; the
+/// errors, the warnings and the picture each take at most a quarter.
+pub fn body_within(doc: &PlanDocument, limit: usize) -> String {
+    let mut out = head(doc, limit);
     let plan: Vec<String> = human::render(doc, false).lines().map(diff_marked).collect();
     let whole: usize = plan.iter().map(|l| l.chars().count() + 1).sum();
     out += "<details><summary>Full plan</summary>\n\n```diff\n";
-    let room = LIMIT.saturating_sub(out.chars().count() + RESERVE);
+    let room = limit.saturating_sub(out.chars().count() + RESERVE);
     if whole <= room {
         for line in &plan {
             out += line;
@@ -70,7 +77,7 @@ pub fn body(doc: &PlanDocument) -> String {
 }
 
 /// Everything but the full plan: what must always be in the comment.
-fn head(doc: &PlanDocument) -> String {
+fn head(doc: &PlanDocument, limit: usize) -> String {
     let mut out = String::new();
     if doc.origin.diff {
         let _ = writeln!(out, "### warren diff `{}` → `{}`\n", doc.live, doc.desired);
@@ -88,13 +95,12 @@ fn head(doc: &PlanDocument) -> String {
         );
     }
     let _ = writeln!(out, "**{}**\n", human::summary_line(doc));
-    for e in &doc.errors {
-        let _ = writeln!(out, "- :x: {}{} (`{}`)", place(e), e.message, e.code);
-    }
+    let share = limit / 4;
     if !doc.errors.is_empty() {
+        out += &listed_within(&doc.errors, ":x:", share);
         out += "\n";
     }
-    if let Some(picture) = &doc.origin.picture {
+    if let Some(picture) = doc.origin.picture.as_ref().filter(|p| p.chars().count() < share) {
         let _ = writeln!(
             out,
             "<details><summary>Routing around the change</summary>\n\n```mermaid\n{picture}```\n\n</details>\n"
@@ -102,19 +108,26 @@ fn head(doc: &PlanDocument) -> String {
     }
     if !doc.warnings.is_empty() {
         let _ = writeln!(out, "<details><summary>Warnings ({})</summary>\n", doc.warnings.len());
-        // Warnings are kept whole up to a share of the comment; the plan
-        // is cut first.
-        let mut used = 0;
-        for (i, w) in doc.warnings.iter().enumerate() {
-            let line = format!("- :warning: {}{} (`{}`)\n", place(w), w.message, w.code);
-            if used + line.len() > LIMIT / 2 {
-                let _ = writeln!(out, "- … and {} more: see `--format json`", doc.warnings.len() - i);
-                break;
-            }
-            used += line.len();
-            out += &line;
-        }
+        out += &listed_within(&doc.warnings, ":warning:", share);
         out += "\n</details>\n\n";
+    }
+    out
+}
+
+/// One line per diagnostic, whole, in at most `room` characters; then how
+/// many more there are.
+fn listed_within(diagnostics: &[DiagnosticDoc], icon: &str, room: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for (i, d) in diagnostics.iter().enumerate() {
+        let line = format!("- {icon} {}{} (`{}`)\n", place(d), d.message, d.code);
+        let n = line.chars().count();
+        if used + n > room {
+            let _ = writeln!(out, "- … and {} more: see `--format json`", diagnostics.len() - i);
+            break;
+        }
+        used += n;
+        out += &line;
     }
     out
 }
