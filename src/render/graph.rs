@@ -85,9 +85,10 @@ impl<'a> Ids<'a> {
     }
 }
 
-/// Text inside a mermaid label's quotes: `"` and `#` are entity codes there.
+/// Text inside a mermaid label's quotes: `"` and `#` are entity codes
+/// there, and so are `<` and `>`, which would otherwise be read as HTML.
 fn mermaid_text(s: &str) -> String {
-    s.replace('#', "#35;").replace('"', "#quot;")
+    s.replace('#', "#35;").replace('"', "#quot;").replace('<', "#lt;").replace('>', "#gt;")
 }
 
 fn mermaid(vhosts: &[&Vhost]) -> String {

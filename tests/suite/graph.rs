@@ -1,6 +1,7 @@
 //! `warren graph`: the routing graph of the examples as mermaid and DOT.
-//! No mermaid parser runs here (it needs a browser); each line is checked
-//! against the grammar warren writes, a subset of mermaid's flowchart.
+//! Each line is checked against the grammar warren writes, a subset of
+//! mermaid's flowchart; and every flowchart is parsed by mermaid itself
+//! (tests/mermaid, which scripts/test installs with npm).
 
 use crate::common::{examples, stem, warren};
 
@@ -42,11 +43,69 @@ fn every_example_draws_as_mermaid_and_dot() {
 fn a_plans_comment_draws_the_routing_around_the_change() {
     let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--format", "markdown"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let start = run.stdout.find("```mermaid\n").expect("a mermaid block") + "```mermaid\n".len();
-    let block = &run.stdout[start..start + run.stdout[start..].find("```").unwrap()];
+    let block = mermaid_block(&run.stdout);
     assert_mermaid("the shop diff", block);
     // What changes is drawn; what does not, and touches nothing that does, is not.
     assert!(block.contains("shop.parking"), "{block}");
+}
+
+const ODD_NAMES: &str = r##"vhosts = ["odd \"v\" %% end"]
+
+[exchanges."x\"quoted\" #1 <b>end</b> ;"]
+type = "topic"
+lint_allow = ["unroutable-exchange"]
+
+[queues."q|pipe & (paren) {brace} [sq] -->"]
+type = "classic"
+
+[[bindings]]
+source = "x\"quoted\" #1 <b>end</b> ;"
+queue = "q|pipe & (paren) {brace} [sq] -->"
+routing_key = "a|b.\"c\".# end"
+"##;
+
+/// The mermaid block of a markdown comment.
+fn mermaid_block(markdown: &str) -> &str {
+    let start = markdown.find("```mermaid\n").expect("a mermaid block") + "```mermaid\n".len();
+    &markdown[start..start + markdown[start..].find("```").unwrap()]
+}
+
+#[test]
+#[ignore = "needs mermaid's parser: scripts/test installs it (npm ci in tests/mermaid)"]
+fn mermaid_parses_every_flowchart_warren_draws() {
+    let dir = crate::common::root().join("tests/mermaid");
+    assert!(
+        dir.join("node_modules/mermaid").is_dir(),
+        "mermaid is not installed: run scripts/test, or `npm ci` in {}",
+        dir.display()
+    );
+    let mut diagrams = Vec::new();
+    for example in examples() {
+        let run = warren(&["graph", &example]);
+        diagrams.push(serde_json::json!({"name": example, "text": run.stdout}));
+    }
+    let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--format", "markdown"]);
+    diagrams.push(serde_json::json!({"name": "the shop diff's comment", "text": mermaid_block(&run.stdout)}));
+    // Names with every character mermaid gives a meaning to.
+    let odd = tempfile::tempdir().unwrap();
+    std::fs::write(odd.path().join("odd.toml"), ODD_NAMES).unwrap();
+    let run = warren(&["graph", odd.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_mermaid("odd names", &run.stdout);
+    diagrams.push(serde_json::json!({"name": "odd names", "text": run.stdout}));
+    let mut node = std::process::Command::new("node")
+        .arg("check.mjs")
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs (Node.js is needed for this test)");
+    let input = serde_json::to_vec(&diagrams).unwrap();
+    std::io::Write::write_all(&mut node.stdin.take().unwrap(), &input).unwrap();
+    let out = node.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "mermaid refuses a flowchart warren drew:\n{said}");
+    assert!(said.contains(&format!("{0} of {0} diagrams parse", diagrams.len())), "{said}");
 }
 
 #[test]
