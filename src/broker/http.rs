@@ -12,6 +12,9 @@ use serde_json::Value as Json;
 use super::endpoint::Endpoint;
 use super::error::BrokerError;
 
+/// How long a connection may wait in the pool, in seconds.
+const IDLE_SECS: u64 = 30;
+
 #[derive(Clone)]
 pub struct Http {
     endpoint: Endpoint,
@@ -23,6 +26,9 @@ impl Http {
         let mut builder = reqwest::Client::builder()
             .user_agent(concat!("warren/", env!("CARGO_PKG_VERSION")))
             .pool_max_idle_per_host(64)
+            // Below the management listener's idle timeout (cowboy's 60 s):
+            // a connection the broker is closing is not picked for a request.
+            .pool_idle_timeout(std::time::Duration::from_secs(IDLE_SECS))
             .timeout(std::time::Duration::from_secs(120));
         let read = |p: &std::path::Path| {
             std::fs::read(p).map_err(|e| BrokerError::Setup(format!("cannot read {}: {e}", p.display())))
@@ -74,10 +80,11 @@ impl Http {
     }
 
     /// Sends one request; `action` completes "could not …" in errors.
-    /// Returns the status and the body text. A read (GET) is tried again
-    /// after a lost connection or a 5xx answer, twice, so that a blip
-    /// while a node restarts does not end a long drain wait; writes are
-    /// never repeated here, their callers decide.
+    /// Returns the status and the body text. A request that HTTP makes
+    /// idempotent (GET, PUT, DELETE) is sent again, twice, after a
+    /// connection lost before its answer (a pooled connection the broker
+    /// closed, a node restarting), and a read after a 5xx answer too; a
+    /// POST is sent once (see [`Http::send_repeatable`]).
     pub async fn send(
         &self,
         method: Method,
@@ -85,18 +92,42 @@ impl Http {
         body: Option<&Json>,
         action: &str,
     ) -> Result<(StatusCode, String), BrokerError> {
+        let repeatable = matches!(method, Method::GET | Method::PUT | Method::DELETE);
+        self.send_with(method, path, body, action, repeatable).await
+    }
+
+    /// [`Http::send`] for a POST that the broker makes idempotent (a
+    /// binding is a member of a set: creating it twice leaves one).
+    pub async fn send_repeatable(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Json>,
+        action: &str,
+    ) -> Result<(StatusCode, String), BrokerError> {
+        self.send_with(method, path, body, action, true).await
+    }
+
+    async fn send_with(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Json>,
+        action: &str,
+        repeatable: bool,
+    ) -> Result<(StatusCode, String), BrokerError> {
         const PAUSES: [u64; 2] = [300, 1000];
         let mut tries = PAUSES.iter();
         loop {
             let result = self.send_once(method.clone(), path, body, action).await;
-            let transient = matches!(
-                &result,
-                Err(BrokerError::Unreachable { .. }) | Err(BrokerError::Refused { status: 500..=599, .. })
-            );
+            let again = match &result {
+                Err(BrokerError::Unreachable { .. }) => repeatable,
+                // A write's 5xx may come after it took effect: said, not repeated.
+                Err(BrokerError::Refused { status: 500..=599, .. }) => method == Method::GET,
+                _ => false,
+            };
             match tries.next() {
-                Some(ms) if transient && method == Method::GET => {
-                    tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
-                }
+                Some(ms) if again => tokio::time::sleep(std::time::Duration::from_millis(*ms)).await,
                 _ => return result,
             }
         }
@@ -266,5 +297,63 @@ mod tests {
             "Validation failed: [{<<\"federation-upstream-set\">>,<<\"all\">>}] are not recognised policy settings"
         );
         assert_eq!(readable("queue 'q' in vhost 'v' not empty"), "queue 'q' in vhost 'v' not empty");
+    }
+
+    /// A server that reads each request on a new connection and closes it
+    /// unanswered the first `drops` times, then answers 204: a connection
+    /// lost before any answer. Gives its address and the requests it read.
+    async fn dropping_server(drops: usize) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = format!("http://guest:guest@{}", listener.local_addr().unwrap());
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let mut buf = vec![0u8; 4096];
+                let n = socket.read(&mut buf).await.unwrap_or(0);
+                let line = String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_string();
+                let count = {
+                    let mut l = log.lock().unwrap();
+                    l.push(line);
+                    l.len()
+                };
+                if count > drops {
+                    let answer = b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n";
+                    let _ = socket.write_all(answer).await;
+                }
+                drop(socket);
+            }
+        });
+        (address, seen)
+    }
+
+    fn client(address: &str) -> super::Http {
+        let endpoint = super::super::endpoint::Endpoint::parse(address, Default::default()).unwrap();
+        super::Http::new(endpoint).unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_idempotent_write_is_sent_again_after_a_connection_lost_before_its_answer() {
+        let (address, seen) = dropping_server(2).await;
+        let http = client(&address);
+        let body = serde_json::json!({"durable": true});
+        let sent = http.send(reqwest::Method::PUT, "queues/v/q", Some(&body), "declare queue \"q\"").await;
+        assert!(sent.is_ok(), "{sent:?}");
+        assert_eq!(seen.lock().unwrap().len(), 3, "twice lost, then answered");
+
+        let (address, seen) = dropping_server(1).await;
+        let bound = client(&address).send_repeatable(reqwest::Method::POST, "bindings/v/e/x/q/q", None, "bind").await;
+        assert!(bound.is_ok(), "a binding is created twice safely: {bound:?}");
+        assert_eq!(seen.lock().unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_post_is_not_repeated_blindly() {
+        let (address, seen) = dropping_server(1).await;
+        let sent = client(&address).send(reqwest::Method::POST, "exchanges/v/x/publish", None, "publish").await;
+        assert!(matches!(sent, Err(super::BrokerError::Unreachable { .. })), "{sent:?}");
+        assert_eq!(seen.lock().unwrap().len(), 1, "sent once");
     }
 }

@@ -249,11 +249,7 @@ impl Broker for Rabbit {
     /// The whole broker's definitions export, as text, in one request.
     async fn definitions(&self) -> Result<String, BrokerError> {
         let action = "read the broker's definitions";
-        let (_, text) = match self.http.send(Method::GET, "definitions", None, action).await {
-            // The broker closes idle keep-alive connections: try once more.
-            Err(BrokerError::Unreachable { .. }) => self.http.send(Method::GET, "definitions", None, action).await?,
-            other => other?,
-        };
+        let (_, text) = self.http.send(Method::GET, "definitions", None, action).await?;
         Ok(text)
     }
 
