@@ -71,9 +71,14 @@ pub enum Op {
 }
 
 /// Where an operation falls in the order of a plan, earliest first:
-/// vhosts and users, then exchanges and queues, then policies, bindings
+/// vhosts and users, then exchanges, policies and queues, then bindings
 /// and permissions, then migrations, then every removal in reverse. Steps
-/// of one phase may run at once.
+/// of one phase may run at once. Policies come before queues, as in the
+/// broker's own import: each queue then gets its policy as it is declared,
+/// where a policy set afterwards makes the broker match it against every
+/// queue of the vhost (1.5-2 s a policy in a vhost of 10,000 queues); and
+/// after exchanges, so that a dead-letter or alternate exchange a policy
+/// names exists before any queue can use it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
     PutVhost,
@@ -81,8 +86,8 @@ pub enum Phase {
     /// The delete of an exchange or queue that is declared again right after.
     DeleteReplaced,
     DeclareExchange,
-    DeclareQueue,
     PutPolicy,
+    DeclareQueue,
     Bind,
     PutPermission,
     Migrate,
