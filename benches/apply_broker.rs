@@ -1,5 +1,6 @@
 //! Against a private broker node: applying a generated 10,000-queue,
-//! 500-exchange, 20,000-binding topology to an empty vhost, as ratios to
+//! 500-exchange, 20,000-binding, 50-policy topology to an empty vhost (one
+//! policy per service, as large installations have), as ratios to
 //! the broker's own bulk import of the same definitions (POST
 //! /api/definitions) and to one HTTP request per object in sequence; and
 //! `warren plan` against that vhost as a ratio to a raw GET of its
@@ -7,6 +8,8 @@
 //!
 //! Run: `WARREN_TEST_NODE=7 scripts/broker start && eval "$(WARREN_TEST_NODE=7 scripts/broker env)"
 //!       && cargo bench --bench apply_broker`
+//! (`WARREN_BENCH_APPLIES=10` applies ten times in a row, each into an
+//! emptied vhost, and fails on the first that does not succeed.)
 
 mod common;
 
@@ -60,6 +63,26 @@ impl Api {
     }
 }
 
+/// Policies beside the generated topology's four, one per service: 46,
+/// for 50 in all.
+const SERVICE_POLICIES: usize = 46;
+
+/// Adds `n` policies, each matching the queues whose number ends in its
+/// own two digits (a hundredth of them), above the generated ones.
+fn with_service_policies(topology: &mut warren::model::Topology, n: usize) {
+    use warren::model::{ApplyTo, Policy, Table, Value};
+    let v = topology.vhosts.values_mut().next().unwrap();
+    for k in 0..n {
+        let name = format!("bench-svc{k:02}");
+        let definition = Table::from([
+            ("max-length-bytes".to_string(), Value::Int(100 << 20)),
+            ("expires".to_string(), Value::Int(14 * 24 * 3_600_000)),
+        ]);
+        let pattern = format!("^bench\\.q\\d{{3}}{k:02}$");
+        v.policies.insert(name.clone(), Policy { name, pattern, apply_to: ApplyTo::Queues, priority: 3, definition });
+    }
+}
+
 fn seg(s: &str) -> String {
     warren::broker::segment(s)
 }
@@ -88,6 +111,8 @@ fn main() {
     let scale: usize = std::env::var("WARREN_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     let (queues, exchanges, bindings) = (10_000 / scale, 500 / scale, 20_000 / scale);
     let mut topology = warren::testing::large_topology(queues, exchanges, bindings);
+    with_service_policies(&mut topology, SERVICE_POLICIES);
+    let policies = topology.vhosts.values().next().unwrap().policies.len();
     let dir = tempfile::tempdir().unwrap();
     let reset = |vhost: &str| {
         api.delete_vhost(vhost);
@@ -95,8 +120,7 @@ fn main() {
     };
 
     // 1. The broker's own bulk import, into vhost bench-import.
-    let mut defs: Json =
-        serde_json::from_str(&warren::testing::large_definitions(queues, exchanges, bindings)).unwrap();
+    let mut defs: Json = warren::export::definitions(&topology);
     for key in ["queues", "exchanges", "bindings", "policies"] {
         for item in defs[key].as_array_mut().into_iter().flatten() {
             item["vhost"] = json!("bench-import");
@@ -166,6 +190,17 @@ fn main() {
         run("apply");
     });
     eprintln!("warren apply: {apply:?}");
+    // WARREN_BENCH_APPLIES=10 applies again into an emptied vhost, nine
+    // more times: each must succeed (a dropped connection once stopped
+    // one apply in four), and each time is reported.
+    let again: usize = std::env::var("WARREN_BENCH_APPLIES").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    for n in 2..=again {
+        api.delete_vhost("bench-apply");
+        let t = timed(|| {
+            run("apply");
+        });
+        eprintln!("warren apply {n} of {again}: {t:?}");
+    }
 
     // 4. plan against the applied vhost, and a raw GET of its definitions.
     let plan = common::median(3, || {
@@ -179,7 +214,9 @@ fn main() {
     for v in ["bench-import", "bench-seq", "bench-apply"] {
         api.delete_vhost(v);
     }
-    println!("apply to an empty vhost, {queues} queues / {exchanges} exchanges / {bindings} bindings");
+    println!(
+        "apply to an empty vhost, {queues} queues / {exchanges} exchanges / {bindings} bindings / {policies} policies"
+    );
     println!("  broker bulk import (POST /api/definitions): {:>8.1} s", import.as_secs_f64());
     println!("  one request per object, in sequence:       {:>8.1} s", sequential.as_secs_f64());
     println!("  warren apply:                              {:>8.1} s", apply.as_secs_f64());
