@@ -1083,9 +1083,11 @@ definition = { federation-upstream-set = "all" }
     assert!(!err.contains("&lt;"), "the reason is not HTML-escaped: {err}");
     let (done, not_done) = err.split_once("Not carried out").expect("a list of what was not carried out");
     assert!(done.contains("Carried out"), "{err}");
-    assert!(done.contains("+ exchange \"x.fed\"") && done.contains("+ queue \"q.fed\""), "{err}");
-    assert!(not_done.contains("+ policy \"p.federate\""), "{err}");
-    assert!(case.exists("exchanges/{V}/x.fed") && case.exists("queues/{V}/q.fed"));
+    // Exchanges come before policies, queues after them (as in the
+    // broker's own import): the queue was not reached.
+    assert!(done.contains("+ exchange \"x.fed\""), "{err}");
+    assert!(not_done.contains("+ policy \"p.federate\"") && not_done.contains("+ queue \"q.fed\""), "{err}");
+    assert!(case.exists("exchanges/{V}/x.fed") && !case.exists("queues/{V}/q.fed"));
     assert!(!case.exists("policies/{V}/p.federate"));
     let inv = case.inventory(&case.vhost).unwrap();
     assert!(inv["exchanges"].contains(&Json::from("x.fed").to_string()), "what was made is warren's: {inv:?}");
