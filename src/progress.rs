@@ -53,7 +53,11 @@ impl Progress {
             Event::Ended { step, outcome, took: t } if self.out.verbose => {
                 self.print(&live, &format!("  {outcome}: {step} ({})", took(*t)))
             }
-            Event::Started { .. } | Event::Ended { .. } => {}
+            Event::PhaseEnded { phase, steps, took: t } if self.out.verbose => {
+                let steps = if *steps == 1 { "1 step".to_string() } else { format!("{steps} steps") };
+                self.print(&live, &format!("  phase {phase}: {steps} in {}", took(*t)))
+            }
+            Event::Started { .. } | Event::Ended { .. } | Event::PhaseEnded { .. } => {}
             Event::Resuming { vhost, old, new, at, total, step } => self.print(
                 &live,
                 &format!("Resuming migration {old} -> {new} in vhost \"{vhost}\" at step {at} of {total} ({step})"),

@@ -21,6 +21,9 @@ pub enum Event {
     Draining(DrainReading),
     /// The drain wait of `old` is over, drained or not.
     DrainOver { vhost: String, old: String },
+    /// A phase's `steps` steps all ended, the last after `took` from the
+    /// phase's start.
+    PhaseEnded { phase: &'static str, steps: usize, took: Duration },
 }
 
 /// How the old queue of a migration stands while apply waits for it.

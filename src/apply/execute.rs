@@ -88,6 +88,7 @@ pub async fn execute<B: Broker>(broker: &B, plan: &Plan, ctx: &Context<B>) -> Ou
             outcome.failed = Some((i, e));
             break;
         }
+        let began = std::time::Instant::now();
         let mut set = JoinSet::new();
         for index in i..end {
             let (broker, step, limit, ctx) = (broker.clone(), plan.steps[index].clone(), limit.clone(), ctx.clone());
@@ -140,6 +141,7 @@ pub async fn execute<B: Broker>(broker: &B, plan: &Plan, ctx: &Context<B>) -> Ou
             }
         });
         let recorded = ctx.recorder.update(|_| {}).await;
+        ctx.events.send(Event::PhaseEnded { phase: phase.describe(), steps: end - i, took: began.elapsed() });
         for (index, result) in results {
             match result {
                 Ok(()) => outcome.done.push(index),

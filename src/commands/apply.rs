@@ -134,6 +134,9 @@ fn locked<B: Broker>(
         }
     }
 
+    // With -v, where the run's time goes besides its steps (each phase's
+    // time is told as it ends).
+    let mut clock = super::Clock::new(out.verbose);
     let before = apply::inventory_claim(&mine(&planned), &planned.desired.topology, &planned.live.topology, plan);
     let claim = records(&planned, &planned.live.records, &before, recorder);
     if let Err(e) = rt.block_on(broker.write_records(&claim)) {
@@ -142,10 +145,12 @@ fn locked<B: Broker>(
     }
     // The journal says what this run will do before its first step.
     let vhosts = planned.desired.topology.vhosts.keys().cloned().collect();
+    clock.lap("claim the files' objects in the records");
     if let Err(e) = rt.block_on(recorder.plan_started(plan, fingerprint::plan(doc), vhosts)) {
         eprintln!("Nothing was changed: warren could not record the plan in its journal: {e}.");
         return (Err(Error::Records), None);
     }
+    clock.lap("record the plan in the journal");
     let ctx = apply::Context {
         guard_deletes: !options.allow_destroy,
         passwords: planned.passwords.clone(),
@@ -155,9 +160,11 @@ fn locked<B: Broker>(
         events: Progress::new(out).events(),
     };
     let outcome = rt.block_on(apply::execute(broker, plan, &ctx));
+    clock.lap("carry out the steps");
     let after = apply::inventory_after(&before, plan, &outcome.done, &planned.desired.topology);
     let claimed = planned.live.records.written(&claim);
     let recorded = rt.block_on(broker.write_records(&records(&planned, &claimed, &after, recorder)));
+    clock.lap("record the inventory");
     recorder.migrations_ended(plan, &outcome.done, outcome.failed.as_ref());
 
     let ended = report(plan, &outcome, out);

@@ -44,3 +44,21 @@ fn unchanged(e: BrokerError) -> Error {
     eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
     Error::Broker(e)
 }
+
+/// With -v, how long each stage took, on stderr.
+pub(crate) struct Clock {
+    last: Option<std::time::Instant>,
+}
+
+impl Clock {
+    pub(crate) fn new(on: bool) -> Self {
+        Clock { last: on.then(std::time::Instant::now) }
+    }
+
+    pub(crate) fn lap(&mut self, what: &str) {
+        if let Some(t) = self.last {
+            eprintln!("warren: {what}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+            self.last = Some(std::time::Instant::now());
+        }
+    }
+}

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Show;
 use super::live_side::{self, LiveSide};
 use super::planned::{Planned, assemble, compare, compute, draft};
+use super::{Clock, Show};
 use crate::desired::{self, Desired};
 use crate::diagnostic::{Diagnostic, render as render_diagnostics};
 use crate::error::{self, Done, Error};
@@ -172,24 +172,6 @@ fn save_plan(
         Err(d) => {
             eprint!("{}", render_diagnostics(&[d], &planned.desired.sources, out.diagnostic_style()));
             Err(Error::Invalid)
-        }
-    }
-}
-
-/// With -v, how long each stage took, on stderr.
-struct Clock {
-    last: Option<std::time::Instant>,
-}
-
-impl Clock {
-    fn new(on: bool) -> Self {
-        Clock { last: on.then(std::time::Instant::now) }
-    }
-
-    fn lap(&mut self, what: &str) {
-        if let Some(t) = self.last {
-            eprintln!("warren: {what}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
-            self.last = Some(std::time::Instant::now());
         }
     }
 }

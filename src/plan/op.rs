@@ -100,6 +100,30 @@ pub enum Phase {
     DeleteVhost,
 }
 
+impl Phase {
+    /// What the phase does, for `apply -v`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Phase::PutVhost => "set vhosts",
+            Phase::PutUser => "set users",
+            Phase::DeleteReplaced => "delete what is declared again",
+            Phase::DeclareExchange => "declare exchanges",
+            Phase::PutPolicy => "set policies",
+            Phase::DeclareQueue => "declare queues",
+            Phase::Bind => "bind",
+            Phase::PutPermission => "set permissions",
+            Phase::Migrate => "migrate",
+            Phase::Unbind => "unbind",
+            Phase::DeletePolicy => "delete policies",
+            Phase::DeletePermission => "delete permissions",
+            Phase::DeleteQueue => "delete queues",
+            Phase::DeleteExchange => "delete exchanges",
+            Phase::DeleteUser => "delete users",
+            Phase::DeleteVhost => "delete vhosts",
+        }
+    }
+}
+
 impl Op {
     pub fn phase(&self) -> Phase {
         match self {
