@@ -14,6 +14,12 @@ use crate::model::{Password, Topology};
 /// The algorithm [`hash`] implements, as the broker names it.
 pub const SHA256: &str = "rabbit_password_hashing_sha256";
 
+/// The bytes of a password hash (base64 of the salt and the digest), or
+/// `None` if it is not base64: the broker refuses such a hash.
+pub fn decode(hash: &str) -> Option<Vec<u8>> {
+    STANDARD.decode(hash).ok()
+}
+
 /// A RabbitMQ SHA-256 password hash of `password` with this salt.
 pub fn hash_with_salt(password: &str, salt: [u8; 4]) -> String {
     let mut hasher = Sha256::new();

@@ -76,7 +76,7 @@ fn import_files(
     out: Output,
 ) -> Result<error::Result, Diagnostic> {
     let Origin { live, source, shown } = read(state, vhosts, connection)?;
-    let imported = import::import(&live.topology, vhosts, &source)?;
+    let imported = import::import_skipping(&live.topology, &live.skipped, vhosts, &source)?;
     refuse_existing(out_dir)?;
     let written = write(out_dir, &imported.files)?;
 

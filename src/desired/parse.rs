@@ -702,8 +702,7 @@ impl Parser<'_> {
                 Password::Env(var)
             }
             (None, Some(hash)) => {
-                use base64::Engine;
-                if base64::engine::general_purpose::STANDARD.decode(&hash).is_err() {
+                if crate::password::decode(&hash).is_none() {
                     // The broker would refuse it with a reason that quotes it.
                     let d = Diagnostic::error("bad-value", format!("the `password_hash` of user \"{name}\" is not base64"))
                         .at(self.loc(f.span("password_hash")?))

@@ -15,6 +15,7 @@ pub use select::LeftOut;
 
 use crate::diagnostic::Diagnostic;
 use crate::live::notes::Notes;
+use crate::live::{Scope, Skipped};
 use crate::model::Topology;
 
 /// One file to write.
@@ -44,6 +45,19 @@ pub struct Import {
 /// the vhosts `live` does not have.
 #[allow(clippy::result_large_err)] // once per run
 pub fn import(live: &Topology, vhosts: &[String], source: &str) -> Result<Import, Diagnostic> {
+    import_skipping(live, &[], vhosts, source)
+}
+
+/// [`import`], with the items of the export that RabbitMQ skips too
+/// ([`crate::live::Live::skipped`]) listed at the top of the file each
+/// would have gone to; those that name no vhost, in every vhost's file.
+#[allow(clippy::result_large_err)] // once per run
+pub fn import_skipping(
+    live: &Topology,
+    skipped: &[Skipped],
+    vhosts: &[String],
+    source: &str,
+) -> Result<Import, Diagnostic> {
     let wanted: BTreeSet<String> = vhosts.iter().cloned().collect();
     let unknown: Vec<String> =
         wanted.iter().filter(|v| !live.vhosts.contains_key(*v)).map(|v| format!("\"{v}\"")).collect();
@@ -65,17 +79,26 @@ pub fn import(live: &Topology, vhosts: &[String], source: &str) -> Result<Import
     let mut files = Vec::new();
     for (vhost, name) in names::vhost_files(selection.topology.vhosts.keys()) {
         let left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost() == Some(vhost)).collect();
+        let skipped: Vec<&Skipped> = skipped
+            .iter()
+            .filter(|s| match &s.scope {
+                Scope::Vhost(v) => v == vhost,
+                Scope::NoVhost => true,
+                Scope::Users => false,
+            })
+            .collect();
         files.push(File {
             name,
-            text: render::vhost_file(&selection.topology.vhosts[vhost], &left_out, source),
+            text: render::vhost_file(&selection.topology.vhosts[vhost], &left_out, &skipped, source),
             vhost: Some(vhost.clone()),
         });
     }
     let users_left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost().is_none()).collect();
-    if !selection.topology.users.is_empty() || !users_left_out.is_empty() {
+    let users_skipped: Vec<&Skipped> = skipped.iter().filter(|s| s.scope == Scope::Users).collect();
+    if !selection.topology.users.is_empty() || !users_left_out.is_empty() || !users_skipped.is_empty() {
         files.push(File {
             name: USERS_FILE.into(),
-            text: render::users_file(selection.topology.users.values(), &users_left_out, source),
+            text: render::users_file(selection.topology.users.values(), &users_left_out, &users_skipped, source),
             vhost: None,
         });
     }

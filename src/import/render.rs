@@ -3,6 +3,7 @@
 //! policies, permissions), sorted by name, defaults left unsaid.
 
 use super::select::LeftOut;
+use crate::live::Skipped;
 use crate::model::{ApplyTo, DestinationKind, Password, Policy, QueueType, Table, User, Value, Vhost};
 use crate::toml_text::{inline_table, key, path, string, strings, value};
 
@@ -10,10 +11,11 @@ use crate::toml_text::{inline_table, key, path, string, strings, value};
 const WIDTH: usize = 100;
 
 /// The text of one vhost's file.
-pub fn vhost_file(vhost: &Vhost, left_out: &[&LeftOut], source: &str) -> String {
+pub fn vhost_file(vhost: &Vhost, left_out: &[&LeftOut], skipped: &[&Skipped], source: &str) -> String {
     let mut w = Writer::default();
     w.comment(&format!("vhost \"{}\", as `warren import` read it from {source}.", vhost.name));
     w.left_out(left_out);
+    w.skipped(skipped, source);
     w.blank();
     w.line(&format!("vhosts = {}", strings([&vhost.name])));
     let s = &vhost.settings;
@@ -101,11 +103,17 @@ pub fn vhost_file(vhost: &Vhost, left_out: &[&LeftOut], source: &str) -> String 
 }
 
 /// The text of the users' file.
-pub fn users_file<'a>(users: impl IntoIterator<Item = &'a User>, left_out: &[&LeftOut], source: &str) -> String {
+pub fn users_file<'a>(
+    users: impl IntoIterator<Item = &'a User>,
+    left_out: &[&LeftOut],
+    skipped: &[&Skipped],
+    source: &str,
+) -> String {
     let mut w = Writer::default();
     w.comment(&format!("Users, as `warren import` read them from {source}."));
     w.comment("Users are cluster-wide: each is declared once, in one file, for every vhost.");
     w.left_out(left_out);
+    w.skipped(skipped, source);
     for u in users {
         w.header(&path(&["users", u.name.as_str()]));
         match &u.password {
@@ -171,6 +179,22 @@ impl Writer {
                 None => l.key.to_string(),
             };
             self.comment(&format!("- {what}: {}", l.why));
+        }
+    }
+
+    /// The items of the export RabbitMQ skips too, each with its place.
+    fn skipped(&mut self, skipped: &[&Skipped], source: &str) {
+        if skipped.is_empty() {
+            return;
+        }
+        self.comment("");
+        self.comment("Skipped: RabbitMQ does not load these items of the export either.");
+        for s in skipped {
+            let place = match s.at {
+                Some((line, column)) => format!(" ({source}:{line}:{column})"),
+                None => String::new(),
+            };
+            self.comment(&format!("- {}{place}: {}", s.what, s.why));
         }
     }
 

@@ -28,10 +28,12 @@ mod answers;
 pub(crate) mod definitions;
 mod normalise;
 pub(crate) mod notes;
+mod skipped;
 mod users;
 mod vhosts;
 
 pub use notes::CODE as NOTE_CODE;
+pub use skipped::{Scope, Skipped};
 pub use users::DEFAULT_HASHING_ALGORITHM;
 
 use std::collections::BTreeSet;
@@ -56,8 +58,11 @@ pub struct Live {
     pub migrations: std::collections::BTreeMap<String, crate::journal::Migration>,
     /// Each vhost's last apply, from warren's journals.
     pub last_applies: std::collections::BTreeMap<String, crate::journal::LastApply>,
-    /// Warnings (code "live-quirk", no location) for the quirks found.
+    /// Warnings (code "live-quirk", no location) for the quirks found; those
+    /// about skipped items say where the item is in their message.
     pub notes: Vec<Diagnostic>,
+    /// Items RabbitMQ would not load either, left out (see `skipped.rs`).
+    pub skipped: Vec<Skipped>,
 }
 
 /// The live state of these vhosts on a broker
@@ -71,7 +76,7 @@ pub async fn from_broker(
     let answers = broker.answers_of(vhosts).await?;
     let origin = broker.origin();
     let defs = answers::read(answers, &origin);
-    defs.and_then(|d| from_parsed(d, &origin, None, &[])).map_err(|d| crate::broker::BrokerError::Unreadable {
+    defs.and_then(|d| from_parsed(d, None, &origin, None, &[])).map_err(|d| crate::broker::BrokerError::Unreadable {
         action: "read the definitions".into(),
         reason: d.message,
     })
@@ -102,15 +107,22 @@ pub fn from_vhost_definitions_only(
     vhost: Option<&str>,
     only: &[String],
 ) -> Result<Live, Diagnostic> {
-    from_parsed(definitions::parse(json, origin)?, origin, vhost, only)
+    from_parsed(definitions::parse(json, origin)?, Some(json), origin, vhost, only)
 }
 
-/// [`from_vhost_definitions_only`] of an export already parsed.
-fn from_parsed(mut defs: Definitions, origin: &str, vhost: Option<&str>, only: &[String]) -> Result<Live, Diagnostic> {
+/// [`from_vhost_definitions_only`] of an export already parsed from `json`
+/// (`None` when it was put together from a broker's answers).
+fn from_parsed(
+    mut defs: Definitions,
+    json: Option<&str>,
+    origin: &str,
+    vhost: Option<&str>,
+    only: &[String],
+) -> Result<Live, Diagnostic> {
     let (single, renamed) = single_vhost(&defs, origin, vhost)?;
     // A single-vhost export holds one vhost: nothing to leave unread.
     let unread = if single.is_none() { keep_only(&mut defs, only) } else { BTreeSet::new() };
-    let mut live = normalise::read(defs, origin, single)?;
+    let mut live = normalise::read(defs, origin, single, json)?;
     for name in unread {
         live.topology.vhosts.entry(name.clone()).or_insert_with(|| Vhost::new(&name));
     }

@@ -13,6 +13,7 @@ use super::definitions::{
     BindingDef, Definitions, DestinationType, ExchangeDef, ParameterDef, PolicyBody, PolicyDef, QueueDef,
 };
 use super::notes::Notes;
+use super::skipped::{self, Scope, Skipped};
 use super::users::user;
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
@@ -27,8 +28,18 @@ const FEDERATION_PREFIX: &str = "federation: ";
 /// The exchange type of federation's upstream exchanges.
 const FEDERATION_EXCHANGE_TYPE: &str = "x-federation-upstream";
 
-/// Reads `defs`; `single` names the vhost of a single-vhost export.
-pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Result<Live, Diagnostic> {
+/// Why an item of a cluster-wide export that names no vhost is skipped.
+const NO_VHOST: &str = "it names no vhost, and RabbitMQ skips such items of a cluster-wide export";
+const NO_VHOST_HELP: &str = "give the item its `vhost` in the export and read it again. An export of one vhost (GET /api/definitions/{vhost}) names no vhost in any item: give its vhost with --vhost";
+
+/// Reads `defs`; `single` names the vhost of a single-vhost export. `json`
+/// is the text `defs` was parsed from, if one, to say where skipped items are.
+pub fn read(
+    mut defs: Definitions,
+    origin: &str,
+    single: Option<String>,
+    json: Option<&str>,
+) -> Result<Live, Diagnostic> {
     let mut r = Normaliser {
         origin,
         listed: defs.vhosts.as_ref().map(|l| l.iter().map(|v| v.name.clone()).collect()),
@@ -42,6 +53,7 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
         exchanges: BTreeMap::new(),
         queues: BTreeMap::new(),
         bindings: BTreeMap::new(),
+        skipped: Vec::new(),
     };
     r.vhosts(&mut defs);
     r.global_parameters(&defs)?;
@@ -72,15 +84,23 @@ pub fn read(mut defs: Definitions, origin: &str, single: Option<String>) -> Resu
     for (i, p) in defs.policies.iter().enumerate() {
         r.policy(i, p)?;
     }
-    r.users(&defs)?;
+    r.users(&defs);
     r.dangling_bindings();
+    if let Some(json) = json {
+        skipped::locate(&mut r.skipped, json);
+    }
+    // In the order of the file, as a reader walks it.
+    r.skipped.sort_by_key(|s| (s.at.is_none(), s.at));
+    let mut notes: Vec<Diagnostic> = r.skipped.iter().map(|s| s.diagnostic(origin)).collect();
+    notes.extend(r.notes.into_diagnostics());
     Ok(Live {
         topology: r.topology,
         ownership: r.records.ownership(),
         records: r.records,
         migrations: r.migrations,
         last_applies: r.last_applies,
-        notes: r.notes.into_diagnostics(),
+        notes,
+        skipped: r.skipped,
     })
 }
 
@@ -102,6 +122,8 @@ struct Normaliser<'o> {
     queues: BTreeMap<String, Vec<(String, Queue)>>,
     /// Each vhost's bindings while they are read.
     bindings: BTreeMap<String, SetBuilder<Binding>>,
+    /// Items RabbitMQ would not load either, in the order found.
+    skipped: Vec<Skipped>,
 }
 
 /// Objects by name, built at once from a list that an export gives mostly
@@ -135,22 +157,29 @@ impl Normaliser<'_> {
         }
     }
 
-    /// The vhost of an item: the export's vhost, or the item's own.
+    /// The vhost of an item: the export's vhost, or the item's own; `None`
+    /// (and the item skipped, as RabbitMQ skips it) when it names none.
     /// Takes the item's own `vhost`: its string moves rather than copies.
-    fn vhost_of(&self, item: Option<String>, list: &str, index: usize, name: &str) -> Result<String, Diagnostic> {
+    /// `what` describes the item, made only when it is skipped.
+    fn vhost_of(
+        &mut self,
+        item: Option<String>,
+        list: &'static str,
+        index: usize,
+        what: impl FnOnce() -> String,
+    ) -> Option<String> {
         if let Some(v) = &self.single {
-            return Ok(v.clone());
+            return Some(v.clone());
         }
-        item.ok_or_else(|| {
-            Diagnostic::error(
-                "definitions",
-                format!(
-                    "{}: `{list}[{index}]` (\"{name}\") has no `vhost`, though other items of this cluster-wide export name theirs",
-                    self.origin
-                ),
-            )
-            .help("give the item its `vhost`; an export of one vhost (GET /api/definitions/{vhost}) has no `vhost` in any item")
-        })
+        if item.is_none() {
+            self.skip(Scope::NoVhost, what(), list, index, NO_VHOST.into(), NO_VHOST_HELP);
+        }
+        item
+    }
+
+    /// Leaves an item out, with a warning at its place in the file.
+    fn skip(&mut self, scope: Scope, what: String, list: &'static str, index: usize, why: String, help: &str) {
+        self.skipped.push(Skipped { scope, what, list, index, at: None, why, help: help.to_string() });
     }
 
     /// The vhost named `name`, created (and noted) if the file does not list it.
@@ -218,7 +247,10 @@ impl Normaliser<'_> {
     }
 
     fn parameter(&mut self, index: usize, p: &ParameterDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(p.vhost.clone(), "parameters", index, &p.name)?;
+        let what = || format!("{} parameter {}", p.component, quoted(&p.name));
+        let Some(v) = self.vhost_of(p.vhost.clone(), "parameters", index, what) else {
+            return Ok(());
+        };
         match p.component.as_str() {
             "operator_policy" => {
                 let body: PolicyBody = serde_json::from_value(p.value.clone()).map_err(|e| {
@@ -245,7 +277,10 @@ impl Normaliser<'_> {
     }
 
     fn exchange(&mut self, index: usize, mut x: ExchangeDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(x.vhost.take(), "exchanges", index, &x.name)?;
+        let Some(v) = self.vhost_of(x.vhost.take(), "exchanges", index, || format!("exchange {}", quoted(&x.name)))
+        else {
+            return Ok(());
+        };
         if x.name.is_empty() || x.name.starts_with("amq.") {
             return Ok(()); // the broker's own; exports leave them out too
         }
@@ -316,7 +351,9 @@ impl Normaliser<'_> {
     }
 
     fn queue(&mut self, index: usize, mut q: QueueDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(q.vhost.take(), "queues", index, &q.name)?;
+        let Some(v) = self.vhost_of(q.vhost.take(), "queues", index, || format!("queue {}", quoted(&q.name))) else {
+            return Ok(());
+        };
         if q.name.starts_with(FEDERATION_PREFIX) {
             self.artefacts.insert((v, DestinationKind::Queue, q.name.clone()));
             return Ok(());
@@ -390,7 +427,16 @@ impl Normaliser<'_> {
     }
 
     fn binding(&mut self, index: usize, mut b: BindingDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(b.vhost.take(), "bindings", index, &b.source)?;
+        let what = || {
+            let kind = match b.destination_type {
+                DestinationType::Queue => "queue",
+                DestinationType::Exchange => "exchange",
+            };
+            format!("binding from {} to {kind} {}", quoted(&b.source), quoted(&b.destination))
+        };
+        let Some(v) = self.vhost_of(b.vhost.take(), "bindings", index, what) else {
+            return Ok(());
+        };
         if b.source.is_empty() {
             return Ok(()); // the default exchange's implicit binding
         }
@@ -426,7 +472,10 @@ impl Normaliser<'_> {
     }
 
     fn policy(&mut self, index: usize, p: &PolicyDef) -> Result<(), Diagnostic> {
-        let v = self.vhost_of(p.vhost.clone(), "policies", index, &p.name)?;
+        let Some(v) = self.vhost_of(p.vhost.clone(), "policies", index, || format!("policy {}", quoted(&p.name)))
+        else {
+            return Ok(());
+        };
         self.add_policy(&v, &p.name, &p.body, false);
         Ok(())
     }
@@ -475,9 +524,23 @@ impl Normaliser<'_> {
         }
     }
 
-    fn users(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {
-        for def in &defs.users {
-            let u = user(def, &mut self.notes);
+    /// Users and their permissions. A user whose hash RabbitMQ cannot use
+    /// is skipped, and so are its permissions.
+    fn users(&mut self, defs: &Definitions) {
+        let mut skipped = BTreeSet::new();
+        for (i, def) in defs.users.iter().enumerate() {
+            let u = match user(def, &mut self.notes) {
+                Ok(u) => u,
+                Err(why) => {
+                    let help = format!(
+                        "set the user's password again on the broker (`rabbitmqctl change_password {}`), or declare the user in the topology files with a `password_env`",
+                        def.name.escape_debug()
+                    );
+                    self.skip(Scope::Users, format!("user {}", quoted(&def.name)), "users", i, why, &help);
+                    skipped.insert(def.name.as_str());
+                    continue;
+                }
+            };
             if def.limits.as_ref().is_some_and(has_content) {
                 self.notes.add(
                     "user limits are not modelled and were left out, for users",
@@ -493,8 +556,26 @@ impl Normaliser<'_> {
                 );
             }
         }
+        // A user listed again with a usable hash is not skipped.
+        skipped.retain(|name| !self.topology.users.contains_key(*name));
+        self.permissions(defs, &skipped);
+        self.topic_permissions(defs);
+    }
+
+    /// Permissions, less those of the `skipped` users.
+    fn permissions(&mut self, defs: &Definitions, skipped: &BTreeSet<&str>) {
         for (i, p) in defs.permissions.iter().enumerate() {
-            let v = self.vhost_of(p.vhost.clone(), "permissions", i, &p.user)?;
+            let what = || format!("permissions of {}", quoted(&p.user));
+            let Some(v) = self.vhost_of(p.vhost.clone(), "permissions", i, what) else {
+                continue;
+            };
+            if skipped.contains(p.user.as_str()) {
+                let what = format!("permissions of {} in vhost {}", quoted(&p.user), quoted(&v));
+                let why = format!("user {} is skipped", quoted(&p.user));
+                let help = "declare the user, with a `password_env`, and its permissions in the topology files";
+                self.skip(Scope::Vhost(v), what, "permissions", i, why, help);
+                continue;
+            }
             if !self.topology.users.contains_key(&p.user) {
                 self.notes.add(
                     format!("vhost \"{v}\": permissions of users that the file does not list (kept; `warren import` leaves them out)"),
@@ -512,8 +593,14 @@ impl Normaliser<'_> {
                 self.duplicate(&v, "permissions of", &p.user);
             }
         }
+    }
+
+    fn topic_permissions(&mut self, defs: &Definitions) {
         for (i, t) in defs.topic_permissions.iter().enumerate() {
-            let v = self.vhost_of(t.vhost.clone(), "topic_permissions", i, &t.user)?;
+            let what = || format!("topic permissions of {}", quoted(&t.user));
+            let Some(v) = self.vhost_of(t.vhost.clone(), "topic_permissions", i, what) else {
+                continue;
+            };
             let exchange = t.exchange.as_deref().unwrap_or_default();
             self.notes.add(
                 format!("vhost \"{v}\": topic permissions are not modelled yet and were left out"),
@@ -521,7 +608,6 @@ impl Normaliser<'_> {
                 &format!("{} on {exchange}", t.user),
             );
         }
-        Ok(())
     }
 
     /// Notes bindings whose ends the file does not declare; they are kept.
@@ -573,6 +659,11 @@ impl Normaliser<'_> {
             self.notes.add(format!("vhost \"{v}\": bindings {what}"), help, &name);
         }
     }
+}
+
+/// A name in quotes, control characters escaped.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.escape_debug())
 }
 
 /// Arguments or a definition as model values (integral floats become integers).

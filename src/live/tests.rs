@@ -503,13 +503,33 @@ fn a_cluster_export_ignores_the_callers_vhost() {
 }
 
 #[test]
-fn items_without_a_vhost_in_a_cluster_export_are_an_error() {
-    let e = from_definitions(
-        r#"{"vhosts": [{"name": "a"}], "queues": [{"name": "q", "vhost": "a"}, {"name": "r"}]}"#,
-        "d.json",
-    )
-    .unwrap_err();
-    assert!(e.message.contains("`queues[1]` (\"r\") has no `vhost`"), "{}", e.message);
+fn items_without_a_vhost_in_a_cluster_export_are_skipped_where_they_are() {
+    let json = "{\"vhosts\": [{\"name\": \"a\"}],\n \"queues\": [{\"name\": \"q\", \"vhost\": \"a\"},\n  {\"name\": \"r\"}],\n \"permissions\": [{\"user\": \"u\", \"configure\": \"\", \"write\": \"\", \"read\": \"\"}]}";
+    let live = read(json);
+    assert_eq!(names(&vhost(&live, "a").queues), ["q"]);
+    assert!(vhost(&live, "a").permissions.is_empty());
+    let n = notes(&live);
+    assert!(n[0].starts_with("defs.json:3:3: queue \"r\" (`queues[1]`) skipped: it names no vhost"), "{n:?}");
+    assert!(n[1].starts_with("defs.json:4:18: permissions of \"u\" (`permissions[0]`) skipped"), "{n:?}");
+    assert_eq!(live.skipped[0].scope, Scope::NoVhost);
+    assert_eq!(live.skipped.len(), 2);
+}
+
+#[test]
+fn a_user_whose_hash_is_not_base64_is_skipped_with_its_permissions() {
+    let json = r#"{"vhosts": [{"name": "a"}],
+        "users": [{"name": "u", "password_hash": "%%%"}, {"name": "w", "password_hash": ""}],
+        "permissions": [{"user": "u", "vhost": "a", "configure": "", "write": "", "read": ""},
+                        {"user": "w", "vhost": "a", "configure": "", "write": "", "read": ""}]}"#;
+    let live = read(json);
+    assert_eq!(names(&live.topology.users), ["w"]);
+    assert_eq!(names(&vhost(&live, "a").permissions), ["w"]);
+    let skipped: Vec<(&Scope, &str)> = live.skipped.iter().map(|s| (&s.scope, s.what.as_str())).collect();
+    assert_eq!(
+        skipped,
+        [(&Scope::Users, "user \"u\""), (&Scope::Vhost("a".into()), "permissions of \"u\" in vhost \"a\"")]
+    );
+    assert!(notes(&live)[0].starts_with("defs.json:2:19: user \"u\" (`users[0]`) skipped"), "{:?}", notes(&live));
 }
 
 // --- the point of it all ---

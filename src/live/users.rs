@@ -21,12 +21,14 @@ const ALGORITHMS: [(&str, usize); 3] = [
 /// The salt RabbitMQ puts before the digest, in bytes.
 const SALT: usize = 4;
 
-/// The user as the model holds it; odd passwords are noted.
-pub fn user(def: &UserDef, notes: &mut Notes) -> User {
-    User { name: def.name.clone(), password: password(def, notes), tags: tags(def.tags.as_ref()) }
+/// The user as the model holds it; odd passwords are noted. `Err` says why
+/// RabbitMQ could not use the user either: its hash is not base64.
+pub fn user(def: &UserDef, notes: &mut Notes) -> Result<User, String> {
+    let password = password(def, notes)?;
+    Ok(User { name: def.name.clone(), password, tags: tags(def.tags.as_ref()) })
 }
 
-fn password(def: &UserDef, notes: &mut Notes) -> Password {
+fn password(def: &UserDef, notes: &mut Notes) -> Result<Password, String> {
     let name = &def.name;
     if def.password.is_some() {
         let (what, help) = match def.password_hash.as_deref() {
@@ -41,14 +43,17 @@ fn password(def: &UserDef, notes: &mut Notes) -> Password {
         notes.add(format!("users with a plaintext `password` ({what})"), help, name);
     }
     let hash = match def.password_hash.as_deref() {
-        None | Some("") => return Password::None,
+        None | Some("") => return Ok(Password::None),
         Some(h) => h.to_string(),
+    };
+    let Some(length) = crate::password::decode(&hash).map(|b| b.len()) else {
+        return Err("its `password_hash` is not base64, so RabbitMQ cannot use it either".into());
     };
     let algorithm = def.hashing_algorithm.clone();
     match algorithm.as_deref() {
         Some(a) => match ALGORITHMS.iter().find(|(n, _)| *n == a) {
             Some((_, digest)) => {
-                if decoded_len(&hash) != Some(SALT + digest) {
+                if length != SALT + digest {
                     notes.add(
                         "users whose password hash is not a salted hash of its `hashing_algorithm` (they may be unable to log in with a password)",
                         "RabbitMQ hashes are base64 of a 4-byte salt and the digest; export the user again, or set a new password",
@@ -63,9 +68,7 @@ fn password(def: &UserDef, notes: &mut Notes) -> Password {
             ),
         },
         None => {
-            let fits = ALGORITHMS
-                .iter()
-                .any(|(_, digest)| decoded_len(&hash) == Some(SALT + digest));
+            let fits = ALGORITHMS.iter().any(|(_, digest)| length == SALT + digest);
             if !fits {
                 notes.add(
                     "users whose password hash is no salted hash RabbitMQ makes (they may be unable to log in with a password)",
@@ -75,7 +78,7 @@ fn password(def: &UserDef, notes: &mut Notes) -> Password {
             }
         }
     }
-    Password::Hash { hash, algorithm: algorithm.filter(|a| a != DEFAULT_HASHING_ALGORITHM) }
+    Ok(Password::Hash { hash, algorithm: algorithm.filter(|a| a != DEFAULT_HASHING_ALGORITHM) })
 }
 
 fn known_algorithms() -> String {
@@ -92,17 +95,6 @@ fn tags(tags: Option<&Tags>) -> BTreeSet<String> {
     items.into_iter().map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect()
 }
 
-/// The number of bytes a base64 text decodes to, or `None` if it is not base64.
-fn decoded_len(text: &str) -> Option<usize> {
-    let body = text.trim_end_matches('=');
-    let padding = text.len() - body.len();
-    let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
-    if !text.len().is_multiple_of(4) || padding > 2 || !body.bytes().all(alphabet) {
-        return None;
-    }
-    Some(text.len() / 4 * 3 - padding)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,7 +102,7 @@ mod tests {
     fn read(json: &str) -> (User, Vec<String>) {
         let def: UserDef = serde_json::from_str(json).unwrap();
         let mut notes = Notes::default();
-        let u = user(&def, &mut notes);
+        let u = user(&def, &mut notes).unwrap();
         (u, notes.into_diagnostics().into_iter().map(|d| d.message).collect())
     }
 
@@ -163,11 +155,20 @@ mod tests {
     }
 
     #[test]
-    fn odd_hashes_and_unknown_algorithms_are_noted() {
-        let (u, notes) = read(
+    fn a_hash_that_is_not_base64_is_unusable() {
+        let def: UserDef = serde_json::from_str(
             r#"{"name": "a", "password_hash": "not base64!", "hashing_algorithm": "rabbit_password_hashing_sha256"}"#,
-        );
-        assert!(matches!(u.password, Password::Hash { .. }));
+        )
+        .unwrap();
+        let mut notes = Notes::default();
+        assert!(user(&def, &mut notes).unwrap_err().contains("not base64"));
+        assert!(notes.into_diagnostics().is_empty());
+    }
+
+    #[test]
+    fn odd_hashes_and_unknown_algorithms_are_noted() {
+        let (_, notes) =
+            read(r#"{"name": "a", "password_hash": "AAAA", "hashing_algorithm": "rabbit_password_hashing_sha256"}"#);
         assert!(notes[0].contains("not a salted hash"), "{notes:?}");
         let (u, notes) = read(&format!(
             r#"{{"name": "a", "password_hash": "{SHA256}", "hashing_algorithm": "rabbit_password_hashing_bcrypt"}}"#
@@ -179,13 +180,5 @@ mod tests {
         assert!(notes[0].contains("\"rabbit_password_hashing_bcrypt\""), "{notes:?}");
         let (_, notes) = read(r#"{"name": "a", "password_hash": "abcd"}"#);
         assert!(notes[0].contains("no salted hash"), "{notes:?}");
-    }
-
-    #[test]
-    fn base64_lengths() {
-        assert_eq!(decoded_len(SHA256), Some(36));
-        assert_eq!(decoded_len("AAAAAAAAAAAAAAAAAAAAAAAAAAA="), Some(20));
-        assert_eq!(decoded_len("abc"), None);
-        assert_eq!(decoded_len("ab=c"), None);
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::common::{QUIRKS, realworld, root, warren};
+use crate::common::{QUIRKS, Run, realworld, root, squash, warren};
 use warren::desired;
 use warren::import::{self, Import};
 use warren::live::{self, Live};
@@ -340,4 +340,92 @@ fn without_state_an_unreachable_broker_is_an_error_and_nothing_is_written() {
     assert!(!run.stderr.contains("s3cret-pw") && !run.stdout.contains("s3cret-pw"));
     assert_eq!(run.stdout, "");
     assert!(!out.exists());
+}
+
+// --- what RabbitMQ itself skips, or loads and cannot use ---
+
+/// Imports `state` into a new directory: the run, and the directory.
+fn import_state(state: &str) -> (Run, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = warren(&["import", "--state", state, "--out", path_str(&tmp.path().join("out"))]);
+    (run, tmp)
+}
+
+/// The text of one written file.
+fn written(tmp: &tempfile::TempDir, name: &str) -> String {
+    std::fs::read_to_string(tmp.path().join("out").join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// `warren validate` of the written files passes.
+fn assert_validates(tmp: &tempfile::TempDir) {
+    let check = warren(&["validate", path_str(&tmp.path().join("out"))]);
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+}
+
+#[test]
+fn a_user_whose_hash_is_not_base64_is_skipped_with_its_permissions() {
+    let state = "tests/definitions/bad-password-hash.json";
+    let (run, tmp) = import_state(state);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let said = squash(&run.stderr);
+    for expected in [
+        format!("{state}:10:5: user \"legacy\" (`users[1]`) skipped: its `password_hash` is not base64"),
+        format!(
+            "{state}:20:5: permissions of \"legacy\" in vhost \"/\" (`permissions[1]`) skipped: user \"legacy\" is skipped"
+        ),
+        format!("{state}:21:5: permissions of \"legacy\" in vhost \"orders\" (`permissions[2]`) skipped"),
+    ] {
+        assert!(said.contains(&squash(&expected)), "{expected}:\n{}", run.stderr);
+    }
+    assert!(!run.stderr.contains("declared nowhere") && !run.stderr.contains("bug in warren"), "{}", run.stderr);
+    let users = written(&tmp, "users.toml");
+    assert!(!users.contains("[users.legacy]"), "{users}");
+    assert!(users.contains("[users.app]"), "{users}");
+    assert!(
+        users.contains("# - user \"legacy\" (bad-password-hash.json:10:5): its `password_hash` is not base64"),
+        "{users}"
+    );
+    let root_file = written(&tmp, "default.toml");
+    assert!(!root_file.contains("[permissions.legacy]"), "{root_file}");
+    assert!(
+        root_file.contains("# - permissions of \"legacy\" in vhost \"/\" (bad-password-hash.json:20:5)"),
+        "{root_file}"
+    );
+    let orders = written(&tmp, "orders.toml");
+    assert!(
+        orders.contains("# - permissions of \"legacy\" in vhost \"orders\" (bad-password-hash.json:21:5)"),
+        "{orders}"
+    );
+    assert!(!orders.contains("[permissions.legacy]"), "{orders}");
+    assert_validates(&tmp);
+}
+
+#[test]
+fn items_without_a_vhost_are_skipped_at_their_line_and_column() {
+    let state = "tests/definitions/items-without-vhost.json";
+    let (run, tmp) = import_state(state);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let said = squash(&run.stderr);
+    for (at, what) in [
+        ("9:5", "permissions of \"app\" (`permissions[1]`)"),
+        ("12:5", "vhost-limits parameter \"limits\" (`parameters[0]`)"),
+        ("16:5", "policy \"cap\" (`policies[1]`)"),
+        ("20:5", "queue \"stray\" (`queues[1]`)"),
+        ("24:5", "exchange \"loose\" (`exchanges[1]`)"),
+        ("28:5", "binding from \"events\" to queue \"stray\" (`bindings[1]`)"),
+    ] {
+        let expected = format!("{state}:{at}: {what} skipped: it names no vhost");
+        assert!(said.contains(&squash(&expected)), "{expected}:\n{}", run.stderr);
+    }
+    let root_file = written(&tmp, "default.toml");
+    for listed in [
+        "# - queue \"stray\" (items-without-vhost.json:20:5): it names no vhost",
+        "# - exchange \"loose\" (items-without-vhost.json:24:5)",
+        "# - policy \"cap\" (items-without-vhost.json:16:5)",
+    ] {
+        assert!(root_file.contains(listed), "{listed}:\n{root_file}");
+    }
+    assert!(root_file.contains("[queues.work]") && !root_file.contains("stray]"), "{root_file}");
+    assert!(root_file.contains("[policies.ttl]") && !root_file.contains("[policies.cap]"), "{root_file}");
+    assert_validates(&tmp);
 }

@@ -2,7 +2,7 @@
 //! them in all three formats, for a table of single-change cases and for
 //! every example's "before" state.
 
-use crate::common::{codes_in, corpus, expected_codes, stem, warren};
+use crate::common::{codes_in, corpus, expected_codes, squash, stem, warren};
 
 /// Expected outcome of each case: exit code and the plan's last line.
 fn expectation(case: &str) -> (i32, &'static str) {
@@ -143,4 +143,36 @@ fn broken_files_get_their_diagnostics_and_no_plan_against_an_export() {
             assert!(run.stderr.contains("no plan was made"), "{entry}:\n{}", run.stderr);
         }
     }
+}
+
+/// A topology directory of these files (name, text).
+fn topology(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn an_export_with_items_rabbitmq_skips_plans_with_a_warning_for_each() {
+    let users = "[users.app]\npassword_hash = \"ljAfhB1nIJOvSDForEpdiyGk3/fjTsHjP5loG6Bsot+hXmrC\"\n";
+    let root_vhost =
+        "vhosts = [\"/\"]\n\n[queues.work]\n\n[permissions.app]\nconfigure = \".*\"\nwrite = \".*\"\nread = \".*\"\n";
+    let dir = topology(&[("users.toml", users), ("default.toml", root_vhost)]);
+    let state = "tests/definitions/bad-password-hash.json";
+    let run = warren(&["plan", dir.path().to_str().unwrap(), "--state", state]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let said = squash(&run.stderr);
+    for expected in [
+        format!("{state}:10:5: user \"legacy\" (`users[1]`) skipped"),
+        format!("{state}:20:5: permissions of \"legacy\" in vhost \"/\" (`permissions[1]`) skipped"),
+    ] {
+        assert!(said.contains(&squash(&expected)), "{expected}:\n{}", run.stderr);
+    }
+    assert!(!run.stdout.contains("legacy"), "{}", run.stdout);
+    let state = "tests/definitions/items-without-vhost.json";
+    let run = warren(&["plan", dir.path().to_str().unwrap(), "--state", state]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(squash(&run.stderr).contains(&squash(&format!("{state}:20:5: queue \"stray\""))), "{}", run.stderr);
 }
