@@ -19,6 +19,10 @@ pub struct Definitions {
     pub rabbitmq_definition_format: Option<String>,
     /// 4.x single-vhost exports: the vhost the file was taken from.
     pub original_vhost_name: Option<String>,
+    /// The RabbitMQ version that wrote the file: `rabbitmq_version` (3.8+),
+    /// else `rabbit_version` (every version), as the broker's import reads it.
+    pub rabbitmq_version: Option<String>,
+    pub rabbit_version: Option<String>,
     #[serde(deserialize_with = "nullable")]
     pub users: Vec<UserDef>,
     /// `None` when the file has no `vhosts` list at all.
@@ -51,6 +55,11 @@ pub struct Definitions {
 }
 
 impl Definitions {
+    /// The RabbitMQ version that wrote the file, if it says.
+    pub fn version(&self) -> Option<&str> {
+        self.rabbitmq_version.as_deref().or(self.rabbit_version.as_deref())
+    }
+
     /// The vhost settings at the top of a single-vhost export, taken out.
     pub fn take_vhost_settings(&mut self) -> VhostFields {
         VhostFields {

@@ -14,7 +14,7 @@ use super::definitions::{
 };
 use super::notes::Notes;
 use super::skipped::{self, Scope, Skipped};
-use super::users::user;
+use super::users::{default_algorithm, user};
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
@@ -42,6 +42,7 @@ pub fn read(
 ) -> Result<Live, Diagnostic> {
     let mut r = Normaliser {
         origin,
+        default_algorithm: default_algorithm(defs.version()),
         listed: defs.vhosts.as_ref().map(|l| l.iter().map(|v| v.name.clone()).collect()),
         single,
         topology: Topology::default(),
@@ -106,6 +107,8 @@ pub fn read(
 
 struct Normaliser<'o> {
     origin: &'o str,
+    /// What a `password_hash` without `hashing_algorithm` was made with.
+    default_algorithm: &'static str,
     /// The vhost of a single-vhost export.
     single: Option<String>,
     /// The names in the file's `vhosts` list; `None` when it has none.
@@ -529,7 +532,7 @@ impl Normaliser<'_> {
     fn users(&mut self, defs: &Definitions) {
         let mut skipped = BTreeSet::new();
         for (i, def) in defs.users.iter().enumerate() {
-            let u = match user(def, &mut self.notes) {
+            let u = match user(def, self.default_algorithm, &mut self.notes) {
                 Ok(u) => u,
                 Err(why) => {
                     let help = format!(

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::common::{QUIRKS, Run, realworld, root, squash, warren};
+use crate::common::{QUIRKS, Run, flat, realworld, root, squash, warren};
 use warren::desired;
 use warren::import::{self, Import};
 use warren::live::{self, Live};
@@ -427,5 +427,39 @@ fn items_without_a_vhost_are_skipped_at_their_line_and_column() {
     }
     assert!(root_file.contains("[queues.work]") && !root_file.contains("stray]"), "{root_file}");
     assert!(root_file.contains("[policies.ttl]") && !root_file.contains("[policies.cap]"), "{root_file}");
+    assert_validates(&tmp);
+}
+
+#[test]
+fn a_pre_3_6_export_without_hashing_algorithm_is_md5() {
+    let (run, tmp) = import_state("tests/definitions/3.5-md5-hashes.json");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let users = written(&tmp, "users.toml");
+    let md5 = "hashing_algorithm = \"rabbit_password_hashing_md5\"";
+    assert!(users.contains(&format!("password_hash = \"AAECAwQFBgcICQoLDA0ODxAREhM=\"\n{md5}")), "{users}");
+    // A 36-byte hash read as MD5 cannot be a password's: said, by name.
+    let said = flat(&run.stderr);
+    assert!(said.contains("\"rehashed\""), "{said}");
+    assert!(!said.contains("\"old\""), "{said}");
+    assert!(said.contains("36 bytes") && said.contains("rabbit_password_hashing_md5"), "{said}");
+    assert!(said.contains("will fail") && said.contains("set the user's password again"), "{said}");
+    assert_validates(&tmp);
+}
+
+#[test]
+fn a_hash_length_that_does_not_fit_its_algorithm_is_a_warning_naming_the_user() {
+    let (run, tmp) = import_state("tests/definitions/odd-hash-lengths.json");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let said = flat(&run.stderr);
+    for user in ["md5-era", "truncated"] {
+        assert!(said.contains(&format!("\"{user}\"")), "{user}: {said}");
+    }
+    for user in ["sha512", "fine"] {
+        assert!(!said.contains(&format!("\"{user}\"")), "{user}: {said}");
+    }
+    assert!(said.contains("will fail") && said.contains("set the user's password again"), "{said}");
+    let users = written(&tmp, "users.toml");
+    // A 3.6+ file without an algorithm means the broker's default: written as such.
+    assert!(!users.contains("rabbit_password_hashing_md5"), "{users}");
     assert_validates(&tmp);
 }
