@@ -88,6 +88,11 @@ pub enum Command {
         /// Compare with this definitions export instead of the broker (no broker needed).
         #[arg(long, value_name = "FILE")]
         state: Option<PathBuf>,
+        /// With --state: read an export of one vhost (GET /api/definitions/{vhost}, whose items name
+        /// no vhost) as this vhost's. Without it, such an export is read as the one vhost the files
+        /// declare.
+        #[arg(long, value_name = "VHOST", requires = "state")]
+        vhost: Option<String>,
         /// Also save the plan to this file, for `warren apply FILE`: it holds the files' text
         /// and fingerprints of the live state and of the plan (never credentials or $VARIABLE values).
         #[arg(long, value_name = "PLANFILE")]

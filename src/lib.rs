@@ -35,6 +35,7 @@ pub mod testing;
 pub(crate) mod toml_text;
 
 use cli::{Cli, Command};
+use commands::live_side::StateFile;
 use exit::Exit;
 use output::Output;
 
@@ -47,9 +48,10 @@ pub fn run(cli: Cli) -> Exit {
 /// Runs one command; what it ends with.
 fn command(command: Command, connection: &cli::Connection, out: Output) -> error::Result {
     match command {
-        Command::Plan { path, state, out: file, envs, output } => {
+        Command::Plan { path, state, vhost, out: file, envs, output } => {
             if envs.is_empty() {
-                commands::plan::plan_command(&path, state.as_deref(), file.as_deref(), &show(output), connection, out)
+                let state = state.as_deref().map(|path| StateFile { path, vhost: vhost.as_deref() });
+                commands::plan::plan_command(&path, state, file.as_deref(), &show(output), connection, out)
             } else {
                 commands::fleet::plan(&path, &envs, file.as_deref(), &show(output), connection, out)
             }

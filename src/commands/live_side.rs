@@ -3,12 +3,12 @@
 //! with warren's records: the inventory and the journal.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::broker::{Broker, BrokerError, Endpoint, Rabbit, Tls};
 use crate::cli::Connection;
 use crate::diagnostic::Diagnostic;
-use crate::live::{self, Live};
+use crate::live::{self, Export, Live};
 use crate::model::{Ownership, QueueCounts, Records, Topology};
 
 /// The live side of a comparison.
@@ -32,24 +32,98 @@ pub struct LiveSide {
     pub broker_version: Option<(u32, u32)>,
 }
 
-pub fn from_state(path: &Path) -> Result<LiveSide, Diagnostic> {
-    let origin = format!("definitions file {}", path.display());
+/// A definitions export to plan against: `plan --state FILE [--vhost NAME]`.
+#[derive(Debug, Clone, Copy)]
+pub struct StateFile<'a> {
+    pub path: &'a Path,
+    /// The vhost an export of one vhost is read as.
+    pub vhost: Option<&'a str>,
+}
+
+/// An export read; or one of a single vhost that does not say which, to be
+/// read once the files are loaded ([`StateRead::finish`]).
+/// The live side and the parsed export are boxed: both are large.
+pub enum StateRead {
+    Read(Box<LiveSide>),
+    Unnamed { text: String, export: Box<Export>, path: PathBuf },
+}
+
+/// Reads the export. It is read beside the files, so an export of one vhost
+/// that does not say which, without `--vhost`, waits for them.
+pub fn from_state(state: StateFile) -> Result<StateRead, Diagnostic> {
+    let path = state.path;
     let text = std::fs::read_to_string(path).map_err(|e| {
         Diagnostic::error("read", format!("cannot read {}: {e}", path.display()))
             .help("give --state the path of a RabbitMQ definitions export")
     })?;
-    let l = live::from_definitions(&text, &path.display().to_string())?;
-    Ok(LiveSide {
+    let origin = path.display().to_string();
+    let export = Export::parse(&text, &origin)?;
+    let mut notes = Vec::new();
+    match (export.vhost(state.vhost), state.vhost) {
+        (Err(_), None) => return Ok(StateRead::Unnamed { text, export: Box::new(export), path: path.to_path_buf() }),
+        (Ok(None), Some(v)) => notes.push(
+            Diagnostic::warning(
+                live::NOTE_CODE,
+                format!("--vhost \"{v}\" is ignored: {origin} is a cluster-wide export, whose items name their vhosts"),
+            )
+            .help("--vhost names the vhost of an export of one vhost (GET /api/definitions/{vhost}); drop it here"),
+        ),
+        _ => {}
+    }
+    let live = export.read(&text, &origin, state.vhost, &[])?;
+    Ok(StateRead::Read(Box::new(side(live, path, notes))))
+}
+
+impl StateRead {
+    /// The live side: an export of one vhost that does not say which is
+    /// read as the one vhost the files declare, and said so.
+    pub fn finish(self, desired: &Topology) -> Result<LiveSide, Diagnostic> {
+        let (text, export, path) = match self {
+            StateRead::Read(side) => return Ok(*side),
+            StateRead::Unnamed { text, export, path } => (text, export, path),
+        };
+        let origin = path.display().to_string();
+        let declared: Vec<&String> = desired.vhosts.keys().collect();
+        let [vhost] = declared.as_slice() else {
+            let files = if declared.is_empty() {
+                "the files declare no vhost".to_string()
+            } else {
+                let names: Vec<String> = declared.iter().map(|v| format!("\"{}\"", v.escape_debug())).collect();
+                format!("the files declare vhosts {}", names.join(", "))
+            };
+            return Err(Diagnostic::error(
+                "definitions",
+                format!("{origin} is the export of a single vhost, and does not say which vhost it came from"),
+            )
+            .help(format!("name it: `warren plan PATH --state FILE --vhost NAME` ({files})")));
+        };
+        let note = Diagnostic::warning(
+            live::NOTE_CODE,
+            format!(
+                "{origin} is the export of a single vhost and does not say which; read as vhost \"{}\", the only vhost the files declare",
+                vhost.escape_debug()
+            ),
+        )
+        .help("give --vhost NAME to read it as another vhost");
+        let live = export.read(&text, &origin, Some(vhost), &[])?;
+        Ok(side(live, &path, vec![note]))
+    }
+}
+
+/// The live side of an export at `path`, with `notes` before its own.
+fn side(l: Live, path: &Path, mut notes: Vec<Diagnostic>) -> LiveSide {
+    notes.extend(l.notes);
+    LiveSide {
         topology: l.topology,
         ownership: l.ownership,
         records: l.records,
         migrations: l.migrations,
         last_applies: l.last_applies,
-        origin,
-        notes: l.notes,
+        origin: format!("definitions file {}", path.display()),
+        notes,
         queue_counts: None,
         broker_version: None,
-    })
+    }
 }
 
 /// A broker error as a diagnostic: what went wrong, and what to do.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::live_side::{self, LiveSide};
+use super::live_side::{self, LiveSide, StateFile};
 use super::planned::{Planned, assemble, compare, compute, draft};
 use super::{Clock, Show};
 use crate::desired::{self, Desired};
@@ -71,7 +71,7 @@ pub fn errors(n: usize) -> String {
 /// with `save`, also writes a saved plan there for `apply`.
 pub fn plan_command(
     path: &Path,
-    state: Option<&Path>,
+    state: Option<StateFile>,
     save: Option<&Path>,
     show: &Show,
     connection: &crate::cli::Connection,
@@ -79,7 +79,7 @@ pub fn plan_command(
 ) -> error::Result {
     let mut clock = Clock::new(out.verbose);
     let origin = match state {
-        Some(s) => format!("definitions file {}", s.display()),
+        Some(s) => format!("definitions file {}", s.path.display()),
         None => live_side::describe(connection),
     };
     // An export does not depend on the files: read both at once.
@@ -100,7 +100,7 @@ pub fn plan_command(
         }
     }
     let live = match from_state {
-        Some(l) => l,
+        Some(read) => read.and_then(|r| r.finish(&desired.topology)),
         None => live_side::from_broker(connection, &desired.topology),
     };
     clock.lap("read the live state");

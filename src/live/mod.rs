@@ -107,7 +107,34 @@ pub fn from_vhost_definitions_only(
     vhost: Option<&str>,
     only: &[String],
 ) -> Result<Live, Diagnostic> {
-    from_parsed(definitions::parse(json, origin)?, Some(json), origin, vhost, only)
+    Export::parse(json, origin)?.read(json, origin, vhost, only)
+}
+
+/// A definitions export parsed but not read yet: a caller can ask which
+/// vhost it holds before choosing the vhost to read it as.
+#[derive(Debug)]
+pub struct Export {
+    defs: Definitions,
+}
+
+impl Export {
+    /// Parses `json`; an error says where the file is malformed.
+    pub fn parse(json: &str, origin: &str) -> Result<Export, Diagnostic> {
+        Ok(Export { defs: definitions::parse(json, origin)? })
+    }
+
+    /// The vhost this export is read as when `vhost` is given (or not):
+    /// `None` for a cluster-wide export, whose items name their own
+    /// vhosts; an error for an export of one vhost that does not say which.
+    pub fn vhost(&self, vhost: Option<&str>) -> Result<Option<String>, Diagnostic> {
+        single_vhost(&self.defs, "the export", vhost).map(|(v, _)| v)
+    }
+
+    /// Reads the export, as [`from_vhost_definitions_only`] does; `json` is
+    /// the text it was parsed from.
+    pub fn read(self, json: &str, origin: &str, vhost: Option<&str>, only: &[String]) -> Result<Live, Diagnostic> {
+        from_parsed(self.defs, Some(json), origin, vhost, only)
+    }
 }
 
 /// [`from_vhost_definitions_only`] of an export already parsed from `json`

@@ -2,7 +2,7 @@
 //! them in all three formats, for a table of single-change cases and for
 //! every example's "before" state.
 
-use crate::common::{codes_in, corpus, expected_codes, squash, stem, warren};
+use crate::common::{codes_in, corpus, expected_codes, flat, squash, stem, warren};
 
 /// Expected outcome of each case: exit code and the plan's last line.
 fn expectation(case: &str) -> (i32, &'static str) {
@@ -152,6 +152,54 @@ fn topology(files: &[(&str, &str)]) -> tempfile::TempDir {
         std::fs::write(dir.path().join(name), text).unwrap();
     }
     dir
+}
+
+const ORDERS: &str = "vhosts = [\"orders\"]\n\n[exchanges.\"orders.events\"]\ntype = \"topic\"\n";
+const SINGLE: &str = "tests/definitions/3.10-vhost-orders.json";
+
+#[test]
+fn a_single_vhost_export_is_read_as_the_vhost_given() {
+    let dir = topology(&[("orders.toml", ORDERS), ("shop.toml", "vhosts = [\"shop\"]\n")]);
+    let path = dir.path().to_str().unwrap();
+    let run = warren(&["plan", path, "--state", SINGLE, "--vhost", "orders"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("+ vhost \"shop\""), "{}", run.stdout);
+    assert!(!run.stdout.contains("+ exchange \"orders.events\""), "{}", run.stdout);
+    assert!(run.stdout.contains("? queue \"orders.audit\" in vhost \"orders\""), "{}", run.stdout);
+}
+
+#[test]
+fn a_single_vhost_export_is_read_as_the_only_vhost_the_files_declare() {
+    let dir = topology(&[("orders.toml", ORDERS)]);
+    let run = warren(&["plan", dir.path().to_str().unwrap(), "--state", SINGLE]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let said = flat(&run.stderr);
+    assert!(said.contains("read as vhost \"orders\", the only vhost the files declare"), "{said}");
+    assert!(said.contains("--vhost"), "{said}");
+    assert!(run.stdout.contains("? queue \"orders.audit\" in vhost \"orders\""), "{}", run.stdout);
+}
+
+#[test]
+fn a_single_vhost_export_with_several_vhosts_declared_needs_vhost() {
+    let dir = topology(&[("orders.toml", ORDERS), ("shop.toml", "vhosts = [\"shop\"]\n")]);
+    let run = warren(&["plan", dir.path().to_str().unwrap(), "--state", SINGLE]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let said = flat(&run.stderr);
+    assert!(said.contains("export of a single vhost"), "{said}");
+    assert!(said.contains("`warren plan PATH --state FILE --vhost NAME`"), "{said}");
+    assert!(said.contains("\"orders\", \"shop\""), "{said}");
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn vhost_needs_state_and_is_ignored_for_a_cluster_wide_export() {
+    let run = warren(&["plan", "examples/shop", "--vhost", "shop"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("--state"), "{}", run.stderr);
+    let run =
+        warren(&["plan", "examples/shop", "--state", "examples/shop/before.definitions.json", "--vhost", "elsewhere"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(flat(&run.stderr).contains("--vhost \"elsewhere\" is ignored"), "{}", run.stderr);
 }
 
 #[test]
