@@ -19,8 +19,12 @@
 //!   bindings from `amq.*` exchanges, policies with keys RabbitMQ does not
 //!   know, permissions of unlisted users, objects in unlisted vhosts (the
 //!   vhost is added).
+//! - Skipped, as RabbitMQ's import skips them, each with a warning at its
+//!   place in the file (`skipped.rs`): items of a cluster-wide export that
+//!   name no vhost, users whose hash is not base64, and their permissions.
 //! - Read as no password, with a note: a plaintext `password`. A hash made
-//!   with the default algorithm (SHA-256) has `algorithm: None`.
+//!   with the default algorithm (SHA-256) has `algorithm: None`; one without
+//!   `hashing_algorithm` in a file of RabbitMQ 3.0 to 3.5 is MD5 (`users.rs`).
 //! - Not modelled, with a note: topic permissions, shovels and other vhost
 //!   parameters, other global parameters, user limits, vhost tags.
 
