@@ -80,11 +80,10 @@ impl Http {
     }
 
     /// Sends one request; `action` completes "could not …" in errors.
-    /// Returns the status and the body text. A request that HTTP makes
-    /// idempotent (GET, PUT, DELETE) is sent again, twice, after a
+    /// Returns the status and the body text. A request that can be
+    /// repeated safely ([`repeatable`]) is sent again, twice, after a
     /// connection lost before its answer (a pooled connection the broker
-    /// closed, a node restarting), and a read after a 5xx answer too; a
-    /// POST is sent once (see [`Http::send_repeatable`]).
+    /// closed, a node restarting), and a read after a 5xx answer too.
     pub async fn send(
         &self,
         method: Method,
@@ -92,30 +91,7 @@ impl Http {
         body: Option<&Json>,
         action: &str,
     ) -> Result<(StatusCode, String), BrokerError> {
-        let repeatable = matches!(method, Method::GET | Method::PUT | Method::DELETE);
-        self.send_with(method, path, body, action, repeatable).await
-    }
-
-    /// [`Http::send`] for a POST that the broker makes idempotent (a
-    /// binding is a member of a set: creating it twice leaves one).
-    pub async fn send_repeatable(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Json>,
-        action: &str,
-    ) -> Result<(StatusCode, String), BrokerError> {
-        self.send_with(method, path, body, action, true).await
-    }
-
-    async fn send_with(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Json>,
-        action: &str,
-        repeatable: bool,
-    ) -> Result<(StatusCode, String), BrokerError> {
+        let repeatable = repeatable(&method, path);
         const PAUSES: [u64; 2] = [300, 1000];
         let mut tries = PAUSES.iter();
         loop {
@@ -201,6 +177,18 @@ impl Http {
         let (_, text) = self.send(Method::GET, path, None, action).await?;
         serde_json::from_str(&text)
             .map_err(|e| BrokerError::Unreadable { action: action.to_string(), reason: format!("it is not JSON: {e}") })
+    }
+}
+
+/// Whether a request leaves the broker as it was when sent twice: what
+/// HTTP makes idempotent (GET, PUT, DELETE), and the POST that creates a
+/// binding (a member of a set: created twice, there is one). Any other
+/// POST is sent once.
+fn repeatable(method: &Method, path: &str) -> bool {
+    match *method {
+        Method::GET | Method::PUT | Method::DELETE => true,
+        Method::POST => path.starts_with("bindings/"),
+        _ => false,
     }
 }
 
@@ -344,7 +332,7 @@ mod tests {
         assert_eq!(seen.lock().unwrap().len(), 3, "twice lost, then answered");
 
         let (address, seen) = dropping_server(1).await;
-        let bound = client(&address).send_repeatable(reqwest::Method::POST, "bindings/v/e/x/q/q", None, "bind").await;
+        let bound = client(&address).send(reqwest::Method::POST, "bindings/v/e/x/q/q", None, "bind").await;
         assert!(bound.is_ok(), "a binding is created twice safely: {bound:?}");
         assert_eq!(seen.lock().unwrap().len(), 2);
     }

@@ -131,7 +131,7 @@ pub async fn bind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerErr
     let path = binding_path(vhost, b);
     let body = json!({ "routing_key": b.routing_key, "arguments": table(&b.arguments) });
     let action = format!("create binding {b} in vhost \"{vhost}\"");
-    http.send_repeatable(Method::POST, &path, Some(&body), &action).await.map(|_| ())
+    http.send(Method::POST, &path, Some(&body), &action).await.map(|_| ())
 }
 
 /// Sets a policy, or with `operator` an operator policy.
