@@ -42,16 +42,21 @@ impl Outcome {
     /// The indices of `plan`'s changes with steps whose every step was
     /// carried out, and of those with a step that was not.
     pub fn changes(&self, plan: &Plan) -> (Vec<usize>, Vec<usize>) {
-        let mut done = vec![0usize; plan.changes.len()];
-        let mut total = vec![0usize; plan.changes.len()];
-        for s in &plan.steps {
-            total[s.change] += 1;
-        }
-        for i in &self.done {
-            done[plan.steps[*i].change] += 1;
-        }
-        (0..plan.changes.len()).filter(|c| total[*c] > 0).partition(|c| done[*c] == total[*c])
+        changes_done(plan, &self.done)
     }
+}
+
+/// [`Outcome::changes`] for the steps `done`.
+pub fn changes_done(plan: &Plan, done: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let mut carried = vec![0usize; plan.changes.len()];
+    let mut total = vec![0usize; plan.changes.len()];
+    for s in &plan.steps {
+        total[s.change] += 1;
+    }
+    for i in done {
+        carried[plan.steps[*i].change] += 1;
+    }
+    (0..plan.changes.len()).filter(|c| total[*c] > 0).partition(|c| carried[*c] == total[*c])
 }
 
 /// What the steps need besides the plan.

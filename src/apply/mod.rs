@@ -71,15 +71,8 @@ fn rollback_scaffolding(r: &crate::plan::RollbackPlan) -> Vec<ObjectKey> {
 /// change was not carried out in full.
 pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize], desired: &Topology) -> Inventory {
     let mut after = before.clone();
-    let mut steps = vec![(0usize, 0usize); plan.changes.len()];
-    for s in &plan.steps {
-        steps[s.change].1 += 1;
-    }
-    for i in done {
-        steps[plan.steps[*i].change].0 += 1;
-    }
-    let unsettled: BTreeSet<ObjectKey> =
-        plan.changes.iter().zip(&steps).filter(|(_, (d, t))| d < t).map(|(c, _)| c.key.clone()).collect();
+    let (_, not_done) = execute::changes_done(plan, done);
+    let unsettled: BTreeSet<ObjectKey> = not_done.iter().map(|c| plan.changes[*c].key.clone()).collect();
     after.digests = outside::recorded(&before.digests, desired, &unsettled);
     let objects = &mut after.objects;
     for i in done {

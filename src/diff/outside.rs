@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::attributes::{self, Attributes};
 use crate::journal::LastApply;
-use crate::model::{ObjectKey, Topology};
+use crate::model::{Inventory, ObjectKey, Topology};
 
 /// An object changed outside warren since its last apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,38 +60,15 @@ pub fn recorded(
     desired: &Topology,
     unsettled: &BTreeSet<ObjectKey>,
 ) -> BTreeMap<ObjectKey, String> {
-    let mut out = BTreeMap::new();
-    for (name, v) in &desired.vhosts {
-        let vhost = || name.clone();
-        let keyed =
-            v.exchanges
-                .values()
-                .map(|x| (ObjectKey::Exchange { vhost: vhost(), name: x.name.clone() }, attributes::exchange(x)))
-                .chain(
-                    v.queues
-                        .values()
-                        .map(|q| (ObjectKey::Queue { vhost: vhost(), name: q.name.clone() }, attributes::queue(q))),
-                )
-                .chain(
-                    v.policies
-                        .iter()
-                        .map(|(n, p)| (ObjectKey::Policy { vhost: vhost(), name: n.clone() }, attributes::policy(p))),
-                )
-                .chain(v.operator_policies.iter().map(|(n, p)| {
-                    (ObjectKey::OperatorPolicy { vhost: vhost(), name: n.clone() }, attributes::policy(p))
-                }))
-                .chain(v.permissions.iter().map(|(u, p)| {
-                    (ObjectKey::Permission { vhost: vhost(), user: u.clone() }, attributes::permission(p))
-                }));
-        for (key, attrs) in keyed {
-            if !unsettled.contains(&key) {
-                out.insert(key, digest(&attrs));
-            } else if let Some(d) = earlier.get(&key) {
-                out.insert(key, d.clone());
-            }
-        }
-    }
-    out
+    let digest_of = |key: &ObjectKey| match unsettled.contains(key) {
+        true => earlier.get(key).cloned(),
+        false => attributes_of(desired, key).map(|a| digest(&a)),
+    };
+    let digested = Inventory::of(desired).objects.into_iter().filter_map(|key| {
+        let d = digest_of(&key)?;
+        Some((key, d))
+    });
+    digested.collect()
 }
 
 /// Of `keys` (the objects a plan finds different from the files), those

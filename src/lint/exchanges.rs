@@ -1,7 +1,6 @@
 //! Exchanges that drop what is published to them: an alternate exchange
 //! that is not there, or nothing bound and no alternate exchange at all.
 
-use super::view::From;
 use super::{Context, finding};
 use crate::model::ObjectKey;
 
@@ -23,13 +22,7 @@ pub(super) fn check(ctx: &mut Context) {
                 .help(format!(
                     "messages the exchange cannot route are dropped while \"{ae}\" is missing: declare [exchanges.\"{ae}\"], or list it in `[external] exchanges` if another project declares it"
                 ));
-                let (key, field) = match from {
-                    From::Argument => (key.clone(), "arguments.alternate-exchange".to_string()),
-                    From::Policy(p, _) => (
-                        ObjectKey::Policy { vhost: vname.clone(), name: p.name.clone() },
-                        "definition.alternate-exchange".to_string(),
-                    ),
-                };
+                let (key, field) = from.place_of(key.clone(), "alternate-exchange", "alternate-exchange");
                 found.push((key, Some(field), d));
             }
             if alternate.is_none() && view.bindings_from(&x.name).is_empty() {

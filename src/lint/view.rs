@@ -49,11 +49,16 @@ impl From<'_> {
     /// Where a finding about a setting of `queue` goes: at its argument
     /// (`arguments.ARGUMENT`), or at the policy key that sets it.
     pub fn place(self, vhost: &str, queue: &str, argument: &str, policy_key: &str) -> (ObjectKey, String) {
-        let vhost = vhost.to_string();
+        let queue = ObjectKey::Queue { vhost: vhost.to_string(), name: queue.to_string() };
+        self.place_of(queue, argument, policy_key)
+    }
+
+    /// [`From::place`] for any object: `object` when its argument sets it.
+    pub fn place_of(self, object: ObjectKey, argument: &str, policy_key: &str) -> (ObjectKey, String) {
         match self {
-            From::Argument => (ObjectKey::Queue { vhost, name: queue.to_string() }, format!("arguments.{argument}")),
+            From::Argument => (object, format!("arguments.{argument}")),
             From::Policy(p, operator) => {
-                let name = p.name.clone();
+                let (vhost, name) = (object.vhost().unwrap_or_default().to_string(), p.name.clone());
                 let key = if operator {
                     ObjectKey::OperatorPolicy { vhost, name }
                 } else {

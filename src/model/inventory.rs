@@ -117,12 +117,11 @@ impl Inventory {
                     vhosts.entry(v).or_default();
                     continue;
                 }
-                ObjectKey::Exchange { vhost, name } => (vhost, "exchanges", json!(name)),
-                ObjectKey::Queue { vhost, name } => (vhost, "queues", json!(name)),
-                ObjectKey::Policy { vhost, name } => (vhost, "policies", json!(name)),
-                ObjectKey::OperatorPolicy { vhost, name } => (vhost, "operator_policies", json!(name)),
-                ObjectKey::Permission { vhost, user } => (vhost, "permissions", json!(user)),
-                ObjectKey::Binding { vhost, binding } => (vhost, "bindings", binding_json(binding)),
+                ObjectKey::Binding { vhost, binding } => (vhost.as_str(), "bindings", binding_json(binding)),
+                named => {
+                    let (vhost, group, name) = grouped(named).expect("every other key is named in a vhost");
+                    (vhost, group, json!(name))
+                }
             };
             vhosts.entry(vhost).or_default().entry(group).or_default().push(item);
         }
@@ -158,15 +157,9 @@ impl Inventory {
             objects.insert(ObjectKey::Vhost(v.clone()));
             for (group, items) in groups.as_object().unwrap_or(&empty) {
                 for item in items.as_array().into_iter().flatten() {
-                    let (vhost, name) = (v.clone(), || text(item));
                     objects.insert(match group.as_str() {
-                        "exchanges" => ObjectKey::Exchange { vhost, name: name()? },
-                        "queues" => ObjectKey::Queue { vhost, name: name()? },
-                        "policies" => ObjectKey::Policy { vhost, name: name()? },
-                        "operator_policies" => ObjectKey::OperatorPolicy { vhost, name: name()? },
-                        "permissions" => ObjectKey::Permission { vhost, user: name()? },
-                        "bindings" => ObjectKey::Binding { vhost, binding: binding_from(item)? },
-                        other => return Err(format!("unknown inventory group \"{other}\"")),
+                        "bindings" => ObjectKey::Binding { vhost: v.clone(), binding: binding_from(item)? },
+                        other => named(other, v.clone(), text(item)?)?,
                     });
                 }
             }
@@ -190,17 +183,9 @@ impl Inventory {
 /// Digests grouped as the objects are: vhost, then group, then name.
 fn digests_json(digests: &BTreeMap<ObjectKey, String>) -> Json {
     let mut out: BTreeMap<&str, BTreeMap<&str, serde_json::Map<String, Json>>> = BTreeMap::new();
-    for (key, digest) in digests {
-        let (vhost, group, name) = match key {
-            ObjectKey::Exchange { vhost, name } => (vhost, "exchanges", name),
-            ObjectKey::Queue { vhost, name } => (vhost, "queues", name),
-            ObjectKey::Policy { vhost, name } => (vhost, "policies", name),
-            ObjectKey::OperatorPolicy { vhost, name } => (vhost, "operator_policies", name),
-            ObjectKey::Permission { vhost, user } => (vhost, "permissions", user),
-            // Their identity is all there is to them.
-            ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_) => continue,
-        };
-        out.entry(vhost).or_default().entry(group).or_default().insert(name.clone(), json!(digest));
+    // Bindings, vhosts and users have none: their identity is all there is.
+    for ((vhost, group, name), digest) in digests.iter().filter_map(|(k, d)| Some((grouped(k)?, d))) {
+        out.entry(vhost).or_default().entry(group).or_default().insert(name.to_string(), json!(digest));
     }
     json!(out)
 }
@@ -212,20 +197,36 @@ fn digests_from(value: &Json) -> Result<BTreeMap<ObjectKey, String>, String> {
     for (v, groups) in value.as_object().unwrap_or(&empty) {
         for (group, names) in groups.as_object().unwrap_or(&empty) {
             for (name, digest) in names.as_object().unwrap_or(&empty) {
-                let (vhost, name) = (v.clone(), name.clone());
-                let key = match group.as_str() {
-                    "exchanges" => ObjectKey::Exchange { vhost, name },
-                    "queues" => ObjectKey::Queue { vhost, name },
-                    "policies" => ObjectKey::Policy { vhost, name },
-                    "operator_policies" => ObjectKey::OperatorPolicy { vhost, name },
-                    "permissions" => ObjectKey::Permission { vhost, user: name },
-                    other => return Err(format!("unknown inventory digest group \"{other}\"")),
-                };
-                out.insert(key, text(digest)?);
+                out.insert(named(group, v.clone(), name.clone())?, text(digest)?);
             }
         }
     }
     Ok(out)
+}
+
+/// The vhost, inventory group and name of an object named within a vhost:
+/// an exchange, queue, policy, operator policy or permission.
+fn grouped(key: &ObjectKey) -> Option<(&str, &'static str, &str)> {
+    match key {
+        ObjectKey::Exchange { vhost, name } => Some((vhost, "exchanges", name)),
+        ObjectKey::Queue { vhost, name } => Some((vhost, "queues", name)),
+        ObjectKey::Policy { vhost, name } => Some((vhost, "policies", name)),
+        ObjectKey::OperatorPolicy { vhost, name } => Some((vhost, "operator_policies", name)),
+        ObjectKey::Permission { vhost, user } => Some((vhost, "permissions", user)),
+        ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_) => None,
+    }
+}
+
+/// The inverse of [`grouped`].
+fn named(group: &str, vhost: String, name: String) -> Result<ObjectKey, String> {
+    Ok(match group {
+        "exchanges" => ObjectKey::Exchange { vhost, name },
+        "queues" => ObjectKey::Queue { vhost, name },
+        "policies" => ObjectKey::Policy { vhost, name },
+        "operator_policies" => ObjectKey::OperatorPolicy { vhost, name },
+        "permissions" => ObjectKey::Permission { vhost, user: name },
+        other => return Err(format!("unknown inventory group \"{other}\"")),
+    })
 }
 
 /// The entries of `map` whose object is in `objects`.
