@@ -51,7 +51,6 @@ pub(super) fn check(ctx: &mut Context) {
             let routing_key = View::setting(q, applied, "x-dead-letter-routing-key", "dead-letter-routing-key")
                 .and_then(|(v, _)| v.as_str());
             let ttl = View::setting(q, applied, "x-message-ttl", "message-ttl").is_some();
-            letters.push(DeadLetters { queue: &q.name, exchange, from, key: routing_key, expires_messages: ttl });
             if !view.exchange_known(exchange) {
                 let d = finding(
                     "dlx-missing",
@@ -62,14 +61,14 @@ pub(super) fn check(ctx: &mut Context) {
                     "RabbitMQ drops dead letters whose exchange is missing: declare [exchanges.\"{exchange}\"], or list it in `[external] exchanges` if another project declares it"
                 ));
                 found.push((from.place(vname, &q.name, "x-dead-letter-exchange", "dead-letter-exchange"), d));
+                // Nowhere to land: no route to judge, no cycle to be part of.
+                continue;
             }
+            letters.push(DeadLetters { queue: &q.name, exchange, from, key: routing_key, expires_messages: ttl });
         }
         // Where each queue's dead letters land.
         let mut landing: FxHashMap<&str, Vec<String>> = FxHashMap::default();
         for l in &letters {
-            if !view.exchange_known(l.exchange) {
-                continue;
-            }
             let keys: Vec<&str> = match (l.key, view.keys_into(l.queue)) {
                 (Some(k), _) => vec![k],
                 (None, Some(keys)) => keys.into_iter().collect(),

@@ -10,6 +10,7 @@ use crate::model::{
     BUILTIN_EXCHANGES, Binding, DestinationKind, Matcher, ObjectKey, Policy, Queue, Resolution, Table, Value, Vhost,
     binding_matches, resolution,
 };
+use crate::model::{applied_to_queue, precedence};
 use crate::source::Locations;
 
 pub(super) struct View<'a> {
@@ -100,17 +101,10 @@ impl<'a> View<'a> {
         }
         let policies: Vec<Matcher> = vhost.policies.values().map(Matcher::new).collect();
         let operator_policies: Vec<Matcher> = vhost.operator_policies.values().map(Matcher::new).collect();
-        // matching_queue's order: the highest priority, ties by name.
-        let first = |m: &[Matcher<'a>], queue: &Queue| {
-            m.iter()
-                .filter(|m| m.matches_queue(queue))
-                .map(|m| m.policy)
-                .min_by(|a, b| b.priority.cmp(&a.priority).then(a.name.cmp(&b.name)))
-        };
         let applied = vhost
             .queues
             .values()
-            .map(|q| (q.name.as_str(), (first(&policies, q), first(&operator_policies, q))))
+            .map(|q| (q.name.as_str(), (applied_to_queue(&policies, q), applied_to_queue(&operator_policies, q))))
             .collect();
         View { vhost, by_source, into_queue, policies, applied, failed_exchanges, failed_queues }
     }
@@ -143,11 +137,7 @@ impl<'a> View<'a> {
 
     /// The policy the broker applies to exchange `name`.
     pub fn exchange_policy(&self, name: &str) -> Option<&'a Policy> {
-        self.policies
-            .iter()
-            .filter(|m| m.matches_exchange(name))
-            .map(|m| m.policy)
-            .max_by(|a, b| a.priority.cmp(&b.priority).then(b.name.cmp(&a.name)))
+        self.policies.iter().filter(|m| m.matches_exchange(name)).map(|m| m.policy).min_by(|a, b| precedence(a, b))
     }
 
     /// A queue's setting from argument `argument` and policy key `key`, as

@@ -35,9 +35,21 @@ impl<'a> Matcher<'a> {
     }
 }
 
-/// The policies that match `queue`, highest priority first, ties by name.
-pub fn matching_queue<'a>(matchers: &'a [Matcher<'a>], queue: &Queue) -> Vec<&'a Policy> {
+/// The order in which the broker prefers matching policies: the highest
+/// priority first, ties by name.
+pub fn precedence(a: &Policy, b: &Policy) -> std::cmp::Ordering {
+    b.priority.cmp(&a.priority).then(a.name.cmp(&b.name))
+}
+
+/// The policies that match `queue`, in [`precedence`] order.
+pub fn matching_queue<'a>(matchers: &[Matcher<'a>], queue: &Queue) -> Vec<&'a Policy> {
     let mut out: Vec<&Policy> = matchers.iter().filter(|m| m.matches_queue(queue)).map(|m| m.policy).collect();
-    out.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.name.cmp(&b.name)));
+    out.sort_by(|a, b| precedence(a, b));
     out
+}
+
+/// The first of [`matching_queue`]: the policy the broker applies, found
+/// without collecting the others.
+pub fn applied_to_queue<'a>(matchers: &[Matcher<'a>], queue: &Queue) -> Option<&'a Policy> {
+    matchers.iter().filter(|m| m.matches_queue(queue)).map(|m| m.policy).min_by(|a, b| precedence(a, b))
 }

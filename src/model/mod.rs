@@ -15,7 +15,7 @@ mod topology;
 mod value;
 
 pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, is_age};
-pub use effective::{Matcher, matching_queue};
+pub use effective::{Matcher, applied_to_queue, matching_queue, precedence};
 pub use graph::{LazyGraph, Node, RoutingGraph, around};
 pub use inventory::{
     BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_from, binding_json, exported_bindings,
