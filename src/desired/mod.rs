@@ -129,11 +129,7 @@ pub fn environment_texts(root: &Path, mut files: Vec<(PathBuf, String)>, env: &s
     let project_path = root.join(project::FILE_NAME);
     let project = files.iter().position(|(p, _)| *p == project_path).map(|i| files.remove(i));
     let declared = project.as_ref().map(|(_, text)| project::parse(FileId(0), text, &mut Vec::new()));
-    let overlays: Vec<PathBuf> = declared
-        .iter()
-        .flat_map(|p| p.environments.iter().filter(|e| e.name == env))
-        .flat_map(|e| e.overlays.iter().map(|o| root.join(o)))
-        .collect();
+    let overlays = declared.map(|p| p.overlay_dirs(root, Some(env))).unwrap_or_default();
     let (over, files): (Vec<_>, Vec<_>) =
         files.into_iter().partition(|(p, _)| overlays.iter().any(|o| p.starts_with(o)));
     let base = from_texts(files, project, Vec::new());
@@ -201,8 +197,7 @@ fn overlay_texts(root: &Path, env: &Environment, diagnostics: &mut Vec<Diagnosti
 /// The overlay directories of the project at `path`: not part of its base.
 /// The project file is read again, fully, with the topology.
 fn overlay_dirs(path: &Path) -> Vec<PathBuf> {
-    let project = project::read(path);
-    project.environments.iter().flat_map(|e| e.overlays.iter().map(|o| path.join(o))).collect()
+    project::read(path).overlay_dirs(path, None)
 }
 
 /// The whole-topology checks: references between objects, and what the

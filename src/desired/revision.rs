@@ -25,7 +25,10 @@ pub fn load(rev: &str, path: &str) -> Desired {
     let root = PathBuf::from(format!("{rev}:{path}"));
     match files(rev, path) {
         Ok(found) => {
-            let files = found.into_iter().map(|(rel, text)| (PathBuf::from(format!("{rev}:{rel}")), text)).collect();
+            // Named below the root as given (`REV:./shop.toml` for `REV:.`),
+            // so that the project file is found where load_texts looks.
+            let named = |rel: String| if rel.is_empty() { root.clone() } else { root.join(rel) };
+            let files = found.into_iter().map(|(rel, text)| (named(rel), text)).collect();
             super::load_texts(&root, files)
         }
         Err(d) => {
@@ -36,8 +39,9 @@ pub fn load(rev: &str, path: &str) -> Desired {
     }
 }
 
-/// Every `*.toml` below `path` at `rev` (paths as given, relative to the
-/// current directory), with its text; not those in the project's overlays.
+/// Every `*.toml` below `path` at `rev`, named relative to `path` (empty
+/// when `path` is the file), with its text; not those in the project's
+/// overlays.
 fn files(rev: &str, path: &str) -> Result<Vec<(String, String)>, Diagnostic> {
     let failed = |what: String| {
         Diagnostic::error("read", format!("cannot read {rev}:{path} from git: {what}"))
@@ -92,16 +96,20 @@ fn files(rev: &str, path: &str) -> Result<Vec<(String, String)>, Diagnostic> {
         out.push((name.to_string(), text.to_string()));
         rest = body.get(size + 1..).unwrap_or("");
     }
+    // git names them relative to the current directory, as `path` is.
+    let within = path.trim_start_matches("./").trim_end_matches('/');
+    let within = if within == "." { "" } else { within };
+    for (name, _) in &mut out {
+        let rel = if name == within { "" } else { name.strip_prefix(within).unwrap_or(name).trim_start_matches('/') };
+        *name = rel.to_string();
+    }
     // The project's overlays are not part of its base.
-    let project = Path::new(path).join(crate::project::FILE_NAME);
-    let overlays: Vec<PathBuf> = out
+    let overlays = out
         .iter()
-        .find(|(n, _)| Path::new(n) == project)
+        .find(|(n, _)| n == crate::project::FILE_NAME)
         .map(|(_, text)| crate::project::parse(crate::source::FileId(0), text, &mut Vec::new()))
-        .into_iter()
-        .flat_map(|p| p.environments.into_iter().flat_map(|e| e.overlays))
-        .map(|o| Path::new(path).join(o))
-        .collect();
+        .map(|p| p.overlay_dirs(Path::new(""), None))
+        .unwrap_or_default();
     out.retain(|(n, _)| !overlays.iter().any(|o| Path::new(n).starts_with(o)));
     Ok(out)
 }

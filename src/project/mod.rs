@@ -38,6 +38,16 @@ pub struct Project {
     pub lint: LintSettings,
 }
 
+impl Project {
+    /// The overlay directories of environment `env` (of every environment
+    /// when `None`), below `root`, the project's directory: files there
+    /// are not part of the base topology.
+    pub fn overlay_dirs(&self, root: &Path, env: Option<&str>) -> Vec<std::path::PathBuf> {
+        let chosen = self.environments.iter().filter(|e| env.is_none_or(|n| e.name == n));
+        chosen.flat_map(|e| e.overlays.iter().map(|o| root.join(o))).collect()
+    }
+}
+
 impl Default for Project {
     fn default() -> Self {
         Project {

@@ -172,3 +172,25 @@ fn a_ten_thousand_queue_comment_fits_github_and_keeps_what_matters() {
     assert!(md.contains("**The plan is cut here**"), "the plan is cut, and says so");
     assert!(md.trim_end().ends_with("</details>"), "the folded section is closed");
 }
+
+#[test]
+fn diff_at_a_revision_of_the_current_directory_reads_its_project_file_and_leaves_its_overlays() {
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    std::fs::create_dir_all(dir.join("overlays/staging")).unwrap();
+    let project = "[project]\nname = \"orders\"\n\n[environments.staging]\nurl_env = \"X_URL\"\noverlays = [\"overlays/staging\"]\n";
+    std::fs::write(dir.join("warren.toml"), project).unwrap();
+    let base = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\nlint_allow = [\"unroutable-exchange\"]\n";
+    std::fs::write(dir.join("shop.toml"), base).unwrap();
+    std::fs::write(dir.join("overlays/staging/x.toml"), "[exchanges.orders]\ntype = \"fanout\"\n").unwrap();
+    crate::common::git(dir, &["init", "-q"]);
+    crate::common::git(dir, &["add", "."]);
+    crate::common::git(dir, &["commit", "-q", "-m", "v1"]);
+
+    // `HEAD:.` as `git show` spells the current directory: the project is
+    // "orders", and the overlay is not read as part of the base.
+    let run = crate::common::warren_in(dir, &["diff", "HEAD:.", ".", "--format", "markdown"], &[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.starts_with("<!-- warren:diff project=orders -->"), "{}", run.stdout);
+    assert!(run.stdout.contains("The two topologies match."), "{}", run.stdout);
+}
