@@ -7,16 +7,12 @@ use sha2::{Digest, Sha256};
 
 use super::document::{DiagnosticDoc, PlanDocument};
 use super::lint::{FindingDoc, LintDocument, summary_line};
+use crate::diagnostic::Severity;
 
 /// The findings shown (not those allowed), errors first.
 fn shown(doc: &LintDocument) -> Vec<&FindingDoc> {
-    let rank = |f: &FindingDoc| match f.severity {
-        "error" => 0,
-        "warning" => 1,
-        _ => 2,
-    };
     let mut out: Vec<&FindingDoc> = doc.findings.iter().filter(|f| f.allowed.is_none()).collect();
-    out.sort_by_key(|f| rank(f));
+    out.sort_by_key(|f| f.severity);
     out
 }
 
@@ -43,7 +39,7 @@ pub fn github(doc: &LintDocument) -> String {
 
 /// The errors and warnings of a plan as annotations, errors first.
 pub fn plan_github(doc: &PlanDocument) -> String {
-    let of = |severity: &'static str, list: &[DiagnosticDoc]| -> String {
+    let of = |severity: Severity, list: &[DiagnosticDoc]| -> String {
         list.iter()
             .map(|d| {
                 let place = Place { file: d.file.as_deref(), line: d.line, column: d.column };
@@ -52,7 +48,7 @@ pub fn plan_github(doc: &PlanDocument) -> String {
             })
             .collect()
     };
-    of("error", &doc.errors) + &of("warning", &doc.warnings)
+    of(Severity::Error, &doc.errors) + &of(Severity::Warning, &doc.warnings)
 }
 
 /// Where an annotation points.
@@ -64,7 +60,7 @@ struct Place<'a> {
 
 /// One workflow command: `::error file=…,line=…,col=…,title=…::message`.
 fn annotation(
-    severity: &str,
+    severity: Severity,
     at: &Place,
     environment: Option<&str>,
     code: &str,
@@ -72,9 +68,9 @@ fn annotation(
     help: Option<&str>,
 ) -> String {
     let command = match severity {
-        "error" => "error",
-        "warning" => "warning",
-        _ => "notice",
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "notice",
     };
     let mut properties = Vec::new();
     if let Some(file) = at.file {
@@ -112,7 +108,7 @@ pub fn markdown(doc: &LintDocument, title: &str) -> String {
                 Some(env) => format!("{env}: {place}"),
                 None => place,
             };
-            out += &format!("| {} | `{}` | {} | {} |\n", f.severity, f.code, cell(&place), cell(&f.message));
+            out += &format!("| {} | `{}` | {} | {} |\n", f.severity.as_str(), f.code, cell(&place), cell(&f.message));
         }
     }
     out
@@ -131,9 +127,9 @@ pub fn gitlab(doc: &LintDocument, path: &str) -> String {
             let file = f.file.as_deref().unwrap_or(path);
             let print = prints.next(f, file);
             let severity = match f.severity {
-                "error" => "major",
-                "warning" => "minor",
-                _ => "info",
+                Severity::Error => "major",
+                Severity::Warning => "minor",
+                Severity::Info => "info",
             };
             serde_json::json!({
                 "description": f.message,
@@ -166,7 +162,7 @@ pub fn sarif(doc: &LintDocument) -> String {
                 "help": {"text": if rule.is_some() { format!("docs/lint.md, section `{code}`") } else { "docs/format.md, section Errors".to_string() }},
             });
             if let Some(rule) = rule {
-                r["defaultConfiguration"] = serde_json::json!({"level": level(rule.severity.as_str())});
+                r["defaultConfiguration"] = serde_json::json!({"level": level(rule.severity)});
             }
             r
         })
@@ -239,11 +235,11 @@ fn with_help(message: &str, help: Option<&str>) -> String {
 }
 
 /// SARIF's word for a severity.
-fn level(severity: &str) -> &'static str {
+fn level(severity: Severity) -> &'static str {
     match severity {
-        "error" => "error",
-        "warning" => "warning",
-        _ => "note",
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
     }
 }
 

@@ -49,7 +49,8 @@ pub struct FindingDoc {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,
     pub code: String,
-    pub severity: &'static str,
+    #[serde(serialize_with = "severity_word")]
+    pub severity: Severity,
     pub message: String,
     pub help: Option<String>,
     pub file: Option<String>,
@@ -80,7 +81,7 @@ impl FindingDoc {
         FindingDoc {
             environment: environment.map(str::to_string),
             code: d.code.to_string(),
-            severity: d.severity.as_str(),
+            severity: d.severity,
             message: d.message.clone(),
             help: d.help.clone(),
             file: at.as_ref().map(|p| p.file.clone()),
@@ -153,4 +154,9 @@ pub fn rules(json: bool) -> String {
         out += &format!("{:width$}  {:7}  {:13}  {}\n", r.code, r.severity.as_str(), reads(r.reads), r.summary);
     }
     out + "Every rule is described in docs/lint.md.\n"
+}
+
+/// A severity as its word: `error`, `warning`, `info`.
+fn severity_word<S: serde::Serializer>(severity: &Severity, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(severity.as_str())
 }
