@@ -31,8 +31,9 @@ pub fn check(topology: &Topology, locations: &Locations, settings: &LintSettings
     let version = observed.version;
     let views = std::collections::BTreeMap::new();
     let mut ctx = Context { topology, locations, settings, version, views: &views, out: Findings::default() };
-    shared_queues(&mut ctx, observed);
-    unmanaged(&mut ctx, observed);
+    let consumed = consumers_by_queue(observed);
+    shared_queues(&mut ctx, &consumed, &observed.topology);
+    unmanaged(&mut ctx, observed, &consumed);
     priorities(&mut ctx, observed, version);
     deprecated(&mut ctx, observed);
     ctx.out
@@ -43,13 +44,23 @@ fn service(c: &Consumer) -> (&str, Option<&str>) {
     (&c.user, c.client_name.as_deref())
 }
 
-fn shared_queues(ctx: &mut Context, observed: &Observed) {
+/// Each vhost's consumers, by queue.
+type Consumed<'o> = BTreeMap<&'o String, BTreeMap<&'o str, Vec<&'o Consumer>>>;
+
+fn consumers_by_queue(observed: &Observed) -> Consumed<'_> {
+    let mut out: Consumed = BTreeMap::new();
     for (vname, consumers) in &observed.consumers {
-        let mut by_queue: BTreeMap<&str, Vec<&Consumer>> = BTreeMap::new();
+        let by_queue = out.entry(vname).or_default();
         for c in consumers {
             by_queue.entry(&c.queue).or_default().push(c);
         }
-        for (queue, consumers) in by_queue {
+    }
+    out
+}
+
+fn shared_queues(ctx: &mut Context, consumed: &Consumed, live: &Topology) {
+    for (&vname, by_queue) in consumed {
+        for (&queue, consumers) in by_queue {
             let users: BTreeSet<&str> = consumers.iter().map(|c| c.user.as_str()).collect();
             let names: BTreeSet<&str> = consumers.iter().filter_map(|c| c.client_name.as_deref()).collect();
             if users.len() < 2 && names.len() < 2 {
@@ -58,7 +69,7 @@ fn shared_queues(ctx: &mut Context, observed: &Observed) {
             // Services by user when users differ, else by connection name.
             let by_user = users.len() > 1;
             let mut services: BTreeMap<&str, Vec<&Consumer>> = BTreeMap::new();
-            for c in &consumers {
+            for c in consumers {
                 let (user, name) = service(c);
                 let id = if by_user { user } else { name.unwrap_or(user) };
                 services.entry(id).or_default().push(c);
@@ -85,7 +96,7 @@ fn shared_queues(ctx: &mut Context, observed: &Observed) {
                     listed.join("; ")
                 ),
             )
-            .help(fix(vname, queue, services.keys().copied().collect(), by_user, ctx.topology, &observed.topology));
+            .help(fix(vname, queue, services.keys().copied().collect(), by_user, ctx.topology, live));
             let key = ObjectKey::Queue { vhost: vname.clone(), name: queue.to_string() };
             ctx.report(&key, None, d);
         }
@@ -162,15 +173,12 @@ fn fix(vname: &str, queue: &str, services: Vec<&str>, by_user: bool, files: &Top
     out
 }
 
-fn unmanaged(ctx: &mut Context, observed: &Observed) {
-    for (vname, consumers) in &observed.consumers {
+fn unmanaged(ctx: &mut Context, observed: &Observed, consumed: &Consumed) {
+    for (&vname, by_queue) in consumed {
         let Some(live) = observed.topology.vhosts.get(vname) else { continue };
         let files = ctx.topology.vhosts.get(vname);
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for c in consumers {
-            *counts.entry(&c.queue).or_default() += 1;
-        }
-        for (queue, n) in counts {
+        for (&queue, consumers) in by_queue {
+            let n = consumers.len();
             let key = ObjectKey::Queue { vhost: vname.clone(), name: queue.to_string() };
             // Exclusive and server-named queues are not in the definitions:
             // they live and die with their connection.
