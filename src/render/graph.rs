@@ -83,6 +83,31 @@ impl<'a> Ids<'a> {
     fn queue(&self, name: &str) -> usize {
         self.queue_ids[name]
     }
+
+    /// Each node of vhost number `vi`: its id, its name, its kind (or
+    /// `external`), and whether it is a queue. Exchanges first.
+    fn nodes(&self, vi: usize, v: &'a Vhost) -> Vec<(String, &'a str, &'a str, bool)> {
+        let exchanges = self
+            .exchanges
+            .iter()
+            .enumerate()
+            .map(|(n, x)| (id(vi, "x", n), *x, v.exchanges.get(*x).map_or("external", |e| e.kind.as_str()), false));
+        let queues = self
+            .queues
+            .iter()
+            .enumerate()
+            .map(|(n, q)| (id(vi, "q", n), *q, v.queues.get(*q).map_or("external", |q| q.kind.as_str()), true));
+        exchanges.chain(queues).collect()
+    }
+
+    /// Each binding of `v` as the ids of its ends, with its routing key.
+    fn edges<'v>(&self, vi: usize, v: &'v Vhost) -> Vec<(String, String, &'v str)> {
+        let end = |b: &crate::model::Binding| match b.destination_kind {
+            DestinationKind::Exchange => id(vi, "x", self.exchange(&b.destination)),
+            DestinationKind::Queue => id(vi, "q", self.queue(&b.destination)),
+        };
+        v.bindings.iter().map(|b| (id(vi, "x", self.exchange(&b.source)), end(b), b.routing_key.as_str())).collect()
+    }
 }
 
 /// Text inside a mermaid label's quotes: `"` and `#` are entity codes
@@ -96,24 +121,19 @@ fn mermaid(vhosts: &[&Vhost]) -> String {
     for (vi, v) in vhosts.iter().enumerate() {
         let ids = Ids::of(v);
         out += &format!("  subgraph v{vi}[\"vhost {}\"]\n", mermaid_text(&v.name));
-        for (n, x) in ids.exchanges.iter().enumerate() {
-            let kind = v.exchanges.get(*x).map_or("external", |e| e.kind.as_str());
-            out += &format!("    {}{{{{\"{} ({kind})\"}}}}\n", id(vi, "x", n), mermaid_text(x));
-        }
-        for (n, q) in ids.queues.iter().enumerate() {
-            let kind = v.queues.get(*q).map_or("external", |q| q.kind.as_str());
-            out += &format!("    {}[(\"{} ({kind})\")]\n", id(vi, "q", n), mermaid_text(q));
-        }
-        for b in &v.bindings {
-            let from = id(vi, "x", ids.exchange(&b.source));
-            let to = match b.destination_kind {
-                DestinationKind::Exchange => id(vi, "x", ids.exchange(&b.destination)),
-                DestinationKind::Queue => id(vi, "q", ids.queue(&b.destination)),
+        for (node, name, kind, queue) in ids.nodes(vi, v) {
+            let label = format!("{} ({kind})", mermaid_text(name));
+            out += &if queue {
+                format!("    {node}[(\"{label}\")]\n")
+            } else {
+                format!("    {node}{{{{\"{label}\"}}}}\n")
             };
-            if b.routing_key.is_empty() {
+        }
+        for (from, to, key) in ids.edges(vi, v) {
+            if key.is_empty() {
                 out += &format!("    {from} --> {to}\n");
             } else {
-                out += &format!("    {from} -->|\"{}\"| {to}\n", mermaid_text(&b.routing_key));
+                out += &format!("    {from} -->|\"{}\"| {to}\n", mermaid_text(key));
             }
         }
         out += "  end\n";
@@ -131,21 +151,12 @@ fn dot(vhosts: &[&Vhost]) -> String {
     for (vi, v) in vhosts.iter().enumerate() {
         let ids = Ids::of(v);
         out += &format!("  subgraph cluster_{vi} {{\n    label={};\n", dot_text(&format!("vhost {}", v.name)));
-        for (n, x) in ids.exchanges.iter().enumerate() {
-            let kind = v.exchanges.get(*x).map_or("external", |e| e.kind.as_str());
-            out += &format!("    {} [shape=hexagon, label={}];\n", id(vi, "x", n), dot_text(&format!("{x} ({kind})")));
+        for (node, name, kind, queue) in ids.nodes(vi, v) {
+            let shape = if queue { "cylinder" } else { "hexagon" };
+            out += &format!("    {node} [shape={shape}, label={}];\n", dot_text(&format!("{name} ({kind})")));
         }
-        for (n, q) in ids.queues.iter().enumerate() {
-            let kind = v.queues.get(*q).map_or("external", |q| q.kind.as_str());
-            out += &format!("    {} [shape=cylinder, label={}];\n", id(vi, "q", n), dot_text(&format!("{q} ({kind})")));
-        }
-        for b in &v.bindings {
-            let from = id(vi, "x", ids.exchange(&b.source));
-            let to = match b.destination_kind {
-                DestinationKind::Exchange => id(vi, "x", ids.exchange(&b.destination)),
-                DestinationKind::Queue => id(vi, "q", ids.queue(&b.destination)),
-            };
-            out += &format!("    {from} -> {to} [label={}];\n", dot_text(&b.routing_key));
+        for (from, to, key) in ids.edges(vi, v) {
+            out += &format!("    {from} -> {to} [label={}];\n", dot_text(key));
         }
         out += "  }\n";
     }
