@@ -73,7 +73,7 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize], desired:
     let mut after = before.clone();
     let (_, not_done) = execute::changes_done(plan, done);
     let unsettled: BTreeSet<ObjectKey> = not_done.iter().map(|c| plan.changes[*c].key.clone()).collect();
-    after.digests = outside::recorded(&before.digests, desired, &unsettled);
+    after.digests = outside::recorded(&before.digests, desired, &before.objects, &unsettled);
     let objects = &mut after.objects;
     for i in done {
         let step = &plan.steps[*i];
@@ -110,8 +110,7 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize], desired:
 /// object the files declare gets its digest.
 pub fn inventory_matched(old: &Inventory, desired: &Topology, live: &Topology) -> Inventory {
     let mut now = inventory_before(old, desired, live);
-    now.digests = outside::recorded(&old.digests, desired, &BTreeSet::new());
-    now.digests.retain(|k, _| now.objects.contains(k));
+    now.digests = outside::recorded(&old.digests, desired, &now.objects, &BTreeSet::new());
     now
 }
 

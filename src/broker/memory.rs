@@ -281,7 +281,6 @@ impl Broker for Memory {
         Ok(answers)
     }
 
-    /// As `Rabbit::queue_counts`, with every count known at once.
     /// The in-memory broker counts consumers but knows no connections.
     async fn consumers(&self, _vhost: &str) -> Answer<Vec<Consumer>> {
         Ok(Vec::new())
@@ -291,6 +290,7 @@ impl Broker for Memory {
         Ok(Some(Vec::new()))
     }
 
+    /// As `Rabbit::queue_counts`, with every count known at once.
     async fn queue_counts(&self, vhost: &str) -> Answer<BTreeMap<String, QueueCounts>> {
         let s = self.lock_state();
         who(&self.user, &s)?;

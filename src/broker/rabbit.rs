@@ -297,16 +297,8 @@ impl Broker for Rabbit {
         self.get_text(VHOST_LISTING, "list the vhosts").await
     }
 
-    /// Message and consumer counts of a vhost's queues, in two requests.
-    /// A count the broker has not reported yet is `None` (destroying the
-    /// queue then needs --allow-destroy).
-    ///
-    /// The stats view lags about 5 s and shows no counts at all for a queue
-    /// younger than that (reference 1.6), so messages come from the queue
-    /// totals as well, which classic queues give fresh (quorum queues once
-    /// per Ra tick), and the higher of the two counts. Consumers come only
-    /// from the stats view: when a classic queue has none there yet, it
-    /// counts as unused, since its delete is guarded by `if-unused`.
+    /// Each consumer of a vhost's queues, with its user and the name its
+    /// client gave its connection (two requests).
     async fn consumers(&self, vhost: &str) -> Result<Vec<Consumer>, BrokerError> {
         let v = segment(vhost);
         let (consumers_path, connections_path) = (format!("consumers/{v}"), format!("vhosts/{v}/connections"));
@@ -372,6 +364,16 @@ impl Broker for Rabbit {
         Ok(Some(features))
     }
 
+    /// Message and consumer counts of a vhost's queues, in two requests.
+    /// A count the broker has not reported yet is `None` (destroying the
+    /// queue then needs --allow-destroy).
+    ///
+    /// The stats view lags about 5 s and shows no counts at all for a queue
+    /// younger than that (reference 1.6), so messages come from the queue
+    /// totals as well, which classic queues give fresh (quorum queues once
+    /// per Ra tick), and the higher of the two counts. Consumers come only
+    /// from the stats view: when a classic queue has none there yet, it
+    /// counts as unused, since its delete is guarded by `if-unused`.
     async fn queue_counts(&self, vhost: &str) -> Result<BTreeMap<String, QueueCounts>, BrokerError> {
         let v = segment(vhost);
         let action = format!("list the queues of vhost \"{vhost}\"");

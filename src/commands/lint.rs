@@ -146,17 +146,22 @@ fn lint_broker(d: &Desired, connection: Result<Connection, Diagnostic>) -> (Vec<
 /// project's inventory, each vhost's consumers (one listing of consumers
 /// and one of connections per vhost) and the deprecated features in use.
 async fn observe(broker: &impl Broker, d: &Desired) -> Result<lint::live::Observed, BrokerError> {
-    let side = live_side::read(broker, &d.topology).await?;
-    let mut consumers = std::collections::BTreeMap::new();
-    for vhost in d.topology.vhosts.keys() {
-        consumers.insert(vhost.clone(), broker.consumers(vhost).await?);
-    }
-    let deprecated = broker.deprecated_features_used().await?;
+    // Independent requests, at once; no queue counts, which no rule reads.
+    let consumers = async {
+        let mut out = std::collections::BTreeMap::new();
+        for vhost in d.topology.vhosts.keys() {
+            out.insert(vhost.clone(), broker.consumers(vhost).await?);
+        }
+        Ok::<_, BrokerError>(out)
+    };
+    let (state, consumers, deprecated) =
+        tokio::join!(live_side::read_state(broker, &d.topology), consumers, broker.deprecated_features_used(),);
+    let (live, version) = state?;
     Ok(lint::live::Observed {
-        version: side.broker_version,
-        topology: side.topology,
-        ownership: side.ownership,
-        consumers,
-        deprecated,
+        version: live_side::major_minor(&version),
+        topology: live.topology,
+        ownership: live.ownership,
+        consumers: consumers?,
+        deprecated: deprecated?,
     })
 }

@@ -192,13 +192,8 @@ pub fn definitions_from_broker(c: &Connection, only: &[String]) -> Result<Live, 
 /// Reads the live state of the broker, with counts for the desired vhosts'
 /// queues. A broker error is returned as such so callers can tell kinds apart.
 pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
-    let version = broker.check().await?;
+    let (l, version) = read_state(broker, desired).await?;
     let origin = broker.origin();
-    let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
-    let l = live::from_broker(broker, &declared).await?;
-    if !broker.is_administrator().await? {
-        beyond_vhosts(desired, &l.topology, broker)?;
-    }
     // Counts matter only where a queue may be destroyed: a live queue the
     // files no longer declare. Listing queues is as slow as the export.
     let mut counts = BTreeMap::new();
@@ -222,6 +217,18 @@ pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, 
         queue_counts: Some(counts),
         broker_version: major_minor(&version),
     })
+}
+
+/// The live state of the declared vhosts and the broker's version, as
+/// [`read`] reads them, without the queue counts.
+pub async fn read_state(broker: &impl Broker, desired: &Topology) -> Result<(Live, String), BrokerError> {
+    let version = broker.check().await?;
+    let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
+    let l = live::from_broker(broker, &declared).await?;
+    if !broker.is_administrator().await? {
+        beyond_vhosts(desired, &l.topology, broker)?;
+    }
+    Ok((l, version))
 }
 
 /// A user without the `administrator` tag can plan only objects inside
@@ -251,7 +258,7 @@ fn beyond_vhosts(desired: &Topology, live: &Topology, broker: &impl Broker) -> R
 }
 
 /// `3.10.8` -> `(3, 10)`.
-fn major_minor(version: &str) -> Option<(u32, u32)> {
+pub fn major_minor(version: &str) -> Option<(u32, u32)> {
     let mut parts = version.split('.');
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::attributes::{self, Attributes};
 use crate::journal::LastApply;
-use crate::model::{Inventory, ObjectKey, Topology};
+use crate::model::{ObjectKey, Topology};
 
 /// An object changed outside warren since its last apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,28 +47,21 @@ pub fn attributes_of(t: &Topology, key: &ObjectKey) -> Option<Attributes> {
     }
 }
 
-/// Whether objects of this kind have digests.
-fn digested(key: &ObjectKey) -> bool {
-    !matches!(key, ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_))
-}
-
-/// The digests to record once an apply has run: each object the files
-/// declare as they declare it, except those in `unsettled` (changes not
-/// carried out), which keep their earlier digest if they had one.
+/// The digests to record once an apply has run, for `keys` (the
+/// inventory's objects): each object the files declare, as they declare
+/// it, except those in `unsettled` (changes not carried out), which keep
+/// their earlier digest if they had one.
 pub fn recorded(
     earlier: &BTreeMap<ObjectKey, String>,
     desired: &Topology,
+    keys: &BTreeSet<ObjectKey>,
     unsettled: &BTreeSet<ObjectKey>,
 ) -> BTreeMap<ObjectKey, String> {
     let digest_of = |key: &ObjectKey| match unsettled.contains(key) {
         true => earlier.get(key).cloned(),
         false => attributes_of(desired, key).map(|a| digest(&a)),
     };
-    let digested = Inventory::of(desired).objects.into_iter().filter_map(|key| {
-        let d = digest_of(&key)?;
-        Some((key, d))
-    });
-    digested.collect()
+    keys.iter().filter_map(|key| Some((key.clone(), digest_of(key)?))).collect()
 }
 
 /// Of `keys` (the objects a plan finds different from the files), those
@@ -81,7 +74,7 @@ pub fn find<'k>(
 ) -> Vec<Outside> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    for key in keys.filter(|k| digested(k)) {
+    for key in keys {
         let Some(applied) = recorded.get(key) else { continue };
         if !seen.insert(key) {
             continue;
@@ -125,6 +118,11 @@ mod tests {
         t
     }
 
+    /// Every object of [`topology`], as the inventory holds them.
+    fn all(max_length: i64) -> BTreeSet<ObjectKey> {
+        crate::model::Inventory::of(&topology(max_length)).objects
+    }
+
     fn key() -> ObjectKey {
         ObjectKey::Queue { vhost: "shop".into(), name: "orders".into() }
     }
@@ -140,7 +138,7 @@ mod tests {
 
     #[test]
     fn the_live_object_tells_a_change_in_the_files_from_one_outside_warren() {
-        let applied = recorded(&BTreeMap::new(), &topology(10), &BTreeSet::new());
+        let applied = recorded(&BTreeMap::new(), &topology(10), &all(10), &BTreeSet::new());
         assert_eq!(applied.len(), 1);
         let last = BTreeMap::from([("shop".to_string(), LastApply { by: "ann@ci".into(), at: "t".into() })]);
         // The files now say 20; the broker still has the 10 warren applied.
@@ -157,10 +155,10 @@ mod tests {
 
     #[test]
     fn a_change_not_carried_out_keeps_its_earlier_digest() {
-        let earlier = recorded(&BTreeMap::new(), &topology(10), &BTreeSet::new());
+        let earlier = recorded(&BTreeMap::new(), &topology(10), &all(10), &BTreeSet::new());
         let unsettled = BTreeSet::from([key()]);
-        assert_eq!(recorded(&earlier, &topology(20), &unsettled), earlier);
-        assert_eq!(recorded(&BTreeMap::new(), &topology(20), &unsettled), BTreeMap::new());
-        assert_ne!(recorded(&earlier, &topology(20), &BTreeSet::new()), earlier);
+        assert_eq!(recorded(&earlier, &topology(20), &all(20), &unsettled), earlier);
+        assert_eq!(recorded(&BTreeMap::new(), &topology(20), &all(20), &unsettled), BTreeMap::new());
+        assert_ne!(recorded(&earlier, &topology(20), &all(20), &BTreeSet::new()), earlier);
     }
 }
