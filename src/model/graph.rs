@@ -118,44 +118,41 @@ pub fn around(topology: &super::Topology, changed: &[super::ObjectKey]) -> super
                 _ => false,
             };
         }
+        let touched: Vec<&Binding> = v
+            .bindings
+            .iter()
+            .filter(|b| {
+                exchanges.contains(b.source.as_str())
+                    || match b.destination_kind {
+                        DestinationKind::Exchange => exchanges.contains(b.destination.as_str()),
+                        DestinationKind::Queue => queues.contains(b.destination.as_str()),
+                    }
+                    || bindings.contains(b)
+            })
+            .collect();
         let mut part = Vhost::new(name);
-        for b in &v.bindings {
-            let touched = exchanges.contains(b.source.as_str())
-                || match b.destination_kind {
-                    DestinationKind::Exchange => exchanges.contains(b.destination.as_str()),
-                    DestinationKind::Queue => queues.contains(b.destination.as_str()),
-                }
-                || bindings.contains(b);
-            if touched {
-                part.bindings.insert(b.clone());
-            }
-        }
         let take_exchange = |n: &str, part: &mut Vhost| {
             if let Some(x) = v.exchanges.get(n) {
                 part.exchanges.insert(n.to_string(), x.clone());
             }
         };
-        let ends: Vec<(String, DestinationKind, String)> =
-            part.bindings.iter().map(|b| (b.source.clone(), b.destination_kind, b.destination.clone())).collect();
-        for (source, kind, destination) in &ends {
-            take_exchange(source, &mut part);
-            match kind {
-                DestinationKind::Exchange => take_exchange(destination, &mut part),
-                DestinationKind::Queue => {
-                    if let Some(q) = v.queues.get(destination) {
-                        part.queues.insert(destination.clone(), q.clone());
-                    }
-                }
+        let take_queue = |n: &str, part: &mut Vhost| {
+            if let Some(q) = v.queues.get(n) {
+                part.queues.insert(n.to_string(), q.clone());
+            }
+        };
+        for b in touched {
+            part.bindings.insert(b.clone());
+            take_exchange(&b.source, &mut part);
+            match b.destination_kind {
+                DestinationKind::Exchange => take_exchange(&b.destination, &mut part),
+                DestinationKind::Queue => take_queue(&b.destination, &mut part),
             }
         }
         for k in &keys {
             match k {
                 K::Exchange { name: n, .. } => take_exchange(n, &mut part),
-                K::Queue { name: n, .. } => {
-                    if let Some(q) = v.queues.get(n) {
-                        part.queues.insert(n.clone(), q.clone());
-                    }
-                }
+                K::Queue { name: n, .. } => take_queue(n, &mut part),
                 _ => {}
             }
         }
