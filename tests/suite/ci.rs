@@ -137,9 +137,7 @@ fn the_ci_examples_script_annotates_summarises_and_writes_the_comment() {
     std::fs::create_dir_all(dir.join("topology")).unwrap();
     let v1 = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\n\n[queues.billing]\ntype = \"classic\"\n\n[[bindings]]\nsource = \"orders\"\nqueue = \"billing\"\nrouting_key = \"order.#\"\n";
     std::fs::write(dir.join("topology/shop.toml"), v1).unwrap();
-    crate::common::git(dir, &["init", "-q", "-b", "main"]);
-    crate::common::git(dir, &["add", "."]);
-    crate::common::git(dir, &["commit", "-q", "-m", "v1"]);
+    crate::common::committed(dir);
     // The pull request: a quorum queue with no dead-letter exchange.
     let v2 = format!(
         "{v1}\n[queues.audit]\ntype = \"quorum\"\n\n[[bindings]]\nsource = \"orders\"\nqueue = \"audit\"\nrouting_key = \"order.#\"\n"

@@ -123,9 +123,7 @@ fn diff_reads_the_old_side_at_a_git_revision() {
     std::fs::create_dir_all(dir.join("topology")).unwrap();
     let v1 = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\nlint_allow = [\"unroutable-exchange\"]\n";
     std::fs::write(dir.join("topology/shop.toml"), v1).unwrap();
-    crate::common::git(dir, &["init", "-q"]);
-    crate::common::git(dir, &["add", "."]);
-    crate::common::git(dir, &["commit", "-q", "-m", "v1"]);
+    crate::common::committed(dir);
     let v2 = format!("{v1}\n[exchanges.billing]\ntype = \"fanout\"\nlint_allow = [\"unroutable-exchange\"]\n");
     std::fs::write(dir.join("topology/shop.toml"), v2).unwrap();
 
@@ -183,9 +181,7 @@ fn diff_at_a_revision_of_the_current_directory_reads_its_project_file_and_leaves
     let base = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\nlint_allow = [\"unroutable-exchange\"]\n";
     std::fs::write(dir.join("shop.toml"), base).unwrap();
     std::fs::write(dir.join("overlays/staging/x.toml"), "[exchanges.orders]\ntype = \"fanout\"\n").unwrap();
-    crate::common::git(dir, &["init", "-q"]);
-    crate::common::git(dir, &["add", "."]);
-    crate::common::git(dir, &["commit", "-q", "-m", "v1"]);
+    crate::common::committed(dir);
 
     // `HEAD:.` as `git show` spells the current directory: the project is
     // "orders", and the overlay is not read as part of the base.

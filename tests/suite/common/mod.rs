@@ -235,3 +235,10 @@ pub fn git(dir: &std::path::Path, args: &[&str]) {
         .expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A git repository of `dir` as it stands, on branch `main`, in one commit.
+pub fn committed(dir: &std::path::Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "v1"]);
+}
