@@ -1,6 +1,7 @@
-//! A live migration at scale: 100 classic queues, each bound to one direct
-//! exchange on its own key, under steady traffic to all of them with a
-//! consumer on each, migrated in one `warren apply` to quorum replacements.
+//! A live migration at scale: 100 classic queues (`WARREN_BENCH_QUEUES`),
+//! each bound to one direct exchange on its own key, under steady traffic
+//! to all of them with a consumer on each, migrated in one `warren apply`
+//! to quorum replacements (`WARREN_BENCH_TYPE`).
 //!
 //! Reports the apply's total time against the time the drains alone take,
 //! as a ratio, both measured in this run on the same broker:
@@ -13,14 +14,19 @@
 //! - warren: the apply's wall time, and, seen from outside while it runs,
 //!   when each old queue stops being routed to and when it is empty.
 //!
-//! Every number must arrive exactly once over old and new queues, in both.
-//! Needs the private test broker (`WARREN_TEST_URL`, `WARREN_TEST_AMQP_URL`):
+//! Every number must arrive exactly once over old and new queues, in
+//! warren's run (the baseline's moves by hand are not atomic). Needs the
+//! private test broker (`WARREN_TEST_URL`, `WARREN_TEST_AMQP_URL`):
 //!
 //! ```sh
 //! WARREN_TEST_NODE=6 scripts/broker start
 //! eval "$(WARREN_TEST_NODE=6 scripts/broker env)"
 //! cargo bench --bench migrate
+//! # 1,000 queues, to classic queues with a length limit:
+//! WARREN_BENCH_QUEUES=1000 WARREN_BENCH_TYPE=classic cargo bench --bench migrate
 //! ```
+//!
+//! `WARREN_BENCH_LOG=FILE` keeps what the apply printed with `-v`.
 
 mod common;
 #[path = "../tests/suite/common/mod.rs"]
@@ -34,8 +40,20 @@ use harness::traffic::{ConsumerId, PREFETCH, Publish, Report, Traffic, amqp_url}
 use harness::{TestBroker, seg};
 use serde_json::json;
 
-const QUEUES: usize = 100;
-/// Messages a second over all queues: 10 a second each.
+/// How many queues migrate: `WARREN_BENCH_QUEUES`, 100 unless set.
+fn queues() -> usize {
+    std::env::var("WARREN_BENCH_QUEUES").ok().and_then(|s| s.parse().ok()).unwrap_or(100)
+}
+/// What replaces them: `WARREN_BENCH_TYPE=classic` for classic queues with
+/// a length limit (quorum queues on one 2-core node wedge near 900), quorum
+/// queues unless set.
+fn replacement() -> String {
+    match std::env::var("WARREN_BENCH_TYPE").as_deref() {
+        Ok("classic") => "type = \"classic\"\narguments = { \"x-max-length\" = 1000000 }\n".into(),
+        _ => "type = \"quorum\"\n".into(),
+    }
+}
+/// Messages a second over all queues: 10 a second each of 100.
 const RATE: u32 = 1000;
 /// Traffic runs this long before the old queues' consumers start, so that
 /// each holds a backlog of about 50 messages.
@@ -59,9 +77,9 @@ fn key(i: usize) -> String {
 /// The topology files: v1 binds the old queues, v2 their quorum replacements.
 fn topology(vhost: &str, v2: bool) -> String {
     let mut t = format!("vhosts = [\"{vhost}\"]\n\n[exchanges.bench]\ntype = \"direct\"\n");
-    for i in 0..QUEUES {
+    for i in 0..queues() {
         let (q, extra) = if v2 {
-            (new(i), format!("type = \"quorum\"\nreplaces = \"{}\"\n", old(i)))
+            (new(i), format!("{}replaces = \"{}\"\n", replacement(), old(i)))
         } else {
             (old(i), "type = \"classic\"\n".to_string())
         };
@@ -128,11 +146,11 @@ impl World {
     }
 
     fn traffic(&self) -> (Traffic, Vec<ConsumerId>) {
-        let keys: Vec<String> = (0..QUEUES).map(key).collect();
+        let keys: Vec<String> = (0..queues()).map(key).collect();
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let mut traffic = Traffic::start(&amqp_url(&self.vhost), Publish::new("bench", &keys).rate(RATE));
         std::thread::sleep(PREFILL);
-        let consumers = (0..QUEUES).map(|i| traffic.add_consumer(&old(i), OLD_DELAY)).collect();
+        let consumers = (0..queues()).map(|i| traffic.add_consumer(&old(i), OLD_DELAY)).collect();
         (traffic, consumers)
     }
 }
@@ -190,9 +208,9 @@ fn look(
     }
     let mut added = 0;
     let waiting: Vec<usize> =
-        (0..QUEUES).filter(|i| !consumed.contains(i) && messages.contains_key(&new(*i))).collect();
+        (0..queues()).filter(|i| !consumed.contains(i) && messages.contains_key(&new(*i))).collect();
     for i in waiting {
-        if added == 5 {
+        if added == (queues() / 20).max(5) {
             break;
         }
         if traffic.try_add_consumer(&new(i), Duration::ZERO, PREFETCH).is_ok() {
@@ -225,29 +243,30 @@ fn baseline() -> Duration {
     let (out, _) = w.apply(false, false);
     assert!(out.status.success(), "v1 apply failed: {}", String::from_utf8_lossy(&out.stderr));
     let v = seg(&w.vhost);
-    for i in 0..QUEUES {
+    for i in 0..queues() {
         w.broker
             .put(&format!("queues/{v}/{}", new(i)), json!({"durable": true, "arguments": {"x-queue-type": "quorum"}}));
     }
     let (mut traffic, consumers) = w.traffic();
     let mut old_consumers: Vec<Option<ConsumerId>> = consumers.into_iter().map(Some).collect();
-    let backlog: u64 = (0..QUEUES).map(|i| w.messages().get(&old(i)).copied().unwrap_or(0)).sum::<u64>();
+    let messages = w.messages();
+    let backlog: u64 = (0..queues()).map(|i| messages.get(&old(i)).copied().unwrap_or(0)).sum::<u64>();
     let mut drains = Drains::default();
     let mut consumed = BTreeSet::new();
     // New binding first, then the old one goes: nothing is unroutable, but
     // a message published in between reaches both (not counted here).
-    for i in 0..QUEUES {
+    for i in 0..queues() {
         w.broker.post(&format!("bindings/{v}/e/bench/q/{}", new(i)), json!({"routing_key": key(i), "arguments": {}}));
         w.broker.delete(&format!("bindings/{v}/e/bench/q/{}/{}", old(i), key(i)));
     }
-    while drains.drained.len() < QUEUES {
+    while drains.drained.len() < queues() {
         look(&w, &mut traffic, &mut old_consumers, &mut consumed, &mut drains);
         std::thread::sleep(Duration::from_millis(100));
     }
-    while consumed.len() < QUEUES {
+    while consumed.len() < queues() {
         look(&w, &mut traffic, &mut old_consumers, &mut consumed, &mut drains);
     }
-    println!("baseline: {QUEUES} bindings moved by hand at once, backlog {backlog} messages at the move");
+    println!("baseline: {} bindings moved by hand at once, backlog {backlog} messages at the move", queues());
     println!("  drains alone (first unbind to last old queue empty): {:>6.1} s", drains.window().as_secs_f64());
     finish(traffic, "baseline", false);
     drains.window()
@@ -280,16 +299,20 @@ fn main() {
         apply.join().expect("apply runs")
     });
     let stdout = String::from_utf8_lossy(&out.stdout);
+    if let Some(path) = std::env::var_os("WARREN_BENCH_LOG") {
+        std::fs::write(path, &out.stderr).unwrap();
+    }
     assert!(
-        out.status.success() && stdout.contains(&format!("{QUEUES} migrated")),
+        out.status.success() && stdout.contains(&format!("{} migrated", queues())),
         "the apply did not migrate every queue:\n{}\n{}",
         stdout.lines().last().unwrap_or_default(),
         String::from_utf8_lossy(&out.stderr)
     );
-    while consumed.len() < QUEUES {
+    while consumed.len() < queues() {
         look(&w, &mut traffic, &mut old_consumers, &mut consumed, &mut drains);
     }
-    println!("warren: {QUEUES} classic queues to quorum in one apply, backlog {backlog} messages before it");
+    let to = if replacement().contains("quorum") { "quorum" } else { "classic with a length limit" };
+    println!("warren: {} classic queues to {to} in one apply, backlog {backlog} messages before it", queues());
     println!("  total apply:                                         {:>6.1} s", total.as_secs_f64());
     println!("  seen from outside: first swap to last drain          {:>6.1} s", drains.window().as_secs_f64());
     println!("  seen from outside: longest single drain              {:>6.1} s", drains.longest().as_secs_f64());

@@ -143,6 +143,11 @@ pub async fn execute<B: Broker>(broker: &B, plan: &Plan, ctx: &Context<B>) -> Ou
                     let outcome = result.as_ref().err().map_or(StepOutcome::Done, Failure::outcome);
                     run.record(plan.steps[*index].op.to_string(), outcome);
                 }
+                // What the next phase does, for whoever waits for the lock:
+                // no record is written while a phase runs but migrations'.
+                if end < plan.steps.len() {
+                    run.doing = super::recorder::doing(plan, end);
+                }
             }
         });
         let recorded = ctx.recorder.update(|_| {}).await;

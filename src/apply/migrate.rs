@@ -113,7 +113,8 @@ pub struct Sequence<'a> {
 /// next starts, and telling `events` as each starts and ends. Each request
 /// step holds a permit of `limit` (requests in flight across the plan);
 /// the waits (policy applied, drain) hold none, so that many migrations
-/// wait for their drains at once. Says why each queue a retirement kept
+/// wait for their drains at once. The records have their own bound (see
+/// `Recorder`), so that a step's record never waits behind other steps. Says why each queue a retirement kept
 /// was kept.
 pub async fn run_steps<B: Broker>(
     broker: &B,

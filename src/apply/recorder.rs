@@ -1,19 +1,26 @@
 //! Writes the journal while an apply runs, and watches the lock.
 //!
 //! Every change to the journal is made in memory and then written whole;
-//! concurrent migrations recording their steps share writes: a caller
-//! whose change a later write already carried does not write again. A
-//! step's record is written before the migration's next step starts, so a
-//! run killed at any point is at most one step ahead of its record, and
-//! that step is safe to repeat.
+//! callers share writes: one whose change a later write already carried
+//! does not write again. A migration's step is recorded in its own small
+//! progress record (`journal::Progress`) before the migration's next step
+//! starts, so a run killed at any point is at most one step ahead of its
+//! record, and that step is safe to repeat. The journal takes the counts
+//! in its next write; once that write is made as the run ends, the
+//! progress records are deleted.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use super::failure::Failure;
 use crate::broker::{Broker, BrokerError, JournalSlot, Lock, RecordStore};
 use crate::journal::{Journal, MigrationState, migration_id, now};
 use crate::model::Place;
+use crate::model::Progress;
 use crate::plan::{Op, Plan};
+
+/// Progress records written at once, as many as the steps' requests.
+const WRITES: usize = 32;
 
 #[derive(Clone)]
 pub struct Recorder<B: Broker> {
@@ -29,6 +36,11 @@ struct Inner<B> {
     state: Mutex<(Journal, u64)>,
     /// How many changes the broker's copy holds, and where it is.
     written: tokio::sync::Mutex<(u64, JournalSlot)>,
+    /// (vhost, migration id) -> the generations of its progress record.
+    /// Each migration writes its own, one step after another.
+    progress: Mutex<BTreeMap<(String, String), BTreeSet<u64>>>,
+    /// Progress records being written at once, at most as many as steps.
+    writing: tokio::sync::Semaphore,
     fault: Option<Fault>,
 }
 
@@ -58,13 +70,17 @@ impl<B: Broker> Recorder<B> {
     /// `lock` is held for the recorder's life; `None` only where no other
     /// apply can run (tests of the executor alone).
     pub fn new(broker: B, place: Place, lock: Option<Lock>, journal: (Journal, JournalSlot)) -> Recorder<B> {
+        let (journal, mut slot) = journal;
+        let progress = std::mem::take(&mut slot.progress);
         Recorder {
             inner: Arc::new(Inner {
                 broker,
                 place,
                 lock,
-                state: Mutex::new((journal.0, 0)),
-                written: tokio::sync::Mutex::new((0, journal.1)),
+                state: Mutex::new((journal, 0)),
+                written: tokio::sync::Mutex::new((0, slot)),
+                progress: Mutex::new(progress),
+                writing: tokio::sync::Semaphore::new(WRITES),
                 fault: Fault::from_env(),
             }),
         }
@@ -118,26 +134,60 @@ impl<B: Broker> Recorder<B> {
         Ok(())
     }
 
-    /// Step `k` of migration `id` took effect: record it before the next.
+    /// Step `k` of migration `id` took effect: record it before the next,
+    /// in the migration's progress record. A sequence with no migration
+    /// in the journal (a rollback, which starts over when repeated) is
+    /// only noted.
     pub async fn migration_step(&self, id: &str, k: usize, what: &str) -> Result<(), Failure> {
         if self.inner.fault == Some(Fault::BeforeRecord(k)) {
             std::process::abort();
         }
         let now = now();
-        self.update(|j| {
+        let mut progress = None;
+        self.note(|j| {
             if let Some(m) = j.migrations.get_mut(id) {
                 m.done = m.done.max(k + 1);
-                m.updated = now;
+                m.updated.clone_from(&now);
+                progress = Some(Progress {
+                    vhost: m.vhost.clone(),
+                    id: m.id.clone(),
+                    done: m.done,
+                    started: m.started.clone(),
+                    fingerprint: m.fingerprint.clone(),
+                    updated: now.clone(),
+                });
             }
             if let Some(r) = &mut j.current {
                 r.doing = what.to_string();
             }
-        })
-        .await?;
+        });
+        if let Some(p) = progress {
+            let key = (p.vhost.clone(), p.id.clone());
+            let mut found = self.progress().remove(&key).unwrap_or_default();
+            let permit = self.inner.writing.acquire().await.expect("the semaphore is never closed");
+            let written = self.inner.broker.write_progress(&p, &mut found).await;
+            drop(permit);
+            self.progress().insert(key, found);
+            written?;
+        }
         if self.inner.fault == Some(Fault::AfterRecord(k)) {
             std::process::abort();
         }
         self.check()
+    }
+
+    fn progress(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), BTreeSet<u64>>> {
+        self.inner.progress.lock().expect("the progress records' lock is never poisoned")
+    }
+
+    /// Deletes the progress records, once the journal written last holds
+    /// what they said.
+    pub async fn clear_progress(&self) -> Result<(), BrokerError> {
+        let found = std::mem::take(&mut *self.progress());
+        for ((vhost, id), generations) in &found {
+            self.inner.broker.delete_progress(vhost, id, generations).await?;
+        }
+        Ok(())
     }
 
     /// Gives the lock back (closing its connection), and closes the
@@ -168,7 +218,7 @@ impl<B: Broker> Recorder<B> {
                 run.vhosts = vhosts;
                 run.summary = summary;
                 run.steps_total = plan.steps.len();
-                run.doing = "applying".into();
+                run.doing = if plan.steps.is_empty() { "applying".into() } else { doing(plan, 0) };
             }
             for step in &plan.steps {
                 if let Op::Migrate(m) = &step.op {
@@ -202,5 +252,16 @@ impl<B: Broker> Recorder<B> {
                 }
             }
         });
+    }
+}
+
+/// What the phase that starts at step `from` does, in words: its one step,
+/// or its kind and how many steps it has.
+pub fn doing(plan: &Plan, from: usize) -> String {
+    let phase = plan.steps[from].phase;
+    let steps = plan.steps[from..].iter().take_while(|s| s.phase == phase).count();
+    match steps {
+        1 => plan.steps[from].op.to_string(),
+        n => format!("{}: {n} steps, such as {}", phase.describe(), plan.steps[from].op),
     }
 }

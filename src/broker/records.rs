@@ -9,20 +9,26 @@ use serde_json::Value as Json;
 
 use super::lock::Lock;
 use super::{Answer, Broker, BrokerError, vhost_names};
+use crate::model::Progress;
 use crate::model::{INVENTORY_PARAMETER, JOURNAL_PARAMETER, Place, RecordKind, RecordWrite};
 
 /// The generations of a project's journal exchange found in its home
-/// vhost, so that each write can delete the ones it replaces.
+/// vhost, and of its migrations' progress records, so that each write can
+/// delete the ones it replaces.
 #[derive(Debug, Clone, Default)]
 pub struct JournalSlot {
     found: BTreeSet<u64>,
+    /// (vhost, migration id) -> the generations of its progress record.
+    pub progress: BTreeMap<(String, String), BTreeSet<u64>>,
 }
 
-/// A journal read from its place, as status and abort find it.
+/// A journal read from its place, as status and abort find it, with the
+/// progress records of its migrations.
 #[derive(Debug, Clone)]
 pub struct FoundJournal {
     pub place: Place,
     pub value: Json,
+    pub progress: Vec<Progress>,
 }
 
 /// warren's records and lock on any [`Broker`].
@@ -74,14 +80,18 @@ pub trait RecordStore: Broker {
         }
     }
 
-    /// The journal kept at `place`, `None` when there is none yet, and the
-    /// generations found there for the writes to come.
-    fn read_journal(&self, place: &Place) -> impl Future<Output = Answer<(Option<Json>, JournalSlot)>> + Send {
+    /// The journal kept at `place`, `None` when there is none yet, the
+    /// progress records of its migrations, and the generations found for
+    /// the writes to come.
+    fn read_journal(
+        &self,
+        place: &Place,
+    ) -> impl Future<Output = Answer<(Option<Json>, Vec<Progress>, JournalSlot)>> + Send {
         async move {
-            match place {
-                Place::Broker => Ok((self.global_parameter(JOURNAL_PARAMETER).await?, JournalSlot::default())),
+            let mut slot = JournalSlot::default();
+            let newest = match place {
+                Place::Broker => self.global_parameter(JOURNAL_PARAMETER).await?,
                 Place::Vhosts { project, home } => {
-                    let mut slot = JournalSlot::default();
                     let mut newest = None;
                     for (_, name, value) in records(self, Some(home)).await? {
                         if let Some((RecordKind::Journal, p, g)) = RecordKind::parse(&name)
@@ -93,9 +103,63 @@ pub trait RecordStore: Broker {
                             }
                         }
                     }
-                    Ok((newest, slot))
+                    newest
+                }
+            };
+            // Only the vhosts of migrations in flight, usually none.
+            let vhosts: BTreeSet<&str> = newest
+                .iter()
+                .flat_map(|j| j["migrations"].as_object().into_iter().flatten())
+                .filter_map(|(_, m)| m["vhost"].as_str())
+                .collect();
+            let mut progress = Vec::new();
+            for vhost in vhosts {
+                for (at, name, value) in records(self, Some(vhost)).await? {
+                    if let Some(p) = progress_record(&at, &name, value)? {
+                        slot.progress.entry((at, p.id.clone())).or_default().insert(p.done as u64);
+                        progress.push(p);
+                    }
                 }
             }
+            Ok((newest, progress, slot))
+        }
+    }
+
+    /// Records migration progress `p` in its vhost and, at once, deletes
+    /// the generations of its record in `found` but the one before it:
+    /// that one stays until a later one exists, so a reader always finds
+    /// the count, and a step's record costs one round trip.
+    fn write_progress(&self, p: &Progress, found: &mut BTreeSet<u64>) -> impl Future<Output = Answer<()>> + Send {
+        async move {
+            let next = p.done as u64;
+            // The count before this step: what a reader needs until `next` exists.
+            let before = found.range(..next).next_back().copied();
+            let older: Vec<u64> = found.iter().copied().filter(|g| Some(*g) != before && *g != next).collect();
+            let (name, value) = (RecordKind::Progress.exchange(&p.id, next), p.to_json());
+            let put = self.put_record(&p.vhost, &name, &value);
+            let delete = async {
+                for g in &older {
+                    self.delete_record(&p.vhost, &RecordKind::Progress.exchange(&p.id, *g)).await?;
+                }
+                Ok(())
+            };
+            let (put, deleted) = tokio::join!(put, delete);
+            put?;
+            deleted?;
+            found.retain(|g| !older.contains(g));
+            found.insert(next);
+            Ok(())
+        }
+    }
+
+    /// Deletes the generations `found` of the progress record of migration
+    /// `id` in `vhost`: the journal holds what they said.
+    fn delete_progress(&self, vhost: &str, id: &str, found: &BTreeSet<u64>) -> impl Future<Output = Answer<()>> + Send {
+        async move {
+            for g in found {
+                self.delete_record(vhost, &RecordKind::Progress.exchange(id, *g)).await?;
+            }
+            Ok(())
         }
     }
 
@@ -129,21 +193,32 @@ pub trait RecordStore: Broker {
         async move {
             let mut out = Vec::new();
             match self.global_parameter(JOURNAL_PARAMETER).await {
-                Ok(Some(value)) => out.push(FoundJournal { place: Place::Broker, value }),
+                Ok(Some(value)) => out.push(FoundJournal { place: Place::Broker, value, progress: Vec::new() }),
                 Ok(None) | Err(BrokerError::Forbidden { .. }) => {}
                 Err(e) => return Err(e),
             }
             // The newest generation of each project's journal, by place.
             let mut newest: BTreeMap<Place, (u64, Json)> = BTreeMap::new();
+            let mut progress = Vec::new();
             for (vhost, name, value) in records(self, None).await? {
                 if let Some((RecordKind::Journal, project, g)) = RecordKind::parse(&name) {
                     let place = Place::Vhosts { project: project.to_string(), home: vhost };
                     if newest.get(&place).is_none_or(|(seen, _)| g > *seen) {
                         newest.insert(place, (g, value));
                     }
+                } else if let Some(p) = progress_record(&vhost, &name, value)? {
+                    progress.push(p);
                 }
             }
-            out.extend(newest.into_iter().map(|(place, (_, value))| FoundJournal { place, value }));
+            out.extend(newest.into_iter().map(|(place, (_, value))| FoundJournal {
+                place,
+                value,
+                progress: Vec::new(),
+            }));
+            // Each journal counts only the records of its own migrations.
+            for f in &mut out {
+                f.progress.clone_from(&progress);
+            }
             Ok(out)
         }
     }
@@ -188,6 +263,16 @@ fn lock_vhost(place: &Place) -> Option<&str> {
         Place::Broker => None,
         Place::Vhosts { home, .. } => Some(home),
     }
+}
+
+/// The progress record `name` in `vhost` holding `value`; `None` for any
+/// other record.
+fn progress_record(vhost: &str, name: &str, value: Json) -> Answer<Option<Progress>> {
+    let Some((RecordKind::Progress, id, done)) = RecordKind::parse(name) else { return Ok(None) };
+    Progress::from_json(vhost, id, done, value).map(Some).map_err(|e| BrokerError::Unreadable {
+        action: format!("read warren's records in vhost \"{vhost}\""),
+        reason: format!("record \"{name}\" is malformed: {e}"),
+    })
 }
 
 /// The records of one vhost, or of every vhost this user can see, read:

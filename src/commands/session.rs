@@ -40,9 +40,13 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
         }
         tokio::time::sleep(Duration::from_millis(500).min(deadline - Instant::now())).await;
     };
-    let (mut journal, slot) = match broker.read_journal(&place).await.map(|(v, slot)| (Journal::from_json(v), slot)) {
-        Ok((Ok(j), slot)) => (j, slot),
-        Ok((Err(e), _)) => {
+    let read = broker.read_journal(&place).await.map(|(v, progress, slot)| (Journal::from_json(v), progress, slot));
+    let (mut journal, slot) = match read {
+        Ok((Ok(mut j), progress, slot)) => {
+            crate::journal::add_progress(&mut j.migrations, &progress);
+            (j, slot)
+        }
+        Ok((Err(e), _, _)) => {
             let remove = match &place {
                 Place::Broker => format!("`rabbitmqctl clear_global_parameter {}`", crate::model::JOURNAL_PARAMETER),
                 Place::Vhosts { project, home } => format!(
@@ -120,13 +124,18 @@ async fn end<B: Broker>(recorder: Recorder<B>, outcome: Ended) -> Result<(), Bro
             None => j.current = None,
         })
         .await;
+    // The journal now holds every count the progress records kept.
+    let cleared = match &written {
+        Ok(()) => recorder.clear_progress().await,
+        Err(_) => Ok(()),
+    };
     recorder.release().await;
-    written
+    written.and(cleared)
 }
 
 /// Who holds the lock, as the journal says: `user@host since T (doing)`.
 async fn holder(broker: &impl Broker, place: &Place) -> String {
-    let journal = broker.read_journal(place).await.ok().and_then(|(v, _)| Journal::from_json(v).ok());
+    let journal = broker.read_journal(place).await.ok().and_then(|(v, _, _)| Journal::from_json(v).ok());
     let current = journal.and_then(|j| j.current);
     match current {
         Some(r) => format!("{} since {} ({})", r.by, r.started, if r.doing.is_empty() { "starting" } else { &r.doing }),

@@ -65,7 +65,11 @@ fn read(found: Result<Vec<FoundJournal>, BrokerError>) -> Result<Vec<(Place, Jou
     let found = found.map_err(super::said)?;
     let mut out = Vec::new();
     for f in found {
-        match Journal::from_json(Some(f.value)) {
+        let journal = Journal::from_json(Some(f.value)).map(|mut j| {
+            crate::journal::add_progress(&mut j.migrations, &f.progress);
+            j
+        });
+        match journal {
             Ok(j) => out.push((f.place, j)),
             Err(e) => {
                 eprintln!("error: warren's journal ({}) is unreadable: {e}", super::session::describe(&f.place));

@@ -4,6 +4,12 @@
 //! (each name becomes an Erlang atom, reference 1.7), written only by the
 //! lock holder, since the broker offers no compare-and-set.
 //!
+//! A migration's steps are counted apart from it, in a small progress
+//! record per migration (`model::RecordKind::Progress`) written after each
+//! step: the journal holds every migration in flight, and rewriting it
+//! after every step of each made a step's cost grow with their number. The
+//! journal's own count is brought up to date as the run ends.
+//!
 //! This module is the record's shape and the pure changes to it; writing
 //! it is `apply::recorder`'s job.
 
@@ -15,7 +21,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::scaffold::Source;
-use crate::model::{Binding, exported_bindings};
+use crate::model::{Binding, Progress, exported_bindings};
 
 pub use actor::actor;
 pub use time::now;
@@ -301,6 +307,26 @@ pub fn newest_applies(into: &mut BTreeMap<String, LastApply>, more: BTreeMap<Str
     }
 }
 
+/// Brings the migrations' counts of steps done up to their progress
+/// records. A record counts only for the very migration that wrote it: the
+/// same vhost, start and steps.
+pub fn add_progress<'a>(
+    migrations: &mut BTreeMap<String, Migration>,
+    progress: impl IntoIterator<Item = &'a Progress>,
+) {
+    for p in progress {
+        if let Some(m) = migrations.get_mut(&p.id)
+            && m.vhost == p.vhost
+            && m.started == p.started
+            && m.fingerprint == p.fingerprint
+            && p.done > m.done
+        {
+            m.done = p.done.min(m.steps.len());
+            m.updated = p.updated.clone();
+        }
+    }
+}
+
 impl Migration {
     /// Whether the live state shows it finished: the old queue gone, the
     /// new one there. Unknown (false) when `live` lacks its vhost.
@@ -451,6 +477,36 @@ mod tests {
         bare["sources"][0].as_object_mut().unwrap().remove("bindings");
         let m: Migration = serde_json::from_value(bare).unwrap();
         assert!(m.sources[0].bindings.is_empty(), "a source without bindings reads");
+    }
+
+    #[test]
+    fn a_progress_record_counts_only_for_the_migration_that_wrote_it() {
+        let m = Migration {
+            id: "m".into(),
+            vhost: "v".into(),
+            steps: vec!["a".into(); 5],
+            done: 1,
+            started: "t0".into(),
+            fingerprint: "f".into(),
+            ..Migration::default()
+        };
+        let p = |done: usize, started: &str, fingerprint: &str| Progress {
+            vhost: "v".into(),
+            id: "m".into(),
+            done,
+            started: started.into(),
+            fingerprint: fingerprint.into(),
+            updated: "t9".into(),
+        };
+        let mut migrations = BTreeMap::from([("m".to_string(), m)]);
+        add_progress(&mut migrations, &[p(4, "t-earlier", "f"), p(4, "t0", "other steps")]);
+        assert_eq!(migrations["m"].done, 1, "left by another migration with the same id");
+        add_progress(&mut migrations, &[p(3, "t0", "f"), p(0, "t0", "f")]);
+        assert_eq!((migrations["m"].done, migrations["m"].updated.as_str()), (3, "t9"));
+        add_progress(&mut migrations, &[p(2, "t0", "f"), p(9, "t0", "f")]);
+        assert_eq!(migrations["m"].done, 5, "never fewer, never more than its steps");
+        let back = Progress::from_json("v", "m", 3, p(3, "t0", "f").to_json()).unwrap();
+        assert_eq!(back, p(3, "t0", "f"), "round trip");
     }
 
     #[test]

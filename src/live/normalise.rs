@@ -48,6 +48,7 @@ pub fn read(
         topology: Topology::default(),
         records: Records::default(),
         migrations: Default::default(),
+        progress: Vec::new(),
         last_applies: Default::default(),
         notes: Notes::default(),
         artefacts: BTreeSet::new(),
@@ -92,6 +93,7 @@ pub fn read(
     }
     // In the order of the file, as a reader walks it.
     r.skipped.sort_by_key(|s| (s.at.is_none(), s.at));
+    crate::journal::add_progress(&mut r.migrations, &r.progress);
     let mut notes: Vec<Diagnostic> = r.skipped.iter().map(|s| s.diagnostic(origin)).collect();
     notes.extend(r.notes.into_diagnostics());
     Ok(Live {
@@ -116,6 +118,8 @@ struct Normaliser<'o> {
     topology: Topology,
     records: Records,
     migrations: std::collections::BTreeMap<String, crate::journal::Migration>,
+    /// The migrations' progress records, taken into their counts at the end.
+    progress: Vec<crate::model::Progress>,
     last_applies: std::collections::BTreeMap<String, crate::journal::LastApply>,
     notes: Notes,
     /// Federation artefacts left out: (vhost, kind, name).
@@ -311,7 +315,8 @@ impl Normaliser<'_> {
     }
 
     /// A record exchange inside a vhost (`model::records`): an inventory
-    /// joins the records, a journal's migrations those in flight.
+    /// joins the records, a journal's migrations those in flight, and a
+    /// migration's progress record the count of its steps done.
     fn record(
         &mut self,
         vhost: &str,
@@ -348,6 +353,10 @@ impl Normaliser<'_> {
                 let journal = crate::journal::Journal::from_json(Some(value)).map_err(malformed)?;
                 crate::journal::newest_applies(&mut self.last_applies, journal.last_applies());
                 self.migrations.extend(journal.migrations);
+            }
+            RecordKind::Progress => {
+                let progress = crate::model::Progress::from_json(vhost, project, generation, value);
+                self.progress.push(progress.map_err(malformed)?);
             }
         }
         Ok(())

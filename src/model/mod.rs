@@ -7,6 +7,7 @@ mod inventory;
 mod key;
 mod ownership;
 mod policy_keys;
+mod progress;
 mod records;
 mod routing;
 pub mod scaffold;
@@ -23,6 +24,7 @@ pub use inventory::{
 pub use key::ObjectKey;
 pub use ownership::{DEFAULT_PROJECT, Ownership, is_shared};
 pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution};
+pub use progress::Progress;
 pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordKind, RecordWrite, Records};
 pub use routing::{binding_matches, headers_match, topic_matches};
 pub use set_builder::SetBuilder;

@@ -21,8 +21,8 @@ use serde_json::json;
 use warren::apply::migrate::without_leader;
 use warren::broker::{Broker, BrokerError, Freshness, Listing, RecordStore};
 use warren::model::{
-    ApplyTo, Binding, Exchange, JOURNAL_PARAMETER, Password, Permission, Place, Queue, QueueType, RecordKind, Table,
-    User, Value, Vhost, VhostSettings,
+    ApplyTo, Binding, Exchange, JOURNAL_PARAMETER, Password, Permission, Place, Progress, Queue, QueueType, RecordKind,
+    Table, User, Value, Vhost, VhostSettings,
 };
 use warren::testing::objects::{exchange, policy, queue, table, text, to_exchange, to_queue};
 
@@ -449,17 +449,41 @@ async fn the_lock_is_exclusive<B: Traffic>(b: &B, v: &str) {
 async fn records_round_trip<B: Traffic>(b: &B, v: &str) {
     // Inside a vhost: each write a new generation, the older ones deleted.
     let place = Place::Vhosts { project: "beh".into(), home: v.to_string() };
-    let (none, mut slot) = b.read_journal(&place).await.unwrap();
+    let (none, _, mut slot) = b.read_journal(&place).await.unwrap();
     assert!(none.is_none());
     for n in 1..=2 {
         b.write_journal(&place, &json!({ "n": n, "nested": [1, { "b": null }] }), &mut slot).await.unwrap();
-        let (read, _) = b.read_journal(&place).await.unwrap();
+        let (read, _, _) = b.read_journal(&place).await.unwrap();
         assert_eq!(read, Some(json!({ "n": n, "nested": [1, { "b": null }] })));
     }
     let names: Vec<String> = b.record_exchanges(Some(v)).await.unwrap().into_iter().map(|(_, n, _)| n).collect();
     assert_eq!(names, [RecordKind::Journal.exchange("beh", 2)]);
     let found = b.journals().await.unwrap();
     assert!(found.iter().any(|f| f.place == place && f.value["n"] == 2), "{found:?}");
+    // A migration's progress: each write the next generation, those older
+    // than the one before it deleted; read with a journal that has a
+    // migration in the vhost.
+    let progress = |done: usize| Progress {
+        vhost: v.to_string(),
+        id: "ab12cd34".into(),
+        done,
+        started: "t0".into(),
+        fingerprint: "f".into(),
+        updated: format!("t{done}"),
+    };
+    let mut generations = BTreeSet::new();
+    for done in 1..=3 {
+        b.write_progress(&progress(done), &mut generations).await.unwrap();
+    }
+    let journal = json!({ "migrations": { "ab12cd34": { "vhost": v } } });
+    b.write_journal(&place, &journal, &mut slot).await.unwrap();
+    let (_, read, slot_read) = b.read_journal(&place).await.unwrap();
+    assert_eq!(read, [progress(2), progress(3)]);
+    assert_eq!(slot_read.progress[&(v.to_string(), "ab12cd34".to_string())], BTreeSet::from([2, 3]));
+    let found = b.journals().await.unwrap();
+    assert!(found.iter().any(|f| f.place == place && f.progress == [progress(2), progress(3)]), "{found:?}");
+    b.delete_progress(v, "ab12cd34", &generations).await.unwrap();
+    assert!(b.read_journal(&place).await.unwrap().1.is_empty());
     // A record's argument cannot change on a redeclare: the first stays.
     let name = RecordKind::Inventory.exchange("beh", 1);
     b.put_record(v, &name, &json!({ "first": true })).await.unwrap();
@@ -479,7 +503,7 @@ async fn records_round_trip<B: Traffic>(b: &B, v: &str) {
     // warren's broker-wide journal is one for every test on a real node
     // (tests/migrate.rs writes it while it runs): written only where the
     // case has the broker to itself.
-    let (previous, mut slot) = b.read_journal(&Place::Broker).await.unwrap();
+    let (previous, _, mut slot) = b.read_journal(&Place::Broker).await.unwrap();
     if B::SHARED {
         return;
     }
@@ -487,7 +511,7 @@ async fn records_round_trip<B: Traffic>(b: &B, v: &str) {
     let mut journal = warren::journal::Journal::from_json(None).unwrap();
     journal.generation = 7;
     b.write_journal(&Place::Broker, &journal.to_json(), &mut slot).await.unwrap();
-    let (read, _) = b.read_journal(&Place::Broker).await.unwrap();
+    let (read, _, _) = b.read_journal(&Place::Broker).await.unwrap();
     assert_eq!(read, Some(journal.to_json()));
     assert_eq!(b.global_parameter(JOURNAL_PARAMETER).await.unwrap(), Some(journal.to_json()));
     let found = b.journals().await.unwrap();

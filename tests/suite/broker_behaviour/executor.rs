@@ -52,8 +52,9 @@ async fn plan(m: &Memory, files: &str) -> Planned {
 /// Takes the lock and the journal as every writing command does.
 async fn begin(m: &Memory, place: Place) -> Recorder<Memory> {
     let lock = m.take_lock(&place, "test").await.unwrap().expect("the lock is free");
-    let (value, slot) = m.read_journal(&place).await.unwrap();
+    let (value, progress, slot) = m.read_journal(&place).await.unwrap();
     let mut journal = Journal::from_json(value).unwrap();
+    journal::add_progress(&mut journal.migrations, &progress);
     let now = journal::now();
     journal.take_over(&now);
     let id = journal.generation.to_string();
@@ -197,7 +198,10 @@ fn several(m: &MigrationPlan) -> BTreeSet<usize> {
 }
 
 async fn journal_of(m: &Memory) -> Journal {
-    Journal::from_json(m.read_journal(&Place::Broker).await.unwrap().0).unwrap()
+    let (value, progress, _) = m.read_journal(&Place::Broker).await.unwrap();
+    let mut journal = Journal::from_json(value).unwrap();
+    journal::add_progress(&mut journal.migrations, &progress);
+    journal
 }
 
 async fn live(m: &Memory) -> Vhost {
