@@ -70,7 +70,8 @@ pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
     let swapped = m.sources.iter().all(|s| {
         live.exchanges.contains_key(&s.interposed)
             && s.bindings.iter().all(|b| !has(&to(b, &s.interposed, DestinationKind::Queue, p)))
-            && (live.policies.contains_key(&s.policy)
+            && (live.exchanges.contains_key(&s.alternate)
+                || live.policies.contains_key(&s.policy)
                 || s.bindings.iter().any(|b| has(&to(b, &s.interposed, DestinationKind::Queue, q))))
     });
     if swapped { m.drain_step() } else { 0 }

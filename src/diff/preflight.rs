@@ -3,7 +3,8 @@
 
 use super::{Migration, Problem};
 use crate::diagnostic::Diagnostic;
-use crate::model::{Inventory, Matcher, ObjectKey, Queue, Vhost, scaffold};
+use crate::model::scaffold::{self, ALTERNATE_ARGUMENT};
+use crate::model::{Inventory, Matcher, ObjectKey, Queue, Vhost};
 
 /// Codes of refusals: a plan with only these errors exits 4, not 1.
 pub const REFUSALS: [&str; 8] = [
@@ -59,12 +60,15 @@ pub fn check(
                     )
                     .help(format!("remove or rename \"{name}\"; names starting `{}` are warren's", scaffold::PREFIX)));
                 }
-                if e.arguments.contains_key("alternate-exchange") {
-                    say(Diagnostic::error(
+                // The interposed exchange's own is warren's alternate exchange.
+                let ours = (name == interposed).then(|| scaffold::alternate(p, x));
+                match e.arguments.get(ALTERNATE_ARGUMENT).and_then(|a| a.as_str()) {
+                    Some(ae) if Some(ae) != ours.as_deref() => say(Diagnostic::error(
                         "preflight-alternate-argument",
-                        format!("exchange \"{name}\" carries an alternate-exchange argument, which would override warren's policy"),
+                        format!("exchange \"{name}\" carries an alternate-exchange argument (\"{ae}\") that is not warren's: messages would go there instead"),
                     )
-                    .help(format!("delete \"{name}\" so that warren declares it afresh")));
+                    .help(format!("delete \"{name}\" so that warren declares it afresh"))),
+                    _ => {}
                 }
             }
         }

@@ -27,6 +27,10 @@ pub struct Source {
 /// Every scaffolding object's name starts with this; files may not use it.
 pub const PREFIX: &str = "warren.migrate.";
 
+/// The exchange argument that names an alternate exchange: the interposed
+/// exchange's names its alternate exchange.
+pub const ALTERNATE_ARGUMENT: &str = "alternate-exchange";
+
 /// The internal exchange interposed between exchange `x` and queue `p`.
 pub fn interposed(p: &str, x: &str) -> String {
     let name = format!("{PREFIX}{p}.{x}");

@@ -1,17 +1,26 @@
 //! `replaces` compiled into a live expand-and-contract migration (pure).
 //!
 //! For each exchange X bound to the old queue P, an internal exchange X2 of
-//! X's type is interposed (X -> X2 -> P), the new queue Q is declared, and an
-//! alternate exchange AE (bound to Q on P's keys) is attached to X2 by
-//! policy. Unbinding X2 from P then sends every new message through AE to Q:
-//! routing computes a set of queues, so each message reaches exactly one of
-//! P and Q at any moment, and never none. Once P is drained, X2 is bound to
-//! Q, the policy and AE go, X is bound to Q directly, X2 goes, and finally P
-//! is deleted: the point of no return. Every step can be repeated.
+//! X's type is interposed (X -> X2 -> P), declared with the argument
+//! `alternate-exchange` = AE, an exchange that does not exist yet (a missing
+//! alternate exchange is skipped, and X2 routes everything to P then). The
+//! new queue Q is declared, and AE, bound to Q on P's keys. Unbinding X2
+//! from P then sends every new message through AE to Q: routing computes a
+//! set of queues, so each message reaches exactly one of P and Q at any
+//! moment, and never none. Once P is drained, X2 is bound to Q, AE goes, X
+//! is bound to Q directly, X2 goes, and finally P is deleted: the point of
+//! no return. Every step can be repeated.
+//!
+//! The argument, not a policy: an argument takes effect as the exchange is
+//! declared and wins over any policy, where each policy change makes the
+//! broker match every policy of the vhost against all its exchanges and
+//! queues, one change at a time (hundreds of migrations waited minutes for
+//! their policies). Earlier versions attached AE by policy; a migration they
+//! began (its X2 live without the argument) goes on with their steps.
 
 use std::fmt;
 
-use crate::model::scaffold::{self, Source};
+use crate::model::scaffold::{self, ALTERNATE_ARGUMENT, Source};
 use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, QueueType, Table, Value};
 
 /// What a migration does, in order; a rollback is made of the same steps.
@@ -21,7 +30,8 @@ pub enum Step {
     DeclareQueue(Queue),
     Bind(Binding),
     Unbind(Binding),
-    /// Attach an alternate exchange by policy.
+    /// Attach an alternate exchange by policy (a migration begun by an
+    /// earlier version).
     SetPolicy(Policy),
     /// Wait until the broker applies `policy` to `exchange`, or refuse.
     VerifyPolicy {
@@ -145,11 +155,16 @@ pub fn compile(
     };
     use DestinationKind::{Exchange as E, Queue as Q};
     use Stage::*;
+    // Begun by an earlier version: X2 live without the argument, which
+    // cannot be added to it in place.
+    let by_policy =
+        |s: &Source| exchange(&s.interposed).is_some_and(|x2| !x2.arguments.contains_key(ALTERNATE_ARGUMENT));
     let mut steps = Vec::new();
     // Bootstrap: X -> X2 -> P beside X -> P, then X -> P goes.
     for s in &sources {
         let x = &s.exchange;
-        steps.push((Bootstrap, Step::DeclareExchange(internal(&s.interposed, &s.kind))));
+        let x2 = if by_policy(s) { internal(&s.interposed, &s.kind) } else { interposed(s) };
+        steps.push((Bootstrap, Step::DeclareExchange(x2)));
         for b in &s.bindings {
             steps.push((Bootstrap, Step::Bind(via(b, x, E, &s.interposed))));
             steps.push((Bootstrap, Step::Bind(via(b, &s.interposed, Q, p))));
@@ -168,12 +183,10 @@ pub fn compile(
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.alternate, Q, q))));
         }
-        let mut definition = Table::new();
-        definition.insert("alternate-exchange".into(), Value::String(s.alternate.clone()));
-        let pattern = format!("^{}$", regex::escape(&s.interposed));
-        let policy = Policy { name: s.policy.clone(), pattern, apply_to: ApplyTo::Exchanges, priority, definition };
-        steps.push((Swap, Step::SetPolicy(policy)));
-        steps.push((Swap, Step::VerifyPolicy { exchange: s.interposed.clone(), policy: s.policy.clone() }));
+        if by_policy(s) {
+            steps.push((Swap, Step::SetPolicy(alternate_policy(s, priority))));
+            steps.push((Swap, Step::VerifyPolicy { exchange: s.interposed.clone(), policy: s.policy.clone() }));
+        }
     }
     for s in &sources {
         for b in &s.bindings {
@@ -188,7 +201,9 @@ pub fn compile(
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.interposed, Q, q))));
         }
-        steps.push((Swap, Step::DeletePolicy(s.policy.clone())));
+        if by_policy(s) {
+            steps.push((Swap, Step::DeletePolicy(s.policy.clone())));
+        }
         steps.push((Swap, Step::DeleteExchange(s.alternate.clone())));
     }
     // Teardown: X -> Q directly, then the interposed path goes.
@@ -225,6 +240,22 @@ pub fn compile(
     }
 }
 
+/// A source's interposed exchange, with its alternate exchange.
+pub fn interposed(s: &Source) -> Exchange {
+    let mut x2 = internal(&s.interposed, &s.kind);
+    x2.arguments.insert(ALTERNATE_ARGUMENT.into(), Value::String(s.alternate.clone()));
+    x2
+}
+
+/// The policy by which earlier versions gave a source's interposed
+/// exchange its alternate exchange.
+pub fn alternate_policy(s: &Source, priority: i64) -> Policy {
+    let mut definition = Table::new();
+    definition.insert(ALTERNATE_ARGUMENT.into(), Value::String(s.alternate.clone()));
+    let pattern = format!("^{}$", regex::escape(&s.interposed));
+    Policy { name: s.policy.clone(), pattern, apply_to: ApplyTo::Exchanges, priority, definition }
+}
+
 /// An internal exchange warren owns: the interposed and alternate ones.
 pub fn internal(name: &str, kind: &str) -> Exchange {
     Exchange {
@@ -240,7 +271,13 @@ pub fn internal(name: &str, kind: &str) -> Exchange {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Step::DeclareExchange(x) => write!(f, "declare internal {} exchange \"{}\"", x.kind, x.name),
+            Step::DeclareExchange(x) => {
+                write!(f, "declare internal {} exchange \"{}\"", x.kind, x.name)?;
+                match x.arguments.get(ALTERNATE_ARGUMENT) {
+                    Some(Value::String(ae)) => write!(f, " with alternate exchange \"{ae}\""),
+                    _ => Ok(()),
+                }
+            }
             Step::DeclareQueue(q) => write!(f, "declare {} queue \"{}\"", q.kind, q.name),
             Step::Bind(b) => write!(f, "bind {b}"),
             Step::Unbind(b) => write!(f, "unbind {b}"),
@@ -289,6 +326,12 @@ pub(super) mod tests {
     }
 
     fn plan() -> MigrationPlan {
+        compiled(false)
+    }
+
+    /// Compiled with the interposed exchange live without the argument, as
+    /// a migration an earlier version began by policy leaves it.
+    fn compiled(begun_by_policy: bool) -> MigrationPlan {
         let x = Exchange {
             name: "shop".into(),
             kind: "topic".into(),
@@ -302,7 +345,12 @@ pub(super) mod tests {
             binding("shop", DestinationKind::Queue, "orders", "order.#.eu"),
         ];
         let new = queue("orders.v2", QueueType::Quorum);
-        compile("/", &queue("orders", QueueType::Classic), &new, &moved, &[], &[], (&[], &[]), |_| Some(x.clone()), 7)
+        let live = |name: &str| match name {
+            "shop" => Some(x.clone()),
+            "warren.migrate.orders.shop" if begun_by_policy => Some(internal(name, "topic")),
+            _ => None,
+        };
+        compile("/", &queue("orders", QueueType::Classic), &new, &moved, &[], &[], (&[], &[]), live, 7)
     }
 
     fn at(m: &MigrationPlan, f: impl Fn(&Step) -> bool) -> usize {
@@ -311,26 +359,37 @@ pub(super) mod tests {
 
     #[test]
     fn add_before_remove_and_the_alternate_path_before_the_swap() {
-        let m = plan();
+        for begun_by_policy in [false, true] {
+            in_order(&compiled(begun_by_policy));
+        }
+    }
+
+    fn in_order(m: &MigrationPlan) {
         let x2 = "warren.migrate.orders.shop";
         let bind = |src: &str, dest: &str| {
             at(
-                &m,
+                m,
                 |s| matches!(s, Step::Bind(b) if b.source == src && b.destination == dest && b.routing_key == "order.*"),
             )
         };
         let unbind = |src: &str, dest: &str| {
             at(
-                &m,
+                m,
                 |s| matches!(s, Step::Unbind(b) if b.source == src && b.destination == dest && b.routing_key == "order.*"),
             )
         };
         assert!(bind("shop", x2) < unbind("shop", "orders"), "X -> X2 before X -> P goes");
         assert!(bind(x2, "orders") < unbind("shop", "orders"), "X2 -> P before X -> P goes");
-        let declare_q = at(&m, |s| matches!(s, Step::DeclareQueue(q) if q.name == "orders.v2"));
-        let verify = at(&m, |s| matches!(s, Step::VerifyPolicy { .. }));
-        assert!(declare_q < verify && bind(&format!("{x2}.ae"), "orders.v2") < verify);
-        assert!(verify < unbind(x2, "orders"), "the alternate exchange is in force before X2 lets go of P");
+        let declare_q = at(m, |s| matches!(s, Step::DeclareQueue(q) if q.name == "orders.v2"));
+        // The alternate exchange is in force once declared (by argument) or
+        // once its policy is verified.
+        let in_force = m
+            .steps
+            .iter()
+            .position(|(_, s)| matches!(s, Step::VerifyPolicy { .. }))
+            .unwrap_or_else(|| bind(&format!("{x2}.ae"), "orders.v2"));
+        assert!(declare_q < in_force && bind(&format!("{x2}.ae"), "orders.v2") <= in_force);
+        assert!(in_force < unbind(x2, "orders"), "the alternate exchange is in force before X2 lets go of P");
         assert!(unbind(x2, "orders") < m.drain_step() && m.drain_step() < bind(x2, "orders.v2"));
         assert!(bind("shop", "orders.v2") < unbind("shop", x2), "X -> Q before X -> X2 goes");
         assert_eq!(m.point_of_no_return(), m.steps.len() - 1, "deleting the old queue is the last step");
@@ -340,7 +399,7 @@ pub(super) mod tests {
     fn the_step_texts_and_so_the_fingerprint_are_those_earlier_versions_recorded() {
         // A journal's record resumes by its count of steps done only while
         // the fingerprint of the step texts is the same.
-        let m = plan();
+        let m = compiled(true);
         let text = |i: usize| m.steps[i].1.to_string();
         assert_eq!(text(m.drain_step()), "wait until the old queue is drained (ready 0, unacknowledged 0)");
         assert_eq!(text(m.point_of_no_return()), "delete the old queue, once drained and without consumers");
@@ -348,8 +407,25 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn the_alternate_policy_targets_only_the_interposed_exchange() {
+    fn the_interposed_exchange_names_its_alternate_exchange_by_argument_and_no_policy_is_set() {
         let m = plan();
+        let s = &m.sources[0];
+        assert_eq!(m.steps[0].1, Step::DeclareExchange(interposed(s)));
+        assert_eq!(
+            m.steps[0].1.to_string(),
+            "declare internal topic exchange \"warren.migrate.orders.shop\" with alternate exchange \"warren.migrate.orders.shop.ae\""
+        );
+        let policies = m
+            .steps
+            .iter()
+            .filter(|(_, s)| matches!(s, Step::SetPolicy(_) | Step::VerifyPolicy { .. } | Step::DeletePolicy(_)));
+        assert_eq!(policies.count(), 0);
+        assert_eq!(compiled(true).steps.len(), m.steps.len() + 3, "begun by policy: set, verify, delete");
+    }
+
+    #[test]
+    fn the_alternate_policy_targets_only_the_interposed_exchange() {
+        let m = compiled(true);
         let policy = m.steps.iter().find_map(|(_, s)| if let Step::SetPolicy(p) = s { Some(p) } else { None }).unwrap();
         assert_eq!(policy.pattern, "^warren\\.migrate\\.orders\\.shop$");
         assert_eq!(policy.apply_to, ApplyTo::Exchanges);

@@ -5,16 +5,17 @@
 //! It is the migration's own method run backwards: every source's traffic
 //! goes to exactly one of the two queues at any moment. Where traffic
 //! already reaches the new queue Q, the interposed exchange X2 is put back
-//! (or kept), an alternate exchange bound to the old queue P catches the
-//! gap while X2 lets go of Q, and then X2 binds to P; once X2 routes to P
+//! (or kept), an alternate exchange bound to the old queue P (X2's, by its
+//! argument, or by policy where an earlier version began the migration)
+//! catches the gap while X2 lets go of Q, and then X2 binds to P; once X2 routes to P
 //! alone, the direct bindings X -> P return before the scaffolding goes.
 //! Messages already in Q stay there for Q's consumers: nothing moves them
 //! back, and Q is deleted only when empty and unused: the last step, which
 //! keeps it otherwise and says why.
 
-use super::migration::{IfBusy, Step, internal, policy_priority};
+use super::migration::{self, IfBusy, Step, alternate_policy, internal, policy_priority};
 use crate::model::scaffold::Source;
-use crate::model::{Binding, DestinationKind, Policy, Table, Value, Vhost};
+use crate::model::{Binding, DestinationKind, Vhost};
 
 /// The rollback of one migration in flight, as `warren abort` and an apply
 /// of the files from before it carry it out.
@@ -93,34 +94,33 @@ pub fn rollback(
             steps.extend(bs.iter().map(|b| Step::Bind(b.clone())));
             continue;
         }
+        // Begun by an earlier version, which attached AE by policy.
+        let by_policy = live
+            .exchanges
+            .get(x2)
+            .is_some_and(|e| !e.arguments.contains_key(crate::model::scaffold::ALTERNATE_ARGUMENT));
+        let delete_policy = || by_policy.then(|| Step::DeletePolicy(s.policy.clone()));
         if reaches_new {
             // X -> X2 -> Q alone, whatever part of the swap or teardown ran.
-            steps.push(Step::DeclareExchange(internal(x2, &s.kind)));
+            steps.push(Step::DeclareExchange(if by_policy { internal(x2, &s.kind) } else { migration::interposed(s) }));
             steps.extend(bs.iter().map(|b| Step::Bind(via(b, x2, Q, new))));
             steps.extend(bs.iter().map(|b| Step::Bind(via(b, x, E, x2))));
             steps.extend(bs.iter().map(|b| Step::Unbind(via(b, x, Q, new))));
-            steps.push(Step::DeletePolicy(s.policy.clone()));
+            steps.extend(delete_policy());
             steps.push(Step::DeleteExchange(s.alternate.clone()));
             // The swap, towards P: the alternate exchange catches the gap.
             steps.push(Step::DeclareExchange(internal(&s.alternate, &s.kind)));
             steps.extend(bs.iter().map(|b| Step::Bind(via(b, &s.alternate, Q, old))));
-            let mut definition = Table::new();
-            definition.insert("alternate-exchange".into(), Value::String(s.alternate.clone()));
-            let pattern = format!("^{}$", regex::escape(x2));
-            steps.push(Step::SetPolicy(Policy {
-                name: s.policy.clone(),
-                pattern,
-                apply_to: crate::model::ApplyTo::Exchanges,
-                priority,
-                definition,
-            }));
-            steps.push(Step::VerifyPolicy { exchange: x2.clone(), policy: s.policy.clone() });
+            if by_policy {
+                steps.push(Step::SetPolicy(alternate_policy(s, priority)));
+                steps.push(Step::VerifyPolicy { exchange: x2.clone(), policy: s.policy.clone() });
+            }
             steps.extend(bs.iter().map(|b| Step::Unbind(via(b, x2, Q, new))));
         }
         // X2 -> P on every key: from here X2's route set is never empty,
         // so the alternate exchange (if any) catches nothing more.
         steps.extend(bs.iter().map(|b| Step::Bind(via(b, x2, Q, old))));
-        steps.push(Step::DeletePolicy(s.policy.clone()));
+        steps.extend(delete_policy());
         steps.push(Step::DeleteExchange(s.alternate.clone()));
         // Direct again, then the interposed path goes.
         steps.extend(bs.iter().map(|b| Step::Bind(b.clone())));
@@ -157,7 +157,8 @@ mod tests {
         let mut v = Vhost::new("v");
         v.bindings = bindings.iter().cloned().collect();
         for x in exchanges {
-            v.exchanges.insert(x.to_string(), internal(x, "direct"));
+            let exchange = if *x == "x2" { migration::interposed(&source()) } else { internal(x, "direct") };
+            v.exchanges.insert(x.to_string(), exchange);
         }
         for q in queues {
             v.queues.insert(q.to_string(), queue(q, QueueType::Classic));
@@ -172,6 +173,10 @@ mod tests {
         let mut bindings = live.bindings.clone();
         let mut exchanges: std::collections::BTreeSet<String> = live.exchanges.keys().cloned().collect();
         let mut policy_ae: Option<String> = live.policies.get("pol").map(|_| "ae".to_string());
+        let argument = |x: &crate::model::Exchange| {
+            x.arguments.get("alternate-exchange").and_then(|a| a.as_str()).map(str::to_string)
+        };
+        let mut argument_ae: Option<String> = live.exchanges.get("x2").and_then(argument);
         let mut seen = Vec::new();
         for step in steps {
             match step {
@@ -182,9 +187,16 @@ mod tests {
                     bindings.remove(b);
                 }
                 Step::DeclareExchange(x) => {
+                    // A redeclaration keeps the arguments it was made with.
+                    if x.name == "x2" && !exchanges.contains("x2") {
+                        argument_ae = argument(x);
+                    }
                     exchanges.insert(x.name.clone());
                 }
                 Step::DeleteExchange(x) => {
+                    if x == "x2" {
+                        argument_ae = None;
+                    }
                     exchanges.remove(x);
                     bindings.retain(|b| b.source != *x && !(b.destination_kind == E && b.destination == *x));
                 }
@@ -223,7 +235,8 @@ mod tests {
                 out.extend(own);
             }
             let mut reached = std::collections::BTreeSet::new();
-            route("x", &bindings, &exchanges, &policy_ae, &mut reached);
+            // The argument wins over the policy.
+            route("x", &bindings, &exchanges, &argument_ae.clone().or(policy_ae.clone()), &mut reached);
             seen.push(reached.into_iter().collect());
         }
         seen
@@ -251,15 +264,21 @@ mod tests {
         // Mid-bootstrap: both paths to P.
         assert_exactly_one_queue(&vhost(&[direct.clone(), x_x2.clone(), x2_p.clone()], &["x", "x2"], &["p"]));
         // Swapped, draining: X2 routes nowhere, its alternate exchange to Q.
-        let mut draining = vhost(&[x_x2.clone(), ae_q.clone()], &["x", "x2", "ae"], &["p", "q"]);
+        let draining = vhost(&[x_x2.clone(), ae_q.clone()], &["x", "x2", "ae"], &["p", "q"]);
+        let routes = assert_exactly_one_queue(&draining);
+        assert_eq!(routes[0], vec!["p".to_string()], "the first step sends traffic back to P");
+        // The same, begun by a version that attached the alternate
+        // exchange by policy (X2 without the argument).
+        let mut draining = draining.clone();
+        draining.exchanges.insert("x2".into(), internal("x2", "direct"));
         draining.policies.insert(
             "pol".into(),
-            Policy {
+            crate::model::Policy {
                 name: "pol".into(),
                 pattern: "^x2$".into(),
                 apply_to: crate::model::ApplyTo::Exchanges,
                 priority: 1,
-                definition: Table::new(),
+                definition: crate::model::Table::new(),
             },
         );
         let routes = assert_exactly_one_queue(&draining);
