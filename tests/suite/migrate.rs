@@ -1672,15 +1672,18 @@ fn a_quorum_migration_finishes_with_the_old_queues_leader_stopped_midway() {
     // spanned the settle time (the harness stops it only once it reads the
     // queue empty itself): warren pauses rather than cut it off. Only then
     // is the consumer stopped here: in the first case it still has the
-    // handed-back messages to drain.
+    // handed-back messages to drain, and is stopped once it has: left
+    // attached, it would pause the next apply too.
     let run = match during.run.code {
         3 => {
             let said = format!("{}{}", during.run.stdout, during.run.stderr);
             let attached = said.contains("consumer(s) are still attached");
             assert!(attached || said.contains("is not empty and unused right before deletion"), "{said}");
-            if attached {
-                traffic.stop_consumer(old);
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !attached && case.ready_now(OLD).is_some_and(|n| n > 0) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(200));
             }
+            traffic.stop_consumer(old);
             case.apply(&["--drain-timeout", "90s"])
         }
         _ => during.run,
