@@ -254,8 +254,9 @@ pub enum Command {
         #[arg(long = "env", value_name = "ENV")]
         envs: Vec<String>,
     },
-    /// Write topology files (one per vhost, and users.toml) for what the
-    /// broker holds, or a definitions export.
+    /// Write topology files (one per vhost, more for a vhost of over 1,000
+    /// queues, and users.toml) for what the broker holds, or a definitions
+    /// export.
     Import {
         /// Read this definitions export instead of the broker (no broker needed).
         #[arg(long, value_name = "FILE")]

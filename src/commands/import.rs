@@ -76,7 +76,7 @@ fn import_files(
     out: Output,
 ) -> Result<error::Result, Diagnostic> {
     let Origin { live, source, shown } = read(state, vhosts, connection)?;
-    let imported = import::import_skipping(&live.topology, &live.skipped, vhosts, &source)?;
+    let imported = import::import_skipping(&live.topology, &live.skipped, vhosts, &source, import::QUEUES_PER_FILE)?;
     refuse_existing(out_dir)?;
     let written = write(out_dir, &imported.files)?;
 
@@ -87,7 +87,7 @@ fn import_files(
     }
     for (path, file) in written.iter().zip(&imported.files) {
         if !out.quiet {
-            println!("Wrote {}: {}", path.display(), summary(file, &imported.topology));
+            println!("Wrote {}: {}", path.display(), summary(file));
         }
     }
     let check = desired::load(out_dir);
@@ -161,18 +161,18 @@ fn show(diagnostics: &[Diagnostic], out: Output) {
 }
 
 /// What one file declares: `vhost "/": 3 exchanges, 7 queues`.
-fn summary(file: &File, topology: &Topology) -> String {
+fn summary(file: &File) -> String {
+    let c = &file.counts;
     let Some(v) = &file.vhost else {
-        return plural(topology.users.len(), "user");
+        return plural(c.users, "user");
     };
-    let vh = &topology.vhosts[v];
     let parts: Vec<String> = [
-        (vh.exchanges.len(), "exchange"),
-        (vh.queues.len(), "queue"),
-        (vh.bindings.len(), "binding"),
-        (vh.policies.len(), "policy"),
-        (vh.operator_policies.len(), "operator policy"),
-        (vh.permissions.len(), "permission"),
+        (c.exchanges, "exchange"),
+        (c.queues, "queue"),
+        (c.bindings, "binding"),
+        (c.policies, "policy"),
+        (c.operator_policies, "operator policy"),
+        (c.permissions, "permission"),
     ]
     .into_iter()
     .filter(|(n, _)| *n > 0)

@@ -1,10 +1,13 @@
-//! The live state to topology files: one file per vhost, plus `users.toml`.
-//! Loaded back with [`crate::desired::load`], the files give exactly
+//! The live state to topology files: one file per vhost, plus `users.toml`;
+//! a vhost of more than [`QUEUES_PER_FILE`] queues has them, with the
+//! bindings to them, in further files. Loaded back with
+//! [`crate::desired::load`], the files give exactly
 //! [`Import::topology`]: the live topology less what topology files cannot
 //! declare ([`Import::left_out`]), with the names that bindings use but the
 //! export lacks listed as external.
 
 mod names;
+mod parts;
 mod render;
 mod select;
 
@@ -16,7 +19,16 @@ pub use select::LeftOut;
 use crate::diagnostic::Diagnostic;
 use crate::live::notes::Notes;
 use crate::live::{Scope, Skipped};
-use crate::model::Topology;
+use crate::model::{Topology, Vhost};
+use render::Share;
+
+/// The most queues in one file. A vhost with more has them, with the
+/// bindings to them, in files of this many, in name order; its own file
+/// keeps the rest. Parsing a file takes about 30 times its size at once
+/// (the toml crate holds all of its tokens), and files are parsed one per
+/// core at a time: a file of 1,000 queues, with two bindings each, is
+/// about 270 kB and 8 MB to parse, and 13,000 lines to read.
+pub const QUEUES_PER_FILE: usize = 1_000;
 
 /// One file to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +38,34 @@ pub struct File {
     pub text: String,
     /// The vhost the file declares; `None` for the users' file.
     pub vhost: Option<String>,
+    pub counts: Counts,
+}
+
+/// How many objects of each kind a file declares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub exchanges: usize,
+    pub queues: usize,
+    pub bindings: usize,
+    pub policies: usize,
+    pub operator_policies: usize,
+    pub permissions: usize,
+    pub users: usize,
+}
+
+impl Counts {
+    /// A vhost's own objects, with `queues` and `bindings` as given.
+    fn of(v: &Vhost, queues: usize, bindings: usize) -> Counts {
+        Counts {
+            exchanges: v.exchanges.len(),
+            queues,
+            bindings,
+            policies: v.policies.len(),
+            operator_policies: v.operator_policies.len(),
+            permissions: v.permissions.len(),
+            users: 0,
+        }
+    }
 }
 
 /// The files of an import and what they hold.
@@ -45,18 +85,20 @@ pub struct Import {
 /// the vhosts `live` does not have.
 #[allow(clippy::result_large_err)] // once per run
 pub fn import(live: &Topology, vhosts: &[String], source: &str) -> Result<Import, Diagnostic> {
-    import_skipping(live, &[], vhosts, source)
+    import_skipping(live, &[], vhosts, source, QUEUES_PER_FILE)
 }
 
 /// [`import`], with the items of the export that RabbitMQ skips too
 /// ([`crate::live::Live::skipped`]) listed at the top of the file each
-/// would have gone to; those that name no vhost, in every vhost's file.
+/// would have gone to (those that name no vhost, in every vhost's file),
+/// and at most `queues_per_file` queues in a file.
 #[allow(clippy::result_large_err)] // once per run
 pub fn import_skipping(
     live: &Topology,
     skipped: &[Skipped],
     vhosts: &[String],
     source: &str,
+    queues_per_file: usize,
 ) -> Result<Import, Diagnostic> {
     let wanted: BTreeSet<String> = vhosts.iter().cloned().collect();
     let unknown: Vec<String> =
@@ -77,7 +119,9 @@ pub fn import_skipping(
     }
     let selection = select::select(live, &wanted);
     let mut files = Vec::new();
-    for (vhost, name) in names::vhost_files(selection.topology.vhosts.keys()) {
+    let vhosts = selection.topology.vhosts.iter().map(|(name, v)| (name, parts::count(v, queues_per_file)));
+    for (vhost, names) in names::vhost_files(vhosts) {
+        let v = &selection.topology.vhosts[vhost];
         let left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost() == Some(vhost)).collect();
         let skipped: Vec<&Skipped> = skipped
             .iter()
@@ -87,11 +131,27 @@ pub fn import_skipping(
                 Scope::Users => false,
             })
             .collect();
-        files.push(File {
-            name,
-            text: render::vhost_file(&selection.topology.vhosts[vhost], &left_out, &skipped, source),
+        let file = |name: &String, text: String, counts: Counts| File {
+            name: name.clone(),
+            text,
             vhost: Some(vhost.clone()),
-        });
+            counts,
+        };
+        let Some((own, further)) = names.split_first() else { continue };
+        if further.is_empty() {
+            let text = render::vhost_file(v, &Share::Whole, &left_out, &skipped, source);
+            files.push(file(own, text, Counts::of(v, v.queues.len(), v.bindings.len())));
+            continue;
+        }
+        let cut = parts::cut(v, queues_per_file);
+        let counts = Counts::of(v, 0, cut.own.len());
+        let share = Share::Own { bindings: cut.own, parts: further };
+        files.push(file(own, render::vhost_file(v, &share, &left_out, &skipped, source), counts));
+        for (i, ((queues, bindings), name)) in cut.parts.iter().zip(further).enumerate() {
+            let text = render::queues_file(v, queues, bindings, (i + 1, further.len()), own, source);
+            let counts = Counts { queues: queues.len(), bindings: bindings.len(), ..Counts::default() };
+            files.push(file(name, text, counts));
+        }
     }
     let users_left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost().is_none()).collect();
     let users_skipped: Vec<&Skipped> = skipped.iter().filter(|s| s.scope == Scope::Users).collect();
@@ -100,6 +160,7 @@ pub fn import_skipping(
             name: USERS_FILE.into(),
             text: render::users_file(selection.topology.users.values(), &users_left_out, &users_skipped, source),
             vhost: None,
+            counts: Counts { users: selection.topology.users.len(), ..Counts::default() },
         });
     }
     let notes = notes(&selection);

@@ -3,9 +3,12 @@
 //! The rule (also in the README): `/` is `default.toml`. Otherwise ASCII
 //! letters, digits, `-`, `_` and `.` are kept and every other character
 //! becomes `_`; a leading `.` becomes `_` too, and the slug is cut at 100
-//! characters. When two vhosts get the same name (ignoring case, for macOS
-//! and Windows), or a vhost would get `users.toml`, the later vhost in name
-//! order gets `-2`, `-3`, ... before `.toml`.
+//! characters. A vhost whose queues are split over further files (see
+//! [`super::QUEUES_PER_FILE`]) gets `STEM.queues-1.toml`, `-2`, ... for
+//! them, numbered with as many digits as the last one needs, so that they
+//! sort in order. When two files get the same name (ignoring case, for macOS
+//! and Windows), or a vhost would get `users.toml`, the later one in vhost
+//! name order gets `-2`, `-3`, ... before `.toml`.
 
 use std::collections::BTreeSet;
 
@@ -15,22 +18,33 @@ pub const USERS_FILE: &str = "users.toml";
 /// The longest slug, well below any file system's limit on a name.
 const MAX_SLUG: usize = 100;
 
-/// Each vhost (in the given order) with the name of its file.
-pub fn vhost_files<'a>(vhosts: impl IntoIterator<Item = &'a String>) -> Vec<(&'a String, String)> {
+/// Each vhost (in the given order) with the names of its files: its own,
+/// then one for each of its `parts` of queues (none for a vhost in one file).
+pub fn vhost_files<'a>(vhosts: impl IntoIterator<Item = (&'a String, usize)>) -> Vec<(&'a String, Vec<String>)> {
     let mut taken: BTreeSet<String> = BTreeSet::from([USERS_FILE.to_lowercase()]);
     let mut out = Vec::new();
-    for v in vhosts {
-        let stem = slug(v);
-        let mut name = format!("{stem}.toml");
-        let mut n = 2;
-        while taken.contains(&name.to_lowercase()) {
-            name = format!("{stem}-{n}.toml");
-            n += 1;
-        }
-        taken.insert(name.to_lowercase());
-        out.push((v, name));
+    for (v, parts) in vhosts {
+        let own = free(&mut taken, &slug(v));
+        // The parts are named after the file they belong to, `-2` and all.
+        let stem = own.strip_suffix(".toml").unwrap_or(&own).to_string();
+        let width = parts.to_string().len();
+        let mut names = vec![own];
+        names.extend((1..=parts).map(|i| free(&mut taken, &format!("{stem}.queues-{i:0width$}"))));
+        out.push((v, names));
     }
     out
+}
+
+/// `stem.toml`, or `stem-2.toml`, `-3`, ... if taken; now taken.
+fn free(taken: &mut BTreeSet<String>, stem: &str) -> String {
+    let mut name = format!("{stem}.toml");
+    let mut n = 2;
+    while taken.contains(&name.to_lowercase()) {
+        name = format!("{stem}-{n}.toml");
+        n += 1;
+    }
+    taken.insert(name.to_lowercase());
+    name
 }
 
 /// The file name stem of a vhost.
@@ -67,7 +81,20 @@ mod tests {
     #[test]
     fn collisions_get_numbers_in_name_order() {
         let vhosts: Vec<String> = ["/", "Default", "a/b", "a_b", "users"].map(String::from).to_vec();
-        let files: Vec<String> = vhost_files(&vhosts).into_iter().map(|(_, f)| f).collect();
+        let files: Vec<String> = vhost_files(vhosts.iter().map(|v| (v, 0))).into_iter().flat_map(|(_, f)| f).collect();
         assert_eq!(files, ["default.toml", "Default-2.toml", "a_b.toml", "a_b-2.toml", "users-2.toml"]);
+    }
+
+    #[test]
+    fn parts_are_named_after_their_vhost_file_and_sort_in_order() {
+        let vhosts: Vec<String> = ["a/b", "a_b", "a_b.queues-2", "c"].map(String::from).to_vec();
+        let files: Vec<Vec<String>> =
+            vhost_files(vhosts.iter().zip([2, 10, 0, 1])).into_iter().map(|(_, f)| f).collect();
+        assert_eq!(files[0], ["a_b.toml", "a_b.queues-1.toml", "a_b.queues-2.toml"]);
+        assert_eq!(files[1][..3], ["a_b-2.toml", "a_b-2.queues-01.toml", "a_b-2.queues-02.toml"]);
+        assert_eq!(files[1][10], "a_b-2.queues-10.toml");
+        // The vhost named like a part of another comes later in name order.
+        assert_eq!(files[2], ["a_b.queues-2-2.toml"]);
+        assert_eq!(files[3], ["c.toml", "c.queues-1.toml"]);
     }
 }

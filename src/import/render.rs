@@ -1,19 +1,36 @@
 //! A vhost, or the users, as the text of a topology file: grouped (vhost
 //! settings, external names, exchanges, queues, bindings, policies, operator
-//! policies, permissions), sorted by name, defaults left unsaid.
+//! policies, permissions), sorted by name, defaults left unsaid. A vhost
+//! with many queues has them, with the bindings to them, in further files.
 
 use super::select::LeftOut;
 use crate::live::Skipped;
-use crate::model::{ApplyTo, DestinationKind, Password, Policy, QueueType, Table, User, Value, Vhost};
+use crate::model::{ApplyTo, Binding, DestinationKind, Password, Policy, Queue, QueueType, Table, User, Value, Vhost};
 use crate::toml_text::{inline_table, key, path, string, strings, value};
 
 /// The widest line before a table is written as a sub-table instead.
 const WIDTH: usize = 100;
 
-/// The text of one vhost's file.
-pub fn vhost_file(vhost: &Vhost, left_out: &[&LeftOut], skipped: &[&Skipped], source: &str) -> String {
+/// What of its vhost the vhost's own file holds.
+pub enum Share<'a> {
+    /// All of it.
+    Whole,
+    /// All but its queues and the bindings to them, which are in the files
+    /// `parts`: these `bindings` are the others.
+    Own { bindings: Vec<&'a Binding>, parts: &'a [String] },
+}
+
+/// The text of a vhost's own file.
+pub fn vhost_file(vhost: &Vhost, share: &Share, left_out: &[&LeftOut], skipped: &[&Skipped], source: &str) -> String {
     let mut w = Writer::default();
     w.comment(&format!("vhost \"{}\", as `warren import` read it from {source}.", vhost.name));
+    if let Share::Own { parts, .. } = share {
+        let files = match parts {
+            [first, .., last] => format!("{first} to {last}"),
+            _ => parts.join(""),
+        };
+        w.comment(&format!("Its queues, and the bindings to them, are in {files}."));
+    }
     w.left_out(left_out);
     w.skipped(skipped, source);
     w.blank();
@@ -35,8 +52,14 @@ pub fn vhost_file(vhost: &Vhost, left_out: &[&LeftOut], skipped: &[&Skipped], so
     let ext = &vhost.external;
     if !ext.exchanges.is_empty() || !ext.queues.is_empty() {
         w.blank();
-        w.comment("Bindings below use these, but the export does not declare them (or they are");
-        w.comment("left out above). warren never creates, changes or deletes external objects.");
+        if let Share::Whole = share {
+            w.comment("Bindings below use these, but the export does not declare them (or they are");
+            w.comment("left out above). warren never creates, changes or deletes external objects.");
+        } else {
+            w.comment("Bindings of this vhost use these, but the export does not declare them (or");
+            w.comment("they are left out above). warren never creates, changes or deletes external");
+            w.comment("objects.");
+        }
         w.line("[external]");
         if !ext.exchanges.is_empty() {
             w.list("exchanges", ext.exchanges.iter());
@@ -56,36 +79,19 @@ pub fn vhost_file(vhost: &Vhost, left_out: &[&LeftOut], skipped: &[&Skipped], so
             w.table_field(&at, "arguments", &x.arguments);
         }
     }
-    let default_type = vhost.settings.default_queue_type.unwrap_or(QueueType::Classic);
-    for q in vhost.queues.values() {
-        let at = ["queues", q.name.as_str()];
-        w.header(&path(&at));
-        if q.kind != default_type {
-            w.field("type", &string(q.kind.as_str()));
+    match share {
+        Share::Whole => {
+            for q in vhost.queues.values() {
+                w.queue(q, vhost);
+            }
+            for b in &vhost.bindings {
+                w.binding(b);
+            }
         }
-        w.flag("durable", q.durable, true);
-        w.flag("auto_delete", q.auto_delete, false);
-        if let Some(r) = &q.replaces {
-            w.field("replaces", &string(r));
-        }
-        if !q.arguments.is_empty() {
-            w.table_field(&at, "arguments", &q.arguments);
-        }
-    }
-    for b in &vhost.bindings {
-        w.blank();
-        w.line("[[bindings]]");
-        w.field("source", &string(&b.source));
-        let kind = match b.destination_kind {
-            DestinationKind::Queue => "queue",
-            DestinationKind::Exchange => "exchange",
-        };
-        w.field(kind, &string(&b.destination));
-        if !b.routing_key.is_empty() {
-            w.field("routing_key", &string(&b.routing_key));
-        }
-        if !b.arguments.is_empty() {
-            w.table_field(&["bindings"], "arguments", &b.arguments);
+        Share::Own { bindings, .. } => {
+            for b in bindings {
+                w.binding(b);
+            }
         }
     }
     for (group, policies) in [("policies", &vhost.policies), ("operator_policies", &vhost.operator_policies)] {
@@ -98,6 +104,36 @@ pub fn vhost_file(vhost: &Vhost, left_out: &[&LeftOut], skipped: &[&Skipped], so
         w.field("configure", &string(&p.configure));
         w.field("write", &string(&p.write));
         w.field("read", &string(&p.read));
+    }
+    w.finish()
+}
+
+/// The text of a further file of a vhost: `queues`, part `part` (from 1)
+/// of `parts`, with the `bindings` to them; `own` names the vhost's file.
+pub fn queues_file(
+    vhost: &Vhost,
+    queues: &[&Queue],
+    bindings: &[&Binding],
+    (part, parts): (usize, usize),
+    own: &str,
+    source: &str,
+) -> String {
+    let mut w = Writer::default();
+    let span = match queues {
+        [first, .., last] => format!("queues \"{}\" to \"{}\"", first.name, last.name),
+        [only] => format!("queue \"{}\"", only.name),
+        [] => "no queues".to_string(),
+    };
+    w.comment(&format!("vhost \"{}\", part {part} of {parts} of its queues: {span},", vhost.name));
+    w.comment(&format!("and the bindings to them, as `warren import` read them from {source}."));
+    w.comment(&format!("The rest of the vhost is in {own}."));
+    w.blank();
+    w.line(&format!("vhosts = {}", strings([&vhost.name])));
+    for q in queues {
+        w.queue(q, vhost);
+    }
+    for b in bindings {
+        w.binding(b);
     }
     w.finish()
 }
@@ -195,6 +231,40 @@ impl Writer {
                 None => String::new(),
             };
             self.comment(&format!("- {}{place}: {}", s.what, s.why));
+        }
+    }
+
+    /// A queue of `vhost`, its type left out when it is the vhost's default.
+    fn queue(&mut self, q: &Queue, vhost: &Vhost) {
+        let at = ["queues", q.name.as_str()];
+        self.header(&path(&at));
+        if q.kind != vhost.settings.default_queue_type.unwrap_or(QueueType::Classic) {
+            self.field("type", &string(q.kind.as_str()));
+        }
+        self.flag("durable", q.durable, true);
+        self.flag("auto_delete", q.auto_delete, false);
+        if let Some(r) = &q.replaces {
+            self.field("replaces", &string(r));
+        }
+        if !q.arguments.is_empty() {
+            self.table_field(&at, "arguments", &q.arguments);
+        }
+    }
+
+    fn binding(&mut self, b: &Binding) {
+        self.blank();
+        self.line("[[bindings]]");
+        self.field("source", &string(&b.source));
+        let kind = match b.destination_kind {
+            DestinationKind::Queue => "queue",
+            DestinationKind::Exchange => "exchange",
+        };
+        self.field(kind, &string(&b.destination));
+        if !b.routing_key.is_empty() {
+            self.field("routing_key", &string(&b.routing_key));
+        }
+        if !b.arguments.is_empty() {
+            self.table_field(&["bindings"], "arguments", &b.arguments);
         }
     }
 

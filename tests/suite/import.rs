@@ -151,6 +151,31 @@ fn an_unknown_vhost_is_an_error_naming_the_known_ones() {
     assert!(e.help.unwrap().contains("\"orders\""));
 }
 
+#[test]
+fn a_vhost_of_many_queues_is_split_and_loads_back_equal() {
+    let live = warren::testing::large_topology(25, 4, 60);
+    let imported = import::import_skipping(&live, &[], &[], "generated", 10).unwrap();
+    let names: Vec<&str> = imported.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["bench.toml", "bench.queues-1.toml", "bench.queues-2.toml", "bench.queues-3.toml"]);
+    let queues: Vec<usize> = imported.files.iter().map(|f| f.counts.queues).collect();
+    assert_eq!(queues, [0, 10, 10, 5]);
+    let bindings: usize = imported.files.iter().map(|f| f.counts.bindings).sum();
+    assert_eq!(bindings, 60);
+    insta::assert_snapshot!("split-bench.toml", imported.files[0].text);
+    insta::assert_snapshot!("split-bench.queues-3.toml", imported.files[3].text);
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &imported);
+    let loaded = desired::load(dir.path());
+    // What the checks say of the topology, and nothing of its split.
+    let whole = tempfile::tempdir().unwrap();
+    write(whole.path(), &import::import(&live, &[], "generated").unwrap());
+    let said = |d: &desired::Desired| d.diagnostics.iter().map(|d| d.message.clone()).collect::<Vec<_>>();
+    assert_eq!(said(&loaded), said(&desired::load(whole.path())));
+    assert!(!loaded.has_errors());
+    assert_eq!(loaded.topology, imported.topology);
+    assert_eq!(without_external(loaded.topology), expected(&live, &[], &imported.left_out));
+}
+
 // --- through the binary ---
 
 fn out_dir(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
@@ -190,6 +215,33 @@ fn import_prints_what_it_wrote_and_the_notes() {
         std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     files.sort();
     assert_eq!(files, ["default.toml", "orders.toml", "team_odd_name.toml", "users.toml"]);
+}
+
+#[test]
+fn a_large_vhost_imports_into_several_files_and_plans_no_change() {
+    let queues = import::QUEUES_PER_FILE * 2 + 1;
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("definitions.json");
+    std::fs::write(&state, warren::testing::large_definitions(queues, 10, queues * 2)).unwrap();
+    let out = out_dir(&tmp, "out");
+    let run = warren(&["import", "--state", path_str(&state), "--out", path_str(&out)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let wrote: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("Wrote ")).collect();
+    let out_name = path_str(&out);
+    assert_eq!(
+        wrote,
+        [
+            format!("Wrote {out_name}/bench.toml: vhost \"bench\", 10 exchanges, 160 bindings, 4 policies"),
+            format!("Wrote {out_name}/bench.queues-1.toml: vhost \"bench\", 1000 queues, 1920 bindings"),
+            format!("Wrote {out_name}/bench.queues-2.toml: vhost \"bench\", 1000 queues, 1920 bindings"),
+            format!("Wrote {out_name}/bench.queues-3.toml: vhost \"bench\", 1 queue, 2 bindings"),
+        ],
+        "{}",
+        run.stdout
+    );
+    let plan = warren(&["plan", out_name, "--state", path_str(&state)]);
+    assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains("No changes. The broker matches the topology."), "{}", plan.stdout);
 }
 
 #[test]
