@@ -74,7 +74,7 @@ fn with_service_policies(topology: &mut warren::model::Topology, n: usize) {
     let v = topology.vhosts.values_mut().next().unwrap();
     for k in 0..n {
         let name = format!("bench-svc{k:02}");
-        let definition = Table::from([
+        let definition = Table::from_iter([
             ("max-length-bytes".to_string(), Value::Int(100 << 20)),
             ("expires".to_string(), Value::Int(14 * 24 * 3_600_000)),
         ]);

@@ -525,7 +525,7 @@ impl Broker for Memory {
             durable: true,
             auto_delete: false,
             internal: true,
-            arguments: Table::from([(RECORD_ARGUMENT.to_string(), Value::String(value.to_string()))]),
+            arguments: Table::from_iter([(RECORD_ARGUMENT.to_string(), Value::String(value.to_string()))]),
         };
         self.declare(vhost, &exchange, || format!("record warren's records in vhost \"{vhost}\" (exchange \"{name}\")"))
     }

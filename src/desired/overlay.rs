@@ -611,8 +611,8 @@ read = "^orders\\."
         let d = merged("vhosts = [\"orders\"]\n[queues.\"orders.invoicing\"]\narguments.x-max-length = 1000000\n");
         assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
         let q = &d.topology.vhosts["orders"].queues["orders.invoicing"];
-        assert_eq!(q.arguments["x-max-length"], Value::Int(1_000_000));
-        assert_eq!(q.arguments["x-message-ttl"], Value::Int(60_000), "the base's other arguments stay");
+        assert_eq!(q.arguments.get("x-max-length"), Some(&Value::Int(1_000_000)));
+        assert_eq!(q.arguments.get("x-message-ttl"), Some(&Value::Int(60_000)), "the base's other arguments stay");
         assert_eq!(q.kind, QueueType::Quorum, "still typed by the vhost's default");
         let key = ObjectKey::Queue { vhost: "orders".into(), name: "orders.invoicing".into() };
         let at = d.locations.locate(&key, Some("arguments.x-max-length")).unwrap();
@@ -631,7 +631,7 @@ read = "^orders\\."
         assert!(said.iter().any(|s| s.starts_with("overlay.toml:4:30 bad-argument")), "{said:?}");
         // The base's queue stays as it was.
         let q = &d.topology.vhosts["orders"].queues["orders.invoicing"];
-        assert_eq!(q.arguments["x-max-length"], Value::Int(10));
+        assert_eq!(q.arguments.get("x-max-length"), Some(&Value::Int(10)));
     }
 
     #[test]
@@ -640,8 +640,8 @@ read = "^orders\\."
         assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
         let p = &d.topology.vhosts["orders"].policies["limits"];
         assert_eq!(p.pattern, "^orders\\.");
-        assert_eq!(p.definition["max-length-bytes"], Value::Int(5));
-        assert_eq!(p.definition["delivery-limit"], Value::Int(20));
+        assert_eq!(p.definition.get("max-length-bytes"), Some(&Value::Int(5)));
+        assert_eq!(p.definition.get("delivery-limit"), Some(&Value::Int(20)));
     }
 
     #[test]
@@ -712,7 +712,7 @@ read = "^orders\\."
         assert!(!d.topology.vhosts.contains_key("orders"));
         let v = &d.topology.vhosts["orders-staging"];
         assert_eq!(v.name, "orders-staging");
-        assert_eq!(v.queues["orders.invoicing"].arguments["x-max-length"], Value::Int(7));
+        assert_eq!(v.queues["orders.invoicing"].arguments.get("x-max-length"), Some(&Value::Int(7)));
         assert!(v.permissions.contains_key("app") && v.bindings.len() == 1);
         let key = ObjectKey::Queue { vhost: "orders-staging".into(), name: "orders.invoicing".into() };
         assert!(d.locations.locate(&key, Some("arguments.x-max-length")).is_some());

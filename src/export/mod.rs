@@ -208,7 +208,7 @@ mod tests {
                 kind: QueueType::Stream,
                 durable: true,
                 auto_delete: false,
-                arguments: Table::from([("x-max-age".to_string(), s("7D"))]),
+                arguments: Table::from_iter([("x-max-age".to_string(), s("7D"))]),
                 replaces: Some("audit".into()),
             },
         );
@@ -224,7 +224,7 @@ mod tests {
             pattern: "^orders\\.".into(),
             apply_to: ApplyTo::Queues,
             priority: 1,
-            definition: Table::from([("max-length".to_string(), Value::Int(10))]),
+            definition: Table::from_iter([("max-length".to_string(), Value::Int(10))]),
         };
         v.policies.insert("cap".into(), policy.clone());
         v.operator_policies.insert("cap".into(), policy);

@@ -2,11 +2,13 @@
 //! definitions can live inside ordered sets and compare exactly.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::fmt;
 
-/// Named values: queue and exchange arguments, policy definitions.
-pub type Table = BTreeMap<String, Value>;
+/// Named values: queue and exchange arguments, policy definitions. Sorted
+/// by name like a `BTreeMap`, and in the same order, in one vector: a table
+/// has a few entries, and a large topology has one per queue and binding,
+/// where a `BTreeMap`'s node would take 600 bytes.
+pub type Table = litemap::LiteMap<String, Value>;
 
 /// An argument or definition value as RabbitMQ stores it.
 #[derive(Debug, Clone)]

@@ -88,7 +88,7 @@ pub fn large_topology(queues: usize, exchanges: usize, bindings: usize) -> Topol
         let (routing_key, arguments) = match KINDS[source % KINDS.len()] {
             "headers" => (
                 String::new(),
-                Table::from([
+                Table::from_iter([
                     ("x-match".to_string(), Value::String("all".into())),
                     ("shard".to_string(), Value::Int(k as i64)),
                 ]),
@@ -110,7 +110,7 @@ pub fn large_topology(queues: usize, exchanges: usize, bindings: usize) -> Topol
             pattern: pattern.into(),
             apply_to,
             priority,
-            definition: Table::from([(key.to_string(), value)]),
+            definition: Table::from_iter([(key.to_string(), value)]),
         };
         (p.name.clone(), p)
     };

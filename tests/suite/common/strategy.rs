@@ -182,7 +182,7 @@ fn bindings(v: &Vhost, seeds: Vec<BindingSeed>) -> BTreeSet<Binding> {
         };
         let arguments = if source.kind == "headers" {
             let x_match = if s.x_match_all { "all" } else { "any" };
-            Table::from([
+            Table::from_iter([
                 ("x-match".to_string(), Value::String(x_match.into())),
                 ("a".to_string(), Value::Int(s.header)),
             ])
@@ -216,7 +216,7 @@ fn exchange() -> impl Strategy<Value = Exchange> {
             auto_delete,
             internal,
             arguments: ae
-                .map(|ae| Table::from([("alternate-exchange".to_string(), Value::String(ae))]))
+                .map(|ae| Table::from_iter([("alternate-exchange".to_string(), Value::String(ae))]))
                 .unwrap_or_default(),
         })
 }
