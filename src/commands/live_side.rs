@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::broker::{Broker, BrokerError, Endpoint, Rabbit, Tls};
 use crate::cli::Connection;
 use crate::diagnostic::Diagnostic;
-use crate::live::{self, Export, Live};
+use crate::live::{self, Export, Live, Text};
 use crate::model::{Ownership, QueueCounts, Records, Topology};
 
 /// The live side of a comparison.
@@ -45,7 +45,7 @@ pub struct StateFile<'a> {
 /// The live side and the parsed export are boxed: both are large.
 pub enum StateRead {
     Read(Box<LiveSide>),
-    Unnamed { text: String, export: Box<Export>, path: PathBuf },
+    Unnamed { export: Box<Export>, path: PathBuf },
 }
 
 /// Reads the export. It is read beside the files, so an export of one vhost
@@ -58,9 +58,13 @@ pub fn from_state(state: StateFile) -> Result<StateRead, Diagnostic> {
     })?;
     let origin = path.display().to_string();
     let export = Export::parse(&text, &origin)?;
+    // The text is as large as the rest of the export together: it goes
+    // before the export is read, and is read again in the rare case that
+    // a skipped item's place is wanted.
+    drop(text);
     let mut notes = Vec::new();
     match (export.vhost(state.vhost), state.vhost) {
-        (Err(_), None) => return Ok(StateRead::Unnamed { text, export: Box::new(export), path: path.to_path_buf() }),
+        (Err(_), None) => return Ok(StateRead::Unnamed { export: Box::new(export), path: path.to_path_buf() }),
         (Ok(None), Some(v)) => notes.push(
             Diagnostic::warning(
                 live::NOTE_CODE,
@@ -70,7 +74,7 @@ pub fn from_state(state: StateFile) -> Result<StateRead, Diagnostic> {
         ),
         _ => {}
     }
-    let live = export.read(&text, &origin, state.vhost, &[])?;
+    let live = export.read(Text::File(path), &origin, state.vhost, &[])?;
     Ok(StateRead::Read(Box::new(side(live, path, notes))))
 }
 
@@ -78,9 +82,9 @@ impl StateRead {
     /// The live side: an export of one vhost that does not say which is
     /// read as the one vhost the files declare, and said so.
     pub fn finish(self, desired: &Topology) -> Result<LiveSide, Diagnostic> {
-        let (text, export, path) = match self {
+        let (export, path) = match self {
             StateRead::Read(side) => return Ok(*side),
-            StateRead::Unnamed { text, export, path } => (text, export, path),
+            StateRead::Unnamed { export, path } => (export, path),
         };
         let origin = path.display().to_string();
         let declared: Vec<&String> = desired.vhosts.keys().collect();
@@ -105,7 +109,7 @@ impl StateRead {
             ),
         )
         .help("give --vhost NAME to read it as another vhost");
-        let live = export.read(&text, &origin, Some(vhost), &[])?;
+        let live = export.read(Text::File(&path), &origin, Some(vhost), &[])?;
         Ok(side(live, &path, vec![note]))
     }
 }

@@ -37,7 +37,7 @@ mod users;
 mod vhosts;
 
 pub use notes::CODE as NOTE_CODE;
-pub use skipped::{Scope, Skipped};
+pub use skipped::{Scope, Skipped, Text};
 pub use users::DEFAULT_HASHING_ALGORITHM;
 
 use std::collections::BTreeSet;
@@ -80,9 +80,8 @@ pub async fn from_broker(
     let answers = broker.answers_of(vhosts).await?;
     let origin = broker.origin();
     let defs = answers::read(answers, &origin);
-    defs.and_then(|d| from_parsed(d, None, &origin, None, &[])).map_err(|d| crate::broker::BrokerError::Unreadable {
-        action: "read the definitions".into(),
-        reason: d.message,
+    defs.and_then(|d| from_parsed(d, Text::None, &origin, None, &[])).map_err(|d| {
+        crate::broker::BrokerError::Unreadable { action: "read the definitions".into(), reason: d.message }
     })
 }
 
@@ -111,7 +110,7 @@ pub fn from_vhost_definitions_only(
     vhost: Option<&str>,
     only: &[String],
 ) -> Result<Live, Diagnostic> {
-    Export::parse(json, origin)?.read(json, origin, vhost, only)
+    Export::parse(json, origin)?.read(Text::Held(json), origin, vhost, only)
 }
 
 /// A definitions export parsed but not read yet: a caller can ask which
@@ -134,18 +133,17 @@ impl Export {
         single_vhost(&self.defs, "the export", vhost).map(|(v, _)| v)
     }
 
-    /// Reads the export, as [`from_vhost_definitions_only`] does; `json` is
+    /// Reads the export, as [`from_vhost_definitions_only`] does; `text` is
     /// the text it was parsed from.
-    pub fn read(self, json: &str, origin: &str, vhost: Option<&str>, only: &[String]) -> Result<Live, Diagnostic> {
-        from_parsed(self.defs, Some(json), origin, vhost, only)
+    pub fn read(self, text: Text, origin: &str, vhost: Option<&str>, only: &[String]) -> Result<Live, Diagnostic> {
+        from_parsed(self.defs, text, origin, vhost, only)
     }
 }
 
-/// [`from_vhost_definitions_only`] of an export already parsed from `json`
-/// (`None` when it was put together from a broker's answers).
+/// [`from_vhost_definitions_only`] of an export already parsed from `text`.
 fn from_parsed(
     mut defs: Definitions,
-    json: Option<&str>,
+    text: Text,
     origin: &str,
     vhost: Option<&str>,
     only: &[String],
@@ -153,7 +151,7 @@ fn from_parsed(
     let (single, renamed) = single_vhost(&defs, origin, vhost)?;
     // A single-vhost export holds one vhost: nothing to leave unread.
     let unread = if single.is_none() { keep_only(&mut defs, only) } else { BTreeSet::new() };
-    let mut live = normalise::read(defs, origin, single, json)?;
+    let mut live = normalise::read(defs, origin, single, text)?;
     for name in unread {
         live.topology.vhosts.entry(name.clone()).or_insert_with(|| Vhost::new(&name));
     }

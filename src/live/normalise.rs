@@ -13,7 +13,7 @@ use super::definitions::{
     BindingDef, Definitions, DestinationType, ExchangeDef, ParameterDef, PolicyBody, PolicyDef, QueueDef,
 };
 use super::notes::Notes;
-use super::skipped::{self, Scope, Skipped};
+use super::skipped::{self, Scope, Skipped, Text};
 use super::users::{default_algorithm, user};
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
@@ -32,14 +32,9 @@ const FEDERATION_EXCHANGE_TYPE: &str = "x-federation-upstream";
 const NO_VHOST: &str = "it names no vhost, and RabbitMQ skips such items of a cluster-wide export";
 const NO_VHOST_HELP: &str = "give the item its `vhost` in the export and read it again. An export of one vhost (GET /api/definitions/{vhost}) names no vhost in any item: give its vhost with --vhost";
 
-/// Reads `defs`; `single` names the vhost of a single-vhost export. `json`
-/// is the text `defs` was parsed from, if one, to say where skipped items are.
-pub fn read(
-    mut defs: Definitions,
-    origin: &str,
-    single: Option<String>,
-    json: Option<&str>,
-) -> Result<Live, Diagnostic> {
+/// Reads `defs`; `single` names the vhost of a single-vhost export. `text`
+/// is the text `defs` was parsed from, to say where skipped items are.
+pub fn read(mut defs: Definitions, origin: &str, single: Option<String>, text: Text) -> Result<Live, Diagnostic> {
     let mut r = Normaliser {
         origin,
         default_algorithm: default_algorithm(defs.version()),
@@ -88,9 +83,7 @@ pub fn read(
     }
     r.users(&defs);
     r.dangling_bindings();
-    if let Some(json) = json {
-        skipped::locate(&mut r.skipped, json);
-    }
+    skipped::locate(&mut r.skipped, text);
     // In the order of the file, as a reader walks it.
     r.skipped.sort_by_key(|s| (s.at.is_none(), s.at));
     crate::journal::add_progress(&mut r.migrations, &r.progress);

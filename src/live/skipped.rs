@@ -5,6 +5,7 @@
 //! lists them at the top of the file they would have gone to.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use serde_json::value::RawValue;
 
@@ -49,12 +50,36 @@ impl Skipped {
     }
 }
 
-/// Sets where each skipped item is in `json`, the text they were read from.
+/// The text an export was parsed from, to say where its skipped items are.
+#[derive(Debug, Clone, Copy)]
+pub enum Text<'a> {
+    Held(&'a str),
+    /// Read again from the file, only when something was skipped (rare): a
+    /// large export's text need not be kept while it is read.
+    File(&'a Path),
+    /// A broker's answers, not one file.
+    None,
+}
+
+/// Sets where each skipped item is in `text`, the text they were read from.
 /// It is read again only when something was skipped, which is rare.
-pub fn locate(skipped: &mut [Skipped], json: &str) {
+pub fn locate(skipped: &mut [Skipped], text: Text) {
     if skipped.is_empty() {
         return;
     }
+    let read;
+    let json = match text {
+        Text::Held(json) => json,
+        Text::File(path) => match std::fs::read_to_string(path) {
+            Ok(t) => {
+                read = t;
+                &read
+            }
+            // Gone since: the warnings say the file, without the places.
+            Err(_) => return,
+        },
+        Text::None => return,
+    };
     let Ok(top) = serde_json::from_str::<HashMap<String, &RawValue>>(json) else {
         return;
     };
@@ -120,7 +145,7 @@ mod tests {
     fn items_are_located_by_list_and_index() {
         let json = "{\"queues\": [\n  {\"name\": \"a\"},\n  {\"name\": \"é\"}, {\"name\": \"b\"}\n],\n\"users\": [{}]}";
         let mut s = vec![skipped("queues", 2), skipped("users", 0), skipped("queues", 0), skipped("queues", 9)];
-        locate(&mut s, json);
+        locate(&mut s, Text::Held(json));
         let at: Vec<_> = s.iter().map(|s| s.at).collect();
         assert_eq!(at, [Some((3, 18)), Some((5, 11)), Some((2, 3)), None]);
         assert_eq!(
@@ -130,9 +155,22 @@ mod tests {
     }
 
     #[test]
+    fn a_file_is_read_again_to_locate_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.json");
+        std::fs::write(&path, "{\"queues\": [{},\n {}]}").unwrap();
+        let mut s = vec![skipped("queues", 1)];
+        locate(&mut s, Text::File(&path));
+        assert_eq!(s[0].at, Some((2, 2)));
+        let mut s = vec![skipped("queues", 1)];
+        locate(&mut s, Text::File(&dir.path().join("gone.json")));
+        assert_eq!(s[0].at, None);
+    }
+
+    #[test]
     fn unreadable_text_locates_nothing() {
         let mut s = vec![skipped("queues", 0)];
-        locate(&mut s, "[1, 2]");
+        locate(&mut s, Text::Held("[1, 2]"));
         assert_eq!(s[0].at, None);
         assert_eq!(s[0].diagnostic("d.json").message, "d.json: queue \"q\" (`queues[0]`) skipped: it names no vhost");
     }
