@@ -370,6 +370,8 @@ impl Parser<'_> {
 
     fn argument_spots(&self, f: &Fields, fields_at: &mut FieldLocations) {
         if let Some(Item::Table(t)) = f.get("arguments").map(|n| &n.item) {
+            // Room for exactly these: a large topology has one list per queue.
+            fields_at.reserve_exact(t.len());
             for (k, v) in t.iter() {
                 fields_at.insert(format!("arguments.{}", k.name), self.loc(v.span()));
             }

@@ -70,7 +70,8 @@ impl Reader<'_> {
 
     /// A table of arbitrary values (arguments, policy definitions).
     pub fn table_values(&mut self, table: &Tree, what: &dyn fmt::Display) -> Option<Table> {
-        let mut out = Table::new();
+        // Room for exactly its entries (keys of a TOML table are unique).
+        let mut out = Table::with_capacity(table.len());
         let mut ok = true;
         for (k, v) in table.iter() {
             match self.value(v, &Keyed(what, &k.name)) {

@@ -198,7 +198,7 @@ pub struct QueueDef {
     pub durable: Option<bool>,
     #[serde(default)]
     pub auto_delete: Option<bool>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "table")]
     pub arguments: Table,
     /// 3.13+ `rabbitmqctl` and streamed 4.2 exports: the queue's type.
     #[serde(default, rename = "type")]
@@ -218,7 +218,7 @@ pub struct ExchangeDef {
     pub auto_delete: Option<bool>,
     #[serde(default)]
     pub internal: Option<bool>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "table")]
     pub arguments: Table,
 }
 
@@ -231,7 +231,7 @@ pub struct BindingDef {
     pub destination_type: DestinationType,
     #[serde(default, deserialize_with = "nullable")]
     pub routing_key: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "table")]
     pub arguments: Table,
 }
 
@@ -249,6 +249,14 @@ where
     T: Deserialize<'de> + Default,
 {
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A table, `null` read as empty, in no more room than its entries take:
+/// serde's reader leaves room for four, and an export has a table of one
+/// or two arguments for each queue and binding.
+fn table<'de, D: Deserializer<'de>>(d: D) -> Result<Table, D::Error> {
+    let read: Table = nullable(d)?;
+    Ok(read.into_iter().collect())
 }
 
 /// An integer, also when written as an integral float (`10.0`).

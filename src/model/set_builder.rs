@@ -47,6 +47,11 @@ impl<T: Ord> SetBuilder<T> {
     /// these, as a later run of the same file's bindings does, they only
     /// extend the run.
     pub fn union(&mut self, other: SetBuilder<T>) {
+        let first = other.set.first().or(other.run.first());
+        if first.is_some_and(|f| self.run.last().or(self.set.last()).is_none_or(|last| last < f)) {
+            // They will all join the run: room for them at once.
+            self.run.reserve_exact(other.set.len() + other.run.len());
+        }
         // The set's items, then the run's: ascending.
         for item in other.set.into_iter().chain(other.run) {
             let _ = self.insert(item);
@@ -65,7 +70,9 @@ impl<T: Ord> SetBuilder<T> {
             self.set.extend(self.run.drain(..));
         } else {
             // Already sorted and unique: collecting checks that in one pass.
-            let mut more: BTreeSet<T> = self.run.drain(..).collect();
+            // Taken whole, the run's vector is the one collecting sorts
+            // (a drained one would be copied into another first).
+            let mut more: BTreeSet<T> = std::mem::take(&mut self.run).into_iter().collect();
             self.set.append(&mut more);
         }
     }

@@ -33,6 +33,11 @@ impl FieldLocations {
         FieldLocations(Vec::with_capacity(n))
     }
 
+    /// Room for `n` more paths, and no more.
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.0.reserve_exact(n);
+    }
+
     pub fn get(&self, path: &str) -> Option<&Location> {
         self.0.iter().find(|(p, _)| p == path).map(|(_, l)| l)
     }
