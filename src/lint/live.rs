@@ -30,7 +30,7 @@ pub struct Observed {
 pub fn check(topology: &Topology, locations: &Locations, settings: &LintSettings, observed: &Observed) -> Findings {
     let version = observed.version;
     let views = std::collections::BTreeMap::new();
-    let mut ctx = Context { topology, locations, settings, version, views: &views, out: Findings::default() };
+    let mut ctx = Context::new(topology, locations, settings, version, &views);
     let consumed = consumers_by_queue(observed);
     shared_queues(&mut ctx, &consumed, &observed.topology);
     unmanaged(&mut ctx, observed, &consumed);

@@ -71,16 +71,18 @@ pub fn check_for(
     version: Option<(u32, u32)>,
 ) -> Findings {
     let run = |views: &BTreeMap<&str, View>, checks: &[fn(&mut Context)]| {
-        let mut ctx = Context { topology, locations, settings, version, views, out: Findings::default() };
+        let mut ctx = Context::new(topology, locations, settings, version, views);
+        ctx.repeats = Some(Repeats::default());
         for check in checks {
             check(&mut ctx);
         }
-        ctx.out
+        let counted = ctx.repeats.map(|r| r.more).unwrap_or_default();
+        (ctx.out, counted)
     };
     // Matching every policy to every queue takes about as long as the rest:
     // both at once, found in the same order. The policy checks match on
     // their own, without the views.
-    let (mut out, rest) = std::thread::scope(|s| {
+    let (out, rest) = std::thread::scope(|s| {
         let rest = s.spawn(|| run(&BTreeMap::new(), &[policies::check]));
         let views: BTreeMap<&str, View> =
             topology.vhosts.iter().map(|(name, v)| (name.as_str(), View::new(name, v, locations))).collect();
@@ -89,20 +91,23 @@ pub fn check_for(
         let out = run(&views, &checks);
         (out, rest.join().expect("the checks do not panic"))
     });
+    let ((mut out, mut counted), (rest, rest_counted)) = (out, rest);
     out.add(rest);
-    out.shown = grouped(out.shown);
+    counted.extend(rest_counted);
+    out.shown = grouped(out.shown, counted);
     out.allowed.dedup();
     out
 }
 
 /// One finding per place and code: a policy key that makes the same
 /// finding on ten thousand queues is one line to fix, said once, with how
-/// many more queues it reaches.
-fn grouped(found: Vec<Diagnostic>) -> Vec<Diagnostic> {
+/// many more queues it reaches. `counted` gives, for each finding, how many
+/// more the checks counted at its place without keeping them.
+fn grouped(found: Vec<Diagnostic>, counted: Vec<usize>) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = Vec::with_capacity(found.len());
     let mut more: Vec<usize> = Vec::with_capacity(found.len());
     let mut at: rustc_hash::FxHashMap<(&'static str, Location), usize> = rustc_hash::FxHashMap::default();
-    for d in found {
+    for (d, extra) in found.into_iter().zip(counted.into_iter().chain(std::iter::repeat(0))) {
         let Some(l) = d.location.clone().filter(|_| rules::rule_of(d.code).is_some()) else {
             if out.last() != Some(&d) {
                 out.push(d);
@@ -111,11 +116,11 @@ fn grouped(found: Vec<Diagnostic>) -> Vec<Diagnostic> {
             continue;
         };
         match at.entry((d.code, l)) {
-            std::collections::hash_map::Entry::Occupied(e) => more[*e.get()] += 1,
+            std::collections::hash_map::Entry::Occupied(e) => more[*e.get()] += 1 + extra,
             std::collections::hash_map::Entry::Vacant(e) => {
                 e.insert(out.len());
                 out.push(d);
-                more.push(0);
+                more.push(extra);
             }
         }
     }
@@ -192,9 +197,30 @@ struct Context<'a> {
     /// Each vhost as the rules ask about it, made once.
     views: &'a BTreeMap<&'a str, View<'a>>,
     out: Findings,
+    /// When `Some`, a rule's finding at a place and code already shown is
+    /// counted, not kept: for [`grouped`], which says each once.
+    repeats: Option<Repeats>,
 }
 
-impl Context<'_> {
+/// The rule findings shown so far, by code and place (their index in the
+/// shown findings), and how many more of each were found.
+#[derive(Default)]
+struct Repeats {
+    at: rustc_hash::FxHashMap<(&'static str, Location), usize>,
+    more: Vec<usize>,
+}
+
+impl<'a> Context<'a> {
+    fn new(
+        topology: &'a Topology,
+        locations: &'a Locations,
+        settings: &'a LintSettings,
+        version: Option<(u32, u32)>,
+        views: &'a BTreeMap<&'a str, View<'a>>,
+    ) -> Self {
+        Context { topology, locations, settings, version, views, out: Findings::default(), repeats: None }
+    }
+
     /// Adds `d` at the object's (or its field's) declaration, at the level
     /// the project sets, or as allowed.
     fn report(&mut self, key: &ObjectKey, field: Option<&str>, d: Diagnostic) {
@@ -204,9 +230,25 @@ impl Context<'_> {
         };
         let allow = allowance(self.locations, key, d.code);
         match settle(d, allow, self.settings, self.version) {
-            Ok(d) => self.out.shown.push(d),
+            Ok(d) => self.show(d),
             Err(a) => self.out.allowed.push(a),
         }
+    }
+
+    fn show(&mut self, d: Diagnostic) {
+        if let Some(r) = &mut self.repeats {
+            if let Some(l) = d.location.clone().filter(|_| rules::rule_of(d.code).is_some()) {
+                match r.at.entry((d.code, l)) {
+                    std::collections::hash_map::Entry::Occupied(e) => {
+                        r.more[*e.get()] += 1;
+                        return;
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => _ = e.insert(self.out.shown.len()),
+                }
+            }
+            r.more.push(0);
+        }
+        self.out.shown.push(d);
     }
 
     fn locate(&self, key: &ObjectKey, field: Option<&str>) -> Option<Location> {

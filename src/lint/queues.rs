@@ -6,9 +6,11 @@ use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, QueueType, argument_rule};
 
 pub(super) fn check(ctx: &mut Context) {
-    let mut found = Vec::new();
-    for (vname, vhost) in &ctx.topology.vhosts {
-        let view = &ctx.views[vname.as_str()];
+    // Each finding is reported as it is found: a policy can make the same
+    // one on every queue, which the report counts rather than keeps.
+    let (topology, views) = (ctx.topology, ctx.views);
+    for (vname, vhost) in &topology.vhosts {
+        let view = &views[vname.as_str()];
         for q in vhost.queues.values() {
             let key = ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() };
             let applied = view.queue_policies(q);
@@ -27,7 +29,7 @@ pub(super) fn check(ctx: &mut Context) {
                         "`{name}` applies to {} queues; remove it or change the queue's type",
                         types.join(" and ")
                     ));
-                    found.push((key.clone(), Some(format!("arguments.{name}")), d));
+                    ctx.report(&key, Some(&format!("arguments.{name}")), d);
                 }
             }
             if q.kind.is_replicated() {
@@ -38,13 +40,13 @@ pub(super) fn check(ctx: &mut Context) {
                             format!("a {} queue must be durable and not auto-delete", q.kind),
                         )
                         .help(format!("remove `{field}` (it defaults to the only value {} queues accept)", q.kind));
-                        found.push((key.clone(), Some(field.to_string()), d));
+                        ctx.report(&key, Some(field), d);
                     }
                 }
             } else if !q.durable {
                 let d = finding("transient-queue", format!("queue \"{}\" is not durable", q.name))
                     .help("RabbitMQ 4.3 refuses transient non-exclusive queues, and a restart loses this one with its messages; make it durable");
-                found.push((key.clone(), Some("durable".into()), d));
+                ctx.report(&key, Some("durable"), d);
             }
             // With no delivery limit (-1), nothing is dropped for failing.
             let unlimited = View::setting(q, applied, "x-delivery-limit", "delivery-limit")
@@ -55,13 +57,13 @@ pub(super) fn check(ctx: &mut Context) {
             {
                 let d = finding("quorum-without-dlx", format!("quorum queue \"{}\" has no dead-letter exchange", q.name))
                     .help("RabbitMQ 4 drops a message after 20 failed deliveries when it has nowhere to dead-letter it; set `x-dead-letter-exchange`");
-                found.push((key.clone(), None, d));
+                ctx.report(&key, None, d);
             }
             if let Some((v, from)) = View::setting(q, applied, "x-queue-mode", "queue-mode") {
                 let d = finding("queue-mode-removed", format!("queue \"{}\" sets the queue mode ({v}), which RabbitMQ 4.3 refuses", q.name))
                     .help("classic queues keep messages on disk since 3.12 whatever the mode: remove `x-queue-mode` (or the policy key `queue-mode`)");
                 let (k, f) = from.place(vname, &q.name, "x-queue-mode", "queue-mode");
-                found.push((k, Some(f), d));
+                ctx.report(&k, Some(&f), d);
             }
             if let Some((v, from)) = View::setting(q, applied, "x-queue-version", "queue-version")
                 && v.as_int() == Some(1)
@@ -69,7 +71,7 @@ pub(super) fn check(ctx: &mut Context) {
                 let d = finding("queue-mode-removed", format!("queue \"{}\" asks for classic queue storage version 1, which RabbitMQ 4.3 refuses", q.name))
                     .help("version 2 is the default since RabbitMQ 3.13 and the only one in 4.3: remove `x-queue-version` (or the policy key `queue-version`)");
                 let (k, f) = from.place(vname, &q.name, "x-queue-version", "queue-version");
-                found.push((k, Some(f), d));
+                ctx.report(&k, Some(&f), d);
             }
             if q.kind == QueueType::Stream
                 && View::setting(q, applied, "x-max-age", "max-age").is_none()
@@ -77,7 +79,7 @@ pub(super) fn check(ctx: &mut Context) {
             {
                 let d = finding("stream-unbounded", format!("stream \"{}\" has neither a maximum age nor a maximum size", q.name))
                     .help("a stream keeps every message until the disk fills: set `x-max-age` (e.g. \"7D\") or `x-max-length-bytes`, by argument or policy");
-                found.push((key.clone(), None, d));
+                ctx.report(&key, None, d);
             }
             if q.durable
                 && !q.auto_delete
@@ -86,11 +88,8 @@ pub(super) fn check(ctx: &mut Context) {
                 let d = finding("expires-on-declared", format!("durable queue \"{}\" expires after {v} ms unused", q.name))
                     .help("the broker then deletes it with its messages, and the next apply declares it again: remove the expiry from a queue the files keep, or make the queue auto-delete if it is meant to go");
                 let (k, f) = from.place(vname, &q.name, "x-expires", "expires");
-                found.push((k, Some(f), d));
+                ctx.report(&k, Some(&f), d);
             }
         }
-    }
-    for (key, field, d) in found {
-        ctx.report(&key, field.as_deref(), d);
     }
 }
