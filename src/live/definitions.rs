@@ -256,7 +256,10 @@ where
 /// or two arguments for each queue and binding.
 fn table<'de, D: Deserializer<'de>>(d: D) -> Result<Table, D::Error> {
     let read: Table = nullable(d)?;
-    Ok(read.into_iter().collect())
+    // Exactly: a vector's own growth, from empty, leaves room for four.
+    let mut table = Table::with_capacity(read.len());
+    table.extend(read);
+    Ok(table)
 }
 
 /// An integer, also when written as an integral float (`10.0`).
