@@ -4,6 +4,9 @@ use clap::Parser;
 
 /// A plan of a large topology makes hundreds of thousands of small
 /// allocations, which glibc's allocator spends a quarter of the run on.
+/// mimalloc v2 rather than v3: v3 keeps freed memory for a second before
+/// giving it back, the whole of a plan's run, which made a plan of 100,000
+/// queues peak 70 MB higher (see docs/development.md, Benchmarks).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
