@@ -66,11 +66,19 @@ fn main() {
     );
     let peak_kb = run_measured(&mut plan());
     let held_kb = run_measured(std::process::Command::new(std::env::current_exe().unwrap()).env(HOLD, &state));
+    let largest = files.files.iter().map(|f| f.text.len()).max().unwrap_or(0);
+    let export_mb = std::fs::metadata(&state).map_or(0, |m| m.len()) as f64 / 1e6;
     println!("plan --state, {queues} queues / {exchanges} exchanges / {bindings} bindings");
+    println!(
+        "  inputs: a {export_mb:.1} MB export; {} topology files as `warren import` writes them, the largest {:.2} MB",
+        files.files.len(),
+        largest as f64 / 1e6
+    );
     println!("  read+parse JSON and TOML (baseline): {:>5.1} ms", baseline.as_secs_f64() * 1e3);
     println!("  warren plan --state:              {:>8.1} ms", warren.as_secs_f64() * 1e3);
     println!("  ratio plan/baseline:              {:>8.2}  (target <= 1.5; median of 15 paired turns)", ratio);
     println!("  peak memory of warren plan:       {:>8.1} MB", peak_kb as f64 / 1024.0);
     println!("  peak memory, export as JSON Value:{:>8.1} MB", held_kb as f64 / 1024.0);
     println!("  ratio of the peaks:               {:>8.2}  (target <= 1.0)", peak_kb as f64 / held_kb as f64);
+    println!("  what takes the memory: docs/development.md, section Benchmarks");
 }
