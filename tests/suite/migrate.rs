@@ -711,6 +711,23 @@ fn a_slow_consumer_drains_a_backlog_over_several_seconds_exactly_once() {
     assert!(during.elapsed >= drained, "apply waited for the drain");
 }
 
+/// Declares the paused migration's interposed exchange afresh with
+/// `arguments`, bound from `shop` as before; its name.
+fn redeclare_interposed(case: &Case, arguments: Json) -> String {
+    let v = seg(&case.vhost);
+    let interposed = format!("{SCAFFOLDING}{OLD}.shop");
+    case.broker.delete(&format!("exchanges/{v}/{}", seg(&interposed)));
+    case.broker.put(
+        &format!("exchanges/{v}/{}", seg(&interposed)),
+        json!({"type": "direct", "durable": true, "auto_delete": false, "internal": true, "arguments": arguments}),
+    );
+    for key in ["order.created", "order.paid"] {
+        let path = format!("bindings/{v}/e/shop/e/{}", seg(&interposed));
+        case.broker.post(&path, json!({"routing_key": key, "arguments": {}}));
+    }
+    interposed
+}
+
 /// v1 applied, the old queue holding messages and no consumer, and v2's
 /// migration paused at the drain wait: the scaffolding is up and owned.
 fn paused_midway(case: &Case) {
@@ -798,16 +815,7 @@ fn a_migration_an_earlier_version_paused_with_its_alternate_exchange_by_policy_i
     // As earlier versions left it: the interposed exchange without the
     // argument, its alternate exchange attached by policy.
     let v = seg(&case.vhost);
-    let interposed = format!("{SCAFFOLDING}{OLD}.shop");
-    case.broker.delete(&format!("exchanges/{v}/{}", seg(&interposed)));
-    case.broker.put(
-        &format!("exchanges/{v}/{}", seg(&interposed)),
-        json!({"type": "direct", "durable": true, "auto_delete": false, "internal": true, "arguments": {}}),
-    );
-    for key in ["order.created", "order.paid"] {
-        let path = format!("bindings/{v}/e/shop/e/{}", seg(&interposed));
-        case.broker.post(&path, json!({"routing_key": key, "arguments": {}}));
-    }
+    let interposed = redeclare_interposed(&case, json!({}));
     let pattern = format!("^{}$", regex::escape(&interposed));
     case.broker.put(
         &format!("policies/{v}/{}", seg(&interposed)),
@@ -830,17 +838,7 @@ fn an_alternate_exchange_argument_on_the_interposed_exchange_is_refused() {
     paused_midway(&case);
     // Someone recreates the interposed exchange (warren's, by its inventory)
     // with an alternate-exchange argument of their own.
-    let v = seg(&case.vhost);
-    let interposed = seg(&format!("{SCAFFOLDING}{OLD}.shop"));
-    case.broker.delete(&format!("exchanges/{v}/{interposed}"));
-    case.broker.put(
-        &format!("exchanges/{v}/{interposed}"),
-        json!({"type": "direct", "durable": true, "auto_delete": false, "internal": true,
-               "arguments": {"alternate-exchange": "elsewhere"}}),
-    );
-    for key in ["order.created", "order.paid"] {
-        case.broker.post(&format!("bindings/{v}/e/shop/e/{interposed}"), json!({"routing_key": key, "arguments": {}}));
-    }
+    redeclare_interposed(&case, json!({"alternate-exchange": "elsewhere"}));
     assert_refused(&case, &DIRECT.v2, "preflight-alternate-argument");
 }
 
