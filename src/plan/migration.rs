@@ -155,16 +155,13 @@ pub fn compile(
     };
     use DestinationKind::{Exchange as E, Queue as Q};
     use Stage::*;
-    // Begun by an earlier version: X2 live without the argument, which
-    // cannot be added to it in place.
-    let by_policy =
-        |s: &Source| exchange(&s.interposed).is_some_and(|x2| !x2.arguments.contains_key(ALTERNATE_ARGUMENT));
+    // Per source: begun by an earlier version, which attached AE by policy.
+    let begun: Vec<bool> = sources.iter().map(|s| by_policy(exchange(&s.interposed).as_ref())).collect();
     let mut steps = Vec::new();
     // Bootstrap: X -> X2 -> P beside X -> P, then X -> P goes.
-    for s in &sources {
+    for (s, &by_policy) in sources.iter().zip(&begun) {
         let x = &s.exchange;
-        let x2 = if by_policy(s) { internal(&s.interposed, &s.kind) } else { interposed(s) };
-        steps.push((Bootstrap, Step::DeclareExchange(x2)));
+        steps.push((Bootstrap, Step::DeclareExchange(interposed(s, by_policy))));
         for b in &s.bindings {
             steps.push((Bootstrap, Step::Bind(via(b, x, E, &s.interposed))));
             steps.push((Bootstrap, Step::Bind(via(b, &s.interposed, Q, p))));
@@ -178,12 +175,12 @@ pub fn compile(
     for b in added {
         steps.push((Swap, Step::Bind(b.clone())));
     }
-    for s in &sources {
+    for (s, &by_policy) in sources.iter().zip(&begun) {
         steps.push((Swap, Step::DeclareExchange(internal(&s.alternate, &s.kind))));
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.alternate, Q, q))));
         }
-        if by_policy(s) {
+        if by_policy {
             steps.push((Swap, Step::SetPolicy(alternate_policy(s, priority))));
             steps.push((Swap, Step::VerifyPolicy { exchange: s.interposed.clone(), policy: s.policy.clone() }));
         }
@@ -197,11 +194,11 @@ pub fn compile(
         steps.push((Swap, Step::Unbind(b.clone())));
     }
     steps.push((Swap, Step::AwaitDrained { queue: p.to_string(), kind: old.kind, successor: q.to_string() }));
-    for s in &sources {
+    for (s, &by_policy) in sources.iter().zip(&begun) {
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.interposed, Q, q))));
         }
-        if by_policy(s) {
+        if by_policy {
             steps.push((Swap, Step::DeletePolicy(s.policy.clone())));
         }
         steps.push((Swap, Step::DeleteExchange(s.alternate.clone())));
@@ -240,10 +237,20 @@ pub fn compile(
     }
 }
 
-/// A source's interposed exchange, with its alternate exchange.
-pub fn interposed(s: &Source) -> Exchange {
+/// Whether a migration an earlier version began attaches its alternate
+/// exchange by policy: its interposed exchange is live (`x2`) without the
+/// argument, which cannot be added in place.
+pub fn by_policy(x2: Option<&Exchange>) -> bool {
+    x2.is_some_and(|x2| !x2.arguments.contains_key(ALTERNATE_ARGUMENT))
+}
+
+/// A source's interposed exchange: naming its alternate exchange, or, for
+/// a migration begun by policy, as that version declared it.
+pub fn interposed(s: &Source, by_policy: bool) -> Exchange {
     let mut x2 = internal(&s.interposed, &s.kind);
-    x2.arguments.insert(ALTERNATE_ARGUMENT.into(), Value::String(s.alternate.clone()));
+    if !by_policy {
+        x2.arguments.insert(ALTERNATE_ARGUMENT.into(), Value::String(s.alternate.clone()));
+    }
     x2
 }
 
@@ -410,7 +417,7 @@ pub(super) mod tests {
     fn the_interposed_exchange_names_its_alternate_exchange_by_argument_and_no_policy_is_set() {
         let m = plan();
         let s = &m.sources[0];
-        assert_eq!(m.steps[0].1, Step::DeclareExchange(interposed(s)));
+        assert_eq!(m.steps[0].1, Step::DeclareExchange(interposed(s, false)));
         assert_eq!(
             m.steps[0].1.to_string(),
             "declare internal topic exchange \"warren.migrate.orders.shop\" with alternate exchange \"warren.migrate.orders.shop.ae\""

@@ -95,14 +95,11 @@ pub fn rollback(
             continue;
         }
         // Begun by an earlier version, which attached AE by policy.
-        let by_policy = live
-            .exchanges
-            .get(x2)
-            .is_some_and(|e| !e.arguments.contains_key(crate::model::scaffold::ALTERNATE_ARGUMENT));
+        let by_policy = migration::by_policy(live.exchanges.get(x2));
         let delete_policy = || by_policy.then(|| Step::DeletePolicy(s.policy.clone()));
         if reaches_new {
             // X -> X2 -> Q alone, whatever part of the swap or teardown ran.
-            steps.push(Step::DeclareExchange(if by_policy { internal(x2, &s.kind) } else { migration::interposed(s) }));
+            steps.push(Step::DeclareExchange(migration::interposed(s, by_policy)));
             steps.extend(bs.iter().map(|b| Step::Bind(via(b, x2, Q, new))));
             steps.extend(bs.iter().map(|b| Step::Bind(via(b, x, E, x2))));
             steps.extend(bs.iter().map(|b| Step::Unbind(via(b, x, Q, new))));
@@ -157,7 +154,7 @@ mod tests {
         let mut v = Vhost::new("v");
         v.bindings = bindings.iter().cloned().collect();
         for x in exchanges {
-            let exchange = if *x == "x2" { migration::interposed(&source()) } else { internal(x, "direct") };
+            let exchange = if *x == "x2" { migration::interposed(&source(), false) } else { internal(x, "direct") };
             v.exchanges.insert(x.to_string(), exchange);
         }
         for q in queues {

@@ -132,12 +132,9 @@ fn a_plan_for_github_annotates_its_diagnostics_and_puts_the_comment_in_the_step_
 
 #[test]
 fn the_ci_examples_script_annotates_summarises_and_writes_the_comment() {
-    let repo = tempfile::tempdir().unwrap();
-    let dir = repo.path();
-    std::fs::create_dir_all(dir.join("topology")).unwrap();
     let v1 = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\n\n[queues.billing]\ntype = \"classic\"\n\n[[bindings]]\nsource = \"orders\"\nqueue = \"billing\"\nrouting_key = \"order.#\"\n";
-    std::fs::write(dir.join("topology/shop.toml"), v1).unwrap();
-    crate::common::committed(dir);
+    let repo = crate::common::repository(&[("topology/shop.toml", v1)]);
+    let dir = repo.path();
     // The pull request: a quorum queue with no dead-letter exchange.
     let v2 = format!(
         "{v1}\n[queues.audit]\ntype = \"quorum\"\n\n[[bindings]]\nsource = \"orders\"\nqueue = \"audit\"\nrouting_key = \"order.#\"\n"

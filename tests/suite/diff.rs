@@ -118,12 +118,9 @@ fn following_the_advice_adds_one_policy_that_hides_nothing() {
 
 #[test]
 fn diff_reads_the_old_side_at_a_git_revision() {
-    let repo = tempfile::tempdir().unwrap();
-    let dir = repo.path();
-    std::fs::create_dir_all(dir.join("topology")).unwrap();
     let v1 = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\nlint_allow = [\"unroutable-exchange\"]\n";
-    std::fs::write(dir.join("topology/shop.toml"), v1).unwrap();
-    crate::common::committed(dir);
+    let repo = crate::common::repository(&[("topology/shop.toml", v1)]);
+    let dir = repo.path();
     let v2 = format!("{v1}\n[exchanges.billing]\ntype = \"fanout\"\nlint_allow = [\"unroutable-exchange\"]\n");
     std::fs::write(dir.join("topology/shop.toml"), v2).unwrap();
 
@@ -173,15 +170,14 @@ fn a_ten_thousand_queue_comment_fits_github_and_keeps_what_matters() {
 
 #[test]
 fn diff_at_a_revision_of_the_current_directory_reads_its_project_file_and_leaves_its_overlays() {
-    let repo = tempfile::tempdir().unwrap();
-    let dir = repo.path();
-    std::fs::create_dir_all(dir.join("overlays/staging")).unwrap();
     let project = "[project]\nname = \"orders\"\n\n[environments.staging]\nurl_env = \"X_URL\"\noverlays = [\"overlays/staging\"]\n";
-    std::fs::write(dir.join("warren.toml"), project).unwrap();
     let base = "vhosts = [\"shop\"]\n\n[exchanges.orders]\ntype = \"topic\"\nlint_allow = [\"unroutable-exchange\"]\n";
-    std::fs::write(dir.join("shop.toml"), base).unwrap();
-    std::fs::write(dir.join("overlays/staging/x.toml"), "[exchanges.orders]\ntype = \"fanout\"\n").unwrap();
-    crate::common::committed(dir);
+    let repo = crate::common::repository(&[
+        ("warren.toml", project),
+        ("shop.toml", base),
+        ("overlays/staging/x.toml", "[exchanges.orders]\ntype = \"fanout\"\n"),
+    ]);
+    let dir = repo.path();
 
     // `HEAD:.` as `git show` spells the current directory: the project is
     // "orders", and the overlay is not read as part of the base.

@@ -237,7 +237,19 @@ pub fn git(dir: &std::path::Path, args: &[&str]) {
 }
 
 /// A git repository of `dir` as it stands, on branch `main`, in one commit.
-pub fn committed(dir: &std::path::Path) {
+/// A temporary git repository holding `files` (path, text), committed.
+pub fn repository(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = repo.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    committed(repo.path());
+    repo
+}
+
+fn committed(dir: &std::path::Path) {
     git(dir, &["init", "-q", "-b", "main"]);
     git(dir, &["add", "."]);
     git(dir, &["commit", "-q", "-m", "v1"]);
