@@ -179,10 +179,11 @@ impl TestBroker {
 
     /// Whether `GET /api/PATH` finds the object.
     pub fn exists(&self, path: &str) -> bool {
-        match self.request("GET", path, None).status {
+        let a = self.request("GET", path, None);
+        match a.status {
             200 => true,
             404 => false,
-            s => panic!("GET {path}: HTTP {s}"),
+            s => panic!("GET {path}: HTTP {s} {}", a.body),
         }
     }
 
