@@ -95,6 +95,20 @@ fn locked<B: Broker>(
     // A run that died right after deleting an old queue left its migration
     // in the journal: finished, as the live state shows.
     recorder.note(|j| j.forget_finished(&live.topology));
+    // An administrator's listing holds every vhost: a migration in none of
+    // them went with its vhost, and would otherwise stay in the journal.
+    if rt.block_on(broker.is_administrator()).unwrap_or(false) {
+        let mut gone = Vec::new();
+        recorder.note(|j| gone = j.forget_vanished(&live.topology));
+        if !out.quiet {
+            for m in gone {
+                eprintln!(
+                    "note: migration {} (queue \"{}\" to \"{}\") forgotten: its vhost \"{}\" no longer exists.",
+                    m.id, m.old, m.new, m.vhost
+                );
+            }
+        }
+    }
     // The journal as the lock holder has it, not as read beside the topology.
     live.migrations = recorder.journal().migrations.clone();
     let planned = compute(desired, run.path, live, run.replace);

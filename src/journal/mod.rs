@@ -262,6 +262,18 @@ impl Journal {
         self.migrations.retain(|_, m| !m.finished(live));
     }
 
+    /// Drops the migrations whose vhost `live` does not list, and returns
+    /// them: deleting a vhost deletes both queues, their messages and the
+    /// migration's progress records, so nothing is left to go on with or
+    /// roll back. Only for a listing of every vhost (an administrator's):
+    /// other users' listings leave out the vhosts they have no permissions on.
+    pub fn forget_vanished(&mut self, live: &crate::model::Topology) -> Vec<Migration> {
+        let (gone, kept) =
+            std::mem::take(&mut self.migrations).into_iter().partition(|(_, m)| !live.vhosts.contains_key(&m.vhost));
+        self.migrations = kept;
+        gone.into_values().collect()
+    }
+
     fn push_history(&mut self, run: Run) {
         self.history.push(run);
         let excess = self.history.len().saturating_sub(HISTORY_LIMIT);
@@ -432,6 +444,24 @@ mod tests {
         j.migrations.insert("going".into(), m("v"));
         j.forget_finished(&live);
         assert!(j.migrations.contains_key("going"), "the old queue is still there");
+    }
+
+    #[test]
+    fn a_migration_is_forgotten_once_its_vhost_is_gone() {
+        use crate::model::{Topology, Vhost};
+        let mut j = Journal::default();
+        let m = |v: &str| Migration { vhost: v.into(), old: "p".into(), new: "q".into(), ..Migration::default() };
+        j.migrations.insert("deleted".into(), m("gone"));
+        j.migrations.insert("listed".into(), m("v"));
+        let mut live = Topology::default();
+        live.vhosts.insert("v".into(), Vhost::new("v"));
+        let gone = j.forget_vanished(&live);
+        assert_eq!(gone.iter().map(|m| m.vhost.as_str()).collect::<Vec<_>>(), ["gone"]);
+        assert_eq!(
+            j.migrations.keys().collect::<Vec<_>>(),
+            ["listed"],
+            "a listed vhost's migration stays, empty or not"
+        );
     }
 
     #[test]

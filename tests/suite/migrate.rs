@@ -1746,6 +1746,36 @@ fn a_quorum_old_queue_without_a_leader_pauses_the_drain_and_a_later_apply_finish
     case.assert_migrated(&bindings);
 }
 
+/// A migration paused in a vhost that is then deleted: the next apply (of
+/// any vhost, as an administrator, whose listing holds every vhost) drops it
+/// from the broker-wide journal and says so, once.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_migration_whose_vhost_was_deleted_is_forgotten_by_the_next_apply() {
+    let case = Case::admin("t-mig-vanished");
+    let other = "t-mig-vanished-other";
+    case.broker.delete(&format!("vhosts/{other}"));
+    paused_midway(&case);
+    let in_journal = || {
+        let journal = case.broker.get("global-parameters/warren.journal");
+        let migrations = journal["value"]["migrations"].as_object().cloned().unwrap_or_default();
+        migrations.values().filter(|m| m["vhost"] == case.vhost.as_str()).count()
+    };
+    assert_eq!(in_journal(), 1, "the paused migration is in the journal");
+    case.broker.delete(&format!("vhosts/{}", seg(&case.vhost)));
+
+    // Files of another vhost only.
+    case.topology(&DIRECT.v1.replace("{V}", other));
+    let first = case.apply_ok();
+    assert_eq!(in_journal(), 0, "the migration stays in the journal:\n{}", first.stderr);
+    let said = crate::common::flat(&first.stderr);
+    assert!(said.contains(&format!("forgotten: its vhost \"{}\" no longer exists", case.vhost)), "{said}");
+    let again = case.apply(&[]);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert!(!again.stderr.contains("forgotten"), "said twice:\n{}", again.stderr);
+    case.broker.delete(&format!("vhosts/{other}"));
+}
+
 // Feedback on long work (issue 12, item 7).
 
 /// The drain wait among the steps the plan shows for the one migration:
