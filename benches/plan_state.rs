@@ -4,7 +4,7 @@
 //! export's JSON into a `serde_json::Value`, each topology file into a
 //! `toml::Table`), measured in the same run, and its peak memory as a
 //! ratio of a process that holds the export as a parsed JSON document
-//! (`serde_json::Value`). Run: `cargo bench --bench plan_state`;
+//! (`serde_json::Value`), with `warren validate`'s peak beside them. Run: `cargo bench --bench plan_state`;
 //! `WARREN_BENCH_QUEUES=100000` for ten times the size (exchanges and
 //! bindings scale with it).
 
@@ -65,6 +65,7 @@ fn main() {
         },
     );
     let peak_kb = run_measured(&mut plan());
+    let validate_kb = run_measured(Command::new(&bin).arg("validate").arg(&desired).arg("-q"));
     let held_kb = run_measured(std::process::Command::new(std::env::current_exe().unwrap()).env(HOLD, &state));
     let largest = files.files.iter().map(|f| f.text.len()).max().unwrap_or(0);
     let export_mb = std::fs::metadata(&state).map_or(0, |m| m.len()) as f64 / 1e6;
@@ -80,5 +81,10 @@ fn main() {
     println!("  peak memory of warren plan:       {:>8.1} MB", peak_kb as f64 / 1024.0);
     println!("  peak memory, export as JSON Value:{:>8.1} MB", held_kb as f64 / 1024.0);
     println!("  ratio of the peaks:               {:>8.2}  (target <= 1.0)", peak_kb as f64 / held_kb as f64);
+    println!(
+        "  peak memory of warren validate:   {:>8.1} MB  ({:.2} of the export as JSON Value)",
+        validate_kb as f64 / 1024.0,
+        validate_kb as f64 / held_kb as f64
+    );
     println!("  what takes the memory: docs/development.md, section Benchmarks");
 }
