@@ -219,12 +219,12 @@ impl Case {
         self.broker.exists(&format!("{kind}/{}/{}", seg(&self.vhost), seg(name)))
     }
 
-    /// Whether the vhost's queue listing names the queue. Unlike the queue's
+    /// The queue's entry (name and type) in the vhost's listing. Unlike the queue's
     /// own GET, which asks the queue and answers 500 when a quorum queue has
     /// no leader, the listing reads only the metadata store.
-    fn listed(&self, queue: &str) -> bool {
-        let list = self.get("queues/{V}?disable_stats=true&columns=name");
-        list.as_array().expect("a queue listing").iter().any(|q| q["name"] == queue)
+    fn listed(&self, queue: &str) -> Option<Json> {
+        let list = self.get("queues/{V}?disable_stats=true&columns=name,type");
+        list.as_array().expect("a queue listing").iter().find(|q| q["name"] == queue).cloned()
     }
 
     /// The queue's bindings, the default exchange's left out; empty when
@@ -374,7 +374,7 @@ impl Case {
     /// interposed exchange of each source, naming its alternate exchange,
     /// and that one.
     fn assert_paused_in_place(&self, sources: &[&str]) {
-        assert!(self.listed(OLD) && self.listed(NEW), "both queues stay");
+        assert!(self.listed(OLD).is_some() && self.listed(NEW).is_some(), "both queues stay");
         for x in sources {
             let interposed = format!("{SCAFFOLDING}{OLD}.{x}");
             let ae = format!("{interposed}.ae");
@@ -1695,7 +1695,7 @@ fn a_quorum_migration_finishes_with_the_old_queues_leader_stopped_midway() {
         _ => during.run,
     };
     assert_migrated_run(&run);
-    let now = case.get(&format!("queues/{{V}}/{NEW}"));
+    let now = case.listed(NEW).expect("the new queue");
     assert_eq!(now["type"], "quorum", "{now}");
     drop(down);
     finish_at_least_once(traffic);
