@@ -7,20 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The median of `runs` timings of `f` (after one warm-up run).
-pub fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    f();
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
-}
-
 /// Times `a` and `b` in turns, `runs` times each after a first run of
 /// each, so that both meet the same moments of a noisy machine. Gives their
 /// median times and the median of the ratios a/b of each turn.
