@@ -172,13 +172,20 @@ impl Case {
         assert_eq!(answer.status, 200, "no inventory: {}", answer.body);
         let value = answer.json()["value"]["projects"][project].clone();
         let groups = value["vhosts"].get(vhost)?.as_object().cloned().unwrap_or_default();
-        Some(
-            groups
-                .into_iter()
-                .map(|(g, items)| (g, items.as_array().unwrap().iter().map(|i| i.to_string()).collect()))
-                .filter(|(_, items): &(String, BTreeSet<String>)| !items.is_empty())
-                .collect(),
-        )
+        let mut out: BTreeMap<String, BTreeSet<String>> = groups
+            .into_iter()
+            .map(|(g, items)| (g, items.as_array().unwrap().iter().map(|i| i.to_string()).collect()))
+            .collect();
+        // Kept apart, as [source, type, destination, key(, arguments)].
+        for b in value["bindings"][vhost].as_array().into_iter().flatten() {
+            let b = b.as_array().expect("a binding as an array");
+            let text = |i: usize| b[i].as_str().expect("a string").to_string();
+            let arguments = b.get(4).cloned().unwrap_or_else(|| json!({}));
+            let item = binding(&text(0), &text(1), &text(2), &text(3), arguments);
+            out.entry("bindings".to_string()).or_default().insert(item);
+        }
+        out.retain(|_, items| !items.is_empty());
+        Some(out)
     }
 
     fn inventory_users(&self) -> BTreeSet<String> {

@@ -293,7 +293,10 @@ impl Case {
     fn inventory(&self) -> String {
         let Some(value) = self.records() else { panic!("no inventory of {}", self.vhost) };
         match self.user {
-            None => value["projects"]["default"]["vhosts"][&self.vhost].to_string(),
+            None => {
+                let project = &value["projects"]["default"];
+                format!("{} {}", project["vhosts"][&self.vhost], project["bindings"][&self.vhost])
+            }
             Some(_) => value.to_string(),
         }
     }
