@@ -17,7 +17,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{ratio, warren_binary};
+use common::{median, ratio, warren_binary};
 use serde_json::{Value as Json, json};
 
 struct Api {
@@ -86,12 +86,6 @@ fn with_service_policies(topology: &mut warren::model::Topology, n: usize) {
 
 fn seg(s: &str) -> String {
     warren::broker::segment(s)
-}
-
-/// The median of some timings.
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
 }
 
 fn timed(f: impl FnOnce()) -> Duration {
@@ -211,9 +205,7 @@ fn main() {
         applies.push(apply());
         eprintln!("turn {n} of {turns}: bulk import {:?}, warren apply {:?}", imports[n - 1], applies[n - 1]);
     }
-    let mut ratios: Vec<f64> = imports.iter().zip(&applies).map(|(i, a)| ratio(*a, *i)).collect();
-    ratios.sort_by(f64::total_cmp);
-    let apply_ratio = ratios[ratios.len() / 2];
+    let apply_ratio = median(imports.iter().zip(&applies).map(|(i, a)| ratio(*a, *i)).collect());
     let (import_time, apply_time) = (median(imports), median(applies));
     // WARREN_BENCH_APPLIES=10 applies again into an emptied vhost, nine
     // more times: each must succeed (a dropped connection once stopped

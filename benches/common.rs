@@ -7,6 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The middle value of `values` (the upper one of an even count).
+pub fn median<T: PartialOrd + Copy>(mut values: Vec<T>) -> T {
+    values.sort_by(|a, b| a.partial_cmp(b).expect("timings and their ratios are numbers"));
+    values[values.len() / 2]
+}
+
 /// Times `a` and `b` in turns, `runs` times each after a first run of
 /// each, so that both meet the same moments of a noisy machine. Gives their
 /// median times and the median of the ratios a/b of each turn.
@@ -18,14 +24,9 @@ pub fn paired(runs: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (Duratio
     };
     a();
     b();
-    let mut turns: Vec<(Duration, Duration)> = (0..runs).map(|_| (timed(&mut a), timed(&mut b))).collect();
-    let mut ratios: Vec<f64> = turns.iter().map(|&(x, y)| ratio(x, y)).collect();
-    ratios.sort_by(f64::total_cmp);
-    let middle = ratios[runs / 2];
-    turns.sort_by_key(|t| t.0);
-    let a_median = turns[runs / 2].0;
-    turns.sort_by_key(|t| t.1);
-    (a_median, turns[runs / 2].1, middle)
+    let turns: Vec<(Duration, Duration)> = (0..runs).map(|_| (timed(&mut a), timed(&mut b))).collect();
+    let of = |f: fn(&(Duration, Duration)) -> Duration| median(turns.iter().map(f).collect());
+    (of(|t| t.0), of(|t| t.1), median(turns.iter().map(|&(x, y)| ratio(x, y)).collect()))
 }
 
 /// The release binary next to this benchmark.

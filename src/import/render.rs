@@ -5,7 +5,7 @@
 
 use super::select::LeftOut;
 use crate::live::Skipped;
-use crate::model::{ApplyTo, Binding, DestinationKind, Password, Policy, Queue, QueueType, Table, User, Value, Vhost};
+use crate::model::{ApplyTo, Binding, Password, Policy, Queue, QueueType, Table, User, Value, Vhost};
 use crate::toml_text::{inline_table, key, path, string, strings, value};
 
 /// The widest line before a table is written as a sub-table instead.
@@ -255,11 +255,7 @@ impl Writer {
         self.blank();
         self.line("[[bindings]]");
         self.field("source", &string(&b.source));
-        let kind = match b.destination_kind {
-            DestinationKind::Queue => "queue",
-            DestinationKind::Exchange => "exchange",
-        };
-        self.field(kind, &string(&b.destination));
+        self.field(b.destination_kind.as_str(), &string(&b.destination));
         if !b.routing_key.is_empty() {
             self.field("routing_key", &string(&b.routing_key));
         }

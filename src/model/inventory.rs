@@ -283,11 +283,7 @@ fn compact_binding(b: &Binding) -> Json {
 fn binding_from_compact(v: &Json) -> Result<Binding, String> {
     let malformed = || format!("a binding in the inventory is not [source, type, destination, key(, arguments)]: {v}");
     let item = v.as_array().filter(|a| (4..=5).contains(&a.len())).ok_or_else(malformed)?;
-    let destination_kind = match item[1].as_str() {
-        Some("queue") => DestinationKind::Queue,
-        Some("exchange") => DestinationKind::Exchange,
-        _ => return Err(malformed()),
-    };
+    let destination_kind = item[1].as_str().and_then(DestinationKind::parse).ok_or_else(malformed)?;
     let arguments = match item.get(4).map(Value::from) {
         None => Default::default(),
         Some(Value::Table(t)) => t,
@@ -322,12 +318,8 @@ pub mod exported_bindings {
 
 /// The inverse of [`binding_json`].
 pub fn binding_from(v: &Json) -> Result<Binding, String> {
-    let destination_kind = match v["destination_type"].as_str() {
-        Some("queue") => DestinationKind::Queue,
-        Some("exchange") => DestinationKind::Exchange,
-        _ => {
-            return Err(format!("a binding in the inventory has no valid destination_type: {v}"));
-        }
+    let Some(destination_kind) = v["destination_type"].as_str().and_then(DestinationKind::parse) else {
+        return Err(format!("a binding in the inventory has no valid destination_type: {v}"));
     };
     let arguments = match Value::from(&v["arguments"]) {
         Value::Table(t) => t,

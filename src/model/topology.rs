@@ -144,6 +144,15 @@ impl DestinationKind {
             DestinationKind::Exchange => "exchange",
         }
     }
+
+    /// The inverse of [`DestinationKind::as_str`].
+    pub fn parse(s: &str) -> Option<DestinationKind> {
+        match s {
+            "queue" => Some(DestinationKind::Queue),
+            "exchange" => Some(DestinationKind::Exchange),
+            _ => None,
+        }
+    }
 }
 
 /// A binding has no name: it is identified by all of its fields.
