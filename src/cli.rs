@@ -32,19 +32,19 @@ pub enum ColorChoice {
     Never,
 }
 
-/// Where the broker is; read only by commands that reach it.
-#[derive(Debug, Clone, clap::Args)]
+/// Where the broker is, and as which project warren acts there; read only
+/// by commands that reach a broker. Neither has a default: a broker or a
+/// project picked silently is how a plan meets the wrong broker or
+/// destroys another directory's objects.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct Connection {
-    /// The management API, with credentials: http(s)://user:password@host:port.
-    #[arg(
-        long,
-        global = true,
-        env = "WARREN_URL",
-        default_value = "http://guest:guest@127.0.0.1:15672",
-        hide_env_values = true,
-        hide_default_value = true
-    )]
-    pub url: String,
+    /// The management API, with credentials: http(s)://user:password@host:port. No default.
+    #[arg(long, global = true, env = "WARREN_URL", hide_env_values = true)]
+    pub url: Option<String>,
+    /// The project that owns what plan and apply create on the broker, for a directory without a
+    /// warren.toml (one that has one names its project there, and this must agree).
+    #[arg(long, global = true, env = "WARREN_PROJECT", value_name = "NAME", hide_env_values = true)]
+    pub project: Option<String>,
     /// AMQP 0-9-1, for the apply lock and fresh queue counts: amqp(s)://user:password@host:port[/vhost].
     /// Default: the management host and credentials with the port of the broker's own AMQP listener,
     /// as the management API reports it (amqps only, behind https). Either way warren refuses
@@ -113,9 +113,13 @@ pub enum Command {
         /// Do not ask for confirmation (needed when there is no terminal).
         #[arg(long)]
         auto_approve: bool,
-        /// Allow operations that can lose messages or routes.
+        /// Allow operations that can lose messages or routes, or remove users and permissions.
         #[arg(long)]
         allow_destroy: bool,
+        /// Allow changes that take away the access of the user warren connects as: deleting it,
+        /// its permissions, its tags or its password. warren may not be able to finish such an apply.
+        #[arg(long)]
+        allow_lockout: bool,
         /// Destroy and recreate this queue when its immutable properties change (lossy). Repeatable.
         /// Not with a saved plan, which records its own.
         #[arg(long, value_name = "QUEUE")]

@@ -49,6 +49,7 @@ pub fn run(cli: Cli) -> Exit {
 fn command(command: Command, connection: &cli::Connection, out: Output) -> error::Result {
     match command {
         Command::Plan { path, state, vhost, out: file, envs, output } => {
+            let envs = if state.is_none() { commands::fleet::against_broker(&path, envs, out)? } else { envs };
             if envs.is_empty() {
                 let state = state.as_deref().map(|path| StateFile { path, vhost: vhost.as_deref() });
                 commands::plan::plan_command(&path, state, file.as_deref(), &show(output), connection, out)
@@ -56,9 +57,26 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
                 commands::fleet::plan(&path, &envs, file.as_deref(), &show(output), connection, out)
             }
         }
-        Command::Apply { path, auto_approve, allow_destroy, replace, drain_timeout, lock_timeout, envs } => {
-            let options =
-                commands::apply::Options { auto_approve, allow_destroy, replace, drain_timeout, lock_timeout };
+        Command::Apply {
+            path,
+            auto_approve,
+            allow_destroy,
+            allow_lockout,
+            replace,
+            drain_timeout,
+            lock_timeout,
+            envs,
+        } => {
+            let options = commands::apply::Options {
+                auto_approve,
+                allow_destroy,
+                allow_lockout,
+                replace,
+                drain_timeout,
+                lock_timeout,
+            };
+            let saved = commands::saved_plan::is_saved_plan(&path);
+            let envs = if saved { envs } else { commands::fleet::against_broker(&path, envs, out)? };
             // A saved plan of several environments is rolled out as they are.
             if envs.is_empty() && !commands::saved_plan::is_saved_plans(&path) {
                 commands::apply::run(&path, &options, connection, out)
@@ -88,6 +106,7 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
         }
         Command::Graph { path, vhost, format } => commands::graph::run(&path, vhost.as_deref(), format, out),
         Command::Lint { path, live, envs, format, deny, rules: false } => {
+            let envs = if live { commands::fleet::against_broker(&path, envs, out)? } else { envs };
             let options = commands::lint::Options { live, format, deny_warnings: deny.is_some() };
             commands::lint::run(&path, &envs, &options, connection, out)
         }

@@ -22,8 +22,8 @@ pub enum BrokerError {
     /// 401 "Not management user": right password, no management tag.
     NotManagementUser { user: String },
     /// 401 "Access refused" on one operation: the user lacks a tag or a
-    /// vhost permission for it.
-    Forbidden { user: String, action: String },
+    /// vhost permission for it; `needs` names it, when known.
+    Forbidden { user: String, action: String, needs: Option<String> },
     /// 404 for something that should exist.
     NotFound { action: String },
     /// The broker refused, with its own reason (400, 405, 406 …).
@@ -65,8 +65,11 @@ impl fmt::Display for BrokerError {
             BrokerError::NotManagementUser { user } => {
                 write!(f, "user \"{user}\" may not use the management API: it lacks the `management` tag")
             }
-            BrokerError::Forbidden { user, action } => {
+            BrokerError::Forbidden { user, action, needs: None } => {
                 write!(f, "user \"{user}\" is not allowed to {action}")
+            }
+            BrokerError::Forbidden { user, action, needs: Some(needs) } => {
+                write!(f, "user \"{user}\" is not allowed to {action}: that needs {needs}")
             }
             BrokerError::NotFound { action } => write!(f, "could not {action}: not found"),
             BrokerError::Refused { action, status, reason } => {
@@ -104,7 +107,7 @@ impl BrokerError {
                 "give the user the `administrator` tag (or `policymaker` for policies and parameters), or use another user"
             }
             BrokerError::Forbidden { .. } => {
-                "warren needs the `administrator` tag to manage vhosts, users and permissions, and configure permissions on each vhost"
+                "give the user that access, or run warren as a user that has it (`rabbitmqctl list_user_permissions USER` shows its permissions, `rabbitmqctl list_users` its tags); docs/commands.md lists what each command needs"
             }
             BrokerError::NotFound { .. } => "the object changed on the broker since the plan was made; run plan again",
             BrokerError::Refused { .. } => "the broker's reason above says what it did not accept",

@@ -118,7 +118,7 @@ impl Http {
     ) -> Result<(StatusCode, String), BrokerError> {
         let mut req = self
             .client
-            .request(method, self.endpoint.api(path))
+            .request(method.clone(), self.endpoint.api(path))
             .basic_auth(&self.endpoint.user, Some(self.endpoint.password()));
         if let Some(b) = body {
             req = req.json(b);
@@ -153,7 +153,7 @@ impl Http {
                 BrokerError::NotManagementUser { user }
             }
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-                BrokerError::Forbidden { user, action: action.to_string() }
+                BrokerError::Forbidden { user, action: action.to_string(), needs: super::access::needed(&method, path) }
             }
             StatusCode::NOT_FOUND => BrokerError::NotFound { action: action.to_string() },
             s => BrokerError::Refused { action: action.to_string(), status: s.as_u16(), reason },

@@ -103,7 +103,7 @@ impl Memory {
     }
 
     fn forbidden(&self, action: String) -> BrokerError {
-        BrokerError::Forbidden { user: self.user.clone(), action }
+        BrokerError::Forbidden { user: self.user.clone(), action, needs: None }
     }
 
     /// The view's user, refused unless it has the `administrator` tag.

@@ -3,6 +3,7 @@
 //! [`Rabbit`] makes them over the management API and AMQP; [`Memory`] is a
 //! broker in memory that answers them as RabbitMQ does, for fast tests.
 
+mod access;
 mod amqp;
 mod endpoint;
 mod error;

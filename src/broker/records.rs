@@ -50,6 +50,7 @@ pub trait RecordStore: Broker {
                     action: format!(
                         "create vhost \"{home}\" (it does not exist, or this user has no permissions on it)"
                     ),
+                    needs: None,
                 });
             }
             Ok(Place::Vhosts { project: project.to_string(), home: home.clone() })

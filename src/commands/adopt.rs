@@ -26,13 +26,16 @@ pub fn run(
     connection: &Connection,
     out: Output,
 ) -> error::Result {
-    let desired = desired::load(path);
+    let mut desired = desired::load(path);
+    if let Err(d) = desired.project.resolve(connection.project.as_deref(), true) {
+        desired.diagnostics.push(d);
+    }
     if desired.has_errors() {
         eprint!("{}", render_diagnostics(&desired.diagnostics, &desired.sources, out.diagnostic_style()));
         eprintln!("{} is not valid: nothing was adopted.", path.display());
         return Err(Error::Invalid);
     }
-    let project = desired.project.name.clone();
+    let project = desired.project.name().to_string();
     if from == project {
         eprintln!(
             "error: these files are project \"{project}\" already; --from names the project to take objects over from"
@@ -52,7 +55,7 @@ pub fn adopt<B: Broker>(
     auto_approve: bool,
     lock_timeout: Duration,
 ) -> error::Result {
-    let project = desired.project.name.clone();
+    let project = desired.project.name().to_string();
     let rt = live_side::runtime();
     // Under the lock: no apply may write the records between the reading
     // and the writing.
@@ -71,7 +74,7 @@ async fn locked(
     broker: &impl Broker,
     place: &Place,
 ) -> (error::Result, Ended) {
-    let project = &desired.project.name;
+    let project = &desired.project.name();
     let live = match live_side::read(broker, &desired.topology).await {
         Ok(l) => l,
         Err(e) => return (Err(super::unchanged(e)), None),

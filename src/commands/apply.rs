@@ -27,6 +27,8 @@ use crate::render::human::summary_line;
 pub struct Options {
     pub auto_approve: bool,
     pub allow_destroy: bool,
+    /// Allow changes that take the connected user's own access away.
+    pub allow_lockout: bool,
     pub replace: Vec<String>,
     /// How long a migration waits for the old queue to drain in this run.
     pub drain_timeout: std::time::Duration,
@@ -36,9 +38,12 @@ pub struct Options {
 
 pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> error::Result {
     // The files at `path`, or those of a saved plan with its --replace list.
-    let input = saved_plan::apply_input(path, &options.replace, out)?;
+    let mut input = saved_plan::apply_input(path, &options.replace, out)?;
     if input.desired.has_errors() {
         return Err(print_invalid(&input.desired, &input.path, &live_side::describe(connection), Format::Human, out));
+    }
+    if let Err(d) = input.desired.project.resolve(connection.project.as_deref(), true) {
+        return Err(fail(&[d], &input.desired.sources, out, Error::Invalid));
     }
     let broker = match live_side::connect(connection) {
         Ok(b) => b,
@@ -53,7 +58,7 @@ pub fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, out: O
     let run = Request { path, replace: &input.replace, saved: input.saved.as_ref(), options };
     let rt = live_side::runtime();
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
-    let place = match rt.block_on(broker.place_of(&desired.project.name, &vhosts)) {
+    let place = match rt.block_on(broker.place_of(desired.project.name(), &vhosts)) {
         Ok(p) => p,
         Err(e) => return Err(fail(&[live_side::diagnostic(&e)], &desired.sources, out, Error::Broker(e))),
     };
@@ -127,7 +132,7 @@ fn locked<B: Broker>(
     let (plan, doc) = (&planned.plan, &planned.document);
 
     // Everything is checked before the first write.
-    if let Some(r) = refusal::of_plan(&planned, options.allow_destroy) {
+    if let Some(r) = refusal::of_plan(&planned, options.allow_destroy, options.allow_lockout) {
         eprintln!("{r}");
         return (Err(r.error()), None);
     }
@@ -227,7 +232,7 @@ fn report(plan: &crate::plan::Plan, outcome: &apply::Outcome, out: Output) -> En
 
 /// The applying project's inventory as the broker records it.
 fn mine(planned: &Planned) -> Inventory {
-    planned.live.ownership.of(&planned.desired.project.name)
+    planned.live.ownership.of(planned.desired.project.name())
 }
 
 /// The writes that replace the applying project's inventory in the
@@ -238,7 +243,7 @@ fn records<B: Broker>(
     inventory: &Inventory,
     recorder: &apply::Recorder<B>,
 ) -> Vec<RecordWrite> {
-    let project = &planned.desired.project.name;
+    let project = &planned.desired.project.name();
     let after = planned.live.ownership.with(project, inventory.clone());
     now.writes(&after, project, recorder.place())
 }

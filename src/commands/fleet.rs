@@ -39,7 +39,8 @@ pub struct Chosen {
 /// Reads the base and picks the environments; a base with errors, or a
 /// pattern that picks none, is said and ends the command.
 pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, Error> {
-    let base = desired::load_unchecked(path);
+    let mut base = desired::load_unchecked(path);
+    base.without_environment_problems();
     let mut checked = base.clone();
     let findings = desired::lint(&checked);
     checked.add_findings(findings.clone());
@@ -58,6 +59,32 @@ pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, E
             Err(Error::Invalid)
         }
     }
+}
+
+/// The environments a command that reaches a broker runs on: those `envs`
+/// names, else the project's `default_env`. A project with environments
+/// and neither is an error that lists them: its base files alone, against
+/// whatever WARREN_URL says, are no environment of it.
+pub fn against_broker(path: &Path, envs: Vec<String>, out: Output) -> Result<Vec<String>, Error> {
+    if !envs.is_empty() {
+        return Ok(envs);
+    }
+    let project = crate::project::read(path);
+    if project.environments.is_empty() {
+        return Ok(envs);
+    }
+    if let Some(env) = project.default_env {
+        if !out.quiet {
+            eprintln!("Environment \"{env}\" (default_env in warren.toml).");
+        }
+        return Ok(vec![env]);
+    }
+    let names: Vec<&str> = project.environments.iter().map(|e| e.name.as_str()).collect();
+    eprintln!(
+        "error: this project has environments ({}): choose one with --env NAME, several with a glob or `--env all`\n  help: or name the one to use without --env as default_env under [project] in warren.toml",
+        names.join(", ")
+    );
+    Err(Error::Invalid)
 }
 
 /// The topology of the one environment `patterns` must pick, checked; its
@@ -81,6 +108,9 @@ fn show(diagnostics: &[Diagnostic], desired: &Desired, out: Output) {
 /// The connection to an environment's broker: its URLs from the variables
 /// it names, the TLS files from the command line.
 pub fn connection(env: &Environment, shared: &Connection) -> Result<Connection, Diagnostic> {
+    if let Some(problem) = env.problems.first() {
+        return Err(problem.clone());
+    }
     let read = |variable: &str, what: &str| {
         std::env::var(variable).ok().filter(|v| !v.is_empty()).ok_or_else(|| {
             Diagnostic::error(
@@ -97,7 +127,7 @@ pub fn connection(env: &Environment, shared: &Connection) -> Result<Connection, 
         Some(v) => Some(read(v, "AMQP URL")?),
         None => None,
     };
-    Ok(Connection { url, amqp_url, ..shared.clone() })
+    Ok(Connection { url: Some(url), amqp_url, ..shared.clone() })
 }
 
 /// One environment's part of a plan: its document, and the diagnostics of
@@ -121,7 +151,11 @@ pub fn plan(
     shared: &Connection,
     out: Output,
 ) -> error::Result {
-    let chosen = choose(path, patterns, out)?;
+    let mut chosen = choose(path, patterns, out)?;
+    if let Err(d) = chosen.base.project.resolve(shared.project.as_deref(), true) {
+        show(&[d], &chosen.base, out);
+        return Err(Error::Invalid);
+    }
     let (doc, planned) = plan_all(&chosen, path, shared, &show_as.replace, out);
     print(&doc, show_as.format, out);
     let done = if doc.has_errors() {

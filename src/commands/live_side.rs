@@ -30,6 +30,8 @@ pub struct LiveSide {
     pub queue_counts: Option<BTreeMap<(String, String), QueueCounts>>,
     /// The broker's RabbitMQ version (major, minor), when read from one.
     pub broker_version: Option<(u32, u32)>,
+    /// The user warren connects as, when read from a broker.
+    pub user: Option<String>,
 }
 
 /// A definitions export to plan against: `plan --state FILE [--vhost NAME]`.
@@ -127,6 +129,7 @@ fn side(l: Live, path: &Path, mut notes: Vec<Diagnostic>) -> LiveSide {
         notes,
         queue_counts: None,
         broker_version: None,
+        user: None,
     }
 }
 
@@ -137,12 +140,20 @@ pub fn diagnostic(e: &BrokerError) -> Diagnostic {
 
 /// The management API's address without credentials, for messages.
 pub fn describe(c: &Connection) -> String {
-    Endpoint::parse(&c.url, Tls::default()).map(|e| e.to_string()).unwrap_or_else(|_| "the broker".into())
+    let parsed = c.url.as_deref().map(|url| Endpoint::parse(url, Tls::default()));
+    parsed.and_then(Result::ok).map(|e| e.to_string()).unwrap_or_else(|| "the broker".into())
+}
+
+/// Why a command that needs a broker has none: warren never picks one.
+pub fn no_broker() -> Diagnostic {
+    Diagnostic::error("broker", "no broker given: warren has no default broker, and never picks one for you")
+        .help("name the management API of the broker to use with --url or WARREN_URL, as http(s)://user:password@host:port; to plan without a broker, give a definitions export with --state FILE")
 }
 
 pub fn connect(c: &Connection) -> Result<Rabbit, Diagnostic> {
     let tls = Tls { ca_cert: c.ca_cert.clone(), client_cert: c.client_cert.clone(), client_key: c.client_key.clone() };
-    let endpoint = Endpoint::parse(&c.url, tls).map_err(|e| {
+    let url = c.url.as_deref().ok_or_else(no_broker)?;
+    let endpoint = Endpoint::parse(url, tls).map_err(|e| {
         Diagnostic::error("broker", e).help("set --url or WARREN_URL to http(s)://user:password@host:port")
     })?;
     Rabbit::new(endpoint, c.amqp_url.as_deref()).map_err(|e| diagnostic(&e))
@@ -220,6 +231,7 @@ pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, 
         notes: l.notes,
         queue_counts: Some(counts),
         broker_version: major_minor(&version),
+        user: Some(broker.user()),
     })
 }
 
@@ -241,7 +253,11 @@ pub async fn read_state(broker: &impl Broker, desired: &Topology) -> Result<(Liv
 /// vhosts that exist and that it has permissions on: not vhosts, their
 /// settings, users or permissions, which it can neither read nor write.
 fn beyond_vhosts(desired: &Topology, live: &Topology, broker: &impl Broker) -> Result<(), BrokerError> {
-    let needs = |what: String| BrokerError::Forbidden { user: broker.user(), action: what };
+    let needs = |what: String| BrokerError::Forbidden {
+        user: broker.user(),
+        action: what,
+        needs: Some("the `administrator` tag".into()),
+    };
     if let Some(u) = desired.users.keys().next() {
         return Err(needs(format!("read or manage users (the files declare user \"{u}\")")));
     }

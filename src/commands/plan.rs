@@ -89,6 +89,13 @@ pub fn plan_command(
         (desired, reading.map(|r| r.join().expect("reading the export does not panic")))
     });
     clock.lap("read the files and the export");
+    // A broker is planned for a named project; an export may be too.
+    if !desired.has_errors()
+        && let Err(d) = desired.project.resolve(connection.project.as_deref(), state.is_none())
+    {
+        eprint!("{}", render_diagnostics(&[d], &desired.sources, out.diagnostic_style()));
+        return Err(Error::Invalid);
+    }
     let checked = desired.has_errors() || state.is_none();
     if checked {
         // Refused files get every finding, and the broker is reached only
@@ -238,7 +245,7 @@ fn diff(
     comparing: bool,
 ) -> error::Result {
     let live = LiveSide {
-        ownership: Ownership::single(&desired.project.name, Inventory::of(&before.topology)),
+        ownership: Ownership::single(desired.project.name(), Inventory::of(&before.topology)),
         records: Default::default(),
         topology: before.topology,
         migrations: Default::default(),
@@ -247,6 +254,7 @@ fn diff(
         notes: Vec::new(),
         queue_counts: None,
         broker_version: None,
+        user: None,
     };
     let mut planned = if comparing { compare(desired, new, live) } else { compute(desired, new, live, &show.replace) };
     planned.document.origin.diff = true;

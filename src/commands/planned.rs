@@ -56,6 +56,7 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], comparing: bo
         replace: replace.iter().cloned().collect(),
         queue_counts: live.queue_counts.clone(),
         broker_version: live.broker_version,
+        connected_user: live.user.clone(),
         in_flight: live.migrations.clone(),
         last_applies: live.last_applies.clone(),
         comparing,
@@ -83,7 +84,7 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], comparing: bo
             ),
         }
     }
-    let d = diff::diff(&desired.topology, &live.topology, &live.ownership, &desired.project.name, &options);
+    let d = diff::diff(&desired.topology, &live.topology, &live.ownership, desired.project.name(), &options);
     let plan = plan::build(d, &live.topology);
     Draft { plan, passwords, notes }
 }
@@ -131,7 +132,7 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     diagnostic::sort(&mut diagnostics);
     let mut document =
         PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
-    document.origin.project = desired.project.name.clone();
+    document.origin.project = desired.project.name().to_string();
     document.origin.picture = picture(&desired.topology, &plan);
     Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
 }

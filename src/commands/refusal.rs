@@ -20,6 +20,9 @@ pub enum Refusal {
     /// Changes that could lose messages or routes, without --allow-destroy:
     /// each as `symbol key: reason`.
     Destroys(Vec<String>),
+    /// Changes that take access away from the user warren connects as,
+    /// without --allow-lockout: each as `symbol key`.
+    Lockout(Vec<String>),
     /// A user whose password comes from a variable that is not set.
     PasswordUnset { user: String, var: String },
     /// A migration of a queue the files declare, recorded in another journal
@@ -31,14 +34,16 @@ impl Refusal {
     /// Refused for safety, or invalid input.
     pub fn error(&self) -> Error {
         match self {
-            Refusal::Checks | Refusal::Destroys(_) | Refusal::OtherJournal { .. } => Error::Refused,
+            Refusal::Checks | Refusal::Destroys(_) | Refusal::Lockout(_) | Refusal::OtherJournal { .. } => {
+                Error::Refused
+            }
             Refusal::Errors(_) | Refusal::PasswordUnset { .. } => Error::Invalid,
         }
     }
 }
 
 /// The first rule the plan breaks, if any, in the order apply checks them.
-pub fn of_plan(planned: &Planned, allow_destroy: bool) -> Option<Refusal> {
+pub fn of_plan(planned: &Planned, allow_destroy: bool, allow_lockout: bool) -> Option<Refusal> {
     let (plan, doc) = (&planned.plan, &planned.document);
     if !doc.errors.is_empty() {
         if doc.errors.iter().all(|e| crate::diff::REFUSALS.contains(&e.code.as_str())) {
@@ -48,6 +53,14 @@ pub fn of_plan(planned: &Planned, allow_destroy: bool) -> Option<Refusal> {
     }
     if plan.is_empty() {
         return None;
+    }
+    if doc.summary.requires_allow_lockout && !allow_lockout {
+        let lines = plan
+            .changes
+            .iter()
+            .filter(|c| c.requires_allow_lockout)
+            .map(|c| format!("{} {}", c.action.symbol(), c.key));
+        return Some(Refusal::Lockout(lines.collect()));
     }
     if doc.summary.requires_allow_destroy && !allow_destroy {
         let lines = plan
@@ -99,6 +112,19 @@ impl fmt::Display for Refusal {
                     writeln!(f, "  {l}")?;
                 }
                 write!(f, "Nothing was changed. Re-run with --allow-destroy if that is what you want.")
+            }
+            Refusal::Lockout(lines) => {
+                writeln!(
+                    f,
+                    "Refused: this plan takes access away from the user warren connects as, and --allow-lockout was not given. It would:"
+                )?;
+                for l in lines {
+                    writeln!(f, "  {l}")?;
+                }
+                write!(
+                    f,
+                    "Nothing was changed. Keep that user and its permissions in the files; to change them, apply as another administrator, or re-run with --allow-lockout if warren may lose its own access."
+                )
             }
             Refusal::PasswordUnset { user, var } => {
                 write!(f, "Nothing was changed: the password of user \"{user}\" comes from ${var}, which is not set.")

@@ -202,6 +202,12 @@ fn child(path: &Path, env: &Environment, options: &Options, shared: &Connection,
     if options.allow_destroy {
         cmd.arg("--allow-destroy");
     }
+    if options.allow_lockout {
+        cmd.arg("--allow-lockout");
+    }
+    if let Some(project) = &shared.project {
+        cmd.args(["--project", project]);
+    }
     for q in &options.replace {
         cmd.args(["--replace", q]);
     }

@@ -119,7 +119,7 @@ pub fn saved_input(path: &Path, saved: SavedPlan, replace: &[String], out: Outpu
 }
 
 /// A file whose content starts like JSON: TOML never does.
-fn is_saved_plan(path: &Path) -> bool {
+pub fn is_saved_plan(path: &Path) -> bool {
     let Ok(mut f) = std::fs::File::open(path) else { return false };
     // The first bytes decide; a topology file need not be read twice.
     let mut head = [0u8; 1024];

@@ -16,6 +16,9 @@ use crate::source::Sources;
 pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> error::Result {
     let human = format == LintFormat::Human;
     let mut base = desired::load_unchecked(path);
+    if !envs.is_empty() {
+        base.without_environment_problems();
+    }
     // Environments merge their overlays over the files as read, before the
     // lint's findings; only they need that copy, which at 100,000 queues
     // is about a hundred megabytes.
@@ -28,7 +31,7 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> err
         show(&base.diagnostics, &base.sources, out);
     }
     let mut valid = report(&path.display().to_string(), &base.diagnostics, &base.diagnostics, &base.topology, human);
-    let picked = if envs.is_empty() {
+    let picked = if envs.is_empty() || base.project_unreadable() {
         Vec::new()
     } else {
         match base.project.select(envs) {

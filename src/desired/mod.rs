@@ -40,6 +40,20 @@ impl Desired {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
+
+    /// Leaves out the problems of environments' own settings: with `--env`,
+    /// each fails the environment it belongs to alone, when it is picked
+    /// (see [`environment_unchecked`]), not the base of the others.
+    pub fn without_environment_problems(&mut self) {
+        let own: Vec<Diagnostic> = self.project.environments.iter().flat_map(|e| e.problems.clone()).collect();
+        self.diagnostics.retain(|d| !own.contains(d));
+    }
+
+    /// Whether the project file did not read at all: nothing else was
+    /// read, and its environments are unknown.
+    pub fn project_unreadable(&self) -> bool {
+        self.diagnostics.iter().any(project::is_unreadable)
+    }
 }
 
 /// [`load`], or the files at a git revision when `path` is `REV:PATH` and no
@@ -64,8 +78,27 @@ pub fn load(path: &Path) -> Desired {
 /// [`lint`]: for a caller that runs them beside other work.
 pub fn load_unchecked(path: &Path) -> Desired {
     let mut diagnostics = Vec::new();
+    let project = project::file_of(path).and_then(|file| match std::fs::read_to_string(&file) {
+        Ok(text) => Some((file, text)),
+        Err(e) => {
+            diagnostics.push(
+                Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
+                    .help("check the path and its permissions"),
+            );
+            None
+        }
+    });
+    // A project file that does not read is the one error said: without
+    // it, its overlays would be read as base files, each a false finding.
+    let settings = match &project {
+        Some((file, text)) => match project_alone(file, text) {
+            Ok(settings) => settings,
+            Err(broken) => return broken,
+        },
+        None => Project::default(),
+    };
     let mut texts = Vec::new();
-    match topology_files(path, &overlay_dirs(path)) {
+    match topology_files(path, &settings.overlay_dirs(path, None)) {
         Ok(files) => {
             for file in files {
                 match std::fs::read_to_string(&file) {
@@ -79,17 +112,27 @@ pub fn load_unchecked(path: &Path) -> Desired {
         }
         Err(d) => diagnostics.push(d),
     }
-    let project = project::file_of(path).and_then(|file| match std::fs::read_to_string(&file) {
-        Ok(text) => Some((file, text)),
-        Err(e) => {
-            diagnostics.push(
-                Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
-                    .help("check the path and its permissions"),
-            );
-            None
-        }
-    });
     from_texts(texts, project, diagnostics)
+}
+
+/// The project file read alone; when it does not read as one, the desired
+/// state that holds only its diagnostics.
+fn project_alone(file: &Path, text: &str) -> Result<Project, Desired> {
+    let mut sources = Sources::default();
+    let id = sources.add(file, text.to_string());
+    let mut diagnostics = Vec::new();
+    let settings = project::parse(id, text, &mut diagnostics);
+    if !diagnostics.iter().any(|d| d.is_error() && project::is_unreadable(d)) {
+        return Ok(settings);
+    }
+    Err(Desired {
+        topology: Topology::default(),
+        locations: Locations::default(),
+        sources,
+        diagnostics,
+        project: Project::default(),
+        renamed: BTreeMap::new(),
+    })
 }
 
 /// The desired state of files already in memory (a saved plan's), in the
@@ -117,6 +160,7 @@ pub fn environment(base: &Desired, root: &Path, env: &Environment) -> Desired {
 /// [`environment`] without the whole-topology checks of [`lint`].
 pub fn environment_unchecked(base: &Desired, root: &Path, env: &Environment) -> Desired {
     let mut desired = base.clone();
+    desired.diagnostics.extend(env.problems.iter().cloned());
     let files = overlay_texts(root, env, &mut desired.diagnostics);
     overlay::apply(&mut desired, files);
     desired
@@ -192,12 +236,6 @@ fn overlay_texts(root: &Path, env: &Environment, diagnostics: &mut Vec<Diagnosti
         }
     }
     files
-}
-
-/// The overlay directories of the project at `path`: not part of its base.
-/// The project file is read again, fully, with the topology.
-fn overlay_dirs(path: &Path) -> Vec<PathBuf> {
-    project::read(path).overlay_dirs(path, None)
 }
 
 /// The whole-topology checks: references between objects, and what the

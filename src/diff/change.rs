@@ -51,8 +51,13 @@ pub struct Change {
     pub reason: String,
     pub before: Option<Attributes>,
     pub after: Option<Attributes>,
-    /// Could lose messages or routes: apply refuses without --allow-destroy.
+    /// Could lose messages or routes, or removes access: apply refuses
+    /// without --allow-destroy.
     pub requires_allow_destroy: bool,
+    /// Takes access away from the user warren connects as (deletes it, its
+    /// permissions, a tag, or changes its password): apply refuses without
+    /// --allow-lockout, whatever else is allowed.
+    pub requires_allow_lockout: bool,
     /// For a replaced exchange or queue: live bindings to put back after it
     /// is recreated, including ones warren does not manage.
     pub rebind: Vec<Binding>,
@@ -88,6 +93,7 @@ impl Change {
             before: None,
             after: None,
             requires_allow_destroy: false,
+            requires_allow_lockout: false,
             rebind: Vec::new(),
             migration: None,
             rollback: None,

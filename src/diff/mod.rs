@@ -5,6 +5,7 @@
 //! project's objects are shown as theirs and never touched (declaring one is
 //! an error); anything else is shown as unmanaged and never touched.
 
+mod access;
 mod attributes;
 mod change;
 mod immutable;
@@ -48,6 +49,9 @@ pub struct Options {
     /// Each vhost's last apply, from warren's journals: when the objects
     /// changed outside warren were last as it left them.
     pub last_applies: BTreeMap<String, crate::journal::LastApply>,
+    /// The user warren connects as, when read from a broker: its own
+    /// access is guarded (see `access.rs`).
+    pub connected_user: Option<String>,
     /// Two topologies compared for review (two environments), not a plan
     /// to carry out: what cannot change in place is shown as it differs,
     /// and nothing needs --allow-destroy.
@@ -98,9 +102,11 @@ pub fn diff(desired: &Topology, live: &Topology, ownership: &Ownership, project:
             d.out.changes.push(c);
         }
     }
+    access::guard(&mut d.out.changes, live, options.connected_user.as_deref(), &options.stale_passwords);
     if options.comparing {
         for c in &mut d.out.changes {
             c.requires_allow_destroy = false;
+            c.requires_allow_lockout = false;
         }
     } else {
         d.changed_outside(live);

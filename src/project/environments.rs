@@ -39,6 +39,9 @@ pub struct Environment {
     pub overlays: Vec<PathBuf>,
     /// The environment's key in the project file.
     pub at: Location,
+    /// What is wrong with this environment's own settings: a command that
+    /// picks it fails for it, and the others go on.
+    pub problems: Vec<Diagnostic>,
 }
 
 /// An environment's section as written.
@@ -69,7 +72,6 @@ pub(super) fn read(
     let at = |span: std::ops::Range<usize>| Location { file: id, span };
     let mut environments = Vec::new();
     for (name, section) in sections {
-        let mut valid = true;
         if !super::is_name(name.get_ref(), MAX_NAME) {
             diagnostics.push(
                 Diagnostic::error("project-file", format!("environment name \"{}\" is not valid", name.get_ref()))
@@ -79,22 +81,18 @@ pub(super) fn read(
                         "use 1 to {MAX_NAME} ASCII letters, digits, '-', '_' or '.': `--env` takes names and globs"
                     )),
             );
-            valid = false;
+            continue;
         }
+        let mut problems = Vec::new();
         for variable in std::iter::once(&section.url_env).chain(&section.amqp_url_env) {
             if !is_variable(variable.get_ref()) {
-                diagnostics.push(
-                    Diagnostic::error("project-file", format!("\"{}\" is not a variable name", variable.get_ref()))
-                        .at(at(variable.span()))
-                        .label("here")
-                        .help("name the environment variable that holds the URL (letters, digits and '_', not starting with a digit), never the URL itself: it holds credentials"),
-                );
-                valid = false;
+                problems.push(not_a_variable(variable.get_ref(), at(variable.span()), name.get_ref()));
             }
         }
-        for overlay in &section.overlays {
+        let mut overlays = Vec::new();
+        for overlay in section.overlays {
             if overlay.get_ref().is_empty() || PathBuf::from(overlay.get_ref()).is_absolute() {
-                diagnostics.push(
+                problems.push(
                     Diagnostic::error(
                         "project-file",
                         format!("overlay \"{}\" is not a relative path", overlay.get_ref()),
@@ -103,18 +101,19 @@ pub(super) fn read(
                     .label("here")
                     .help("name a directory of TOML relative to the project's directory, e.g. \"overlays/staging\""),
                 );
-                valid = false;
+            } else {
+                overlays.push(PathBuf::from(overlay.into_inner()));
             }
         }
-        if valid {
-            environments.push(Environment {
-                name: name.get_ref().clone(),
-                url_env: section.url_env.into_inner(),
-                amqp_url_env: section.amqp_url_env.map(Spanned::into_inner),
-                overlays: section.overlays.into_iter().map(|o| PathBuf::from(o.into_inner())).collect(),
-                at: at(name.span()),
-            });
-        }
+        diagnostics.extend(problems.iter().cloned());
+        environments.push(Environment {
+            name: name.get_ref().clone(),
+            url_env: section.url_env.into_inner(),
+            amqp_url_env: section.amqp_url_env.map(Spanned::into_inner),
+            overlays,
+            at: at(name.span()),
+            problems,
+        });
     }
     let stages = deploy.map(|d| stages(id, d, &environments, diagnostics)).unwrap_or_default();
     (environments, stages)
@@ -224,6 +223,20 @@ impl super::Project {
     }
 }
 
+/// `value`, written where a variable's name belongs. A URL there holds
+/// credentials: neither the message nor the drawn line shows it.
+fn not_a_variable(value: &str, place: Location, env: &str) -> Diagnostic {
+    let url = value.contains("://") || value.contains('@');
+    let message = match url {
+        true => format!("environment \"{env}\" gives a URL where the name of a variable holding it belongs"),
+        false => format!("\"{value}\" is not a variable name (environment \"{env}\")"),
+    };
+    let d = Diagnostic::error("project-file", message).at(place).label("here").help(
+        "name the environment variable that holds the URL (letters, digits and '_', not starting with a digit), never the URL itself: it holds credentials; e.g. url_env = \"ORDERS_STAGING_URL\", then export ORDERS_STAGING_URL=https://user:password@host:port",
+    );
+    if url { d.redacted() } else { d }
+}
+
 fn is_variable(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
@@ -269,7 +282,7 @@ stages = [["staging"], ["prod-eu", "prod-us"]]
     fn environments_and_stages_are_read() {
         let (p, d) = read(FLEET);
         assert!(d.is_empty(), "{d:?}");
-        assert_eq!(p.name, "orders");
+        assert_eq!(p.name(), "orders");
         let names: Vec<&str> = p.environments.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["prod-eu", "prod-us", "staging"]);
         let eu = &p.environments[0];
@@ -299,12 +312,16 @@ stages = [["staging"], ["prod-eu", "prod-us"]]
 
     #[test]
     fn a_url_in_place_of_a_variable_is_an_error_at_it() {
-        let text = "[environments.dev]\nurl_env = \"http://guest:guest@localhost:15672\"\n";
+        let text = "[environments.dev]\nurl_env = \"http://guest:secret@localhost:15672\"\n[environments.qa]\nurl_env = \"QA_URL\"\n";
         let (p, d) = read(text);
-        assert!(p.environments.is_empty());
         assert_eq!(d.len(), 1, "{d:?}");
-        assert_eq!(at(text, &d[0]), "\"http://guest:guest@localhost:15672\"");
+        assert_eq!(at(text, &d[0]), "\"http://guest:secret@localhost:15672\"");
         assert!(d[0].help.as_deref().unwrap_or("").contains("never the URL itself"), "{:?}", d[0]);
+        // Neither the message nor the drawn source shows the credentials.
+        assert!(!d[0].message.contains("secret") && d[0].redact, "{:?}", d[0]);
+        // Only that environment is broken.
+        let problems: Vec<usize> = p.environments.iter().map(|e| e.problems.len()).collect();
+        assert_eq!(problems, [1, 0]);
     }
 
     #[test]
@@ -326,11 +343,10 @@ stages = [["staging"], ["prod-eu", "prod-us"]]
     #[test]
     fn names_keys_and_paths_are_checked() {
         let text = "[environments.\"prod eu\"]\nurl_env = \"X\"\n[environments.ok]\nurl_env = \"OK\"\noverlays = [\"/etc/overlay\"]\n[environments.typo]\nurl_env = \"T\"\nurl = \"x\"\n";
-        let (p, d) = read(text);
-        assert!(p.environments.is_empty(), "{:?}", p.environments);
+        let (_, d) = read(text);
         assert!(!d.is_empty());
         // serde refuses the unknown key first, for the whole file.
-        assert!(d.iter().any(|d| d.message.contains("unknown field")), "{d:?}");
+        assert!(d.iter().any(|d| d.message.contains("unknown key `url`")), "{d:?}");
         let text = "[environments.\"prod eu\"]\nurl_env = \"X\"\n[environments.ok]\nurl_env = \"OK\"\noverlays = [\"/etc/overlay\"]\n";
         let (_, d) = read(text);
         let mut places: Vec<&str> = d.iter().map(|d| at(text, d)).collect();

@@ -94,6 +94,10 @@ pub struct SummaryDoc {
     pub outside: usize,
     /// True when apply would refuse without --allow-destroy.
     pub requires_allow_destroy: bool,
+    /// True when apply would refuse without --allow-lockout: the plan takes
+    /// access away from the user warren connects as.
+    #[serde(default)]
+    pub requires_allow_lockout: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,6 +111,9 @@ pub struct ChangeDoc {
     pub action: Action,
     pub reason: String,
     pub requires_allow_destroy: bool,
+    /// Present, and true, only on a change that needs --allow-lockout.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requires_allow_lockout: bool,
     pub before: Option<Attributes>,
     pub after: Option<Attributes>,
     /// Bindings put back after the object is recreated.
@@ -206,6 +213,7 @@ impl PlanDocument {
                 other_project: s.other_project,
                 outside: plan.outside.len(),
                 requires_allow_destroy: plan.changes.iter().any(|c| c.requires_allow_destroy),
+                requires_allow_lockout: plan.changes.iter().any(|c| c.requires_allow_lockout),
             },
             changes: plan
                 .changes
@@ -288,6 +296,7 @@ fn change_doc(c: &Change, compiled: Option<&MigrationPlan>) -> ChangeDoc {
         action: c.action,
         reason: c.reason.clone(),
         requires_allow_destroy: c.requires_allow_destroy,
+        requires_allow_lockout: c.requires_allow_lockout,
         before: c.before.clone(),
         after: c.after.clone(),
         rebind: texts(&c.rebind),

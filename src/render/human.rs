@@ -58,16 +58,36 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         }
         out += "\n";
     }
-    if doc.summary.requires_allow_destroy {
+    if doc.summary.requires_allow_lockout {
         let _ = writeln!(
             out,
             "{}\n",
-            p.paint("Warning: this plan can lose messages or routes; apply refuses it without --allow-destroy.", RED)
+            p.paint("Warning: this plan takes access away from the user warren connects as; apply refuses it without --allow-lockout.", RED)
         );
+    }
+    if doc.summary.requires_allow_destroy {
+        let warning = format!("Warning: this plan can lose {}; apply refuses it without --allow-destroy.", losses(doc));
+        let _ = writeln!(out, "{}\n", p.paint(&warning, RED));
     }
     out += &summary_line(doc);
     out += "\n";
     out
+}
+
+/// What the plan's changes that need --allow-destroy can lose, in words.
+fn losses(doc: &PlanDocument) -> &'static str {
+    let destroying = doc.changes.iter().filter(|c| c.requires_allow_destroy);
+    let (access, data): (Vec<_>, Vec<_>) = destroying.partition(|c| is_access(c));
+    match (data.is_empty(), access.is_empty()) {
+        (false, true) => "messages or routes",
+        (true, false) => "access",
+        _ => "messages, routes or access",
+    }
+}
+
+/// Whether a change is to a user or its permissions: access, not data.
+fn is_access(c: &ChangeDoc) -> bool {
+    matches!(c.kind.as_str(), "user" | "permissions")
 }
 
 /// The last line, in terraform's words so CI tooling can read it.
@@ -107,8 +127,12 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
         Action::Unmanaged | Action::OtherProject => unreachable!("objects left alone are listed apart"),
     };
     let _ = writeln!(out, "  {}", p.paint(&format!("# {} {what}", c.address), BOLD));
+    if c.requires_allow_lockout {
+        let _ = writeln!(out, "  {}", p.paint("# needs --allow-lockout: warren's own user loses access", RED));
+    }
     if c.requires_allow_destroy {
-        let _ = writeln!(out, "  {}", p.paint("# needs --allow-destroy: messages or routes can be lost", RED));
+        let lost = if is_access(c) { "access is removed" } else { "messages or routes can be lost" };
+        let _ = writeln!(out, "  {}", p.paint(&format!("# needs --allow-destroy: {lost}"), RED));
     }
     let _ = writeln!(out, "  {} {} {{", p.symbol(c.action), title(c));
     let before = c.before.as_ref().map(lines).unwrap_or_default();

@@ -163,6 +163,10 @@ fn warning(out: &mut String, doc: &PlanDocument) {
     if doc.summary.requires_allow_destroy {
         *out += "> Apply refuses this plan without `--allow-destroy`.\n";
     }
+    if doc.summary.requires_allow_lockout {
+        *out +=
+            "> It takes access away from the user warren connects as: apply refuses it without `--allow-lockout`.\n";
+    }
     *out += "\n";
 }
 

@@ -32,4 +32,5 @@ mod properties;
 mod realworld_broker;
 mod saved_plan;
 mod traffic;
+mod trust;
 mod validate;

@@ -73,7 +73,7 @@ async fn end(recorder: Recorder<Memory>, outcome: RunOutcome, detail: Option<Str
 /// The writes that make `inventory` the project's records, from the
 /// records as they stand (`now`).
 fn records(planned: &Planned, now: &Records, inventory: &Inventory, recorder: &Recorder<Memory>) -> Vec<RecordWrite> {
-    let project = &planned.desired.project.name;
+    let project = &planned.desired.project.name();
     let after = planned.live.ownership.with(project, inventory.clone());
     now.writes(&after, project, recorder.place())
 }
@@ -99,7 +99,7 @@ async fn prepare(m: &Memory, files: &str) -> Prepared {
         planned = compute(desired, &PathBuf::from("/beh"), planned.live, &[]);
     }
     assert!(planned.document.errors.is_empty(), "{:?}", planned.document.errors);
-    let mine = planned.live.ownership.of(&planned.desired.project.name);
+    let mine = planned.live.ownership.of(planned.desired.project.name());
     let before = apply::inventory_claim(&mine, &planned.desired.topology, &planned.live.topology, &planned.plan);
     let claim = records(&planned, &planned.live.records, &before, &recorder);
     m.write_records(&claim).await.unwrap();

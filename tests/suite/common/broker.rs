@@ -226,6 +226,11 @@ impl TestBroker {
             ("WARREN_CLIENT_KEY", None),
             ("WARREN_AMQP_URL", self.amqp.as_deref()),
         ];
+        // Tests not about projects act as one, as a user with a project
+        // file would: named after the test's vhosts' owner, `default`.
+        if !env.iter().any(|(k, _)| *k == "WARREN_PROJECT") && !names_project(args) {
+            all.push(("WARREN_PROJECT", Some("default")));
+        }
         all.extend_from_slice(env);
         warren_env(args, &all)
     }
@@ -286,4 +291,14 @@ pub fn readable_dir() -> tempfile::TempDir {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     dir
+}
+
+/// Whether a path among `args` is a directory with a project file, which
+/// names the project itself (`--project` must then agree with it).
+fn names_project(args: &[&str]) -> bool {
+    args.iter().any(|a| {
+        let path = super::root().join(a);
+        path.join("warren.toml").is_file()
+            || path.parent().is_some_and(|p| p.join("warren.toml").is_file() && path.is_file())
+    })
 }
