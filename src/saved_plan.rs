@@ -46,6 +46,10 @@ pub struct SavedPlan {
     /// The environment the plan is of, in a plan of several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,
+    /// The project the plan was made for: its project file's name, or the
+    /// `--project` given for files without one, which apply then takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// The saved plan of several environments (`plan --env ... --out`): one
@@ -169,6 +173,7 @@ mod tests {
                 text: "vhosts = [\"/\"]\n[users.u]\npassword_env = \"U_PASSWORD\"\n".into(),
             }],
             environment: None,
+            project: Some("orders".into()),
         }
     }
 

@@ -593,7 +593,13 @@ fn every_object_kind_is_created_changed_and_destroyed() {
         case.wait_for_stats(&["q.quorum", "q.default"]);
     }
     let plan = case.plan(&[], &[]);
-    assert!(!plan.stdout.contains("needs --allow-destroy"), "empty queues are destroyed without it:\n{}", plan.stdout);
+    assert!(
+        !plan.stdout.contains("needs --allow-destroy: messages or routes can be lost"),
+        "empty queues are destroyed without it:\n{}",
+        plan.stdout
+    );
+    // Users and permissions are access: removing them needs the flag.
+    assert!(plan.stdout.contains("needs --allow-destroy: access is removed"), "{}", plan.stdout);
     for gone in [
         "- exchange \"x.events\"",
         "- exchange \"x.inner\"",
@@ -608,7 +614,7 @@ fn every_object_kind_is_created_changed_and_destroyed() {
     ] {
         assert!(plan.stdout.contains(gone), "the plan lacks `{gone}`:\n{}", plan.stdout);
     }
-    case.apply_ok(&[], &[]);
+    case.apply_ok(&["--allow-destroy"], &[]);
     for path in [
         "exchanges/{V}/x.events",
         "exchanges/{V}/x.match",

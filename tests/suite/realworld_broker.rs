@@ -348,11 +348,11 @@ fn round_trip(broker: &TestBroker, path: &Path, expect: &Expect, tmp: &Path) {
     let check = warren(&["validate", out.to_str().unwrap()]);
     assert_eq!(check.code, 0, "{file}: validate:\n{}{}", check.stdout, check.stderr);
 
-    let plan = warren(&["--url", url, "plan", out.to_str().unwrap(), "--detailed-exitcode"]);
+    let plan = warren(&["--url", url, "--project", "realworld", "plan", out.to_str().unwrap(), "--detailed-exitcode"]);
     assert_eq!(plan.code, 0, "{file}: plan:\n{}{}", plan.stdout, plan.stderr);
     assert!(plan.stdout.contains("No changes. The broker matches the topology."), "{file}: {}", plan.stdout);
     assert_eq!(change_lines(&plan.stdout), Vec::<&str>::new(), "{file}: {}", plan.stdout);
-    let plan = warren(&["--url", url, "plan", out.to_str().unwrap(), "--format", "json"]);
+    let plan = warren(&["--url", url, "--project", "realworld", "plan", out.to_str().unwrap(), "--format", "json"]);
     let summary = &json(&plan.stdout)["summary"];
     for field in ["add", "change", "destroy", "migrate"] {
         assert_eq!(summary[field], 0, "{file}: {field} in {summary}");

@@ -293,12 +293,15 @@ pub fn readable_dir() -> tempfile::TempDir {
     dir
 }
 
-/// Whether a path among `args` is a directory with a project file, which
-/// names the project itself (`--project` must then agree with it).
+/// Whether the command's PATH names its project itself (`--project` must
+/// then agree with it): a directory with a project file, or a saved plan
+/// that records the project it was made for.
 fn names_project(args: &[&str]) -> bool {
-    args.iter().any(|a| {
-        let path = super::root().join(a);
-        path.join("warren.toml").is_file()
-            || path.parent().is_some_and(|p| p.join("warren.toml").is_file() && path.is_file())
-    })
+    let commands = ["plan", "apply", "adopt", "lint", "status"];
+    let Some(at) = args.iter().position(|a| commands.contains(a)) else { return false };
+    let Some(path) = args.get(at + 1).map(|a| super::root().join(a)) else { return false };
+    let saved_plan = || {
+        std::fs::read_to_string(&path).is_ok_and(|t| t.contains("\"warren_saved_plan\"") && t.contains("\"project\""))
+    };
+    path.join("warren.toml").is_file() || (path.is_file() && saved_plan())
 }
