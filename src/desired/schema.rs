@@ -48,7 +48,10 @@ pub fn project() -> Value {
         "properties": {
             "project": {
                 "type": "object",
-                "properties": {"name": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$", "description": "The owner of what this project's applies create."}},
+                "properties": {
+                    "name": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$", "description": "The owner of what this project's applies create; plan and apply against a broker need it."},
+                    "default_env": {"type": "string", "description": "The environment plan, apply and lint --live use when --env is not given; one of [environments]."},
+                },
                 "required": ["name"],
                 "additionalProperties": false,
             },

@@ -110,7 +110,7 @@ struct File {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Section {
-    name: Option<toml::Spanned<String>>,
+    name: toml::Spanned<String>,
     default_env: Option<toml::Spanned<String>>,
 }
 
@@ -151,17 +151,16 @@ pub fn parse(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Proje
     let lint = lint::read(id, file.lint, diagnostics);
     let mut project = Project { environments, stages, lint, ..Project::default() };
     let Some(section) = file.project else { return project };
-    if let Some(name) = section.name {
-        if is_name(name.get_ref(), MAX_NAME) {
-            project.name = Some(name.into_inner());
-        } else {
-            diagnostics.push(
-                Diagnostic::error("project-file", format!("project name \"{}\" is not valid", name.get_ref()))
-                    .at(at(name.span()))
-                    .label("here")
-                    .help(format!("use 1 to {MAX_NAME} ASCII letters, digits, '-', '_' or '.'")),
-            );
-        }
+    let name = section.name;
+    if is_name(name.get_ref(), MAX_NAME) {
+        project.name = Some(name.into_inner());
+    } else {
+        diagnostics.push(
+            Diagnostic::error("project-file", format!("project name \"{}\" is not valid", name.get_ref()))
+                .at(at(name.span()))
+                .label("here")
+                .help(format!("use 1 to {MAX_NAME} ASCII letters, digits, '-', '_' or '.'")),
+        );
     }
     if let Some(env) = section.default_env {
         if project.environments.iter().any(|e| e.name == *env.get_ref()) {
