@@ -3,9 +3,6 @@
 //! Data flows one way: files (`desired`) become a [`model::Topology`];
 //! `lint` checks it. See docs/development.md, "Layout and data flow".
 
-// Errors are diagnostics by value, returned once per run on a cold path.
-#![allow(clippy::result_large_err)]
-
 pub mod apply;
 pub mod broker;
 pub mod cli;

@@ -45,7 +45,6 @@ struct Origin {
     shown: String,
 }
 
-#[allow(clippy::result_large_err)] // once per run
 fn read(state: Option<&Path>, vhosts: &[String], connection: &Connection) -> Result<Origin, Diagnostic> {
     let Some(state) = state else {
         let live = live_side::definitions_from_broker(connection, vhosts)?;
@@ -67,7 +66,6 @@ fn read(state: Option<&Path>, vhosts: &[String], connection: &Connection) -> Res
     Ok(Origin { live, source, shown: origin })
 }
 
-#[allow(clippy::result_large_err)] // once per run
 fn import_files(
     state: Option<&Path>,
     vhosts: &[String],
@@ -110,7 +108,6 @@ fn import_files(
 }
 
 /// Refuses a directory that already holds topology files.
-#[allow(clippy::result_large_err)]
 fn refuse_existing(dir: &Path) -> Result<(), Diagnostic> {
     if !dir.exists() {
         return Ok(());
@@ -140,7 +137,6 @@ fn refuse_existing(dir: &Path) -> Result<(), Diagnostic> {
     .help("warren import never overwrites files, nor adds to a topology (every *.toml below a directory is read as one); remove them or give --out a new directory"))
 }
 
-#[allow(clippy::result_large_err)]
 fn write(dir: &Path, files: &[File]) -> Result<Vec<PathBuf>, Diagnostic> {
     let cannot = |what: &Path, e: std::io::Error| {
         Diagnostic::error("import", format!("cannot write {}: {e}", what.display()))

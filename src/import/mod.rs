@@ -83,7 +83,6 @@ pub struct Import {
 /// Topology files for the `vhosts` of `live` (every vhost when empty).
 /// `source` names the export in the files' first comment. An error names
 /// the vhosts `live` does not have.
-#[allow(clippy::result_large_err)] // once per run
 pub fn import(live: &Topology, vhosts: &[String], source: &str) -> Result<Import, Diagnostic> {
     import_skipping(live, &[], vhosts, source, QUEUES_PER_FILE)
 }
@@ -92,7 +91,6 @@ pub fn import(live: &Topology, vhosts: &[String], source: &str) -> Result<Import
 /// ([`crate::live::Live::skipped`]) listed at the top of the file each
 /// would have gone to (those that name no vhost, in every vhost's file),
 /// and at most `queues_per_file` queues in a file.
-#[allow(clippy::result_large_err)] // once per run
 pub fn import_skipping(
     live: &Topology,
     skipped: &[Skipped],
