@@ -92,7 +92,10 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
         ..Options::default()
     };
     let mut passwords = BTreeMap::new();
-    for user in desired.topology.users.values() {
+    // Offline, both sides are files: no password is compared or set, and
+    // an unset variable is nothing to say.
+    let users = desired.topology.users.values().filter(|_| purpose == Purpose::Plan);
+    for user in users {
         let Password::Env(var) = &user.password else { continue };
         match std::env::var(var) {
             Ok(p) if !p.is_empty() => {

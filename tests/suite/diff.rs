@@ -259,4 +259,11 @@ fn a_change_reviewed_says_what_applying_it_would_do() {
     for c in doc["changes"].as_array().unwrap() {
         assert!(!c["reason"].as_str().unwrap().contains("are lost"), "{c}");
     }
+    // Offline, no password is compared or set: an unset password variable
+    // is nothing to say (it was a warning per user, "to create the user").
+    let run = crate::common::warren_env(
+        &["diff", "examples/order-events", "examples/order-events"],
+        &[("FULFILLMENT_PASSWORD", None), ("ANALYTICS_PASSWORD", None)],
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{}", run.stdout);
 }
