@@ -234,6 +234,12 @@ pub enum Command {
     },
     /// The plan from one desired state to another, offline: for reviewing a pull request.
     /// With `--env A --env B`: how environment B's topology differs from A's (what the overlays change).
+    ///
+    /// OLD NEW is a change under review: its plan says what applying NEW over OLD would do ("would be
+    /// created", "would be destroyed if applied"), and its last line is terraform's `Plan: ...`. Two
+    /// environments are compared, not planned: each object is "only in A", "only in B" or "differs"
+    /// (naming what cannot change in place on a broker), the last line is `Differences: ...`, and the
+    /// base's warnings are shown once.
     Diff {
         /// OLD NEW: the topology before the change (e.g. the main branch's checkout) and after it.
         /// With --env: the topology directory (default `topology`).

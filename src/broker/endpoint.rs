@@ -25,8 +25,8 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// Parses `http(s)://user:password@host:port[/prefix]`; the user and
-    /// password fall back to `guest`.
+    /// Parses `http(s)://user:password@host:port[/prefix][/api]`; the user
+    /// and password fall back to `guest`.
     pub fn parse(url: &str, tls: Tls) -> Result<Endpoint, String> {
         let mut parsed = Url::parse(url).map_err(|e| format!("the management URL is not valid: {e}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -38,10 +38,15 @@ impl Endpoint {
         // Dropping credentials from a URL with a host cannot fail.
         let _ = parsed.set_username("");
         let _ = parsed.set_password(None);
-        if !parsed.path().ends_with('/') {
-            let p = format!("{}/", parsed.path());
-            parsed.set_path(&p);
-        }
+        // The management API lives at `/api` under the base: a URL with that
+        // path, as users copy it, is the same broker (`…/api/api/overview`
+        // would be not found).
+        let path = parsed.path().trim_end_matches('/');
+        let base = match path.len().checked_sub(4) {
+            Some(at) if path[at..].eq_ignore_ascii_case("/api") => path[..at].to_string(),
+            _ => path.to_string(),
+        };
+        parsed.set_path(&format!("{base}/"));
         Ok(Endpoint { base: parsed, user, password, tls })
     }
 
@@ -84,6 +89,22 @@ mod tests {
         assert_eq!(e.user, "ops");
         assert_eq!(e.password(), "s3cr@t");
         assert!(!format!("{e:?}").contains("s3cr"));
+    }
+
+    /// The address users paste from the management UI's own pages ends in
+    /// `/api`: the API lives there, so it is the same broker.
+    #[test]
+    fn a_url_with_the_api_path_is_the_management_api_itself() {
+        for url in ["http://h:15672/api", "http://h:15672/api/", "http://h:15672/API", "http://h:15672"] {
+            let e = Endpoint::parse(url, Tls::default()).unwrap();
+            assert_eq!(e.to_string(), "http://h:15672", "{url}");
+            assert_eq!(e.api("overview"), "http://h:15672/api/overview", "{url}");
+        }
+        // Behind a proxy's path prefix too; a prefix that only ends in "api" stays.
+        let e = Endpoint::parse("https://u:p@proxy.example/rabbit/api/", Tls::default()).unwrap();
+        assert_eq!(e.api("overview"), "https://proxy.example/rabbit/api/overview");
+        let e = Endpoint::parse("http://h/myapi", Tls::default()).unwrap();
+        assert_eq!(e.api("overview"), "http://h/myapi/api/overview");
     }
 
     #[test]

@@ -6,6 +6,13 @@ use std::fmt;
 pub enum BrokerError {
     /// No HTTP answer at all.
     Unreachable { endpoint: String, detail: String },
+    /// Something answers at the address, but not in HTTP: with `amqp`, it
+    /// answered in AMQP (a RabbitMQ AMQP listener); `detail` is what the
+    /// HTTP client could not read.
+    NotHttp { endpoint: String, amqp: bool, detail: String },
+    /// An HTTP server answers, but 404 to a broker-wide read (`path`, under
+    /// `api/`): the URL is not a RabbitMQ management API.
+    NotManagementApi { endpoint: String, path: String },
     /// No AMQP connection (the apply lock, fresh queue counts).
     AmqpUnreachable { endpoint: String, detail: String },
     /// The AMQP address reaches another broker than the management API
@@ -24,7 +31,8 @@ pub enum BrokerError {
     /// 401 "Access refused" on one operation: the user lacks a tag or a
     /// vhost permission for it; `needs` names it, when known.
     Forbidden { user: String, action: String, needs: Option<String> },
-    /// 404 for something that should exist.
+    /// 404 for an object that should exist (a broker-wide read is
+    /// [`BrokerError::NotManagementApi`]).
     NotFound { action: String },
     /// The broker refused, with its own reason (400, 405, 406 …).
     Refused { action: String, status: u16, reason: String },
@@ -43,6 +51,15 @@ impl fmt::Display for BrokerError {
         match self {
             BrokerError::Unreachable { endpoint, detail } => {
                 write!(f, "cannot reach the RabbitMQ management API at {endpoint}: {detail}")
+            }
+            BrokerError::NotHttp { endpoint, amqp: true, .. } => {
+                write!(f, "{endpoint} answers in AMQP, not HTTP: it is not the RabbitMQ management API")
+            }
+            BrokerError::NotHttp { endpoint, amqp: false, detail } => {
+                write!(f, "{endpoint} does not answer in HTTP ({detail}): it is not the RabbitMQ management API")
+            }
+            BrokerError::NotManagementApi { endpoint, path } => {
+                write!(f, "{endpoint} is not a RabbitMQ management API: {endpoint}/api/{path} is not found (HTTP 404)")
             }
             BrokerError::AmqpUnreachable { endpoint, detail } => {
                 write!(f, "cannot connect to RabbitMQ over AMQP at {endpoint}: {detail}")
@@ -91,6 +108,15 @@ impl BrokerError {
         match self {
             BrokerError::Unreachable { .. } => {
                 "check --url (or WARREN_URL), that the broker runs, and that the rabbitmq_management plugin is enabled"
+            }
+            BrokerError::NotHttp { amqp: true, .. } => {
+                "this looks like an AMQP port; --url is the management API, usually port 15672 (https 15671)"
+            }
+            BrokerError::NotHttp { amqp: false, .. } => {
+                "--url is the RabbitMQ management API, usually port 15672 (https 15671), the address the management UI is served at"
+            }
+            BrokerError::NotManagementApi { .. } => {
+                "--url is the address the management UI is served at, as http://HOST:15672 (https://HOST:15671 with TLS), with a path only if a proxy serves it under one; check the host, port and path, and that the rabbitmq_management plugin is enabled"
             }
             BrokerError::AmqpUnreachable { .. } => {
                 "warren takes its apply lock and reads fresh queue counts over AMQP: check --amqp-url (or WARREN_AMQP_URL), its credentials, and that the port is open"

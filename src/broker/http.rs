@@ -104,9 +104,29 @@ impl Http {
             };
             match tries.next() {
                 Some(ms) if again => tokio::time::sleep(std::time::Duration::from_millis(*ms)).await,
-                _ => return result,
+                _ => return self.named(result).await,
             }
         }
+    }
+
+    /// A failed request whose server does not speak HTTP (an answer HTTP
+    /// cannot read, a TLS handshake met by plain text) is named by asking
+    /// the port itself: an AMQP listener answers in AMQP.
+    async fn named<T>(&self, result: Result<T, BrokerError>) -> Result<T, BrokerError> {
+        let unclear = match &result {
+            Err(BrokerError::NotHttp { amqp: false, .. }) => true,
+            Err(BrokerError::Tls { problem, .. }) => problem.contains(NOT_TLS),
+            _ => false,
+        };
+        if unclear && answers_amqp(&self.endpoint).await {
+            let detail = match result {
+                Err(BrokerError::NotHttp { detail, .. }) => detail,
+                Err(BrokerError::Tls { problem, .. }) => problem,
+                _ => String::new(),
+            };
+            return Err(BrokerError::NotHttp { endpoint: self.endpoint.to_string(), amqp: true, detail });
+        }
+        result
     }
 
     async fn send_once(
@@ -155,6 +175,12 @@ impl Http {
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
                 BrokerError::Forbidden { user, action: action.to_string(), needs: super::access::needed(&method, path) }
             }
+            // A read of the broker as a whole (`overview`, `vhosts`) that
+            // is not found: the URL is not the management API.
+            StatusCode::NOT_FOUND if method == Method::GET && broker_wide(path) => BrokerError::NotManagementApi {
+                endpoint: self.endpoint.to_string(),
+                path: path.split('?').next().unwrap_or(path).to_string(),
+            },
             StatusCode::NOT_FOUND => BrokerError::NotFound { action: action.to_string() },
             s => BrokerError::Refused { action: action.to_string(), status: s.as_u16(), reason },
         })
@@ -167,6 +193,7 @@ impl Http {
         let detail = describe(e);
         match tls_problem(&detail, &self.endpoint.tls) {
             Some((problem, help)) => BrokerError::Tls { endpoint, problem, help },
+            None if not_http(&detail) => BrokerError::NotHttp { endpoint, amqp: false, detail },
             None => BrokerError::Unreachable { endpoint, detail },
         }
     }
@@ -190,6 +217,42 @@ fn repeatable(method: &Method, path: &str) -> bool {
         Method::POST => path.starts_with("bindings/"),
         _ => false,
     }
+}
+
+/// Whether `path` reads the broker as a whole, naming no vhost or object:
+/// the management API always has it.
+fn broker_wide(path: &str) -> bool {
+    !path.split('?').next().unwrap_or(path).contains('/')
+}
+
+/// Whether the HTTP client could not read the answer as HTTP (hyper's
+/// parse errors: `invalid HTTP version parsed`, `invalid HTTP status-code
+/// parsed`, …): something else listens on the port.
+fn not_http(detail: &str) -> bool {
+    detail.starts_with("invalid HTTP") || detail.contains("message head is too large")
+}
+
+/// How the problem of a TLS handshake met by plain text begins.
+const NOT_TLS: &str = "the broker does not speak TLS on this port";
+
+/// Whether the endpoint's port is an AMQP listener: RabbitMQ's answers
+/// anything that is not an AMQP protocol header with its own
+/// (`AMQP\0\0\x09\x01`), then closes. Asked over plain TCP, for a
+/// request that already failed; no answer within a second is no.
+async fn answers_amqp(endpoint: &Endpoint) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (Some(host), Some(port)) = (endpoint.base.host_str(), endpoint.base.port_or_known_default()) else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+    let ask = async {
+        let mut socket = tokio::net::TcpStream::connect((host.as_str(), port)).await.ok()?;
+        socket.write_all(b"GET / HTTP/1.0\r\n\r\n").await.ok()?;
+        let mut answer = [0u8; 4];
+        socket.read_exact(&mut answer).await.ok()?;
+        Some(&answer == b"AMQP")
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(1), ask).await.ok().flatten().unwrap_or(false)
 }
 
 /// A broker's reason on one line, as written: the management API
@@ -238,10 +301,7 @@ fn tls_problem(detail: &str, tls: &super::endpoint::Tls) -> Option<(String, &'st
             "give --client-cert a certificate signed by a CA the broker trusts (its ssl cacertfile)",
         )
     } else if has("InvalidContentType") || has("corrupt message") {
-        (
-            "the broker does not speak TLS on this port",
-            "use http:// in --url, or the port of the management TLS listener",
-        )
+        (NOT_TLS, "use http:// in --url, or the port of the management TLS listener")
     } else if has("certificate") || has("CertificateError") || has("alert") {
         ("the certificates were not accepted", "check --ca-cert, --client-cert and --client-key")
     } else {
@@ -335,6 +395,69 @@ mod tests {
         let bound = client(&address).send(reqwest::Method::POST, "bindings/v/e/x/q/q", None, "bind").await;
         assert!(bound.is_ok(), "a binding is created twice safely: {bound:?}");
         assert_eq!(seen.lock().unwrap().len(), 2);
+    }
+
+    /// A server that answers every connection with `answer` and closes it:
+    /// an AMQP listener, another HTTP server. Gives its address.
+    async fn answering_server(answer: &'static [u8]) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = format!("http://guest:guest@{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    let _ = socket.read(&mut buf).await;
+                    let _ = socket.write_all(answer).await;
+                    let _ = socket.shutdown().await;
+                });
+            }
+        });
+        address
+    }
+
+    /// `--url` at an AMQP port: RabbitMQ's AMQP listener answers what is
+    /// not an AMQP header with its own protocol header, and closes.
+    #[tokio::test]
+    async fn an_amqp_port_is_named_as_such() {
+        let address = answering_server(b"AMQP\x00\x00\x09\x01").await;
+        let e = client(&address).get_json("overview", "read the broker overview").await.unwrap_err();
+        assert!(matches!(e, super::BrokerError::NotHttp { amqp: true, .. }), "{e:?}");
+        assert!(e.to_string().contains("AMQP"), "{e}");
+        assert!(!e.to_string().contains("guest:guest"), "{e}");
+        assert_eq!(
+            e.help(),
+            "this looks like an AMQP port; --url is the management API, usually port 15672 (https 15671)"
+        );
+
+        let address = answering_server(b"SSH-2.0-OpenSSH_9.2\r\n").await;
+        let e = client(&address).get_json("overview", "read the broker overview").await.unwrap_err();
+        assert!(matches!(e, super::BrokerError::NotHttp { amqp: false, .. }), "{e:?}");
+        assert!(e.help().contains("15672"), "{}", e.help());
+    }
+
+    /// A 404 on a broker-wide read (the overview, the vhosts): the URL is
+    /// not the management API; a 404 on an object stays "not found".
+    #[tokio::test]
+    async fn a_missing_management_api_is_not_a_changed_object() {
+        let address = answering_server(
+            b"HTTP/1.1 404 Not Found\r\ncontent-type: text/html\r\ncontent-length: 9\r\nconnection: close\r\n\r\nNot Found",
+        )
+        .await;
+        let http = client(&format!("{address}/prefix"));
+        for (path, action) in [("overview", "read the broker overview"), ("vhosts?columns=name", "list the vhosts")] {
+            let e = http.get_json(path, action).await.unwrap_err();
+            assert!(matches!(e, super::BrokerError::NotManagementApi { .. }), "{e:?}");
+            let said = e.to_string();
+            assert!(said.contains("is not a RabbitMQ management API"), "{said}");
+            assert!(said.contains("/prefix/api/"), "{said}");
+            assert!(!said.contains("guest"), "{said}");
+            assert!(!e.help().contains("since the plan"), "{}", e.help());
+            assert!(e.help().contains("http://HOST:15672"), "{}", e.help());
+        }
+        let e = http.get_json("exchanges/v/x", "read exchange \"x\"").await.unwrap_err();
+        assert!(matches!(e, super::BrokerError::NotFound { .. }), "{e:?}");
     }
 
     #[tokio::test]

@@ -91,13 +91,50 @@ pub fn against_broker(path: &Path, envs: Vec<String>, out: Output) -> Result<Vec
 /// own diagnostics are shown (the base's were, by [`choose`]).
 pub fn one(path: &Path, patterns: &[String], out: Output) -> Result<(Environment, Desired), Error> {
     let chosen = choose(path, patterns, out)?;
-    let [env] = &chosen.environments[..] else {
-        let names: Vec<&str> = chosen.environments.iter().map(|e| e.name.as_str()).collect();
+    single(&chosen, &chosen.environments, path, &mut chosen.shown.clone(), out)
+}
+
+/// The two environments `a` and `b` name (`diff --env A --env B`), each
+/// checked: the base's diagnostics are shown once, then each one's own.
+/// Gives them with every diagnostic shown.
+pub fn two(path: &Path, a: &str, b: &str, out: Output) -> Result<Pair, Error> {
+    let chosen = choose(path, &[a.to_string(), b.to_string()], out)?;
+    let mut shown = chosen.shown.clone();
+    let mut pick = |pattern: &str| {
+        let picked = chosen.base.project.select(&[pattern.to_string()]).map_err(|_| Error::Invalid)?;
+        let picked: Vec<Environment> = picked.into_iter().cloned().collect();
+        single(&chosen, &picked, path, &mut shown, out)
+    };
+    let first = pick(a)?;
+    let second = pick(b)?;
+    Ok(Pair { first, second, shown })
+}
+
+/// The two environments of [`two`], and the diagnostics shown of them.
+pub struct Pair {
+    pub first: (Environment, Desired),
+    pub second: (Environment, Desired),
+    pub shown: Vec<Diagnostic>,
+}
+
+/// The topology of the one environment of `picked`, checked, with its
+/// diagnostics that are not among `shown` shown (and added to it).
+fn single(
+    chosen: &Chosen,
+    picked: &[Environment],
+    path: &Path,
+    shown: &mut Vec<Diagnostic>,
+    out: Output,
+) -> Result<(Environment, Desired), Error> {
+    let [env] = picked else {
+        let names: Vec<&str> = picked.iter().map(|e| e.name.as_str()).collect();
         eprintln!("error: this command takes one environment; `--env` picked {}", names.join(", "));
         return Err(Error::Invalid);
     };
     let desired = desired::environment(&chosen.base, path, env);
-    show(&desired.beyond(&chosen.shown), &desired, out);
+    let own = desired.beyond(shown);
+    show(&own, &desired, out);
+    shown.extend(own);
     Ok((env.clone(), desired))
 }
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::live_side::{self, LiveSide, StateFile};
-use super::planned::{Planned, assemble, compare, compute, draft};
+use super::planned::{Planned, assemble, compare, draft, review};
 use super::{Clock, Show};
 use crate::desired::{self, Desired};
 use crate::diagnostic::{Diagnostic, render as render_diagnostics};
@@ -203,14 +203,14 @@ pub fn diff_command(paths: &[PathBuf], envs: &[String], show: &Show, out: Output
             if desired.has_errors() {
                 return Err(print_invalid(&desired, new, &old.display().to_string(), show.format, out));
             }
-            diff(before, &old.display().to_string(), desired, new, show, out, false)
+            diff(before, &old.display().to_string(), desired, new, show, out, None)
         }
         (_, []) => usage("diff compares two topologies: give OLD and NEW"),
         ([] | [_], [a, b]) => {
             let default = PathBuf::from("topology");
             let path = paths.first().unwrap_or(&default);
-            let (first, before) = super::fleet::one(path, std::slice::from_ref(a), out)?;
-            let (second, desired) = super::fleet::one(path, std::slice::from_ref(b), out)?;
+            let pair = super::fleet::two(path, a, b, out)?;
+            let ((first, before), (second, desired)) = (pair.first, pair.second);
             let old = format!("environment {}", first.name);
             let new = PathBuf::from(format!("environment {}", second.name));
             for (d, label) in [(&before, &old), (&desired, &new.display().to_string())] {
@@ -226,15 +226,25 @@ pub fn diff_command(paths: &[PathBuf], envs: &[String], show: &Show, out: Output
                     eprintln!("In environment {}, vhost \"{base}\" is called \"{name}\".", env.name);
                 }
             }
-            diff(before.in_base_names(), &old, desired.in_base_names(), &new, show, out, true)
+            let compared = Compared { old: first.name, new: second.name, shown: pair.shown };
+            diff(before.in_base_names(), &old, desired.in_base_names(), &new, show, out, Some(compared))
         }
         (_, [_, _]) => usage("with --env, diff takes at most one PATH, the topology directory"),
         _ => usage("diff compares two environments: give --env twice"),
     }
 }
 
-/// The plan from `before` (named `old`) to `desired` (named `new`); when
-/// `comparing` environments, what differs rather than what applies.
+/// Two environments compared by `diff`: their names, and the diagnostics
+/// already shown of them.
+struct Compared {
+    old: String,
+    new: String,
+    shown: Vec<Diagnostic>,
+}
+
+/// The plan from `before` (named `old`) to `desired` (named `new`), a
+/// change reviewed; when `compared` (two environments), what differs
+/// rather than what applies.
 fn diff(
     before: Desired,
     old: &str,
@@ -242,7 +252,7 @@ fn diff(
     new: &Path,
     show: &Show,
     out: Output,
-    comparing: bool,
+    compared: Option<Compared>,
 ) -> error::Result {
     let live = LiveSide {
         ownership: Ownership::single(desired.project.name(), Inventory::of(&before.topology)),
@@ -256,8 +266,23 @@ fn diff(
         broker_version: None,
         user: None,
     };
-    let mut planned = if comparing { compare(desired, new, live) } else { compute(desired, new, live, &show.replace) };
+    let mut planned = match &compared {
+        Some(c) => compare(desired, new, live, &c.old, &c.new),
+        None => review(desired, new, live, &show.replace),
+    };
     planned.document.origin.diff = true;
-    print(&planned, show.format, out);
+    match compared {
+        Some(c) => {
+            planned.document.origin.compared = Some((c.old, c.new));
+            // The environments' own diagnostics were shown as they were
+            // read: only what the comparison adds is shown now.
+            let all = std::mem::take(&mut planned.desired.diagnostics);
+            let said = |d: &Diagnostic| c.shown.iter().any(|s| s.location == d.location && s.message == d.message);
+            planned.desired.diagnostics = all.iter().filter(|d| !said(d)).cloned().collect();
+            print(&planned, show.format, out);
+            planned.desired.diagnostics = all;
+        }
+        None => print(&planned, show.format, out),
+    }
     finish(&planned, show)
 }

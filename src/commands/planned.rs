@@ -7,7 +7,7 @@ use std::path::Path;
 use super::live_side::LiveSide;
 use crate::desired::Desired;
 use crate::diagnostic::{self, Diagnostic};
-use crate::diff::{self, Options};
+use crate::diff::{self, Action, Options};
 use crate::model::Password;
 use crate::plan::{self, Plan};
 use crate::render::PlanDocument;
@@ -28,11 +28,40 @@ pub fn compute(desired: Desired, path: &Path, live: LiveSide, replace: &[String]
     assemble(desired, path, live, drafted)
 }
 
-/// Two desired states compared for review (two environments): what
-/// differs, shown as changes even where a broker could not change it in
-/// place.
-pub fn compare(desired: Desired, path: &Path, before: LiveSide) -> Planned {
-    let drafted = drafted(&desired, &before, &[], true);
+/// What a plan is made for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    /// To carry out.
+    Plan,
+    /// A change reviewed offline (`diff OLD NEW`): what applying it would do.
+    Review,
+    /// Two desired states compared (two environments): what differs.
+    Compare,
+}
+
+/// A change from `before` to `desired` reviewed offline (`diff OLD NEW`):
+/// the plan applying it would make, its losses said in the conditional.
+pub fn review(desired: Desired, path: &Path, before: LiveSide, replace: &[String]) -> Planned {
+    let drafted = drafted(&desired, &before, replace, Purpose::Review);
+    assemble(desired, path, before, drafted)
+}
+
+/// Two desired states compared for review (two environments, `old` and
+/// `new`): what differs, shown as a difference even where a broker could
+/// not change it in place, and each reason said as one ("only in prod",
+/// "differs"), never as an action.
+pub fn compare(desired: Desired, path: &Path, before: LiveSide, old: &str, new: &str) -> Planned {
+    let mut drafted = drafted(&desired, &before, &[], Purpose::Compare);
+    for c in &mut drafted.plan.changes {
+        c.reason = match c.action {
+            Action::Create => format!("only in {new}"),
+            Action::Destroy => format!("only in {old}"),
+            Action::Update if c.reason.ends_with(diff::NOT_IN_PLACE) => std::mem::take(&mut c.reason),
+            Action::Update => "differs".to_string(),
+            Action::Migrate => format!("only in {new}, where it {}", c.reason),
+            _ => std::mem::take(&mut c.reason),
+        };
+    }
     assemble(desired, path, before, drafted)
 }
 
@@ -47,10 +76,10 @@ pub struct Draft {
 /// run beside the whole-topology checks; it must not fail on files those
 /// checks refuse, whose plan is then not shown.
 pub fn draft(desired: &Desired, live: &LiveSide, replace: &[String]) -> Draft {
-    drafted(desired, live, replace, false)
+    drafted(desired, live, replace, Purpose::Plan)
 }
 
-fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], comparing: bool) -> Draft {
+fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purpose) -> Draft {
     let mut notes = live.notes.clone();
     let mut options = Options {
         replace: replace.iter().cloned().collect(),
@@ -59,11 +88,15 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], comparing: bo
         connected_user: live.user.clone(),
         in_flight: live.migrations.clone(),
         last_applies: live.last_applies.clone(),
-        comparing,
+        comparing: purpose == Purpose::Compare,
+        review: purpose == Purpose::Review,
         ..Options::default()
     };
     let mut passwords = BTreeMap::new();
-    for user in desired.topology.users.values() {
+    // Offline, both sides are files: no password is compared or set, and
+    // an unset variable is nothing to say.
+    let users = desired.topology.users.values().filter(|_| purpose == Purpose::Plan);
+    for user in users {
         let Password::Env(var) = &user.password else { continue };
         match std::env::var(var) {
             Ok(p) if !p.is_empty() => {

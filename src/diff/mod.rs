@@ -56,7 +56,14 @@ pub struct Options {
     /// to carry out: what cannot change in place is shown as it differs,
     /// and nothing needs --allow-destroy.
     pub comparing: bool,
+    /// A change reviewed offline (`warren diff OLD NEW`), not a plan to
+    /// carry out now: what it would lose is said in the conditional.
+    pub review: bool,
 }
+
+/// How the reason of a difference that no broker can make in place ends,
+/// when two topologies are compared.
+pub const NOT_IN_PLACE: &str = "which cannot change in place";
 
 /// A desired change that cannot be carried out, tied to the object at fault.
 #[derive(Debug, Clone)]
@@ -96,8 +103,12 @@ pub fn diff(desired: &Topology, live: &Topology, ownership: &Ownership, project:
     for name in live.vhosts.keys().filter(|n| !desired.vhosts.contains_key(*n)) {
         let key = ObjectKey::Vhost(name.clone());
         if inventory.owns(&key, &d.declared) && ownership.other_holder(&key, project).is_none() {
-            let mut c =
-                Change::new(key, Action::Destroy, "removed from the files: the vhost goes with everything in it");
+            let reason = if options.review {
+                "removed from the files: the vhost would go with everything in it"
+            } else {
+                "removed from the files: the vhost goes with everything in it"
+            };
+            let mut c = Change::new(key, Action::Destroy, reason);
             c.requires_allow_destroy = true;
             d.out.changes.push(c);
         }
@@ -434,7 +445,11 @@ impl<'a> Differ<'a> {
                     }
                     _ => {
                         self.absent(key, before, true);
-                        self.explain_last("removed from the files; its messages, if any, are lost with it");
+                        self.explain_last(if self.options.review {
+                            "removed from the files; its messages, if any, would be lost with it"
+                        } else {
+                            "removed from the files; its messages, if any, are lost with it"
+                        });
                     }
                 }
             }
@@ -512,7 +527,7 @@ impl<'a> Differ<'a> {
                 Some(h) if same_exchange(h, x) => {}
                 Some(h) if self.options.comparing => {
                     let fields = immutable::exchange_fields(h, x).join(", ");
-                    let mut c = Change::new(key(), Action::Update, format!("differs in {fields}"));
+                    let mut c = Change::new(key(), Action::Update, format!("differs in {fields}, {NOT_IN_PLACE}"));
                     c.before = Some(attributes::exchange(h));
                     c.after = Some(attributes::exchange(x));
                     self.push(c);
@@ -523,8 +538,13 @@ impl<'a> Differ<'a> {
                         key(),
                         Action::Replace,
                         format!(
-                            "{} cannot change in place: the exchange is deleted and declared again, and messages published in between are not routed",
-                            immutable::exchange_fields(h, x).join(", ")
+                            "{} cannot change in place: the exchange {}",
+                            immutable::exchange_fields(h, x).join(", "),
+                            if self.options.review {
+                                "would be deleted and declared again, and messages published in between would not be routed"
+                            } else {
+                                "is deleted and declared again, and messages published in between are not routed"
+                            }
                         ),
                     );
                     c.before = Some(attributes::exchange(h));
@@ -560,7 +580,7 @@ impl<'a> Differ<'a> {
     ) {
         let fields = immutable::queue_fields(have, want);
         if self.options.comparing {
-            let mut c = Change::new(key, Action::Update, format!("differs in {}", fields.join(", ")));
+            let mut c = Change::new(key, Action::Update, format!("differs in {}, {NOT_IN_PLACE}", fields.join(", ")));
             c.before = Some(attributes::queue(have));
             c.after = Some(attributes::queue(want));
             self.push(c);
@@ -572,8 +592,9 @@ impl<'a> Differ<'a> {
                 key.clone(),
                 Action::Replace,
                 format!(
-                    "{} cannot change in place and --replace asks to recreate it: its messages are lost",
-                    fields.join(", ")
+                    "{} cannot change in place and --replace asks to recreate it: its messages {}",
+                    fields.join(", "),
+                    if self.options.review { "would be lost" } else { "are lost" }
                 ),
             );
             c.before = Some(attributes::queue(have));

@@ -96,7 +96,7 @@ fn shared_queues(ctx: &mut Context, consumed: &Consumed, live: &Topology) {
                     listed.join("; ")
                 ),
             )
-            .help(fix(vname, queue, services.keys().copied().collect(), by_user, ctx.topology, live));
+            .help(fix(vname, queue, services.keys().copied().collect(), by_user, ctx.topology, live, by_queue));
             let key = ObjectKey::Queue { vhost: vname.clone(), name: queue.to_string() };
             ctx.report(&key, None, d);
         }
@@ -105,9 +105,19 @@ fn shared_queues(ctx: &mut Context, consumed: &Consumed, live: &Topology) {
 
 /// The fix for a queue consumed by `services`: the first keeps the queue,
 /// each other gets a queue of its own bound like it, and with services
-/// told apart by user, each user may read its own queue only. As TOML to
-/// add to the files, and permissions to put in place of the users' own.
-fn fix(vname: &str, queue: &str, services: Vec<&str>, by_user: bool, files: &Topology, live: &Topology) -> String {
+/// told apart by user, each user may read its own queue, and the other
+/// queues it consumes (`consumed`, the vhost's consumers by queue) that
+/// its permissions allow, only. As TOML to add to the files, and
+/// permissions to put in place of the users' own.
+fn fix(
+    vname: &str,
+    queue: &str,
+    services: Vec<&str>,
+    by_user: bool,
+    files: &Topology,
+    live: &Topology,
+    consumed: &BTreeMap<&str, Vec<&Consumer>>,
+) -> String {
     let declared = files.vhosts.get(vname).and_then(|v| v.queues.get(queue));
     let live_vhost = live.vhosts.get(vname);
     let model: Option<&Queue> = declared.or_else(|| live_vhost.and_then(|v| v.queues.get(queue)));
@@ -159,15 +169,30 @@ fn fix(vname: &str, queue: &str, services: Vec<&str>, by_user: bool, files: &Top
         files.vhosts.get(vname).and_then(|v| v.permissions.get(user)).or_else(|| live_vhost?.permissions.get(user))
     };
     for (i, s) in services.iter().enumerate() {
-        let reads = if i == 0 { queue.to_string() } else { own(s) };
-        let (configure, write) =
-            permission(s).map_or((String::new(), String::new()), |p| (p.configure.clone(), p.write.clone()));
+        let p = permission(s);
+        // What the user consumes besides this queue, and may still read:
+        // narrowing its `read` to one queue would cut it off from those.
+        let may_read = p.and_then(|p| regex::Regex::new(&p.read).ok());
+        let mut reads = vec![if i == 0 { queue.to_string() } else { own(s) }];
+        reads.extend(
+            consumed
+                .iter()
+                .filter(|(q, cs)| **q != queue && cs.iter().any(|c| c.user == *s))
+                .filter(|(q, _)| may_read.as_ref().is_none_or(|r| r.is_match(q)))
+                .map(|(q, _)| q.to_string()),
+        );
+        let escaped: Vec<String> = reads.iter().map(|q| regex::escape(q)).collect();
+        let read = match escaped.as_slice() {
+            [one] => format!("^{one}$"),
+            many => format!("^({})$", many.join("|")),
+        };
+        let (configure, write) = p.map_or((String::new(), String::new()), |p| (p.configure.clone(), p.write.clone()));
         out += &format!(
             "[permissions.{}]\nconfigure = {}\nwrite = {}\nread = {}\n",
             toml_text::key(s),
             toml_text::string(&configure),
             toml_text::string(&write),
-            toml_text::string(&format!("^{}$", regex::escape(&reads)))
+            toml_text::string(&read)
         );
     }
     out
@@ -283,6 +308,65 @@ pub fn for_version(code: &str, (major, minor): (u32, u32)) -> Option<(Severity, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fix of a shared queue narrows each user's `read` to its own
+    /// queue, but keeps every other queue the user consumes live and may
+    /// read: `lint-audit` also consumes `orders.audit`, which the fix would
+    /// otherwise cut it off from (and `payments`, which its permissions no
+    /// longer allow, stays out).
+    #[test]
+    fn the_shared_queue_fix_keeps_the_other_queues_a_user_consumes() {
+        use crate::testing::objects::queue;
+        let mut files = Topology::default();
+        let mut v = crate::model::Vhost::new("v");
+        for q in ["orders.created", "orders.audit", "payments", "orders.billing-log"] {
+            v.queues.insert(q.into(), queue(q, QueueType::Classic, Default::default()));
+        }
+        for (user, read) in [("lint-audit", "^orders\\."), ("lint-billing", "^orders\\.(created|billing-log)$")] {
+            let p = Permission { user: user.into(), configure: "^$".into(), write: "^$".into(), read: read.into() };
+            v.permissions.insert(user.into(), p);
+        }
+        files.vhosts.insert("v".into(), v);
+        let consumer = |queue: &str, user: &str, port: u16| Consumer {
+            queue: queue.into(),
+            user: user.into(),
+            connection: format!("10.0.0.5:{port} -> 10.0.0.2:5672"),
+            client_name: None,
+        };
+        let observed = Observed {
+            version: Some((3, 10)),
+            topology: files.clone(),
+            consumers: BTreeMap::from([(
+                "v".to_string(),
+                vec![
+                    consumer("orders.created", "lint-audit", 1),
+                    consumer("orders.audit", "lint-audit", 1),
+                    consumer("payments", "lint-audit", 1),
+                    consumer("orders.created", "lint-billing", 2),
+                    consumer("orders.billing-log", "lint-billing", 2),
+                ],
+            )]),
+            ..Observed::default()
+        };
+        let found = check(&files, &Locations::default(), &LintSettings::default(), &observed);
+        let shared: Vec<&Diagnostic> = found.shown.iter().filter(|d| d.code == "shared-queue").collect();
+        assert_eq!(shared.len(), 1, "{shared:?}");
+        let help = shared[0].help.as_deref().unwrap();
+        let permissions = help.split_once("# put in place of these users' [permissions]:\n").unwrap().1;
+        // Each user's `read`, as the TOML says it.
+        let reads: Vec<String> = permissions
+            .lines()
+            .filter(|l| l.starts_with("read = "))
+            .map(|l| toml::from_str::<toml::Table>(l).unwrap()["read"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            reads,
+            [r"^(orders\.created|orders\.audit)$", r"^(orders\.created\.lint\-billing|orders\.billing\-log)$"],
+            "{help}"
+        );
+        let audit = regex::Regex::new(&reads[0]).unwrap();
+        assert!(audit.is_match("orders.audit") && !audit.is_match("payments") && !audit.is_match("ordersXaudit"));
+    }
 
     /// Versions no test node runs (4.3) are checked here; 3.10 and 4.0 also
     /// through the binary against real nodes (tests/suite/lint_broker.rs).

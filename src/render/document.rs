@@ -40,6 +40,9 @@ pub struct PlanDocument {
 pub struct Origin {
     /// `diff` compares two topologies offline: no broker is involved.
     pub diff: bool,
+    /// With `diff`: the two environments compared (`--env A --env B`), old
+    /// and new; none for a change reviewed (`diff OLD NEW`).
+    pub compared: Option<(String, String)>,
     pub project: String,
     pub environment: Option<String>,
     /// The routing around what changes, as a mermaid flowchart, for the

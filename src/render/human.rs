@@ -24,10 +24,17 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
     }
     let acting: Vec<&ChangeDoc> =
         doc.changes.iter().filter(|c| !matches!(c.action, Action::Unmanaged | Action::OtherProject)).collect();
+    let voice = Voice::of(doc);
     if !acting.is_empty() {
-        out += "warren will perform the following actions:\n\n";
+        match voice {
+            Voice::Plan => out += "warren will perform the following actions:\n\n",
+            Voice::Review => out += "If this change were applied, warren would perform the following actions:\n\n",
+            Voice::Compare { old, new } => {
+                let _ = writeln!(out, "How environment {new} differs from environment {old}:\n");
+            }
+        }
         for c in &acting {
-            change(&mut out, c, &p);
+            change(&mut out, c, &p, voice);
         }
     }
     let unmanaged: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action == Action::Unmanaged).collect();
@@ -66,7 +73,13 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         );
     }
     if doc.summary.requires_allow_destroy {
-        let warning = format!("Warning: this plan can lose {}; apply refuses it without --allow-destroy.", losses(doc));
+        let warning = match voice {
+            Voice::Review => format!(
+                "Warning: applied, this change can lose {}; apply refuses it without --allow-destroy.",
+                losses(doc)
+            ),
+            _ => format!("Warning: this plan can lose {}; apply refuses it without --allow-destroy.", losses(doc)),
+        };
         let _ = writeln!(out, "{}\n", p.paint(&warning, RED));
     }
     out += &summary_line(doc);
@@ -101,6 +114,18 @@ pub fn summary_line(doc: &PlanDocument) -> String {
         let n = doc.errors.len();
         return format!("No plan: {n} error{} must be fixed first.{outside}", if n == 1 { "" } else { "s" });
     }
+    if let Voice::Compare { old, new } = Voice::of(doc) {
+        if !doc.has_changes() {
+            return format!("No differences. Environments {old} and {new} match.");
+        }
+        let differ = if s.change == 1 { "differs" } else { "differ" };
+        return format!(
+            "Differences: {} only in {old}, {} {differ}, {} only in {new}.{outside}",
+            s.destroy,
+            s.change,
+            s.add + s.migrate
+        );
+    }
     if !doc.has_changes() {
         return if doc.origin.diff {
             "No changes. The two topologies match."
@@ -116,15 +141,43 @@ pub fn summary_line(doc: &PlanDocument) -> String {
     )
 }
 
-fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
-    let what = match c.action {
-        Action::Create => "will be created".to_string(),
-        Action::Update => "will be updated in place".to_string(),
-        Action::Destroy => format!("will be destroyed: {}", c.reason),
-        Action::Replace => format!("must be replaced: {}", c.reason),
-        Action::Migrate => format!("will be migrated live: {}", c.reason),
-        Action::Rollback => format!("will be rolled back: {}", c.reason),
-        Action::Unmanaged | Action::OtherProject => unreachable!("objects left alone are listed apart"),
+/// How a plan speaks: of what warren will do (`plan`), of what applying
+/// a change would do (`diff OLD NEW`), or of what differs between two
+/// environments (`diff --env A --env B`), never of actions or losses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Voice<'a> {
+    Plan,
+    Review,
+    Compare { old: &'a str, new: &'a str },
+}
+
+impl<'a> Voice<'a> {
+    pub fn of(doc: &'a PlanDocument) -> Voice<'a> {
+        match (&doc.origin.compared, doc.origin.diff) {
+            (Some((old, new)), _) => Voice::Compare { old, new },
+            (None, true) => Voice::Review,
+            (None, false) => Voice::Plan,
+        }
+    }
+}
+
+fn change(out: &mut String, c: &ChangeDoc, p: &Painter, voice: Voice) {
+    let what = match (voice, c.action) {
+        (_, Action::Unmanaged | Action::OtherProject) => unreachable!("objects left alone are listed apart"),
+        // The reasons of a comparison say how it differs.
+        (Voice::Compare { .. }, _) => c.reason.clone(),
+        (Voice::Plan, Action::Create) => "will be created".to_string(),
+        (Voice::Plan, Action::Update) => "will be updated in place".to_string(),
+        (Voice::Plan, Action::Destroy) => format!("will be destroyed: {}", c.reason),
+        (Voice::Plan, Action::Replace) => format!("must be replaced: {}", c.reason),
+        (Voice::Plan, Action::Migrate) => format!("will be migrated live: {}", c.reason),
+        (Voice::Plan, Action::Rollback) => format!("will be rolled back: {}", c.reason),
+        (Voice::Review, Action::Create) => "would be created".to_string(),
+        (Voice::Review, Action::Update) => "would be updated in place".to_string(),
+        (Voice::Review, Action::Destroy) => format!("would be destroyed if applied: {}", c.reason),
+        (Voice::Review, Action::Replace) => format!("would have to be replaced: {}", c.reason),
+        (Voice::Review, Action::Migrate) => format!("would be migrated live: {}", c.reason),
+        (Voice::Review, Action::Rollback) => format!("would be rolled back: {}", c.reason),
     };
     let _ = writeln!(out, "  {}", p.paint(&format!("# {} {what}", c.address), BOLD));
     if c.requires_allow_lockout {
@@ -132,7 +185,14 @@ fn change(out: &mut String, c: &ChangeDoc, p: &Painter) {
     }
     if c.requires_allow_destroy {
         let lost = if is_access(c) { "access is removed" } else { "messages or routes can be lost" };
-        let _ = writeln!(out, "  {}", p.paint(&format!("# needs --allow-destroy: {lost}"), RED));
+        let needs = match voice {
+            Voice::Review => format!(
+                "# apply would need --allow-destroy: {}",
+                lost.replace("can be", "could be").replace("is removed", "would be removed")
+            ),
+            _ => format!("# needs --allow-destroy: {lost}"),
+        };
+        let _ = writeln!(out, "  {}", p.paint(&needs, RED));
     }
     let _ = writeln!(out, "  {} {} {{", p.symbol(c.action), title(c));
     let before = c.before.as_ref().map(lines).unwrap_or_default();

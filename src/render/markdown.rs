@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use super::document::{DiagnosticDoc, PlanDocument};
-use super::human;
+use super::human::{self, Voice};
 use crate::diff::Action;
 
 /// GitHub's limit on a comment's body, in characters.
@@ -43,7 +43,12 @@ pub fn body_within(doc: &PlanDocument, limit: usize) -> String {
     let mut out = head(doc, limit);
     let plan: Vec<String> = human::render(doc, false).lines().map(diff_marked).collect();
     let whole: usize = plan.iter().map(|l| l.chars().count() + 1).sum();
-    out += "<details><summary>Full plan</summary>\n\n```diff\n";
+    let comparing = matches!(Voice::of(doc), Voice::Compare { .. });
+    out += if comparing {
+        "<details><summary>All differences</summary>\n\n```diff\n"
+    } else {
+        "<details><summary>Full plan</summary>\n\n```diff\n"
+    };
     let room = limit.saturating_sub(out.chars().count() + RESERVE);
     if whole <= room {
         for line in &plan {
@@ -66,11 +71,15 @@ pub fn body_within(doc: &PlanDocument, limit: usize) -> String {
         shown += 1;
     }
     let command = if doc.origin.diff { "warren diff" } else { "warren plan" };
+    let (what, above) = if comparing {
+        ("list of differences", "the summary and the warnings are above")
+    } else {
+        ("plan", "the summary, the warnings and everything destroyed are above")
+    };
     let _ = write!(
         out,
-        "```\n\n**The plan is cut here** ({shown} of {} lines) to fit a comment of {LIMIT} characters: \
-         the summary, the warnings and everything destroyed are above. Run `{command}` (or read the job's log) \
-         for all of it.\n\n</details>\n",
+        "```\n\n**The {what} is cut here** ({shown} of {} lines) to fit a comment of {LIMIT} characters: \
+         {above}. Run `{command}` (or read the job's log) for all of it.\n\n</details>\n",
         plan.len()
     );
     out
@@ -101,9 +110,13 @@ fn head(doc: &PlanDocument, limit: usize) -> String {
         out += "\n";
     }
     if let Some(picture) = doc.origin.picture.as_ref().filter(|p| p.chars().count() < share) {
+        let around = match Voice::of(doc) {
+            Voice::Compare { .. } => "the differences",
+            _ => "the change",
+        };
         let _ = writeln!(
             out,
-            "<details><summary>Routing around the change</summary>\n\n```mermaid\n{picture}```\n\n</details>\n"
+            "<details><summary>Routing around {around}</summary>\n\n```mermaid\n{picture}```\n\n</details>\n"
         );
     }
     if !doc.warnings.is_empty() {
@@ -132,36 +145,62 @@ fn listed_within(diagnostics: &[DiagnosticDoc], icon: &str, room: usize) -> Stri
     out
 }
 
-/// The warning block, first: what is destroyed or replaced, by name.
+/// The warning block, first: what is destroyed or replaced, by name. Two
+/// environments compared have a note instead: what differs in a way no
+/// broker changes in place.
 fn warning(out: &mut String, doc: &PlanDocument) {
     let of = |a: Action| doc.changes.iter().filter(move |c| c.action == a);
+    if let Voice::Compare { .. } = Voice::of(doc) {
+        let fixed = || of(Action::Update).filter(|c| c.reason.ends_with(crate::diff::NOT_IN_PLACE));
+        let n = fixed().count();
+        if n > 0 {
+            let _ = writeln!(
+                out,
+                "> [!NOTE]\n> {n} object(s) differ in what cannot change in place on a broker: {}.\n",
+                names(fixed())
+            );
+        }
+        return;
+    }
     let (destroy, replace) = (of(Action::Destroy).count(), of(Action::Replace).count());
     let (migrate, rollback) = (of(Action::Migrate).count(), of(Action::Rollback).count());
     if destroy + replace + migrate + rollback == 0 {
         return;
     }
+    // A change reviewed (`diff OLD NEW`) says what applying it would do.
+    let review = Voice::of(doc) == Voice::Review;
+    let (will, applied) = if review { ("would", " if applied") } else { ("will", "") };
     *out += "> [!WARNING]\n";
     if destroy > 0 {
-        let _ = writeln!(out, "> {destroy} object(s) will be **destroyed**: {}.", names(of(Action::Destroy)));
+        let _ =
+            writeln!(out, "> {destroy} object(s) {will} be **destroyed**{applied}: {}.", names(of(Action::Destroy)));
     }
     if replace > 0 {
+        let can = if review { "could" } else { "can" };
         let _ = writeln!(
             out,
-            "> {replace} object(s) will be **destroyed and recreated**; messages or routes can be lost: {}.",
+            "> {replace} object(s) {will} be **destroyed and recreated**{applied}; messages or routes {can} be lost: {}.",
             names(of(Action::Replace))
         );
     }
     if migrate > 0 {
-        let _ = writeln!(out, "> {migrate} queue(s) will be **migrated live** to a replacement, with no message loss.");
+        let _ = writeln!(
+            out,
+            "> {migrate} queue(s) {will} be **migrated live** to a replacement{applied}, with no message loss."
+        );
     }
     if rollback > 0 {
         let _ = writeln!(
             out,
-            "> {rollback} migration(s) in flight will be **rolled back** to their old queue, with no message loss."
+            "> {rollback} migration(s) in flight {will} be **rolled back** to their old queue{applied}, with no message loss."
         );
     }
     if doc.summary.requires_allow_destroy {
-        *out += "> Apply refuses this plan without `--allow-destroy`.\n";
+        *out += if review {
+            "> Apply would refuse this change without `--allow-destroy`.\n"
+        } else {
+            "> Apply refuses this plan without `--allow-destroy`.\n"
+        };
     }
     if doc.summary.requires_allow_lockout {
         *out +=

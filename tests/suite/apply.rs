@@ -1001,6 +1001,61 @@ fn an_unreachable_broker_is_a_clear_error() {
     }
 }
 
+/// `--url` as users paste it from the management UI, with the API's own
+/// path: the same broker. A path under which no management API answers is
+/// said as such, never as an object that changed since the plan.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_url_with_the_api_path_reaches_the_management_api() {
+    let case = Case::new("t-apply-api-path", &[], &[]);
+    case.file("topology.toml", ERRORS_TOPOLOGY);
+    case.file("warren.toml", "[project]\nname = \"t-apply-api-path\"\n");
+    let path = case.path();
+    for tail in ["/api", "/api/"] {
+        let url = format!("{}{tail}", case.broker.url.trim_end_matches('/'));
+        let run = case.warren(&["plan", &path], &[("WARREN_URL", Some(&url))]);
+        assert_eq!(run.code, 0, "{url}: {}{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("+ exchange \"x\""), "{}", run.stdout);
+    }
+    let url = format!("{}/rabbit", case.broker.url.trim_end_matches('/'));
+    let run = case.warren(&["plan", &path], &[("WARREN_URL", Some(&url))]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let shown = case.broker.shown_url();
+    let expected = format!("{shown}/rabbit is not a RabbitMQ management API: {shown}/rabbit/api/overview is not found");
+    assert!(crate::common::squash(&run.stderr).contains(&crate::common::squash(&expected)), "{}", run.stderr);
+    assert!(run.stderr.contains("http://HOST:15672"), "{}", run.stderr);
+    assert!(!run.stderr.contains("since the plan"), "{}", run.stderr);
+}
+
+/// `--url` at the broker's AMQP port: the port answers in AMQP, and the
+/// error says so and where the management API usually is.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn an_amqp_port_in_the_url_is_named() {
+    let mut case = Case::new("t-apply-amqp-port", &[], &[]);
+    case.file("topology.toml", ERRORS_TOPOLOGY);
+    case.file("warren.toml", "[project]\nname = \"t-apply-amqp-port\"\n");
+    let amqp = url::Url::parse(case.broker.amqp().expect("WARREN_TEST_AMQP_URL is set")).unwrap();
+    let secret = "amqp-port-pw-Q2w9";
+    case.secrets.push(secret.into());
+    let url = format!("http://guest:{secret}@{}:{}", amqp.host_str().unwrap(), amqp.port().unwrap());
+    let path = case.path();
+    for args in [vec!["plan", path.as_str()], vec!["apply", path.as_str(), "--auto-approve"]] {
+        let run = case.warren(&args, &[("WARREN_URL", Some(&url))]);
+        assert_eq!(run.code, 1, "{args:?}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("answers in AMQP, not HTTP"), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(
+                "this looks like an AMQP port; --url is the management API, usually port 15672 (https 15671)"
+            ),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("invalid HTTP version parsed"), "{}", run.stderr);
+    }
+    assert!(!case.broker.exists(&format!("vhosts/{}", seg(&case.vhost))));
+}
+
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_wrong_password_is_a_clear_error() {

@@ -33,8 +33,10 @@ fn detailed_exitcode_is_two_when_there_are_changes() {
 #[test]
 fn the_json_document_is_versioned_and_drives_the_other_views() {
     let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--format", "json"]);
-    let doc: warren::render::PlanDocument = serde_json::from_str(&run.stdout).expect("the JSON is a plan document");
+    let mut doc: warren::render::PlanDocument = serde_json::from_str(&run.stdout).expect("the JSON is a plan document");
     assert_eq!(doc.format_version, warren::render::FORMAT_VERSION);
+    // Who made it sets the wording, and is not part of the document.
+    doc.origin.diff = true;
     let human = warren(&["diff", "tests/diff/shop-v1", "examples/shop"]);
     assert_eq!(warren::render::human::render(&doc, false), human.stdout, "human view drawn from the same document");
 }
@@ -162,7 +164,7 @@ fn a_ten_thousand_queue_comment_fits_github_and_keeps_what_matters() {
     let md = &run.stdout;
     assert!(md.chars().count() <= 65_536, "{} characters", md.chars().count());
     assert!(md.starts_with("<!-- warren:diff project=default -->\n"), "{:.200}", md);
-    assert!(md.contains("> 1 object(s) will be **destroyed**: queue \"gone\""), "{:.2000}", md);
+    assert!(md.contains("> 1 object(s) would be **destroyed** if applied: queue \"gone\""), "{:.2000}", md);
     assert!(md.contains(" to add, 0 to change, 1 to destroy, 0 to migrate.**"), "{:.2000}", md);
     assert!(md.contains("**The plan is cut here**"), "the plan is cut, and says so");
     assert!(md.trim_end().ends_with("</details>"), "the folded section is closed");
@@ -185,4 +187,83 @@ fn diff_at_a_revision_of_the_current_directory_reads_its_project_file_and_leaves
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.starts_with("<!-- warren:diff project=orders -->"), "{}", run.stdout);
     assert!(run.stdout.contains("The two topologies match."), "{}", run.stdout);
+}
+
+/// The wording of a plan: what a comparison or a review must not say.
+const ACTING: [&str; 7] =
+    ["will be", "will perform", "are lost", "updated in place", "destroyed", "Plan:", "apply refuses"];
+
+/// Issue 27, item 4: two environments compared are not an apply. Each
+/// difference is said as one ("only in staging", "only in prod",
+/// "differs"), an argument that cannot change in place as such, in every
+/// format; the base's finding is said once.
+#[test]
+fn two_environments_compared_speak_of_differences_not_actions() {
+    let args = ["diff", "tests/diff/environments", "--env", "staging", "--env", "prod"];
+    for format in ["human", "markdown", "json", "github"] {
+        let mut all = args.to_vec();
+        all.extend(["--format", format]);
+        let run = crate::common::warren_env(&all, &[("GITHUB_STEP_SUMMARY", None)]);
+        assert_eq!(run.code, 0, "{format}: {}", run.stderr);
+        let said = if format == "json" {
+            let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+            let reasons: Vec<&str> =
+                doc["changes"].as_array().unwrap().iter().map(|c| c["reason"].as_str().unwrap()).collect();
+            assert_eq!(
+                reasons,
+                [
+                    "differs",
+                    "only in prod",
+                    "only in prod",
+                    "only in staging",
+                    "only in staging",
+                    "differs in arguments.x-max-priority, which cannot change in place",
+                ],
+                "{}",
+                run.stdout
+            );
+            reasons.join("\n")
+        } else {
+            run.stdout.clone()
+        };
+        for word in ACTING {
+            assert!(!said.contains(word), "{format} says {word:?}:\n{said}");
+        }
+        // The base's finding, once, not once per environment; prod's own once.
+        for finding in ["exchange \"parcels.unused\" has no binding", "queue \"parcels.audit\" has no dead-letter"] {
+            assert_eq!(run.stderr.matches(finding).count(), 1, "{format}: {finding}\n{}", run.stderr);
+        }
+        if matches!(format, "human" | "markdown") {
+            insta::assert_snapshot!(format!("environments-staging-prod-{format}"), run.stdout);
+        }
+    }
+}
+
+/// `diff OLD NEW` reviews a change: what applying it would do, in the
+/// conditional, with the plan's last line as terraform's.
+#[test]
+fn a_change_reviewed_says_what_applying_it_would_do() {
+    let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for word in ["will be", "will perform", "are lost"] {
+        assert!(!run.stdout.contains(word), "says {word:?}:\n{}", run.stdout);
+    }
+    assert!(run.stdout.contains("# queue \"orders\" in vhost \"/\" would be destroyed if applied: "), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("# policy \"orders-limits\" in vhost \"/\" would be updated in place"),
+        "{}",
+        run.stdout
+    );
+    let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    for c in doc["changes"].as_array().unwrap() {
+        assert!(!c["reason"].as_str().unwrap().contains("are lost"), "{c}");
+    }
+    // Offline, no password is compared or set: an unset password variable
+    // is nothing to say (it was a warning per user, "to create the user").
+    let run = crate::common::warren_env(
+        &["diff", "examples/order-events", "examples/order-events"],
+        &[("FULFILLMENT_PASSWORD", None), ("ANALYTICS_PASSWORD", None)],
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{}", run.stdout);
 }

@@ -57,6 +57,15 @@ lint_allow = ["quorum-without-dlx"]
 source = "orders"
 queue = "orders.created"
 routing_key = "order.created"
+
+[queues."orders.audit"]
+type = "quorum"
+lint_allow = ["quorum-without-dlx"]
+
+[[bindings]]
+source = "orders"
+queue = "orders.audit"
+routing_key = "order.#"
 "#;
 
 const USERS_FILE: &str = r#"[users.lint-audit]
@@ -111,6 +120,8 @@ fn the_shared_queue_incident_is_found_in_the_files_and_on_the_broker_and_the_pri
     };
     let mut audit = Traffic::consumers(&as_user("lint-audit", "audit-secret"));
     audit.add_consumer("orders.created", Duration::ZERO);
+    // Audit also reads a queue of its own, which the fix must leave it.
+    audit.add_consumer("orders.audit", Duration::ZERO);
     let mut billing = Traffic::consumers(&as_user("lint-billing", "billing-secret"));
     let billing_old = billing.add_consumer("orders.created", Duration::ZERO);
     let consumed = |f: &Json| f["message"].as_str().unwrap().contains("is consumed by");
@@ -128,6 +139,7 @@ fn the_shared_queue_incident_is_found_in_the_files_and_on_the_broker_and_the_pri
     let (add, permissions) = help
         .split_once("# put in place of these users' [permissions]:\n")
         .unwrap_or_else(|| panic!("the fix says which permissions to replace: {help}"));
+    assert!(permissions.contains(r"orders\.audit"), "audit keeps the queue it consumes: {permissions}");
     let add = add.split_once("# add to the files:\n").unwrap().1;
     assert!(add.contains("[queues.\"orders.created.lint-billing\"]"), "{add}");
     std::fs::write(dir.path().join("fix.toml"), format!("vhosts = [\"{VHOST}\"]\n\n{add}")).unwrap();
@@ -136,6 +148,8 @@ fn the_shared_queue_incident_is_found_in_the_files_and_on_the_broker_and_the_pri
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     billing.stop_consumer(billing_old);
     billing.add_consumer("orders.created.lint-billing", Duration::ZERO);
+    // Under the new permissions, audit still may consume its own queue.
+    audit.try_add_consumer("orders.audit", Duration::ZERO, 10).expect("the fix leaves audit its own queue");
 
     assert_eq!(of_code(&broker, &[&path], "shared-queue"), Vec::<Json>::new());
     let live = live_until(&broker, &path, "shared-queue", |f| f.is_empty());
