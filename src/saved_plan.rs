@@ -46,6 +46,11 @@ pub struct SavedPlan {
     /// The environment the plan is of, in a plan of several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,
+    /// The project the plan was made for, when `--project` or
+    /// `WARREN_PROJECT` named it (a project file among `files` names its
+    /// own): apply acts for the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// The saved plan of several environments (`plan --env ... --out`): one
@@ -169,6 +174,7 @@ mod tests {
                 text: "vhosts = [\"/\"]\n[users.u]\npassword_env = \"U_PASSWORD\"\n".into(),
             }],
             environment: None,
+            project: None,
         }
     }
 

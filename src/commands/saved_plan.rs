@@ -39,6 +39,7 @@ pub fn saved(planned: &Planned, path: &Path, replace: &[String], environment: Op
             })
             .collect(),
         environment: environment.map(str::to_string),
+        project: planned.desired.project.name.clone(),
     }
 }
 
@@ -111,10 +112,14 @@ pub fn saved_input(path: &Path, saved: SavedPlan, replace: &[String], out: Outpu
             saved.warren_version
         );
     }
-    let desired = match &saved.environment {
+    let mut desired = match &saved.environment {
         None => desired::load_texts(&saved.path, saved.texts()),
         Some(env) => desired::environment_texts(&saved.path, saved.texts(), env),
     };
+    // A project named on plan's command line, not in a project file.
+    if desired.project.name.is_none() {
+        desired.project.name.clone_from(&saved.project);
+    }
     Ok(ApplyInput { desired, path: saved.path.clone(), replace: saved.replace.clone(), saved: Some(saved) })
 }
 
