@@ -66,7 +66,7 @@ pub struct SavedPlans {
 /// What a saved-plan file holds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Saved {
-    One(SavedPlan),
+    One(Box<SavedPlan>),
     Environments(SavedPlans),
 }
 
@@ -104,7 +104,7 @@ pub fn write(plan: &impl Serialize, path: &Path) -> Result<(), Diagnostic> {
 /// Reads a saved plan's text; `path` names it in the diagnostics.
 pub fn parse(text: &str, path: &Path) -> Result<SavedPlan, Diagnostic> {
     match parse_any(text, path)? {
-        Saved::One(plan) => Ok(plan),
+        Saved::One(plan) => Ok(*plan),
         Saved::Environments(_) => Err(Diagnostic::error(
             "saved-plan",
             format!("{} is the saved plan of several environments", path.display()),
@@ -136,7 +136,7 @@ pub fn parse_any(text: &str, path: &Path) -> Result<Saved, Diagnostic> {
     if value.get("environments").is_some() {
         serde_path_to_error::deserialize(value).map(Saved::Environments).map_err(at)
     } else {
-        serde_path_to_error::deserialize(value).map(Saved::One).map_err(at)
+        serde_path_to_error::deserialize(value).map(|plan| Saved::One(Box::new(plan))).map_err(at)
     }
 }
 
