@@ -187,6 +187,16 @@ fn restore(broker: &TestBroker, before: &Before) {
     }
 }
 
+/// Puts the node back as [`Before`] found it when dropped, a failed
+/// assertion included.
+struct Restore<'a>(&'a TestBroker, Before);
+
+impl Drop for Restore<'_> {
+    fn drop(&mut self) {
+        restore(self.0, &self.1);
+    }
+}
+
 /// Runs one block with bash in `dir`, as a user's shell would: `warren` on
 /// PATH, `WARREN_URL` the test node, no other `WARREN_` variable.
 fn run(dir: &Path, script: &str, bin_dir: &Path, url: &str) -> (i32, String) {
@@ -208,7 +218,7 @@ fn run(dir: &Path, script: &str, bin_dir: &Path, url: &str) -> (i32, String) {
 fn every_runnable_block_of_the_readme_and_the_docs_runs_as_written() {
     let _turn = common::alone();
     let broker = TestBroker::from_env();
-    let before = before(&broker);
+    let _restore = Restore(&broker, before(&broker));
     let bin = assert_cmd::cargo::cargo_bin("warren");
     let bin_dir: PathBuf = bin.parent().unwrap().to_path_buf();
     let mut failures = Vec::new();
@@ -241,7 +251,6 @@ fn every_runnable_block_of_the_readme_and_the_docs_runs_as_written() {
             }
         }
     }
-    restore(&broker, &before);
     assert!(ran > 0, "no runnable block found");
     assert!(failures.is_empty(), "{} block(s) did not run as written:\n\n{}", failures.len(), failures.join("\n\n"));
 }
