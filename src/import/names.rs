@@ -1,6 +1,6 @@
 //! File names for imported vhosts: a safe slug of the vhost name.
 //!
-//! The rule (also in the README): `/` is `default.toml`. Otherwise ASCII
+//! The rule (also in docs/guide.md, "Import"): `/` is `default.toml`. Otherwise ASCII
 //! letters, digits, `-`, `_` and `.` are kept and every other character
 //! becomes `_`; a leading `.` becomes `_` too, and the slug is cut at 100
 //! characters. A vhost whose queues are split over further files (see

@@ -1,6 +1,6 @@
 //! Every lint rule: its stable code, default severity and one line on what
-//! it finds. `docs/lint.md` has a section per code; a test keeps the two,
-//! and the README's list, in step.
+//! it finds. `docs/lint.md` has a section per code; a test keeps the two
+//! in step.
 //!
 //! The checks that find what the broker would refuse (`dangling-binding`,
 //! `argument-for-other-type`, …) are not rules: no setting can let such

@@ -1,6 +1,6 @@
 //! The plan as a versioned, documented JSON document (`--format json`).
 //! The human and markdown views are drawn from this same document, so the
-//! three can never disagree. Schema: README, "Plan JSON".
+//! three can never disagree. Schema: docs/guide.md, "Plan JSON".
 
 use serde::{Deserialize, Serialize};
 

@@ -16,6 +16,7 @@ mod broker_behaviour;
 mod ci;
 mod diff;
 mod docs;
+mod docs_walk;
 mod environments;
 mod environments_broker;
 mod export;

@@ -277,3 +277,22 @@ fn plan_out_against_an_export_writes_a_saved_plan() {
     assert_eq!(saved["live_fingerprint"].as_str().unwrap().len(), 16);
     assert_eq!(saved["plan_fingerprint"].as_str().unwrap().len(), 16);
 }
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_plan_saved_for_a_project_named_on_the_command_line_is_applied_as_that_project() {
+    let case = Case::new("saved-plan-named-project", &[]);
+    case.topology(TOPOLOGY);
+    case.save_plan(&[("WARREN_PROJECT", Some("named-once"))]);
+    // The saved plan says which project it was made for: apply needs no
+    // --project again, and applies as that one.
+    let run = case.apply_saved(&[], &[("WARREN_PROJECT", None)]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let path = case.topology_path();
+    let again = case.warren(&["plan", &path, "--detailed-exitcode"], &[("WARREN_PROJECT", Some("named-once"))]);
+    assert_eq!(again.code, 0, "the saved plan was not applied as project named-once:\n{}", again.stdout);
+    // Another project named with it is a mismatch, not a silent switch.
+    case.save_plan(&[("WARREN_PROJECT", Some("named-once"))]);
+    let run = case.apply_saved(&[], &[("WARREN_PROJECT", Some("someone-else"))]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+}
