@@ -416,6 +416,29 @@ async fn retire_or_keep(broker: &impl Broker, v: &str, q: &str, kind: QueueType,
     }
 }
 
+/// Why queue `q` of `kind` may not be deleted without --allow-destroy, as
+/// it answers right before (see [`empty_and_unused`]); `None` when it is
+/// empty and unused, or gone. For the queues whose deletion the broker
+/// does not guard: a plan found them empty and unused from counts that lag.
+pub async fn busy(
+    broker: &impl Broker,
+    v: &str,
+    q: &str,
+    kind: QueueType,
+    settle: Duration,
+) -> Result<Option<String>, BrokerError> {
+    Ok(match empty_and_unused(broker, v, q, kind, settle).await? {
+        Emptiness::Empty | Emptiness::Gone => None,
+        Emptiness::Busy(r) => Some(format!(
+            "it holds {} ready and {} unacknowledged message(s) and has {} consumer(s) right before deletion",
+            r.ready, r.unacked, r.consumers
+        )),
+        Emptiness::Leaderless(why) => {
+            Some(format!("it has no leader right before deletion ({why}), so its reading of 0 messages proves nothing"))
+        }
+    })
+}
+
 /// What the last look before deleting a queue found.
 enum Emptiness {
     Empty,
