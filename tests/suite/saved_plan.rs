@@ -3,9 +3,10 @@
 //!
 //! Reads `WARREN_TEST_URL` as `scripts/test` sets it; the broker tests fail
 //! without it. Each test works in its own vhost, named after it, alone on
-//! the node ([`crate::common::Turn`]): warren's inventory is one global
-//! parameter that every apply rewrites, and it is part of the live state a saved plan checks, so
-//! one test's apply would make another's saved plan stale.
+//! the node ([`crate::common::Turn`]): warren's records are one global
+//! parameter that every apply rewrites, and a project's records are part of
+//! what its saved plan checks, so one test's apply in project `default`
+//! would make another's saved plan stale.
 
 use serde_json::json;
 
