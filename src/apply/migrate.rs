@@ -401,7 +401,7 @@ async fn retire_or_keep(broker: &impl Broker, v: &str, q: &str, kind: QueueType,
             }
         }
         Ok(Emptiness::Busy(r)) if r.idle_by_its_own_count() => kept(format!(
-            "it has no consumer and no ready message, but a client holds {} of its message(s) unacknowledged (basic.get), as the queue totals still count a settling interval later. Nothing routes to it any more; delete it once they are acknowledged.",
+            "it has no consumer and no ready message, but the queue totals still count {} unacknowledged message(s) a settling interval later: a client holds them (basic.get), or the totals are late. Nothing routes to it any more; delete it once they are acknowledged.",
             r.unacked
         )),
         Ok(Emptiness::Busy(r)) => kept(format!(
