@@ -265,7 +265,14 @@ async fn drain_wait(broker: &impl Broker, q: &Drained<'_>, drain: Drain, events:
         }
         history.push((now, r));
         show(&r, rate(&history), None);
-        let zero_since = history.iter().rev().take_while(|(_, x)| x.ready == 0 && x.unacked == 0).last();
+        // Drained: the queue's own count and the totals both at zero for
+        // longer than the totals can lag, so that the zeros are fresh
+        // facts; the consumers, from the queue itself, as last read. Totals
+        // that lag can only make the wait longer: a consumer holding
+        // messages keeps its queue from counting as drained, and one that
+        // leaves gives its messages back as ready ones, which the queue
+        // itself counts at once.
+        let zero_since = history.iter().rev().take_while(|(_, x)| x.empty()).last();
         if let Some((since, _)) = zero_since
             && now.duration_since(*since) >= drain.settle
         {
