@@ -93,8 +93,9 @@ pub enum Command {
         /// declare.
         #[arg(long, value_name = "VHOST", requires = "state")]
         vhost: Option<String>,
-        /// Also save the plan to this file, for `warren apply FILE`: it holds the files' text
-        /// and fingerprints of the live state and of the plan (never credentials or $VARIABLE values).
+        /// Also save the plan to this file, for `warren apply FILE`: it holds the files' text, a
+        /// digest of each live object the plan depends on, and a fingerprint of the plan (never
+        /// credentials or $VARIABLE values).
         #[arg(long, value_name = "PLANFILE")]
         out: Option<PathBuf>,
         /// Plan these environments of the project (warren.toml), each on its own broker, in one
@@ -107,7 +108,10 @@ pub enum Command {
     /// Plan, ask, and carry the plan out on the broker.
     Apply {
         /// A topology file, or a directory of them; or a saved plan (`plan --out`), which is
-        /// carried out exactly, and refused (exit 4) if the broker changed since it was made.
+        /// carried out exactly, and refused (exit 4), naming what changed, if what it depends on
+        /// changed on the broker since it was made: the objects the files declare, those the
+        /// project owns, the bindings and policies that reach them, the project's records. Other
+        /// objects, such as queues applications declare for themselves, may change meanwhile.
         #[arg(default_value = "topology")]
         path: PathBuf,
         /// Do not ask for confirmation (needed when there is no terminal).

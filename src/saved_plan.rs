@@ -1,15 +1,17 @@
 //! The saved-plan file that `plan --out` writes and `apply PLANFILE` reads.
 //!
-//! It holds the topology files' text and two fingerprints, not the steps:
-//! apply re-plans from exactly those texts against the broker as it is then,
-//! and carries the plan out only when the broker and the plan are the ones
-//! that were reviewed. Steps would have to be trusted blindly; a re-plan that
-//! must come out identical gives the same guarantee with the normal checks.
+//! It holds the topology files' text, a digest of each live object the plan
+//! depends on and a fingerprint of the plan, not the steps: apply re-plans
+//! from exactly those texts against the broker as it is then, and carries
+//! the plan out only when those objects and the plan are the ones that were
+//! reviewed. Steps would have to be trusted blindly; a re-plan that must
+//! come out identical gives the same guarantee with the normal checks.
 //!
 //! Never stored: credentials (the origin is printed without them) and
 //! password values (only the files' text, which names `password_env`
 //! variables, not their values).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -18,8 +20,9 @@ use crate::diagnostic::Diagnostic;
 
 /// The key that marks a saved plan; its value is the format version.
 pub const MARKER: &str = "warren_saved_plan";
-/// Bumped on any incompatible change to the file.
-pub const FORMAT_VERSION: u32 = 1;
+/// Bumped on any incompatible change to the file. 2: a digest per object
+/// the plan depends on (`depends_on`) instead of one of the whole live state.
+pub const FORMAT_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,8 +39,9 @@ pub struct SavedPlan {
     pub path: PathBuf,
     /// The `--replace` queues of the plan.
     pub replace: Vec<String>,
-    /// [`crate::fingerprint::live`] of the live state the plan was made from.
-    pub live_fingerprint: String,
+    /// [`crate::fingerprint::depends_on`]: the live objects the plan
+    /// depends on, as they were when it was made, by name.
+    pub depends_on: BTreeMap<String, String>,
     /// [`plan_fingerprint`] of the plan.
     pub plan_fingerprint: String,
     /// The topology files, in the order they were read: for an
@@ -166,7 +170,7 @@ mod tests {
             origin: "http://127.0.0.1:15672".into(),
             path: "topology".into(),
             replace: vec!["orders".into()],
-            live_fingerprint: "0123456789abcdef".into(),
+            depends_on: BTreeMap::from([("queue \"orders\" in vhost \"/\"".into(), "0123456789abcdef".into())]),
             plan_fingerprint: "fedcba9876543210".into(),
             files: vec![SavedFile {
                 path: "topology/a.toml".into(),
@@ -196,7 +200,7 @@ mod tests {
         write(&sample(), &file).unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(looks_saved(&text));
-        assert!(text.contains("\"warren_saved_plan\": 1"), "{text}");
+        assert!(text.contains("\"warren_saved_plan\": 2"), "{text}");
         assert_eq!(read(&file).unwrap(), sample());
     }
 
@@ -210,7 +214,7 @@ mod tests {
             (&full[..full.len() / 2], "cut short"),
             ("{\"files\": []}", "no \"warren_saved_plan\" marker"),
             ("[1, 2]", "no \"warren_saved_plan\" marker"),
-            (&full.replace("\"warren_saved_plan\":1", "\"warren_saved_plan\":2"), "format version is 2"),
+            (&full.replace("\"warren_saved_plan\":2", "\"warren_saved_plan\":3"), "format version is 3"),
             (&full.replace("\"origin\"", "\"origin_\""), "unknown field"),
         ];
         for (text, expected) in cases {

@@ -17,8 +17,9 @@ use super::migrate::{self, Drain};
 use super::recheck;
 use super::recorder::Recorder;
 use super::rollback;
-use crate::broker::Broker;
+use crate::broker::{Broker, BrokerError};
 use crate::journal::{StepOutcome, migration_id};
+use crate::model::QueueType;
 use crate::model::Topology;
 use crate::plan::{MigrationPlan, Op, Plan, Step};
 
@@ -195,6 +196,17 @@ fn resuming(m: &MigrationPlan, from: usize) -> Event {
 
 async fn run_step<B: Broker>(broker: &B, step: &Step, ctx: &Context<B>) -> Result<(), Failure> {
     match &step.op {
+        // Quorum queues refuse if-empty and if-unused, and streams ignore
+        // them (reference 1.5): without --allow-destroy, the queue itself
+        // says right before whether it is still empty and unused, as the
+        // plan found it from counts that lag.
+        Op::DeleteQueue { vhost, name, kind } if ctx.guard_deletes && *kind != QueueType::Classic => {
+            if let Some(reason) = migrate::busy(broker, vhost, name, *kind, ctx.drain.settle).await? {
+                let action = format!("delete queue \"{name}\" in vhost \"{vhost}\"");
+                return Err(Failure::Broker(BrokerError::Unsafe { action, reason }));
+            }
+            Ok(super::op::run(broker, &step.op, ctx.guard_deletes, None).await?)
+        }
         Op::PutUser { user } => {
             let password = ctx.passwords.get(&user.name).map(String::as_str);
             Ok(super::op::run(broker, &step.op, ctx.guard_deletes, password).await?)

@@ -168,10 +168,10 @@ pub async fn carry_out(
             return await_drained(broker, &q, drain, events).await.map(|()| None);
         }
         Step::Retire { queue, kind, if_busy: IfBusy::Pause } => {
-            return retire(broker, vhost, queue, *kind).await.map(|()| None);
+            return retire(broker, vhost, queue, *kind, drain.settle).await.map(|()| None);
         }
         Step::Retire { queue, kind, if_busy: IfBusy::Keep } => {
-            return Ok(retire_or_keep(broker, vhost, queue, *kind).await);
+            return Ok(retire_or_keep(broker, vhost, queue, *kind, drain.settle).await);
         }
     };
     super::op::run(broker, &op, false, None).await?;
@@ -265,7 +265,14 @@ async fn drain_wait(broker: &impl Broker, q: &Drained<'_>, drain: Drain, events:
         }
         history.push((now, r));
         show(&r, rate(&history), None);
-        let zero_since = history.iter().rev().take_while(|(_, x)| x.ready == 0 && x.unacked == 0).last();
+        // Drained: the queue's own count and the totals both at zero for
+        // longer than the totals can lag, so that the zeros are fresh
+        // facts; the consumers, from the queue itself, as last read. Totals
+        // that lag can only make the wait longer: a consumer holding
+        // messages keeps its queue from counting as drained, and one that
+        // leaves gives its messages back as ready ones, which the queue
+        // itself counts at once.
+        let zero_since = history.iter().rev().take_while(|(_, x)| x.empty()).last();
         if let Some((since, _)) = zero_since
             && now.duration_since(*since) >= drain.settle
         {
@@ -360,9 +367,10 @@ fn rate(history: &[(Instant, Reading)]) -> f64 {
 /// Deletes a migration's old queue `p`: the point of no return. Checked
 /// right before: classic queues by the broker (if-empty, if-unused),
 /// others by warren, since quorum queues refuse those flags and streams
-/// ignore them. A busy queue pauses the migration.
-async fn retire(broker: &impl Broker, v: &str, p: &str, kind: QueueType) -> Result<(), Failure> {
-    match empty_and_unused(broker, v, p, kind).await? {
+/// ignore them. A busy queue pauses the migration. `settle`: see
+/// [`empty_and_unused`].
+async fn retire(broker: &impl Broker, v: &str, p: &str, kind: QueueType, settle: Duration) -> Result<(), Failure> {
+    match empty_and_unused(broker, v, p, kind, settle).await? {
         Emptiness::Gone => return Ok(()),
         Emptiness::Busy(r) => {
             return Err(Failure::Paused(format!(
@@ -389,9 +397,9 @@ async fn retire(broker: &impl Broker, v: &str, p: &str, kind: QueueType) -> Resu
 /// Deletes a rolled-back migration's new queue `q` when it is empty and
 /// unused, checked as [`retire`] does; otherwise it stays for its
 /// consumers, and this says why.
-async fn retire_or_keep(broker: &impl Broker, v: &str, q: &str, kind: QueueType) -> Option<String> {
+async fn retire_or_keep(broker: &impl Broker, v: &str, q: &str, kind: QueueType, settle: Duration) -> Option<String> {
     let kept = |why: String| Some(format!("Queue \"{q}\" was kept: {why}"));
-    match empty_and_unused(broker, v, q, kind).await {
+    match empty_and_unused(broker, v, q, kind, settle).await {
         Ok(Emptiness::Empty) => {
             let op = Op::DeleteQueue { vhost: v.to_string(), name: q.to_string(), kind };
             match super::op::run(broker, &op, kind == QueueType::Classic, None).await {
@@ -399,6 +407,10 @@ async fn retire_or_keep(broker: &impl Broker, v: &str, q: &str, kind: QueueType)
                 Err(e) => kept(format!("{e}.")),
             }
         }
+        Ok(Emptiness::Busy(r)) if r.idle_by_its_own_count() => kept(format!(
+            "it has no consumer and no ready message, but the queue totals still count {} unacknowledged message(s) a settling interval later: a client holds them (basic.get), or the totals are late. Nothing routes to it any more; delete it once they are acknowledged.",
+            r.unacked
+        )),
         Ok(Emptiness::Busy(r)) => kept(format!(
             "it holds {} ready and {} unacknowledged message(s) that arrived during the migration, and has {} consumer(s). Nothing routes to it any more; delete it once its consumers have drained it.",
             r.ready, r.unacked, r.consumers
@@ -411,6 +423,29 @@ async fn retire_or_keep(broker: &impl Broker, v: &str, q: &str, kind: QueueType)
     }
 }
 
+/// Why queue `q` of `kind` may not be deleted without --allow-destroy, as
+/// it answers right before (see [`empty_and_unused`]); `None` when it is
+/// empty and unused, or gone. For the queues whose deletion the broker
+/// does not guard: a plan found them empty and unused from counts that lag.
+pub async fn busy(
+    broker: &impl Broker,
+    v: &str,
+    q: &str,
+    kind: QueueType,
+    settle: Duration,
+) -> Result<Option<String>, BrokerError> {
+    Ok(match empty_and_unused(broker, v, q, kind, settle).await? {
+        Emptiness::Empty | Emptiness::Gone => None,
+        Emptiness::Busy(r) => Some(format!(
+            "it holds {} ready and {} unacknowledged message(s) and has {} consumer(s) right before deletion",
+            r.ready, r.unacked, r.consumers
+        )),
+        Emptiness::Leaderless(why) => {
+            Some(format!("it has no leader right before deletion ({why}), so its reading of 0 messages proves nothing"))
+        }
+    })
+}
+
 /// What the last look before deleting a queue found.
 enum Emptiness {
     Empty,
@@ -421,20 +456,46 @@ enum Emptiness {
     Leaderless(String),
 }
 
-/// Whether a queue is empty and unused right now: fresh readings, never a
-/// shared listing, and for a quorum queue a leader that answered them.
-async fn empty_and_unused(broker: &impl Broker, v: &str, q: &str, kind: QueueType) -> Result<Emptiness, BrokerError> {
-    let Some((_, r)) = broker.read_queue(v, q, Freshness::Now).await? else { return Ok(Emptiness::Gone) };
-    if r.ready > 0 || r.unacked > 0 || r.consumers > 0 {
-        return Ok(Emptiness::Busy(r));
-    }
-    if kind == QueueType::Quorum {
-        let Some(leadership) = broker.queue_leadership(v, q).await? else { return Ok(Emptiness::Gone) };
-        if let Some(why) = without_leader(&leadership) {
-            return Ok(Emptiness::Leaderless(why));
+/// Whether a queue is empty and unused right now, as the queue itself
+/// answers (never a shared listing), and for a quorum queue a leader that
+/// answered.
+///
+/// The queue's own answer (a passive declare) is fresh: a message ready or
+/// a consumer is busy. Without either, nothing is unacknowledged but what
+/// a `basic.get` holds (a closed consumer's messages go back to the queue
+/// as ready ones), yet the queue totals, which count unacknowledged
+/// messages, lag up to one statistics interval: when they still say
+/// messages, the queue was busy a moment ago (or lost its leader), or a
+/// `basic.get` holds some. Totals listed `settle` later (more than one
+/// interval) count what the queue held since its own answer: they tell.
+async fn empty_and_unused(
+    broker: &impl Broker,
+    v: &str,
+    q: &str,
+    kind: QueueType,
+    settle: Duration,
+) -> Result<Emptiness, BrokerError> {
+    let mut confirming = false;
+    loop {
+        let Some((_, r)) = broker.read_queue(v, q, Freshness::Now).await? else { return Ok(Emptiness::Gone) };
+        if !r.idle_by_its_own_count() {
+            return Ok(Emptiness::Busy(r));
         }
+        if kind == QueueType::Quorum {
+            let Some(leadership) = broker.queue_leadership(v, q).await? else { return Ok(Emptiness::Gone) };
+            if let Some(why) = without_leader(&leadership) {
+                return Ok(Emptiness::Leaderless(why));
+            }
+        }
+        if r.empty() {
+            return Ok(Emptiness::Empty);
+        }
+        if confirming {
+            return Ok(Emptiness::Busy(r));
+        }
+        confirming = true;
+        tokio::time::sleep(settle).await;
     }
-    Ok(Emptiness::Empty)
 }
 
 #[cfg(test)]
@@ -442,7 +503,7 @@ mod tests {
     use super::*;
 
     fn reading(ready: u64, unacked: u64) -> Reading {
-        Reading { ready, unacked, consumers: 1 }
+        Reading { ready, unacked, consumers: 1, own_ready: ready }
     }
 
     fn readings(pairs: &[(u64, u64)]) -> Vec<Reading> {
@@ -474,6 +535,69 @@ mod tests {
     fn a_normal_drain_is_not_a_rise() {
         assert!(!keeps_rising(&readings(&[(500, 10), (400, 9), (300, 10), (200, 10), (100, 8), (0, 9), (0, 10)])));
         assert!(!keeps_rising(&readings(&[(0, 10), (0, 20), (0, 15), (0, 30)])), "it fell in between");
+    }
+
+    const V: &str = "v";
+
+    /// A broker with queue "q" of `kind` in vhost "v", holding `ready` messages.
+    async fn with_queue(kind: QueueType, ready: usize) -> crate::broker::Memory {
+        let m = crate::broker::Memory::new();
+        m.put_vhost(V, &Default::default(), &[]).await.unwrap();
+        m.declare_queue(V, &crate::testing::objects::queue("q", kind, Default::default())).await.unwrap();
+        for i in 0..ready {
+            assert!(m.publish(V, "", "q", &Default::default(), &i.to_string()).unwrap());
+        }
+        m
+    }
+
+    async fn emptiness(m: &crate::broker::Memory, kind: QueueType) -> Emptiness {
+        empty_and_unused(m, V, "q", kind, Duration::from_millis(10)).await.unwrap()
+    }
+
+    /// Issue 27, item 9: a rolled-back migration's new queue kept as "0
+    /// ready and 1 unacknowledged, 0 consumers", from totals that lagged.
+    #[tokio::test]
+    async fn totals_that_lag_behind_an_empty_unused_queue_do_not_keep_it() {
+        for kind in [QueueType::Classic, QueueType::Quorum] {
+            let m = with_queue(kind, 0).await;
+            m.lag_totals(V, "q", (0, 1), 1).unwrap();
+            assert!(matches!(emptiness(&m, kind).await, Emptiness::Empty), "{kind:?}");
+            m.lag_totals(V, "q", (3, 0), 1).unwrap();
+            assert!(matches!(emptiness(&m, kind).await, Emptiness::Empty), "{kind:?}: stale ready");
+        }
+    }
+
+    #[tokio::test]
+    async fn what_the_queue_itself_counts_keeps_it_whatever_the_totals_say() {
+        let m = with_queue(QueueType::Classic, 2).await;
+        m.lag_totals(V, "q", (0, 0), 1).unwrap();
+        assert!(matches!(emptiness(&m, QueueType::Classic).await, Emptiness::Busy(r) if r.own_ready == 2));
+        let m = with_queue(QueueType::Classic, 0).await;
+        m.set_consumers(V, "q", 1).unwrap();
+        assert!(matches!(emptiness(&m, QueueType::Classic).await, Emptiness::Busy(r) if r.consumers == 1));
+    }
+
+    #[tokio::test]
+    async fn messages_a_basic_get_holds_keep_the_queue_once_fresh_totals_confirm_them() {
+        let m = with_queue(QueueType::Classic, 0).await;
+        // No consumer, nothing ready, but unacknowledged: only basic.get.
+        m.set_unacked(V, "q", 1).unwrap();
+        let Emptiness::Busy(r) = emptiness(&m, QueueType::Classic).await else { panic!("not kept") };
+        assert_eq!((r.own_ready, r.unacked, r.consumers), (0, 1, 0));
+        let said = retire_or_keep(&m, V, "q", QueueType::Classic, Duration::from_millis(10)).await.unwrap();
+        assert!(said.contains("basic.get"), "{said}");
+        assert!(m.read_queue(V, "q", Freshness::Now).await.unwrap().is_some(), "deleted");
+    }
+
+    #[tokio::test]
+    async fn a_quorum_queue_whose_leader_is_gone_is_never_read_as_empty() {
+        let m = with_queue(QueueType::Quorum, 1).await;
+        m.set_leader(V, "q", false).unwrap();
+        assert!(matches!(emptiness(&m, QueueType::Quorum).await, Emptiness::Leaderless(_)));
+        let said = retire_or_keep(&m, V, "q", QueueType::Quorum, Duration::from_millis(10)).await.unwrap();
+        assert!(said.contains("without a leader"), "{said}");
+        m.set_leader(V, "q", true).unwrap();
+        assert!(matches!(emptiness(&m, QueueType::Quorum).await, Emptiness::Busy(r) if r.own_ready == 1));
     }
 
     fn leadership(leader: &str, members: &[&str], online: &[&str], state: Option<&str>) -> Leadership {

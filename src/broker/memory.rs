@@ -306,14 +306,24 @@ impl Broker for Memory {
 
     /// A replicated queue without a leader reads 0 and 0 consumers, as a
     /// passive declare answers then.
+    /// Totals that a test made lag ([`Memory::lag_totals`]) count for the
+    /// readings it said.
     async fn read_queue(&self, vhost: &str, queue: &str, _: Freshness) -> Answer<Option<(Instant, Reading)>> {
-        let s = self.lock_state();
+        let mut s = self.lock_state();
         who(&self.user, &s)?;
-        let Some(q) = s.vhosts.get(vhost).and_then(|v| v.queues.get(queue)) else { return Ok(None) };
+        let Some(q) = s.vhosts.get_mut(vhost).and_then(|v| v.queues.get_mut(queue)) else { return Ok(None) };
         let reading = if q.kind.is_replicated() && !q.leader {
-            Reading { ready: 0, unacked: 0, consumers: 0 }
+            Reading { ready: 0, unacked: 0, consumers: 0, own_ready: 0 }
         } else {
-            Reading { ready: q.ready.len() as u64, unacked: q.unacked, consumers: q.consumers }
+            let own_ready = q.ready.len() as u64;
+            let (listed_ready, unacked) = match &mut q.lagging {
+                Some((listed, readings)) if *readings > 0 => {
+                    *readings -= 1;
+                    *listed
+                }
+                _ => (own_ready, q.unacked),
+            };
+            Reading { ready: own_ready.max(listed_ready), unacked, consumers: q.consumers, own_ready }
         };
         Ok(Some((Instant::now(), reading)))
     }

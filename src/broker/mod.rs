@@ -80,12 +80,36 @@ pub enum Freshness {
     Shared,
 }
 
-/// A fresh reading of one queue, for drain detection.
+/// A reading of one queue, for drain detection and the last look before a
+/// deletion. Two sources: the queue itself (a passive declare), which
+/// answers fresh but counts only ready messages and consumers, and the
+/// queue totals, which count unacknowledged messages too but lag up to one
+/// statistics interval (5 s) or Ra tick (reference 1.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reading {
+    /// The higher of the queue's own count and the totals'.
     pub ready: u64,
+    /// From the totals.
     pub unacked: u64,
+    /// The queue's own count.
     pub consumers: u64,
+    /// Ready messages as the queue itself counts them now. With no ready
+    /// message and no consumer there, nothing is unacknowledged but what a
+    /// `basic.get` holds: a closed consumer's unacknowledged messages go
+    /// back to the queue as ready ones.
+    pub own_ready: u64,
+}
+
+impl Reading {
+    /// What the queue itself answers: nothing ready, no consumer.
+    pub fn idle_by_its_own_count(&self) -> bool {
+        self.own_ready == 0 && self.consumers == 0
+    }
+
+    /// Both sources say empty.
+    pub fn empty(&self) -> bool {
+        self.ready == 0 && self.unacked == 0
+    }
 }
 
 /// Who leads a replicated queue, as the broker works it out when asked

@@ -188,11 +188,11 @@ impl Broker for Rabbit {
         self.http.endpoint().user.clone()
     }
 
-    /// A queue's counters from fresh sources (reference 1.6): ready and
-    /// unacknowledged from the queue totals (not the stats view, which lags
-    /// about 5 s), ready and consumers from an AMQP passive declare. With
-    /// the time the totals were asked for, the older source. `None` when the
-    /// queue does not exist.
+    /// A queue's counters (reference 1.6): ready and consumers from an AMQP
+    /// passive declare, the queue's own answer; ready and unacknowledged
+    /// from the queue totals (not the stats view, which lags more), which
+    /// lag up to one statistics interval. With the time the totals were
+    /// asked for, the older source. `None` when the queue does not exist.
     async fn read_queue(
         &self,
         vhost: &str,
@@ -208,7 +208,7 @@ impl Broker for Rabbit {
             return Ok(None);
         };
         let (ready_now, consumers) = self.amqp.queue_state(vhost, queue).await?;
-        Ok(Some((at, Reading { ready: ready.max(ready_now), unacked, consumers })))
+        Ok(Some((at, Reading { ready: ready.max(ready_now), unacked, consumers, own_ready: ready_now })))
     }
 
     /// A queue's leader, members and online members, from the queue's own

@@ -1,6 +1,7 @@
 //! Saved plans in the commands: `plan --out` writes one, `apply PLANFILE`
-//! reads it and refuses it when the broker or the plan is no longer the
-//! one reviewed. The file format is [`crate::saved_plan`].
+//! reads it and refuses it when what the plan depends on changed on the
+//! broker, or the plan is no longer the one reviewed. The file format is
+//! [`crate::saved_plan`].
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ pub fn saved(planned: &Planned, path: &Path, replace: &[String], environment: Op
         origin: planned.live.origin.clone(),
         path: path.to_path_buf(),
         replace: replace.to_vec(),
-        live_fingerprint: fingerprint::live(&planned.live.topology, &planned.live.ownership),
+        depends_on: depends_on(planned),
         plan_fingerprint: fingerprint::plan(&planned.document),
         files: sources
             .ids()
@@ -132,18 +133,34 @@ pub fn is_saved_plan(path: &Path) -> bool {
     saved_plan::looks_saved(&String::from_utf8_lossy(&head[..n]))
 }
 
-/// Refuses (exit 4) a saved plan whose live state or plan differs now.
+/// [`fingerprint::depends_on`] of a plan's desired and live sides.
+fn depends_on(planned: &Planned) -> std::collections::BTreeMap<String, String> {
+    let (desired, live) = (&planned.desired, &planned.live);
+    fingerprint::depends_on(&desired.topology, &live.topology, &live.ownership, &desired.project.name)
+}
+
+/// How many changed objects a refusal names before it counts the rest.
+const NAMED: usize = 10;
+
+/// Refuses (exit 4) a saved plan when an object it depends on changed, or
+/// the plan differs now. Other objects may change meanwhile: an
+/// application's own queues, another project's objects.
 pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Error> {
-    let live_now = fingerprint::live(&planned.live.topology, &planned.live.ownership);
-    if live_now != saved.live_fingerprint {
+    let changed = fingerprint::changed(&saved.depends_on, &depends_on(planned));
+    if !changed.is_empty() {
         eprintln!(
-            "Refused: the broker changed since this plan was made (fingerprint {}, now {live_now}); make a new plan.",
-            saved.live_fingerprint
+            "Refused: what this plan depends on changed on the broker since it was made; make a new plan. Changed:"
         );
+        for (name, how) in changed.iter().take(NAMED) {
+            eprintln!("  {name}: {how}");
+        }
+        if changed.len() > NAMED {
+            eprintln!("  and {} more", changed.len() - NAMED);
+        }
         if saved.origin != planned.live.origin {
             eprintln!(
-                "  The plan was made against {}, and is applied to {}: it is accepted only when this broker's \
-                 state matches exactly what the plan was made from.",
+                "  The plan was made against {}, and is applied to {}: it is accepted only when the objects it \
+                 depends on are on this broker exactly as they were there.",
                 saved.origin, planned.live.origin
             );
         }

@@ -645,7 +645,15 @@ async fn counts_and_leaders<B: Traffic>(b: &B, v: &str) {
         assert!(send(b, v, "", "q", body).await);
     }
     let (_, r) = b.read_queue(v, "q", Freshness::Now).await.unwrap().expect("the queue");
-    assert_eq!((r.ready, r.unacked, r.consumers), (2, 0, 0));
+    assert_eq!((r.ready, r.unacked, r.consumers, r.own_ready), (2, 0, 0, 2));
+    // A stream answers the passive declare too, which a deletion without
+    // --allow-destroy asks right before, as it asks quorum queues (3.10
+    // answers 0 ready for a stream whatever it holds: only its totals
+    // count its messages).
+    b.declare_queue(v, &queue("s", QueueType::Stream, Table::new())).await.unwrap();
+    assert!(send(b, v, "", "s", "a").await);
+    let (_, r) = b.read_queue(v, "s", Freshness::Now).await.unwrap().expect("the stream");
+    assert_eq!(r.consumers, 0);
     let counts = b.queue_counts(v).await.unwrap();
     assert_eq!((counts["q"].messages, counts["q"].consumers), (Some(2), Some(0)));
     assert!(counts.contains_key("qq"));

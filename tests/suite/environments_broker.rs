@@ -274,7 +274,8 @@ fn a_saved_plan_of_three_environments_is_applied_each_checked_on_its_own_broker(
     assert!(outcome(&run, "one").contains("applied"), "{}", run.stdout);
     assert!(outcome(&run, "two").contains("refused"), "{}", run.stdout);
     assert!(outcome(&run, "three").contains("applied"), "{}", run.stdout);
-    assert!(run.stdout.contains("the broker changed since this plan was made"), "{}", run.stdout);
+    assert!(run.stdout.contains("what this plan depends on changed on the broker since it was made"), "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("vhost \"{name}\": created")), "{}", run.stdout);
     assert!(queue(&fleet, 0, name, "work").is_some() && queue(&fleet, 2, name, "work").is_some());
     assert!(queue(&fleet, 1, name, "work").is_none(), "nothing applied on the changed broker");
 }

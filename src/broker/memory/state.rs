@@ -57,6 +57,10 @@ pub struct QueueState {
     pub consumers: u64,
     /// Replicated queues: whether a leader answers (a test takes it away).
     pub leader: bool,
+    /// Set by tests: (ready, unacknowledged) that the next readings take
+    /// from the queue totals instead of the queue's, as totals listed
+    /// before the queue's last change report them, and how many readings.
+    pub lagging: Option<((u64, u64), usize)>,
 }
 
 /// A message as a queue holds it; `id` is unique per broker.

@@ -244,6 +244,7 @@ pub fn declare_queue(
         unacked: 0,
         consumers: 0,
         leader: true,
+        lagging: None,
     };
     v.queues.insert(name.to_string(), queue);
     Ok(())

@@ -536,3 +536,38 @@ async fn the_drain_waits_for_unacknowledged_messages_consumers_and_a_leader() {
     assert!(outcome.succeeded(), "{outcome:?}");
     assert_eq!(live(&m).await.queues.keys().collect::<Vec<_>>(), ["orders.v3"]);
 }
+
+/// Issue 27, item 9, for a queue dropped from the files: the plan found a
+/// quorum queue empty and unused from counts that lag, so it deletes it
+/// without --allow-destroy, but the broker does not guard that deletion
+/// (quorum queues refuse if-empty): the queue itself is asked right
+/// before, and a message that arrived since keeps it.
+#[tokio::test]
+async fn a_quorum_queue_that_took_a_message_since_the_plan_is_not_deleted_without_allow_destroy() {
+    let m = Memory::new();
+    let files = |extra: &str| format!("vhosts = [\"{V}\"]\n[queues.keep]\ntype = \"classic\"\n{extra}");
+    let (_, first) = apply_files(&m, &files("[queues.\"q.gone\"]\ntype = \"quorum\"\n"), Events::ignored()).await;
+    assert!(first.succeeded(), "{:?}", first.failed);
+    let dropped = prepare(&m, &files("")).await;
+    let deletes = |name: &str| matches!(name, "q.gone");
+    assert!(
+        dropped.planned.plan.steps.iter().any(|s| matches!(&s.op, Op::DeleteQueue { name, .. } if deletes(name))),
+        "the plan does not delete it"
+    );
+    assert!(!dropped.planned.document.summary.requires_allow_destroy, "empty and unused when planned");
+    assert!(m.publish(V, "", "q.gone", &Table::new(), "late").unwrap());
+    let outcome = carry_out(&m, dropped, Events::ignored(), DRAIN).await;
+    match outcome.failed {
+        Some((_, Failure::Broker(e @ warren::broker::BrokerError::Unsafe { .. }))) => {
+            assert!(e.to_string().contains("1 ready"), "{e}");
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    assert!(live(&m).await.queues.contains_key("q.gone"), "deleted with a message in it");
+
+    // Empty again: the next apply deletes it.
+    assert!(m.get(V, "q.gone").is_some());
+    let (_, last) = apply_files(&m, &files(""), Events::ignored()).await;
+    assert!(last.succeeded(), "{:?}", last.failed);
+    assert!(!live(&m).await.queues.contains_key("q.gone"));
+}

@@ -443,6 +443,13 @@ impl Traffic {
         });
     }
 
+    /// Stops every consumer, as [`Traffic::stop_consumer`] does.
+    pub fn stop_consumers(&mut self) {
+        for id in 0..self.consumers.len() {
+            self.stop_consumer(ConsumerId(id));
+        }
+    }
+
     /// Stops every publisher and waits for the broker's answer to every
     /// message sent. Does nothing the second time.
     pub fn stop_publishing(&mut self) {
