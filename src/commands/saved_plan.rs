@@ -136,7 +136,7 @@ pub fn is_saved_plan(path: &Path) -> bool {
 /// [`fingerprint::depends_on`] of a plan's desired and live sides.
 fn depends_on(planned: &Planned) -> std::collections::BTreeMap<String, String> {
     let (desired, live) = (&planned.desired, &planned.live);
-    fingerprint::depends_on(&desired.topology, &live.topology, &live.ownership, &desired.project.name)
+    fingerprint::depends_on(&desired.topology, &live.topology, &live.ownership, desired.project.name())
 }
 
 /// How many changed objects a refusal names before it counts the rest.
