@@ -104,6 +104,13 @@ fn import_files(
         String::new()
     };
     println!("Imported {shown} into {}: {}.{tail}", out_dir.display(), counts(&imported.topology));
+    // Its plan against a broker needs a project: say so now, not then.
+    if !out.quiet && crate::project::file_of(out_dir).is_none() {
+        println!(
+            "Name the project these files belong to before planning them against a broker: write {} with\n  [project]\n  name = \"...\"",
+            out_dir.join(crate::project::FILE_NAME).display()
+        );
+    }
     Ok(Ok(Done::Ok))
 }
 
