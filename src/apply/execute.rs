@@ -197,7 +197,8 @@ fn resuming(m: &MigrationPlan, from: usize) -> Event {
 async fn run_step<B: Broker>(broker: &B, step: &Step, ctx: &Context<B>) -> Result<(), Failure> {
     match &step.op {
         // Quorum queues refuse if-empty and if-unused, and streams ignore
-        // them (reference 1.5): without --allow-destroy, the queue itself
+        // them (`rabbit_quorum_queue:delete/4` refuses if-empty,
+        // `rabbit_stream_queue:delete/4` ignores it): without --allow-destroy, the queue itself
         // says right before whether it is still empty and unused, as the
         // plan found it from counts that lag.
         Op::DeleteQueue { vhost, name, kind } if ctx.guard_deletes && *kind != QueueType::Classic => {

@@ -178,7 +178,8 @@ pub async fn carry_out(
     Ok(None)
 }
 
-/// The broker applies policies a few seconds late (reference 3.2): wait for
+/// The broker applies policies a few seconds late
+/// (https://www.rabbitmq.com/docs/policies): wait for
 /// ours, and refuse if another one governs the exchange.
 async fn verify_policy(broker: &impl Broker, vhost: &str, exchange: &str, policy: &str) -> Result<(), Failure> {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -245,7 +246,8 @@ async fn drain_wait(broker: &impl Broker, q: &Drained<'_>, drain: Drain, events:
         };
         let timed_out = started.elapsed() >= drain.timeout;
         // A quorum queue without a leader reads 0 ready and 0 consumers
-        // (reference 1.6): a zero reading counts only once the leader is
+        // (https://www.rabbitmq.com/docs/management#statistics-interval): a zero
+        // reading counts only once the leader is
         // confirmed after it. Checked at the timeout too, to say why.
         if quorum && ((r.ready == 0 && r.unacked == 0) || timed_out) {
             let Some(leadership) = broker.queue_leadership(v, p).await? else { return Ok(()) };
@@ -324,8 +326,8 @@ fn keeps_rising(history: &[Reading]) -> bool {
 }
 
 /// Why a quorum queue has no leader now, or `None` when it has one. Without
-/// a leader a passive declare reads 0 ready and 0 consumers (reference
-/// 1.6), which must not pass for drained. What 3.10 to 4.x report:
+/// a leader a passive declare reads 0 ready and 0 consumers (`rabbit_quorum_queue`
+/// answers a passive declare from its local state), which must not pass for drained. What 3.10 to 4.x report:
 /// 3.10-3.12 give `leader` "" when the leader's process is not alive, and
 /// `online` the members whose process is; 3.13+ give the recorded leader,
 /// `online` the members on running nodes and `state` `minority` or `down`

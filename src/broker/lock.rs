@@ -1,5 +1,5 @@
 //! The apply lock: an exclusive queue held by one AMQP connection for the
-//! whole apply (reference 6). The broker deletes it when that connection
+//! whole apply (https://www.rabbitmq.com/docs/queues#exclusive-queues). The broker deletes it when that connection
 //! closes, so a holder that dies frees it; a live holder that loses the
 //! connection sees it and stops before its next step.
 //!

@@ -84,7 +84,8 @@ pub enum Freshness {
 /// deletion. Two sources: the queue itself (a passive declare), which
 /// answers fresh but counts only ready messages and consumers, and the
 /// queue totals, which count unacknowledged messages too but lag up to one
-/// statistics interval (5 s) or Ra tick (reference 1.6).
+/// statistics interval (5 s, https://www.rabbitmq.com/docs/management#statistics-interval)
+/// or Ra tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reading {
     /// The higher of the queue's own count and the totals'.

@@ -111,7 +111,7 @@ pub async fn delete_queue(
 ) -> Result<(), BrokerError> {
     let mut path = format!("queues/{}/{}", segment(vhost), segment(name));
     // Quorum queues refuse these flags and streams ignore them
-    // (reference 1.5); their emptiness is checked before the plan runs.
+    // (`rabbit_quorum_queue:delete/4`, `rabbit_stream_queue:delete/4`); their emptiness is checked before the plan runs.
     let guarded = guarded && kind == QueueType::Classic;
     if guarded {
         path += "?if-empty=true&if-unused=true";

@@ -188,7 +188,7 @@ impl Broker for Rabbit {
         self.http.endpoint().user.clone()
     }
 
-    /// A queue's counters (reference 1.6): ready and consumers from an AMQP
+    /// A queue's counters, fresh: ready and consumers from an AMQP
     /// passive declare, the queue's own answer; ready and unacknowledged
     /// from the queue totals (not the stats view, which lags more), which
     /// lag up to one statistics interval. With the time the totals were
@@ -369,7 +369,8 @@ impl Broker for Rabbit {
     /// queue then needs --allow-destroy).
     ///
     /// The stats view lags about 5 s and shows no counts at all for a queue
-    /// younger than that (reference 1.6), so messages come from the queue
+    /// younger than that (https://www.rabbitmq.com/docs/management#statistics-interval),
+    /// so messages come from the queue
     /// totals as well, which classic queues give fresh (quorum queues once
     /// per Ra tick), and the higher of the two counts. Consumers come only
     /// from the stats view: when a classic queue has none there yet, it

@@ -1,4 +1,4 @@
-//! Properties the broker never changes in place (reference section 2), and
+//! Properties the broker never changes in place (https://www.rabbitmq.com/docs/queues#property-equivalence), and
 //! what to tell a user who changed one.
 
 use super::policy_advice::Advice;

@@ -322,7 +322,7 @@ impl<'a> Differ<'a> {
             limits: want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default()),
         };
         // RabbitMQ before 3.13 accepts a new default queue type for an
-        // existing vhost and ignores it (reference section 4): apply would
+        // existing vhost and ignores it (`rabbit_vhost:update/5` exists from 3.13): apply would
         // report success and never converge.
         if let (Some(w), Some(version)) = (want.default_queue_type, self.options.broker_version)
             && version < (3, 13)

@@ -1,7 +1,7 @@
 //! warren's journal: what the apply holding the lock is doing, the
 //! migrations in flight and how far each got, and a bounded history of
 //! runs. It lives in the broker as one global parameter with a fixed name
-//! (each name becomes an Erlang atom, reference 1.7), written only by the
+//! (each name becomes an Erlang atom, `rabbit_runtime_parameters`), written only by the
 //! lock holder, since the broker offers no compare-and-set.
 //!
 //! A migration's steps are counted apart from it, in a small progress

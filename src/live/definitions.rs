@@ -1,5 +1,5 @@
-//! The shape of a RabbitMQ definitions file, 3.10 to 4.x (reference section
-//! 7), read leniently: unknown fields are ignored, optional fields may be
+//! The shape of a RabbitMQ definitions file, 3.10 to 4.x (https://www.rabbitmq.com/docs/definitions,
+//! `rabbit_definitions`), read leniently: unknown fields are ignored, optional fields may be
 //! absent or `null`. Only a file whose structure is wrong (a list that is not
 //! a list, an item without a name) is an error.
 
@@ -309,7 +309,7 @@ pub(super) fn shape_error(origin: &str, path: String, e: &serde_json::Error) -> 
     let help = if e.is_syntax() || e.is_eof() {
         "the file is not valid JSON; export it again with `rabbitmqctl export_definitions FILE` or `GET /api/definitions`"
     } else {
-        "the file is JSON but not in the shape of a RabbitMQ definitions export (reference section 7); fix the item named above"
+        "the file is JSON but not in the shape of a RabbitMQ definitions export (https://www.rabbitmq.com/docs/definitions); fix the item named above"
     };
     Diagnostic::error("definitions", format!("{origin}:{line}:{column}: {what}{within}")).help(help)
 }

@@ -2,7 +2,8 @@
 //! normalised so that it compares equal to the desired topology when nothing
 //! changed.
 //!
-//! Choices, beyond the broker's own defaults (reference sections 4 and 7):
+//! Choices, beyond the broker's own defaults (https://www.rabbitmq.com/docs/definitions,
+//! https://www.rabbitmq.com/docs/vhosts#default-queue-type):
 //! - A queue's type is its `x-queue-type` argument (removed from the
 //!   arguments), else the item's `type` (3.13+), else the vhost's default
 //!   queue type, else classic.

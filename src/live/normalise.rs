@@ -1,6 +1,6 @@
 //! A parsed export to the model, normalised so that a topology nobody
-//! changed compares equal to the files that declared it (reference section
-//! 4): defaults filled in, `x-queue-type` moved to the queue's type, the
+//! changed compares equal to the files that declared it (RabbitMQ 4.0's
+//! `rabbit_amqqueue:augment_declare_args` adds `x-queue-type`): defaults filled in, `x-queue-type` moved to the queue's type, the
 //! broker's own objects and federation artefacts left out.
 
 use std::collections::{BTreeMap, BTreeSet};

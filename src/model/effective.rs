@@ -1,4 +1,5 @@
-//! Which policy the broker applies to a queue or exchange (reference 3.2):
+//! Which policy the broker applies to a queue or exchange (`rabbit_policy:match_all`;
+//! https://www.rabbitmq.com/docs/policies#priorities):
 //! the highest-priority match whose apply-to fits and whose keys the queue
 //! type supports.
 

@@ -1,5 +1,6 @@
 //! Policy definition keys RabbitMQ recognises, what they apply to, and who
-//! wins when a queue argument sets the same thing (reference section 3).
+//! wins when a queue argument sets the same thing (rabbit_amqqueue_process:process_args_policy,
+//! rabbit_quorum_queue and rabbit_stream_queue in RabbitMQ's source).
 
 use super::topology::QueueType::{self, Classic, Quorum, Stream};
 
@@ -81,7 +82,8 @@ pub fn policy_key(name: &str) -> Option<&'static PolicyKey> {
 }
 
 /// Who wins when both `policy_key` and the matching queue argument are set
-/// on a queue of `kind` (the broker's code, not its docs: reference 3.1).
+/// on a queue of `kind` (the broker's code, not its docs:
+/// `rabbit_amqqueue_process:process_args_policy`, `rabbit_quorum_queue:gather_policy_config`).
 pub fn resolution(policy_key: &str, kind: QueueType) -> Resolution {
     use Resolution::*;
     match (policy_key, kind) {

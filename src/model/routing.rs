@@ -1,5 +1,6 @@
 //! How an exchange's binding takes a message, by the exchange's type
-//! (reference section 5): for the in-memory broker's routing and for lint's
+//! (`rabbit_exchange:route/3`;
+//! https://www.rabbitmq.com/docs/e2e, https://www.rabbitmq.com/docs/ae): for the in-memory broker's routing and for lint's
 //! questions about where dead letters go.
 
 use super::value::{Table, Value};

@@ -220,7 +220,7 @@ pub fn policy_listing(vhost: &str, v: &VhostState, operator: bool) -> String {
     Json::Array(set.values().map(|p| policy_item(vhost, p)).collect()).to_string()
 }
 
-/// The name the management API gives a binding (reference 1.4): the key
+/// The name the management API gives a binding (`rabbit_mgmt_format:pack_binding_props`): the key
 /// quoted, and for arguments a digest of them (the broker's own digest is
 /// Erlang's `phash2`; any stable one serves, since it is only read back).
 fn properties_key(b: &Binding) -> String {

@@ -1,5 +1,6 @@
 //! Which queues a message published to an exchange reaches, as RabbitMQ
-//! routes it (reference section 5): each exchange by its type, bindings to
+//! routes it (`rabbit_exchange:route/3` and one
+//! `rabbit_exchange_type_*` module per type): each exchange by its type, bindings to
 //! exchanges followed with each exchange visited once, and, when an
 //! exchange's own type matches nothing, its alternate exchange (the
 //! argument before the policy), again and again until something routes.

@@ -73,14 +73,16 @@ impl Memory {
 
     /// Makes the next `readings` of a queue take (ready, unacknowledged)
     /// from totals that lag, as the broker's queue totals do for up to one
-    /// statistics interval after a change (reference 1.6); the queue's own
+    /// statistics interval after a change
+    /// (https://www.rabbitmq.com/docs/management#statistics-interval); the queue's own
     /// counts (ready, consumers) stay fresh.
     pub fn lag_totals(&self, vhost: &str, queue: &str, listed: (u64, u64), readings: usize) -> Answer<()> {
         self.with_queue(vhost, queue, |q| q.lagging = Some((listed, readings)))
     }
 
     /// Takes a replicated queue's leader away (`false`) or gives it back:
-    /// without one, the broker reads its counts as 0 (reference 1.6).
+    /// without one, the broker reads its counts as 0 (`rabbit_quorum_queue`
+    /// answers a passive declare from its local state).
     pub fn set_leader(&self, vhost: &str, queue: &str, leader: bool) -> Answer<()> {
         self.with_queue(vhost, queue, |q| q.leader = leader)
     }

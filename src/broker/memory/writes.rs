@@ -1,5 +1,5 @@
-//! Each write to a vhost as RabbitMQ carries it out (reference sections 1
-//! to 3, checked on 3.10.8): what it refuses, in the broker's words, and
+//! Each write to a vhost as RabbitMQ carries it out (checked on 3.10.8 against
+//! RabbitMQ's management API and `rabbit_amqqueue`): what it refuses, in the broker's words, and
 //! what it takes along (bindings, auto-delete exchanges).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -28,7 +28,7 @@ pub enum Why {
 const EXCHANGE_TYPES: [&str; 4] = ["direct", "fanout", "topic", "headers"];
 
 /// The arguments each queue type checks on a redeclare (and refuses, at
-/// creation, when they belong to another type): reference section 2.
+/// creation, when they belong to another type): `rabbit_amqqueue:check_declare_arguments`.
 const CLASSIC: &[&str] = &[
     "x-expires",
     "x-message-ttl",
@@ -315,7 +315,7 @@ fn unacceptable(expect: Expect, value: &Value) -> Option<String> {
 
 /// Deletes a queue with its bindings; one already gone is no refusal.
 /// `guarded`: the `if-empty` and `if-unused` flags, which classic queues
-/// honour, quorum queues refuse and streams ignore (reference 1.5).
+/// honour, quorum queues refuse and streams ignore (`rabbit_quorum_queue:delete/4`, `rabbit_stream_queue:delete/4`).
 pub fn delete_queue(v: &mut VhostState, vhost: &str, name: &str, guarded: bool) -> Result<(), Why> {
     let Some(q) = v.queues.get(name) else { return Ok(()) };
     if guarded {
