@@ -142,9 +142,13 @@ pub enum Command {
     },
     /// In-flight migrations and where each stands, and the apply running now, if any.
     Status {
-        /// The topology directory whose environments `--env` names.
-        #[arg(long, value_name = "PATH", default_value = "topology")]
-        path: PathBuf,
+        /// The topology directory whose warren.toml declares the environments `--env` names
+        /// (default `topology`).
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// The same as PATH, as earlier versions took it.
+        #[arg(long = "path", value_name = "PATH", hide = true, conflicts_with = "path")]
+        path_option: Option<PathBuf>,
         /// The status of these environments' brokers, one after another: a name, `all`, or a glob.
         #[arg(long = "env", value_name = "ENV")]
         envs: Vec<String>,

@@ -81,7 +81,8 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
                 commands::rollout::run(&path, &envs, &options, connection, out)
             }
         }
-        Command::Status { path, envs } => {
+        Command::Status { path, path_option, envs } => {
+            let path = path.or(path_option).unwrap_or_else(|| "topology".into());
             if envs.is_empty() {
                 commands::status::status(connection, out)
             } else {
