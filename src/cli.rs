@@ -155,9 +155,16 @@ pub enum Command {
     },
     /// What ran on the broker, when, by whom, and how it ended (the newest runs, per vhost).
     History {
+        /// The topology directory whose warren.toml declares the environments `--env` names
+        /// (default `topology`).
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
         /// Only runs that touched this vhost. Repeatable.
         #[arg(long = "vhost", value_name = "VHOST")]
         vhosts: Vec<String>,
+        /// The history of these environments' brokers, one after another: a name, `all`, or a glob.
+        #[arg(long = "env", value_name = "ENV")]
+        envs: Vec<String>,
     },
     /// Roll an in-flight migration back to where it started, while traffic flows (before its point of no return).
     Abort {

@@ -368,6 +368,25 @@ pub fn at_once<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
 /// `warren status --env ...`: each environment's broker in turn, under a
 /// heading; one that cannot be read does not keep the others from view.
 pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: Output) -> error::Result {
+    each_broker(path, patterns, shared, out, |broker| super::status::status_of(broker))
+}
+
+/// `warren history --env ...`: each environment's runs in turn, of
+/// `vhosts` only when given (the vhosts as the broker names them).
+pub fn history(path: &Path, patterns: &[String], vhosts: &[String], shared: &Connection, out: Output) -> error::Result {
+    each_broker(path, patterns, shared, out, |broker| super::status::history_of(broker, vhosts))
+}
+
+/// Runs `read` on each environment's broker in turn, under a heading that
+/// names the environment and its broker; an environment whose broker
+/// cannot be reached does not stop the others.
+fn each_broker(
+    path: &Path,
+    patterns: &[String],
+    shared: &Connection,
+    out: Output,
+    read: impl Fn(&crate::broker::Rabbit) -> error::Result,
+) -> error::Result {
     // Only the project file matters here: the topology is not read.
     let project = crate::project::read(path);
     let picked = match project.select(patterns) {
@@ -383,7 +402,7 @@ pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: Output
         let broker = connection.as_ref().map_or(String::new(), |c| format!(" ({})", live_side::describe(c)));
         println!("{}Environment {}{broker}:", if i > 0 { "\n" } else { "" }, env.name);
         let ended = match connection {
-            Ok(c) => live_side::open(&c).and_then(|b| super::status::status_of(&b)),
+            Ok(c) => live_side::open(&c).and_then(|b| read(&b)),
             Err(d) => {
                 super::validate::show(&[d], &Default::default(), out);
                 Err(Error::Invalid)
