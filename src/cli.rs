@@ -154,6 +154,10 @@ pub enum Command {
         envs: Vec<String>,
     },
     /// What ran on the broker, when, by whom, and how it ended (the newest runs, per vhost).
+    ///
+    /// Each journal (the broker's, or a project's in its vhost) numbers the runs it records
+    /// (applies, adopts, aborts) one after another. A run that found nothing to do leaves no record
+    /// and takes no number; a vhost's list leaves out the runs that touched only other vhosts.
     History {
         /// The topology directory whose warren.toml declares the environments `--env` names
         /// (default `topology`).

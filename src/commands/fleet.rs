@@ -368,7 +368,7 @@ pub fn at_once<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
 /// `warren status --env ...`: each environment's broker in turn, under a
 /// heading; one that cannot be read does not keep the others from view.
 pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: Output) -> error::Result {
-    each_broker(path, patterns, shared, out, |broker| super::status::status_of(broker))
+    each_broker(path, patterns, shared, out, super::status::status_of)
 }
 
 /// `warren history --env ...`: each environment's runs in turn, of
