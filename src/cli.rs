@@ -233,6 +233,10 @@ pub enum Command {
         format: crate::render::graph::GraphFormat,
     },
     /// Print a completion script for a shell: `warren completions bash > /etc/bash_completion.d/warren`.
+    ///
+    /// bash, zsh and fish complete `--env` with the environments of the project: those of the
+    /// directory named on the command line (one holding warren.toml), else of `topology`, else of
+    /// the current directory. The script asks warren for them (`warren __complete-envs [PATH]`).
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
@@ -331,13 +335,106 @@ pub fn reference() -> String {
     out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
 }
 
-/// The completion script of `shell`.
+/// The completion script of `shell`. clap's scripts complete `--env` with
+/// file names; warren's offer the project's environments instead, which
+/// they ask of `warren __complete-envs [PATH]`, PATH being the project
+/// directory named on the command line, if any.
 pub fn completions(shell: clap_complete::Shell) -> String {
     use clap::CommandFactory;
+    use clap_complete::Shell;
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "warren", &mut out);
-    String::from_utf8(out).expect("completion scripts are text")
+    let script = String::from_utf8(out).expect("completion scripts are text");
+    match shell {
+        Shell::Bash => {
+            let script = script.replace(
+                "                --env)\n                    COMPREPLY=($(compgen -f \"${cur}\"))\n",
+                "                --env)\n                    compopt +o default +o bashdefault 2>/dev/null\n                    COMPREPLY=($(compgen -W \"$(_warren_envs)\" -- \"${cur}\"))\n",
+            );
+            format!("{BASH_ENVS}\n{script}")
+        }
+        Shell::Zsh => {
+            let script = script.replace(":ENV:_default'", ":ENV:_warren_envs'");
+            match script.rfind("\nif [ \"$funcstack[1]\" = \"_warren\" ]") {
+                Some(at) => format!("{}\n{ZSH_ENVS}{}", &script[..at], &script[at..]),
+                None => script,
+            }
+        }
+        Shell::Fish => {
+            let lines: Vec<String> = script
+                .lines()
+                .map(|l| if l.contains(" -l env ") { format!("{l} -f -a \"(__fish_warren_envs)\"") } else { l.into() })
+                .collect();
+            format!("{FISH_ENVS}\n{}\n", lines.join("\n"))
+        }
+        _ => script,
+    }
 }
+
+/// The command line the completion scripts run for `--env`, which clap
+/// does not see (no shell is to offer it): `warren __complete-envs [PATH]`.
+pub const COMPLETE_ENVS: &str = "__complete-envs";
+
+/// What `warren __complete-envs [PATH]` prints: the environments of the
+/// project at `path`, one a line, `all` first; nothing for a project
+/// without environments. Without `path`: those of `topology` (every
+/// command's default), or else of the current directory.
+pub fn complete_envs(path: Option<&std::path::Path>) -> String {
+    use std::path::Path;
+    let project = match path {
+        Some(p) => crate::project::read(p),
+        None => Some(crate::project::read(Path::new("topology")))
+            .filter(|p| !p.environments.is_empty())
+            .unwrap_or_else(|| crate::project::read(Path::new("."))),
+    };
+    let mut out = String::new();
+    if !project.environments.is_empty() {
+        out += "all\n";
+    }
+    for env in &project.environments {
+        out += &format!("{}\n", env.name);
+    }
+    out
+}
+
+/// bash: the environments of the project that the command line names (a
+/// word that is a directory holding warren.toml), for `--env`.
+const BASH_ENVS: &str = r#"_warren_envs() {
+    local w dir=""
+    for w in "${COMP_WORDS[@]:1}"; do
+        if [[ "$w" != -* && -f "$w/warren.toml" ]]; then dir="$w"; fi
+    done
+    "${COMP_WORDS[0]}" __complete-envs ${dir:+"$dir"} 2>/dev/null
+}
+"#;
+
+/// zsh: the same, as a completion function.
+const ZSH_ENVS: &str = r#"(( $+functions[_warren_envs] )) ||
+_warren_envs() {
+    # The whole command line: _arguments has shifted $words by now.
+    local w dir
+    local -a line envs
+    line=(${(Q)${(z)BUFFER}})
+    for w in ${line[2,-1]}; do
+        if [[ $w != -* && -f $w/warren.toml ]]; then dir=$w; fi
+    done
+    envs=(${(f)"$(${line[1]} __complete-envs ${dir:+$dir} 2>/dev/null)"})
+    compadd -a envs
+}
+"#;
+
+/// fish: the same.
+const FISH_ENVS: &str = r#"function __fish_warren_envs
+    set -l tokens (commandline -op)
+    set -l dir
+    for t in $tokens[2..-1]
+        if not string match -q -- '-*' $t; and test -f "$t/warren.toml"
+            set dir $t
+        end
+    end
+    command $tokens[1] __complete-envs $dir 2>/dev/null
+end
+"#;
 
 /// The man page, `warren(1)`, in roff (`docs/man/warren.1`).
 pub fn man_page() -> String {
