@@ -8,7 +8,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::render::Format;
 
 #[derive(Debug, Parser)]
-#[command(name = "warren", version, about = "RabbitMQ topology as code: validate, plan and apply")]
+#[command(
+    name = "warren",
+    version,
+    about = "RabbitMQ topology as code: validate, plan and apply",
+    after_long_help = after_long_help()
+)]
 pub struct Cli {
     /// When to use colour in output (NO_COLOR is honoured with `auto`).
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
@@ -436,10 +441,120 @@ const FISH_ENVS: &str = r#"function __fish_warren_envs
 end
 "#;
 
-/// The man page, `warren(1)`, in roff (`docs/man/warren.1`).
+/// What each exit status means; `Exit` (src/exit.rs) makes them.
+pub const EXIT_STATUS: [(u8, &str); 6] = [
+    (0, "Success; with --detailed-exitcode, no changes."),
+    (
+        1,
+        "An error: nothing was changed on the broker, unless the message says what was. A wrong \
+         command-line argument too (never clap's usual 2).",
+    ),
+    (2, "Success with changes: plan and diff with --detailed-exitcode."),
+    (3, "apply paused: a migration waits for its old queue to drain; run apply again later."),
+    (
+        4,
+        "Refused for safety, nothing changed: a destroy without --allow-destroy, a failed pre-flight \
+         check, a stale saved plan, an object changed before its deletion, an abort past the point \
+         of no return, files that change a migration in flight.",
+    ),
+    (5, "The lock was not obtained: another apply held it for longer than --lock-timeout; nothing changed."),
+];
+
+/// What a rollout (`apply --env` over several environments) ends with.
+const ROLLOUT_STATUS: &str =
+    "A rollout (apply --env over several environments) ends as its worst environment: 1, then 4, 5, 3, else 0.";
+
+/// The variables warren reads.
+pub const ENVIRONMENT: [(&str, &str); 9] = [
+    (
+        "WARREN_URL",
+        "The management API, with credentials: http(s)://user:password@host:port (--url). No default: \
+         a command that reaches a broker needs it, --url, or --env.",
+    ),
+    ("WARREN_AMQP_URL", "AMQP 0-9-1, for the apply lock and fresh queue counts (--amqp-url)."),
+    ("WARREN_CA_CERT", "A PEM file of CA certificates to trust for HTTPS (--ca-cert)."),
+    ("WARREN_CLIENT_CERT", "A PEM client certificate for HTTPS (--client-cert)."),
+    ("WARREN_CLIENT_KEY", "The PEM private key of the client certificate (--client-key)."),
+    (
+        "WARREN_PROJECT",
+        "The project name, for a directory without warren.toml (--project); one that has one names \
+         its project there, and this must agree.",
+    ),
+    ("NO_COLOR", "Set and not empty: no colour with --color auto (the default)."),
+    ("GITHUB_STEP_SUMMARY", "With --format github: the file the markdown plan or findings are appended to."),
+    (
+        "url_env, amqp_url_env",
+        "Not variables themselves: in warren.toml, each environment names the variables that hold its \
+         URLs, read with --env.",
+    ),
+];
+
+/// The end of `warren --help`: the exit statuses and the environment.
+fn after_long_help() -> String {
+    let mut out = String::from("Exit status:\n");
+    for (code, meaning) in EXIT_STATUS {
+        out += &format!("  {code}  {meaning}\n");
+    }
+    out += &format!("  {ROLLOUT_STATUS}\n\nEnvironment:\n");
+    let width = ENVIRONMENT.iter().map(|(v, _)| v.len()).max().unwrap_or(0);
+    for (variable, meaning) in ENVIRONMENT {
+        out += &format!("  {variable:<width$}  {meaning}\n");
+    }
+    out
+}
+
+/// The man page, `warren(1)`, in roff (`docs/man/warren.1`): one page,
+/// every command in it, with the exit statuses and the environment.
 pub fn man_page() -> String {
     use clap::CommandFactory;
-    let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command()).render(&mut out).expect("writing to memory cannot fail");
-    String::from_utf8(out).expect("a man page is text")
+    use clap_mangen::Man;
+    // Each section clap_mangen renders starts with its own preamble: the page keeps the first.
+    let render = |f: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| {
+        let mut out = Vec::new();
+        f(&mut out).expect("writing to memory cannot fail");
+        String::from_utf8(out).expect("a man page is text")
+    };
+    let mut cli = Cli::command();
+    cli.build();
+    let man = Man::new(cli.clone());
+    let first = render(&|w| man.render_title(w));
+    let preamble_end = first.find(".TH ").unwrap_or(0);
+    let preamble = first[..preamble_end].to_string();
+    let body = |text: String| text.strip_prefix(&preamble).map(str::to_string).unwrap_or(text);
+    let mut page = first;
+    page += &body(render(&|w| man.render_name_section(w)));
+    page += &body(render(&|w| man.render_synopsis_section(w)));
+    page += &body(render(&|w| man.render_description_section(w)));
+    page += &body(render(&|w| man.render_options_section(w)));
+    page += ".SH COMMANDS\n";
+    for sub in cli.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        // The global options are said once, above.
+        let own = sub.clone().mut_args(|a| if a.is_global_set() || a.get_id() == "help" { a.hide(true) } else { a });
+        let man = Man::new(own);
+        page += &format!(".SS \"warren {}\"\n", sub.get_name());
+        let synopsis = body(render(&|w| man.render_synopsis_section(w)));
+        page += synopsis.strip_prefix(".SH SYNOPSIS\n").unwrap_or(&synopsis);
+        let description = body(render(&|w| man.render_description_section(w)));
+        page += &description.replacen(".SH DESCRIPTION\n", ".PP\n", 1);
+        let options = body(render(&|w| man.render_options_section(w)));
+        page += &options.replacen(".SH OPTIONS\n", "", 1);
+    }
+    page += ".SH \"EXIT STATUS\"\n";
+    for (code, meaning) in EXIT_STATUS {
+        page += &format!(".TP\n\\fB{code}\\fR\n{}\n", roff_text(meaning));
+    }
+    page += &format!(".PP\n{}\n", roff_text(ROLLOUT_STATUS));
+    page += ".SH ENVIRONMENT\n";
+    for (variable, meaning) in ENVIRONMENT {
+        page += &format!(".TP\n\\fB{}\\fR\n{}\n", roff_text(variable), roff_text(meaning));
+    }
+    page += &body(render(&|w| man.render_version_section(w)));
+    page
+}
+
+/// `text` as roff prints it: backslashes and hyphens escaped, no line
+/// taken for a request.
+fn roff_text(text: &str) -> String {
+    let escaped = text.replace('\\', "\\\\").replace('-', "\\-").replace('\'', "\\*(Aq");
+    if escaped.starts_with('.') { format!("\\&{escaped}") } else { escaped }
 }

@@ -230,3 +230,85 @@ fn fish_completes_env_with_the_environments_of_the_project_where_fish_is_install
     assert_eq!(completes("warren plan examples/environments --env "), ["all", "prod", "staging"]);
     assert_eq!(completes("warren history examples/environments --env st"), ["staging"]);
 }
+
+#[test]
+fn the_man_page_is_one_page_with_every_command_its_exit_status_and_environment() {
+    let man = warren::cli::man_page();
+    // Seen: it listed warren-plan(1) and others, pages that do not exist.
+    assert!(!man.contains("(1)"), "no other page is referred to:\n{man}");
+    let sections: Vec<&str> = man.lines().filter(|l| l.starts_with(".SH ")).collect();
+    assert_eq!(
+        sections,
+        [
+            ".SH NAME",
+            ".SH SYNOPSIS",
+            ".SH DESCRIPTION",
+            ".SH OPTIONS",
+            ".SH COMMANDS",
+            ".SH \"EXIT STATUS\"",
+            ".SH ENVIRONMENT",
+            ".SH VERSION"
+        ]
+    );
+    let section = |name: &str| {
+        let start = man.find(&format!(".SH {name}\n")).unwrap();
+        let rest = &man[start + 4..];
+        &rest[..rest.find("\n.SH ").unwrap_or(rest.len())]
+    };
+    let commands = section("COMMANDS");
+    for command in [
+        "plan",
+        "apply",
+        "status",
+        "history",
+        "abort",
+        "adopt",
+        "lint",
+        "graph",
+        "completions",
+        "validate",
+        "diff",
+        "export",
+        "import",
+    ] {
+        assert!(commands.contains(&format!(".SS \"warren {command}\"\n")), "{command}:\n{commands}");
+    }
+    assert!(!commands.contains("warren help"), "{commands}");
+    // Each command's own options, once each; the global ones are at the top only.
+    for option in ["\\-\\-allow\\-destroy", "\\-\\-detailed\\-exitcode", "\\-\\-drain\\-timeout", "\\-\\-rules"] {
+        assert!(commands.contains(option), "{option}");
+    }
+    assert!(!commands.contains("\\-\\-amqp\\-url") && section("OPTIONS").contains("\\-\\-amqp\\-url"));
+    assert_eq!(man.matches(".ie \\n(.g .ds Aq").count(), 1, "one preamble");
+
+    let exit = section("\"EXIT STATUS\"");
+    for (code, words) in
+        [(0, "Success"), (1, "error"), (2, "detailed\\-exitcode"), (3, "paused"), (4, "Refused"), (5, "lock")]
+    {
+        let entry = exit.split(".TP\n").find(|e| e.starts_with(&format!("\\fB{code}\\fR\n")));
+        assert!(entry.is_some_and(|e| e.contains(words)), "exit {code}:\n{exit}");
+    }
+    let environment = section("ENVIRONMENT");
+    for variable in [
+        "WARREN_URL",
+        "WARREN_AMQP_URL",
+        "WARREN_CA_CERT",
+        "WARREN_CLIENT_CERT",
+        "WARREN_CLIENT_KEY",
+        "WARREN_PROJECT",
+        "NO_COLOR",
+        "GITHUB_STEP_SUMMARY",
+    ] {
+        assert!(environment.contains(&format!(".TP\n\\fB{variable}\\fR\n")), "{variable}:\n{environment}");
+    }
+}
+
+#[test]
+fn warren_help_says_the_exit_statuses_and_the_environment() {
+    let run = crate::common::warren(&["--help"]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("Exit status:\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("  5  "), "{}", run.stdout);
+    assert!(run.stdout.contains("Environment:\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("  WARREN_PROJECT  "), "{}", run.stdout);
+}
