@@ -330,12 +330,18 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
     let mut planned: Planned = compute(desired, path, live, replace);
     planned.document.origin.environment = Some(env.name.clone());
     let doc: PlanDocument = planned.document.clone();
-    Part {
-        doc: EnvironmentDoc::planned(&env.name, &broker, doc),
-        own: mine(&planned.desired),
-        desired: None,
-        planned: Some(Box::new(planned)),
-    }
+    let mut doc = EnvironmentDoc::planned(&env.name, &broker, doc);
+    doc.never_applied = never_applied(&planned);
+    Part { doc, own: mine(&planned.desired), desired: None, planned: Some(Box::new(planned)) }
+}
+
+/// Whether warren never applied the project to the broker it planned
+/// against: the records hold nothing of the project, and no journal
+/// remembers an apply to one of its vhosts.
+fn never_applied(planned: &Planned) -> bool {
+    let live = &planned.live;
+    live.ownership.of(planned.desired.project.name()).objects.is_empty()
+        && !planned.desired.topology.vhosts.keys().any(|v| live.last_applies.contains_key(v))
 }
 
 /// A broker error's help names the environment's variable, not `--url`.
