@@ -225,7 +225,8 @@ pub enum Command {
         #[arg(long, conflicts_with_all = ["live", "envs", "deny"])]
         rules: bool,
     },
-    /// Draw a topology's routing graph: exchanges and queues, and bindings with their keys.
+    /// Draw a topology's routing graph: exchanges and queues, bindings with their keys, and dashed
+    /// dead-letter and alternate-exchange routes.
     Graph {
         /// A topology file, or a directory of them (every *.toml below it).
         #[arg(default_value = "topology")]
