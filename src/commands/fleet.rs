@@ -336,12 +336,11 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
 }
 
 /// Whether warren never applied the project to the broker it planned
-/// against: the records hold nothing of the project, and no journal
-/// remembers an apply to one of its vhosts.
+/// against: the records hold nothing of the project. (The journal is no
+/// witness: an administrator's is the whole broker's, and names another
+/// project's applies to the same vhosts.)
 fn never_applied(planned: &Planned) -> bool {
-    let live = &planned.live;
-    live.ownership.of(planned.desired.project.name()).objects.is_empty()
-        && !planned.desired.topology.vhosts.keys().any(|v| live.last_applies.contains_key(v))
+    planned.live.ownership.of(planned.desired.project.name()).objects.is_empty()
 }
 
 /// A broker error's help names the environment's variable, not `--url`.
