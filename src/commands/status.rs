@@ -202,8 +202,12 @@ fn run_text(r: &Run) -> String {
         r.ended.as_deref().unwrap_or("?")
     );
     if r.plan.is_empty() && !r.summary.is_empty() {
-        // A run without a plan (an adopt): what it did, in words.
-        let _ = writeln!(s, "    {}", r.summary);
+        // A run without a plan (an abort, an adopt): what it did, in words.
+        match r.steps_total {
+            0 => writeln!(s, "    {}", r.summary),
+            n => writeln!(s, "    {}; {} of {n} steps done", r.summary, r.steps_done),
+        }
+        .expect("writing to a string cannot fail");
     } else if !r.summary.is_empty() {
         let _ = writeln!(s, "    plan {}: {}; {} of {} steps done", r.plan, r.summary, r.steps_done, r.steps_total);
     }
@@ -274,9 +278,19 @@ mod tests {
             outcome: Some(RunOutcome::Adopted),
             ..Run::default()
         };
-        let text = history_text(&Journal { history: vec![adopt], ..Journal::default() }, &[]);
+        let abort = Run {
+            id: "5".into(),
+            vhosts: vec!["a".into()],
+            summary: "abort migration m1 (\"p\" >> \"q\")".into(),
+            steps_total: 4,
+            steps_done: 4,
+            outcome: Some(RunOutcome::Aborted),
+            ..Run::default()
+        };
+        let text = history_text(&Journal { history: vec![adopt, abort], ..Journal::default() }, &[]);
         assert!(text.contains("  run 4: adopted by "), "{text}");
         assert!(text.contains("\n    2 object(s) from project old\n"), "{text}");
+        assert!(text.contains("\n    abort migration m1 (\"p\" >> \"q\"); 4 of 4 steps done\n"), "{text}");
         assert!(!text.contains("plan :"), "{text}");
     }
 }
