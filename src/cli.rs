@@ -8,7 +8,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::render::Format;
 
 #[derive(Debug, Parser)]
-#[command(name = "warren", version, about = "RabbitMQ topology as code: validate, plan and apply")]
+#[command(
+    name = "warren",
+    version,
+    about = "RabbitMQ topology as code: validate, plan and apply",
+    after_long_help = after_long_help()
+)]
 pub struct Cli {
     /// When to use colour in output (NO_COLOR is honoured with `auto`).
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
@@ -142,18 +147,33 @@ pub enum Command {
     },
     /// In-flight migrations and where each stands, and the apply running now, if any.
     Status {
-        /// The topology directory whose environments `--env` names.
-        #[arg(long, value_name = "PATH", default_value = "topology")]
-        path: PathBuf,
+        /// The topology directory whose warren.toml declares the environments `--env` names
+        /// (default `topology`).
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// The same as PATH, as earlier versions took it.
+        #[arg(long = "path", value_name = "PATH", hide = true, conflicts_with = "path")]
+        path_option: Option<PathBuf>,
         /// The status of these environments' brokers, one after another: a name, `all`, or a glob.
         #[arg(long = "env", value_name = "ENV")]
         envs: Vec<String>,
     },
     /// What ran on the broker, when, by whom, and how it ended (the newest runs, per vhost).
+    ///
+    /// Each journal (the broker's, or a project's in its vhost) numbers the runs it records
+    /// (applies, adopts, aborts) one after another. A run that found nothing to do leaves no record
+    /// and takes no number; a vhost's list leaves out the runs that touched only other vhosts.
     History {
+        /// The topology directory whose warren.toml declares the environments `--env` names
+        /// (default `topology`).
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
         /// Only runs that touched this vhost. Repeatable.
         #[arg(long = "vhost", value_name = "VHOST")]
         vhosts: Vec<String>,
+        /// The history of these environments' brokers, one after another: a name, `all`, or a glob.
+        #[arg(long = "env", value_name = "ENV")]
+        envs: Vec<String>,
     },
     /// Roll an in-flight migration back to where it started, while traffic flows (before its point of no return).
     Abort {
@@ -205,7 +225,8 @@ pub enum Command {
         #[arg(long, conflicts_with_all = ["live", "envs", "deny"])]
         rules: bool,
     },
-    /// Draw a topology's routing graph: exchanges and queues, and bindings with their keys.
+    /// Draw a topology's routing graph: exchanges and queues, bindings with their keys, and dashed
+    /// dead-letter and alternate-exchange routes.
     Graph {
         /// A topology file, or a directory of them (every *.toml below it).
         #[arg(default_value = "topology")]
@@ -218,6 +239,10 @@ pub enum Command {
         format: crate::render::graph::GraphFormat,
     },
     /// Print a completion script for a shell: `warren completions bash > /etc/bash_completion.d/warren`.
+    ///
+    /// bash, zsh and fish complete `--env` with the environments of the project: those of the
+    /// directory named on the command line (one holding warren.toml), else of `topology`, else of
+    /// the current directory. The script asks warren for them (`warren __complete-envs [PATH]`).
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
@@ -316,18 +341,221 @@ pub fn reference() -> String {
     out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
 }
 
-/// The completion script of `shell`.
+/// The completion script of `shell`. clap's scripts complete `--env` with
+/// file names; warren's offer the project's environments instead, which
+/// they ask of `warren __complete-envs [PATH]`, PATH being the project
+/// directory named on the command line, if any.
 pub fn completions(shell: clap_complete::Shell) -> String {
     use clap::CommandFactory;
+    use clap_complete::Shell;
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "warren", &mut out);
-    String::from_utf8(out).expect("completion scripts are text")
+    let script = String::from_utf8(out).expect("completion scripts are text");
+    match shell {
+        Shell::Bash => {
+            let script = script.replace(
+                "                --env)\n                    COMPREPLY=($(compgen -f \"${cur}\"))\n",
+                "                --env)\n                    compopt +o default +o bashdefault 2>/dev/null\n                    COMPREPLY=($(compgen -W \"$(_warren_envs)\" -- \"${cur}\"))\n",
+            );
+            format!("{BASH_ENVS}\n{script}")
+        }
+        Shell::Zsh => {
+            let script = script.replace(":ENV:_default'", ":ENV:_warren_envs'");
+            match script.rfind("\nif [ \"$funcstack[1]\" = \"_warren\" ]") {
+                Some(at) => format!("{}\n{ZSH_ENVS}{}", &script[..at], &script[at..]),
+                None => script,
+            }
+        }
+        Shell::Fish => {
+            let lines: Vec<String> = script
+                .lines()
+                .map(|l| if l.contains(" -l env ") { format!("{l} -f -a \"(__fish_warren_envs)\"") } else { l.into() })
+                .collect();
+            format!("{FISH_ENVS}\n{}\n", lines.join("\n"))
+        }
+        _ => script,
+    }
 }
 
-/// The man page, `warren(1)`, in roff (`docs/man/warren.1`).
+/// The command line the completion scripts run for `--env`, which clap
+/// does not see (no shell is to offer it): `warren __complete-envs [PATH]`.
+pub const COMPLETE_ENVS: &str = "__complete-envs";
+
+/// What `warren __complete-envs [PATH]` prints: the environments of the
+/// project at `path`, one a line, `all` first; nothing for a project
+/// without environments. Without `path`: those of `topology` (every
+/// command's default), or else of the current directory.
+pub fn complete_envs(path: Option<&std::path::Path>) -> String {
+    use std::path::Path;
+    let project = match path {
+        Some(p) => crate::project::read(p),
+        None => Some(crate::project::read(Path::new("topology")))
+            .filter(|p| !p.environments.is_empty())
+            .unwrap_or_else(|| crate::project::read(Path::new("."))),
+    };
+    let mut out = String::new();
+    if !project.environments.is_empty() {
+        out += "all\n";
+    }
+    for env in &project.environments {
+        out += &format!("{}\n", env.name);
+    }
+    out
+}
+
+/// bash: the environments of the project that the command line names (a
+/// word that is a directory holding warren.toml), for `--env`.
+const BASH_ENVS: &str = r#"_warren_envs() {
+    local w dir=""
+    for w in "${COMP_WORDS[@]:1}"; do
+        if [[ "$w" != -* && -f "$w/warren.toml" ]]; then dir="$w"; fi
+    done
+    "${COMP_WORDS[0]}" __complete-envs ${dir:+"$dir"} 2>/dev/null
+}
+"#;
+
+/// zsh: the same, as a completion function.
+const ZSH_ENVS: &str = r#"(( $+functions[_warren_envs] )) ||
+_warren_envs() {
+    # The whole command line: _arguments has shifted $words by now.
+    local w dir
+    local -a line envs
+    line=(${(Q)${(z)BUFFER}})
+    for w in ${line[2,-1]}; do
+        if [[ $w != -* && -f $w/warren.toml ]]; then dir=$w; fi
+    done
+    envs=(${(f)"$(${line[1]} __complete-envs ${dir:+$dir} 2>/dev/null)"})
+    compadd -a envs
+}
+"#;
+
+/// fish: the same.
+const FISH_ENVS: &str = r#"function __fish_warren_envs
+    set -l tokens (commandline -op)
+    set -l dir
+    for t in $tokens[2..-1]
+        if not string match -q -- '-*' $t; and test -f "$t/warren.toml"
+            set dir $t
+        end
+    end
+    command $tokens[1] __complete-envs $dir 2>/dev/null
+end
+"#;
+
+/// What each exit status means; `Exit` (src/exit.rs) makes them.
+pub const EXIT_STATUS: [(u8, &str); 6] = [
+    (0, "Success; with --detailed-exitcode, no changes."),
+    (
+        1,
+        "An error: nothing was changed on the broker, unless the message says what was. A wrong \
+         command-line argument too (never clap's usual 2).",
+    ),
+    (2, "Success with changes: plan and diff with --detailed-exitcode."),
+    (3, "apply paused: a migration waits for its old queue to drain; run apply again later."),
+    (
+        4,
+        "Refused for safety, nothing changed: a destroy without --allow-destroy, a failed pre-flight \
+         check, a stale saved plan, an object changed before its deletion, an abort past the point \
+         of no return, files that change a migration in flight.",
+    ),
+    (5, "The lock was not obtained: another apply held it for longer than --lock-timeout; nothing changed."),
+];
+
+/// What a rollout (`apply --env` over several environments) ends with.
+const ROLLOUT_STATUS: &str =
+    "A rollout (apply --env over several environments) ends as its worst environment: 1, then 4, 5, 3, else 0.";
+
+/// The variables warren reads.
+pub const ENVIRONMENT: [(&str, &str); 9] = [
+    (
+        "WARREN_URL",
+        "The management API, with credentials: http(s)://user:password@host:port (--url). No default: \
+         a command that reaches a broker needs it, --url, or --env.",
+    ),
+    ("WARREN_AMQP_URL", "AMQP 0-9-1, for the apply lock and fresh queue counts (--amqp-url)."),
+    ("WARREN_CA_CERT", "A PEM file of CA certificates to trust for HTTPS (--ca-cert)."),
+    ("WARREN_CLIENT_CERT", "A PEM client certificate for HTTPS (--client-cert)."),
+    ("WARREN_CLIENT_KEY", "The PEM private key of the client certificate (--client-key)."),
+    (
+        "WARREN_PROJECT",
+        "The project name, for a directory without warren.toml (--project); one that has one names \
+         its project there, and this must agree.",
+    ),
+    ("NO_COLOR", "Set and not empty: no colour with --color auto (the default)."),
+    ("GITHUB_STEP_SUMMARY", "With --format github: the file the markdown plan or findings are appended to."),
+    (
+        "url_env, amqp_url_env",
+        "Not variables themselves: in warren.toml, each environment names the variables that hold its \
+         URLs, read with --env.",
+    ),
+];
+
+/// The end of `warren --help`: the exit statuses and the environment.
+fn after_long_help() -> String {
+    let mut out = String::from("Exit status:\n");
+    for (code, meaning) in EXIT_STATUS {
+        out += &format!("  {code}  {meaning}\n");
+    }
+    out += &format!("  {ROLLOUT_STATUS}\n\nEnvironment:\n");
+    let width = ENVIRONMENT.iter().map(|(v, _)| v.len()).max().unwrap_or(0);
+    for (variable, meaning) in ENVIRONMENT {
+        out += &format!("  {variable:<width$}  {meaning}\n");
+    }
+    out
+}
+
+/// The man page, `warren(1)`, in roff (`docs/man/warren.1`): one page,
+/// every command in it, with the exit statuses and the environment.
 pub fn man_page() -> String {
     use clap::CommandFactory;
-    let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command()).render(&mut out).expect("writing to memory cannot fail");
-    String::from_utf8(out).expect("a man page is text")
+    use clap_mangen::Man;
+    // Each section clap_mangen renders starts with its own preamble: the page keeps the first.
+    let render = |f: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| {
+        let mut out = Vec::new();
+        f(&mut out).expect("writing to memory cannot fail");
+        String::from_utf8(out).expect("a man page is text")
+    };
+    let mut cli = Cli::command();
+    cli.build();
+    let man = Man::new(cli.clone());
+    let first = render(&|w| man.render_title(w));
+    let preamble_end = first.find(".TH ").unwrap_or(0);
+    let preamble = first[..preamble_end].to_string();
+    let body = |text: String| text.strip_prefix(&preamble).map(str::to_string).unwrap_or(text);
+    let mut page = first;
+    page += &body(render(&|w| man.render_name_section(w)));
+    page += &body(render(&|w| man.render_synopsis_section(w)));
+    page += &body(render(&|w| man.render_description_section(w)));
+    page += &body(render(&|w| man.render_options_section(w)));
+    page += ".SH COMMANDS\n";
+    for sub in cli.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        // The global options are said once, above.
+        let own = sub.clone().mut_args(|a| if a.is_global_set() || a.get_id() == "help" { a.hide(true) } else { a });
+        let man = Man::new(own);
+        page += &format!(".SS \"warren {}\"\n", sub.get_name());
+        let synopsis = body(render(&|w| man.render_synopsis_section(w)));
+        page += synopsis.strip_prefix(".SH SYNOPSIS\n").unwrap_or(&synopsis);
+        let description = body(render(&|w| man.render_description_section(w)));
+        page += &description.replacen(".SH DESCRIPTION\n", ".PP\n", 1);
+        let options = body(render(&|w| man.render_options_section(w)));
+        page += &options.replacen(".SH OPTIONS\n", "", 1);
+    }
+    page += ".SH \"EXIT STATUS\"\n";
+    for (code, meaning) in EXIT_STATUS {
+        page += &format!(".TP\n\\fB{code}\\fR\n{}\n", roff_text(meaning));
+    }
+    page += &format!(".PP\n{}\n", roff_text(ROLLOUT_STATUS));
+    page += ".SH ENVIRONMENT\n";
+    for (variable, meaning) in ENVIRONMENT {
+        page += &format!(".TP\n\\fB{}\\fR\n{}\n", roff_text(variable), roff_text(meaning));
+    }
+    page += &body(render(&|w| man.render_version_section(w)));
+    page
+}
+
+/// `text` as roff prints it: backslashes and hyphens escaped, no line
+/// taken for a request.
+fn roff_text(text: &str) -> String {
+    let escaped = text.replace('\\', "\\\\").replace('-', "\\-").replace('\'', "\\*(Aq");
+    if escaped.starts_with('.') { format!("\\&{escaped}") } else { escaped }
 }

@@ -81,14 +81,22 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
                 commands::rollout::run(&path, &envs, &options, connection, out)
             }
         }
-        Command::Status { path, envs } => {
+        Command::Status { path, path_option, envs } => {
+            let path = path.or(path_option).unwrap_or_else(|| "topology".into());
             if envs.is_empty() {
                 commands::status::status(connection, out)
             } else {
                 commands::fleet::status(&path, &envs, connection, out)
             }
         }
-        Command::History { vhosts } => commands::status::history(&vhosts, connection, out),
+        Command::History { path, vhosts, envs } => {
+            if envs.is_empty() {
+                commands::status::history(&vhosts, connection, out)
+            } else {
+                let path = path.unwrap_or_else(|| "topology".into());
+                commands::fleet::history(&path, &envs, &vhosts, connection, out)
+            }
+        }
         Command::Abort { id, auto_approve, lock_timeout } => {
             commands::abort::run(&id, auto_approve, lock_timeout, connection, out)
         }

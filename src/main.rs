@@ -11,6 +11,12 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // The completion scripts' question, asked before clap parses anything.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if args.first().is_some_and(|a| a == warren::cli::COMPLETE_ENVS) {
+        print!("{}", warren::cli::complete_envs(args.get(1).map(std::path::Path::new)));
+        return ExitCode::SUCCESS;
+    }
     match warren::cli::Cli::try_parse() {
         Ok(cli) => warren::run(cli).into(),
         // --help and --version end well; a wrong argument is an error (exit

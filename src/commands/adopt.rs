@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::live_side;
 use super::session::{self, Ended};
+use crate::apply::Recorder;
 use crate::broker::{Broker, RecordStore};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
@@ -62,16 +63,17 @@ pub fn adopt<B: Broker>(
     let doing = format!("adopting objects of project {from}");
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
     let place = rt.block_on(broker.place_of(&project, &vhosts)).map_err(super::unchanged)?;
-    session::locked(&rt, broker, place.clone(), lock_timeout, &doing, |_| {
-        rt.block_on(locked(desired, from, auto_approve, broker, &place))
+    session::locked(&rt, broker, place.clone(), lock_timeout, &doing, |recorder| {
+        rt.block_on(locked(desired, from, auto_approve, broker, recorder, &place))
     })
 }
 
-async fn locked(
+async fn locked<B: Broker>(
     desired: &Desired,
     from: &str,
     auto_approve: bool,
-    broker: &impl Broker,
+    broker: &B,
+    recorder: &Recorder<B>,
     place: &Place,
 ) -> (error::Result, Ended) {
     let project = &desired.project.name();
@@ -103,11 +105,20 @@ async fn locked(
     mine.objects.extend(taken.iter().cloned());
     // What the other project applied is what this one now answers for.
     mine.digests.extend(taken.iter().filter_map(|k| Some((k.clone(), theirs.digests.get(k)?.clone()))));
+    // The run goes into the history of the vhosts whose objects changed hands.
+    let vhosts: std::collections::BTreeSet<String> =
+        taken.iter().filter_map(|k| k.vhost()).map(str::to_string).collect();
+    recorder.note(|j| {
+        if let Some(run) = &mut j.current {
+            run.vhosts = vhosts.into_iter().collect();
+            run.summary = format!("{} object(s) from project {from}", taken.len());
+        }
+    });
     let writes = live.records.writes(&live.ownership.with(project, mine), project, place);
     if let Err(e) = broker.write_records(&writes).await {
         return (Err(super::unchanged(e)), None);
     }
     let n = taken.len();
     println!("\nAdopted {n} object{} from project \"{from}\".", if n == 1 { "" } else { "s" });
-    (Ok(Done::Ok), Some((RunOutcome::Adopted, Some(format!("{n} objects from project {from}")))))
+    (Ok(Done::Ok), Some((RunOutcome::Adopted, None)))
 }

@@ -330,12 +330,17 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
     let mut planned: Planned = compute(desired, path, live, replace);
     planned.document.origin.environment = Some(env.name.clone());
     let doc: PlanDocument = planned.document.clone();
-    Part {
-        doc: EnvironmentDoc::planned(&env.name, &broker, doc),
-        own: mine(&planned.desired),
-        desired: None,
-        planned: Some(Box::new(planned)),
-    }
+    let mut doc = EnvironmentDoc::planned(&env.name, &broker, doc);
+    doc.never_applied = never_applied(&planned);
+    Part { doc, own: mine(&planned.desired), desired: None, planned: Some(Box::new(planned)) }
+}
+
+/// Whether warren never applied the project to the broker it planned
+/// against: the records hold nothing of the project. (The journal is no
+/// witness: an administrator's is the whole broker's, and names another
+/// project's applies to the same vhosts.)
+fn never_applied(planned: &Planned) -> bool {
+    planned.live.ownership.of(planned.desired.project.name()).objects.is_empty()
 }
 
 /// A broker error's help names the environment's variable, not `--url`.
@@ -368,6 +373,25 @@ pub fn at_once<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
 /// `warren status --env ...`: each environment's broker in turn, under a
 /// heading; one that cannot be read does not keep the others from view.
 pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: Output) -> error::Result {
+    each_broker(path, patterns, shared, out, super::status::status_of)
+}
+
+/// `warren history --env ...`: each environment's runs in turn, of
+/// `vhosts` only when given (the vhosts as the broker names them).
+pub fn history(path: &Path, patterns: &[String], vhosts: &[String], shared: &Connection, out: Output) -> error::Result {
+    each_broker(path, patterns, shared, out, |broker| super::status::history_of(broker, vhosts))
+}
+
+/// Runs `read` on each environment's broker in turn, under a heading that
+/// names the environment and its broker; an environment whose broker
+/// cannot be reached does not stop the others.
+fn each_broker(
+    path: &Path,
+    patterns: &[String],
+    shared: &Connection,
+    out: Output,
+    read: impl Fn(&crate::broker::Rabbit) -> error::Result,
+) -> error::Result {
     // Only the project file matters here: the topology is not read.
     let project = crate::project::read(path);
     let picked = match project.select(patterns) {
@@ -383,7 +407,7 @@ pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: Output
         let broker = connection.as_ref().map_or(String::new(), |c| format!(" ({})", live_side::describe(c)));
         println!("{}Environment {}{broker}:", if i > 0 { "\n" } else { "" }, env.name);
         let ended = match connection {
-            Ok(c) => live_side::open(&c).and_then(|b| super::status::status_of(&b)),
+            Ok(c) => live_side::open(&c).and_then(|b| read(&b)),
             Err(d) => {
                 super::validate::show(&[d], &Default::default(), out);
                 Err(Error::Invalid)

@@ -69,7 +69,7 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
     let started = now();
     let interrupted = journal.take_over(&started);
     journal.current = Some(Run {
-        id: journal.generation.to_string(),
+        id: journal.next_run_id(),
         by,
         version: env!("CARGO_PKG_VERSION").into(),
         started,

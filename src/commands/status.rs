@@ -7,6 +7,8 @@ use super::live_side;
 use crate::broker::{Broker, BrokerError, FoundJournal, RecordStore};
 use crate::cli::Connection;
 use crate::error::{self, Done, Error};
+#[cfg(test)]
+use crate::journal::RunOutcome;
 use crate::journal::{Journal, Migration, Run};
 use crate::model::Place;
 use crate::output::Output;
@@ -155,6 +157,21 @@ pub fn history_text(j: &Journal, only: &[String]) -> String {
         let _ = writeln!(s, "No run is recorded{}.", if only.is_empty() { "" } else { " for these vhosts" });
         return s;
     }
+    // One journal numbers its runs one after another, whatever vhosts each
+    // touched: a vhost's list skips the numbers of runs elsewhere.
+    let numbers =
+        |runs: &mut dyn Iterator<Item = &Run>| -> Vec<u64> { runs.filter_map(|r| r.id.parse().ok()).collect() };
+    let recorded = numbers(&mut j.history.iter());
+    let skips = vhosts.iter().any(|v| {
+        let listed = numbers(&mut j.history.iter().filter(|r| r.vhosts.iter().any(|x| x == v)));
+        listed.windows(2).any(|w| recorded.iter().any(|n| w[0] < *n && *n < w[1]))
+    });
+    if skips {
+        let _ = writeln!(
+            s,
+            "Runs are numbered in the order they ran, across the vhosts they touched: a vhost's list leaves out the runs that did not touch it."
+        );
+    }
     for v in &vhosts {
         let _ = writeln!(s, "vhost \"{v}\":");
         for r in j.history.iter().rev().filter(|r| r.vhosts.iter().any(|x| x == v)) {
@@ -184,7 +201,14 @@ fn run_text(r: &Run) -> String {
         r.started,
         r.ended.as_deref().unwrap_or("?")
     );
-    if !r.summary.is_empty() {
+    if r.plan.is_empty() && !r.summary.is_empty() {
+        // A run without a plan (an abort, an adopt): what it did, in words.
+        match r.steps_total {
+            0 => writeln!(s, "    {}", r.summary),
+            n => writeln!(s, "    {}; {} of {n} steps done", r.summary, r.steps_done),
+        }
+        .expect("writing to a string cannot fail");
+    } else if !r.summary.is_empty() {
         let _ = writeln!(s, "    plan {}: {}; {} of {} steps done", r.plan, r.summary, r.steps_done, r.steps_total);
     }
     if let Some(d) = &r.detail {
@@ -224,5 +248,49 @@ mod tests {
         assert!(all.contains("run 3: interrupted"), "{all}");
         let only_b = history_text(&j, &["b".into()]);
         assert!(only_b.contains("run 2") && !only_b.contains("run 1") && !only_b.contains("run 3"), "{only_b}");
+    }
+
+    #[test]
+    fn a_vhost_whose_list_skips_runs_of_other_vhosts_says_why() {
+        let run = |id: &str, vhosts: &[&str]| Run {
+            id: id.into(),
+            vhosts: vhosts.iter().map(|v| v.to_string()).collect(),
+            outcome: Some(RunOutcome::Complete),
+            ..Run::default()
+        };
+        let note = "Runs are numbered in the order they ran, across the vhosts they touched";
+        let j =
+            Journal { history: vec![run("1", &["a"]), run("2", &["a", "b"]), run("3", &["a"])], ..Journal::default() };
+        assert!(!history_text(&j, &[]).contains(note), "{}", history_text(&j, &[]));
+        let j = Journal { history: vec![run("1", &["a"]), run("2", &["b"]), run("3", &["a"])], ..Journal::default() };
+        let all = history_text(&j, &[]);
+        assert!(all.starts_with(note), "{all}");
+        assert!(history_text(&j, &["a".into()]).starts_with(note));
+        assert!(!history_text(&j, &["b".into()]).contains(note));
+    }
+
+    #[test]
+    fn a_run_without_a_plan_says_what_it_did() {
+        let adopt = Run {
+            id: "4".into(),
+            vhosts: vec!["a".into()],
+            summary: "2 object(s) from project old".into(),
+            outcome: Some(RunOutcome::Adopted),
+            ..Run::default()
+        };
+        let abort = Run {
+            id: "5".into(),
+            vhosts: vec!["a".into()],
+            summary: "abort migration m1 (\"p\" >> \"q\")".into(),
+            steps_total: 4,
+            steps_done: 4,
+            outcome: Some(RunOutcome::Aborted),
+            ..Run::default()
+        };
+        let text = history_text(&Journal { history: vec![adopt, abort], ..Journal::default() }, &[]);
+        assert!(text.contains("  run 4: adopted by "), "{text}");
+        assert!(text.contains("\n    2 object(s) from project old\n"), "{text}");
+        assert!(text.contains("\n    abort migration m1 (\"p\" >> \"q\"); 4 of 4 steps done\n"), "{text}");
+        assert!(!text.contains("plan :"), "{text}");
     }
 }

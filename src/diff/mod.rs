@@ -215,14 +215,21 @@ impl<'a> Differ<'a> {
         let found = outside::find(keys, &self.inventory.digests, live, &self.options.last_applies);
         let moved: BTreeMap<&ObjectKey, &Outside> = found.iter().map(|o| (&o.key, o)).collect();
         for c in &mut self.out.changes {
-            match (moved.get(&c.key), c.action) {
-                (Some(o), Action::Create) if o.deleted => {
-                    c.reason = "deleted outside warren since its last apply: declared again as the files say".into()
+            let Some(o) = moved.get(&c.key) else { continue };
+            let since = match &o.since {
+                Some(last) => format!(" (last applied by {} at {})", last.by, last.at),
+                None => String::new(),
+            };
+            let what = if o.deleted { "deleted" } else { "changed" };
+            match c.action {
+                Action::Create if o.deleted => {
+                    c.reason =
+                        format!("deleted outside warren since its last apply{since}: declared again as the files say")
                 }
-                (Some(_), Action::Update) => {
-                    c.reason = "changed outside warren since its last apply: put back as the files say".into()
+                Action::Update => {
+                    c.reason = format!("changed outside warren since its last apply{since}: put back as the files say")
                 }
-                _ => {}
+                _ => c.reason += &format!("; it was {what} outside warren since its last apply{since}"),
             }
         }
         for p in &mut self.out.problems {

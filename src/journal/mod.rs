@@ -244,6 +244,16 @@ impl Journal {
         Some(dead)
     }
 
+    /// The number of the run that takes the lock now: the one after the
+    /// newest run in the history. A run that changes nothing leaves no
+    /// trace and so takes no number, and the history's runs follow one
+    /// another (runs of earlier versions were numbered by the lock's
+    /// generation, and skipped those that changed nothing).
+    pub fn next_run_id(&self) -> String {
+        let last = self.history.iter().rev().find_map(|r| r.id.parse::<u64>().ok()).unwrap_or(0);
+        (last + 1).to_string()
+    }
+
     /// A run ends: it goes to the history, which keeps the newest runs.
     pub fn finish(&mut self, outcome: RunOutcome, detail: Option<String>, now: &str) {
         if let Some(mut run) = self.current.take() {
@@ -397,6 +407,33 @@ mod tests {
         assert_eq!(j.migrations["m"].state, MigrationState::Stopped);
         assert!(j.take_over("t").is_none(), "nothing left behind the second time");
         assert_eq!(j.generation, 2);
+    }
+
+    #[test]
+    fn runs_are_numbered_one_after_another_in_the_history() {
+        let mut j = Journal::default();
+        assert_eq!(j.next_run_id(), "1");
+        // A run that changed nothing leaves the history as it was: the next
+        // run takes the same number.
+        j.take_over("t");
+        j.current = Some(run(&j.next_run_id()));
+        j.current = None;
+        j.take_over("t");
+        assert_eq!(j.next_run_id(), "1");
+        j.current = Some(run(&j.next_run_id()));
+        j.finish(RunOutcome::Complete, None, "t");
+        // One that died holding the lock keeps its number; the next follows.
+        j.take_over("t");
+        j.current = Some(run(&j.next_run_id()));
+        j.take_over("t");
+        j.current = Some(run(&j.next_run_id()));
+        j.finish(RunOutcome::Complete, None, "t");
+        let ids: Vec<&str> = j.history.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["1", "2", "3"]);
+        assert_eq!(j.generation, 4, "the lock's generation still counts every holder");
+        // A history of earlier versions, numbered by generation, goes on from its newest.
+        j.history.push(run("12"));
+        assert_eq!(j.next_run_id(), "13");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use regex::Regex;
 
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
-use crate::model::ObjectKey;
+use crate::model::{ObjectKey, Password};
 
 /// Permissions to everything, as RabbitMQ's own `.*` default grants them.
 const ALL: &str = ".*";
@@ -16,9 +16,12 @@ const ALL: &str = ".*";
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
     let is_administrator = |user: &str| ctx.topology.users.get(user).is_some_and(|u| u.tags.contains("administrator"));
-    if ctx.topology.users.contains_key("guest") {
-        let d = finding("guest-user", "the files declare the `guest` user")
-            .help("guest's password is known to everyone, and RabbitMQ lets it log in from localhost only: give each application a user of its own, and delete guest");
+    let guest = ctx.topology.users.get("guest").map(|u| &u.password);
+    if guest.is_some() {
+        let d = finding("guest-user", "the files declare the `guest` user").help(format!(
+            "{}; RabbitMQ lets guest log in from localhost only: give each application a user of its own, and delete guest",
+            guest_password(guest)
+        ));
         found.push((ObjectKey::User("guest".into()), None, d));
     }
     for (vname, vhost) in &ctx.topology.vhosts {
@@ -26,7 +29,7 @@ pub(super) fn check(ctx: &mut Context) {
             let key = ObjectKey::Permission { vhost: vname.clone(), user: user.clone() };
             if user == "guest" {
                 let d = finding("guest-user", format!("the `guest` user is given permissions in vhost \"{vname}\""))
-                    .help("guest's password is known to everyone: give the application a user of its own");
+                    .help(format!("{}: give the application a user of its own", guest_password(guest)));
                 found.push((key.clone(), None, d));
             }
             let declared = ctx.topology.users.contains_key(user);
@@ -92,4 +95,73 @@ fn shared(queues: &[&str], who: &[&str]) -> Diagnostic {
     };
     finding("shared-queue", format!("{what}: each of their consumers would get only part of the messages"))
         .help("a queue hands each message to one consumer: give each service a queue of its own, bound like this one (a fanout or topic exchange copies every message to each), and narrow each user's `read` to its own queue")
+}
+
+/// What the files say of guest's password (`None`: they do not declare
+/// guest), and why that is a concern.
+fn guest_password(declared: Option<&Password>) -> String {
+    let default = "guest is the user every broker starts with, the first name anyone tries";
+    match declared {
+        None => format!("{default}, and its password is `guest` unless it was changed"),
+        Some(Password::Hash { hash, algorithm }) if crate::password::verify("guest", hash, algorithm.as_deref()) => {
+            "guest's password is `guest` (its `password_hash` is of `guest`), known to everyone".into()
+        }
+        Some(Password::Env(var)) => format!("guest's password here is its own (${var}), but {default}"),
+        Some(Password::Hash { .. }) => format!("guest's password here is its own (`password_hash`), but {default}"),
+        Some(Password::None) => {
+            format!("guest has no password here (it logs in by certificate, if at all), but {default}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The help of each `guest-user` finding of `toml`, in file order.
+    fn guest_helps(toml: &str) -> Vec<String> {
+        let root = Path::new("/t");
+        let desired = crate::desired::load_texts(root, vec![(root.join("t.toml"), toml.to_string())]);
+        assert!(!desired.has_errors(), "{:?}", desired.diagnostics);
+        let mut found: Vec<_> = crate::desired::lint(&desired).into_iter().filter(|d| d.code == "guest-user").collect();
+        found.sort_by_key(|d| d.location.as_ref().map(|l| l.span.start));
+        found.into_iter().map(|d| d.help.unwrap_or_default()).collect()
+    }
+
+    const PERMISSIONS: &str = "\n[permissions.guest]\nconfigure = \".*\"\nwrite = \".*\"\nread = \".*\"\n";
+
+    #[test]
+    fn guest_with_a_password_of_the_files_own_is_not_said_to_have_a_known_one() {
+        // Seen: "guest's password is known to everyone" although the file sets password_env.
+        let toml = format!("vhosts = [\"v\"]\n\n[users.guest]\npassword_env = \"GUEST_PASSWORD\"\n{PERMISSIONS}");
+        let helps = guest_helps(&toml);
+        assert_eq!(helps.len(), 2, "{helps:?}");
+        for help in &helps {
+            assert!(!help.contains("known to everyone"), "{help}");
+            assert!(help.contains("$GUEST_PASSWORD"), "{help}");
+            assert!(help.contains("give"), "it still says what to do: {help}");
+        }
+        let other = crate::password::hash_with_salt("not-guest", [1, 2, 3, 4]);
+        let toml = format!("vhosts = [\"v\"]\n\n[users.guest]\npassword_hash = \"{other}\"\n");
+        let help = &guest_helps(&toml)[0];
+        assert!(!help.contains("known to everyone") && help.contains("password_hash"), "{help}");
+    }
+
+    #[test]
+    fn guest_whose_hash_is_of_the_password_guest_is_said_to_have_the_known_one() {
+        let known = crate::password::hash_with_salt("guest", [9, 8, 7, 6]);
+        let toml = format!("vhosts = [\"v\"]\n\n[users.guest]\npassword_hash = \"{known}\"\n{PERMISSIONS}");
+        for help in guest_helps(&toml) {
+            assert!(help.contains("is `guest`") && help.contains("known to everyone"), "{help}");
+        }
+    }
+
+    #[test]
+    fn guest_without_a_password_is_said_to_have_none() {
+        let toml = format!("vhosts = [\"v\"]\n\n[users.guest]\ntags = []\n{PERMISSIONS}");
+        for help in guest_helps(&toml) {
+            assert!(help.contains("no password") && !help.contains("known to everyone"), "{help}");
+        }
+        assert!(super::guest_password(None).contains("unless it was changed"));
+    }
 }

@@ -13,7 +13,7 @@ mod queues;
 mod references;
 pub mod rules;
 mod settings;
-mod view;
+pub(crate) mod view;
 
 use view::View;
 

@@ -13,7 +13,7 @@ use crate::model::{
 use crate::model::{applied_to_queue, precedence};
 use crate::source::Locations;
 
-pub(super) struct View<'a> {
+pub(crate) struct View<'a> {
     pub vhost: &'a Vhost,
     by_source: FxHashMap<&'a str, Vec<&'a Binding>>,
     into_queue: FxHashMap<&'a str, Vec<&'a Binding>>,
@@ -26,11 +26,11 @@ pub(super) struct View<'a> {
 }
 
 /// The policy and the operator policy the broker applies to a queue.
-pub(super) type Applied<'a> = (Option<&'a Policy>, Option<&'a Policy>);
+pub(crate) type Applied<'a> = (Option<&'a Policy>, Option<&'a Policy>);
 
 /// Where a queue's setting comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum From<'a> {
+pub(crate) enum From<'a> {
     /// Its `x-…` argument.
     Argument,
     /// The named policy (or operator policy) that applies to it.
@@ -39,7 +39,7 @@ pub(super) enum From<'a> {
 
 /// Where messages published to an exchange with one key end up.
 #[derive(Debug, Default)]
-pub(super) struct Reached {
+pub(crate) struct Reached {
     pub queues: BTreeSet<String>,
     /// Some path leads where the files cannot tell (an external exchange, a
     /// headers exchange, a plugin's type): it may route somewhere.

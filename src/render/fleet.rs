@@ -29,6 +29,11 @@ pub struct EnvironmentDoc {
     /// without a plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<bool>,
+    /// True when warren has never applied the project to this broker (its
+    /// records hold nothing of it): the broker differs from the files
+    /// because nothing was applied yet, not because it drifted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub never_applied: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanDocument>,
     /// What kept it from a plan: its files' errors, or the broker's.
@@ -39,11 +44,25 @@ pub struct EnvironmentDoc {
 impl EnvironmentDoc {
     pub fn planned(name: &str, broker: &str, plan: PlanDocument) -> Self {
         let drift = Some(plan.has_changes());
-        EnvironmentDoc { name: name.into(), broker: broker.into(), drift, plan: Some(plan), errors: Vec::new() }
+        EnvironmentDoc {
+            name: name.into(),
+            broker: broker.into(),
+            drift,
+            never_applied: false,
+            plan: Some(plan),
+            errors: Vec::new(),
+        }
     }
 
     pub fn failed(name: &str, broker: &str, errors: Vec<DiagnosticDoc>) -> Self {
-        EnvironmentDoc { name: name.into(), broker: broker.into(), drift: None, plan: None, errors }
+        EnvironmentDoc {
+            name: name.into(),
+            broker: broker.into(),
+            drift: None,
+            never_applied: false,
+            plan: None,
+            errors,
+        }
     }
 }
 
@@ -87,6 +106,7 @@ fn table(doc: &FleetDocument) -> Vec<[String; 7]> {
                 let s = &p.summary;
                 let drift = match (e.drift == Some(true), s.outside) {
                     (false, _) => "no".to_string(),
+                    (true, 0) if e.never_applied => "never applied".to_string(),
                     (true, 0) => "yes".to_string(),
                     (true, n) => format!("yes ({n} changed outside warren)"),
                 };
@@ -340,6 +360,29 @@ mod tests {
             changed_outside: vec![],
             origin: Origin { project: "shop".into(), ..Origin::default() },
         }
+    }
+
+    #[test]
+    fn the_drift_of_an_environment_never_applied_says_so() {
+        // Seen: DRIFT said `yes` for an environment warren had never applied.
+        let mut never = EnvironmentDoc::planned("staging", "http://a:15672", large_plan(2));
+        never.never_applied = true;
+        let drifted = EnvironmentDoc::planned("prod", "http://b:15672", large_plan(2));
+        let mut same = large_plan(0);
+        same.changes.clear();
+        same.summary.destroy = 0;
+        let mut empty = EnvironmentDoc::planned("qa", "http://c:15672", same);
+        empty.never_applied = true;
+        let doc = FleetDocument::new("topology", vec![never, drifted, empty]);
+        let rows = table(&doc);
+        let drift: Vec<(&str, &str)> = rows[1..].iter().map(|r| (r[0].as_str(), r[6].as_str())).collect();
+        assert_eq!(drift, [("staging", "never applied"), ("prod", "yes"), ("qa", "no")]);
+        for format in [Format::Human, Format::Markdown] {
+            let text = render(&doc, format, false);
+            assert!(text.contains("never applied"), "{format:?}:\n{text}");
+        }
+        let json = render(&doc, Format::Json, false);
+        assert_eq!(json.matches("\"never_applied\": true").count(), 2, "{json}");
     }
 
     #[test]

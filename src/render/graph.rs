@@ -1,11 +1,16 @@
 //! A topology's routing graph as text for a diagram: a mermaid `flowchart`
 //! (GitHub and GitLab draw it in markdown) or Graphviz DOT. Exchanges and
 //! queues are nodes, bindings are edges labelled with their routing keys,
-//! one subgraph per vhost.
+//! one subgraph per vhost. The routes that are no bindings are dashed
+//! edges: where a queue's dead letters go (its `x-dead-letter-exchange`
+//! argument or its policy's `dead-letter-exchange`), and an exchange's
+//! alternate exchange (its argument or its policy's).
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{DestinationKind, Topology, Vhost};
+use crate::lint::view::View;
+use crate::model::{DestinationKind, Topology, Value, Vhost};
+use crate::source::Locations;
 
 /// `--format` of `warren graph`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -38,8 +43,60 @@ struct Ids<'a> {
     queue_ids: FxHashMap<&'a str, usize>,
 }
 
+/// A route that is no binding, drawn dashed: from a queue (dead letters)
+/// or an exchange (alternate), to an exchange or a queue.
+struct Side {
+    from_queue: bool,
+    from: String,
+    to_queue: bool,
+    to: String,
+    label: String,
+}
+
+/// The dead-letter and alternate-exchange routes of `v`, as the broker
+/// resolves each queue's and exchange's arguments and policies; those to
+/// an exchange or queue the files do not know (which drop what reaches
+/// them, and lint says so) are left out.
+fn side_routes(v: &Vhost) -> Vec<Side> {
+    let locations = Locations::default();
+    let view = View::new(&v.name, v, &locations);
+    let mut out = Vec::new();
+    for q in v.queues.values() {
+        let applied = view.queue_policies(q);
+        let Some((Value::String(exchange), _)) =
+            View::setting(q, applied, "x-dead-letter-exchange", "dead-letter-exchange")
+        else {
+            continue;
+        };
+        let key = View::setting(q, applied, "x-dead-letter-routing-key", "dead-letter-routing-key")
+            .and_then(|(k, _)| k.as_str());
+        let label = match key {
+            Some(k) => format!("dead letters, key {k}"),
+            None => "dead letters".to_string(),
+        };
+        let from = q.name.clone();
+        match (exchange.is_empty(), key) {
+            // The default exchange routes a key to the queue of that name.
+            (true, Some(k)) if view.queue_known(k) => {
+                out.push(Side { from_queue: true, from, to_queue: true, to: k.to_string(), label })
+            }
+            (false, _) if view.exchange_known(exchange) => {
+                out.push(Side { from_queue: true, from, to_queue: false, to: exchange.clone(), label })
+            }
+            _ => {}
+        }
+    }
+    for x in v.exchanges.keys() {
+        if let Some((alternate, _)) = view.alternate(x).filter(|(a, _)| !a.is_empty() && view.exchange_known(a)) {
+            let (from, to) = (x.clone(), alternate.to_string());
+            out.push(Side { from_queue: false, from, to_queue: false, to, label: "alternate".into() });
+        }
+    }
+    out
+}
+
 impl<'a> Ids<'a> {
-    fn of(v: &'a Vhost) -> Self {
+    fn of(v: &'a Vhost, side: &'a [Side]) -> Self {
         let mut ids = Ids {
             exchanges: Vec::new(),
             queues: Vec::new(),
@@ -57,6 +114,11 @@ impl<'a> Ids<'a> {
             match b.destination_kind {
                 DestinationKind::Exchange => ids.add_exchange(&b.destination),
                 DestinationKind::Queue => ids.add_queue(&b.destination),
+            }
+        }
+        for r in side {
+            for (queue, name) in [(r.from_queue, &r.from), (r.to_queue, &r.to)] {
+                if queue { ids.add_queue(name) } else { ids.add_exchange(name) }
             }
         }
         ids
@@ -108,6 +170,14 @@ impl<'a> Ids<'a> {
         };
         v.bindings.iter().map(|b| (id(vi, "x", self.exchange(&b.source)), end(b), b.routing_key.as_str())).collect()
     }
+
+    /// Each side route as the ids of its ends, with its label.
+    fn side_edges<'s>(&self, vi: usize, side: &'s [Side]) -> Vec<(String, String, &'s str)> {
+        let node = |queue: bool, name: &str| {
+            if queue { id(vi, "q", self.queue(name)) } else { id(vi, "x", self.exchange(name)) }
+        };
+        side.iter().map(|r| (node(r.from_queue, &r.from), node(r.to_queue, &r.to), r.label.as_str())).collect()
+    }
 }
 
 /// Text inside a mermaid label's quotes: `"` and `#` are entity codes
@@ -119,7 +189,8 @@ fn mermaid_text(s: &str) -> String {
 fn mermaid(vhosts: &[&Vhost]) -> String {
     let mut out = String::from("flowchart LR\n");
     for (vi, v) in vhosts.iter().enumerate() {
-        let ids = Ids::of(v);
+        let side = side_routes(v);
+        let ids = Ids::of(v, &side);
         out += &format!("  subgraph v{vi}[\"vhost {}\"]\n", mermaid_text(&v.name));
         for (node, name, kind, queue) in ids.nodes(vi, v) {
             let label = format!("{} ({kind})", mermaid_text(name));
@@ -136,6 +207,9 @@ fn mermaid(vhosts: &[&Vhost]) -> String {
                 out += &format!("    {from} -->|\"{}\"| {to}\n", mermaid_text(key));
             }
         }
+        for (from, to, label) in ids.side_edges(vi, &side) {
+            out += &format!("    {from} -.->|\"{}\"| {to}\n", mermaid_text(label));
+        }
         out += "  end\n";
     }
     out
@@ -149,7 +223,8 @@ fn dot_text(s: &str) -> String {
 fn dot(vhosts: &[&Vhost]) -> String {
     let mut out = String::from("digraph warren {\n  rankdir=LR;\n");
     for (vi, v) in vhosts.iter().enumerate() {
-        let ids = Ids::of(v);
+        let side = side_routes(v);
+        let ids = Ids::of(v, &side);
         out += &format!("  subgraph cluster_{vi} {{\n    label={};\n", dot_text(&format!("vhost {}", v.name)));
         for (node, name, kind, queue) in ids.nodes(vi, v) {
             let shape = if queue { "cylinder" } else { "hexagon" };
@@ -157,6 +232,9 @@ fn dot(vhosts: &[&Vhost]) -> String {
         }
         for (from, to, key) in ids.edges(vi, v) {
             out += &format!("    {from} -> {to} [label={}];\n", dot_text(key));
+        }
+        for (from, to, label) in ids.side_edges(vi, &side) {
+            out += &format!("    {from} -> {to} [style=dashed, label={}];\n", dot_text(label));
         }
         out += "  }\n";
     }

@@ -33,8 +33,10 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
                 let _ = writeln!(out, "How environment {new} differs from environment {old}:\n");
             }
         }
+        let outside: std::collections::BTreeSet<&str> =
+            doc.changed_outside.iter().map(|o| o.address.as_str()).collect();
         for c in &acting {
-            change(&mut out, c, &p, voice);
+            change(&mut out, c, outside.contains(c.address.as_str()), &p, voice);
         }
     }
     let unmanaged: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action == Action::Unmanaged).collect();
@@ -161,11 +163,16 @@ impl<'a> Voice<'a> {
     }
 }
 
-fn change(out: &mut String, c: &ChangeDoc, p: &Painter, voice: Voice) {
+/// One change; `outside`: its object was changed outside warren since its
+/// last apply, which its reason says (a create or an update says no
+/// reason otherwise: the files say it).
+fn change(out: &mut String, c: &ChangeDoc, outside: bool, p: &Painter, voice: Voice) {
     let what = match (voice, c.action) {
         (_, Action::Unmanaged | Action::OtherProject) => unreachable!("objects left alone are listed apart"),
         // The reasons of a comparison say how it differs.
         (Voice::Compare { .. }, _) => c.reason.clone(),
+        (Voice::Plan, Action::Create) if outside => format!("will be created: {}", c.reason),
+        (Voice::Plan, Action::Update) if outside => format!("will be updated in place: {}", c.reason),
         (Voice::Plan, Action::Create) => "will be created".to_string(),
         (Voice::Plan, Action::Update) => "will be updated in place".to_string(),
         (Voice::Plan, Action::Destroy) => format!("will be destroyed: {}", c.reason),

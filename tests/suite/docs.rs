@@ -125,3 +125,190 @@ fn the_readme_is_a_short_front_door() {
     let lines = readme.lines().count();
     assert!(lines <= 200, "README.md has {lines} lines: at most 200, the rest belongs in docs/");
 }
+
+/// What bash's completion of `warren` offers for the command line `words`,
+/// completing its last word, run in `dir`: the script `warren completions
+/// bash` writes, sourced, and its function called as bash calls it.
+fn bash_completes(dir: &std::path::Path, words: &[&str]) -> Vec<String> {
+    bash_completes_at(dir, words, words.len() - 1)
+}
+
+/// [`bash_completes`], completing word `at` of `words`.
+fn bash_completes_at(dir: &std::path::Path, words: &[&str], at: usize) -> Vec<String> {
+    let script = crate::common::warren(&["completions", "bash"]);
+    assert_eq!(script.code, 0, "{}", script.stderr);
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), &script.stdout).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("warren");
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let cword = at + 1; // the binary is word 0
+    let prev = if at >= 1 { words[at - 1] } else { "" };
+    let cur = words[at];
+    let line = format!(
+        "source '{}'; COMP_WORDS=('{}' {}); COMP_CWORD={cword}; _warren \"${{COMP_WORDS[0]}}\" '{cur}' '{prev}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        file.path().display(),
+        bin.display(),
+        quoted.join(" ")
+    );
+    let out = std::process::Command::new("bash").arg("-c").arg(&line).current_dir(dir).output().expect("bash runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut offered: Vec<String> =
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.is_empty()).map(str::to_string).collect();
+    offered.sort();
+    offered
+}
+
+#[test]
+fn bash_completes_env_with_the_environments_of_the_project() {
+    // Seen: `--env <TAB>` offered file names.
+    let root = crate::common::root();
+    let envs = ["all", "prod", "staging"];
+    for command in ["plan", "apply", "status", "history", "lint", "validate", "diff", "export"] {
+        let offered = bash_completes(&root, &[command, "examples/environments", "--env", ""]);
+        assert_eq!(offered, envs, "warren {command} examples/environments --env <TAB>");
+    }
+    assert_eq!(bash_completes(&root, &["plan", "examples/environments", "--env", "st"]), ["staging"]);
+    // The directory may come after the option, as the command takes it.
+    assert_eq!(bash_completes_at(&root, &["diff", "--env", "prod", "--env", "", "examples/environments"], 4), envs);
+    // In the project's own directory.
+    assert_eq!(bash_completes(&root.join("examples/environments"), &["plan", "--env", ""]), envs);
+    // Without a project, nothing: never the names of files.
+    assert_eq!(bash_completes(&root.join("docs"), &["plan", "--env", ""]), Vec::<String>::new());
+}
+
+#[test]
+fn zsh_and_fish_complete_env_with_the_environments_of_the_project() {
+    // Neither shell is installed here: the scripts ask warren, as bash's does.
+    let zsh = crate::common::warren(&["completions", "zsh"]).stdout;
+    assert!(!zsh.contains(":ENV:_default"), "{zsh}");
+    assert_eq!(zsh.matches(":ENV:_warren_envs'").count(), 8, "{zsh}");
+    assert!(zsh.contains("_warren_envs() {") && zsh.contains("__complete-envs"), "{zsh}");
+    let fish = crate::common::warren(&["completions", "fish"]).stdout;
+    let env_lines: Vec<&str> = fish.lines().filter(|l| l.contains(" -l env ")).collect();
+    assert_eq!(env_lines.len(), 8, "{fish}");
+    assert!(env_lines.iter().all(|l| l.ends_with(" -r -f -a \"(__fish_warren_envs)\"")), "{fish}");
+    assert!(fish.contains("function __fish_warren_envs") && fish.contains("__complete-envs"), "{fish}");
+    // What they ask: the environments, one a line, `all` first.
+    let asked = |args: &[&str]| {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("warren"))
+            .args(args)
+            .current_dir(crate::common::root())
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    assert_eq!(asked(&["__complete-envs", "examples/environments"]), (Some(0), "all\nprod\nstaging\n".into()));
+    assert_eq!(asked(&["__complete-envs", "docs"]), (Some(0), String::new()));
+    // No shell offers the question itself.
+    for shell in ["bash", "zsh", "fish"] {
+        let script = crate::common::warren(&["completions", shell]).stdout;
+        assert_eq!(script.matches("__complete-envs").count(), 1, "{shell}: only where its function asks it");
+    }
+}
+
+#[test]
+fn fish_completes_env_with_the_environments_of_the_project_where_fish_is_installed() {
+    if std::process::Command::new("fish").arg("--version").output().is_err() {
+        eprintln!("fish is not installed: its completion of --env is checked in its script only");
+        return;
+    }
+    let script = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(script.path(), crate::common::warren(&["completions", "fish"]).stdout).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("warren");
+    let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let completes = |line: &str| {
+        let out = std::process::Command::new("fish")
+            .arg("-c")
+            .arg(format!("source '{}'; complete -C '{line}'", script.path().display()))
+            .env("PATH", &path)
+            .current_dir(crate::common::root())
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines().map(|l| l.split('\t').next().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(completes("warren plan examples/environments --env "), ["all", "prod", "staging"]);
+    assert_eq!(completes("warren history examples/environments --env st"), ["staging"]);
+}
+
+#[test]
+fn the_man_page_is_one_page_with_every_command_its_exit_status_and_environment() {
+    let man = warren::cli::man_page();
+    // Seen: it listed warren-plan(1) and others, pages that do not exist.
+    assert!(!man.contains("(1)"), "no other page is referred to:\n{man}");
+    let sections: Vec<&str> = man.lines().filter(|l| l.starts_with(".SH ")).collect();
+    assert_eq!(
+        sections,
+        [
+            ".SH NAME",
+            ".SH SYNOPSIS",
+            ".SH DESCRIPTION",
+            ".SH OPTIONS",
+            ".SH COMMANDS",
+            ".SH \"EXIT STATUS\"",
+            ".SH ENVIRONMENT",
+            ".SH VERSION"
+        ]
+    );
+    let section = |name: &str| {
+        let start = man.find(&format!(".SH {name}\n")).unwrap();
+        let rest = &man[start + 4..];
+        &rest[..rest.find("\n.SH ").unwrap_or(rest.len())]
+    };
+    let commands = section("COMMANDS");
+    for command in [
+        "plan",
+        "apply",
+        "status",
+        "history",
+        "abort",
+        "adopt",
+        "lint",
+        "graph",
+        "completions",
+        "validate",
+        "diff",
+        "export",
+        "import",
+    ] {
+        assert!(commands.contains(&format!(".SS \"warren {command}\"\n")), "{command}:\n{commands}");
+    }
+    assert!(!commands.contains("warren help"), "{commands}");
+    // Each command's own options, once each; the global ones are at the top only.
+    for option in ["\\-\\-allow\\-destroy", "\\-\\-detailed\\-exitcode", "\\-\\-drain\\-timeout", "\\-\\-rules"] {
+        assert!(commands.contains(option), "{option}");
+    }
+    assert!(!commands.contains("\\-\\-amqp\\-url") && section("OPTIONS").contains("\\-\\-amqp\\-url"));
+    assert_eq!(man.matches(".ie \\n(.g .ds Aq").count(), 1, "one preamble");
+
+    let exit = section("\"EXIT STATUS\"");
+    for (code, words) in
+        [(0, "Success"), (1, "error"), (2, "detailed\\-exitcode"), (3, "paused"), (4, "Refused"), (5, "lock")]
+    {
+        let entry = exit.split(".TP\n").find(|e| e.starts_with(&format!("\\fB{code}\\fR\n")));
+        assert!(entry.is_some_and(|e| e.contains(words)), "exit {code}:\n{exit}");
+    }
+    let environment = section("ENVIRONMENT");
+    for variable in [
+        "WARREN_URL",
+        "WARREN_AMQP_URL",
+        "WARREN_CA_CERT",
+        "WARREN_CLIENT_CERT",
+        "WARREN_CLIENT_KEY",
+        "WARREN_PROJECT",
+        "NO_COLOR",
+        "GITHUB_STEP_SUMMARY",
+    ] {
+        assert!(environment.contains(&format!(".TP\n\\fB{variable}\\fR\n")), "{variable}:\n{environment}");
+    }
+}
+
+#[test]
+fn warren_help_says_the_exit_statuses_and_the_environment() {
+    let run = crate::common::warren(&["--help"]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("Exit status:\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("  5  "), "{}", run.stdout);
+    assert!(run.stdout.contains("Environment:\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("  WARREN_PROJECT  "), "{}", run.stdout);
+}

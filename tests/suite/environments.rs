@@ -81,3 +81,26 @@ fn an_unset_url_variable_is_an_error_that_names_it() {
     assert_eq!(run.code, 1);
     assert!(run.stdout.contains("$SHIPMENTS_STAGING_URL is not set"), "{}", run.stdout);
 }
+
+#[test]
+fn status_takes_the_project_directory_as_plan_does() {
+    // Seen: `warren status .` was refused (`unexpected argument '.'`).
+    let unset = [("SHIPMENTS_STAGING_URL", None), ("WARREN_URL", None)];
+    let dir = crate::common::root().join("examples/environments");
+    for (run, how) in [
+        (crate::common::warren_in(&dir, &["status", ".", "--env", "staging"], &unset), "status ."),
+        (crate::common::warren_env(&["status", "examples/environments", "--env", "staging"], &unset), "PATH"),
+        (
+            crate::common::warren_env(&["status", "--path", "examples/environments", "--env", "staging"], &unset),
+            "--path",
+        ),
+    ] {
+        assert!(!run.stderr.contains("unexpected argument"), "{how}: {}", run.stderr);
+        // The project's environment was found; its broker is not set here.
+        assert!(run.stdout.contains("Environment staging:"), "{how}: {}\n{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("$SHIPMENTS_STAGING_URL is not set"), "{how}: {}", run.stderr);
+        assert_eq!(run.code, 1, "{how}");
+    }
+    let run = warren(&["status", "examples/environments", "--path", "examples/environments"]);
+    assert_eq!(run.code, 1, "PATH or --path, not both: {}", run.stderr);
+}

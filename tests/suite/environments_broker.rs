@@ -279,3 +279,55 @@ fn a_saved_plan_of_three_environments_is_applied_each_checked_on_its_own_broker(
     assert!(queue(&fleet, 0, name, "work").is_some() && queue(&fleet, 2, name, "work").is_some());
     assert!(queue(&fleet, 1, name, "work").is_none(), "nothing applied on the changed broker");
 }
+
+/// On the test node (not the fleet): an environment warren never applied
+/// is said so in the DRIFT column, not `yes`.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn the_drift_of_an_environment_never_applied_says_so() {
+    let _turn = super::common::alone();
+    let broker = TestBroker::from_env();
+    let vhost = "t-env-never-applied";
+    broker.delete(&format!("vhosts/{vhost}"));
+    // An earlier run's records of the project: this one starts from none.
+    if let Some(mut records) = broker.try_get("global-parameters/warren.inventory")
+        && records["value"]["projects"].get("t-env-never").is_some()
+    {
+        records["value"]["projects"].as_object_mut().unwrap().remove("t-env-never");
+        broker.put("global-parameters/warren.inventory", records);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warren.toml"),
+        "[project]\nname = \"t-env-never\"\n\n[environments.one]\nurl_env = \"T_ENV_NEVER_URL\"\n",
+    )
+    .unwrap();
+    let files = |queues: &[&str]| {
+        let mut toml = format!("vhosts = [\"{vhost}\"]\n");
+        for q in queues {
+            toml += &format!("\n[queues.{q}]\ntype = \"classic\"\n");
+        }
+        std::fs::write(dir.path().join("topology.toml"), toml).unwrap();
+    };
+    let path = dir.path().to_str().unwrap();
+    let env = [("T_ENV_NEVER_URL", Some(broker.url.as_str())), ("WARREN_URL", None), ("WARREN_AMQP_URL", None)];
+    let drift = |args: &[&str]| -> String {
+        let run = warren_env(args, &env);
+        assert!(run.code == 0 || run.code == 2, "{}\n{}", run.stdout, run.stderr);
+        let row =
+            run.stdout.lines().find(|l| l.trim_start().starts_with("one ")).unwrap_or_else(|| panic!("{}", run.stdout));
+        // ENVIRONMENT BROKER ADD CHANGE DESTROY MIGRATE DRIFT
+        row.split_whitespace().skip(6).collect::<Vec<_>>().join(" ")
+    };
+    files(&["a"]);
+    assert_eq!(drift(&["plan", path, "--env", "one"]), "never applied");
+    let json = warren_env(&["plan", path, "--env", "one", "--format", "json"], &env);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["environments"][0]["never_applied"], true, "{}", json.stdout);
+    let run = warren_env(&["apply", path, "--env", "one", "--auto-approve"], &env);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(drift(&["plan", path, "--env", "one"]), "no");
+    files(&["a", "b"]);
+    assert_eq!(drift(&["plan", path, "--env", "one"]), "yes");
+    broker.delete(&format!("vhosts/{vhost}"));
+}

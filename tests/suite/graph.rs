@@ -9,6 +9,9 @@ use crate::common::{examples, stem, warren};
 fn assert_mermaid(what: &str, text: &str) {
     let node = regex::Regex::new(r#"^    v\d+[xq]\d+(\{\{"[^"]*"\}\}|\[\("[^"]*"\)\])$"#).unwrap();
     let edge = regex::Regex::new(r#"^    v\d+x\d+ -->(\|"[^"]*"\|)? v\d+[xq]\d+$"#).unwrap();
+    // Dead letters (from a queue) and alternate exchanges: dashed.
+    let dashed =
+        regex::Regex::new(r#"^    v\d+[xq]\d+ -\.->\|"(dead letters|alternate)[^"]*"\| v\d+[xq]\d+$"#).unwrap();
     let subgraph = regex::Regex::new(r#"^  subgraph v\d+\["[^"]*"\]$"#).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("flowchart LR"), "{what}");
@@ -19,7 +22,10 @@ fn assert_mermaid(what: &str, text: &str) {
         } else if line == "  end" {
             depth -= 1;
         } else {
-            assert!(node.is_match(line) || edge.is_match(line), "{what}: not mermaid as warren writes it: {line:?}");
+            assert!(
+                node.is_match(line) || edge.is_match(line) || dashed.is_match(line),
+                "{what}: not mermaid as warren writes it: {line:?}"
+            );
         }
     }
     assert_eq!(depth, 0, "{what}: every subgraph ends");
@@ -64,6 +70,121 @@ queue = "q|pipe & (paren) {brace} [sq] -->"
 routing_key = "a|b.\"c\".# end"
 "##;
 
+/// Dead letters by argument and by policy, to an exchange and through the
+/// default exchange; alternate exchanges by argument and by policy.
+const SIDE_ROUTES: &str = r#"vhosts = ["v"]
+
+[exchanges.orders]
+type = "topic"
+arguments = { alternate-exchange = "orders.unrouted" }
+
+[exchanges."orders.unrouted"]
+type = "fanout"
+
+[exchanges.payments]
+type = "direct"
+lint_allow = ["unroutable-exchange"]
+
+[exchanges."payments.unrouted"]
+type = "fanout"
+
+[exchanges.dlx]
+type = "fanout"
+
+[queues.work]
+type = "quorum"
+arguments = { x-dead-letter-exchange = "dlx" }
+
+[queues."billing.work"]
+type = "quorum"
+
+[queues.retry]
+type = "classic"
+arguments = { x-dead-letter-exchange = "", x-dead-letter-routing-key = "work" }
+
+[queues.parked]
+type = "classic"
+
+[queues.unrouted]
+type = "classic"
+
+[[bindings]]
+source = "orders"
+queue = "work"
+routing_key = "order.*"
+
+[[bindings]]
+source = "dlx"
+queue = "parked"
+
+[[bindings]]
+source = "orders.unrouted"
+queue = "unrouted"
+
+[[bindings]]
+source = "payments.unrouted"
+queue = "unrouted"
+
+[policies.billing]
+pattern = "^billing\\."
+apply_to = "queues"
+definition = { dead-letter-exchange = "dlx" }
+
+[policies.payments]
+pattern = "^payments$"
+apply_to = "exchanges"
+definition = { alternate-exchange = "payments.unrouted" }
+"#;
+
+/// The edges of a mermaid flowchart by the names of their ends:
+/// `FROM ARROW LABEL TO`.
+fn named_edges(text: &str) -> Vec<String> {
+    let node = regex::Regex::new(r#"^    (v\d+[xq]\d+)(?:\{\{"|\[\(")([^"]*) \("#).unwrap();
+    let names: std::collections::HashMap<String, String> =
+        text.lines().filter_map(|l| node.captures(l)).map(|c| (c[1].to_string(), c[2].to_string())).collect();
+    let edge = regex::Regex::new(r#"^    (\S+) (-->|-\.->)(?:\|"([^"]*)"\|)? (\S+)$"#).unwrap();
+    text.lines()
+        .filter_map(|l| edge.captures(l))
+        .map(|c| {
+            let label = c.get(3).map_or("", |m| m.as_str());
+            format!("{} {} {label} {}", names[&c[1]], &c[2], names[&c[4]])
+        })
+        .collect()
+}
+
+#[test]
+fn dead_letters_and_alternate_exchanges_are_drawn_dashed() {
+    // Seen: the graph drew bindings only.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("routes.toml"), SIDE_ROUTES).unwrap();
+    let path = dir.path().to_str().unwrap();
+    let run = warren(&["graph", path]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_mermaid("side routes", &run.stdout);
+    let edges = named_edges(&run.stdout);
+    for expected in [
+        "work -.-> dead letters dlx",
+        "billing.work -.-> dead letters dlx",
+        "retry -.-> dead letters, key work work",
+        "orders -.-> alternate orders.unrouted",
+        "payments -.-> alternate payments.unrouted",
+        "orders --> order.* work",
+    ] {
+        assert!(
+            edges.iter().any(|e| e == expected),
+            "{expected:?} is not in {edges:#?}
+{}",
+            run.stdout
+        );
+    }
+    assert_eq!(edges.iter().filter(|e| e.contains(" -.-> ")).count(), 5, "{edges:#?}");
+
+    let dot = warren(&["graph", path, "--format", "dot"]);
+    assert_eq!(dot.code, 0, "{}", dot.stderr);
+    assert_eq!(dot.stdout.matches("style=dashed, label=\"dead letters").count(), 3, "{}", dot.stdout);
+    assert_eq!(dot.stdout.matches("style=dashed, label=\"alternate\"").count(), 2, "{}", dot.stdout);
+}
+
 /// The mermaid block of a markdown comment.
 fn mermaid_block(markdown: &str) -> &str {
     let start = markdown.find("```mermaid\n").expect("a mermaid block") + "```mermaid\n".len();
@@ -93,6 +214,11 @@ fn mermaid_parses_every_flowchart_warren_draws() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_mermaid("odd names", &run.stdout);
     diagrams.push(serde_json::json!({"name": "odd names", "text": run.stdout}));
+    let side = tempfile::tempdir().unwrap();
+    std::fs::write(side.path().join("routes.toml"), SIDE_ROUTES).unwrap();
+    let run = warren(&["graph", side.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    diagrams.push(serde_json::json!({"name": "dead letters and alternate exchanges", "text": run.stdout}));
     let mut node = std::process::Command::new("node")
         .arg("check.mjs")
         .current_dir(&dir)

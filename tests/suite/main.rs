@@ -21,6 +21,7 @@ mod environments;
 mod environments_broker;
 mod export;
 mod graph;
+mod history;
 mod import;
 mod import_broker;
 mod lint;

@@ -224,3 +224,104 @@ fn an_export_with_items_rabbitmq_skips_plans_with_a_warning_for_each() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(squash(&run.stderr).contains(&squash(&format!("{state}:20:5: queue \"stray\""))), "{}", run.stderr);
 }
+
+/// The files as warren last applied them to vhost `shop`, project `shop`.
+const APPLIED: &str = "vhosts = [\"shop\"]\n\n[exchanges.\"x.audit\"]\ntype = \"fanout\"\nlint_allow = [\"unroutable-exchange\"]\n\n\
+                       [queues.orders]\ntype = \"classic\"\n\n\
+                       [policies.limits]\npattern = \"^orders$\"\napply_to = \"queues\"\ndefinition = { max-length = 10 }\n\n\
+                       [policies.ttl]\npattern = \"^ttl$\"\napply_to = \"queues\"\ndefinition = { message-ttl = 1000 }\n";
+
+/// An export of the broker after `APPLIED` was applied by ann@ci, then, on
+/// the broker, policy `limits` raised to 30 and exchange `x.audit`
+/// deleted: warren's records (the inventory with its digests, the
+/// journal's last apply) are in it, as in any export.
+fn changed_outside_export(dir: &std::path::Path) -> serde_json::Value {
+    use serde_json::json;
+    let desired = warren::desired::load(dir);
+    assert!(!desired.has_errors(), "{:?}", desired.diagnostics);
+    let mut inventory = warren::model::Inventory::of(&desired.topology);
+    inventory.digests = warren::diff::outside::recorded(
+        &Default::default(),
+        &desired.topology,
+        &inventory.objects,
+        &Default::default(),
+    );
+    let records = warren::model::Ownership::single("shop", inventory).to_json();
+    let journal = json!({
+        "format": 1, "generation": 1, "current": null, "migrations": {},
+        "history": [{
+            "id": "1", "by": "ann@ci", "version": "0.1.0", "started": "2026-12-01T10:00:00Z",
+            "ended": "2026-12-01T10:00:02Z", "origin": "http://broker:15672", "plan": "0011223344556677",
+            "vhosts": ["shop"], "summary": "5 to add, 0 to change, 0 to destroy, 0 to migrate",
+            "steps_total": 5, "steps_done": 5, "outcome": "complete"
+        }]
+    });
+    let policy = |name: &str, pattern: &str, definition: serde_json::Value| {
+        json!({"vhost": "shop", "name": name, "pattern": pattern, "apply-to": "queues",
+               "definition": definition, "priority": 0})
+    };
+    json!({
+        "rabbit_version": "3.10.8",
+        "users": [], "vhosts": [{"name": "shop"}], "permissions": [], "topic_permissions": [], "parameters": [],
+        "global_parameters": [
+            {"name": "warren.inventory", "value": records},
+            {"name": "warren.journal", "value": journal}
+        ],
+        "policies": [
+            policy("limits", "^orders$", json!({"max-length": 30})),
+            policy("ttl", "^ttl$", json!({"message-ttl": 1000}))
+        ],
+        "queues": [{"name": "orders", "vhost": "shop", "durable": true, "auto_delete": false,
+                    "arguments": {"x-queue-type": "classic"}}],
+        "exchanges": [],
+        "bindings": []
+    })
+}
+
+#[test]
+fn an_object_changed_outside_warren_says_so_in_its_own_reason_line() {
+    // Seen: the README says a plan "tells what was changed outside warren since its last apply",
+    // but the entry of such an object said only "will be updated in place".
+    let dir = topology(&[("topology.toml", APPLIED), ("warren.toml", "[project]\nname = \"shop\"\n")]);
+    let export = dir.path().join("live.json");
+    std::fs::write(&export, serde_json::to_string_pretty(&changed_outside_export(dir.path())).unwrap()).unwrap();
+    let (path, state) = (dir.path().to_str().unwrap(), export.to_str().unwrap());
+    let since = "(last applied by ann@ci at 2026-12-01T10:00:02Z)";
+    let policy = format!(
+        "# policy \"limits\" in vhost \"shop\" will be updated in place: changed outside warren since its last apply {since}: put back as the files say"
+    );
+    let exchange = format!(
+        "# exchange \"x.audit\" in vhost \"shop\" will be created: deleted outside warren since its last apply {since}: declared again as the files say"
+    );
+    let human = warren(&["plan", path, "--state", state]);
+    assert_eq!(human.code, 0, "{}", human.stderr);
+    for line in [&policy, &exchange] {
+        assert!(human.stdout.lines().any(|l| l.trim() == line.as_str()), "{line:?} in:\n{}", human.stdout);
+    }
+    assert!(
+        human.stdout.contains("Plan: 1 to add, 1 to change, 0 to destroy, 0 to migrate. 2 changed outside warren."),
+        "{}",
+        human.stdout
+    );
+    let markdown = warren(&["plan", path, "--state", state, "--format", "markdown"]);
+    assert_eq!(markdown.code, 0, "{}", markdown.stderr);
+    for line in [&policy, &exchange] {
+        assert!(markdown.stdout.lines().any(|l| l.trim() == line.as_str()), "{line:?} in:\n{}", markdown.stdout);
+    }
+    let json = warren(&["plan", path, "--state", state, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let reason = |address: &str| {
+        doc["changes"].as_array().unwrap().iter().find(|c| c["address"] == address).unwrap()["reason"].clone()
+    };
+    assert_eq!(
+        reason("policy \"limits\" in vhost \"shop\""),
+        format!("changed outside warren since its last apply {since}: put back as the files say")
+    );
+    // What only the files changed says nothing of the kind.
+    std::fs::write(dir.path().join("topology.toml"), APPLIED.replace("message-ttl = 1000", "message-ttl = 2000"))
+        .unwrap();
+    let human = warren(&["plan", path, "--state", state]);
+    let line =
+        human.stdout.lines().find(|l| l.contains("# policy \"ttl\"")).unwrap_or_else(|| panic!("{}", human.stdout));
+    assert_eq!(line.trim(), "# policy \"ttl\" in vhost \"shop\" will be updated in place");
+}

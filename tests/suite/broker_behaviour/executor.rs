@@ -57,7 +57,7 @@ async fn begin(m: &Memory, place: Place) -> Recorder<Memory> {
     journal::add_progress(&mut journal.migrations, &progress);
     let now = journal::now();
     journal.take_over(&now);
-    let id = journal.generation.to_string();
+    let id = journal.next_run_id();
     journal.current = Some(Run { id, by: "test".into(), started: now, doing: "applying".into(), ..Run::default() });
     let recorder = Recorder::new(m.clone(), place, Some(lock), (journal, slot));
     recorder.update(|_| {}).await.unwrap();
