@@ -12,7 +12,6 @@ use super::session::{self, Ended};
 use crate::broker::{Broker, RecordStore};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
-use crate::diagnostic::render as render_diagnostics;
 use crate::error::{self, Done, Error};
 use crate::journal::RunOutcome;
 use crate::model::{Inventory, ObjectKey, Place, is_shared};
@@ -28,7 +27,7 @@ pub fn run(
 ) -> error::Result {
     let desired = desired::load(path);
     if desired.has_errors() {
-        eprint!("{}", render_diagnostics(&desired.diagnostics, &desired.sources, out.diagnostic_style()));
+        super::findings::shown(&desired.diagnostics, &desired.sources, out);
         eprintln!("{} is not valid: nothing was adopted.", path.display());
         return Err(Error::Invalid);
     }

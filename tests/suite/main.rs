@@ -19,6 +19,7 @@ mod docs;
 mod environments;
 mod environments_broker;
 mod export;
+mod findings;
 mod graph;
 mod import;
 mod import_broker;
