@@ -216,7 +216,9 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
     let mine = |d: &Desired| d.beyond(&chosen.shown);
     let failed = |broker: &str, errors: &[Diagnostic], desired: &Desired| {
         let docs = errors.iter().map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
-        EnvironmentDoc::failed(&env.name, broker, docs)
+        let warnings = desired.diagnostics.iter().filter(|d| !d.is_error());
+        let warnings = warnings.map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
+        EnvironmentDoc::failed(&env.name, broker, docs, warnings)
     };
     let connection = match connection(env, shared) {
         Ok(c) => c,

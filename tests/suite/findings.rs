@@ -174,3 +174,25 @@ fn validate_draws_no_warning_and_counts_what_lint_lists() {
     assert_eq!(doc["findings"].as_array().unwrap().len(), 0, "{}", run.stdout);
     assert_eq!(doc["summary"]["warnings"], 51, "{}", run.stdout);
 }
+
+#[test]
+fn plan_over_environments_consolidates_and_its_json_holds_the_warnings_of_an_environment_without_a_plan() {
+    let dir = unroutable(50);
+    let topology = path(&dir, "topology");
+    let project = "[project]\nname = \"bench\"\n\n[environments.qa]\nurl_env = \"WARREN_TEST_FINDINGS_QA_URL\"\n";
+    std::fs::write(dir.path().join("topology/warren.toml"), project).unwrap();
+    let unset = [("WARREN_TEST_FINDINGS_QA_URL", None)];
+    let run = crate::common::warren_env(&["plan", &topology, "--env", "qa"], &unset);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(count(&codes_in(&run.stderr), "dlx-unroutable"), 3, "{}", run.stderr);
+    let line =
+        format!("and 47 more warnings like this (dlx-unroutable): `warren lint {topology} --env qa` lists them all");
+    assert!(flat(&run.stderr).contains(&line), "{}", run.stderr);
+    let run = crate::common::warren_env(&["plan", &topology, "--env", "qa", "--format", "json"], &unset);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(!run.stderr.contains("warren::"), "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let qa = &doc["environments"][0];
+    assert!(qa["errors"][0]["message"].as_str().unwrap().contains("is not set"), "{qa}");
+    assert_eq!(qa["warnings"].as_array().unwrap().len(), 51, "{qa}");
+}
