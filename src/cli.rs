@@ -247,13 +247,14 @@ pub enum Command {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
-    /// Parse and check topology files; no broker needed.
+    /// Parse and check topology files: their errors, and a count of the lint's warnings (`warren lint`
+    /// lists them); no broker needed.
     Validate {
         /// A topology file, or a directory of them (every *.toml below it).
         #[arg(default_value = "topology")]
         path: PathBuf,
-        /// human, json (every finding), github (annotations, and $GITHUB_STEP_SUMMARY) or gitlab
-        /// (a code quality report).
+        /// human, json (the errors; the summary counts every finding), github (annotations, and
+        /// $GITHUB_STEP_SUMMARY) or gitlab (a code quality report).
         #[arg(long, value_enum, default_value_t = crate::render::lint::LintFormat::Human)]
         format: crate::render::lint::LintFormat,
         /// Also check this environment's topology: the base with its overlays merged over it.

@@ -3,11 +3,13 @@
 
 use std::fmt;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteSpanContents, SourceCode, SourceSpan, SpanContents,
+};
 
 use crate::source::{Location, Sources};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
     Error,
     Warning,
@@ -112,18 +114,111 @@ pub struct Style {
 }
 
 /// Draws diagnostics the way rustc and miette do: a header, the source
-/// line with the value underlined, and a help line.
+/// line with the value underlined, and a help line. Every one of them:
+/// `warren lint`, which lists them all, and single diagnostics.
 pub fn render(diagnostics: &[Diagnostic], sources: &Sources, style: Style) -> String {
-    let theme = if style.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(style.width).with_links(false);
+    let handler = handler(style);
     let mut out = String::new();
     for d in diagnostics {
-        let report = Report::new(d, sources);
-        // Writing into a String cannot fail.
-        let _ = handler.render_report(&mut out, &report);
-        out.push('\n');
+        draw(&handler, d, sources, &mut out);
     }
     out
+}
+
+/// How many findings of one code a command draws beside its main output;
+/// one line says the rest.
+pub const DRAWN_PER_CODE: usize = 3;
+
+/// What a command shows beside its main output: of each severity and code,
+/// the first [`DRAWN_PER_CODE`] drawn in full, then one line for the rest
+/// ("and 9,998 more warnings like this (dlx-unroutable): `warren lint
+/// topology` lists them all"), where the last drawn one was. `lint` names
+/// the command that lists them all. The rest are never drawn: at 10,000
+/// findings drawing them was most of a plan's time.
+pub fn render_beside(diagnostics: &[Diagnostic], sources: &Sources, style: Style, lint: &str) -> String {
+    let handler = handler(style);
+    let mut out = String::new();
+    for shown in consolidate(diagnostics) {
+        match shown {
+            Shown::Drawn(d) => draw(&handler, d, sources, &mut out),
+            Shown::More { severity, code, more } => out += &more_line(severity, code, more, lint),
+        }
+    }
+    out
+}
+
+/// One item of what [`render_beside`] shows.
+#[derive(Debug, PartialEq)]
+pub enum Shown<'a> {
+    Drawn(&'a Diagnostic),
+    /// `more` findings of this severity and code are not drawn.
+    More {
+        severity: Severity,
+        code: &'static str,
+        more: usize,
+    },
+}
+
+/// The diagnostics in their order, those past the first [`DRAWN_PER_CODE`]
+/// of a severity and code left out, and said after the last one drawn.
+pub fn consolidate(diagnostics: &[Diagnostic]) -> Vec<Shown<'_>> {
+    let mut counts: std::collections::HashMap<(Severity, &str), usize> = std::collections::HashMap::new();
+    for d in diagnostics {
+        *counts.entry((d.severity, d.code)).or_default() += 1;
+    }
+    let mut seen: std::collections::HashMap<(Severity, &str), usize> = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for d in diagnostics {
+        let n = seen.entry((d.severity, d.code)).or_default();
+        *n += 1;
+        if *n > DRAWN_PER_CODE {
+            continue;
+        }
+        out.push(Shown::Drawn(d));
+        let total = counts[&(d.severity, d.code)];
+        if *n == DRAWN_PER_CODE && total > DRAWN_PER_CODE {
+            out.push(Shown::More { severity: d.severity, code: d.code, more: total - DRAWN_PER_CODE });
+        }
+    }
+    out
+}
+
+/// `and 9,998 more warnings like this (dlx-unroutable): `warren lint PATH` lists them all`.
+fn more_line(severity: Severity, code: &str, more: usize, lint: &str) -> String {
+    let word = match (severity, more) {
+        (Severity::Error, 1) => "error",
+        (Severity::Error, _) => "errors",
+        (Severity::Warning, 1) => "warning",
+        (Severity::Warning, _) => "warnings",
+        (Severity::Info, 1) => "info",
+        (Severity::Info, _) => "infos",
+    };
+    format!("  … and {} more {word} like this ({code}): `{lint}` lists them all\n\n", thousands(more))
+}
+
+/// `9998` as `9,998`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn handler(style: Style) -> GraphicalReportHandler {
+    let theme = if style.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    GraphicalReportHandler::new_themed(theme).with_width(style.width).with_links(false)
+}
+
+fn draw(handler: &GraphicalReportHandler, d: &Diagnostic, sources: &Sources, out: &mut String) {
+    let report = Report::new(d, sources);
+    // Writing into a String cannot fail.
+    let _ = handler.render_report(out, &report);
+    out.push('\n');
 }
 
 /// A one-line form: `path:line:col: error[code]: message`, for logs and tests.
@@ -136,17 +231,17 @@ pub fn render_short(d: &Diagnostic, sources: &Sources) -> String {
 }
 
 /// The adapter that lets miette draw one [`Diagnostic`].
-struct Report {
+struct Report<'a> {
     message: String,
     code: String,
     severity: miette::Severity,
     help: Option<String>,
-    source: Option<NamedSource<String>>,
+    source: Option<Window<'a>>,
     label: Option<LabeledSpan>,
 }
 
-impl Report {
-    fn new(d: &Diagnostic, sources: &Sources) -> Self {
+impl<'a> Report<'a> {
+    fn new(d: &Diagnostic, sources: &'a Sources) -> Self {
         let mut message = d.message.clone();
         let (source, label) = match &d.location {
             Some(l) if d.redact => {
@@ -155,9 +250,13 @@ impl Report {
             }
             Some(l) => {
                 let file = sources.get(l.file);
-                let named = NamedSource::new(file.path.display().to_string(), file.text.to_string());
-                let span = SourceSpan::from(l.span.start..l.span.end.max(l.span.start));
-                (Some(named), Some(LabeledSpan::new_with_span(d.label.clone(), span)))
+                let (lines, first_line) = sources.lines_around(l, WINDOW_LINES);
+                let window = Window { name: file.path.to_string_lossy(), text: &file.text[lines.clone()], first_line };
+                // The span, in the window's own offsets.
+                let start = l.span.start.clamp(lines.start, lines.end) - lines.start;
+                let end = l.span.end.clamp(lines.start, lines.end) - lines.start;
+                let span = SourceSpan::from(start..end.max(start));
+                (Some(window), Some(LabeledSpan::new_with_span(d.label.clone(), span)))
             }
             None => (None, None),
         };
@@ -176,21 +275,55 @@ impl Report {
     }
 }
 
-impl fmt::Debug for Report {
+/// Lines of context kept around a diagnostic's span: more than miette
+/// draws (one).
+const WINDOW_LINES: usize = 2;
+
+/// The lines of a file around one diagnostic, which is all miette reads of
+/// it: handing it the whole file made it copy the file and count its lines
+/// from the top for every diagnostic, hours for 10,000 findings in a
+/// large file.
+struct Window<'a> {
+    name: std::borrow::Cow<'a, str>,
+    text: &'a str,
+    /// The file's line (0-based) the window starts at.
+    first_line: usize,
+}
+
+impl SourceCode for Window<'_> {
+    fn read_span<'b>(
+        &'b self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'b> + 'b>, miette::MietteError> {
+        let inner = self.text.read_span(span, before, after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.to_string(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.first_line,
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+impl fmt::Debug for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
 }
 
-impl fmt::Display for Report {
+impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for Report {}
+impl std::error::Error for Report<'_> {}
 
-impl miette::Diagnostic for Report {
+impl miette::Diagnostic for Report<'_> {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         Some(Box::new(&self.code))
     }
@@ -205,5 +338,147 @@ impl miette::Diagnostic for Report {
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         self.label.clone().map(|l| Box::new(std::iter::once(l)) as Box<dyn Iterator<Item = LabeledSpan>>)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Location;
+
+    fn at(code: &'static str, severity: Severity, n: usize) -> Diagnostic {
+        Diagnostic { severity, ..Diagnostic::error(code, format!("finding {n}")) }
+    }
+
+    fn said(shown: &[Shown]) -> Vec<String> {
+        shown
+            .iter()
+            .map(|s| match s {
+                Shown::Drawn(d) => d.message.clone(),
+                Shown::More { severity, code, more } => format!("{} more {} {code}", more, severity.as_str()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_three_of_a_code_are_drawn_and_the_rest_said_after_the_third() {
+        let mut all: Vec<Diagnostic> = (0..5).map(|n| at("dlx-unroutable", Severity::Warning, n)).collect();
+        all.insert(1, at("guest-user", Severity::Warning, 9));
+        all.push(at("unknown-key", Severity::Error, 10));
+        assert_eq!(
+            said(&consolidate(&all)),
+            ["finding 0", "finding 9", "finding 1", "finding 2", "2 more warning dlx-unroutable", "finding 10"]
+        );
+    }
+
+    #[test]
+    fn three_or_fewer_are_all_drawn_and_severities_count_apart() {
+        let all: Vec<Diagnostic> = (0..3).map(|n| at("dlx-unroutable", Severity::Warning, n)).collect();
+        assert_eq!(said(&consolidate(&all)).len(), 3);
+        // A code met as an error and as a warning (lint --deny): two kinds.
+        let mut mixed: Vec<Diagnostic> = (0..3).map(|n| at("c", Severity::Warning, n)).collect();
+        mixed.extend((3..7).map(|n| at("c", Severity::Error, n)));
+        assert_eq!(
+            said(&consolidate(&mixed)),
+            ["finding 0", "finding 1", "finding 2", "finding 3", "finding 4", "finding 5", "1 more error c"]
+        );
+        assert!(consolidate(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_line_counts_exactly_with_thousands_and_names_the_lint_command() {
+        let all: Vec<Diagnostic> = (0..10_001).map(|n| at("dlx-unroutable", Severity::Warning, n)).collect();
+        let text = render_beside(&all, &Sources::default(), Style { color: false, width: 100 }, "warren lint topo");
+        assert_eq!(text.matches("warren::dlx-unroutable").count(), 3, "{text}");
+        assert!(
+            text.contains(
+                "  … and 9,998 more warnings like this (dlx-unroutable): `warren lint topo` lists them all\n"
+            ),
+            "{text}"
+        );
+        let four: Vec<Diagnostic> = (0..4).map(|n| at("unknown-key", Severity::Error, n)).collect();
+        let text = render_beside(&four, &Sources::default(), Style { color: false, width: 100 }, "warren lint t");
+        assert!(text.contains("… and 1 more error like this (unknown-key): `warren lint t` lists them all"), "{text}");
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        for (n, s) in [(0, "0"), (999, "999"), (1_000, "1,000"), (99_998, "99,998"), (1_234_567, "1,234,567")] {
+            assert_eq!(thousands(n), s);
+        }
+    }
+
+    /// The drawing from the lines around a span is the drawing from the
+    /// whole file: the same numbers, the same context, at the file's edges
+    /// too.
+    #[test]
+    fn a_diagnostic_drawn_from_its_lines_is_drawn_as_from_the_whole_file() {
+        let mut text = String::new();
+        for i in 0..200 {
+            text += &format!("[queues.\"q{i}\"]\ntype = \"classic\"\n\n");
+        }
+        text += "last = 1";
+        let mut sources = Sources::default();
+        let file = sources.add(std::path::Path::new("t/big.toml"), text.clone());
+        let style = Style { color: false, width: 100 };
+        let spans = [
+            0..1,
+            text.find("q57").unwrap()..text.find("q57").unwrap() + 3,
+            // Over three lines.
+            text.find("[queues.\"q120\"]").unwrap()..text.find("[queues.\"q121\"]").unwrap(),
+            text.len() - 1..text.len(),
+            text.len()..text.len(),
+        ];
+        for span in spans {
+            let d = Diagnostic::warning("c", "m").at(Location { file, span: span.clone() }).label("here").help("h");
+            let whole = {
+                let handler = handler(style);
+                let mut out = String::new();
+                let named = miette::NamedSource::new("t/big.toml", text.clone());
+                let report = Whole { inner: Report::new(&d, &sources), text: named, span: span.clone() };
+                let _ = handler.render_report(&mut out, &report);
+                out.push('\n');
+                out
+            };
+            assert_eq!(render(std::slice::from_ref(&d), &sources, style), whole, "{span:?}");
+        }
+    }
+
+    /// The old drawing: miette given the whole file.
+    struct Whole<'a> {
+        inner: Report<'a>,
+        text: miette::NamedSource<String>,
+        span: std::ops::Range<usize>,
+    }
+
+    impl fmt::Debug for Whole<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Debug::fmt(&self.inner, f)
+        }
+    }
+    impl fmt::Display for Whole<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Display::fmt(&self.inner, f)
+        }
+    }
+    impl std::error::Error for Whole<'_> {}
+    impl miette::Diagnostic for Whole<'_> {
+        fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+            self.inner.code()
+        }
+        fn severity(&self) -> Option<miette::Severity> {
+            self.inner.severity()
+        }
+        fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+            self.inner.help()
+        }
+        fn source_code(&self) -> Option<&dyn SourceCode> {
+            Some(&self.text)
+        }
+        fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+            let label = self.inner.label.as_ref().and_then(|l| l.label().map(str::to_string));
+            let span = SourceSpan::from(self.span.clone());
+            Some(Box::new(std::iter::once(LabeledSpan::new_with_span(label, span))))
+        }
     }
 }

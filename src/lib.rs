@@ -38,7 +38,8 @@ use output::Output;
 
 /// Runs one command line and returns how it ended.
 pub fn run(cli: Cli) -> Exit {
-    let out = Output::new(cli.color, cli.quiet, cli.verbose);
+    let (lint, documented) = commands::findings::lint_command(&cli.command);
+    let out = Output::new(cli.color, cli.quiet, cli.verbose).for_findings(lint, documented);
     error::exit(&command(cli.command, &cli.connection, out))
 }
 

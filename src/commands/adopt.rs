@@ -13,7 +13,6 @@ use crate::apply::Recorder;
 use crate::broker::{Broker, RecordStore};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
-use crate::diagnostic::render as render_diagnostics;
 use crate::error::{self, Done, Error};
 use crate::journal::RunOutcome;
 use crate::model::{Inventory, ObjectKey, Place, is_shared};
@@ -32,7 +31,7 @@ pub fn run(
         desired.diagnostics.push(d);
     }
     if desired.has_errors() {
-        eprint!("{}", render_diagnostics(&desired.diagnostics, &desired.sources, out.diagnostic_style()));
+        super::findings::shown(&desired.diagnostics, &desired.sources, out);
         eprintln!("{} is not valid: nothing was adopted.", path.display());
         return Err(Error::Invalid);
     }

@@ -39,6 +39,11 @@ pub struct Options {
 pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> error::Result {
     // The files at `path`, or those of a saved plan with its --replace list.
     let mut input = saved_plan::apply_input(path, &options.replace, out)?;
+    // A saved plan's findings are its files'.
+    let out = match &input.saved {
+        Some(saved) => out.for_findings(super::findings::lint_of(&saved.path, &[]), false),
+        None => out,
+    };
     if input.desired.has_errors() {
         return Err(print_invalid(&input.desired, &input.path, &live_side::describe(connection), Format::Human, out));
     }

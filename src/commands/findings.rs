@@ -1,9 +1,71 @@
 //! A report of findings (`validate`, `lint`) in a machine format, printed,
 //! and for GitHub also appended to the step summary.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::cli::Command;
+use crate::diagnostic::{Diagnostic, render_beside};
+use crate::output::Output;
 use crate::render::lint::{LintDocument, LintFormat};
+use crate::source::Sources;
+
+/// Findings beside a command's main output, on stderr: a few of each kind
+/// drawn, the rest said in a line that points at `warren lint` (see
+/// [`render_beside`]); with `-q`, only the errors. Nothing when stdout is
+/// a document that holds them (`--format json`).
+pub fn show(diagnostics: &[Diagnostic], sources: &Sources, out: Output) {
+    if out.documented {
+        return;
+    }
+    shown(diagnostics, sources, out);
+}
+
+/// [`show`], whatever the format: for findings no document holds.
+pub fn shown(diagnostics: &[Diagnostic], sources: &Sources, out: Output) {
+    let shown: Vec<Diagnostic> = diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
+    eprint!("{}", render_beside(&shown, sources, out.diagnostic_style(), out.lint));
+}
+
+/// The `warren lint` that lists every finding of the files `command` reads
+/// (`warren lint topology --env staging`), and whether its stdout is a
+/// document that holds them.
+pub fn lint_command(command: &Command) -> (String, bool) {
+    let default = PathBuf::from("topology");
+    let (path, envs, documented): (&Path, &[String], bool) = match command {
+        Command::Plan { path, envs, output, .. } => (path, envs, output.format != crate::render::Format::Human),
+        Command::Apply { path, envs, .. } => (path, envs, false),
+        Command::Adopt { path, .. } | Command::Graph { path, .. } => (path, &[], false),
+        Command::Validate { path, envs, .. } | Command::Export { path, envs, .. } => (path, envs, false),
+        // OLD NEW: NEW's findings are shown.
+        Command::Diff { paths, envs, output } => {
+            let path = if envs.is_empty() { paths.last() } else { paths.first() };
+            (path.unwrap_or(&default), envs, output.format != crate::render::Format::Human)
+        }
+        _ => (&default, &[], false),
+    };
+    (lint_of(path, envs), documented)
+}
+
+/// `warren lint PATH --env ENV...`, quoted for a shell.
+pub fn lint_of(path: &Path, envs: &[String]) -> String {
+    let mut words = vec!["warren".to_string(), "lint".into(), quoted(&path.display().to_string())];
+    for env in envs {
+        words.push("--env".into());
+        words.push(quoted(env));
+    }
+    words.join(" ")
+}
+
+/// A word as a shell reads it back: quoted when it holds anything else than
+/// letters, digits and `-_./:@%+=,`.
+fn quoted(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
 
 /// A document of findings in a machine format: JSON, GitLab's report, or
 /// GitHub's annotations with the findings appended to the step summary
@@ -31,5 +93,18 @@ pub fn step_summary(markdown: &str) {
         .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{markdown}\n").as_bytes()));
     if let Err(e) = written {
         eprintln!("warning: could not append to $GITHUB_STEP_SUMMARY ({}): {e}", file.to_string_lossy());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lint_command_is_quoted_for_a_shell() {
+        assert_eq!(lint_of(Path::new("topology"), &[]), "warren lint topology");
+        let envs = ["prod-*".to_string(), "qa".to_string()];
+        assert_eq!(lint_of(Path::new("my files/x"), &envs), "warren lint 'my files/x' --env 'prod-*' --env qa");
+        assert_eq!(lint_of(Path::new("it's"), &[]), "warren lint 'it'\\''s'");
     }
 }

@@ -44,11 +44,14 @@ pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, E
     let mut checked = base.clone();
     let findings = desired::lint(&checked);
     checked.add_findings(findings.clone());
-    show(&checked.diagnostics, &checked, out);
     if checked.has_errors() {
+        // No document is made: they are drawn whatever the format.
+        super::findings::shown(&checked.diagnostics, &checked.sources, out);
         eprintln!("{} is not valid: no environment was planned.", path.display());
         return Err(Error::Invalid);
     }
+    // Each environment's plan holds them in its document.
+    super::findings::show(&checked.diagnostics, &checked.sources, out);
     match base.project.select(patterns) {
         Ok(picked) => {
             let environments = picked.into_iter().cloned().collect();
@@ -133,7 +136,12 @@ fn single(
     };
     let desired = desired::environment(&chosen.base, path, env);
     let own = desired.beyond(shown);
-    show(&own, &desired, out);
+    // Files with errors get no document: their errors are drawn.
+    if desired.has_errors() {
+        super::findings::shown(&own, &desired.sources, out);
+    } else {
+        super::findings::show(&own, &desired.sources, out);
+    }
     shown.extend(own);
     Ok((env.clone(), desired))
 }
@@ -256,7 +264,8 @@ pub fn plan_all(
     out: Output,
 ) -> (FleetDocument, Vec<Option<Box<Planned>>>) {
     let parts = at_once(&chosen.environments, |env| plan_one(chosen, path, env, shared, replace));
-    for (env, part) in chosen.environments.iter().zip(&parts) {
+    // The machine formats' document holds them.
+    for (env, part) in chosen.environments.iter().zip(&parts).filter(|_| !out.documented) {
         let Some(desired) = part.desired.as_ref().or(part.planned.as_ref().map(|p| &p.desired)) else { continue };
         if part.own.iter().any(|d| !out.quiet || d.is_error()) {
             eprintln!("In environment {}:", env.name);
@@ -277,7 +286,9 @@ fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection
     let mine = |d: &Desired| d.beyond(&chosen.shown);
     let failed = |broker: &str, errors: &[Diagnostic], desired: &Desired| {
         let docs = errors.iter().map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
-        EnvironmentDoc::failed(&env.name, broker, docs)
+        let warnings = desired.diagnostics.iter().filter(|d| !d.is_error());
+        let warnings = warnings.map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
+        EnvironmentDoc::failed(&env.name, broker, docs, warnings)
     };
     let connection = match connection(env, shared) {
         Ok(c) => c,

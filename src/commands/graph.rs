@@ -3,7 +3,6 @@
 use std::path::Path;
 
 use crate::desired;
-use crate::diagnostic::render;
 use crate::error::{self, Done, Error};
 use crate::output::Output;
 use crate::render::graph::{self, GraphFormat};
@@ -13,7 +12,7 @@ pub fn run(path: &Path, vhost: Option<&str>, format: GraphFormat, out: Output) -
     let d = desired::load(path);
     if d.has_errors() {
         let errors: Vec<_> = d.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
-        eprint!("{}", render(&errors, &d.sources, out.diagnostic_style()));
+        super::findings::shown(&errors, &d.sources, out);
         eprintln!("{} is not valid: no graph was drawn.", path.display());
         return Err(Error::Invalid);
     }

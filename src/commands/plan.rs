@@ -3,26 +3,29 @@
 
 use std::path::{Path, PathBuf};
 
+use super::findings;
 use super::live_side::{self, LiveSide, StateFile};
 use super::planned::{Planned, assemble, compare, draft, review};
 use super::{Clock, Show};
 use crate::desired::{self, Desired};
-use crate::diagnostic::{Diagnostic, render as render_diagnostics};
+use crate::diagnostic::render as render_diagnostics;
 use crate::error::{self, Done, Error};
 use crate::model::{Inventory, Ownership};
 use crate::output::Output;
 use crate::plan::Plan;
 use crate::render::{self, Format, PlanDocument};
 
-/// Shows why invalid files give no plan.
+/// Shows why invalid files give no plan: in the document of a machine
+/// format, else drawn on stderr.
 pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: Format, out: Output) -> Error {
     let diags = &desired.diagnostics;
     if format != Format::Human {
         let empty = Plan { changes: vec![], steps: vec![], problems: vec![], in_flight: vec![], outside: vec![] };
         let doc = PlanDocument::new(&empty, &path.display().to_string(), live_origin, diags, &desired.sources);
         print!("{}", render::render(&doc, format, false));
+    } else {
+        findings::shown(diags, &desired.sources, out);
     }
-    eprint!("{}", render_diagnostics(diags, &desired.sources, out.diagnostic_style()));
     eprintln!("{} is not valid: no plan was made.", path.display());
     Error::Invalid
 }
@@ -42,11 +45,10 @@ pub fn print(planned: &Planned, format: Format, out: Output) {
     }
 }
 
-/// The plan's diagnostics on stderr; with -q, its errors only.
+/// The plan's diagnostics on stderr, unless its document is stdout; with
+/// -q, its errors only.
 pub fn print_diagnostics(planned: &Planned, out: Output) {
-    let shown: Vec<Diagnostic> =
-        planned.desired.diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
-    eprint!("{}", render_diagnostics(&shown, &planned.desired.sources, out.diagnostic_style()));
+    findings::show(&planned.desired.diagnostics, &planned.desired.sources, out);
 }
 
 /// The exit of `plan` and `diff` once the plan is shown.
@@ -195,7 +197,8 @@ pub fn diff_command(paths: &[PathBuf], envs: &[String], show: &Show, out: Output
         ([old, new], []) => {
             let before = desired::load_at(old);
             if before.has_errors() {
-                eprint!("{}", render_diagnostics(&before.diagnostics, &before.sources, out.diagnostic_style()));
+                let lint = super::findings::lint_of(old, &[]);
+                findings::shown(&before.diagnostics, &before.sources, out.for_findings(lint, false));
                 eprintln!("{} is not valid: no plan was made.", old.display());
                 return Err(Error::Invalid);
             }

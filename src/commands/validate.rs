@@ -1,9 +1,11 @@
-//! `warren validate`: parse and check the files, print every finding.
+//! `warren validate`: parse and check the files; show their errors, and
+//! count the lint's warnings, which `warren lint` lists.
 
 use std::path::Path;
 
+use super::findings::lint_of;
 use crate::desired;
-use crate::diagnostic::{Diagnostic, render};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::error::{self, Done, Error};
 use crate::output::Output;
 use crate::render::lint::{LintDocument, LintFormat};
@@ -12,7 +14,9 @@ use crate::source::Sources;
 /// Checks the base and, with `envs`, each environment it picks: its
 /// topology with the overlays merged over the base. An environment shows
 /// only what the base does not: its overlays' problems, and the findings
-/// its merged topology adds.
+/// its merged topology adds. Errors are shown (drawn, or listed in the
+/// machine formats); warnings and infos are counted, `warren lint` lists
+/// them: a CI that runs both annotates each finding once.
 pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> error::Result {
     let human = format == LintFormat::Human;
     let mut base = desired::load_unchecked(path);
@@ -26,11 +30,13 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> err
     let found = desired::lint(&base);
     base.add_findings(found);
     let mut doc = LintDocument::new();
-    doc.add(None, &base.diagnostics, &[], &base.sources);
+    listed(&mut doc, None, &base.diagnostics, &base.sources);
     if human {
-        show(&base.diagnostics, &base.sources, out);
+        show(&errors(&base.diagnostics), &base.sources, out);
     }
-    let mut valid = report(&path.display().to_string(), &base.diagnostics, &base.diagnostics, &base.topology, human);
+    let lint = lint_of(path, &[]);
+    let mut valid =
+        report(&path.display().to_string(), &base.diagnostics, &base.diagnostics, &base.topology, &lint, human);
     let picked = if envs.is_empty() || base.project_unreadable() {
         Vec::new()
     } else {
@@ -47,11 +53,13 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> err
         for env in picked {
             let merged = desired::environment(unchecked, path, env);
             let own = merged.beyond(&base.diagnostics);
-            doc.add(Some(&env.name), &own, &[], &merged.sources);
+            listed(&mut doc, Some(&env.name), &own, &merged.sources);
             if human {
-                show(&own, &merged.sources, out);
+                show(&errors(&own), &merged.sources, out);
             }
-            valid &= report(&format!("environment {}", env.name), &merged.diagnostics, &own, &merged.topology, human);
+            let what = format!("environment {}", env.name);
+            let lint = lint_of(path, std::slice::from_ref(&env.name));
+            valid &= report(&what, &merged.diagnostics, &own, &merged.topology, &lint, human);
         }
     }
     if !human {
@@ -60,25 +68,44 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> err
     if valid { Ok(Done::Ok) } else { Err(Error::Invalid) }
 }
 
+fn errors(diagnostics: &[Diagnostic]) -> Vec<Diagnostic> {
+    diagnostics.iter().filter(|d| d.is_error()).cloned().collect()
+}
+
+/// Adds the errors to the document, and counts the rest in its summary.
+fn listed(doc: &mut LintDocument, environment: Option<&str>, diagnostics: &[Diagnostic], sources: &Sources) {
+    doc.add(environment, &errors(diagnostics), &[], sources);
+    doc.count(diagnostics.iter().filter(|d| !d.is_error()));
+}
+
 /// Says whether `what` is valid, with the count of its errors (`all`) and of
-/// the warnings shown for it; true if it is. `say`: in words (the machine
-/// formats are the whole of stdout).
-fn report(what: &str, all: &[Diagnostic], shown: &[Diagnostic], topology: &crate::model::Topology, say: bool) -> bool {
+/// the warnings and infos found for it (`shown`), which `lint` lists; true
+/// if it is. `say`: in words (the machine formats are the whole of stdout).
+fn report(
+    what: &str,
+    all: &[Diagnostic],
+    shown: &[Diagnostic],
+    topology: &crate::model::Topology,
+    lint: &str,
+    say: bool,
+) -> bool {
     let errors = all.iter().filter(|d| d.is_error()).count();
-    let warnings = shown.iter().filter(|d| d.severity == crate::diagnostic::Severity::Warning).count();
-    let infos = shown.iter().filter(|d| d.severity == crate::diagnostic::Severity::Info).count();
-    if errors > 0 {
-        if say {
-            eprintln!("{what} is not valid: {}.", counted(errors, warnings));
-        }
-        return false;
-    }
+    let warnings = shown.iter().filter(|d| d.severity == Severity::Warning).count();
+    let infos = shown.iter().filter(|d| d.severity == Severity::Info).count();
     let said: Vec<String> = [(warnings, "warning"), (infos, "info")]
         .into_iter()
         .filter(|(n, _)| *n > 0)
         .map(|(n, word)| plural(n, word))
         .collect();
-    let tail = if said.is_empty() { String::new() } else { format!(" ({})", said.join(", ")) };
+    if errors > 0 {
+        if say {
+            let tail = if said.is_empty() { String::new() } else { format!(" (`{lint}` lists them all)") };
+            eprintln!("{what} is not valid: {}{tail}.", counted(errors, &said));
+        }
+        return false;
+    }
+    let them = if warnings + infos == 1 { "it" } else { "them" };
+    let tail = if said.is_empty() { String::new() } else { format!(" ({}: `{lint}` lists {them})", said.join(", ")) };
     if say {
         println!("{what} is valid: {}{tail}.", summary(topology));
     }
@@ -99,16 +126,17 @@ pub fn summary(t: &crate::model::Topology) -> String {
     .join(", ")
 }
 
-/// Prints diagnostics on stderr; with `-q`, only the errors.
+/// Prints diagnostics on stderr, a few of each kind (see
+/// [`super::findings::shown`]); with `-q`, only the errors.
 pub fn show(diagnostics: &[Diagnostic], sources: &Sources, out: Output) {
-    let shown: Vec<Diagnostic> = diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
-    eprint!("{}", render(&shown, sources, out.diagnostic_style()));
+    super::findings::shown(diagnostics, sources, out);
 }
 
-fn counted(errors: usize, warnings: usize) -> String {
+/// `3 errors`, `3 errors and 2 warnings, 1 info`.
+fn counted(errors: usize, others: &[String]) -> String {
     let mut s = plural(errors, "error");
-    if warnings > 0 {
-        s += &format!(" and {}", plural(warnings, "warning"));
+    if !others.is_empty() {
+        s += &format!(" and {}", others.join(", "));
     }
     s
 }

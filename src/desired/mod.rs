@@ -262,8 +262,11 @@ impl Desired {
     /// Its diagnostics that `base` does not already say: an environment's
     /// own, shown apart from its base's.
     pub fn beyond(&self, base: &[Diagnostic]) -> Vec<Diagnostic> {
-        let said = |d: &Diagnostic| base.iter().any(|b| b.location == d.location && b.message == d.message);
-        self.diagnostics.iter().filter(|d| !said(d)).cloned().collect()
+        // A set: a base of 10,000 findings compared one by one with an
+        // environment's 10,000 took seconds.
+        let said: rustc_hash::FxHashSet<(&Option<crate::source::Location>, &str)> =
+            base.iter().map(|b| (&b.location, b.message.as_str())).collect();
+        self.diagnostics.iter().filter(|d| !said.contains(&(&d.location, d.message.as_str()))).cloned().collect()
     }
 
     /// The same topology with the vhosts an environment renamed under

@@ -39,6 +39,10 @@ pub struct EnvironmentDoc {
     /// What kept it from a plan: its files' errors, or the broker's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<DiagnosticDoc>,
+    /// Without a plan (which holds them), the warnings of its files: the
+    /// machine formats draw none on stderr.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<DiagnosticDoc>,
 }
 
 impl EnvironmentDoc {
@@ -51,10 +55,11 @@ impl EnvironmentDoc {
             never_applied: false,
             plan: Some(plan),
             errors: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
-    pub fn failed(name: &str, broker: &str, errors: Vec<DiagnosticDoc>) -> Self {
+    pub fn failed(name: &str, broker: &str, errors: Vec<DiagnosticDoc>, warnings: Vec<DiagnosticDoc>) -> Self {
         EnvironmentDoc {
             name: name.into(),
             broker: broker.into(),
@@ -62,6 +67,7 @@ impl EnvironmentDoc {
             never_applied: false,
             plan: None,
             errors,
+            warnings,
         }
     }
 }
@@ -392,7 +398,7 @@ mod tests {
                 .map(|i| EnvironmentDoc::planned(&format!("env-{i}"), "http://broker:15672", large_plan(3_000)))
                 .collect();
             let errors = (0..500).map(diagnostic).collect();
-            environments.push(EnvironmentDoc::failed("broken", "http://down:15672", errors));
+            environments.push(EnvironmentDoc::failed("broken", "http://down:15672", errors, vec![]));
             let md = render(&FleetDocument::new("topology", environments), Format::Markdown, false);
             let chars = md.chars().count();
             assert!(chars <= markdown::LIMIT, "{count} environments: {chars} characters");

@@ -114,6 +114,18 @@ impl LintDocument {
         }
     }
 
+    /// Counts findings in the summary without listing them: `validate`'s
+    /// warnings and infos, which `warren lint` lists.
+    pub fn count<'a>(&mut self, not_listed: impl IntoIterator<Item = &'a Diagnostic>) {
+        for d in not_listed {
+            match d.severity {
+                Severity::Error => self.summary.errors += 1,
+                Severity::Warning => self.summary.warnings += 1,
+                Severity::Info => self.summary.infos += 1,
+            }
+        }
+    }
+
     pub fn json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a lint document always serialises") + "\n"
     }

@@ -67,6 +67,21 @@ impl Sources {
         (line, file.text[start..at].chars().count() + 1)
     }
 
+    /// The byte range of the whole lines around `location`, `context` more
+    /// on each side where the file has them, and the 0-based line it
+    /// starts at.
+    pub fn lines_around(&self, location: &Location, context: usize) -> (Range<usize>, usize) {
+        let file = self.get(location.file);
+        let starts = file.line_starts();
+        let len = file.text.len();
+        // 0-based lines of the span's first and last byte.
+        let line_of = |at: usize| starts.partition_point(|&s| s <= at.min(len)) - 1;
+        let first = line_of(location.span.start).saturating_sub(context);
+        let last = line_of(location.span.end.max(location.span.start)) + context + 1;
+        let end = starts.get(last).copied().unwrap_or(len);
+        (starts[first]..end, first)
+    }
+
     /// `path:line:column`, as editors and terminals link it.
     pub fn position(&self, location: &Location) -> String {
         let (line, col) = self.line_col(location);

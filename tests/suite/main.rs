@@ -20,6 +20,7 @@ mod docs_walk;
 mod environments;
 mod environments_broker;
 mod export;
+mod findings;
 mod graph;
 mod history;
 mod import;
