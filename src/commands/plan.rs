@@ -8,7 +8,7 @@ use super::live_side::{self, LiveSide, StateFile};
 use super::planned::{Planned, assemble, compare, draft, review};
 use super::{Clock, Show};
 use crate::desired::{self, Desired};
-use crate::diagnostic::render as render_diagnostics;
+use crate::diagnostic::{Diagnostic, render as render_diagnostics};
 use crate::error::{self, Done, Error};
 use crate::model::{Inventory, Ownership};
 use crate::output::Output;

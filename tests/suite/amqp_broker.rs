@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 
 /// What an apply could change: every definition and global parameter.
 fn state(broker: &TestBroker) -> (Json, Json) {
-    let mut defs = broker.get("definitions");
+    let mut defs = broker.definitions();
     // The broker's own fields, not warren's doing.
     for k in ["rabbit_version", "rabbitmq_version", "product_name", "product_version"] {
         defs.as_object_mut().unwrap().remove(k);

@@ -1199,6 +1199,7 @@ fn https_with_a_private_ca_and_a_client_certificate() {
     );
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("topology.toml"), "vhosts = [\"t-apply-tls\"]\n").unwrap();
+    std::fs::write(dir.path().join("warren.toml"), "[project]\nname = \"tls\"\n").unwrap();
     let path = dir.path().display().to_string();
     let env =
         [("WARREN_URL", None), ("WARREN_CA_CERT", None), ("WARREN_CLIENT_CERT", None), ("WARREN_CLIENT_KEY", None)];

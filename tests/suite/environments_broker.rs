@@ -187,7 +187,7 @@ fn one_report_for_three_brokers_one_stopped_then_all_converge_with_their_overlay
     assert_eq!(run.code, 1);
     let table: Vec<&str> = run.stdout.lines().skip(2).take(4).collect();
     assert!(table[0].contains("ENVIRONMENT") && table[0].contains("DRIFT"), "{}", run.stdout);
-    assert!(table[1].starts_with("  one ") && table[1].ends_with(" yes"), "{}", run.stdout);
+    assert!(table[1].starts_with("  one ") && table[1].ends_with(" never applied"), "{}", run.stdout);
     assert!(table[2].starts_with("  three ") && table[2].contains("error: cannot reach"), "{}", run.stdout);
     drop(stopped);
 

@@ -209,7 +209,7 @@ fn the_broker_imports_every_example_and_holds_every_object() {
     }
     drop(cleanup);
 
-    let live = broker.get("definitions");
+    let live = broker.definitions();
     for (example, _, doc, _) in &exported {
         for v in doc["vhosts"].as_array().unwrap() {
             if v["name"] != "/" {

@@ -324,7 +324,7 @@ fn round_trip(broker: &TestBroker, path: &Path, expect: &Expect, tmp: &Path) {
     assert_eq!(count("bindings"), expect.dropped_bindings, "{file}: bindings with a missing end");
     let lacking = broker.await_imported(&kept, Duration::from_secs(30));
     assert!(lacking.is_empty(), "{file}: the broker lacks\n{}", lacking.join("\n"));
-    let live = broker.get("definitions");
+    let live = broker.definitions();
     let gone = missing(&live, &dropped);
     assert_eq!(gone.len(), count("queues") + count("bindings"), "{file}: the broker kept some of\n{dropped:#}");
     for u in items(&doc, "users").filter(|u| u.get("password").is_some()) {

@@ -324,7 +324,7 @@ fn a_plan_saved_from_an_export_is_checked_against_the_broker() {
     let case = Case::new("saved-plan-from-export", &[]);
     case.topology(TOPOLOGY);
     let export = case.dir.path().join("export.json");
-    std::fs::write(&export, case.broker.get("definitions").to_string()).unwrap();
+    std::fs::write(&export, case.broker.definitions().to_string()).unwrap();
     let (path, file) = (case.topology_path(), case.plan_file());
     let run = warren(&["plan", &path, "--state", &export.display().to_string(), "--out", &file]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
