@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The middle value of `values` (the upper one of an even count).
-pub fn median<T: PartialOrd + Copy>(mut values: Vec<T>) -> T {
+pub(crate) fn median<T: PartialOrd + Copy>(mut values: Vec<T>) -> T {
     values.sort_by(|a, b| a.partial_cmp(b).expect("timings and their ratios are numbers"));
     values[values.len() / 2]
 }
@@ -16,7 +16,7 @@ pub fn median<T: PartialOrd + Copy>(mut values: Vec<T>) -> T {
 /// Times `a` and `b` in turns, `runs` times each after a first run of
 /// each, so that both meet the same moments of a noisy machine. Gives their
 /// median times and the median of the ratios a/b of each turn.
-pub fn paired(runs: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (Duration, Duration, f64) {
+pub(crate) fn paired(runs: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (Duration, Duration, f64) {
     let timed = |f: &mut dyn FnMut()| {
         let t = Instant::now();
         f();
@@ -30,7 +30,7 @@ pub fn paired(runs: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (Duratio
 }
 
 /// The release binary next to this benchmark.
-pub fn warren_binary() -> PathBuf {
+pub(crate) fn warren_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("the benchmark knows its path");
     // target/release/deps/bench-… -> target/release/warren
     exe.parent().and_then(Path::parent).expect("inside target/").join("warren")
@@ -38,7 +38,7 @@ pub fn warren_binary() -> PathBuf {
 
 /// Runs a command to completion, failing loudly on a non-zero exit; returns
 /// its peak resident memory in kB (from GNU time's %M).
-pub fn run_measured(cmd: &mut Command) -> u64 {
+pub(crate) fn run_measured(cmd: &mut Command) -> u64 {
     let mut time = Command::new("/usr/bin/time");
     time.arg("-f").arg("%M").arg(cmd.get_program()).args(cmd.get_args());
     for (k, v) in cmd.get_envs() {
@@ -53,6 +53,6 @@ pub fn run_measured(cmd: &mut Command) -> u64 {
     stderr.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(0)
 }
 
-pub fn ratio(a: Duration, b: Duration) -> f64 {
+pub(crate) fn ratio(a: Duration, b: Duration) -> f64 {
     a.as_secs_f64() / b.as_secs_f64()
 }

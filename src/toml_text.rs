@@ -5,19 +5,19 @@
 use crate::model::Value;
 
 /// A key: bare when TOML allows it (`max-length`), else quoted (`"shop.orders"`).
-pub fn key(k: &str) -> String {
+pub(crate) fn key(k: &str) -> String {
     let bare = !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
     if bare { k.to_string() } else { basic(k) }
 }
 
 /// A dotted table path of keys: `queues."orders.invoicing"`.
-pub fn path(keys: &[&str]) -> String {
+pub(crate) fn path(keys: &[&str]) -> String {
     keys.iter().map(|k| key(k)).collect::<Vec<_>>().join(".")
 }
 
 /// A string on one line: a literal string (`'^orders\.'`) when it holds
 /// backslashes and a literal can hold it, else a basic string with escapes.
-pub fn string(s: &str) -> String {
+pub(crate) fn string(s: &str) -> String {
     let literal_ok = !s.contains('\'') && !s.chars().any(char::is_control);
     if s.contains('\\') && literal_ok { format!("'{s}'") } else { basic(s) }
 }
@@ -41,13 +41,13 @@ fn basic(s: &str) -> String {
 }
 
 /// A list of strings: `["a", "b"]`.
-pub fn strings<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
+pub(crate) fn strings<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
     let items: Vec<String> = items.into_iter().map(|s| string(s)).collect();
     format!("[{}]", items.join(", "))
 }
 
 /// A value on one line; `None` when it holds a null, which TOML cannot write.
-pub fn value(v: &Value) -> Option<String> {
+pub(crate) fn value(v: &Value) -> Option<String> {
     Some(match v {
         Value::Null => return None,
         Value::Bool(b) => b.to_string(),
@@ -63,7 +63,7 @@ pub fn value(v: &Value) -> Option<String> {
 }
 
 /// `{ a = 1, b = "x" }`, or `{}`.
-pub fn inline_table<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>) -> Option<String> {
+pub(crate) fn inline_table<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>) -> Option<String> {
     let entries: Option<Vec<String>> = entries.map(|(k, v)| Some(format!("{} = {}", key(k), value(v)?))).collect();
     let entries = entries?;
     Some(if entries.is_empty() { "{}".into() } else { format!("{{ {} }}", entries.join(", ")) })

@@ -48,7 +48,7 @@ impl Outcome {
 }
 
 /// [`Outcome::changes`] for the steps `done`.
-pub fn changes_done(plan: &Plan, done: &[usize]) -> (Vec<usize>, Vec<usize>) {
+pub(super) fn changes_done(plan: &Plan, done: &[usize]) -> (Vec<usize>, Vec<usize>) {
     let mut carried = vec![0usize; plan.changes.len()];
     let mut total = vec![0usize; plan.changes.len()];
     for s in &plan.steps {

@@ -6,7 +6,7 @@ use crate::plan::Op;
 /// Carries out one operation. `guard_deletes` deletes classic queues only
 /// if empty and unused; `password` is the value read from the environment
 /// for a `PutUser` whose password comes from there.
-pub async fn run(
+pub(super) async fn run(
     broker: &impl Broker,
     op: &Op,
     guard_deletes: bool,

@@ -10,7 +10,7 @@ use crate::plan::{Op, Step};
 
 /// Reads the vhosts that `steps` delete from and refuses if an object they
 /// delete is no longer what the plan was made from.
-pub async fn destructive(broker: &impl Broker, planned: &Topology, steps: &[Step]) -> Result<(), Failure> {
+pub(super) async fn destructive(broker: &impl Broker, planned: &Topology, steps: &[Step]) -> Result<(), Failure> {
     let mut vhosts: Vec<String> = steps.iter().filter_map(|s| deleted(&s.op)).map(|(v, _)| v.to_string()).collect();
     if vhosts.is_empty() {
         return Ok(());

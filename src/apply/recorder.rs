@@ -257,7 +257,7 @@ impl<B: Broker> Recorder<B> {
 
 /// What the phase that starts at step `from` does, in words: its one step,
 /// or its kind and how many steps it has.
-pub fn doing(plan: &Plan, from: usize) -> String {
+pub(super) fn doing(plan: &Plan, from: usize) -> String {
     let phase = plan.steps[from].phase;
     let steps = plan.steps[from..].iter().take_while(|s| s.phase == phase).count();
     match steps {

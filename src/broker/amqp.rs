@@ -26,7 +26,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where to open AMQP connections; credentials never leave this type.
 #[derive(Clone)]
-pub struct Amqp {
+pub(super) struct Amqp {
     http: Http,
     /// `--amqp-url` without its vhost; `None`: the broker's own listener.
     given: Option<Url>,
@@ -78,7 +78,7 @@ impl Amqp {
     /// From `--amqp-url`, or, when none is given, from the broker's own
     /// AMQP listener (read when first needed) with the management URL's
     /// host and credentials.
-    pub fn new(url: Option<&str>, http: Http) -> Result<Amqp, BrokerError> {
+    pub(super) fn new(url: Option<&str>, http: Http) -> Result<Amqp, BrokerError> {
         let (given, lock_vhost) = match url {
             Some(u) => {
                 let mut base =
@@ -177,7 +177,7 @@ impl Amqp {
 
     /// Ready messages and consumers of a queue, as the queue itself reports
     /// them now (quorum queues: 0/0 when they have no leader).
-    pub async fn queue_state(&self, vhost: &str, queue: &str) -> Result<(u64, u64), BrokerError> {
+    pub(super) async fn queue_state(&self, vhost: &str, queue: &str) -> Result<(u64, u64), BrokerError> {
         let unreachable =
             |e: lapin::Error| BrokerError::AmqpUnreachable { endpoint: self.address(), detail: e.to_string() };
         // A channel of its own: a declare of a missing queue closes it.
@@ -203,7 +203,7 @@ impl Amqp {
     }
 
     /// Closes the connections [`Amqp::queue_state`] kept open.
-    pub async fn close_probes(&self) {
+    pub(super) async fn close_probes(&self) {
         for (_, conn) in self.probes.lock().await.drain() {
             let _ = conn.close(200, "done".into()).await;
         }

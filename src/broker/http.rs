@@ -16,13 +16,13 @@ use super::error::BrokerError;
 const IDLE_SECS: u64 = 30;
 
 #[derive(Clone)]
-pub struct Http {
+pub(super) struct Http {
     endpoint: Endpoint,
     client: reqwest::Client,
 }
 
 impl Http {
-    pub fn new(endpoint: Endpoint) -> Result<Http, BrokerError> {
+    pub(super) fn new(endpoint: Endpoint) -> Result<Http, BrokerError> {
         let mut builder = reqwest::Client::builder()
             .user_agent(concat!("warren/", env!("CARGO_PKG_VERSION")))
             .pool_max_idle_per_host(64)
@@ -75,7 +75,7 @@ impl Http {
         Ok(Http { endpoint, client })
     }
 
-    pub fn endpoint(&self) -> &Endpoint {
+    pub(super) fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }
 
@@ -84,7 +84,7 @@ impl Http {
     /// repeated safely ([`repeatable`]) is sent again, twice, after a
     /// connection lost before its answer (a pooled connection the broker
     /// closed, a node restarting), and a read after a 5xx answer too.
-    pub async fn send(
+    pub(super) async fn send(
         &self,
         method: Method,
         path: &str,
@@ -200,7 +200,7 @@ impl Http {
 
     /// GET and parse JSON (a lost connection is tried again by `send`: the
     /// broker also closes idle keep-alive connections).
-    pub async fn get_json(&self, path: &str, action: &str) -> Result<Json, BrokerError> {
+    pub(super) async fn get_json(&self, path: &str, action: &str) -> Result<Json, BrokerError> {
         let (_, text) = self.send(Method::GET, path, None, action).await?;
         serde_json::from_str(&text)
             .map_err(|e| BrokerError::Unreadable { action: action.to_string(), reason: format!("it is not JSON: {e}") })

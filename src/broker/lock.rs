@@ -68,7 +68,7 @@ impl Lock {
 impl Amqp {
     /// Tries once to take the lock: `None` when another connection holds it.
     /// `holder` names this process in the broker's connection list.
-    pub async fn try_lock(&self, vhost: &str, holder: &str) -> Result<Option<Lock>, BrokerError> {
+    pub(super) async fn try_lock(&self, vhost: &str, holder: &str) -> Result<Option<Lock>, BrokerError> {
         let connection = self.connect(vhost, &format!("warren apply ({holder})")).await?;
         let unreachable =
             |e: lapin::Error| BrokerError::AmqpUnreachable { endpoint: self.address(), detail: e.to_string() };
@@ -93,7 +93,7 @@ impl Amqp {
 
 impl Amqp {
     /// The vhost of the lock of broker-wide records.
-    pub fn lock_vhost(&self) -> &str {
+    pub(super) fn lock_vhost(&self) -> &str {
         &self.lock_vhost
     }
 }

@@ -19,7 +19,7 @@ fn table(t: &Table) -> Json {
 // Deletes of what is already gone succeed, so that repeating one is safe.
 
 /// Creates or updates a vhost with `settings`, and removes the limits named.
-pub async fn put_vhost(
+pub(super) async fn put_vhost(
     http: &Http,
     name: &str,
     settings: &VhostSettings,
@@ -47,13 +47,13 @@ pub async fn put_vhost(
     Ok(())
 }
 
-pub async fn delete_vhost(http: &Http, name: &str) -> Result<(), BrokerError> {
+pub(super) async fn delete_vhost(http: &Http, name: &str) -> Result<(), BrokerError> {
     delete(http, &format!("vhosts/{}", segment(name)), &format!("delete vhost \"{name}\"")).await
 }
 
 /// Creates or updates a user; `password` is the value read from the
 /// environment for a user whose password comes from there.
-pub async fn put_user(http: &Http, user: &User, password: Option<&str>) -> Result<(), BrokerError> {
+pub(super) async fn put_user(http: &Http, user: &User, password: Option<&str>) -> Result<(), BrokerError> {
     let tags = user.tags.iter().cloned().collect::<Vec<_>>().join(",");
     let body = match (&user.password, password) {
         (Password::Env(_), Some(p)) => json!({ "password": p, "tags": tags }),
@@ -74,11 +74,11 @@ pub async fn put_user(http: &Http, user: &User, password: Option<&str>) -> Resul
     put(http, &path, body, &format!("create or update user \"{}\"", user.name)).await
 }
 
-pub async fn delete_user(http: &Http, name: &str) -> Result<(), BrokerError> {
+pub(super) async fn delete_user(http: &Http, name: &str) -> Result<(), BrokerError> {
     delete(http, &format!("users/{}", segment(name)), &format!("delete user \"{name}\"")).await
 }
 
-pub async fn declare_exchange(http: &Http, vhost: &str, x: &Exchange) -> Result<(), BrokerError> {
+pub(super) async fn declare_exchange(http: &Http, vhost: &str, x: &Exchange) -> Result<(), BrokerError> {
     let body = json!({
         "type": x.kind, "durable": x.durable, "auto_delete": x.auto_delete,
         "internal": x.internal, "arguments": table(&x.arguments),
@@ -87,12 +87,12 @@ pub async fn declare_exchange(http: &Http, vhost: &str, x: &Exchange) -> Result<
     put(http, &path, body, &format!("declare exchange \"{}\" in vhost \"{vhost}\"", x.name)).await
 }
 
-pub async fn delete_exchange(http: &Http, vhost: &str, name: &str) -> Result<(), BrokerError> {
+pub(super) async fn delete_exchange(http: &Http, vhost: &str, name: &str) -> Result<(), BrokerError> {
     let path = format!("exchanges/{}/{}", segment(vhost), segment(name));
     delete(http, &path, &format!("delete exchange \"{name}\" in vhost \"{vhost}\"")).await
 }
 
-pub async fn declare_queue(http: &Http, vhost: &str, q: &Queue) -> Result<(), BrokerError> {
+pub(super) async fn declare_queue(http: &Http, vhost: &str, q: &Queue) -> Result<(), BrokerError> {
     let mut args = q.arguments.clone();
     args.insert("x-queue-type".into(), Value::String(q.kind.as_str().into()));
     let body = json!({ "durable": q.durable, "auto_delete": q.auto_delete, "arguments": table(&args) });
@@ -102,7 +102,7 @@ pub async fn declare_queue(http: &Http, vhost: &str, q: &Queue) -> Result<(), Br
 
 /// Deletes a queue; `guarded`, a classic one only if it is empty and
 /// unused ([`BrokerError::Unsafe`] when it is not).
-pub async fn delete_queue(
+pub(super) async fn delete_queue(
     http: &Http,
     vhost: &str,
     name: &str,
@@ -127,7 +127,7 @@ pub async fn delete_queue(
     }
 }
 
-pub async fn bind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
+pub(super) async fn bind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
     let path = binding_path(vhost, b);
     let body = json!({ "routing_key": b.routing_key, "arguments": table(&b.arguments) });
     let action = format!("create binding {b} in vhost \"{vhost}\"");
@@ -135,7 +135,7 @@ pub async fn bind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerErr
 }
 
 /// Sets a policy, or with `operator` an operator policy.
-pub async fn put_policy(http: &Http, vhost: &str, p: &Policy, operator: bool) -> Result<(), BrokerError> {
+pub(super) async fn put_policy(http: &Http, vhost: &str, p: &Policy, operator: bool) -> Result<(), BrokerError> {
     let body = json!({
         "pattern": p.pattern, "definition": table(&p.definition),
         "priority": p.priority, "apply-to": p.apply_to.as_str(),
@@ -144,27 +144,27 @@ pub async fn put_policy(http: &Http, vhost: &str, p: &Policy, operator: bool) ->
     put(http, &path, body, &format!("set {kind} \"{}\" in vhost \"{vhost}\"", p.name)).await
 }
 
-pub async fn delete_policy(http: &Http, vhost: &str, name: &str, operator: bool) -> Result<(), BrokerError> {
+pub(super) async fn delete_policy(http: &Http, vhost: &str, name: &str, operator: bool) -> Result<(), BrokerError> {
     let (kind, path) = policy_path(vhost, name, operator);
     delete(http, &path, &format!("delete {kind} \"{name}\" in vhost \"{vhost}\"")).await
 }
 
-pub async fn put_permission(http: &Http, vhost: &str, p: &Permission) -> Result<(), BrokerError> {
+pub(super) async fn put_permission(http: &Http, vhost: &str, p: &Permission) -> Result<(), BrokerError> {
     let body = json!({ "configure": p.configure, "write": p.write, "read": p.read });
     let path = format!("permissions/{}/{}", segment(vhost), segment(&p.user));
     put(http, &path, body, &format!("set permissions of \"{}\" in vhost \"{vhost}\"", p.user)).await
 }
 
-pub async fn delete_permission(http: &Http, vhost: &str, user: &str) -> Result<(), BrokerError> {
+pub(super) async fn delete_permission(http: &Http, vhost: &str, user: &str) -> Result<(), BrokerError> {
     let path = format!("permissions/{}/{}", segment(vhost), segment(user));
     delete(http, &path, &format!("delete permissions of \"{user}\" in vhost \"{vhost}\"")).await
 }
 
-pub async fn put(http: &Http, path: &str, body: Json, action: &str) -> Result<(), BrokerError> {
+pub(super) async fn put(http: &Http, path: &str, body: Json, action: &str) -> Result<(), BrokerError> {
     http.send(Method::PUT, path, Some(&body), action).await.map(|_| ())
 }
 
-pub async fn delete(http: &Http, path: &str, action: &str) -> Result<(), BrokerError> {
+pub(super) async fn delete(http: &Http, path: &str, action: &str) -> Result<(), BrokerError> {
     match http.send(Method::DELETE, path, None, action).await {
         // Already gone is what a delete wants: repeating one is safe.
         Err(BrokerError::NotFound { .. }) => Ok(()),
@@ -188,7 +188,7 @@ fn binding_path(vhost: &str, b: &Binding) -> String {
 /// Bindings have no name: find the live one with the same key and
 /// arguments and delete it by the `properties_key` the broker gave it
 /// (its argument hash cannot be computed outside the broker).
-pub async fn unbind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
+pub(super) async fn unbind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
     let action = format!("delete binding {b} in vhost \"{vhost}\"");
     let path = binding_path(vhost, b);
     let listed = match http.get_json(&path, &action).await {

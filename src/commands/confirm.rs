@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 /// Asks `question` on the terminal; `verb` names the command in the
 /// messages (`apply`, `abort`). True only for `yes`.
-pub fn confirm(question: &str, verb: &str) -> bool {
+pub(super) fn confirm(question: &str, verb: &str) -> bool {
     if !std::io::stdin().is_terminal() {
         eprintln!("Nothing was changed: there is no terminal to confirm on; pass --auto-approve to {verb} unattended.");
         return false;

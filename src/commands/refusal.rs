@@ -12,7 +12,7 @@ use crate::model::{Password, Topology};
 use crate::plan::Op;
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// Every error is one of the checks that refuse a plan (`diff::REFUSALS`).
     Checks,
     /// Errors that the files must fix first: how many.
@@ -32,7 +32,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// Refused for safety, or invalid input.
-    pub fn error(&self) -> Error {
+    pub(super) fn error(&self) -> Error {
         match self {
             Refusal::Checks | Refusal::Destroys(_) | Refusal::Lockout(_) | Refusal::OtherJournal { .. } => {
                 Error::Refused
@@ -43,7 +43,7 @@ impl Refusal {
 }
 
 /// The first rule the plan breaks, if any, in the order apply checks them.
-pub fn of_plan(planned: &Planned, allow_destroy: bool, allow_lockout: bool) -> Option<Refusal> {
+pub(super) fn of_plan(planned: &Planned, allow_destroy: bool, allow_lockout: bool) -> Option<Refusal> {
     let (plan, doc) = (&planned.plan, &planned.document);
     if !doc.errors.is_empty() {
         if doc.errors.iter().all(|e| crate::diff::REFUSALS.contains(&e.code.as_str())) {
@@ -85,7 +85,7 @@ pub fn of_plan(planned: &Planned, allow_destroy: bool, allow_lockout: bool) -> O
 /// the other kind of user (an administrator keeps the records broker-wide,
 /// other users inside the vhosts) started it, and only a run with that
 /// journal can go on.
-pub fn of_journals(
+pub(super) fn of_journals(
     live: &BTreeMap<String, Migration>,
     mine: &BTreeMap<String, Migration>,
     desired: &Topology,

@@ -9,7 +9,7 @@ use crate::source::Location;
 
 /// An object with the place it was declared and the places of its fields.
 #[derive(Debug, Clone)]
-pub struct Decl<T> {
+pub(super) struct Decl<T> {
     pub value: T,
     /// The object's name (its table header) or, for bindings, its table.
     pub at: Location,
@@ -19,13 +19,13 @@ pub struct Decl<T> {
 
 /// A queue whose type may still come from its vhost's default.
 #[derive(Debug, Clone)]
-pub struct QueueDecl {
+pub(super) struct QueueDecl {
     pub queue: Queue,
     pub declared_type: Option<QueueType>,
 }
 
 #[derive(Debug, Clone)]
-pub struct FileDecl {
+pub(super) struct FileDecl {
     pub vhosts: Vec<(String, Location)>,
     pub settings: Option<Decl<VhostSettings>>,
     pub exchanges: Vec<Decl<Exchange>>,
@@ -43,7 +43,7 @@ pub struct FileDecl {
 /// Objects declared with errors: reported once, and still declared for the
 /// checks of the objects that name them.
 #[derive(Debug, Clone, Default)]
-pub struct Failed {
+pub(super) struct Failed {
     pub exchanges: BTreeSet<String>,
     pub queues: BTreeSet<String>,
     pub users: Vec<String>,

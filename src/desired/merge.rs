@@ -11,7 +11,11 @@ use crate::source::{FastHash, Locations, ObjectLocation};
 use crate::source::{Location, Sources};
 
 /// The merged topology and where each object came from.
-pub fn merge(mut files: Vec<FileDecl>, sources: &Sources, diagnostics: &mut Vec<Diagnostic>) -> (Topology, Locations) {
+pub(super) fn merge(
+    mut files: Vec<FileDecl>,
+    sources: &Sources,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (Topology, Locations) {
     // Bindings are most of a large topology and depend on nothing else here:
     // they are placed on a thread of their own while the rest is merged.
     let bindings: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.bindings))).collect();

@@ -26,7 +26,7 @@ use crate::source::{FieldLocations, FileId, Location, Locations, ObjectLocation,
 
 /// Merges the overlay files, in order, over `desired`'s topology; their
 /// problems join its diagnostics, at the overlays' lines.
-pub fn apply(desired: &mut Desired, files: Vec<(PathBuf, String)>) {
+pub(super) fn apply(desired: &mut Desired, files: Vec<(PathBuf, String)>) {
     let ids: Vec<FileId> = files.into_iter().map(|(path, text)| desired.sources.add(&path, text)).collect();
     let Desired { topology, locations, sources, diagnostics, renamed, .. } = desired;
     let mut found = Vec::new();

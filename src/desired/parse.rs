@@ -51,7 +51,7 @@ pub(crate) const HASHING_ALGORITHMS: &[&str] =
 pub const MAX_NAME_BYTES: usize = 255;
 
 /// Parses one file. Returns `None` only when the file is not TOML at all.
-pub fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
+pub(super) fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
     let mut r = Reader { file, diagnostics };
     let whole = document(&mut r, text)?;
     let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS)?;

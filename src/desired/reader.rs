@@ -6,27 +6,27 @@ use std::ops::Range;
 
 use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
-pub use crate::diagnostic::did_you_mean;
+pub(super) use crate::diagnostic::did_you_mean;
 use crate::model::{Table, Value};
 use crate::source::{FileId, Location};
 
 /// Collects the diagnostics of one file.
-pub struct Reader<'d> {
+pub(super) struct Reader<'d> {
     pub file: FileId,
     pub diagnostics: &'d mut Vec<Diagnostic>,
 }
 
 impl Reader<'_> {
-    pub fn loc(&self, span: Range<usize>) -> Location {
+    pub(super) fn loc(&self, span: Range<usize>) -> Location {
         Location { file: self.file, span }
     }
 
-    pub fn report(&mut self, d: Diagnostic) {
+    pub(super) fn report(&mut self, d: Diagnostic) {
         self.diagnostics.push(d);
     }
 
     /// Reports that `node` is not of the `expected` kind.
-    pub fn wrong_type(&mut self, node: &Node, what: impl fmt::Display, expected: &str) {
+    pub(super) fn wrong_type(&mut self, node: &Node, what: impl fmt::Display, expected: &str) {
         let found = kind_of(&node.item);
         let d = Diagnostic::error("wrong-type", format!("{what} must be {expected}, not {found}"))
             .at(self.loc(node.span()))
@@ -37,7 +37,7 @@ impl Reader<'_> {
 
     /// The value of `node` as a RabbitMQ value, or a diagnostic.
     /// `what` names the value in messages; it is written only for one.
-    pub fn value(&mut self, node: &Node, what: &dyn fmt::Display) -> Option<Value> {
+    pub(super) fn value(&mut self, node: &Node, what: &dyn fmt::Display) -> Option<Value> {
         Some(match &node.item {
             Item::String(s) => Value::String(s.to_string()),
             Item::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
@@ -69,7 +69,7 @@ impl Reader<'_> {
     }
 
     /// A table of arbitrary values (arguments, policy definitions).
-    pub fn table_values(&mut self, table: &Tree, what: &dyn fmt::Display) -> Option<Table> {
+    pub(super) fn table_values(&mut self, table: &Tree, what: &dyn fmt::Display) -> Option<Table> {
         // Room for exactly its entries (keys of a TOML table are unique).
         let mut out = Table::with_capacity(table.len());
         let mut ok = true;
@@ -95,7 +95,7 @@ impl fmt::Display for Keyed<'_> {
 }
 
 /// `` `key` of what ``, written only when a message needs it.
-pub struct Label<'a>(&'a str, What<'a>);
+pub(super) struct Label<'a>(&'a str, What<'a>);
 
 impl fmt::Display for Label<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -104,7 +104,7 @@ impl fmt::Display for Label<'_> {
 }
 
 /// How a user reads the kind of a TOML value.
-pub fn kind_of(v: &Item) -> &'static str {
+pub(super) fn kind_of(v: &Item) -> &'static str {
     match v {
         Item::String(_) => "a string",
         Item::Integer(_) => "an integer",
@@ -119,14 +119,14 @@ pub fn kind_of(v: &Item) -> &'static str {
 /// How messages name what a table declares: `queue "orders"`, `the file`.
 /// Written only when a message needs it.
 #[derive(Clone, Copy)]
-pub struct What<'a> {
+pub(super) struct What<'a> {
     kind: &'static str,
     name: Option<&'a str>,
 }
 
 impl<'a> What<'a> {
     /// `kind "name"`.
-    pub fn named(kind: &'static str, name: &'a str) -> Self {
+    pub(super) fn named(kind: &'static str, name: &'a str) -> Self {
         What { kind, name: Some(name) }
     }
 }
@@ -147,7 +147,7 @@ impl fmt::Display for What<'_> {
 }
 
 /// One TOML table read as an object with a fixed set of keys.
-pub struct Fields<'t, 'i> {
+pub(super) struct Fields<'t, 'i> {
     pub table: &'t Tree<'i>,
     /// How messages name the object.
     pub what: What<'t>,
@@ -156,7 +156,7 @@ pub struct Fields<'t, 'i> {
 
 impl<'t, 'i> Fields<'t, 'i> {
     /// Reads `node` as a table with the `known` keys, reporting every other key.
-    pub fn new(
+    pub(super) fn new(
         r: &mut Reader,
         node: &'t Node<'i>,
         what: impl Into<What<'t>>,
@@ -194,16 +194,16 @@ impl<'t, 'i> Fields<'t, 'i> {
     }
 
     /// `name` as one of the keys this object may have.
-    pub fn known_key(&self, name: &str) -> Option<&'static str> {
+    pub(super) fn known_key(&self, name: &str) -> Option<&'static str> {
         self.known.iter().copied().find(|k| *k == name)
     }
 
-    pub fn get(&self, key: &str) -> Option<&'t Node<'i>> {
+    pub(super) fn get(&self, key: &str) -> Option<&'t Node<'i>> {
         self.table.get(key)
     }
 
     /// The span of `key`'s value, for pointing diagnostics at it.
-    pub fn span(&self, key: &str) -> Option<Range<usize>> {
+    pub(super) fn span(&self, key: &str) -> Option<Range<usize>> {
         self.get(key).map(|n| n.span())
     }
 
@@ -211,7 +211,7 @@ impl<'t, 'i> Fields<'t, 'i> {
         Label(key, self.what)
     }
 
-    pub fn string(&self, r: &mut Reader, key: &str) -> Option<String> {
+    pub(super) fn string(&self, r: &mut Reader, key: &str) -> Option<String> {
         let node = self.get(key)?;
         match &node.item {
             Item::String(s) => Some(s.to_string()),
@@ -223,7 +223,7 @@ impl<'t, 'i> Fields<'t, 'i> {
     }
 
     /// A required string: reports a missing key at `at`.
-    pub fn required_string(&self, r: &mut Reader, key: &str, at: Range<usize>, example: &str) -> Option<String> {
+    pub(super) fn required_string(&self, r: &mut Reader, key: &str, at: Range<usize>, example: &str) -> Option<String> {
         if self.get(key).is_none() {
             let d = Diagnostic::error("missing-key", format!("{} has no `{key}`", self.what))
                 .at(r.loc(at))
@@ -235,7 +235,7 @@ impl<'t, 'i> Fields<'t, 'i> {
         self.string(r, key)
     }
 
-    pub fn bool(&self, r: &mut Reader, key: &str) -> Option<bool> {
+    pub(super) fn bool(&self, r: &mut Reader, key: &str) -> Option<bool> {
         let node = self.get(key)?;
         match &node.item {
             Item::Boolean(b) => Some(*b),
@@ -246,7 +246,7 @@ impl<'t, 'i> Fields<'t, 'i> {
         }
     }
 
-    pub fn int(&self, r: &mut Reader, key: &str) -> Option<i64> {
+    pub(super) fn int(&self, r: &mut Reader, key: &str) -> Option<i64> {
         let node = self.get(key)?;
         match r.value(node, &self.label(key)) {
             Some(Value::Int(i)) => Some(i),
@@ -258,7 +258,7 @@ impl<'t, 'i> Fields<'t, 'i> {
         }
     }
 
-    pub fn table(&self, r: &mut Reader, key: &str) -> Option<&'t Tree<'i>> {
+    pub(super) fn table(&self, r: &mut Reader, key: &str) -> Option<&'t Tree<'i>> {
         let node = self.get(key)?;
         match &node.item {
             Item::Table(t) => Some(t),
@@ -270,7 +270,7 @@ impl<'t, 'i> Fields<'t, 'i> {
     }
 
     /// A table of arbitrary values; absent means empty.
-    pub fn values(&self, r: &mut Reader, key: &str) -> Option<Table> {
+    pub(super) fn values(&self, r: &mut Reader, key: &str) -> Option<Table> {
         match self.get(key) {
             None => Some(Table::new()),
             Some(_) => {
@@ -281,7 +281,7 @@ impl<'t, 'i> Fields<'t, 'i> {
     }
 
     /// An array of strings, each with its span.
-    pub fn strings(&self, r: &mut Reader, key: &str) -> Option<Vec<(String, Range<usize>)>> {
+    pub(super) fn strings(&self, r: &mut Reader, key: &str) -> Option<Vec<(String, Range<usize>)>> {
         let node = self.get(key)?;
         let Item::Array(items) = &node.item else {
             r.wrong_type(node, self.label(key), "an array of strings");

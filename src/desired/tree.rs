@@ -12,32 +12,32 @@ use toml::de::{DeFloat, DeInteger, DeTable, DeValue};
 
 /// A key and where it is written.
 #[derive(Clone)]
-pub struct Key<'i> {
+pub(crate) struct Key<'i> {
     pub span: Range<usize>,
     pub name: Cow<'i, str>,
 }
 
 impl Key<'_> {
-    pub fn span(&self) -> Range<usize> {
+    pub(crate) fn span(&self) -> Range<usize> {
         self.span.clone()
     }
 }
 
 /// A value and where it is written.
 #[derive(Clone)]
-pub struct Node<'i> {
+pub(crate) struct Node<'i> {
     pub span: Range<usize>,
     pub item: Item<'i>,
 }
 
 impl Node<'_> {
-    pub fn span(&self) -> Range<usize> {
+    pub(crate) fn span(&self) -> Range<usize> {
         self.span.clone()
     }
 }
 
 #[derive(Debug, Clone)]
-pub enum Item<'i> {
+pub(crate) enum Item<'i> {
     String(Cow<'i, str>),
     /// As written: the walker says when one does not fit in 64 bits.
     Integer(DeInteger<'i>),
@@ -51,24 +51,24 @@ pub enum Item<'i> {
 
 /// A TOML table: entries in file order, each name once.
 #[derive(Clone, Default)]
-pub struct Tree<'i> {
+pub(crate) struct Tree<'i> {
     entries: Vec<(Key<'i>, Node<'i>)>,
 }
 
 impl<'i> Tree<'i> {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&Key<'i>, &Node<'i>)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&Key<'i>, &Node<'i>)> {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &Key<'i>> {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &Key<'i>> {
         self.entries.iter().map(|(k, _)| k)
     }
 
-    pub fn get(&self, name: &str) -> Option<&Node<'i>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Node<'i>> {
         self.position(name).map(|i| &self.entries[i].1)
     }
 
@@ -78,14 +78,14 @@ impl<'i> Tree<'i> {
     }
 
     /// A copy without the entry `name`, and that entry.
-    pub fn without(&self, name: &str) -> (Tree<'i>, Option<Node<'i>>) {
+    pub(crate) fn without(&self, name: &str) -> (Tree<'i>, Option<Node<'i>>) {
         let mut rest = self.clone();
         let taken = rest.position(name).map(|i| rest.entries.remove(i).1);
         (rest, taken)
     }
 
     /// The toml crate's table.
-    pub fn from_toml(table: DeTable<'i>) -> Self {
+    pub(crate) fn from_toml(table: DeTable<'i>) -> Self {
         let entries = table.into_iter().map(|(k, v)| (Key { span: k.span(), name: k.into_inner() }, node(v))).collect();
         Tree { entries }
     }

@@ -14,7 +14,7 @@ fn table(t: &Table) -> Json {
     Json::from(&Value::Table(t.clone()))
 }
 
-pub fn exchange(x: &Exchange) -> Attributes {
+pub(super) fn exchange(x: &Exchange) -> Attributes {
     attrs([
         ("type", json!(x.kind)),
         ("durable", json!(x.durable)),
@@ -24,7 +24,7 @@ pub fn exchange(x: &Exchange) -> Attributes {
     ])
 }
 
-pub fn queue(q: &Queue) -> Attributes {
+pub(super) fn queue(q: &Queue) -> Attributes {
     attrs([
         ("type", json!(q.kind.as_str())),
         ("durable", json!(q.durable)),
@@ -33,7 +33,7 @@ pub fn queue(q: &Queue) -> Attributes {
     ])
 }
 
-pub fn binding(b: &Binding) -> Attributes {
+pub(super) fn binding(b: &Binding) -> Attributes {
     attrs([
         ("source", json!(b.source)),
         (b.destination_kind.as_str(), json!(b.destination)),
@@ -42,7 +42,7 @@ pub fn binding(b: &Binding) -> Attributes {
     ])
 }
 
-pub fn policy(p: &Policy) -> Attributes {
+pub(super) fn policy(p: &Policy) -> Attributes {
     attrs([
         ("pattern", json!(p.pattern)),
         ("apply_to", json!(p.apply_to.as_str())),
@@ -52,7 +52,7 @@ pub fn policy(p: &Policy) -> Attributes {
 }
 
 /// A user; the password is described, never shown.
-pub fn user(u: &User) -> Attributes {
+pub(super) fn user(u: &User) -> Attributes {
     let password = match &u.password {
         Password::Env(var) => format!("(sensitive: from ${var})"),
         Password::Hash { .. } => "(sensitive: a password hash)".to_string(),
@@ -61,12 +61,12 @@ pub fn user(u: &User) -> Attributes {
     attrs([("password", json!(password)), ("tags", json!(u.tags))])
 }
 
-pub fn permission(p: &Permission) -> Attributes {
+pub(super) fn permission(p: &Permission) -> Attributes {
     attrs([("configure", json!(p.configure)), ("write", json!(p.write)), ("read", json!(p.read))])
 }
 
 /// Vhost settings the desired side manages (absent ones are not shown).
-pub fn vhost(s: &VhostSettings) -> Attributes {
+pub(super) fn vhost(s: &VhostSettings) -> Attributes {
     let mut out = Attributes::new();
     if let Some(d) = &s.description {
         out.insert("description".into(), json!(d));

@@ -6,7 +6,7 @@ use crate::diagnostic::Diagnostic;
 use crate::model::{Exchange, Queue};
 
 /// Names of the queue properties that differ: `type`, `arguments.x-…`.
-pub fn queue_fields(have: &Queue, want: &Queue) -> Vec<String> {
+pub(super) fn queue_fields(have: &Queue, want: &Queue) -> Vec<String> {
     let mut out = Vec::new();
     if have.kind != want.kind {
         out.push("type".to_string());
@@ -26,7 +26,7 @@ pub fn queue_fields(have: &Queue, want: &Queue) -> Vec<String> {
     out
 }
 
-pub fn exchange_fields(have: &Exchange, want: &Exchange) -> Vec<String> {
+pub(super) fn exchange_fields(have: &Exchange, want: &Exchange) -> Vec<String> {
     let mut out = Vec::new();
     for (name, differs) in [
         ("type", have.kind != want.kind),
@@ -45,7 +45,7 @@ pub fn exchange_fields(have: &Exchange, want: &Exchange) -> Vec<String> {
 /// The error for a queue whose immutable properties changed with no way
 /// chosen to carry it out: says both ways out, the first being `policy`
 /// when one can do it.
-pub fn queue_problem(want: &Queue, fields: &[String], policy: Option<Advice>) -> Diagnostic {
+pub(super) fn queue_problem(want: &Queue, fields: &[String], policy: Option<Advice>) -> Diagnostic {
     let list = fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
     let mut help = String::new();
     if let Some(policy) = policy {

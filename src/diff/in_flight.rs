@@ -12,7 +12,7 @@ use crate::journal::{self, Migration as Record};
 use crate::model::{Binding, DestinationKind, ObjectKey, Vhost};
 
 /// Refusal code: the files change a migration in flight.
-pub const CODE: &str = "migration-in-flight";
+pub(super) const CODE: &str = "migration-in-flight";
 
 /// One migration in flight in a vhost the files declare, as a plan shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,7 @@ const LEAST_PRIORITY: i64 = 10;
 
 /// A policy to declare instead of changing a queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Advice {
+pub(super) struct Advice {
     /// The policy as the files would declare it.
     pub toml: String,
     /// The policy applying to the queue today, whose keys it carries.
@@ -22,7 +22,7 @@ pub struct Advice {
 impl Advice {
     /// The TOML with a first line, a comment, that says what it carries:
     /// for output that is not wrapped, where the comment stays one line.
-    pub fn commented(&self) -> String {
+    pub(super) fn commented(&self) -> String {
         match &self.carries {
             Some(p) => format!("# carries the keys of policy {} and wins over it\n{}", toml_text::string(p), self.toml),
             None => self.toml.clone(),
@@ -38,7 +38,7 @@ impl Advice {
 /// carries the definition of the one that applies to `have` today and wins
 /// over every matching one. Its pattern is `have`'s exact name: the carried
 /// policy's own pattern would set the change on every queue it matches.
-pub fn policy_alternative(have: &Queue, want: &Queue, in_force: &[Matcher]) -> Option<Advice> {
+pub(super) fn policy_alternative(have: &Queue, want: &Queue, in_force: &[Matcher]) -> Option<Advice> {
     if have.kind != want.kind || have.durable != want.durable || have.auto_delete != want.auto_delete {
         return None;
     }

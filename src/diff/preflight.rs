@@ -18,7 +18,7 @@ pub const REFUSALS: [&str; 8] = [
     "preflight-dead-letter-loop",
 ];
 
-pub fn check(
+pub(super) fn check(
     new: &Queue,
     old: &Queue,
     m: &Migration,

@@ -20,7 +20,7 @@ const MAX_SLUG: usize = 100;
 
 /// Each vhost (in the given order) with the names of its files: its own,
 /// then one for each of its `parts` of queues (none for a vhost in one file).
-pub fn vhost_files<'a>(vhosts: impl IntoIterator<Item = (&'a String, usize)>) -> Vec<(&'a String, Vec<String>)> {
+pub(super) fn vhost_files<'a>(vhosts: impl IntoIterator<Item = (&'a String, usize)>) -> Vec<(&'a String, Vec<String>)> {
     let mut taken: BTreeSet<String> = BTreeSet::from([USERS_FILE.to_lowercase()]);
     let mut out = Vec::new();
     for (v, parts) in vhosts {

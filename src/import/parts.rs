@@ -4,7 +4,7 @@
 use crate::model::{Binding, DestinationKind, Queue, Vhost};
 
 /// The queue parts of a vhost, and the bindings that stay with the vhost.
-pub struct Parts<'a> {
+pub(super) struct Parts<'a> {
     /// Each part's queues, in name order, and the bindings to them.
     pub parts: Vec<(Vec<&'a Queue>, Vec<&'a Binding>)>,
     /// Bindings to exchanges, and to queues the vhost does not declare.
@@ -13,13 +13,13 @@ pub struct Parts<'a> {
 
 /// How many parts the queues of `vhost` take at `per_file` a part: none
 /// when they all fit in the vhost's own file.
-pub fn count(vhost: &Vhost, per_file: usize) -> usize {
+pub(super) fn count(vhost: &Vhost, per_file: usize) -> usize {
     let n = vhost.queues.len();
     if n > per_file { n.div_ceil(per_file.max(1)) } else { 0 }
 }
 
 /// Cuts `vhost` into parts of `per_file` queues (at least one).
-pub fn cut(vhost: &Vhost, per_file: usize) -> Parts<'_> {
+pub(super) fn cut(vhost: &Vhost, per_file: usize) -> Parts<'_> {
     let queues: Vec<&Queue> = vhost.queues.values().collect();
     let mut parts: Vec<(Vec<&Queue>, Vec<&Binding>)> =
         queues.chunks(per_file.max(1)).map(|c| (c.to_vec(), Vec::new())).collect();

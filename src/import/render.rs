@@ -12,7 +12,7 @@ use crate::toml_text::{inline_table, key, path, string, strings, value};
 const WIDTH: usize = 100;
 
 /// What of its vhost the vhost's own file holds.
-pub enum Share<'a> {
+pub(super) enum Share<'a> {
     /// All of it.
     Whole,
     /// All but its queues and the bindings to them, which are in the files
@@ -21,7 +21,13 @@ pub enum Share<'a> {
 }
 
 /// The text of a vhost's own file.
-pub fn vhost_file(vhost: &Vhost, share: &Share, left_out: &[&LeftOut], skipped: &[&Skipped], source: &str) -> String {
+pub(super) fn vhost_file(
+    vhost: &Vhost,
+    share: &Share,
+    left_out: &[&LeftOut],
+    skipped: &[&Skipped],
+    source: &str,
+) -> String {
     let mut w = Writer::default();
     w.comment(&format!("vhost \"{}\", as `warren import` read it from {source}.", vhost.name));
     if let Share::Own { parts, .. } = share {
@@ -110,7 +116,7 @@ pub fn vhost_file(vhost: &Vhost, share: &Share, left_out: &[&LeftOut], skipped: 
 
 /// The text of a further file of a vhost: `queues`, part `part` (from 1)
 /// of `parts`, with the `bindings` to them; `own` names the vhost's file.
-pub fn queues_file(
+pub(super) fn queues_file(
     vhost: &Vhost,
     queues: &[&Queue],
     bindings: &[&Binding],
@@ -139,7 +145,7 @@ pub fn queues_file(
 }
 
 /// The text of the users' file.
-pub fn users_file<'a>(
+pub(super) fn users_file<'a>(
     users: impl IntoIterator<Item = &'a User>,
     left_out: &[&LeftOut],
     skipped: &[&Skipped],

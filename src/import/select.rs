@@ -23,7 +23,7 @@ pub struct LeftOut {
 
 /// What the files will declare, and what they leave out.
 #[derive(Debug, Default)]
-pub struct Selection {
+pub(super) struct Selection {
     /// Loaded back, the files give exactly this (`external` included).
     pub topology: Topology,
     pub left_out: Vec<LeftOut>,
@@ -31,7 +31,7 @@ pub struct Selection {
 
 /// Selects the `vhosts` of `live` (every vhost when empty) and its users:
 /// all of them, or with a vhost filter those with permissions there.
-pub fn select(live: &Topology, vhosts: &BTreeSet<String>) -> Selection {
+pub(super) fn select(live: &Topology, vhosts: &BTreeSet<String>) -> Selection {
     let mut s = Selection::default();
     let chosen = |v: &String| vhosts.is_empty() || vhosts.contains(v);
     let wanted_user =

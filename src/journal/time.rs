@@ -10,7 +10,7 @@ pub fn now() -> String {
 
 /// Seconds since the epoch as RFC 3339 UTC (proleptic Gregorian calendar,
 /// days to civil date after Howard Hinnant's algorithm).
-pub fn format_utc(secs: u64) -> String {
+pub(super) fn format_utc(secs: u64) -> String {
     let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

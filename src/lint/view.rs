@@ -49,13 +49,13 @@ pub(crate) struct Reached {
 impl From<'_> {
     /// Where a finding about a setting of `queue` goes: at its argument
     /// (`arguments.ARGUMENT`), or at the policy key that sets it.
-    pub fn place(self, vhost: &str, queue: &str, argument: &str, policy_key: &str) -> (ObjectKey, String) {
+    pub(crate) fn place(self, vhost: &str, queue: &str, argument: &str, policy_key: &str) -> (ObjectKey, String) {
         let queue = ObjectKey::Queue { vhost: vhost.to_string(), name: queue.to_string() };
         self.place_of(queue, argument, policy_key)
     }
 
     /// [`From::place`] for any object: `object` when its argument sets it.
-    pub fn place_of(self, object: ObjectKey, argument: &str, policy_key: &str) -> (ObjectKey, String) {
+    pub(crate) fn place_of(self, object: ObjectKey, argument: &str, policy_key: &str) -> (ObjectKey, String) {
         match self {
             From::Argument => (object, format!("arguments.{argument}")),
             From::Policy(p, operator) => {
@@ -72,13 +72,13 @@ impl From<'_> {
 }
 
 impl Reached {
-    pub fn nowhere(&self) -> bool {
+    pub(crate) fn nowhere(&self) -> bool {
         self.queues.is_empty() && !self.unknown
     }
 }
 
 impl<'a> View<'a> {
-    pub fn new(name: &'a str, vhost: &'a Vhost, locations: &'a Locations) -> Self {
+    pub(crate) fn new(name: &'a str, vhost: &'a Vhost, locations: &'a Locations) -> Self {
         let mut by_source: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
         let mut into_queue: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
         for b in &vhost.bindings {
@@ -110,13 +110,13 @@ impl<'a> View<'a> {
     }
 
     /// The bindings whose source is `exchange`.
-    pub fn bindings_from(&self, exchange: &str) -> &[&'a Binding] {
+    pub(crate) fn bindings_from(&self, exchange: &str) -> &[&'a Binding] {
         self.by_source.get(exchange).map_or(&[], Vec::as_slice)
     }
 
     /// Whether an exchange of this name exists for the files: declared
     /// (cleanly or not), external, or the broker's own.
-    pub fn exchange_known(&self, name: &str) -> bool {
+    pub(crate) fn exchange_known(&self, name: &str) -> bool {
         name.is_empty()
             || self.vhost.exchanges.contains_key(name)
             || self.vhost.external.exchanges.contains(name)
@@ -124,26 +124,31 @@ impl<'a> View<'a> {
             || self.failed_exchanges.contains(name)
     }
 
-    pub fn queue_known(&self, name: &str) -> bool {
+    pub(crate) fn queue_known(&self, name: &str) -> bool {
         self.vhost.queues.contains_key(name)
             || self.vhost.external.queues.contains(name)
             || self.failed_queues.contains(name)
     }
 
     /// The policy and the operator policy the broker applies to `queue`.
-    pub fn queue_policies(&self, queue: &Queue) -> Applied<'a> {
+    pub(crate) fn queue_policies(&self, queue: &Queue) -> Applied<'a> {
         self.applied.get(queue.name.as_str()).copied().unwrap_or_default()
     }
 
     /// The policy the broker applies to exchange `name`.
-    pub fn exchange_policy(&self, name: &str) -> Option<&'a Policy> {
+    pub(crate) fn exchange_policy(&self, name: &str) -> Option<&'a Policy> {
         self.policies.iter().filter(|m| m.matches_exchange(name)).map(|m| m.policy).min_by(|a, b| precedence(a, b))
     }
 
     /// A queue's setting from argument `argument` and policy key `key`, as
     /// the broker resolves the two (`applied`: the queue's policies), with
     /// where the value comes from.
-    pub fn setting(queue: &'a Queue, applied: Applied<'a>, argument: &str, key: &str) -> Option<(&'a Value, From<'a>)> {
+    pub(crate) fn setting(
+        queue: &'a Queue,
+        applied: Applied<'a>,
+        argument: &str,
+        key: &str,
+    ) -> Option<(&'a Value, From<'a>)> {
         let by_argument = queue.arguments.get(argument).map(|v| (v, From::Argument));
         let (policy, operator) = applied;
         let by_policy = policy
@@ -160,7 +165,7 @@ impl<'a> View<'a> {
     }
 
     /// An exchange's alternate exchange: its argument, else its policy's.
-    pub fn alternate(&self, exchange: &str) -> Option<(&'a str, From<'a>)> {
+    pub(crate) fn alternate(&self, exchange: &str) -> Option<(&'a str, From<'a>)> {
         let x = self.vhost.exchanges.get(exchange)?;
         if let Some(Value::String(ae)) = x.arguments.get("alternate-exchange") {
             return Some((ae, From::Argument));
@@ -176,7 +181,7 @@ impl<'a> View<'a> {
     /// headers) goes: each exchange by its type, exchange-to-exchange
     /// bindings followed once, an alternate exchange when its exchange
     /// routes nothing.
-    pub fn route(&self, exchange: &str, key: &str) -> Reached {
+    pub(crate) fn route(&self, exchange: &str, key: &str) -> Reached {
         let mut out = Reached::default();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         let mut work = vec![exchange];
@@ -229,7 +234,7 @@ impl<'a> View<'a> {
     /// with no binding, its name (a publish to the default exchange).
     /// `None` when a binding takes any key (fanout, headers, a plugin's
     /// type, `*` or `#`).
-    pub fn keys_into(&self, queue: &'a str) -> Option<BTreeSet<&'a str>> {
+    pub(crate) fn keys_into(&self, queue: &'a str) -> Option<BTreeSet<&'a str>> {
         let bindings = self.into_queue.get(queue).map_or(&[][..], Vec::as_slice);
         if bindings.is_empty() {
             return Some(BTreeSet::from([queue]));

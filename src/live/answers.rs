@@ -31,7 +31,7 @@ struct ListedOperatorPolicy {
     body: Map<String, Json>,
 }
 
-pub fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> {
+pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> {
     let mut defs = Definitions {
         vhosts: Some(parse::<Vec<VhostDef>>(&a.vhosts, "the vhost listing", origin)?),
         ..Definitions::default()

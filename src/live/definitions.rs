@@ -14,7 +14,7 @@ use crate::model::Table;
 /// export_definitions`) or of one vhost (`GET /api/definitions/{vhost}`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Definitions {
+pub(crate) struct Definitions {
     /// 4.x: `"cluster"` or `"single_virtual_host"`.
     pub rabbitmq_definition_format: Option<String>,
     /// 4.x single-vhost exports: the vhost the file was taken from.
@@ -56,12 +56,12 @@ pub struct Definitions {
 
 impl Definitions {
     /// The RabbitMQ version that wrote the file, if it says.
-    pub fn version(&self) -> Option<&str> {
+    pub(crate) fn version(&self) -> Option<&str> {
         self.rabbitmq_version.as_deref().or(self.rabbit_version.as_deref())
     }
 
     /// The vhost settings at the top of a single-vhost export, taken out.
-    pub fn take_vhost_settings(&mut self) -> VhostFields {
+    pub(crate) fn take_vhost_settings(&mut self) -> VhostFields {
         VhostFields {
             description: self.description.take(),
             default_queue_type: self.default_queue_type.take(),
@@ -77,7 +77,7 @@ impl Definitions {
 /// single-vhost export gives them.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct VhostFields {
+pub(crate) struct VhostFields {
     pub description: Option<String>,
     pub default_queue_type: Option<String>,
     /// 3.10's `PUT /api/vhosts` key, which some hand-written files copy.
@@ -89,7 +89,7 @@ pub struct VhostFields {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct VhostDef {
+pub(crate) struct VhostDef {
     pub name: String,
     #[serde(flatten)]
     pub fields: VhostFields,
@@ -98,14 +98,14 @@ pub struct VhostDef {
 /// 3.13+ keeps description, tags and default queue type here.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct VhostMetadata {
+pub(crate) struct VhostMetadata {
     pub description: Option<String>,
     pub default_queue_type: Option<String>,
     pub tags: Option<Json>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct UserDef {
+pub(crate) struct UserDef {
     pub name: String,
     #[serde(default)]
     pub password_hash: Option<String>,
@@ -125,13 +125,13 @@ pub struct UserDef {
 /// comma-separated string.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub enum Tags {
+pub(crate) enum Tags {
     List(Vec<String>),
     Text(String),
 }
 
 #[derive(Debug, Deserialize)]
-pub struct PermissionDef {
+pub(crate) struct PermissionDef {
     pub user: String,
     #[serde(default)]
     pub vhost: Option<String>,
@@ -141,7 +141,7 @@ pub struct PermissionDef {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct TopicPermissionDef {
+pub(crate) struct TopicPermissionDef {
     pub user: String,
     #[serde(default)]
     pub vhost: Option<String>,
@@ -152,7 +152,7 @@ pub struct TopicPermissionDef {
 /// A vhost-scoped runtime parameter: operator policies, vhost limits,
 /// shovels, federation upstreams.
 #[derive(Debug, Deserialize)]
-pub struct ParameterDef {
+pub(crate) struct ParameterDef {
     #[serde(default)]
     pub vhost: Option<String>,
     pub component: String,
@@ -162,14 +162,14 @@ pub struct ParameterDef {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct GlobalParameterDef {
+pub(crate) struct GlobalParameterDef {
     pub name: String,
     #[serde(default)]
     pub value: Json,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct PolicyDef {
+pub(crate) struct PolicyDef {
     #[serde(default)]
     pub vhost: Option<String>,
     pub name: String,
@@ -180,7 +180,7 @@ pub struct PolicyDef {
 /// What a policy has beside its name: the rest of a `policies` item, or the
 /// `value` of an operator policy parameter.
 #[derive(Debug, Deserialize)]
-pub struct PolicyBody {
+pub(crate) struct PolicyBody {
     pub pattern: String,
     #[serde(default, rename = "apply-to")]
     pub apply_to: Option<String>,
@@ -190,7 +190,7 @@ pub struct PolicyBody {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct QueueDef {
+pub(crate) struct QueueDef {
     pub name: String,
     #[serde(default)]
     pub vhost: Option<String>,
@@ -206,7 +206,7 @@ pub struct QueueDef {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct ExchangeDef {
+pub(crate) struct ExchangeDef {
     pub name: String,
     #[serde(default)]
     pub vhost: Option<String>,
@@ -223,7 +223,7 @@ pub struct ExchangeDef {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct BindingDef {
+pub(crate) struct BindingDef {
     pub source: String,
     #[serde(default)]
     pub vhost: Option<String>,
@@ -237,7 +237,7 @@ pub struct BindingDef {
 
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum DestinationType {
+pub(crate) enum DestinationType {
     Queue,
     Exchange,
 }
@@ -275,7 +275,7 @@ fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
 
 /// Reads a definitions file; an error says what is wrong, at which line and
 /// column, and in which item.
-pub fn parse(json: &str, origin: &str) -> Result<Definitions, Diagnostic> {
+pub(crate) fn parse(json: &str, origin: &str) -> Result<Definitions, Diagnostic> {
     // The derived reader also takes a struct written as a list of its fields;
     // a definitions file is an object.
     if !json.trim_start().starts_with('{')

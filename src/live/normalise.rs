@@ -34,7 +34,12 @@ const NO_VHOST_HELP: &str = "give the item its `vhost` in the export and read it
 
 /// Reads `defs`; `single` names the vhost of a single-vhost export. `text`
 /// is the text `defs` was parsed from, to say where skipped items are.
-pub fn read(mut defs: Definitions, origin: &str, single: Option<String>, text: Text) -> Result<Live, Diagnostic> {
+pub(super) fn read(
+    mut defs: Definitions,
+    origin: &str,
+    single: Option<String>,
+    text: Text,
+) -> Result<Live, Diagnostic> {
     let mut r = Normaliser {
         origin,
         default_algorithm: default_algorithm(defs.version()),

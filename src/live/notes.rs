@@ -13,7 +13,7 @@ pub const CODE: &str = "live-quirk";
 const LISTED: usize = 8;
 
 #[derive(Debug)]
-pub struct Notes {
+pub(crate) struct Notes {
     code: &'static str,
     groups: Vec<Group>,
 }
@@ -34,12 +34,12 @@ struct Group {
 
 impl Notes {
     /// Notes that will be warnings with this code.
-    pub fn new(code: &'static str) -> Self {
+    pub(crate) fn new(code: &'static str) -> Self {
         Notes { code, groups: Vec::new() }
     }
 
     /// Adds `item` (a name, quoted in the note) to the note about `topic`.
-    pub fn add(&mut self, topic: impl Into<String>, help: impl Into<String>, item: &str) {
+    pub(crate) fn add(&mut self, topic: impl Into<String>, help: impl Into<String>, item: &str) {
         let topic = topic.into();
         let item = format!("\"{}\"", item.escape_debug());
         match self.groups.iter_mut().find(|g| g.topic == topic) {
@@ -51,7 +51,7 @@ impl Notes {
     }
 
     /// A note that stands alone; the same note twice is kept once.
-    pub fn one(&mut self, message: impl Into<String>, help: impl Into<String>) {
+    pub(crate) fn one(&mut self, message: impl Into<String>, help: impl Into<String>) {
         let topic = message.into();
         if !self.groups.iter().any(|g| g.topic == topic) {
             self.groups.push(Group { topic, help: help.into(), items: BTreeSet::new() });
@@ -59,7 +59,7 @@ impl Notes {
     }
 
     /// The notes as warnings, in the order their topics were first found.
-    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+    pub(crate) fn into_diagnostics(self) -> Vec<Diagnostic> {
         let code = self.code;
         self.groups.into_iter().map(|g| Diagnostic::warning(code, message(&g)).help(g.help)).collect()
     }

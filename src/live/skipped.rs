@@ -63,7 +63,7 @@ pub enum Text<'a> {
 
 /// Sets where each skipped item is in `text`, the text they were read from.
 /// It is read again only when something was skipped, which is rare.
-pub fn locate(skipped: &mut [Skipped], text: Text) {
+pub(super) fn locate(skipped: &mut [Skipped], text: Text) {
     if skipped.is_empty() {
         return;
     }

@@ -28,7 +28,7 @@ const MD5_VERSIONS: [&str; 6] = ["3.0.", "3.1.", "3.2.", "3.3.", "3.4.", "3.5."]
 
 /// The algorithm of a hash without `hashing_algorithm` in a file of RabbitMQ
 /// `version` (its `rabbitmq_version`, else its `rabbit_version`).
-pub fn default_algorithm(version: Option<&str>) -> &'static str {
+pub(super) fn default_algorithm(version: Option<&str>) -> &'static str {
     match version {
         Some(v) if MD5_VERSIONS.iter().any(|p| v.starts_with(p)) => MD5,
         _ => DEFAULT_HASHING_ALGORITHM,
@@ -38,7 +38,7 @@ pub fn default_algorithm(version: Option<&str>) -> &'static str {
 /// The user as the model holds it; odd passwords are noted. `Err` says why
 /// RabbitMQ could not use the user either: its hash is not base64.
 /// `default_algorithm` is what a hash without `hashing_algorithm` was made with.
-pub fn user(def: &UserDef, default_algorithm: &str, notes: &mut Notes) -> Result<User, String> {
+pub(super) fn user(def: &UserDef, default_algorithm: &str, notes: &mut Notes) -> Result<User, String> {
     let password = password(def, default_algorithm, notes)?;
     Ok(User { name: def.name.clone(), password, tags: tags(def.tags.as_ref()) })
 }

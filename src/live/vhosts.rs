@@ -16,7 +16,7 @@ use super::notes::Notes;
 use crate::model::{QueueType, Value, VhostSettings};
 
 /// The settings the export gives for `vhost`.
-pub fn settings(fields: &VhostFields, vhost: &str, notes: &mut Notes) -> VhostSettings {
+pub(super) fn settings(fields: &VhostFields, vhost: &str, notes: &mut Notes) -> VhostSettings {
     let meta = fields.metadata.as_ref();
     let description =
         fields.description.as_ref().or(meta.and_then(|m| m.description.as_ref())).filter(|d| !d.is_empty()).cloned();
@@ -57,7 +57,7 @@ fn queue_type(name: &str, vhost: &str, notes: &mut Notes) -> Option<QueueType> {
 }
 
 /// Adds the limits in `json` (`{"max-queues": 10}`, or `[]` for none).
-pub fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, vhost: &str, notes: &mut Notes) {
+pub(super) fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, vhost: &str, notes: &mut Notes) {
     match json {
         Json::Object(map) => {
             for (k, v) in map {
@@ -82,7 +82,7 @@ pub fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, vhost: &str, 
 }
 
 /// Whether a value says anything: not `null`, `""`, `[]` or `{}`.
-pub fn has_content(json: &Json) -> bool {
+pub(super) fn has_content(json: &Json) -> bool {
     match json {
         Json::Array(a) => !a.is_empty(),
         Json::Object(o) => !o.is_empty(),

@@ -240,13 +240,13 @@ pub fn compile(
 /// Whether a migration an earlier version began attaches its alternate
 /// exchange by policy: its interposed exchange is live (`x2`) without the
 /// argument, which cannot be added in place.
-pub fn by_policy(x2: Option<&Exchange>) -> bool {
+pub(super) fn by_policy(x2: Option<&Exchange>) -> bool {
     x2.is_some_and(|x2| !x2.arguments.contains_key(ALTERNATE_ARGUMENT))
 }
 
 /// A source's interposed exchange: naming its alternate exchange, or, for
 /// a migration begun by policy, as that version declared it.
-pub fn interposed(s: &Source, by_policy: bool) -> Exchange {
+pub(super) fn interposed(s: &Source, by_policy: bool) -> Exchange {
     let mut x2 = internal(&s.interposed, &s.kind);
     if !by_policy {
         x2.arguments.insert(ALTERNATE_ARGUMENT.into(), Value::String(s.alternate.clone()));
@@ -256,7 +256,7 @@ pub fn interposed(s: &Source, by_policy: bool) -> Exchange {
 
 /// The policy by which earlier versions gave a source's interposed
 /// exchange its alternate exchange.
-pub fn alternate_policy(s: &Source, priority: i64) -> Policy {
+pub(super) fn alternate_policy(s: &Source, priority: i64) -> Policy {
     let mut definition = Table::new();
     definition.insert(ALTERNATE_ARGUMENT.into(), Value::String(s.alternate.clone()));
     let pattern = format!("^{}$", regex::escape(&s.interposed));
@@ -264,7 +264,7 @@ pub fn alternate_policy(s: &Source, priority: i64) -> Policy {
 }
 
 /// An internal exchange warren owns: the interposed and alternate ones.
-pub fn internal(name: &str, kind: &str) -> Exchange {
+pub(super) fn internal(name: &str, kind: &str) -> Exchange {
     Exchange {
         name: name.to_string(),
         kind: kind.to_string(),

@@ -15,7 +15,7 @@ use crate::common::{self, TestBroker, root, seg};
 
 /// What a marked block asks for.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Run with bash; it must exit with this code.
     Run { exit: i32 },
     /// Write the block's text to this path, relative to the page's directory.
@@ -24,7 +24,7 @@ pub enum Action {
 
 /// One marked block: where it starts, what it asks for, and its text.
 #[derive(Debug, Clone)]
-pub struct Block {
+pub(crate) struct Block {
     pub line: usize,
     pub action: Action,
     pub text: String,
@@ -32,7 +32,7 @@ pub struct Block {
 
 /// The marked blocks of a markdown text, in order; unmarked blocks are left
 /// out. A fence may be indented (inside a list): its lines lose that indent.
-pub fn marked_blocks(markdown: &str) -> Vec<Block> {
+pub(crate) fn marked_blocks(markdown: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut lines = markdown.lines().enumerate();
     while let Some((n, line)) = lines.next() {
@@ -77,7 +77,7 @@ fn action(info: &str) -> Option<Action> {
 }
 
 /// README.md, then every page of docs/, as paths relative to the root.
-pub fn pages() -> Vec<String> {
+pub(crate) fn pages() -> Vec<String> {
     let mut docs: Vec<String> = std::fs::read_dir(root().join("docs"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

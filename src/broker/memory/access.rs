@@ -8,7 +8,7 @@ use crate::broker::{Answer, BrokerError};
 use crate::model::{Binding, Permission};
 
 /// The user a view logs in as, and what its tags allow.
-pub struct Who {
+pub(super) struct Who {
     pub name: String,
     pub admin: bool,
     pub policymaker: bool,
@@ -16,7 +16,7 @@ pub struct Who {
 
 /// What a call needs of the user's permissions in a vhost.
 #[derive(Clone, Copy)]
-pub enum Need<'a> {
+pub(super) enum Need<'a> {
     /// Any permission at all: a listing.
     Access,
     Configure(&'a str),
@@ -25,7 +25,7 @@ pub enum Need<'a> {
 }
 
 /// The user `user`, or the refusal a real broker gives at login.
-pub fn who(user: &str, s: &State) -> Answer<Who> {
+pub(super) fn who(user: &str, s: &State) -> Answer<Who> {
     let Some(u) = s.users.get(user) else {
         return Err(BrokerError::BadCredentials { endpoint: ORIGIN.into(), user: user.to_string() });
     };
@@ -38,18 +38,18 @@ pub fn who(user: &str, s: &State) -> Answer<Who> {
 }
 
 /// Whether the user sees vhost `name` (administrators see them all).
-pub fn sees(s: &State, who: &Who, name: &str) -> bool {
+pub(super) fn sees(s: &State, who: &Who, name: &str) -> bool {
     who.admin || s.vhosts.get(name).is_some_and(|v| v.permissions.contains_key(&who.name))
 }
 
 /// Every permission: what a vhost's creator gets in it.
-pub fn full_permission(user: &str) -> Permission {
+pub(super) fn full_permission(user: &str) -> Permission {
     Permission { user: user.into(), configure: ".*".into(), write: ".*".into(), read: ".*".into() }
 }
 
 /// Whether user `who`'s permissions in `v` allow `need`. A permission is a
 /// regular expression the name must match anywhere; `""` allows nothing.
-pub fn permits(v: &VhostState, who: &str, need: Need) -> bool {
+pub(super) fn permits(v: &VhostState, who: &str, need: Need) -> bool {
     let Some(p) = v.permissions.get(who) else { return false };
     let fits = |re: &str, name: &str| !re.is_empty() && Regex::new(re).is_ok_and(|r| r.is_match(name));
     match need {

@@ -29,7 +29,7 @@ fn vhost_item(name: &str, v: &VhostState) -> Json {
 }
 
 /// The vhosts `visible` lets through, as the vhost listing gives them.
-pub fn vhosts(s: &State, visible: impl Fn(&str) -> bool) -> String {
+pub(super) fn vhosts(s: &State, visible: impl Fn(&str) -> bool) -> String {
     let items: Vec<Json> = s.vhosts.iter().filter(|(n, _)| visible(n)).map(|(n, v)| vhost_item(n, v)).collect();
     Json::Array(items).to_string()
 }
@@ -107,7 +107,7 @@ fn export_parts(vhost: &str, v: &VhostState, named: bool) -> [(&'static str, Vec
 
 /// `GET /api/definitions/{vhost}`: no `vhost` in queues, exchanges and
 /// bindings (policies and parameters keep theirs).
-pub fn vhost_export(s: &State, vhost: &str, v: &VhostState) -> String {
+pub(super) fn vhost_export(s: &State, vhost: &str, v: &VhostState) -> String {
     let mut doc = json!({ "rabbit_version": s.version });
     for (key, items) in export_parts(vhost, v, false) {
         doc[key] = Json::Array(items);
@@ -116,7 +116,7 @@ pub fn vhost_export(s: &State, vhost: &str, v: &VhostState) -> String {
 }
 
 /// `GET /api/definitions`: the whole broker.
-pub fn definitions(s: &State) -> String {
+pub(super) fn definitions(s: &State) -> String {
     let mut doc = json!({
         "rabbit_version": s.version, "rabbitmq_version": s.version,
         "product_name": "RabbitMQ", "product_version": s.version,
@@ -160,22 +160,22 @@ fn permission_items(s: &State) -> Vec<Json> {
 }
 
 /// `GET /api/users`.
-pub fn users(s: &State) -> String {
+pub(super) fn users(s: &State) -> String {
     Json::Array(users_items(s)).to_string()
 }
 
 /// `GET /api/permissions`.
-pub fn permissions(s: &State) -> String {
+pub(super) fn permissions(s: &State) -> String {
     Json::Array(permission_items(s)).to_string()
 }
 
 /// A vhost's exchange listing, the broker's own exchanges included.
-pub fn exchange_listing(v: &VhostState) -> String {
+pub(super) fn exchange_listing(v: &VhostState) -> String {
     Json::Array(v.exchanges.values().map(exchange_item).collect()).to_string()
 }
 
 /// A vhost's queue listing, with the lock's exclusive queue when it is held.
-pub fn queue_listing(v: &VhostState, locked: bool) -> String {
+pub(super) fn queue_listing(v: &VhostState, locked: bool) -> String {
     let mut items: Vec<Json> = v
         .queues
         .iter()
@@ -197,7 +197,7 @@ pub fn queue_listing(v: &VhostState, locked: bool) -> String {
 
 /// A vhost's binding listing: the default exchange's implicit binding of
 /// each queue first, then the others, each with its `properties_key`.
-pub fn binding_listing(vhost: &str, v: &VhostState) -> String {
+pub(super) fn binding_listing(vhost: &str, v: &VhostState) -> String {
     let mut items = Vec::new();
     for name in v.queues.keys() {
         items.push(json!({
@@ -215,7 +215,7 @@ pub fn binding_listing(vhost: &str, v: &VhostState) -> String {
 }
 
 /// A vhost's policy (or operator policy) listing.
-pub fn policy_listing(vhost: &str, v: &VhostState, operator: bool) -> String {
+pub(super) fn policy_listing(vhost: &str, v: &VhostState, operator: bool) -> String {
     let set = if operator { &v.operator_policies } else { &v.policies };
     Json::Array(set.values().map(|p| policy_item(vhost, p)).collect()).to_string()
 }

@@ -11,7 +11,7 @@ use super::state::VhostState;
 use crate::model::{DestinationKind, Table, Value, binding_matches};
 
 /// The queues the message reaches, each once.
-pub fn route(v: &VhostState, exchange: &str, routing_key: &str, headers: &Table) -> BTreeSet<String> {
+pub(super) fn route(v: &VhostState, exchange: &str, routing_key: &str, headers: &Table) -> BTreeSet<String> {
     let mut queues = BTreeSet::new();
     let mut seen = BTreeSet::from([exchange.to_string()]);
     let mut work = VecDeque::from([exchange.to_string()]);

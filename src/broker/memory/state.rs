@@ -11,15 +11,15 @@ use serde_json::Value as Json;
 use crate::model::{BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, Permission, Policy, QueueType, Table};
 
 /// How messages name the in-memory broker.
-pub const ORIGIN: &str = "memory://localhost";
+pub(super) const ORIGIN: &str = "memory://localhost";
 
 /// The one node of the in-memory broker, as queue leaders name it.
-pub const NODE: &str = "rabbit@memory";
+pub(super) const NODE: &str = "rabbit@memory";
 
 /// The version `check` reports unless a test sets another.
-pub const VERSION: &str = "3.13.7";
+pub(super) const VERSION: &str = "3.13.7";
 
-pub struct State {
+pub(super) struct State {
     pub version: String,
     pub vhosts: BTreeMap<String, VhostState>,
     pub users: BTreeMap<String, UserState>,
@@ -30,7 +30,7 @@ pub struct State {
     pub last_id: u64,
 }
 
-pub struct VhostState {
+pub(super) struct VhostState {
     /// `""` for none, as RabbitMQ stores it.
     pub description: String,
     pub default_queue_type: Option<QueueType>,
@@ -45,7 +45,7 @@ pub struct VhostState {
     pub permissions: BTreeMap<String, Permission>,
 }
 
-pub struct QueueState {
+pub(super) struct QueueState {
     pub kind: QueueType,
     pub durable: bool,
     pub auto_delete: bool,
@@ -73,13 +73,13 @@ pub struct Message {
     pub body: String,
 }
 
-pub struct PolicyState {
+pub(super) struct PolicyState {
     pub policy: Policy,
     /// `policy.pattern`, compiled when the policy was set.
     pub pattern: Regex,
 }
 
-pub struct UserState {
+pub(super) struct UserState {
     /// `""` for a user without a password.
     pub password_hash: String,
     pub hashing_algorithm: String,
@@ -87,20 +87,20 @@ pub struct UserState {
 }
 
 impl UserState {
-    pub fn has_tag(&self, tag: &str) -> bool {
+    pub(super) fn has_tag(&self, tag: &str) -> bool {
         self.tags.iter().any(|t| t == tag)
     }
 }
 
 /// A held lock: the exclusive queue of one connection.
-pub struct LockEntry {
+pub(super) struct LockEntry {
     pub id: u64,
     /// Cleared when the connection is cut or the lock released.
     pub connected: Arc<AtomicBool>,
 }
 
 impl State {
-    pub fn next_id(&mut self) -> u64 {
+    pub(super) fn next_id(&mut self) -> u64 {
         self.last_id += 1;
         self.last_id
     }
@@ -108,7 +108,7 @@ impl State {
 
 impl VhostState {
     /// A new vhost with the exchanges RabbitMQ declares in every vhost.
-    pub fn new(description: String, default_queue_type: Option<QueueType>) -> VhostState {
+    pub(super) fn new(description: String, default_queue_type: Option<QueueType>) -> VhostState {
         let mut exchanges = BTreeMap::new();
         let builtin = |name: &str, kind: &str, internal: bool| Exchange {
             name: name.to_string(),
@@ -145,7 +145,7 @@ impl VhostState {
     /// priority among those that match it and apply to exchanges (of equal
     /// priorities, the first by name; RabbitMQ leaves that undetermined).
     /// Operator policies apply to queues only.
-    pub fn exchange_policy(&self, name: &str) -> Option<&Policy> {
+    pub(super) fn exchange_policy(&self, name: &str) -> Option<&Policy> {
         let mut best: Option<&Policy> = None;
         for p in self.policies.values() {
             if p.policy.apply_to.matches_exchanges()
@@ -159,7 +159,7 @@ impl VhostState {
     }
 
     /// Whether a binding's destination exists.
-    pub fn destination_exists(&self, kind: DestinationKind, name: &str) -> bool {
+    pub(super) fn destination_exists(&self, kind: DestinationKind, name: &str) -> bool {
         match kind {
             DestinationKind::Queue => self.queues.contains_key(name),
             DestinationKind::Exchange => self.exchanges.contains_key(name),

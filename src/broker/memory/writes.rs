@@ -13,7 +13,7 @@ use crate::model::{
 
 /// Why the broker refused a write; the caller says it with its action.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Why {
+pub(super) enum Why {
     /// HTTP 400, with the broker's reason.
     Refused(String),
     /// HTTP 404.
@@ -128,7 +128,7 @@ fn is_builtin(name: &str) -> bool {
     name.is_empty() || name.starts_with("amq.")
 }
 
-pub fn declare_exchange(v: &mut VhostState, vhost: &str, x: &Exchange) -> Result<(), Why> {
+pub(super) fn declare_exchange(v: &mut VhostState, vhost: &str, x: &Exchange) -> Result<(), Why> {
     if !EXCHANGE_TYPES.contains(&x.kind.as_str()) {
         return Err(Why::Refused(format!("unknown exchange type '{}'", x.kind)));
     }
@@ -163,7 +163,7 @@ pub fn declare_exchange(v: &mut VhostState, vhost: &str, x: &Exchange) -> Result
 
 /// Deletes an exchange with the bindings from and to it; one already gone
 /// is no refusal.
-pub fn delete_exchange(v: &mut VhostState, name: &str) -> Result<(), Why> {
+pub(super) fn delete_exchange(v: &mut VhostState, name: &str) -> Result<(), Why> {
     if is_builtin(name) {
         return Err(Why::Forbidden);
     }
@@ -177,7 +177,7 @@ pub fn delete_exchange(v: &mut VhostState, name: &str) -> Result<(), Why> {
 
 /// Declares a queue of `kind` given its arguments as sent (`x-queue-type`
 /// among them, or none for the vhost's default type).
-pub fn declare_queue(
+pub(super) fn declare_queue(
     v: &mut VhostState,
     vhost: &str,
     name: &str,
@@ -316,7 +316,7 @@ fn unacceptable(expect: Expect, value: &Value) -> Option<String> {
 /// Deletes a queue with its bindings; one already gone is no refusal.
 /// `guarded`: the `if-empty` and `if-unused` flags, which classic queues
 /// honour, quorum queues refuse and streams ignore (`rabbit_quorum_queue:delete/4`, `rabbit_stream_queue:delete/4`).
-pub fn delete_queue(v: &mut VhostState, vhost: &str, name: &str, guarded: bool) -> Result<(), Why> {
+pub(super) fn delete_queue(v: &mut VhostState, vhost: &str, name: &str, guarded: bool) -> Result<(), Why> {
     let Some(q) = v.queues.get(name) else { return Ok(()) };
     if guarded {
         match q.kind {
@@ -339,7 +339,7 @@ pub fn delete_queue(v: &mut VhostState, vhost: &str, name: &str, guarded: bool) 
     Ok(())
 }
 
-pub fn bind(v: &mut VhostState, b: &Binding) -> Result<(), Why> {
+pub(super) fn bind(v: &mut VhostState, b: &Binding) -> Result<(), Why> {
     // The default exchange takes no bindings, as source or destination.
     let default = |name: &str| name.is_empty() || name == "amq.default";
     if default(&b.source) || (b.destination_kind == DestinationKind::Exchange && default(&b.destination)) {
@@ -352,7 +352,7 @@ pub fn bind(v: &mut VhostState, b: &Binding) -> Result<(), Why> {
     Ok(())
 }
 
-pub fn unbind(v: &mut VhostState, b: &Binding) {
+pub(super) fn unbind(v: &mut VhostState, b: &Binding) {
     drop_bindings(v, |have| have == b);
 }
 
@@ -376,7 +376,7 @@ fn drop_bindings(v: &mut VhostState, gone: impl Fn(&Binding) -> bool) {
 }
 
 /// Sets a policy or an operator policy, validated as the broker does.
-pub fn put_policy(set: &mut BTreeMap<String, PolicyState>, p: &Policy, operator: bool) -> Result<(), Why> {
+pub(super) fn put_policy(set: &mut BTreeMap<String, PolicyState>, p: &Policy, operator: bool) -> Result<(), Why> {
     let failed = |why: String| Why::Refused(format!("Validation failed: {why}"));
     if p.definition.is_empty() {
         return Err(failed("no policy provided".into()));
@@ -414,9 +414,9 @@ fn erlang(v: &Value) -> String {
 }
 
 /// The vhost limits the broker knows.
-pub const LIMITS: [&str; 2] = ["max-connections", "max-queues"];
+pub(super) const LIMITS: [&str; 2] = ["max-connections", "max-queues"];
 
-pub fn set_limit(v: &mut VhostState, name: &str, value: i64) -> Result<(), Why> {
+pub(super) fn set_limit(v: &mut VhostState, name: &str, value: i64) -> Result<(), Why> {
     if !LIMITS.contains(&name) {
         return Err(Why::Refused(format!(
             "Validation failed: Unrecognised terms [{{<<\"{name}\">>,{value}}}] in limits"

@@ -12,7 +12,7 @@ use warren::model::{Table, Value};
 use crate::common::{TestBroker, seg};
 
 /// A test's side of the traffic, and its other logins.
-pub trait Traffic: Broker {
+pub(super) trait Traffic: Broker {
     /// Whether other tests share the broker's global parameters (warren's
     /// broker-wide journal among them): a case must not write those.
     const SHARED: bool;
@@ -75,7 +75,7 @@ impl Drop for Consumer {
 
 /// The test node's management API (`WARREN_TEST_URL`), for what warren
 /// does not do itself.
-pub fn api() -> &'static TestBroker {
+pub(super) fn api() -> &'static TestBroker {
     static API: OnceLock<TestBroker> = OnceLock::new();
     API.get_or_init(TestBroker::from_env)
 }
@@ -93,7 +93,7 @@ fn amqp_url(login: Option<(&str, &str)>) -> String {
 }
 
 /// The test node as warren reaches it, logged in as the test's admin.
-pub fn rabbit() -> Rabbit {
+pub(super) fn rabbit() -> Rabbit {
     let endpoint = Endpoint::parse(&api().url, Tls::default()).expect("WARREN_TEST_URL is a broker URL");
     Rabbit::new(endpoint, Some(&amqp_url(None))).expect("the test node's URLs are valid")
 }

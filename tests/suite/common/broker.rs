@@ -23,7 +23,7 @@ fn body_text(response: &mut ureq::http::Response<ureq::Body>) -> Result<String, 
 /// The private test broker that `scripts/test` starts (`WARREN_TEST_URL`):
 /// its management API over plain HTTP, for setting up and checking what
 /// warren did, and its node's rabbitmqctl.
-pub struct TestBroker {
+pub(crate) struct TestBroker {
     /// `http://user:password@host:port`, as warren's `--url` takes it.
     pub url: String,
     api: String,
@@ -40,13 +40,13 @@ pub struct TestBroker {
 }
 
 /// One HTTP answer: status and body (JSON when the body is JSON).
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     pub body: String,
 }
 
 impl Answer {
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
 }
@@ -54,7 +54,7 @@ impl Answer {
 impl TestBroker {
     /// Reads the `WARREN_TEST_` variables; fails (does not skip) when
     /// `WARREN_TEST_URL` is missing.
-    pub fn from_env() -> TestBroker {
+    pub(crate) fn from_env() -> TestBroker {
         TestBroker::from_vars("WARREN_TEST_")
     }
 
@@ -62,7 +62,7 @@ impl TestBroker {
     /// number, default 1) and `{prefix}RABBITMQCTL` (default `rabbitmqctl`),
     /// as `scripts/broker env` prints them, with `WARREN_TEST_ENV_PREFIX`
     /// for another node (`WARREN_TEST_RESTART_`).
-    pub fn from_vars(prefix: &str) -> TestBroker {
+    pub(crate) fn from_vars(prefix: &str) -> TestBroker {
         let var = |name: &str| std::env::var(format!("{prefix}{name}")).ok();
         let url = var("URL").unwrap_or_else(|| {
             panic!("{prefix}URL is not set: run the tests with scripts/test, which starts the private broker nodes")
@@ -76,7 +76,7 @@ impl TestBroker {
     /// The node whose management API is `url` (`http://user:password@host:port`)
     /// and AMQP listener `amqp`; its name is unknown, so [`TestBroker::ctl`]
     /// fails.
-    pub fn at(url: &str, amqp: Option<String>) -> TestBroker {
+    pub(crate) fn at(url: &str, amqp: Option<String>) -> TestBroker {
         let rest = url.strip_prefix("http://").expect("a broker URL looks like http://user:password@host:port");
         let (userinfo, host) = rest.split_once('@').expect("a broker URL has user:password@");
         use base64::Engine;
@@ -93,7 +93,7 @@ impl TestBroker {
     }
 
     /// Its AMQP URL (any vhost), if it has one.
-    pub fn amqp(&self) -> Option<&str> {
+    pub(crate) fn amqp(&self) -> Option<&str> {
         self.amqp.as_deref()
     }
 
@@ -103,22 +103,22 @@ impl TestBroker {
     }
 
     /// The broker's URL with other credentials.
-    pub fn url_as(&self, user: &str, password: &str) -> String {
+    pub(crate) fn url_as(&self, user: &str, password: &str) -> String {
         format!("http://{}:{}@{}", seg(user), seg(password), self.host())
     }
 
     /// The broker's URL as warren shows it: without credentials.
-    pub fn shown_url(&self) -> String {
+    pub(crate) fn shown_url(&self) -> String {
         format!("http://{}", self.host())
     }
 
     /// `METHOD /api/PATH` with an optional JSON body, as the test's admin.
-    pub fn request(&self, method: &str, path: &str, body: Option<&serde_json::Value>) -> Answer {
+    pub(crate) fn request(&self, method: &str, path: &str, body: Option<&serde_json::Value>) -> Answer {
         self.request_as(&self.auth, method, path, body)
     }
 
     /// The same request with the credentials of `user`.
-    pub fn request_with(&self, user: &str, password: &str, method: &str, path: &str) -> Answer {
+    pub(crate) fn request_with(&self, user: &str, password: &str, method: &str, path: &str) -> Answer {
         use base64::Engine;
         let auth = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")));
         self.request_as(&auth, method, path, None)
@@ -161,7 +161,7 @@ impl TestBroker {
     }
 
     /// GET that must succeed; the parsed JSON.
-    pub fn get(&self, path: &str) -> serde_json::Value {
+    pub(crate) fn get(&self, path: &str) -> serde_json::Value {
         let a = self.request("GET", path, None);
         assert_eq!(a.status, 200, "GET {path}: {}", a.body);
         a.json()
@@ -171,7 +171,7 @@ impl TestBroker {
     /// while any queue of the node (another test's) has no process yet
     /// (`rabbit_amqqueue_process:format/1` calls node(none)); warren asks
     /// again after a 5xx, and so does this, for up to 10 s.
-    pub fn definitions(&self) -> serde_json::Value {
+    pub(crate) fn definitions(&self) -> serde_json::Value {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let a = self.request("GET", "definitions", None);
@@ -184,7 +184,7 @@ impl TestBroker {
     }
 
     /// GET that may fail: `None` on any error, the node being down included.
-    pub fn try_get(&self, path: &str) -> Option<serde_json::Value> {
+    pub(crate) fn try_get(&self, path: &str) -> Option<serde_json::Value> {
         let mut response =
             self.agent.get(format!("{}/{path}", self.api)).header("Authorization", &self.auth).call().ok()?;
         if response.status().as_u16() != 200 {
@@ -194,7 +194,7 @@ impl TestBroker {
     }
 
     /// Whether `GET /api/PATH` finds the object.
-    pub fn exists(&self, path: &str) -> bool {
+    pub(crate) fn exists(&self, path: &str) -> bool {
         let a = self.request("GET", path, None);
         match a.status {
             200 => true,
@@ -204,12 +204,12 @@ impl TestBroker {
     }
 
     /// PUT or POST that must succeed.
-    pub fn put(&self, path: &str, body: serde_json::Value) {
+    pub(crate) fn put(&self, path: &str, body: serde_json::Value) {
         let a = self.request("PUT", path, Some(&body));
         assert!(matches!(a.status, 200..=299), "PUT {path}: HTTP {} {}", a.status, a.body);
     }
 
-    pub fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
+    pub(crate) fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
         let a = self.request("POST", path, Some(&body));
         assert!(matches!(a.status, 200..=299), "POST {path}: HTTP {} {}", a.status, a.body);
         if a.body.is_empty() { serde_json::Value::Null } else { a.json() }
@@ -217,7 +217,7 @@ impl TestBroker {
 
     /// Deletes if present; a failure is printed, not raised, so that
     /// cleaning up never hides the assertion that failed.
-    pub fn delete(&self, path: &str) {
+    pub(crate) fn delete(&self, path: &str) {
         match self.try_request_as(&self.auth, "DELETE", path, None) {
             Ok(a) if matches!(a.status, 200..=299 | 404) => {}
             Ok(a) => eprintln!("cleanup: DELETE {path}: HTTP {} {}", a.status, a.body),
@@ -226,7 +226,7 @@ impl TestBroker {
     }
 
     /// The broker's version, e.g. `(3, 10)`.
-    pub fn version(&self) -> (u32, u32) {
+    pub(crate) fn version(&self) -> (u32, u32) {
         let v = self.get("overview")["rabbitmq_version"].as_str().unwrap_or_default().to_string();
         let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
         (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
@@ -234,7 +234,7 @@ impl TestBroker {
 
     /// Runs `warren ARGS` against this broker (`WARREN_URL`), with these
     /// variables set or removed as well.
-    pub fn warren(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
+    pub(crate) fn warren(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
         let mut all: Vec<(&str, Option<&str>)> = vec![
             ("WARREN_URL", Some(self.url.as_str())),
             ("WARREN_CA_CERT", None),
@@ -252,7 +252,7 @@ impl TestBroker {
     }
 
     /// `rabbitmqctl -n NODE ARGS`.
-    pub fn ctl(&self, args: &[&str]) -> std::process::Output {
+    pub(crate) fn ctl(&self, args: &[&str]) -> std::process::Output {
         let node = self.node.as_deref().expect("rabbitmqctl needs the node's name: make the TestBroker with from_vars");
         Command::new(&self.rabbitmqctl).arg("-n").arg(node).args(args).output().expect("rabbitmqctl runs")
     }
@@ -261,7 +261,7 @@ impl TestBroker {
     /// to the `rabbitmq` user that Debian's rabbitmqctl reads it as (its
     /// folder must be too: see [`readable_dir`]). The error is the CLI's
     /// output.
-    pub fn import_file(&self, file: &Path) -> Result<(), String> {
+    pub(crate) fn import_file(&self, file: &Path) -> Result<(), String> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -277,7 +277,7 @@ impl TestBroker {
     }
 
     /// Writes `doc` into `dir` and imports it.
-    pub fn import(&self, dir: &Path, doc: &serde_json::Value) -> Result<(), String> {
+    pub(crate) fn import(&self, dir: &Path, doc: &serde_json::Value) -> Result<(), String> {
         let file = dir.join("definitions.json");
         std::fs::write(&file, serde_json::to_string_pretty(doc).unwrap()).map_err(|e| e.to_string())?;
         self.import_file(&file)
@@ -285,7 +285,7 @@ impl TestBroker {
 
     /// What [`missing`] finds after import, waited for: rabbitmqctl calls
     /// the import asynchronous, so allow it a moment.
-    pub fn await_imported(&self, doc: &serde_json::Value, within: Duration) -> Vec<String> {
+    pub(crate) fn await_imported(&self, doc: &serde_json::Value, within: Duration) -> Vec<String> {
         let deadline = Instant::now() + within;
         loop {
             let lacking = missing(&self.definitions(), doc);
@@ -299,7 +299,7 @@ impl TestBroker {
 
 /// A temporary folder the `rabbitmq` user can read files in, for
 /// [`TestBroker::import_file`].
-pub fn readable_dir() -> tempfile::TempDir {
+pub(crate) fn readable_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     #[cfg(unix)]
     {

@@ -10,22 +10,22 @@ use serde_json::{Map, Value as Json};
 use super::TestBroker;
 
 /// A document from its text; not JSON fails the test.
-pub fn json(text: &str) -> Json {
+pub(crate) fn json(text: &str) -> Json {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
 }
 
 /// Percent-encodes a name for a path segment (`/` is `%2F`).
-pub fn seg(s: &Json) -> String {
+pub(crate) fn seg(s: &Json) -> String {
     super::seg(s.as_str().expect("a name"))
 }
 
 /// Vhosts other tests and the broker itself use: only the objects a
 /// document created in them are removed, never the vhost.
-pub const SHARED_VHOSTS: [&str; 1] = ["/"];
+pub(crate) const SHARED_VHOSTS: [&str; 1] = ["/"];
 
 /// Removes from the broker what importing `doc` created: its vhosts whole,
 /// its objects in shared vhosts one by one, its users.
-pub fn remove(broker: &TestBroker, doc: &Json) {
+pub(crate) fn remove(broker: &TestBroker, doc: &Json) {
     let items = |key: &str| doc[key].as_array().cloned().unwrap_or_default();
     let shared = |item: &Json| SHARED_VHOSTS.iter().any(|v| item["vhost"] == *v);
     for v in items("vhosts") {
@@ -60,7 +60,7 @@ pub fn remove(broker: &TestBroker, doc: &Json) {
 }
 
 /// Removes what imports created when dropped, also when an assertion fails.
-pub struct Cleanup<'a> {
+pub(crate) struct Cleanup<'a> {
     pub broker: &'a TestBroker,
     pub docs: Vec<Json>,
 }
@@ -75,7 +75,7 @@ impl Drop for Cleanup<'_> {
 
 /// What import must have created for each key, compared on these fields
 /// (the broker's own export adds others).
-pub const CHECKS: &[(&str, &[&str])] = &[
+pub(crate) const CHECKS: &[(&str, &[&str])] = &[
     ("exchanges", &["vhost", "name", "type", "durable", "auto_delete", "internal", "arguments"]),
     ("queues", &["vhost", "name", "durable", "auto_delete", "arguments"]),
     ("bindings", &["vhost", "source", "destination", "destination_type", "routing_key", "arguments"]),
@@ -96,7 +96,7 @@ fn project(item: &Json, fields: &[&str]) -> String {
 /// RabbitMQ 4 gives each queue declared without `x-queue-type` the
 /// argument (the vhost's default queue type, else the node's): a queue the
 /// document declares without it is looked for both ways.
-pub fn missing(live: &Json, doc: &Json) -> Vec<String> {
+pub(crate) fn missing(live: &Json, doc: &Json) -> Vec<String> {
     let mut out = Vec::new();
     for (key, fields) in CHECKS {
         let have: HashSet<String> = live[key].as_array().into_iter().flatten().map(|l| project(l, fields)).collect();

@@ -4,5 +4,5 @@
 
 #![allow(unused_imports)]
 
-pub use warren::testing::generate::{VHOST, exchange_name, queue_name};
-pub use warren::testing::{large_definitions, large_topology};
+pub(crate) use warren::testing::generate::{VHOST, exchange_name, queue_name};
+pub(crate) use warren::testing::{large_definitions, large_topology};

@@ -2,12 +2,12 @@
 
 #![allow(dead_code)]
 
-pub mod broker;
-pub mod definitions;
+pub(crate) mod broker;
+pub(crate) mod definitions;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.
-pub mod r#gen;
-pub mod strategy;
-pub mod traffic;
+pub(crate) mod r#gen;
+pub(crate) mod strategy;
+pub(crate) mod traffic;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -15,7 +15,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 use assert_cmd::Command;
 
 // The test broker's client, as every test names it.
-pub use broker::TestBroker;
+pub(crate) use broker::TestBroker;
 
 /// The tests of this binary run at once, on the same test node. Each one
 /// that touches the node holds a [`Turn`] while it does: those whose warren
@@ -30,36 +30,36 @@ static CLUSTER: Mutex<()> = Mutex::new(());
 
 /// A test's hold on the test node (or the cluster), released when dropped.
 /// A test takes one, once: a second would wait for itself.
-pub enum Turn {
+pub(crate) enum Turn {
     Alone(RwLockWriteGuard<'static, ()>),
     Shared(RwLockReadGuard<'static, ()>),
     Cluster(MutexGuard<'static, ()>),
 }
 
 /// The test node to this test alone, once the tests holding it are done.
-pub fn alone() -> Turn {
+pub(crate) fn alone() -> Turn {
     Turn::Alone(NODE.write().unwrap_or_else(PoisonError::into_inner))
 }
 
 /// The test node, shared with the other tests that share it.
-pub fn share() -> Turn {
+pub(crate) fn share() -> Turn {
     Turn::Shared(NODE.read().unwrap_or_else(PoisonError::into_inner))
 }
 
 /// The cluster, to this test alone.
-pub fn cluster() -> Turn {
+pub(crate) fn cluster() -> Turn {
     Turn::Cluster(CLUSTER.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
 /// A migration case of `tests/migrations`: the topology before (`v1`) and
 /// after (`v2`); `{V}` stands for the vhost.
-pub struct Versions {
+pub(crate) struct Versions {
     pub v1: String,
     pub v2: String,
 }
 
 /// The migration case in `tests/migrations/NAME`.
-pub fn migration(name: &str) -> Versions {
+pub(crate) fn migration(name: &str) -> Versions {
     let read = |v: &str| {
         let path = root().join("tests/migrations").join(name).join(format!("{v}.toml"));
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -68,30 +68,30 @@ pub fn migration(name: &str) -> Versions {
 }
 
 /// The repository root, so tests name paths as a user in it would.
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// What one run of `warren` printed and how it ended.
-pub struct Run {
+pub(crate) struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
 /// Runs `warren ARGS` from the repository root, without colour.
-pub fn warren(args: &[&str]) -> Run {
+pub(crate) fn warren(args: &[&str]) -> Run {
     warren_env(args, &[])
 }
 
 /// Runs `warren ARGS` like [`warren`], with these variables set (`Some`) or
 /// removed (`None`) from its environment.
-pub fn warren_env(args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
+pub(crate) fn warren_env(args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
     warren_in(&root(), args, env)
 }
 
 /// Runs `warren ARGS` like [`warren_env`], in the directory `dir`.
-pub fn warren_in(dir: &Path, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
+pub(crate) fn warren_in(dir: &Path, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
     let mut cmd = Command::cargo_bin("warren").expect("the warren binary is built");
     cmd.current_dir(dir).env_remove("NO_COLOR");
     for (name, value) in env {
@@ -110,7 +110,7 @@ pub fn warren_in(dir: &Path, args: &[&str], env: &[(&str, Option<&str>)]) -> Run
 
 /// The entries of a corpus directory (files and sub-directories), sorted,
 /// as paths relative to the repository root.
-pub fn corpus(dir: &str) -> Vec<String> {
+pub(crate) fn corpus(dir: &str) -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(root().join(dir))
         .expect("corpus directory exists")
         .map(|e| e.expect("readable entry").path())
@@ -123,7 +123,7 @@ pub fn corpus(dir: &str) -> Vec<String> {
 
 /// The example topologies: the folders of `examples` that hold topology
 /// files (`examples/ci` holds CI configuration, run by its own test).
-pub fn examples() -> Vec<String> {
+pub(crate) fn examples() -> Vec<String> {
     corpus("examples")
         .into_iter()
         .filter(|e| {
@@ -146,7 +146,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The codes a corpus entry's first line promises: `# expect: a, b`.
-pub fn expected_codes(entry: &str) -> Vec<String> {
+pub(crate) fn expected_codes(entry: &str) -> Vec<String> {
     let path = root().join(entry);
     let file = if path.is_dir() { path.join("a.toml") } else { path };
     let text = std::fs::read_to_string(&file).expect("corpus file is readable");
@@ -158,7 +158,7 @@ pub fn expected_codes(entry: &str) -> Vec<String> {
 }
 
 /// The diagnostic codes in rendered output, sorted.
-pub fn codes_in(output: &str) -> Vec<String> {
+pub(crate) fn codes_in(output: &str) -> Vec<String> {
     let mut codes: Vec<String> = output
         .split("warren::")
         .skip(1)
@@ -168,21 +168,21 @@ pub fn codes_in(output: &str) -> Vec<String> {
     codes
 }
 
-pub fn stem(entry: &str) -> String {
+pub(crate) fn stem(entry: &str) -> String {
     Path::new(entry).file_stem().unwrap().to_string_lossy().into_owned()
 }
 
 /// The repository's own definitions export with the quirks of real ones
 /// (server-named queues, bindings from the broker's own exchanges, vhost
 /// limits, several vhosts and users).
-pub const QUIRKS: &str = "tests/definitions/3.x-multivhost-quirks.json";
+pub(crate) const QUIRKS: &str = "tests/definitions/3.x-multivhost-quirks.json";
 
 /// An optional extra corpus of real-world definitions files, sorted: every
 /// `*.json` in the folder `WARREN_REALWORLD_DIR` names, when the user sets
 /// it. Empty, and said so on
 /// stderr, when the variable is unset: a clone of the repository has no such
 /// folder, and the repository's own fixtures cover the quirks tests rely on.
-pub fn realworld() -> Vec<PathBuf> {
+pub(crate) fn realworld() -> Vec<PathBuf> {
     let Some(dir) = std::env::var_os("WARREN_REALWORLD_DIR") else {
         eprintln!("WARREN_REALWORLD_DIR is not set: the extra real-world corpus is absent and not run");
         return Vec::new();
@@ -200,7 +200,7 @@ pub fn realworld() -> Vec<PathBuf> {
 /// Diagnostics as one line of words: miette wraps long messages at a fixed
 /// width and draws a margin (`│`) on continuation lines.
 #[allow(dead_code)] // not every test file checks diagnostics
-pub fn flat(text: &str) -> String {
+pub(crate) fn flat(text: &str) -> String {
     text.lines()
         .map(|l| l.trim().trim_start_matches('│').trim())
         .filter(|l| !l.is_empty())
@@ -209,7 +209,7 @@ pub fn flat(text: &str) -> String {
 }
 
 /// Percent-encodes a path segment (`/` is `%2F`).
-pub fn seg(s: &str) -> String {
+pub(crate) fn seg(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
@@ -221,12 +221,12 @@ pub fn seg(s: &str) -> String {
 /// `text` without whitespace and the `│` of wrapped diagnostics: compare
 /// `squash(stderr).contains(&squash(expected))`, since diagnostics wrap at
 /// 100 columns wherever a long name happens to fall.
-pub fn squash(text: &str) -> String {
+pub(crate) fn squash(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace() && *c != '│').collect()
 }
 
 /// `git` in `dir` as a test's own user, which must succeed.
-pub fn git(dir: &std::path::Path, args: &[&str]) {
+pub(crate) fn git(dir: &std::path::Path, args: &[&str]) {
     let out = std::process::Command::new("git")
         .args(["-c", "user.name=warren", "-c", "user.email=warren@example.com"])
         .args(args)
@@ -238,7 +238,7 @@ pub fn git(dir: &std::path::Path, args: &[&str]) {
 
 /// A git repository of `dir` as it stands, on branch `main`, in one commit.
 /// A temporary git repository holding `files` (path, text), committed.
-pub fn repository(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(crate) fn repository(files: &[(&str, &str)]) -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
     for (path, text) in files {
         let path = repo.path().join(path);

@@ -24,7 +24,7 @@ use warren::password::{SHA256, hash_with_salt};
 
 /// Which broker the topology must be acceptable to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Profile {
+pub(crate) enum Profile {
     /// Everything warren's model accepts (RabbitMQ 3.13 and 4.x).
     Model,
     /// Only what RabbitMQ 3.10.8 accepts, checked on the test broker:
@@ -36,18 +36,18 @@ pub enum Profile {
 }
 
 /// Any valid topology.
-pub fn topology() -> impl Strategy<Value = Topology> {
+pub(crate) fn topology() -> impl Strategy<Value = Topology> {
     topology_for(Profile::Model)
 }
 
 /// A valid topology that the 3.10.8 test broker imports.
-pub fn topology_3_10() -> impl Strategy<Value = Topology> {
+pub(crate) fn topology_3_10() -> impl Strategy<Value = Topology> {
     topology_for(Profile::Rabbit310)
 }
 
 /// Users first (they are cluster-wide), then one to three vhosts whose
 /// permissions name only those users.
-pub fn topology_for(profile: Profile) -> impl Strategy<Value = Topology> {
+pub(crate) fn topology_for(profile: Profile) -> impl Strategy<Value = Topology> {
     vec(user(), 0..4)
         .prop_map(|users| users.into_iter().map(|u| (u.name.clone(), u)).collect::<BTreeMap<_, _>>())
         .prop_flat_map(move |users| {
@@ -64,12 +64,12 @@ pub fn topology_for(profile: Profile) -> impl Strategy<Value = Topology> {
 }
 
 /// An object name: `a`, `b.a`, `a..b`; never `amq.` and never empty.
-pub fn name() -> impl Strategy<Value = String> {
+pub(crate) fn name() -> impl Strategy<Value = String> {
     "[ab][ab.]{0,3}"
 }
 
 /// A vhost name, `/` included.
-pub fn vhost_name() -> impl Strategy<Value = String> {
+pub(crate) fn vhost_name() -> impl Strategy<Value = String> {
     prop_oneof![Just("/".to_string()), "[ab][ab./]{0,2}"]
 }
 

@@ -41,7 +41,7 @@ use super::{TestBroker, seg};
 /// Seconds between AMQP heartbeats: a dead peer shows within a test's time.
 const HEARTBEAT: u16 = 10;
 /// Prefetch for [`Traffic::add_consumer`].
-pub const PREFETCH: u16 = 10;
+pub(crate) const PREFETCH: u16 = 10;
 /// How long stopping a consumer may take to handle what it already holds.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 /// [`Traffic::finish`] ends once no message was acked for this long (or
@@ -50,7 +50,7 @@ const QUIET: Duration = Duration::from_secs(1);
 
 /// The AMQP URL of `vhost` on the test broker (`WARREN_TEST_AMQP_URL`, as
 /// `scripts/broker env` prints it), with heartbeats.
-pub fn amqp_url(vhost: &str) -> String {
+pub(crate) fn amqp_url(vhost: &str) -> String {
     let base = std::env::var("WARREN_TEST_AMQP_URL")
         .expect("WARREN_TEST_AMQP_URL is not set: run the tests with scripts/test, which starts the private broker");
     amqp_url_on(&base, vhost)
@@ -58,7 +58,7 @@ pub fn amqp_url(vhost: &str) -> String {
 
 /// The AMQP URL of `vhost` on the node whose AMQP URL (any vhost) is
 /// `base`, with heartbeats.
-pub fn amqp_url_on(base: &str, vhost: &str) -> String {
+pub(crate) fn amqp_url_on(base: &str, vhost: &str) -> String {
     let mut url = url::Url::parse(base).expect("an AMQP URL");
     url.set_path(&format!("/{}", seg(vhost)));
     url.set_query(None);
@@ -78,7 +78,7 @@ fn with_heartbeat(url: &str) -> String {
 
 /// A vhost on the test broker for one test, deleted when dropped (also when
 /// an assertion fails), with the declarations a harness test needs.
-pub struct TestVhost {
+pub(crate) struct TestVhost {
     pub name: String,
     broker: TestBroker,
 }
@@ -86,7 +86,7 @@ pub struct TestVhost {
 impl TestVhost {
     /// Creates `name` afresh (removing what an interrupted run left) and
     /// lets the test user, the one in `WARREN_TEST_AMQP_URL`, use it.
-    pub fn new(name: &str) -> TestVhost {
+    pub(crate) fn new(name: &str) -> TestVhost {
         let vhost = TestVhost::with_settings(name, json!({}));
         let url = vhost.broker.amqp().expect("WARREN_TEST_AMQP_URL is set");
         let user = url::Url::parse(url).expect("WARREN_TEST_AMQP_URL is a URL").username().to_string();
@@ -98,7 +98,7 @@ impl TestVhost {
     /// Creates `name` afresh with `settings` (the body of `PUT
     /// /api/vhosts/NAME`: description, default queue type…), with the
     /// permissions the broker grants its creator, the test admin, alone.
-    pub fn with_settings(name: &str, settings: Json) -> TestVhost {
+    pub(crate) fn with_settings(name: &str, settings: Json) -> TestVhost {
         let broker = TestBroker::from_env();
         let v = seg(name);
         broker.delete(&format!("vhosts/{v}"));
@@ -108,13 +108,13 @@ impl TestVhost {
 
     /// The vhost's definitions as the broker exports them
     /// (`GET /api/definitions/VHOST`), as text.
-    pub fn export(&self) -> String {
+    pub(crate) fn export(&self) -> String {
         let answer = self.broker.request("GET", &format!("definitions/{}", seg(&self.name)), None);
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body
     }
 
-    pub fn amqp_url(&self) -> String {
+    pub(crate) fn amqp_url(&self) -> String {
         amqp_url(&self.name)
     }
 
@@ -123,23 +123,23 @@ impl TestVhost {
     }
 
     /// A durable exchange of type `kind`.
-    pub fn exchange(&self, name: &str, kind: &str) {
+    pub(crate) fn exchange(&self, name: &str, kind: &str) {
         let body = json!({"type": kind, "durable": true, "auto_delete": false, "internal": false, "arguments": {}});
         self.broker.put(&self.path("exchanges", name), body);
     }
 
     /// A durable classic queue.
-    pub fn queue(&self, name: &str) {
+    pub(crate) fn queue(&self, name: &str) {
         let body = json!({"durable": true, "auto_delete": false, "arguments": {}});
         self.broker.put(&self.path("queues", name), body);
     }
 
-    pub fn bind(&self, exchange: &str, queue: &str, key: &str, arguments: Json) {
+    pub(crate) fn bind(&self, exchange: &str, queue: &str, key: &str, arguments: Json) {
         let (v, x, q) = (seg(&self.name), seg(exchange), seg(queue));
         self.broker.post(&format!("bindings/{v}/e/{x}/q/{q}"), json!({"routing_key": key, "arguments": arguments}));
     }
 
-    pub fn delete_queue(&self, name: &str) {
+    pub(crate) fn delete_queue(&self, name: &str) {
         self.broker.delete(&self.path("queues", name));
     }
 }
@@ -153,7 +153,7 @@ impl Drop for TestVhost {
 /// Where message `n` goes: a routing key and, for headers exchanges,
 /// headers (string values); to [`Publish::exchange`] unless it names its own.
 #[derive(Clone, Debug, Default)]
-pub struct Route {
+pub(crate) struct Route {
     pub key: String,
     pub headers: Vec<(String, String)>,
     pub exchange: Option<String>,
@@ -164,7 +164,7 @@ pub struct Route {
 /// `count` are sent or [`Traffic::stop_publishing`]. With one publisher,
 /// message number `n` is its `n`-th.
 #[derive(Clone, Debug)]
-pub struct Publish {
+pub(crate) struct Publish {
     pub exchange: String,
     pub routes: Vec<Route>,
     pub rate: u32,
@@ -173,14 +173,14 @@ pub struct Publish {
 
 impl Publish {
     /// Routing keys in turn; 100 messages a second, no end.
-    pub fn new(exchange: &str, keys: &[&str]) -> Publish {
+    pub(crate) fn new(exchange: &str, keys: &[&str]) -> Publish {
         let routes = keys.iter().map(|k| Route { key: k.to_string(), ..Route::default() }).collect();
         Publish::routes(exchange, routes)
     }
 
     /// (exchange, routing key) pairs in turn, for a queue bound from
     /// several exchanges.
-    pub fn across(pairs: &[(&str, &str)]) -> Publish {
+    pub(crate) fn across(pairs: &[(&str, &str)]) -> Publish {
         let routes = pairs
             .iter()
             .map(|(x, k)| Route { key: k.to_string(), exchange: Some(x.to_string()), ..Route::default() })
@@ -189,7 +189,7 @@ impl Publish {
     }
 
     /// Header sets in turn (empty routing key), for headers exchanges.
-    pub fn with_headers(exchange: &str, headers: &[&[(&str, &str)]]) -> Publish {
+    pub(crate) fn with_headers(exchange: &str, headers: &[&[(&str, &str)]]) -> Publish {
         let routes = headers
             .iter()
             .map(|set| Route {
@@ -201,19 +201,19 @@ impl Publish {
         Publish::routes(exchange, routes)
     }
 
-    pub fn routes(exchange: &str, routes: Vec<Route>) -> Publish {
+    pub(crate) fn routes(exchange: &str, routes: Vec<Route>) -> Publish {
         assert!(!routes.is_empty(), "Publish needs at least one route");
         Publish { exchange: exchange.to_string(), routes, rate: 100, count: None }
     }
 
     /// Messages a second (at least 1).
-    pub fn rate(mut self, per_second: u32) -> Publish {
+    pub(crate) fn rate(mut self, per_second: u32) -> Publish {
         self.rate = per_second.max(1);
         self
     }
 
     /// Stop after `n` messages.
-    pub fn count(mut self, n: u64) -> Publish {
+    pub(crate) fn count(mut self, n: u64) -> Publish {
         self.count = Some(n);
         self
     }
@@ -250,12 +250,12 @@ fn lock(state: &Shared) -> MutexGuard<'_, State> {
 
 /// A consumer started by [`Traffic::add_consumer`], to stop it by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConsumerId(usize);
+pub(crate) struct ConsumerId(usize);
 
 /// A publisher: [`Traffic::start`]'s is [`Traffic::MAIN`]; more come from
 /// [`Traffic::add_publisher`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct PublisherId(usize);
+pub(crate) struct PublisherId(usize);
 
 struct Publisher {
     stop: Arc<AtomicBool>,
@@ -291,7 +291,7 @@ struct Consumer {
 /// The publishers running from [`Traffic::start`] and
 /// [`Traffic::add_publisher`] and the consumers added since;
 /// [`Traffic::finish`] ends them and gives the [`Report`].
-pub struct Traffic {
+pub(crate) struct Traffic {
     runtime: Runtime,
     url: String,
     /// Whether publishers and consumers connect again after losing their
@@ -304,11 +304,11 @@ pub struct Traffic {
 
 impl Traffic {
     /// The publisher [`Traffic::start`] starts.
-    pub const MAIN: PublisherId = PublisherId(0);
+    pub(crate) const MAIN: PublisherId = PublisherId(0);
 
     /// Connects to `url` (see [`amqp_url`]) and starts publishing. Panics
     /// if it cannot connect: the test's setup is wrong.
-    pub fn start(url: &str, publish: Publish) -> Traffic {
+    pub(crate) fn start(url: &str, publish: Publish) -> Traffic {
         let mut traffic = Traffic::new(url, false);
         traffic.add_publisher(publish);
         traffic
@@ -321,14 +321,14 @@ impl Traffic {
     /// queue is gone. Check the outcome with [`Report::check_at_least_once`]:
     /// a message whose confirm was lost is not sent again, and an ack lost
     /// with its connection means a redelivery.
-    pub fn start_reconnecting(url: &str, publish: Publish) -> Traffic {
+    pub(crate) fn start_reconnecting(url: &str, publish: Publish) -> Traffic {
         let mut traffic = Traffic::new(url, true);
         traffic.add_publisher(publish);
         traffic
     }
 
     /// Connects to `url` for consumers alone ([`Traffic::add_consumer`]).
-    pub fn consumers(url: &str) -> Traffic {
+    pub(crate) fn consumers(url: &str) -> Traffic {
         Traffic::new(url, false)
     }
 
@@ -354,7 +354,7 @@ impl Traffic {
     /// (`Publish::new("", &["orders.v1"])`). Its numbers come from the same
     /// count as the others' and are checked the same way; [`Report::sent_by`]
     /// tells them apart. Panics if it cannot connect.
-    pub fn add_publisher(&mut self, publish: Publish) -> PublisherId {
+    pub(crate) fn add_publisher(&mut self, publish: Publish) -> PublisherId {
         let id = PublisherId(self.publishers.len());
         let name = format!("warren-traffic publisher {}", id.0);
         let link = self
@@ -371,13 +371,18 @@ impl Traffic {
 
     /// Consumes `queue`, acking each message `delay` after it arrives, with
     /// [`PREFETCH`]. Panics if the queue cannot be consumed.
-    pub fn add_consumer(&mut self, queue: &str, delay: Duration) -> ConsumerId {
+    pub(crate) fn add_consumer(&mut self, queue: &str, delay: Duration) -> ConsumerId {
         self.try_add_consumer(queue, delay, PREFETCH).unwrap_or_else(|e| panic!("traffic: {e}"))
     }
 
     /// Like [`Traffic::add_consumer`] with a prefetch, and an error instead
     /// of a panic (say the queue does not exist yet).
-    pub fn try_add_consumer(&mut self, queue: &str, delay: Duration, prefetch: u16) -> Result<ConsumerId, String> {
+    pub(crate) fn try_add_consumer(
+        &mut self,
+        queue: &str,
+        delay: Duration,
+        prefetch: u16,
+    ) -> Result<ConsumerId, String> {
         self.consume(queue, Handling::Ack(delay), prefetch)
     }
 
@@ -385,7 +390,7 @@ impl Traffic {
     /// message the queue gives it and never acks, and records nothing.
     /// [`Traffic::stop_consumer`] closes it, and the broker requeues what it
     /// held for the other consumers. Panics if the queue cannot be consumed.
-    pub fn add_stuck_consumer(&mut self, queue: &str) -> ConsumerId {
+    pub(crate) fn add_stuck_consumer(&mut self, queue: &str) -> ConsumerId {
         self.consume(queue, Handling::Hold, 0).unwrap_or_else(|e| panic!("traffic: {e}"))
     }
 
@@ -420,7 +425,7 @@ impl Traffic {
     /// Cancels the consumer, lets it ack what it already holds (so nothing
     /// is left to redeliver as a false duplicate), and closes it. A stuck
     /// consumer acks nothing: closing it requeues what it held.
-    pub fn stop_consumer(&mut self, id: ConsumerId) {
+    pub(crate) fn stop_consumer(&mut self, id: ConsumerId) {
         let Some(c) = self.consumers.get_mut(id.0).and_then(Option::take) else {
             return;
         };
@@ -444,7 +449,7 @@ impl Traffic {
     }
 
     /// Stops every consumer, as [`Traffic::stop_consumer`] does.
-    pub fn stop_consumers(&mut self) {
+    pub(crate) fn stop_consumers(&mut self) {
         for id in 0..self.consumers.len() {
             self.stop_consumer(ConsumerId(id));
         }
@@ -452,7 +457,7 @@ impl Traffic {
 
     /// Stops every publisher and waits for the broker's answer to every
     /// message sent. Does nothing the second time.
-    pub fn stop_publishing(&mut self) {
+    pub(crate) fn stop_publishing(&mut self) {
         for id in 0..self.publishers.len() {
             self.stop_publisher(PublisherId(id));
         }
@@ -460,7 +465,7 @@ impl Traffic {
 
     /// Stops one publisher and waits for the broker's answer to every
     /// message it sent. Does nothing the second time.
-    pub fn stop_publisher(&mut self, id: PublisherId) {
+    pub(crate) fn stop_publisher(&mut self, id: PublisherId) {
         let Some(p) = self.publishers.get_mut(id.0) else { return };
         p.stop.store(true, SeqCst);
         if let Some(task) = p.task.take() {
@@ -470,7 +475,7 @@ impl Traffic {
 
     /// Waits until every publisher with a count has sent them all and had
     /// every one answered.
-    pub fn wait_published(&mut self) {
+    pub(crate) fn wait_published(&mut self) {
         for p in &mut self.publishers {
             if p.count.is_some()
                 && let Some(task) = p.task.take()
@@ -482,7 +487,7 @@ impl Traffic {
 
     /// Waits until `total` distinct numbers were received (on any queue);
     /// false if `timeout` passed first.
-    pub fn wait_until_received(&self, total: u64, timeout: Duration) -> bool {
+    pub(crate) fn wait_until_received(&self, total: u64, timeout: Duration) -> bool {
         self.wait_until(Instant::now() + timeout, |s| s.deliveries.len() as u64 >= total)
     }
 
@@ -499,7 +504,7 @@ impl Traffic {
     }
 
     /// What was recorded so far.
-    pub fn report(&self) -> Report {
+    pub(crate) fn report(&self) -> Report {
         Report::from(&*lock(&self.state))
     }
 
@@ -508,7 +513,7 @@ impl Traffic {
     /// waits until every confirmed message was received, then until no
     /// message was acked for a quiet second (so slower queues and late
     /// duplicates are seen too), and stops the consumers.
-    pub fn finish(mut self, timeout: Duration) -> Report {
+    pub(crate) fn finish(mut self, timeout: Duration) -> Report {
         let deadline = Instant::now() + timeout;
         // A publisher's task ends once every message it sent is answered.
         let counted_done = |t: &Traffic| {
@@ -823,7 +828,7 @@ async fn consume_stream(
 
 /// What happened to the traffic. Numbers run from 1 to `sent`.
 #[derive(Clone, Debug, Default)]
-pub struct Report {
+pub(crate) struct Report {
     pub sent: u64,
     /// The numbers each publisher sent, by [`PublisherId`].
     sent_by: BTreeMap<usize, BTreeSet<u64>>,
@@ -896,12 +901,12 @@ impl Report {
     }
 
     /// The numbers `publisher` sent.
-    pub fn sent_by(&self, publisher: PublisherId) -> BTreeSet<u64> {
+    pub(crate) fn sent_by(&self, publisher: PublisherId) -> BTreeSet<u64> {
         self.sent_by.get(&publisher.0).cloned().unwrap_or_default()
     }
 
     /// Copies acked per queue.
-    pub fn per_queue(&self) -> BTreeMap<String, u64> {
+    pub(crate) fn per_queue(&self) -> BTreeMap<String, u64> {
         let mut out = BTreeMap::new();
         for q in self.deliveries.values().flatten() {
             *out.entry(q.clone()).or_default() += 1;
@@ -912,7 +917,7 @@ impl Report {
     /// Ok if every confirmed number was received exactly once over all the
     /// queues consumed (e.g. old and new queue together), and nothing was
     /// returned, nacked, unanswered or went wrong.
-    pub fn check_exactly_once(&self) -> Result<(), String> {
+    pub(crate) fn check_exactly_once(&self) -> Result<(), String> {
         let mut problems = self.traffic_problems();
         problems.extend(self.loss_and_duplicates("all queues", &self.lost, &self.duplicates));
         self.verdict(problems)
@@ -922,7 +927,7 @@ impl Report {
     /// set of queues, as when each of several bound queues must get every
     /// message: `&[&["orders.old", "orders.new"], &["audit"]]`. A queue
     /// that received messages must be in some set.
-    pub fn check_exactly_once_per_queue_set(&self, sets: &[&[&str]]) -> Result<(), String> {
+    pub(crate) fn check_exactly_once_per_queue_set(&self, sets: &[&[&str]]) -> Result<(), String> {
         let mut problems = self.traffic_problems();
         for q in self.per_queue().keys() {
             if !sets.iter().any(|set| set.contains(&q.as_str())) {
@@ -942,7 +947,7 @@ impl Report {
     /// number received more than once has a copy with the redelivered flag
     /// for each extra one (an ack lost with its connection); nothing was
     /// returned, nacked or went wrong otherwise.
-    pub fn check_at_least_once(&self) -> Result<(), String> {
+    pub(crate) fn check_at_least_once(&self) -> Result<(), String> {
         let unexplained: Vec<u64> = self
             .duplicates
             .iter()
@@ -958,14 +963,14 @@ impl Report {
     }
 
     /// Panics with a summary unless [`Report::check_exactly_once`] holds.
-    pub fn assert_exactly_once(&self) {
+    pub(crate) fn assert_exactly_once(&self) {
         if let Err(e) = self.check_exactly_once() {
             panic!("traffic was not delivered exactly once:\n{e}");
         }
     }
 
     /// Panics unless [`Report::check_exactly_once_per_queue_set`] holds.
-    pub fn assert_exactly_once_per_queue_set(&self, sets: &[&[&str]]) {
+    pub(crate) fn assert_exactly_once_per_queue_set(&self, sets: &[&[&str]]) {
         if let Err(e) = self.check_exactly_once_per_queue_set(sets) {
             panic!("traffic was not delivered exactly once per queue set:\n{e}");
         }
