@@ -103,29 +103,18 @@ impl fmt::Display for Refusal {
         match self {
             Refusal::Checks => write!(f, "Refused: the checks above failed. Nothing was changed."),
             Refusal::Errors(n) => write!(f, "Nothing was changed: {} must be fixed first.", super::plan::errors(*n)),
-            Refusal::Destroys(lines) => {
-                writeln!(
-                    f,
-                    "Refused: this plan can lose messages or routes, and --allow-destroy was not given. It would:"
-                )?;
-                for l in lines {
-                    writeln!(f, "  {l}")?;
-                }
-                write!(f, "Nothing was changed. Re-run with --allow-destroy if that is what you want.")
-            }
-            Refusal::Lockout(lines) => {
-                writeln!(
-                    f,
-                    "Refused: this plan takes access away from the user warren connects as, and --allow-lockout was not given. It would:"
-                )?;
-                for l in lines {
-                    writeln!(f, "  {l}")?;
-                }
-                write!(
-                    f,
-                    "Nothing was changed. Keep that user and its permissions in the files; to change them, apply as another administrator, or re-run with --allow-lockout if warren may lose its own access."
-                )
-            }
+            Refusal::Destroys(lines) => listed(
+                f,
+                "Refused: this plan can lose messages or routes, and --allow-destroy was not given. It would:",
+                lines,
+                "Nothing was changed. Re-run with --allow-destroy if that is what you want.",
+            ),
+            Refusal::Lockout(lines) => listed(
+                f,
+                "Refused: this plan takes access away from the user warren connects as, and --allow-lockout was not given. It would:",
+                lines,
+                "Nothing was changed. Keep that user and its permissions in the files; to change them, apply as another administrator, or re-run with --allow-lockout if warren may lose its own access.",
+            ),
             Refusal::PasswordUnset { user, var } => {
                 write!(f, "Nothing was changed: the password of user \"{user}\" comes from ${var}, which is not set.")
             }
@@ -136,6 +125,16 @@ impl fmt::Display for Refusal {
             ),
         }
     }
+}
+
+/// A refusal that lists what the plan would do: `head`, the lines
+/// indented, then `tail`.
+fn listed(f: &mut fmt::Formatter<'_>, head: &str, lines: &[String], tail: &str) -> fmt::Result {
+    writeln!(f, "{head}")?;
+    for l in lines {
+        writeln!(f, "  {l}")?;
+    }
+    write!(f, "{tail}")
 }
 
 #[cfg(test)]

@@ -135,21 +135,7 @@ fn stages(
         let mut names = Vec::new();
         for name in stage {
             if !declared.contains(name.get_ref().as_str()) {
-                let known: Vec<String> = declared.iter().map(|n| format!("\"{n}\"")).collect();
-                let help = if known.is_empty() {
-                    "declare it first, as [environments.NAME] with url_env".to_string()
-                } else {
-                    format!("the environments declared are {}", known.join(", "))
-                };
-                diagnostics.push(
-                    Diagnostic::error(
-                        "project-file",
-                        format!("stage names environment \"{}\", which is not declared", name.get_ref()),
-                    )
-                    .at(at(name.span()))
-                    .label("here")
-                    .help(help),
-                );
+                diagnostics.push(undeclared("stage", name.get_ref(), at(name.span()), declared.iter().copied()));
             } else if !seen.insert(name.get_ref().clone()) {
                 diagnostics.push(
                     Diagnostic::error("project-file", format!("environment \"{}\" is in two stages", name.get_ref()))
@@ -221,6 +207,26 @@ impl super::Project {
         }
         Ok(self.environments.iter().filter(|e| picked.contains(e.name.as_str())).collect())
     }
+}
+
+/// `field` (a stage, `default_env`) names environment `name`, which the
+/// project file does not declare; `declared` are those it does.
+pub(super) fn undeclared<'a>(
+    field: &str,
+    name: &str,
+    place: Location,
+    declared: impl Iterator<Item = &'a str>,
+) -> Diagnostic {
+    let known: Vec<String> = declared.map(|n| format!("\"{n}\"")).collect();
+    let help = if known.is_empty() {
+        "declare it first, as [environments.NAME] with url_env".to_string()
+    } else {
+        format!("the environments declared are {}", known.join(", "))
+    };
+    Diagnostic::error("project-file", format!("{field} names environment \"{name}\", which is not declared"))
+        .at(place)
+        .label("here")
+        .help(help)
 }
 
 /// `value`, written where a variable's name belongs. A URL there holds

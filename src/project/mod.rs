@@ -166,20 +166,8 @@ pub fn parse(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Proje
         if project.environments.iter().any(|e| e.name == *env.get_ref()) {
             project.default_env = Some(env.into_inner());
         } else {
-            let names: Vec<String> = project.environments.iter().map(|e| format!("\"{}\"", e.name)).collect();
-            let help = match names.is_empty() {
-                true => "declare it as [environments.NAME] with url_env, or drop default_env".to_string(),
-                false => format!("name one of the environments: {}", names.join(", ")),
-            };
-            diagnostics.push(
-                Diagnostic::error(
-                    "project-file",
-                    format!("default_env names environment \"{}\", which is not declared", env.get_ref()),
-                )
-                .at(at(env.span()))
-                .label("here")
-                .help(help),
-            );
+            let declared = project.environments.iter().map(|e| e.name.as_str());
+            diagnostics.push(environments::undeclared("default_env", env.get_ref(), at(env.span()), declared));
         }
     }
     project
