@@ -1,13 +1,15 @@
 //! How a run of warren ends: the one error type of the commands, and the
 //! one place that turns it into the contract's exit codes.
 //!
-//! A command says what went wrong where it knows most (the diagnostics,
-//! the step, "Nothing was changed"), then returns the kind of the error;
-//! [`exit`] picks the code.
+//! A command puts what went wrong in its error where it knows most (the
+//! diagnostics, the step, "Nothing was changed"); `run` hands the error to
+//! the writer, which says it, and [`exit`] picks the code from its kind.
 
 use crate::apply::Failure;
 use crate::broker::BrokerError;
+use crate::diagnostic::Diagnostic;
 use crate::exit::Exit;
+use crate::source::Sources;
 
 /// How a command that did what it was asked ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,9 +19,52 @@ pub enum Done {
     Changes,
 }
 
-/// Why a command did not do all it was asked.
+/// Why a command did not do all it was asked, and what to tell the user
+/// about it when the run ends.
+#[derive(Debug, Clone)]
+pub struct Error {
+    pub kind: Kind,
+    /// Drawn first, against `sources`.
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: Sources,
+    /// Said after the diagnostics, one per line.
+    pub lines: Vec<String>,
+}
+
+impl Error {
+    /// An error with nothing more to say than what the command said already.
+    pub fn new(kind: Kind) -> Error {
+        Error { kind, diagnostics: Vec::new(), sources: Sources::default(), lines: Vec::new() }
+    }
+
+    /// The files, a saved plan, an export or an argument are not valid.
+    pub fn invalid() -> Error {
+        Error::new(Kind::Invalid)
+    }
+
+    /// These diagnostics, drawn against `sources`, say why.
+    pub fn drawn(mut self, diagnostics: impl IntoIterator<Item = Diagnostic>, sources: &Sources) -> Error {
+        self.diagnostics.extend(diagnostics);
+        self.sources = sources.clone();
+        self
+    }
+
+    /// And this line, after what is said already.
+    pub fn line(mut self, line: impl Into<String>) -> Error {
+        self.lines.push(line.into());
+        self
+    }
+
+    /// A broker error, said with what to do about it.
+    pub fn broker(e: BrokerError) -> Error {
+        let line = format!("error: {e}\n  help: {}", e.help());
+        Error::new(Kind::Broker(e)).line(line)
+    }
+}
+
+/// The kinds of [`Error`], one exit code each (see [`exit`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Error {
+pub enum Kind {
     /// The files, a saved plan, an export or an argument are not valid.
     Invalid,
     /// A broker call failed before anything was changed, or after.
@@ -46,37 +91,38 @@ pub enum Error {
 /// What a command returns.
 pub type Result<T = Done> = std::result::Result<T, Error>;
 
-impl From<BrokerError> for Error {
-    fn from(e: BrokerError) -> Self {
-        Error::Broker(e)
+impl From<Kind> for Error {
+    fn from(kind: Kind) -> Self {
+        Error::new(kind)
     }
 }
 
 impl From<Failure> for Error {
+    /// Apply says how it stopped as it stops.
     fn from(f: Failure) -> Self {
-        Error::Stopped(f)
+        Error::new(Kind::Stopped(f))
     }
 }
 
 /// The exit code of a run that ended so.
 pub fn exit(result: &Result) -> Exit {
-    match result {
+    match result.as_ref().map_err(|e| &e.kind) {
         Ok(Done::Ok) => Exit::Ok,
         Ok(Done::Changes) => Exit::Changes,
-        Err(Error::Stopped(Failure::Paused(_))) => Exit::Paused,
-        Err(Error::Refused | Error::Stopped(Failure::Refused(_)))
-        | Err(Error::Broker(BrokerError::Unsafe { .. }))
-        | Err(Error::Stopped(Failure::Broker(BrokerError::Unsafe { .. }))) => Exit::Refused,
-        Err(Error::Locked) => Exit::Locked,
-        Err(Error::Rollout(exit)) => *exit,
+        Err(Kind::Stopped(Failure::Paused(_))) => Exit::Paused,
+        Err(Kind::Refused | Kind::Stopped(Failure::Refused(_)))
+        | Err(Kind::Broker(BrokerError::Unsafe { .. }))
+        | Err(Kind::Stopped(Failure::Broker(BrokerError::Unsafe { .. }))) => Exit::Refused,
+        Err(Kind::Locked) => Exit::Locked,
+        Err(Kind::Rollout(exit)) => *exit,
         Err(
-            Error::Invalid
-            | Error::Broker(_)
-            | Error::Stopped(Failure::LockLost | Failure::Broker(_))
-            | Error::Declined
-            | Error::Records
-            | Error::Environments
-            | Error::Findings,
+            Kind::Invalid
+            | Kind::Broker(_)
+            | Kind::Stopped(Failure::LockLost | Failure::Broker(_))
+            | Kind::Declined
+            | Kind::Records
+            | Kind::Environments
+            | Kind::Findings,
         ) => Exit::Error,
     }
 }

@@ -30,21 +30,38 @@ pub mod source;
 #[doc(hidden)]
 pub mod testing;
 pub(crate) mod toml_text;
+pub mod writer;
 
 use cli::{Cli, Command};
 use commands::live_side::StateFile;
 use exit::Exit;
 use output::Output;
+use writer::Writer;
 
-/// Runs one command line and returns how it ended.
+/// Runs one command line and returns how it ended: the one place where a
+/// run's error is said and its exit code picked.
 pub fn run(cli: Cli) -> Exit {
     let (lint, documented) = commands::findings::lint_command(&cli.command);
-    let out = Output::new(cli.color, cli.quiet, cli.verbose).for_findings(lint, documented);
-    error::exit(&command(cli.command, &cli.connection, out))
+    let out = Writer::terminal(Output::new(cli.color, cli.quiet, cli.verbose).for_findings(lint, documented));
+    // The one runtime of the run: every broker call of every command, and
+    // of every environment of a fleet, runs on it. Broker calls wait on the
+    // network; two workers keep one busy with a large answer from holding
+    // up the others.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime can be started");
+    let _entered = runtime.enter();
+    let result = command(cli.command, &cli.connection, &out);
+    if let Err(e) = &result {
+        out.error(e);
+    }
+    error::exit(&result)
 }
 
 /// Runs one command; what it ends with.
-fn command(command: Command, connection: &cli::Connection, out: Output) -> error::Result {
+fn command(command: Command, connection: &cli::Connection, out: &Writer) -> error::Result {
     match command {
         Command::Plan { path, state, vhost, out: file, envs, output } => {
             let envs = if state.is_none() { commands::fleet::against_broker(&path, envs, out)? } else { envs };
@@ -105,9 +122,9 @@ fn command(command: Command, connection: &cli::Connection, out: Output) -> error
             commands::adopt::run(&path, &from, auto_approve, lock_timeout, connection, out)
         }
         Command::Validate { path, envs, format } => commands::validate::run(&path, &envs, format, out),
-        Command::Lint { rules: true, format, .. } => commands::lint::rules(format),
+        Command::Lint { rules: true, format, .. } => commands::lint::rules(format, out),
         Command::Completions { shell } => {
-            print!("{}", cli::completions(shell));
+            out.out(cli::completions(shell));
             Ok(error::Done::Ok)
         }
         Command::Graph { path, vhost, format } => commands::graph::run(&path, vhost.as_deref(), format, out),

@@ -11,13 +11,13 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::apply::event::{DrainReading, Event, Events};
-use crate::output::Output;
+use crate::writer::Writer;
 
 /// Between two lines of a drain wait when stderr is not a terminal.
 const EVERY: Duration = Duration::from_secs(10);
 
 pub struct Progress {
-    out: Output,
+    out: Writer,
     every: Duration,
     live: Mutex<Live>,
 }
@@ -33,8 +33,8 @@ struct Live {
 }
 
 impl Progress {
-    pub fn new(out: Output) -> Progress {
-        Progress { out, every: interval(), live: Mutex::default() }
+    pub fn new(out: &Writer) -> Progress {
+        Progress { out: out.clone(), every: interval(), live: Mutex::default() }
     }
 
     /// Where apply sends its events, for this renderer to print.
@@ -44,16 +44,21 @@ impl Progress {
     }
 
     pub fn show(&self, event: &Event) {
-        if self.out.quiet {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if let Event::Said(why) = event {
+            // Said even with -q: it tells why the broker is left as it is.
+            return self.print(&live, why);
+        }
+        if self.out.quiet() {
             return;
         }
-        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         match event {
-            Event::Started { step } if self.out.verbose => self.print(&live, &format!("  start: {step}")),
-            Event::Ended { step, outcome, took: t } if self.out.verbose => {
+            Event::Said(_) => {}
+            Event::Started { step } if self.out.verbose() => self.print(&live, &format!("  start: {step}")),
+            Event::Ended { step, outcome, took: t } if self.out.verbose() => {
                 self.print(&live, &format!("  {outcome}: {step} ({})", took(*t)))
             }
-            Event::PhaseEnded { phase, steps, took: t } if self.out.verbose => {
+            Event::PhaseEnded { phase, steps, took: t } if self.out.verbose() => {
                 let steps = if *steps == 1 { "1 step".to_string() } else { format!("{steps} steps") };
                 self.print(&live, &format!("  phase {phase}: {steps} in {}", took(*t)))
             }
@@ -64,7 +69,7 @@ impl Progress {
             ),
             Event::Draining(r) => {
                 let key = (r.vhost.clone(), r.old.clone());
-                if self.out.tty {
+                if self.out.redraws() {
                     let Live { multi, bars, .. } = &mut *live;
                     let multi = multi.get_or_insert_with(MultiProgress::new);
                     let bar = bars.entry(key).or_insert_with(|| {
@@ -74,7 +79,7 @@ impl Progress {
                     bar.set_message(drain_line(r));
                 } else if let Some(n) = due(live.printed.get(&key).copied(), r.elapsed, self.every) {
                     live.printed.insert(key, n);
-                    eprintln!("{}", drain_line(r));
+                    self.out.errln(drain_line(r));
                 }
             }
             Event::DrainOver { vhost, old } => {
@@ -99,7 +104,7 @@ impl Progress {
             Some(multi) if !live.bars.is_empty() => {
                 let _ = multi.println(line);
             }
-            _ => eprintln!("{line}"),
+            _ => self.out.errln(line),
         }
     }
 }

@@ -24,6 +24,9 @@ pub enum Event {
     /// A phase's `steps` steps all ended, the last after `took` from the
     /// phase's start.
     PhaseEnded { phase: &'static str, steps: usize, took: Duration },
+    /// What the user must hear whatever the verbosity: why a step left the
+    /// broker as it is.
+    Said(String),
 }
 
 /// How the old queue of a migration stands while apply waits for it.

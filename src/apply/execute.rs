@@ -115,7 +115,7 @@ pub async fn execute<B: Broker>(broker: &B, plan: &Plan, ctx: &Context<B>) -> Ou
                         let work = async {
                             // Why the new queue stays matters even with -q.
                             if let Some(why) = rollback::run(&broker, r, &limit, &ctx.recorder).await? {
-                                eprintln!("{why}");
+                                events.send(Event::Said(why));
                             }
                             Ok(())
                         };

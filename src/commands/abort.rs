@@ -15,18 +15,18 @@ use crate::apply::Recorder;
 use crate::apply::rollback;
 use crate::broker::{Broker, BrokerError, RecordStore};
 use crate::cli::Connection;
-use crate::error::{self, Done, Error};
+use crate::error::{self, Done, Error, Kind};
 use crate::journal::{Journal, RunOutcome};
 use crate::model::Place;
-use crate::output::Output;
 use crate::plan::compile_rollback;
+use crate::writer::Writer;
 
 pub fn run(
     id: &str,
     auto_approve: bool,
     lock_timeout: Duration,
     connection: &Connection,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
     let broker = live_side::open(connection)?;
     abort(&broker, id, auto_approve, lock_timeout, out)
@@ -38,13 +38,16 @@ pub fn abort<B: Broker>(
     id: &str,
     auto_approve: bool,
     lock_timeout: Duration,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
-    let rt = live_side::runtime();
-    // The lock and the journal of the records that hold the migration.
-    let place = rt.block_on(place_of(broker, id)).map_err(super::unchanged)?;
-    session::locked(&rt, broker, place, lock_timeout, &format!("aborting migration {id}"), |recorder| {
-        rt.block_on(locked(id, auto_approve, broker, recorder, out))
+    super::block_on(async {
+        // The lock and the journal of the records that hold the migration.
+        let place = place_of(broker, id).await.map_err(super::unchanged)?;
+        let doing = format!("aborting migration {id}");
+        session::locked(broker, place, lock_timeout, &doing, out, async |recorder| {
+            locked(id, auto_approve, broker, recorder, out).await
+        })
+        .await
     })
 }
 
@@ -64,49 +67,48 @@ async fn locked<B: Broker>(
     auto_approve: bool,
     broker: &B,
     recorder: &Recorder<B>,
-    out: Output,
+    out: &Writer,
 ) -> (error::Result, Ended) {
     let Some(m) = recorder.journal().migrations.get(id).cloned() else {
-        eprintln!(
+        let error = Error::invalid().line(format!(
             "error: no migration \"{id}\" is in flight\n  help: `warren status` lists the in-flight migrations and their ids"
-        );
-        return (Err(Error::Invalid), None);
+        ));
+        return (Err(error), None);
     };
     if m.done > m.point_of_no_return {
-        eprintln!(
+        let error = Error::new(Kind::Refused).line(format!(
             "Refused: migration {id} is past its point of no return: queue \"{}\" was deleted at step {}. Run apply to finish it.",
             m.old,
             m.point_of_no_return + 1
-        );
-        return (Err(Error::Refused), None);
+        ));
+        return (Err(error), None);
     }
     let vhost = match read_vhost(broker, &m.vhost).await {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("error: {e}\nNothing was changed.");
-            return (Err(Error::Broker(e)), None);
+            let line = format!("error: {e}\nNothing was changed.");
+            return (Err(Error::new(Kind::Broker(e)).line(line)), None);
         }
     };
     let r = match compile_rollback(&vhost, &m) {
         Ok(r) => r,
-        Err(why) => {
-            eprintln!("Refused: {why}.");
-            return (Err(Error::Refused), None);
-        }
+        Err(why) => return (Err(Error::new(Kind::Refused).line(format!("Refused: {why}."))), None),
     };
-    println!(
+    out.outln(format!(
         "warren will roll back migration {id} in vhost \"{}\": queue \"{}\" >> \"{}\", back to \"{}\".",
         m.vhost, m.old, m.new, m.old
-    );
+    ));
     for (i, s) in r.steps_back().iter().enumerate() {
-        println!("  {:>2}. {s}", i + 1);
+        out.outln(format!("  {:>2}. {s}", i + 1));
     }
-    println!(
+    out.outln(format!(
         "  then delete queue \"{}\" if it is empty and unused; messages it holds stay in it for its consumers.",
         m.new
-    );
-    if !auto_approve && !confirm(broker) {
-        return (Err(Error::Declined), None);
+    ));
+    if !auto_approve
+        && !out.confirm(&format!("Do you want to roll this migration back on {}?", broker.origin()), "abort")
+    {
+        return (Err(Error::new(Kind::Declined)), None);
     }
     recorder.note(|j| {
         if let Some(run) = &mut j.current {
@@ -119,21 +121,24 @@ async fn locked<B: Broker>(
         Ok(kept) => kept,
         Err(e) => {
             let why = e.why();
-            eprintln!(
+            let error = Error::new(Kind::Stopped(e)).line(format!(
                 "\nAbort stopped: {why}\nRun `warren abort {id}` again to finish rolling back, or `warren apply` to go forward."
-            );
-            return (Err(Error::Stopped(e)), Some((RunOutcome::Failed, Some(why))));
+            ));
+            return (Err(error), Some((RunOutcome::Failed, Some(why))));
         }
     };
-    println!("\nAbort complete: traffic for \"{}\" goes to \"{}\" again, as before the migration.", m.old, m.old);
+    out.outln(format!(
+        "\nAbort complete: traffic for \"{}\" goes to \"{}\" again, as before the migration.",
+        m.old, m.old
+    ));
     if let Some(why) = &kept {
-        println!("{why}");
+        out.outln(why);
     }
-    if !out.quiet {
-        println!(
+    if !out.quiet() {
+        out.outln(format!(
             "The files still declare \"{}\" replacing \"{}\": change them, or the next apply starts the migration again.",
             m.new, m.old
-        );
+        ));
     }
     (Ok(Done::Ok), Some((RunOutcome::Aborted, kept)))
 }
@@ -141,8 +146,4 @@ async fn locked<B: Broker>(
 async fn read_vhost(broker: &impl Broker, vhost: &str) -> Result<crate::model::Vhost, BrokerError> {
     let mut l = crate::live::from_broker(broker, &[vhost.to_string()]).await?;
     l.topology.vhosts.remove(vhost).ok_or_else(|| BrokerError::NotFound { action: format!("read vhost \"{vhost}\"") })
-}
-
-fn confirm(broker: &impl Broker) -> bool {
-    super::confirm::confirm(&format!("Do you want to roll this migration back on {}?", broker.origin()), "abort")
 }

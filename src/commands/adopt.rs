@@ -13,10 +13,10 @@ use crate::apply::Recorder;
 use crate::broker::{Broker, RecordStore};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
-use crate::error::{self, Done, Error};
+use crate::error::{self, Done, Error, Kind};
 use crate::journal::RunOutcome;
 use crate::model::{Inventory, ObjectKey, Place, is_shared};
-use crate::output::Output;
+use crate::writer::Writer;
 
 pub fn run(
     path: &Path,
@@ -24,7 +24,7 @@ pub fn run(
     auto_approve: bool,
     lock_timeout: Duration,
     connection: &Connection,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
     let mut desired = desired::load(path);
     if let Err(d) = desired.project.resolve(connection.project.as_deref(), true) {
@@ -32,18 +32,16 @@ pub fn run(
     }
     if desired.has_errors() {
         super::findings::shown(&desired.diagnostics, &desired.sources, out);
-        eprintln!("{} is not valid: nothing was adopted.", path.display());
-        return Err(Error::Invalid);
+        return Err(Error::invalid().line(format!("{} is not valid: nothing was adopted.", path.display())));
     }
     let project = desired.project.name().to_string();
     if from == project {
-        eprintln!(
+        return Err(Error::invalid().line(format!(
             "error: these files are project \"{project}\" already; --from names the project to take objects over from"
-        );
-        return Err(Error::Invalid);
+        )));
     }
     let broker = live_side::open(connection)?;
-    adopt(&broker, &desired, from, auto_approve, lock_timeout)
+    adopt(&broker, &desired, from, auto_approve, lock_timeout, out)
 }
 
 /// Hands over to `desired`'s project, on `broker`, the objects it declares
@@ -54,16 +52,19 @@ pub fn adopt<B: Broker>(
     from: &str,
     auto_approve: bool,
     lock_timeout: Duration,
+    out: &Writer,
 ) -> error::Result {
     let project = desired.project.name().to_string();
-    let rt = live_side::runtime();
     // Under the lock: no apply may write the records between the reading
     // and the writing.
     let doing = format!("adopting objects of project {from}");
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
-    let place = rt.block_on(broker.place_of(&project, &vhosts)).map_err(super::unchanged)?;
-    session::locked(&rt, broker, place.clone(), lock_timeout, &doing, |recorder| {
-        rt.block_on(locked(desired, from, auto_approve, broker, recorder, &place))
+    super::block_on(async {
+        let place = broker.place_of(&project, &vhosts).await.map_err(super::unchanged)?;
+        session::locked(broker, place.clone(), lock_timeout, &doing, out, async |recorder| {
+            locked(desired, from, auto_approve, broker, recorder, &place, out).await
+        })
+        .await
     })
 }
 
@@ -74,6 +75,7 @@ async fn locked<B: Broker>(
     broker: &B,
     recorder: &Recorder<B>,
     place: &Place,
+    out: &Writer,
 ) -> (error::Result, Ended) {
     let project = &desired.project.name();
     let live = match live_side::read(broker, &desired.topology).await {
@@ -87,18 +89,18 @@ async fn locked<B: Broker>(
         .filter(|k| !is_shared(k) && theirs.contains(k) && live.topology.has(k))
         .collect();
     if taken.is_empty() {
-        println!("Nothing to adopt: project \"{from}\" owns nothing these files declare.");
+        out.outln(format!("Nothing to adopt: project \"{from}\" owns nothing these files declare."));
         return (Ok(Done::Ok), None);
     }
-    println!("Project \"{project}\" will take over from project \"{from}\":\n");
+    out.outln(format!("Project \"{project}\" will take over from project \"{from}\":\n"));
     for k in &taken {
-        println!("  {k}");
+        out.outln(format!("  {k}"));
     }
-    println!(
+    out.outln(format!(
         "\nOnly warren's records change; the next plan shows what apply would then change in these objects, and project \"{from}\" no longer sees them as its own."
-    );
-    if !auto_approve && !super::confirm::confirm(&format!("Adopt these on {}?", live.origin), "adopt") {
-        return (Err(Error::Declined), None);
+    ));
+    if !auto_approve && !out.confirm(&format!("Adopt these on {}?", live.origin), "adopt") {
+        return (Err(Error::new(Kind::Declined)), None);
     }
     let mut mine = live.ownership.of(project);
     mine.objects.extend(taken.iter().cloned());
@@ -118,6 +120,6 @@ async fn locked<B: Broker>(
         return (Err(super::unchanged(e)), None);
     }
     let n = taken.len();
-    println!("\nAdopted {n} object{} from project \"{from}\".", if n == 1 { "" } else { "s" });
+    out.outln(format!("\nAdopted {n} object{} from project \"{from}\".", if n == 1 { "" } else { "s" }));
     (Ok(Done::Ok), Some((RunOutcome::Adopted, None)))
 }

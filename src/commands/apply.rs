@@ -13,15 +13,14 @@ use crate::apply::{self, Failure};
 use crate::broker::{Broker, RecordStore};
 use crate::cli::Connection;
 use crate::desired;
-use crate::diagnostic::render as render_diagnostics;
-use crate::error::{self, Done, Error};
+use crate::error::{self, Done, Error, Kind};
 use crate::fingerprint;
 use crate::journal::RunOutcome;
 use crate::model::{Inventory, RecordWrite, Records};
-use crate::output::Output;
 use crate::progress::Progress;
 use crate::render::Format;
 use crate::render::human::summary_line;
+use crate::writer::Writer;
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -36,42 +35,42 @@ pub struct Options {
     pub lock_timeout: std::time::Duration,
 }
 
-pub fn run(path: &Path, options: &Options, connection: &Connection, out: Output) -> error::Result {
+pub fn run(path: &Path, options: &Options, connection: &Connection, out: &Writer) -> error::Result {
     // The files at `path`, or those of a saved plan with its --replace list.
     let mut input = saved_plan::apply_input(path, &options.replace, out)?;
     // A saved plan's findings are its files'.
-    let out = match &input.saved {
+    let out = &match &input.saved {
         Some(saved) => out.for_findings(super::findings::lint_of(&saved.path, &[]), false),
-        None => out,
+        None => out.clone(),
     };
     if input.desired.has_errors() {
         return Err(print_invalid(&input.desired, &input.path, &live_side::describe(connection), Format::Human, out));
     }
     if let Err(d) = input.desired.project.resolve(connection.project.as_deref(), true) {
-        return Err(fail(&[d], &input.desired.sources, out, Error::Invalid));
+        return Err(unchanged(d, &input.desired.sources, Kind::Invalid));
     }
     let broker = match live_side::connect(connection) {
         Ok(b) => b,
-        Err(d) => return Err(fail(&[d], &input.desired.sources, out, Error::Invalid)),
+        Err(d) => return Err(unchanged(d, &input.desired.sources, Kind::Invalid)),
     };
-    apply(&broker, input, options, out)
+    super::block_on(apply(&broker, input, options, out))
 }
 
 /// Applies valid input to `broker`.
-pub fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, out: Output) -> error::Result {
+pub async fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, out: &Writer) -> error::Result {
     let (desired, path) = (input.desired, input.path.as_path());
     let run = Request { path, replace: &input.replace, saved: input.saved.as_ref(), options };
-    let rt = live_side::runtime();
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
-    let place = match rt.block_on(broker.place_of(desired.project.name(), &vhosts)) {
+    let place = match broker.place_of(desired.project.name(), &vhosts).await {
         Ok(p) => p,
-        Err(e) => return Err(fail(&[live_side::diagnostic(&e)], &desired.sources, out, Error::Broker(e))),
+        Err(e) => return Err(unchanged(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))),
     };
     // The lock comes before the live read: a waiting apply plans against
     // the state the holder left, which is usually "no changes".
-    session::locked(&rt, broker, place, options.lock_timeout, "planning", |recorder| {
-        locked(desired, &run, broker, &rt, recorder, out)
+    session::locked(broker, place, options.lock_timeout, "planning", out, async |recorder| {
+        locked(desired, &run, broker, recorder, out).await
     })
+    .await
 }
 
 /// What to apply, besides the files.
@@ -82,24 +81,25 @@ struct Request<'a> {
     options: &'a Options,
 }
 
-/// Everything apply does while it holds the lock.
-fn locked<B: Broker>(
+/// Everything apply does while it holds the lock: one piece, because the
+/// order of its checks and writes is an apply's safety (nothing is written
+/// before every check passed, the journal knows the plan before the first
+/// step, the inventory is written whatever the steps did).
+async fn locked<B: Broker>(
     desired: desired::Desired,
-    run: &Request,
+    run: &Request<'_>,
     broker: &B,
-    rt: &tokio::runtime::Runtime,
     recorder: &apply::Recorder<B>,
-    out: Output,
+    out: &Writer,
 ) -> (error::Result, Ended) {
-    let mut live = match rt.block_on(live_side::read(broker, &desired.topology)) {
+    let mut live = match live_side::read(broker, &desired.topology).await {
         Ok(l) => l,
-        Err(e) => return (Err(fail(&[live_side::diagnostic(&e)], &desired.sources, out, Error::Broker(e))), None),
+        Err(e) => return (Err(unchanged(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))), None),
     };
     // Before the journal forgets anything: a migration it holds is this run's.
     let journal = recorder.journal().migrations;
     let at = session::describe(recorder.place());
     if let Some(r) = refusal::of_journals(&live.migrations, &journal, &desired.topology, at) {
-        eprintln!("{r}");
         return (Err(r.error()), None);
     }
     // A run that died right after deleting an old queue left its migration
@@ -107,15 +107,15 @@ fn locked<B: Broker>(
     recorder.note(|j| j.forget_finished(&live.topology));
     // An administrator's listing holds every vhost: a migration in none of
     // them went with its vhost, and would otherwise stay in the journal.
-    if rt.block_on(broker.is_administrator()).unwrap_or(false) {
+    if broker.is_administrator().await.unwrap_or(false) {
         let mut gone = Vec::new();
         recorder.note(|j| gone = j.forget_vanished(&live.topology));
-        if !out.quiet {
+        if !out.quiet() {
             for m in gone {
-                eprintln!(
+                out.errln(format!(
                     "note: migration {} (queue \"{}\" to \"{}\") forgotten: its vhost \"{}\" no longer exists.",
                     m.id, m.old, m.new, m.vhost
-                );
+                ));
             }
         }
     }
@@ -129,7 +129,7 @@ fn locked<B: Broker>(
     }
     let options = run.options;
     // With -q, no plan: its errors, and the summary of what was done.
-    if out.quiet {
+    if out.quiet() {
         print_diagnostics(&planned, out);
     } else {
         print(&planned, Format::Human, out);
@@ -138,41 +138,39 @@ fn locked<B: Broker>(
 
     // Everything is checked before the first write.
     if let Some(r) = refusal::of_plan(&planned, options.allow_destroy, options.allow_lockout) {
-        eprintln!("{r}");
         return (Err(r.error()), None);
     }
     if plan.is_empty() {
-        if out.quiet {
-            println!("{}", summary_line(doc));
+        if out.quiet() {
+            out.outln(summary_line(doc));
         }
-        return (record_only(broker, rt, &planned, recorder, out), None);
+        return (record_only(broker, &planned, recorder, out).await, None);
     }
     if !options.auto_approve {
         let mut question = format!("Do you want to perform these actions on {}?", planned.live.origin);
-        if out.quiet {
+        if out.quiet() {
             // With no plan shown, what is asked for at least.
             question = format!("{}\n{question}", summary_line(doc));
         }
-        if !super::confirm::confirm(&question, "apply") {
-            return (Err(Error::Declined), None);
+        if !out.confirm(&question, "apply") {
+            return (Err(Error::new(Kind::Declined)), None);
         }
     }
 
     // With -v, where the run's time goes besides its steps (each phase's
     // time is told as it ends).
-    let mut clock = super::Clock::new(out.verbose);
+    let mut clock = super::Clock::new(out);
     let before = apply::inventory_claim(&mine(&planned), &planned.desired.topology, &planned.live.topology, plan);
     let claim = records(&planned, &planned.live.records, &before, recorder);
-    if let Err(e) = rt.block_on(broker.write_records(&claim)) {
-        eprintln!("Nothing was changed: {e}.");
-        return (Err(Error::Records), None);
+    if let Err(e) = broker.write_records(&claim).await {
+        return (Err(Error::new(Kind::Records).line(format!("Nothing was changed: {e}."))), None);
     }
     // The journal says what this run will do before its first step.
     let vhosts = planned.desired.topology.vhosts.keys().cloned().collect();
     clock.lap("claim the files' objects in the records");
-    if let Err(e) = rt.block_on(recorder.plan_started(plan, fingerprint::plan(doc), vhosts)) {
-        eprintln!("Nothing was changed: warren could not record the plan in its journal: {e}.");
-        return (Err(Error::Records), None);
+    if let Err(e) = recorder.plan_started(plan, fingerprint::plan(doc), vhosts).await {
+        let line = format!("Nothing was changed: warren could not record the plan in its journal: {e}.");
+        return (Err(Error::new(Kind::Records).line(line)), None);
     }
     clock.lap("record the plan in the journal");
     let ctx = apply::Context {
@@ -183,51 +181,51 @@ fn locked<B: Broker>(
         recorder: recorder.clone(),
         events: Progress::new(out).events(),
     };
-    let outcome = rt.block_on(apply::execute(broker, plan, &ctx));
+    let outcome = apply::execute(broker, plan, &ctx).await;
     clock.lap("carry out the steps");
     let after = apply::inventory_after(&before, plan, &outcome.done, &planned.desired.topology);
     let claimed = planned.live.records.written(&claim);
-    let recorded = rt.block_on(broker.write_records(&records(&planned, &claimed, &after, recorder)));
+    let recorded = broker.write_records(&records(&planned, &claimed, &after, recorder)).await;
     clock.lap("record the inventory");
     recorder.migrations_ended(plan, &outcome.done, outcome.failed.as_ref());
 
     let ended = report(plan, &outcome, out);
     if let Err(e) = recorded {
-        eprintln!("warren could not record its inventory: {e}. Run apply again to record it.");
-        return (Err(Error::Records), ended);
+        let line = format!("warren could not record its inventory: {e}. Run apply again to record it.");
+        return (Err(Error::new(Kind::Records).line(line)), ended);
     }
-    (outcome.failed.map_or(Ok(Done::Ok), |(_, f)| Err(Error::Stopped(f))), ended)
+    (outcome.failed.map_or(Ok(Done::Ok), |(_, f)| Err(Error::new(Kind::Stopped(f)))), ended)
 }
 
 /// Says how the run ended, below the plan, and how the history records it.
-fn report(plan: &crate::plan::Plan, outcome: &apply::Outcome, out: Output) -> Ended {
+fn report(plan: &crate::plan::Plan, outcome: &apply::Outcome, out: &Writer) -> Ended {
     let Some((i, failure)) = &outcome.failed else {
         let s = plan.summary();
         let rolled_back = if s.rollback > 0 { format!(", {} rolled back", s.rollback) } else { String::new() };
         // Below the plan, a blank line apart; alone with -q.
-        println!(
+        out.outln(format!(
             "{}Apply complete! {} added, {} changed, {} destroyed, {} migrated{rolled_back}.",
-            if out.quiet { "" } else { "\n" },
+            if out.quiet() { "" } else { "\n" },
             s.add,
             s.change,
             s.destroy,
             s.migrate
-        );
+        ));
         return Some((RunOutcome::Complete, None));
     };
     let step = &plan.steps[*i].op;
     match failure {
         Failure::Paused(why) => {
-            eprintln!("\nApply paused: {step} waits: {why}");
-            eprintln!("Running apply again later resumes it where it stands.");
+            out.errln(format!("\nApply paused: {step} waits: {why}"));
+            out.errln("Running apply again later resumes it where it stands.");
         }
-        Failure::Refused(why) => eprintln!("\nApply refused to {step}: {why}"),
-        Failure::LockLost => eprintln!(
+        Failure::Refused(why) => out.errln(format!("\nApply refused to {step}: {why}")),
+        Failure::LockLost => out.errln(format!(
             "\nApply stopped before {step}: the lock's connection to the broker closed, so another apply may hold it now."
-        ),
-        Failure::Broker(e) => eprintln!("\nApply stopped: could not {step}:\n  {e}\n  {}", e.help()),
+        )),
+        Failure::Broker(e) => out.errln(format!("\nApply stopped: could not {step}:\n  {e}\n  {}", e.help())),
     }
-    report_progress(plan, outcome);
+    report_progress(plan, outcome, out);
     let detail = match failure {
         Failure::LockLost => None,
         other => Some(other.why()),
@@ -257,12 +255,11 @@ fn records<B: Broker>(
 /// objects the files declare that already matched them become warren's
 /// (so removing them from the files later destroys them), and entries for
 /// objects no longer live are dropped.
-fn record_only<B: Broker>(
+async fn record_only<B: Broker>(
     broker: &B,
-    rt: &tokio::runtime::Runtime,
     planned: &Planned,
     recorder: &apply::Recorder<B>,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
     let known = &mine(planned);
     let now = apply::inventory_matched(known, &planned.desired.topology, &planned.live.topology);
@@ -270,41 +267,38 @@ fn record_only<B: Broker>(
     if writes.is_empty() {
         return Ok(Done::Ok);
     }
-    if let Err(e) = rt.block_on(broker.write_records(&writes)) {
-        eprintln!("warren could not record its inventory: {e}.");
-        return Err(Error::Records);
+    if let Err(e) = broker.write_records(&writes).await {
+        return Err(Error::new(Kind::Records).line(format!("warren could not record its inventory: {e}.")));
     }
     let adopted = now.objects.difference(&known.objects).count();
-    if adopted > 0 && !out.quiet {
+    if adopted > 0 && !out.quiet() {
         let objects = if adopted == 1 { "1 object".to_string() } else { format!("{adopted} objects") };
-        eprintln!("warren now manages {objects} that already matched the files.");
+        out.errln(format!("warren now manages {objects} that already matched the files."));
     }
     Ok(Done::Ok)
 }
 
 /// Which changes were carried out in full and which were not.
-fn report_progress(plan: &crate::plan::Plan, outcome: &apply::Outcome) {
+fn report_progress(plan: &crate::plan::Plan, outcome: &apply::Outcome, out: &Writer) {
     let (done, not_done) = outcome.changes(plan);
     let list = |title: &str, picked: &[usize]| {
         if picked.is_empty() {
             return;
         }
-        eprintln!("{title} ({}):", picked.len());
+        out.errln(format!("{title} ({}):", picked.len()));
         for c in picked.iter().take(20) {
-            eprintln!("  {} {}", plan.changes[*c].action.symbol(), plan.changes[*c].key);
+            out.errln(format!("  {} {}", plan.changes[*c].action.symbol(), plan.changes[*c].key));
         }
         if picked.len() > 20 {
-            eprintln!("  … and {} more", picked.len() - 20);
+            out.errln(format!("  … and {} more", picked.len() - 20));
         }
     };
     list("Carried out", &done);
     list("Not carried out", &not_done);
-    eprintln!("Run plan to see what remains; apply again to finish once the cause is fixed.");
+    out.errln("Run plan to see what remains; apply again to finish once the cause is fixed.");
 }
 
-/// Says why nothing was changed; gives back `error`.
-fn fail(diags: &[crate::diagnostic::Diagnostic], sources: &crate::source::Sources, out: Output, error: Error) -> Error {
-    eprint!("{}", render_diagnostics(diags, sources, out.diagnostic_style()));
-    eprintln!("Nothing was changed.");
-    error
+/// An error met before the first write: `d` says why.
+fn unchanged(d: crate::diagnostic::Diagnostic, sources: &crate::source::Sources, kind: Kind) -> Error {
+    Error::new(kind).drawn([d], sources).line("Nothing was changed.")
 }

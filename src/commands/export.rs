@@ -10,12 +10,12 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{self, Done, Error};
 use crate::export;
 use crate::model::ObjectKey;
-use crate::output::Output;
 use crate::password;
+use crate::writer::Writer;
 
 /// Exports the topology at `path` or, with `envs`, that of the one
 /// environment they pick.
-pub fn run(path: &Path, envs: &[String], out_file: Option<&Path>, out: Output) -> error::Result {
+pub fn run(path: &Path, envs: &[String], out_file: Option<&Path>, out: &Writer) -> error::Result {
     let (desired, what) = if envs.is_empty() {
         let desired = desired::load(path);
         show(&desired.diagnostics, &desired.sources, out);
@@ -25,16 +25,14 @@ pub fn run(path: &Path, envs: &[String], out_file: Option<&Path>, out: Output) -
         (desired, format!("environment {}", env.name))
     };
     if desired.has_errors() {
-        eprintln!("{what} is not valid: nothing exported.");
-        return Err(Error::Invalid);
+        return Err(Error::invalid().line(format!("{what} is not valid: nothing exported.")));
     }
     let topology = match password::resolve(&desired.topology, |v| std::env::var_os(v)) {
         Ok(t) => t,
         Err(problems) => {
             let found: Vec<Diagnostic> = problems.iter().map(|p| unresolved(&desired, p)).collect();
             show(&found, &desired.sources, out);
-            eprintln!("Nothing exported: a password could not be read.");
-            return Err(Error::Invalid);
+            return Err(Error::invalid().line("Nothing exported: a password could not be read."));
         }
     };
     let text = export::to_text(&export::definitions(&topology));
@@ -46,11 +44,10 @@ pub fn run(path: &Path, envs: &[String], out_file: Option<&Path>, out: Output) -
         let target = out_file.map_or("standard output".into(), |f| f.display().to_string());
         let d = Diagnostic::error("write", format!("cannot write {target}: {e}"))
             .help("check the path and its permissions");
-        show(&[d], &desired.sources, out);
-        return Err(Error::Invalid);
+        return Err(Error::invalid().drawn([d], &desired.sources));
     }
-    if let Some(file) = out_file.filter(|_| !out.quiet) {
-        eprintln!("Exported {what} to {}: {}.", file.display(), summary(&topology));
+    if let Some(file) = out_file.filter(|_| !out.quiet()) {
+        out.errln(format!("Exported {what} to {}: {}.", file.display(), summary(&topology)));
     }
     Ok(Done::Ok)
 }

@@ -5,25 +5,25 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::Command;
 use crate::diagnostic::{Diagnostic, render_beside};
-use crate::output::Output;
 use crate::render::lint::{LintDocument, LintFormat};
 use crate::source::Sources;
+use crate::writer::Writer;
 
 /// Findings beside a command's main output, on stderr: a few of each kind
 /// drawn, the rest said in a line that points at `warren lint` (see
 /// [`render_beside`]); with `-q`, only the errors. Nothing when stdout is
 /// a document that holds them (`--format json`).
-pub fn show(diagnostics: &[Diagnostic], sources: &Sources, out: Output) {
-    if out.documented {
+pub fn show(diagnostics: &[Diagnostic], sources: &Sources, out: &Writer) {
+    if out.output().documented {
         return;
     }
     shown(diagnostics, sources, out);
 }
 
 /// [`show`], whatever the format: for findings no document holds.
-pub fn shown(diagnostics: &[Diagnostic], sources: &Sources, out: Output) {
-    let shown: Vec<Diagnostic> = diagnostics.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
-    eprint!("{}", render_beside(&shown, sources, out.diagnostic_style(), out.lint));
+pub fn shown(diagnostics: &[Diagnostic], sources: &Sources, out: &Writer) {
+    let shown: Vec<Diagnostic> = diagnostics.iter().filter(|d| !out.quiet() || d.is_error()).cloned().collect();
+    out.err(render_beside(&shown, sources, out.style(), out.output().lint));
 }
 
 /// The `warren lint` that lists every finding of the files `command` reads
@@ -70,21 +70,21 @@ fn quoted(word: &str) -> String {
 /// A document of findings in a machine format: JSON, GitLab's report, or
 /// GitHub's annotations with the findings appended to the step summary
 /// (`$GITHUB_STEP_SUMMARY`) when there is one. `title` heads the summary.
-pub fn print(doc: &LintDocument, format: LintFormat, path: &Path, title: &str) {
+pub fn print(doc: &LintDocument, format: LintFormat, path: &Path, title: &str, out: &Writer) {
     match format {
-        LintFormat::Human | LintFormat::Json => print!("{}", doc.json()),
-        LintFormat::Gitlab => print!("{}", crate::render::ci::gitlab(doc, &path.display().to_string())),
-        LintFormat::Sarif => print!("{}", crate::render::ci::sarif(doc)),
+        LintFormat::Human | LintFormat::Json => out.out(doc.json()),
+        LintFormat::Gitlab => out.out(crate::render::ci::gitlab(doc, &path.display().to_string())),
+        LintFormat::Sarif => out.out(crate::render::ci::sarif(doc)),
         LintFormat::Github => {
-            print!("{}", crate::render::ci::github(doc));
-            step_summary(&crate::render::ci::markdown(doc, &format!("{title} {}", path.display())));
+            out.out(crate::render::ci::github(doc));
+            step_summary(&crate::render::ci::markdown(doc, &format!("{title} {}", path.display())), out);
         }
     }
 }
 
 /// Appends `markdown` to GitHub's step summary, when the job has one
 /// (`$GITHUB_STEP_SUMMARY`); a file that cannot be written is a warning.
-pub fn step_summary(markdown: &str) {
+pub fn step_summary(markdown: &str, out: &Writer) {
     let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) else { return };
     let written = std::fs::OpenOptions::new()
         .create(true)
@@ -92,7 +92,7 @@ pub fn step_summary(markdown: &str) {
         .open(&file)
         .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{markdown}\n").as_bytes()));
     if let Err(e) = written {
-        eprintln!("warning: could not append to $GITHUB_STEP_SUMMARY ({}): {e}", file.to_string_lossy());
+        out.errln(format!("warning: could not append to $GITHUB_STEP_SUMMARY ({}): {e}", file.to_string_lossy()));
     }
 }
 

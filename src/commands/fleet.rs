@@ -3,26 +3,27 @@
 //! every chosen broker at once and prints one report.
 
 use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures_util::stream::{self, StreamExt};
+use rayon::prelude::*;
 
 use super::Show;
-use super::live_side;
+use super::live_side::{self, LiveSide};
 use super::planned::{Planned, compute};
 use super::saved_plan::saved;
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
 use crate::diagnostic::Diagnostic;
-use crate::error::{self, Done, Error};
-use crate::output::Output;
+use crate::error::{self, Done, Error, Kind};
 use crate::project::Environment;
 use crate::render::fleet::{self, EnvironmentDoc, FleetDocument};
 use crate::render::{DiagnosticDoc, Format, PlanDocument};
 use crate::saved_plan::{self, SavedPlans};
+use crate::writer::Writer;
 
 /// How many brokers are read at once: enough for a fleet, few enough for
 /// the machine warren runs on.
-const AT_ONCE: usize = 8;
+pub(super) const AT_ONCE: usize = 8;
 
 /// The environments `--env` picks, and the base they share.
 pub struct Chosen {
@@ -38,7 +39,7 @@ pub struct Chosen {
 
 /// Reads the base and picks the environments; a base with errors, or a
 /// pattern that picks none, is said and ends the command.
-pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, Error> {
+pub fn choose(path: &Path, patterns: &[String], out: &Writer) -> Result<Chosen, Error> {
     let mut base = desired::load_unchecked(path);
     base.without_environment_problems();
     let mut checked = base.clone();
@@ -47,8 +48,7 @@ pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, E
     if checked.has_errors() {
         // No document is made: they are drawn whatever the format.
         super::findings::shown(&checked.diagnostics, &checked.sources, out);
-        eprintln!("{} is not valid: no environment was planned.", path.display());
-        return Err(Error::Invalid);
+        return Err(Error::invalid().line(format!("{} is not valid: no environment was planned.", path.display())));
     }
     // Each environment's plan holds them in its document.
     super::findings::show(&checked.diagnostics, &checked.sources, out);
@@ -57,10 +57,7 @@ pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, E
             let environments = picked.into_iter().cloned().collect();
             Ok(Chosen { base, shown: checked.diagnostics, findings, environments })
         }
-        Err(d) => {
-            show(&[d], &checked, out);
-            Err(Error::Invalid)
-        }
+        Err(d) => Err(Error::invalid().drawn([d], &checked.sources)),
     }
 }
 
@@ -68,7 +65,7 @@ pub fn choose(path: &Path, patterns: &[String], out: Output) -> Result<Chosen, E
 /// names, else the project's `default_env`. A project with environments
 /// and neither is an error that lists them: its base files alone, against
 /// whatever WARREN_URL says, are no environment of it.
-pub fn against_broker(path: &Path, envs: Vec<String>, out: Output) -> Result<Vec<String>, Error> {
+pub fn against_broker(path: &Path, envs: Vec<String>, out: &Writer) -> Result<Vec<String>, Error> {
     if !envs.is_empty() {
         return Ok(envs);
     }
@@ -77,22 +74,21 @@ pub fn against_broker(path: &Path, envs: Vec<String>, out: Output) -> Result<Vec
         return Ok(envs);
     }
     if let Some(env) = project.default_env {
-        if !out.quiet {
-            eprintln!("Environment \"{env}\" (default_env in warren.toml).");
+        if !out.quiet() {
+            out.errln(format!("Environment \"{env}\" (default_env in warren.toml)."));
         }
         return Ok(vec![env]);
     }
     let names: Vec<&str> = project.environments.iter().map(|e| e.name.as_str()).collect();
-    eprintln!(
+    Err(Error::invalid().line(format!(
         "error: this project has environments ({}): choose one with --env NAME, several with a glob or `--env all`\n  help: or name the one to use without --env as default_env under [project] in warren.toml",
         names.join(", ")
-    );
-    Err(Error::Invalid)
+    )))
 }
 
 /// The topology of the one environment `patterns` must pick, checked; its
 /// own diagnostics are shown (the base's were, by [`choose`]).
-pub fn one(path: &Path, patterns: &[String], out: Output) -> Result<(Environment, Desired), Error> {
+pub fn one(path: &Path, patterns: &[String], out: &Writer) -> Result<(Environment, Desired), Error> {
     let chosen = choose(path, patterns, out)?;
     single(&chosen, &chosen.environments, path, &mut chosen.shown.clone(), out)
 }
@@ -100,11 +96,11 @@ pub fn one(path: &Path, patterns: &[String], out: Output) -> Result<(Environment
 /// The two environments `a` and `b` name (`diff --env A --env B`), each
 /// checked: the base's diagnostics are shown once, then each one's own.
 /// Gives them with every diagnostic shown.
-pub fn two(path: &Path, a: &str, b: &str, out: Output) -> Result<Pair, Error> {
+pub fn two(path: &Path, a: &str, b: &str, out: &Writer) -> Result<Pair, Error> {
     let chosen = choose(path, &[a.to_string(), b.to_string()], out)?;
     let mut shown = chosen.shown.clone();
     let mut pick = |pattern: &str| {
-        let picked = chosen.base.project.select(&[pattern.to_string()]).map_err(|_| Error::Invalid)?;
+        let picked = chosen.base.project.select(&[pattern.to_string()]).map_err(|_| Error::invalid())?;
         let picked: Vec<Environment> = picked.into_iter().cloned().collect();
         single(&chosen, &picked, path, &mut shown, out)
     };
@@ -127,12 +123,12 @@ fn single(
     picked: &[Environment],
     path: &Path,
     shown: &mut Vec<Diagnostic>,
-    out: Output,
+    out: &Writer,
 ) -> Result<(Environment, Desired), Error> {
     let [env] = picked else {
         let names: Vec<&str> = picked.iter().map(|e| e.name.as_str()).collect();
-        eprintln!("error: this command takes one environment; `--env` picked {}", names.join(", "));
-        return Err(Error::Invalid);
+        return Err(Error::invalid()
+            .line(format!("error: this command takes one environment; `--env` picked {}", names.join(", "))));
     };
     let desired = desired::environment(&chosen.base, path, env);
     let own = desired.beyond(shown);
@@ -146,7 +142,7 @@ fn single(
     Ok((env.clone(), desired))
 }
 
-fn show(diagnostics: &[Diagnostic], desired: &Desired, out: Output) {
+fn show(diagnostics: &[Diagnostic], desired: &Desired, out: &Writer) {
     super::validate::show(diagnostics, &desired.sources, out);
 }
 
@@ -194,17 +190,16 @@ pub fn plan(
     save: Option<&Path>,
     show_as: &Show,
     shared: &Connection,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
     let mut chosen = choose(path, patterns, out)?;
     if let Err(d) = chosen.base.project.resolve(shared.project.as_deref(), true) {
-        show(&[d], &chosen.base, out);
-        return Err(Error::Invalid);
+        return Err(Error::invalid().drawn([d], &chosen.base.sources));
     }
     let (doc, planned) = plan_all(&chosen, path, shared, &show_as.replace, out);
     print(&doc, show_as.format, out);
     let done = if doc.has_errors() {
-        Err(Error::Environments)
+        Err(Error::new(Kind::Environments))
     } else if show_as.detailed_exitcode && doc.has_changes() {
         Ok(Done::Changes)
     } else {
@@ -212,8 +207,8 @@ pub fn plan(
     };
     let Some(file) = save else { return done };
     if done.is_err() || doc.environments.iter().any(|e| e.plan.as_ref().is_some_and(|p| !p.errors.is_empty())) {
-        eprintln!("No saved plan was written to {}: not every environment has a plan.", file.display());
-        return Err(done.err().unwrap_or(Error::Invalid));
+        out.errln(format!("No saved plan was written to {}: not every environment has a plan.", file.display()));
+        return Err(done.err().unwrap_or(Error::invalid()));
     }
     let environments = chosen
         .environments
@@ -224,33 +219,30 @@ pub fn plan(
     let plans = SavedPlans { warren_saved_plan: saved_plan::FORMAT_VERSION, environments };
     match saved_plan::write(&plans, file) {
         Ok(()) => {
-            if !out.quiet {
-                eprintln!(
+            if !out.quiet() {
+                out.errln(format!(
                     "Saved the plans of {} environments to {}. `warren apply {}` rolls out exactly these plans, \
                      each refused if its broker has changed by then.",
                     plans.environments.len(),
                     file.display(),
                     file.display()
-                );
+                ));
             }
             done
         }
-        Err(d) => {
-            show(&[d], &chosen.base, out);
-            Err(Error::Invalid)
-        }
+        Err(d) => Err(Error::invalid().drawn([d], &chosen.base.sources)),
     }
 }
 
 /// Prints the report on stdout; with -q, in the human format, its last line.
-pub fn print(doc: &FleetDocument, format: Format, out: Output) {
-    if out.quiet && format == Format::Human {
-        println!("{}", fleet::summary_line(doc));
+pub fn print(doc: &FleetDocument, format: Format, out: &Writer) {
+    if out.quiet() && format == Format::Human {
+        out.outln(fleet::summary_line(doc));
     } else {
-        print!("{}", fleet::render(doc, format, out.color && format == Format::Human));
+        out.out(fleet::render(doc, format, out.color() && format == Format::Human));
     }
     if format == Format::Github {
-        super::findings::step_summary(&fleet::render(doc, Format::Markdown, false));
+        super::findings::step_summary(&fleet::render(doc, Format::Markdown, false), out);
     }
 }
 
@@ -261,14 +253,36 @@ pub fn plan_all(
     path: &Path,
     shared: &Connection,
     replace: &[String],
-    out: Output,
+    out: &Writer,
 ) -> (FleetDocument, Vec<Option<Box<Planned>>>) {
-    let parts = at_once(&chosen.environments, |env| plan_one(chosen, path, env, shared, replace));
+    // Each environment's files, its connection, then every broker at once
+    // beside the checks of the files (a plan's time is mostly the
+    // brokers'), then each plan.
+    let started: Vec<Started> = chosen
+        .environments
+        .par_iter()
+        .map(|env| Started {
+            env,
+            desired: desired::environment_unchecked(&chosen.base, path, env),
+            connection: connection(env, shared),
+        })
+        .collect();
+    let runtime = tokio::runtime::Handle::current();
+    let (found, lives) = rayon::join(
+        || started.par_iter().map(|s| findings(chosen, s)).collect::<Vec<_>>(),
+        || runtime.block_on(read_all(&started)),
+    );
+    let parts: Vec<Part> = started
+        .into_par_iter()
+        .zip(found)
+        .zip(lives)
+        .map(|((s, found), live)| plan_one(chosen, path, s, found, live, replace))
+        .collect();
     // The machine formats' document holds them.
-    for (env, part) in chosen.environments.iter().zip(&parts).filter(|_| !out.documented) {
+    for (env, part) in chosen.environments.iter().zip(&parts).filter(|_| !out.output().documented) {
         let Some(desired) = part.desired.as_ref().or(part.planned.as_ref().map(|p| &p.desired)) else { continue };
-        if part.own.iter().any(|d| !out.quiet || d.is_error()) {
-            eprintln!("In environment {}:", env.name);
+        if part.own.iter().any(|d| !out.quiet() || d.is_error()) {
+            out.errln(format!("In environment {}:", env.name));
             show(&part.own, desired, out);
         }
     }
@@ -276,74 +290,72 @@ pub fn plan_all(
     (FleetDocument::new(&path.display().to_string(), docs), planned)
 }
 
+/// An environment's files as read, unchecked, and how to reach its broker.
+struct Started<'a> {
+    env: &'a Environment,
+    desired: Desired,
+    connection: Result<Connection, Diagnostic>,
+}
+
+/// What the whole-topology checks find in an environment's files. With no
+/// overlays the environment is the base, checked already.
+fn findings(chosen: &Chosen, s: &Started) -> Vec<Diagnostic> {
+    if s.env.overlays.is_empty() { chosen.findings.clone() } else { desired::lint(&s.desired) }
+}
+
+/// Every environment's broker, read at most [`AT_ONCE`] at a time on the
+/// run's runtime, in the environments' order: one slow broker holds up
+/// only its own environment. None for files with errors, which get no plan,
+/// and for an environment without a connection.
+async fn read_all(started: &[Started<'_>]) -> Vec<Option<Result<LiveSide, Diagnostic>>> {
+    stream::iter(started)
+        .map(|s| async move {
+            match &s.connection {
+                Ok(c) if !s.desired.has_errors() => Some(live_side::from_broker(c, &s.desired.topology).await),
+                _ => None,
+            }
+        })
+        .buffered(AT_ONCE)
+        .collect()
+        .await
+}
+
 /// The plan of one environment, or why there is none.
-fn plan_one(chosen: &Chosen, path: &Path, env: &Environment, shared: &Connection, replace: &[String]) -> Part {
-    let mut desired = desired::environment_unchecked(&chosen.base, path, env);
-    // With no overlays the environment is the base, checked already.
-    let findings = |desired: &Desired| {
-        if env.overlays.is_empty() { chosen.findings.clone() } else { desired::lint(desired) }
-    };
-    let mine = |d: &Desired| d.beyond(&chosen.shown);
-    let failed = |broker: &str, errors: &[Diagnostic], desired: &Desired| {
+fn plan_one(
+    chosen: &Chosen,
+    path: &Path,
+    started: Started,
+    found: Vec<Diagnostic>,
+    live: Option<Result<LiveSide, Diagnostic>>,
+    replace: &[String],
+) -> Part {
+    let Started { env, mut desired, connection } = started;
+    desired.add_findings(found);
+    let broker = connection.as_ref().map(live_side::describe).unwrap_or_default();
+    let failed = |errors: &[Diagnostic], desired: Desired| {
         let docs = errors.iter().map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
         let warnings = desired.diagnostics.iter().filter(|d| !d.is_error());
         let warnings = warnings.map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
-        EnvironmentDoc::failed(&env.name, broker, docs, warnings)
+        let doc = EnvironmentDoc::failed(&env.name, &broker, docs, warnings);
+        Part { doc, own: desired.beyond(&chosen.shown), desired: Some(desired), planned: None }
     };
-    let connection = match connection(env, shared) {
-        Ok(c) => c,
-        Err(d) => {
-            let found = findings(&desired);
-            desired.add_findings(found);
-            return Part {
-                doc: failed("", &[d], &desired),
-                own: mine(&desired),
-                desired: Some(desired),
-                planned: None,
-            };
-        }
-    };
-    let broker = live_side::describe(&connection);
-    // The checks and the broker's answer at once: a plan's time is mostly
-    // the broker's, and both only read the files' topology. Files the
-    // checks refuse get no plan all the same.
-    let (found, live) = if desired.has_errors() {
-        (findings(&desired), None)
-    } else {
-        std::thread::scope(|s| {
-            let reading = s.spawn(|| live_side::from_broker(&connection, &desired.topology));
-            let found = findings(&desired);
-            (found, Some(reading.join().expect("reading the broker does not panic")))
-        })
-    };
-    desired.add_findings(found);
+    if let Err(d) = connection {
+        return failed(&[d], desired);
+    }
     if desired.has_errors() {
         let errors: Vec<Diagnostic> = desired.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
-        return Part {
-            doc: failed(&broker, &errors, &desired),
-            own: mine(&desired),
-            desired: Some(desired),
-            planned: None,
-        };
+        return failed(&errors, desired);
     }
     let live = match live.expect("read when the files have no errors") {
         Ok(l) => l,
-        Err(d) => {
-            let d = for_environment(d, env);
-            return Part {
-                doc: failed(&broker, &[d], &desired),
-                own: mine(&desired),
-                desired: Some(desired),
-                planned: None,
-            };
-        }
+        Err(d) => return failed(&[for_environment(d, env)], desired),
     };
     let mut planned: Planned = compute(desired, path, live, replace);
     planned.document.origin.environment = Some(env.name.clone());
     let doc: PlanDocument = planned.document.clone();
     let mut doc = EnvironmentDoc::planned(&env.name, &broker, doc);
     doc.never_applied = never_applied(&planned);
-    Part { doc, own: mine(&planned.desired), desired: None, planned: Some(Box::new(planned)) }
+    Part { doc, own: planned.desired.beyond(&chosen.shown), desired: None, planned: Some(Box::new(planned)) }
 }
 
 /// Whether warren never applied the project to the broker it planned
@@ -361,36 +373,22 @@ fn for_environment(mut d: Diagnostic, env: &Environment) -> Diagnostic {
     d
 }
 
-/// `f` of each item, at most [`AT_ONCE`] at a time, in the items' order:
-/// one slow broker holds up only its own environment.
-pub fn at_once<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..items.len().min(AT_ONCE) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = f(item);
-                    results.lock().expect("no worker panics holding the results")[i] = Some(r);
-                }
-            });
-        }
-    });
-    results.into_inner().expect("the workers are done").into_iter().map(|r| r.expect("every item was run")).collect()
-}
-
 /// `warren status --env ...`: each environment's broker in turn, under a
 /// heading; one that cannot be read does not keep the others from view.
-pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: Output) -> error::Result {
-    each_broker(path, patterns, shared, out, super::status::status_of)
+pub fn status(path: &Path, patterns: &[String], shared: &Connection, out: &Writer) -> error::Result {
+    each_broker(path, patterns, shared, out, |broker| super::status::status_of(broker, out))
 }
 
 /// `warren history --env ...`: each environment's runs in turn, of
 /// `vhosts` only when given (the vhosts as the broker names them).
-pub fn history(path: &Path, patterns: &[String], vhosts: &[String], shared: &Connection, out: Output) -> error::Result {
-    each_broker(path, patterns, shared, out, |broker| super::status::history_of(broker, vhosts))
+pub fn history(
+    path: &Path,
+    patterns: &[String],
+    vhosts: &[String],
+    shared: &Connection,
+    out: &Writer,
+) -> error::Result {
+    each_broker(path, patterns, shared, out, |broker| super::status::history_of(broker, vhosts, out))
 }
 
 /// Runs `read` on each environment's broker in turn, under a heading that
@@ -400,31 +398,29 @@ fn each_broker(
     path: &Path,
     patterns: &[String],
     shared: &Connection,
-    out: Output,
+    out: &Writer,
     read: impl Fn(&crate::broker::Rabbit) -> error::Result,
 ) -> error::Result {
     // Only the project file matters here: the topology is not read.
     let project = crate::project::read(path);
     let picked = match project.select(patterns) {
         Ok(p) => p,
-        Err(d) => {
-            super::validate::show(&[d], &Default::default(), out);
-            return Err(Error::Invalid);
-        }
+        Err(d) => return Err(Error::invalid().drawn([d], &Default::default())),
     };
     let mut failed = false;
     for (i, env) in picked.into_iter().enumerate() {
         let connection = connection(env, shared);
         let broker = connection.as_ref().map_or(String::new(), |c| format!(" ({})", live_side::describe(c)));
-        println!("{}Environment {}{broker}:", if i > 0 { "\n" } else { "" }, env.name);
+        out.outln(format!("{}Environment {}{broker}:", if i > 0 { "\n" } else { "" }, env.name));
         let ended = match connection {
             Ok(c) => live_side::open(&c).and_then(|b| read(&b)),
-            Err(d) => {
-                super::validate::show(&[d], &Default::default(), out);
-                Err(Error::Invalid)
-            }
+            Err(d) => Err(Error::invalid().drawn([d], &Default::default())),
         };
+        // Said under its heading: the next environment's follows.
+        if let Err(e) = &ended {
+            out.error(e);
+        }
         failed |= ended.is_err();
     }
-    if failed { Err(Error::Environments) } else { Ok(Done::Ok) }
+    if failed { Err(Error::new(Kind::Environments)) } else { Ok(Done::Ok) }
 }

@@ -4,23 +4,22 @@ use std::path::Path;
 
 use crate::desired;
 use crate::error::{self, Done, Error};
-use crate::output::Output;
 use crate::render::graph::{self, GraphFormat};
+use crate::writer::Writer;
 
 /// Draws the files' topology; files with errors are said, and drawn not.
-pub fn run(path: &Path, vhost: Option<&str>, format: GraphFormat, out: Output) -> error::Result {
+pub fn run(path: &Path, vhost: Option<&str>, format: GraphFormat, out: &Writer) -> error::Result {
     let d = desired::load(path);
     if d.has_errors() {
         let errors: Vec<_> = d.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
         super::findings::shown(&errors, &d.sources, out);
-        eprintln!("{} is not valid: no graph was drawn.", path.display());
-        return Err(Error::Invalid);
+        return Err(Error::invalid().line(format!("{} is not valid: no graph was drawn.", path.display())));
     }
     if let Some(v) = vhost.filter(|v| !d.topology.vhosts.contains_key(*v)) {
         let known: Vec<&str> = d.topology.vhosts.keys().map(String::as_str).collect();
-        eprintln!("error: the files declare no vhost \"{v}\"\n  help: they declare {}", known.join(", "));
-        return Err(Error::Invalid);
+        return Err(Error::invalid()
+            .line(format!("error: the files declare no vhost \"{v}\"\n  help: they declare {}", known.join(", "))));
     }
-    print!("{}", graph::render(&d.topology, vhost, format));
+    out.out(graph::render(&d.topology, vhost, format));
     Ok(Done::Ok)
 }

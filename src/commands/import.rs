@@ -13,13 +13,13 @@ use super::live_side;
 use super::validate::plural;
 use crate::cli::Connection;
 use crate::desired;
-use crate::diagnostic::{Diagnostic, render};
+use crate::diagnostic::Diagnostic;
 use crate::error::{self, Done, Error};
 use crate::import::{self, File};
 use crate::live::{self, Live};
 use crate::model::Topology;
-use crate::output::Output;
 use crate::source::Sources;
+use crate::writer::Writer;
 
 /// Imports `vhosts` (every vhost when empty) from the definitions export
 /// `state`, or from the broker when there is none.
@@ -28,12 +28,10 @@ pub fn run(
     vhosts: &[String],
     out_dir: &Path,
     connection: &Connection,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
-    import_files(state, vhosts, out_dir, connection, out).unwrap_or_else(|d| {
-        show(&[d], out);
-        Err(Error::Invalid)
-    })
+    import_files(state, vhosts, out_dir, connection, out)
+        .unwrap_or_else(|d| Err(Error::invalid().drawn([d], &Sources::default())))
 }
 
 /// The live state to import, with how the files' comments name where it
@@ -71,7 +69,7 @@ fn import_files(
     vhosts: &[String],
     out_dir: &Path,
     connection: &Connection,
-    out: Output,
+    out: &Writer,
 ) -> Result<error::Result, Diagnostic> {
     let Origin { live, source, shown } = read(state, vhosts, connection)?;
     let imported = import::import_skipping(&live.topology, &live.skipped, vhosts, &source, import::QUEUES_PER_FILE)?;
@@ -80,22 +78,20 @@ fn import_files(
 
     let mut notes = live.notes;
     notes.extend(imported.notes);
-    if !out.quiet {
-        show(&notes, out);
+    if !out.quiet() {
+        out.diagnostics(&notes, &Sources::default());
     }
     for (path, file) in written.iter().zip(&imported.files) {
-        if !out.quiet {
-            println!("Wrote {}: {}", path.display(), summary(file));
+        if !out.quiet() {
+            out.outln(format!("Wrote {}: {}", path.display(), summary(file)));
         }
     }
     let check = desired::load(out_dir);
     if check.has_errors() {
         let errors: Vec<Diagnostic> = check.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
-        eprint!("{}", render(&errors, &check.sources, out.diagnostic_style()));
-        eprintln!(
-            "warren import wrote files that `warren validate` rejects. This is a bug in warren: please report it, with the export if you can."
-        );
-        return Ok(Err(Error::Invalid));
+        return Ok(Err(Error::invalid().drawn(errors, &check.sources).line(
+            "warren import wrote files that `warren validate` rejects. This is a bug in warren: please report it, with the export if you can.",
+        )));
     }
     let warnings = check.diagnostics.len();
     let tail = if warnings > 0 {
@@ -103,13 +99,13 @@ fn import_files(
     } else {
         String::new()
     };
-    println!("Imported {shown} into {}: {}.{tail}", out_dir.display(), counts(&imported.topology));
+    out.outln(format!("Imported {shown} into {}: {}.{tail}", out_dir.display(), counts(&imported.topology)));
     // Its plan against a broker needs a project: say so now, not then.
-    if !out.quiet && crate::project::file_of(out_dir).is_none() {
-        println!(
+    if !out.quiet() && crate::project::file_of(out_dir).is_none() {
+        out.outln(format!(
             "Name the project these files belong to before planning them against a broker: write {} with\n  [project]\n  name = \"...\"",
             out_dir.join(crate::project::FILE_NAME).display()
-        );
+        ));
     }
     Ok(Ok(Done::Ok))
 }
@@ -157,10 +153,6 @@ fn write(dir: &Path, files: &[File]) -> Result<Vec<PathBuf>, Diagnostic> {
         written.push(path);
     }
     Ok(written)
-}
-
-fn show(diagnostics: &[Diagnostic], out: Output) {
-    eprint!("{}", render(diagnostics, &Sources::default(), out.diagnostic_style()));
 }
 
 /// What one file declares: `vhost "/": 3 exchanges, 7 queues`.

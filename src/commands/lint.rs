@@ -10,11 +10,11 @@ use crate::broker::{Broker, BrokerError};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
 use crate::diagnostic::{Diagnostic, Severity, render};
-use crate::error::{self, Done, Error};
+use crate::error::{self, Done, Error, Kind};
 use crate::lint::{self, Allowed, Findings};
-use crate::output::Output;
 use crate::render::lint::{self as report, LintDocument, LintFormat};
 use crate::source::Location;
+use crate::writer::Writer;
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -32,7 +32,7 @@ struct Target<'a> {
     connection: Result<Connection, Diagnostic>,
 }
 
-pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connection, out: Output) -> error::Result {
+pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connection, out: &Writer) -> error::Result {
     let unchecked = desired::load_unchecked(path);
     let mut targets = Vec::new();
     let mut picked: Vec<crate::project::Environment> = Vec::new();
@@ -40,8 +40,7 @@ pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connect
         picked = match unchecked.project.select(envs) {
             Ok(p) => p.into_iter().cloned().collect(),
             Err(d) => {
-                eprint!("{}", render(&[d], &unchecked.sources, out.diagnostic_style()));
-                return Err(Error::Invalid);
+                return Err(Error::invalid().drawn([d], &unchecked.sources));
             }
         };
     }
@@ -83,30 +82,30 @@ pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connect
             if let Some(env) = t.environment {
                 text += &format!("environment {env}:\n");
             }
-            let visible: Vec<Diagnostic> = shown.iter().filter(|d| !out.quiet || d.is_error()).cloned().collect();
-            text += &render(&visible, &t.desired.sources, out.diagnostic_style());
+            let visible: Vec<Diagnostic> = shown.iter().filter(|d| !out.quiet() || d.is_error()).cloned().collect();
+            text += &render(&visible, &t.desired.sources, out.style());
         }
         doc.add(t.environment, &shown, &allowed, &t.desired.sources);
     }
     match options.format {
         LintFormat::Human => {
-            print!("{text}");
-            if doc.summary.allowed > 0 && !out.quiet {
-                println!(
+            out.out(text);
+            if doc.summary.allowed > 0 && !out.quiet() {
+                out.outln(format!(
                     "{} finding(s) allowed by `lint_allow` or [lint]: `--format json` lists them.",
                     doc.summary.allowed
-                );
+                ));
             }
-            println!("{}", report::summary_line(&doc.summary));
+            out.outln(report::summary_line(&doc.summary));
         }
-        format => super::findings::print(&doc, format, path, "warren lint"),
+        format => super::findings::print(&doc, format, path, "warren lint", out),
     }
-    if doc.summary.errors > 0 { Err(Error::Findings) } else { Ok(Done::Ok) }
+    if doc.summary.errors > 0 { Err(Error::new(Kind::Findings)) } else { Ok(Done::Ok) }
 }
 
 /// `warren lint --rules`.
-pub fn rules(format: LintFormat) -> error::Result {
-    print!("{}", report::rules(format != LintFormat::Human));
+pub fn rules(format: LintFormat, out: &Writer) -> error::Result {
+    out.out(report::rules(format != LintFormat::Human));
     Ok(Done::Ok)
 }
 
@@ -124,7 +123,7 @@ fn lint_files(d: &Desired, version: Option<(u32, u32)>) -> (Vec<Diagnostic>, Vec
 fn lint_broker(d: &Desired, connection: Result<Connection, Diagnostic>) -> (Vec<Diagnostic>, Vec<Allowed>) {
     let observed = connection.and_then(|c| {
         let broker = live_side::connect(&c)?;
-        live_side::runtime().block_on(observe(&broker, d)).map_err(|e| live_side::diagnostic(&e))
+        super::block_on(observe(&broker, d)).map_err(|e| live_side::diagnostic(&e))
     });
     match observed {
         Err(e) => {

@@ -161,24 +161,13 @@ pub fn connect(c: &Connection) -> Result<Rabbit, Diagnostic> {
 
 /// [`connect`] for a command that says only why not.
 pub fn open(c: &Connection) -> Result<Rabbit, crate::error::Error> {
-    connect(c).map_err(|d| {
-        eprintln!("error: {}", d.message);
-        crate::error::Error::Invalid
-    })
+    connect(c).map_err(|d| crate::error::Error::invalid().line(format!("error: {}", d.message)))
 }
 
-/// A runtime for the broker calls of one command.
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime can be started")
-}
-
-pub fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagnostic> {
+/// The live side of the broker `c` reaches, for the files' topology.
+pub async fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagnostic> {
     let broker = connect(c)?;
-    runtime().block_on(read(&broker, desired)).map_err(|e| diagnostic(&e))
+    read(&broker, desired).await.map_err(|e| diagnostic(&e))
 }
 
 /// Reads the broker's topology as a definitions export gives it (one
@@ -201,7 +190,7 @@ pub async fn read_definitions(broker: &impl Broker, only: &[String]) -> Result<(
 /// [`read_definitions`] for a command that needs nothing else from the broker.
 pub fn definitions_from_broker(c: &Connection, only: &[String]) -> Result<Live, Diagnostic> {
     let broker = connect(c)?;
-    runtime().block_on(read_definitions(&broker, only)).map(|(l, _)| l).map_err(|e| diagnostic(&e))
+    super::block_on(read_definitions(&broker, only)).map(|(l, _)| l).map_err(|e| diagnostic(&e))
 }
 
 /// Reads the live state of the broker, with counts for the desired vhosts'

@@ -1,10 +1,9 @@
 //! One module per command: each reads its inputs, runs the pipeline and
-//! prints the outcome.
+//! hands its report to the [`Writer`]; none prints.
 
 pub mod abort;
 pub mod adopt;
 pub mod apply;
-mod confirm;
 pub mod export;
 pub mod findings;
 pub mod fleet;
@@ -21,9 +20,12 @@ pub mod session;
 pub mod status;
 pub mod validate;
 
+use std::future::Future;
+
 use crate::broker::BrokerError;
 use crate::error::Error;
 use crate::render::Format;
+use crate::writer::Writer;
 
 /// How a plan is shown (`plan`, `diff`).
 #[derive(Debug, Clone)]
@@ -33,31 +35,30 @@ pub struct Show {
     pub replace: Vec<String>,
 }
 
-/// Says a broker error and what to do about it.
-fn said(e: BrokerError) -> Error {
-    eprintln!("error: {e}\n  help: {}", e.help());
-    Error::Broker(e)
+/// A broker error met before the first write, and what to do about it.
+fn unchanged(e: BrokerError) -> Error {
+    Error::broker(e).line("Nothing was changed.")
 }
 
-/// Says a broker error met before the first write.
-fn unchanged(e: BrokerError) -> Error {
-    eprintln!("error: {e}\n  help: {}\nNothing was changed.", e.help());
-    Error::Broker(e)
+/// Waits for broker calls on the run's one runtime (made in `run`).
+pub(crate) fn block_on<F: Future>(calls: F) -> F::Output {
+    tokio::runtime::Handle::current().block_on(calls)
 }
 
 /// With -v, how long each stage took, on stderr.
-pub(crate) struct Clock {
+pub(crate) struct Clock<'w> {
     last: Option<std::time::Instant>,
+    out: &'w Writer,
 }
 
-impl Clock {
-    pub(crate) fn new(on: bool) -> Self {
-        Clock { last: on.then(std::time::Instant::now) }
+impl<'w> Clock<'w> {
+    pub(crate) fn new(out: &'w Writer) -> Self {
+        Clock { last: out.verbose().then(std::time::Instant::now), out }
     }
 
     pub(crate) fn lap(&mut self, what: &str) {
         if let Some(t) = self.last {
-            eprintln!("warren: {what}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+            self.out.errln(format!("warren: {what}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3));
             self.last = Some(std::time::Instant::now());
         }
     }

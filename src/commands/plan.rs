@@ -8,46 +8,45 @@ use super::live_side::{self, LiveSide, StateFile};
 use super::planned::{Planned, assemble, compare, draft, review};
 use super::{Clock, Show};
 use crate::desired::{self, Desired};
-use crate::diagnostic::{Diagnostic, render as render_diagnostics};
-use crate::error::{self, Done, Error};
+use crate::diagnostic::Diagnostic;
+use crate::error::{self, Done, Error, Kind};
 use crate::model::{Inventory, Ownership};
-use crate::output::Output;
 use crate::plan::Plan;
 use crate::render::{self, Format, PlanDocument};
+use crate::writer::Writer;
 
 /// Shows why invalid files give no plan: in the document of a machine
 /// format, else drawn on stderr.
-pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: Format, out: Output) -> Error {
+pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: Format, out: &Writer) -> Error {
     let diags = &desired.diagnostics;
     if format != Format::Human {
         let empty = Plan { changes: vec![], steps: vec![], problems: vec![], in_flight: vec![], outside: vec![] };
         let doc = PlanDocument::new(&empty, &path.display().to_string(), live_origin, diags, &desired.sources);
-        print!("{}", render::render(&doc, format, false));
+        out.out(render::render(&doc, format, false));
     } else {
         findings::shown(diags, &desired.sources, out);
     }
-    eprintln!("{} is not valid: no plan was made.", path.display());
-    Error::Invalid
+    Error::invalid().line(format!("{} is not valid: no plan was made.", path.display()))
 }
 
 /// Prints the diagnostics (stderr) and the plan (stdout). With -q, the
 /// errors and, in the human format, the plan's summary line alone: the
 /// machine formats are always whole.
-pub fn print(planned: &Planned, format: Format, out: Output) {
+pub fn print(planned: &Planned, format: Format, out: &Writer) {
     print_diagnostics(planned, out);
-    if out.quiet && format == Format::Human {
-        println!("{}", render::human::summary_line(&planned.document));
+    if out.quiet() && format == Format::Human {
+        out.outln(render::human::summary_line(&planned.document));
     } else {
-        print!("{}", render::render(&planned.document, format, out.color && format == Format::Human));
+        out.out(render::render(&planned.document, format, out.color() && format == Format::Human));
     }
     if format == Format::Github {
-        super::findings::step_summary(&render::markdown::render(&planned.document));
+        super::findings::step_summary(&render::markdown::render(&planned.document), out);
     }
 }
 
 /// The plan's diagnostics on stderr, unless its document is stdout; with
 /// -q, its errors only.
-pub fn print_diagnostics(planned: &Planned, out: Output) {
+pub fn print_diagnostics(planned: &Planned, out: &Writer) {
     findings::show(&planned.desired.diagnostics, &planned.desired.sources, out);
 }
 
@@ -55,9 +54,9 @@ pub fn print_diagnostics(planned: &Planned, out: Output) {
 fn finish(planned: &Planned, show: &Show) -> error::Result {
     if !planned.document.errors.is_empty() {
         if planned.document.errors.iter().all(|e| crate::diff::REFUSALS.contains(&e.code.as_str())) {
-            return Err(Error::Refused);
+            return Err(Error::new(Kind::Refused));
         }
-        Err(Error::Invalid)
+        Err(Error::invalid())
     } else if show.detailed_exitcode && planned.document.has_changes() {
         Ok(Done::Changes)
     } else {
@@ -77,26 +76,21 @@ pub fn plan_command(
     save: Option<&Path>,
     show: &Show,
     connection: &crate::cli::Connection,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
-    let mut clock = Clock::new(out.verbose);
+    let mut clock = Clock::new(out);
     let origin = match state {
         Some(s) => format!("definitions file {}", s.path.display()),
         None => live_side::describe(connection),
     };
     // An export does not depend on the files: read both at once.
-    let (mut desired, from_state) = std::thread::scope(|scope| {
-        let reading = state.map(|s| scope.spawn(move || live_side::from_state(s)));
-        let desired = desired::load_unchecked(path);
-        (desired, reading.map(|r| r.join().expect("reading the export does not panic")))
-    });
+    let (mut desired, from_state) = rayon::join(|| desired::load_unchecked(path), || state.map(live_side::from_state));
     clock.lap("read the files and the export");
     // A broker is planned for a named project; an export may be too.
     if !desired.has_errors()
         && let Err(d) = desired.project.resolve(connection.project.as_deref(), state.is_none())
     {
-        eprint!("{}", render_diagnostics(&[d], &desired.sources, out.diagnostic_style()));
-        return Err(Error::Invalid);
+        return Err(Error::invalid().drawn([d], &desired.sources));
     }
     let checked = desired.has_errors() || state.is_none();
     if checked {
@@ -110,26 +104,19 @@ pub fn plan_command(
     }
     let live = match from_state {
         Some(read) => read.and_then(|r| r.finish(&desired.topology)),
-        None => live_side::from_broker(connection, &desired.topology),
+        None => super::block_on(live_side::from_broker(connection, &desired.topology)),
     };
     clock.lap("read the live state");
     let live = match live {
         Ok(l) => l,
-        Err(d) => {
-            eprint!("{}", render_diagnostics(&[d], &desired.sources, out.diagnostic_style()));
-            return Err(Error::Invalid);
-        }
+        Err(d) => return Err(Error::invalid().drawn([d], &desired.sources)),
     };
     let drafted = if checked {
         draft(&desired, &live, &show.replace)
     } else {
         // Against an export, the whole-topology checks run beside the plan:
         // both only read the files' topology. Files they refuse get no plan.
-        let (found, drafted) = std::thread::scope(|scope| {
-            let checking = scope.spawn(|| desired::lint(&desired));
-            let drafted = draft(&desired, &live, &show.replace);
-            (checking.join().expect("the checks do not panic"), drafted)
-        });
+        let (found, drafted) = rayon::join(|| desired::lint(&desired), || draft(&desired, &live, &show.replace));
         desired.add_findings(found);
         if desired.has_errors() {
             return Err(print_invalid(&desired, path, &origin, show.format, out));
@@ -145,10 +132,7 @@ pub fn plan_command(
         result = match result {
             Ok(done) => save_plan(&planned, path, &show.replace, file, done, out),
             // Apply would refuse it anyway.
-            Err(e) => {
-                eprintln!("No saved plan was written to {}: the plan has errors.", file.display());
-                Err(e)
-            }
+            Err(e) => Err(e.line(format!("No saved plan was written to {}: the plan has errors.", file.display()))),
         };
     }
     // The process ends here: freeing a large topology piece by piece would
@@ -164,43 +148,39 @@ fn save_plan(
     replace: &[String],
     file: &Path,
     done: Done,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
     match super::saved_plan::save(planned, path, replace, file) {
         Ok(()) => {
-            if !out.quiet {
-                eprintln!(
+            if !out.quiet() {
+                out.errln(format!(
                     "Saved this plan to {}. `warren apply {}` carries out exactly this plan, \
                      and refuses it if the broker has changed by then.",
                     file.display(),
                     file.display()
-                );
+                ));
             }
             Ok(done)
         }
-        Err(d) => {
-            eprint!("{}", render_diagnostics(&[d], &planned.desired.sources, out.diagnostic_style()));
-            Err(Error::Invalid)
-        }
+        Err(d) => Err(Error::invalid().drawn([d], &planned.desired.sources)),
     }
 }
 
 /// `warren diff OLD NEW`, or `warren diff [PATH] --env A --env B`: the plan
 /// from one desired state to another, offline. Everything in OLD counts as
 /// managed by warren.
-pub fn diff_command(paths: &[PathBuf], envs: &[String], show: &Show, out: Output) -> error::Result {
+pub fn diff_command(paths: &[PathBuf], envs: &[String], show: &Show, out: &Writer) -> error::Result {
     let usage = |what: &str| {
-        eprintln!("error: {what}\n  help: `warren diff OLD NEW`, or `warren diff [PATH] --env A --env B`");
-        Err(Error::Invalid)
+        Err(Error::invalid()
+            .line(format!("error: {what}\n  help: `warren diff OLD NEW`, or `warren diff [PATH] --env A --env B`")))
     };
     match (paths, envs) {
         ([old, new], []) => {
             let before = desired::load_at(old);
             if before.has_errors() {
                 let lint = super::findings::lint_of(old, &[]);
-                findings::shown(&before.diagnostics, &before.sources, out.for_findings(lint, false));
-                eprintln!("{} is not valid: no plan was made.", old.display());
-                return Err(Error::Invalid);
+                findings::shown(&before.diagnostics, &before.sources, &out.for_findings(lint, false));
+                return Err(Error::invalid().line(format!("{} is not valid: no plan was made.", old.display())));
             }
             let desired = desired::load_at(new);
             if desired.has_errors() {
@@ -218,15 +198,14 @@ pub fn diff_command(paths: &[PathBuf], envs: &[String], show: &Show, out: Output
             let new = PathBuf::from(format!("environment {}", second.name));
             for (d, label) in [(&before, &old), (&desired, &new.display().to_string())] {
                 if d.has_errors() {
-                    eprintln!("{label} is not valid: no plan was made.");
-                    return Err(Error::Invalid);
+                    return Err(Error::invalid().line(format!("{label} is not valid: no plan was made.")));
                 }
             }
             // Contents are compared under the base's vhost names; the
             // names themselves are said apart.
             for (env, d) in [(&first, &before), (&second, &desired)] {
                 for (base, name) in &d.renamed {
-                    eprintln!("In environment {}, vhost \"{base}\" is called \"{name}\".", env.name);
+                    out.errln(format!("In environment {}, vhost \"{base}\" is called \"{name}\".", env.name));
                 }
             }
             let compared = Compared { old: first.name, new: second.name, shown: pair.shown };
@@ -254,7 +233,7 @@ fn diff(
     desired: Desired,
     new: &Path,
     show: &Show,
-    out: Output,
+    out: &Writer,
     compared: Option<Compared>,
 ) -> error::Result {
     let live = LiveSide {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::planned::Planned;
-use crate::error::Error;
+use crate::error::{Error, Kind};
 use crate::journal::Migration;
 use crate::model::{Password, Topology};
 use crate::plan::Op;
@@ -31,14 +31,15 @@ pub(super) enum Refusal {
 }
 
 impl Refusal {
-    /// Refused for safety, or invalid input.
+    /// Refused for safety, or invalid input; the error says why.
     pub(super) fn error(&self) -> Error {
-        match self {
+        let kind = match self {
             Refusal::Checks | Refusal::Destroys(_) | Refusal::Lockout(_) | Refusal::OtherJournal { .. } => {
-                Error::Refused
+                Kind::Refused
             }
-            Refusal::Errors(_) | Refusal::PasswordUnset { .. } => Error::Invalid,
-        }
+            Refusal::Errors(_) | Refusal::PasswordUnset { .. } => Kind::Invalid,
+        };
+        Error::new(kind).line(self.to_string())
     }
 }
 
@@ -161,7 +162,7 @@ mod tests {
         desired.vhosts.insert("v".into(), v);
         let live = BTreeMap::from([("a".to_string(), migration("a", "q")), ("b".to_string(), migration("b", "other"))]);
         let refused = of_journals(&live, &BTreeMap::new(), &desired, "here".into()).expect("a refusal");
-        assert_eq!(refused.error(), Error::Refused);
+        assert_eq!(refused.error().kind, Kind::Refused);
         assert!(refused.to_string().contains("migration a (queue \"q\" to \"q.v2\""), "{refused}");
         let mine = BTreeMap::from([("a".to_string(), migration("a", "q"))]);
         assert_eq!(of_journals(&live, &mine, &desired, "here".into()), None, "this run's own");

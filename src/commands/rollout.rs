@@ -1,13 +1,14 @@
 //! `warren apply --env ...`: one environment is applied as `warren apply`
 //! applies a topology; several are rolled out stage by stage in the order
-//! of `[deploy]`, the environments of one stage at once, each by a warren
-//! process of its own (its own lock, journal and output), and the rollout
-//! stops before the next stage when any environment of a stage did not end
-//! well. Environments in no stage go last, together.
+//! of `[deploy]`, the environments of one stage at once on the run's
+//! runtime, each with its own lock, journal and output (a buffer, printed
+//! as the environment's section when it ends), and the rollout stops before
+//! the next stage when any environment of a stage did not end well.
+//! Environments in no stage go last, together.
 
 use std::path::Path;
-use std::process::Command;
-use std::sync::Mutex;
+
+use futures_util::stream::{self, StreamExt};
 
 use super::apply::{self, Options};
 use super::fleet::{self, Chosen};
@@ -15,59 +16,62 @@ use super::saved_plan::{ApplyInput, is_saved_plans, read_plans, saved_input};
 use super::{live_side, plan::print_invalid};
 use crate::cli::Connection;
 use crate::desired;
-use crate::error::{self, Done, Error};
+use crate::error::{self, Done, Error, Kind};
 use crate::exit::Exit;
 use crate::output::Output;
 use crate::project::{Environment, Project};
 use crate::render::Format;
+use crate::saved_plan::SavedPlans;
+use crate::writer::Writer;
 
-pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connection, out: Output) -> error::Result {
+pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connection, out: &Writer) -> error::Result {
     if is_saved_plans(path) {
         return run_saved(path, patterns, options, shared, out);
     }
     let chosen = fleet::choose(path, patterns, out)?;
     if let [env] = &chosen.environments[..] {
-        return apply_one(&chosen, path, env, options, shared, out);
+        return super::block_on(apply_one(&chosen, path, env, options, shared, out));
     }
     let (doc, _) = fleet::plan_all(&chosen, path, shared, &options.replace, out);
     fleet::print(&doc, Format::Human, out);
     if doc.has_errors() {
-        eprintln!("Nothing was changed: every chosen environment must be planned before any is applied.");
-        return Err(Error::Environments);
+        return Err(Error::new(Kind::Environments)
+            .line("Nothing was changed: every chosen environment must be planned before any is applied."));
     }
     let stages = stages(&chosen.base.project, &chosen.environments);
     let what = "Each plans again under its own lock.";
-    if !options.auto_approve && !confirmed(&stages, what) {
-        return Err(Error::Declined);
+    if !options.auto_approve && !confirmed(&stages, what, out) {
+        return Err(Error::new(Kind::Declined));
     }
     roll(&stages, path, options, shared, out)
 }
 
 /// Asks once for the whole rollout.
-fn confirmed(stages: &[Vec<Environment>], what: &str) -> bool {
+fn confirmed(stages: &[Vec<Environment>], what: &str, out: &Writer) -> bool {
     let order: Vec<String> =
         stages.iter().map(|s| s.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")).collect();
     let n: usize = stages.iter().map(Vec::len).sum();
     let question =
         format!("Do you want to apply to {n} environments, stage by stage ({})? {what}", order.join("; then "));
-    super::confirm::confirm(&question, "apply")
+    out.confirm(&question, "apply")
 }
 
 /// `apply PLANFILE` of a saved plan of several environments: each
 /// environment's plan applied on its broker, refused there if the broker
 /// changed since; stage by stage as a rollout of the files.
-fn run_saved(file: &Path, patterns: &[String], options: &Options, shared: &Connection, out: Output) -> error::Result {
-    let plans = read_plans(file, out)?;
+fn run_saved(file: &Path, patterns: &[String], options: &Options, shared: &Connection, out: &Writer) -> error::Result {
+    let plans = read_plans(file)?;
     if !options.replace.is_empty() {
-        eprintln!("Nothing was changed: --replace cannot be given with a saved plan, which records its own.");
-        return Err(Error::Invalid);
+        return Err(Error::invalid()
+            .line("Nothing was changed: --replace cannot be given with a saved plan, which records its own."));
     }
     let Some(first) = plans.environments.first() else {
-        eprintln!("Nothing was changed: {} holds no environment's plan.", file.display());
-        return Err(Error::Invalid);
+        return Err(
+            Error::invalid().line(format!("Nothing was changed: {} holds no environment's plan.", file.display()))
+        );
     };
     // The saved plans' findings are those of their files.
-    let out = out.for_findings(super::findings::lint_of(&first.path, patterns), false);
+    let out = &out.for_findings(super::findings::lint_of(&first.path, patterns), false);
     // The project file saved with the plans: its environments and stages.
     let project = desired::load_texts(&first.path, first.texts()).project;
     let saved: Vec<&str> = plans.environments.iter().filter_map(|p| p.environment.as_deref()).collect();
@@ -76,50 +80,45 @@ fn run_saved(file: &Path, patterns: &[String], options: &Options, shared: &Conne
     } else {
         match project.select(patterns) {
             Ok(p) => p.into_iter().cloned().collect(),
-            Err(d) => {
-                eprint!("{}", crate::diagnostic::render(&[d], &Default::default(), out.diagnostic_style()));
-                return Err(Error::Invalid);
-            }
+            Err(d) => return Err(Error::invalid().drawn([d], &Default::default())),
         }
     };
     if let Some(missing) = picked.iter().find(|e| !saved.contains(&e.name.as_str())) {
-        eprintln!(
+        return Err(Error::invalid().line(format!(
             "Nothing was changed: {} holds no plan of environment \"{}\"; it holds {}.",
             file.display(),
             missing.name,
             saved.join(", ")
-        );
-        return Err(Error::Invalid);
+        )));
     }
     if let [env] = &picked[..] {
-        let plan = plans.environments.iter().find(|p| p.environment.as_deref() == Some(&env.name));
-        let input = saved_input(file, plan.expect("checked above").clone(), &[], out)?;
-        return apply_to(env, input, options, shared, out);
+        let input = saved_of(file, &plans, env, out)?;
+        return super::block_on(apply_to(env, input, options, shared, out));
     }
-    if !out.quiet {
-        eprintln!(
+    if !out.quiet() {
+        out.errln(format!(
             "Applying the saved plans of {} environments in {}, made {}.",
             picked.len(),
             file.display(),
             first.created
-        );
+        ));
     }
     let stages = stages(&project, &picked);
     let what = "Each is refused if its broker changed since the plan.";
-    if !options.auto_approve && !confirmed(&stages, what) {
-        return Err(Error::Declined);
+    if !options.auto_approve && !confirmed(&stages, what, out) {
+        return Err(Error::new(Kind::Declined));
     }
     roll(&stages, file, options, shared, out)
 }
 
-/// Applies the environments stage by stage, each by `warren apply TARGET
-/// --env NAME`; stops after a stage where one did not end well.
+/// Applies the environments stage by stage, each as `warren apply TARGET
+/// --env NAME` would; stops after a stage where one did not end well.
 fn roll(
     stages: &[Vec<Environment>],
     target: &Path,
     options: &Options,
     shared: &Connection,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
     let mut outcomes: Vec<(String, usize, Option<Exit>)> = Vec::new();
     let mut stopped = false;
@@ -128,30 +127,33 @@ fn roll(
             outcomes.extend(stage.iter().map(|e| (e.name.clone(), n + 1, None)));
             continue;
         }
-        if !out.quiet {
-            let names: Vec<&str> = stage.iter().map(|e| e.name.as_str()).collect();
-            eprintln!("\nStage {} of {}: {}", n + 1, stages.len(), names.join(", "));
-        }
-        let printing = Mutex::new(());
-        let ended = fleet::at_once(stage, |env| {
-            let (exit, text) = child(target, env, options, shared, out);
-            let _held = printing.lock().expect("no printer panics");
-            println!("\n── environment {}: {} ──\n", env.name, said(Some(exit)));
-            print!("{text}");
-            exit
-        });
+        let names: Vec<&str> = stage.iter().map(|e| e.name.as_str()).collect();
+        out.note(format!("\nStage {} of {}: {}", n + 1, stages.len(), names.join(", ")));
+        let mut ended: Vec<Exit> = vec![Exit::Error; stage.len()];
+        // Each environment's section is printed as it ends.
+        super::block_on(
+            stream::iter(stage.iter().enumerate())
+                .map(|(i, env)| async move { (i, environment(target, env, options, shared, out).await) })
+                .buffer_unordered(fleet::AT_ONCE)
+                .for_each(|(i, (exit, said_there))| {
+                    out.outln(format!("\n── environment {}: {} ──\n", stage[i].name, said(Some(exit))));
+                    out.out(said_there);
+                    ended[i] = exit;
+                    std::future::ready(())
+                }),
+        );
         for (env, exit) in stage.iter().zip(ended) {
             stopped |= exit != Exit::Ok;
             outcomes.push((env.name.clone(), n + 1, Some(exit)));
         }
     }
-    println!("\nRollout of {} environments:\n", outcomes.len());
+    out.outln(format!("\nRollout of {} environments:\n", outcomes.len()));
     let width = outcomes.iter().map(|(n, _, _)| n.len()).max().unwrap_or(0);
     for (name, stage, exit) in &outcomes {
-        println!("  {name:<width$}  stage {stage}  {}", said(*exit));
+        out.outln(format!("  {name:<width$}  stage {stage}  {}", said(*exit)));
     }
     if stopped {
-        println!("\nThe rollout stopped after the stage that did not end well; run it again to go on.");
+        out.outln("\nThe rollout stopped after the stage that did not end well; run it again to go on.");
     }
     // The rollout ends as its worst environment did.
     let worst = [Exit::Error, Exit::Refused, Exit::Locked, Exit::Paused]
@@ -159,8 +161,51 @@ fn roll(
         .find(|w| outcomes.iter().any(|(_, _, e)| *e == Some(*w)));
     match worst {
         None => Ok(Done::Ok),
-        Some(exit) => Err(Error::Rollout(exit)),
+        Some(exit) => Err(Error::new(Kind::Rollout(exit))),
     }
+}
+
+/// One environment of a rollout, confirmed already, applied as `warren
+/// apply TARGET --env NAME --auto-approve` applies it: how it ended, and
+/// what it said. Its plan was shown with the rollout's, so it says what it
+/// did (all of it with -v).
+async fn environment(
+    target: &Path,
+    env: &Environment,
+    options: &Options,
+    shared: &Connection,
+    out: &Writer,
+) -> (Exit, String) {
+    let buffer = Writer::buffer(Output { quiet: !out.verbose(), ..out.output() });
+    let options = Options { auto_approve: true, ..options.clone() };
+    let result = if is_saved_plans(target) {
+        match read_plans(target).and_then(|plans| saved_of(target, &plans, env, &buffer)) {
+            Ok(input) => apply_to(env, input, &options, shared, &buffer).await,
+            Err(e) => Err(e),
+        }
+    } else {
+        match fleet::choose(target, std::slice::from_ref(&env.name), &buffer) {
+            Ok(chosen) => apply_one(&chosen, target, env, &options, shared, &buffer).await,
+            Err(e) => Err(e),
+        }
+    };
+    if let Err(e) = &result {
+        buffer.error(e);
+    }
+    (error::exit(&result), buffer.take())
+}
+
+/// Environment `env`'s plan in the saved plans of `file`, as apply's input.
+fn saved_of(file: &Path, plans: &SavedPlans, env: &Environment, out: &Writer) -> Result<ApplyInput, Error> {
+    let plan = plans.environments.iter().find(|p| p.environment.as_deref() == Some(&env.name));
+    let plan = plan.ok_or_else(|| {
+        Error::invalid().line(format!(
+            "Nothing was changed: {} holds no plan of environment \"{}\".",
+            file.display(),
+            env.name
+        ))
+    })?;
+    saved_input(file, plan.clone(), &[], out)
 }
 
 /// What an environment's apply ended with, in words.
@@ -190,88 +235,37 @@ fn stages(project: &Project, chosen: &[Environment]) -> Vec<Vec<Environment>> {
     out
 }
 
-/// One environment's apply in a warren process of its own, confirmed
-/// already; its exit, and its output (stdout, then stderr).
-fn child(path: &Path, env: &Environment, options: &Options, shared: &Connection, out: Output) -> (Exit, String) {
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return (Exit::Error, format!("error: cannot start warren again: {e}\n")),
-    };
-    let mut cmd = Command::new(exe);
-    cmd.arg("apply").arg(path).args(["--env", &env.name, "--auto-approve", "--color", "never"]);
-    // Its plan was shown with the rollout's: the child says what it did.
-    cmd.arg(if out.verbose { "-v" } else { "-q" });
-    if options.allow_destroy {
-        cmd.arg("--allow-destroy");
-    }
-    if options.allow_lockout {
-        cmd.arg("--allow-lockout");
-    }
-    if let Some(project) = &shared.project {
-        cmd.args(["--project", project]);
-    }
-    for q in &options.replace {
-        cmd.args(["--replace", q]);
-    }
-    cmd.arg(format!("--drain-timeout={}s", options.drain_timeout.as_secs()));
-    cmd.arg(format!("--lock-timeout={}s", options.lock_timeout.as_secs()));
-    for (flag, file) in
-        [("--ca-cert", &shared.ca_cert), ("--client-cert", &shared.client_cert), ("--client-key", &shared.client_key)]
-    {
-        if let Some(f) = file {
-            cmd.arg(flag).arg(f);
-        }
-    }
-    match cmd.output() {
-        Ok(o) => {
-            let exit = match o.status.code() {
-                Some(0) => Exit::Ok,
-                Some(2) => Exit::Changes,
-                Some(3) => Exit::Paused,
-                Some(4) => Exit::Refused,
-                Some(5) => Exit::Locked,
-                _ => Exit::Error,
-            };
-            (exit, format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
-        }
-        Err(e) => (Exit::Error, format!("error: cannot start warren again: {e}\n")),
-    }
-}
-
 /// `apply --env NAME`: the environment's topology, applied to its broker.
-fn apply_one(
+async fn apply_one(
     chosen: &Chosen,
     path: &Path,
     env: &Environment,
     options: &Options,
     shared: &Connection,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
     let desired = desired::environment(&chosen.base, path, env);
     let input = ApplyInput { desired, path: path.to_path_buf(), replace: options.replace.clone(), saved: None };
-    apply_to(env, input, options, shared, out)
+    apply_to(env, input, options, shared, out).await
 }
 
 /// Applies an environment's input (its files, or its saved plan) to its
 /// broker.
-fn apply_to(
+async fn apply_to(
     env: &Environment,
     input: ApplyInput,
     options: &Options,
     shared: &Connection,
-    out: Output,
+    out: &Writer,
 ) -> error::Result {
     let connection = match fleet::connection(env, shared) {
         Ok(c) => c,
-        Err(d) => {
-            super::validate::show(&[d], &input.desired.sources, out);
-            return Err(Error::Invalid);
-        }
+        Err(d) => return Err(Error::invalid().drawn([d], &input.desired.sources)),
     };
     if input.desired.has_errors() {
         let origin = live_side::describe(&connection);
         return Err(print_invalid(&input.desired, &input.path, &origin, Format::Human, out));
     }
     let broker = live_side::open(&connection)?;
-    apply::apply(&broker, input, options, out)
+    apply::apply(&broker, input, options, out).await
 }

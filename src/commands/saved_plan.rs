@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use super::planned::Planned;
 use crate::desired::{self, Desired};
-use crate::diagnostic::{Diagnostic, render as render_diagnostics};
-use crate::error::Error;
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, Kind};
 use crate::fingerprint;
-use crate::output::Output;
 use crate::saved_plan::{self, Saved, SavedFile, SavedPlan, SavedPlans};
+use crate::writer::Writer;
 
 /// `plan --out FILE`: saves what apply needs to make this plan again.
 pub fn save(planned: &Planned, path: &Path, replace: &[String], file: &Path) -> Result<(), Diagnostic> {
@@ -54,29 +54,28 @@ pub struct ApplyInput {
 }
 
 /// Loads `path` as a topology, or as a saved plan when its content is one.
-/// On failure the reason is printed and the exit returned.
-pub fn apply_input(path: &Path, replace: &[String], out: Output) -> Result<ApplyInput, Error> {
+/// On failure, the error says why.
+pub fn apply_input(path: &Path, replace: &[String], out: &Writer) -> Result<ApplyInput, Error> {
     if !is_saved_plan(path) {
         let desired = desired::load(path);
         return Ok(ApplyInput { desired, path: path.to_path_buf(), replace: replace.to_vec(), saved: None });
     }
     let saved = match saved_plan::read(path) {
         Ok(s) => s,
-        Err(d) => return Err(unusable(d, out)),
+        Err(d) => return Err(unusable(d)),
     };
     saved_input(path, saved, replace, out)
 }
 
-/// The saved plan of several environments at `path`, or why not (said).
-pub fn read_plans(path: &Path, out: Output) -> Result<SavedPlans, Error> {
+/// The saved plan of several environments at `path`, or why not.
+pub fn read_plans(path: &Path) -> Result<SavedPlans, Error> {
     match saved_plan::read_any(path) {
         Ok(Saved::Environments(plans)) => Ok(plans),
         Ok(Saved::One(_)) => Err(unusable(
             Diagnostic::error("saved-plan", format!("{} is the saved plan of one topology", path.display()))
                 .help(format!("apply it as `warren apply {}`, without --env", path.display())),
-            out,
         )),
-        Err(d) => Err(unusable(d, out)),
+        Err(d) => Err(unusable(d)),
     }
 }
 
@@ -85,33 +84,30 @@ pub fn is_saved_plans(path: &Path) -> bool {
     is_saved_plan(path) && matches!(saved_plan::read_any(path), Ok(Saved::Environments(_)))
 }
 
-fn unusable(d: Diagnostic, out: Output) -> Error {
-    eprint!("{}", render_diagnostics(&[d], &Default::default(), out.diagnostic_style()));
-    eprintln!("Nothing was changed.");
-    Error::Invalid
+fn unusable(d: Diagnostic) -> Error {
+    Error::invalid().drawn([d], &Default::default()).line("Nothing was changed.")
 }
 
 /// What apply plans from for one saved plan read from `path`: one
 /// topology's, or one environment's of a plan of several.
-pub fn saved_input(path: &Path, saved: SavedPlan, replace: &[String], out: Output) -> Result<ApplyInput, Error> {
+pub fn saved_input(path: &Path, saved: SavedPlan, replace: &[String], out: &Writer) -> Result<ApplyInput, Error> {
     // The plan records its --replace list; another one would make a plan
     // other than the one reviewed.
     if !replace.is_empty() {
-        eprintln!(
+        return Err(Error::invalid().line(format!(
             "Nothing was changed: --replace cannot be given with a saved plan; {} records its own ({}).",
             path.display(),
             if saved.replace.is_empty() { "none".into() } else { saved.replace.join(", ") }
-        );
-        return Err(Error::Invalid);
+        )));
     }
-    if !out.quiet {
-        eprintln!(
+    if !out.quiet() {
+        out.errln(format!(
             "Applying the saved plan {}, made {} against {} by warren {}.",
             path.display(),
             saved.created,
             saved.origin,
             saved.warren_version
-        );
+        ));
     }
     let mut desired = match &saved.environment {
         None => desired::load_texts(&saved.path, saved.texts()),
@@ -148,24 +144,23 @@ const NAMED: usize = 10;
 pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Error> {
     let changed = fingerprint::changed(&saved.depends_on, &depends_on(planned));
     if !changed.is_empty() {
-        eprintln!(
-            "Refused: what this plan depends on changed on the broker since it was made; make a new plan. Changed:"
+        let mut refused = Error::new(Kind::Refused).line(
+            "Refused: what this plan depends on changed on the broker since it was made; make a new plan. Changed:",
         );
         for (name, how) in changed.iter().take(NAMED) {
-            eprintln!("  {name}: {how}");
+            refused = refused.line(format!("  {name}: {how}"));
         }
         if changed.len() > NAMED {
-            eprintln!("  and {} more", changed.len() - NAMED);
+            refused = refused.line(format!("  and {} more", changed.len() - NAMED));
         }
         if saved.origin != planned.live.origin {
-            eprintln!(
+            refused = refused.line(format!(
                 "  The plan was made against {}, and is applied to {}: it is accepted only when the objects it \
                  depends on are on this broker exactly as they were there.",
                 saved.origin, planned.live.origin
-            );
+            ));
         }
-        eprintln!("Nothing was changed.");
-        return Err(Error::Refused);
+        return Err(refused.line("Nothing was changed."));
     }
     let plan_now = fingerprint::plan(&planned.document);
     if plan_now != saved.plan_fingerprint {
@@ -180,13 +175,12 @@ pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Error> {
              so a user's password now compares otherwise"
                 .into()
         };
-        eprintln!(
+        let refused = Error::new(Kind::Refused).line(format!(
             "Refused: the broker is as it was, but the plan now comes out different (fingerprint {}, now {plan_now}): \
              {why}. Run plan to see it; make a new plan.",
             saved.plan_fingerprint
-        );
-        eprintln!("Nothing was changed.");
-        return Err(Error::Refused);
+        ));
+        return Err(refused.line("Nothing was changed."));
     }
     Ok(())
 }

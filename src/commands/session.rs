@@ -6,14 +6,21 @@ use std::time::{Duration, Instant};
 
 use crate::apply::Recorder;
 use crate::broker::{Broker, BrokerError, RecordStore};
-use crate::error::{self, Error};
+use crate::error::{self, Error, Kind};
 use crate::journal::{Journal, Run, RunOutcome, actor, now};
 use crate::model::Place;
+use crate::writer::Writer;
 
 /// Takes the lock of the records at `place` (waiting up to `timeout`), then
 /// records this run as the current one: the recorder it returns holds the
-/// lock. Prints why it waits, and what went wrong.
-async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &str) -> Result<Recorder<B>, Error> {
+/// lock. Says why it waits; its error says what went wrong.
+async fn begin<B: Broker>(
+    broker: &B,
+    place: Place,
+    timeout: Duration,
+    doing: &str,
+    out: &Writer,
+) -> Result<Recorder<B>, Error> {
     // The management API first: its errors say most about a wrong URL or
     // user, and the lock is pointless without it.
     broker.check().await.map_err(super::unchanged)?;
@@ -28,15 +35,14 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
         }
         let holder = holder(broker, &place).await;
         if shown.as_ref() != Some(&holder) {
-            eprintln!("Another apply holds the lock: {holder}. Waiting up to {}…", seconds(timeout));
+            out.errln(format!("Another apply holds the lock: {holder}. Waiting up to {}…", seconds(timeout)));
             shown = Some(holder.clone());
         }
         if Instant::now() >= deadline {
-            eprintln!(
+            return Err(Error::new(Kind::Locked).line(format!(
                 "The lock was not released within --lock-timeout {} (held by {holder}). Nothing was changed.",
                 seconds(timeout)
-            );
-            return Err(Error::Locked);
+            )));
         }
         tokio::time::sleep(Duration::from_millis(500).min(deadline - Instant::now())).await;
     };
@@ -54,12 +60,11 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
                     crate::model::RecordKind::Journal.exchange(project, 0).trim_end_matches('0')
                 ),
             };
-            eprintln!(
+            lock.release().await;
+            return Err(Error::new(Kind::Records).line(format!(
                 "error: warren's journal ({}) is unreadable: {e}\n  help: it records in-flight migrations; if none is in flight, remove it with {remove}",
                 describe(&place)
-            );
-            lock.release().await;
-            return Err(Error::Records);
+            )));
         }
         Err(e) => {
             lock.release().await;
@@ -83,10 +88,10 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
         return Err(super::unchanged(e));
     }
     if let Some(dead) = &interrupted {
-        eprintln!(
+        out.errln(format!(
             "An earlier apply (run {}, by {}, started {}) was interrupted while it was doing: {}. This run picks up from the live state and the journal.",
             dead.id, dead.by, dead.started, dead.doing
-        );
+        ));
     }
     Ok(recorder)
 }
@@ -95,18 +100,18 @@ async fn begin<B: Broker>(broker: &B, place: Place, timeout: Duration, doing: &s
 /// records at `place` ([`begin`]), does `work` while it holds it, records how
 /// the run ended and gives the lock back ([`end`]). Ends as `work` says, or
 /// as taking the lock failed.
-pub fn locked<B: Broker>(
-    rt: &tokio::runtime::Runtime,
+pub async fn locked<B: Broker>(
     broker: &B,
     place: Place,
     timeout: Duration,
     doing: &str,
-    work: impl FnOnce(&Recorder<B>) -> (error::Result, Ended),
+    out: &Writer,
+    work: impl AsyncFnOnce(&Recorder<B>) -> (error::Result, Ended),
 ) -> error::Result {
-    let recorder = rt.block_on(begin(broker, place, timeout, doing))?;
-    let (result, ended) = work(&recorder);
-    if let Err(e) = rt.block_on(end(recorder, ended)) {
-        eprintln!("warren could not record how this run ended in its journal: {e}.");
+    let recorder = begin(broker, place, timeout, doing, out).await?;
+    let (result, ended) = work(&recorder).await;
+    if let Err(e) = end(recorder, ended).await {
+        out.errln(format!("warren could not record how this run ended in its journal: {e}."));
     }
     result
 }

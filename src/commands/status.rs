@@ -3,52 +3,50 @@
 
 use std::fmt::Write;
 
-use super::live_side;
+use super::{block_on, live_side};
 use crate::broker::{Broker, BrokerError, FoundJournal, RecordStore};
 use crate::cli::Connection;
-use crate::error::{self, Done, Error};
+use crate::error::{self, Done, Error, Kind};
 #[cfg(test)]
 use crate::journal::RunOutcome;
 use crate::journal::{Journal, Migration, Run};
 use crate::model::Place;
-use crate::output::Output;
+use crate::writer::Writer;
 
-pub fn status(connection: &Connection, _out: Output) -> error::Result {
-    status_of(&live_side::open(connection)?)
+pub fn status(connection: &Connection, out: &Writer) -> error::Result {
+    status_of(&live_side::open(connection)?, out)
 }
 
 /// The lock and the migrations in flight of every journal on `broker`.
-pub fn status_of(broker: &impl Broker) -> error::Result {
-    let rt = live_side::runtime();
-    let found = read(rt.block_on(broker.journals()))?;
+pub fn status_of(broker: &impl Broker, out: &Writer) -> error::Result {
+    let found = read(block_on(broker.journals()))?;
     for (i, (place, journal)) in found.iter().enumerate() {
-        let held = match rt.block_on(broker.lock_taken(place)) {
+        let held = match block_on(broker.lock_taken(place)) {
             Ok(h) => h,
             // A user who may not look into the broker-wide lock's vhost.
             Err(BrokerError::Forbidden { .. }) if found.len() == 1 && *place == Place::Broker => false,
-            Err(e) => return Err(super::said(e)),
+            Err(e) => return Err(Error::broker(e)),
         };
         if i > 0 {
-            println!();
+            out.outln("");
         }
-        print!("{}{}", heading(place), status_text(journal, held));
+        out.out(format!("{}{}", heading(place), status_text(journal, held)));
     }
     Ok(Done::Ok)
 }
 
-pub fn history(vhosts: &[String], connection: &Connection, _out: Output) -> error::Result {
-    history_of(&live_side::open(connection)?, vhosts)
+pub fn history(vhosts: &[String], connection: &Connection, out: &Writer) -> error::Result {
+    history_of(&live_side::open(connection)?, vhosts, out)
 }
 
 /// The runs of every journal on `broker`, of `vhosts` only when given.
-pub fn history_of(broker: &impl Broker, vhosts: &[String]) -> error::Result {
-    let rt = live_side::runtime();
-    let found = read(rt.block_on(broker.journals()))?;
+pub fn history_of(broker: &impl Broker, vhosts: &[String], out: &Writer) -> error::Result {
+    let found = read(block_on(broker.journals()))?;
     for (i, (place, journal)) in found.iter().enumerate() {
         if i > 0 {
-            println!();
+            out.outln("");
         }
-        print!("{}{}", heading(place), history_text(journal, vhosts));
+        out.out(format!("{}{}", heading(place), history_text(journal, vhosts)));
     }
     Ok(Done::Ok)
 }
@@ -64,25 +62,27 @@ fn heading(place: &Place) -> String {
 /// Every journal found, read; the broker-wide one, empty, when there is
 /// none at all, so that status and history always say something.
 fn read(found: Result<Vec<FoundJournal>, BrokerError>) -> Result<Vec<(Place, Journal)>, Error> {
-    let found = found.map_err(super::said)?;
-    let mut out = Vec::new();
+    let found = found.map_err(Error::broker)?;
+    let mut read = Vec::new();
     for f in found {
         let journal = Journal::from_json(Some(f.value)).map(|mut j| {
             crate::journal::add_progress(&mut j.migrations, &f.progress);
             j
         });
         match journal {
-            Ok(j) => out.push((f.place, j)),
+            Ok(j) => read.push((f.place, j)),
             Err(e) => {
-                eprintln!("error: warren's journal ({}) is unreadable: {e}", super::session::describe(&f.place));
-                return Err(Error::Records);
+                let place = super::session::describe(&f.place);
+                return Err(
+                    Error::new(Kind::Records).line(format!("error: warren's journal ({place}) is unreadable: {e}"))
+                );
             }
         }
     }
-    if out.is_empty() {
-        out.push((Place::Broker, Journal::default()));
+    if read.is_empty() {
+        read.push((Place::Broker, Journal::default()));
     }
-    Ok(out)
+    Ok(read)
 }
 
 /// The lock, the run holding it and every migration in flight.

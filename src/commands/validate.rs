@@ -7,9 +7,9 @@ use super::findings::lint_of;
 use crate::desired;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::error::{self, Done, Error};
-use crate::output::Output;
 use crate::render::lint::{LintDocument, LintFormat};
 use crate::source::Sources;
+use crate::writer::Writer;
 
 /// Checks the base and, with `envs`, each environment it picks: its
 /// topology with the overlays merged over the base. An environment shows
@@ -17,7 +17,7 @@ use crate::source::Sources;
 /// its merged topology adds. Errors are shown (drawn, or listed in the
 /// machine formats); warnings and infos are counted, `warren lint` lists
 /// them: a CI that runs both annotates each finding once.
-pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> error::Result {
+pub fn run(path: &Path, envs: &[String], format: LintFormat, out: &Writer) -> error::Result {
     let human = format == LintFormat::Human;
     let mut base = desired::load_unchecked(path);
     if !envs.is_empty() {
@@ -36,15 +36,14 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> err
     }
     let lint = lint_of(path, &[]);
     let mut valid =
-        report(&path.display().to_string(), &base.diagnostics, &base.diagnostics, &base.topology, &lint, human);
+        report(&path.display().to_string(), &base.diagnostics, &base.diagnostics, &base.topology, &lint, human, out);
     let picked = if envs.is_empty() || base.project_unreadable() {
         Vec::new()
     } else {
         match base.project.select(envs) {
             Ok(p) => p,
             Err(d) => {
-                show(&[d], &base.sources, out);
-                return Err(Error::Invalid);
+                return Err(Error::invalid().drawn([d], &base.sources));
             }
         }
     };
@@ -59,13 +58,13 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: Output) -> err
             }
             let what = format!("environment {}", env.name);
             let lint = lint_of(path, std::slice::from_ref(&env.name));
-            valid &= report(&what, &merged.diagnostics, &own, &merged.topology, &lint, human);
+            valid &= report(&what, &merged.diagnostics, &own, &merged.topology, &lint, human, out);
         }
     }
     if !human {
-        super::findings::print(&doc, format, path, "warren validate");
+        super::findings::print(&doc, format, path, "warren validate", out);
     }
-    if valid { Ok(Done::Ok) } else { Err(Error::Invalid) }
+    if valid { Ok(Done::Ok) } else { Err(Error::invalid()) }
 }
 
 fn errors(diagnostics: &[Diagnostic]) -> Vec<Diagnostic> {
@@ -88,6 +87,7 @@ fn report(
     topology: &crate::model::Topology,
     lint: &str,
     say: bool,
+    out: &Writer,
 ) -> bool {
     let errors = all.iter().filter(|d| d.is_error()).count();
     let warnings = shown.iter().filter(|d| d.severity == Severity::Warning).count();
@@ -100,14 +100,14 @@ fn report(
     if errors > 0 {
         if say {
             let tail = if said.is_empty() { String::new() } else { format!(" (`{lint}` lists them all)") };
-            eprintln!("{what} is not valid: {}{tail}.", counted(errors, &said));
+            out.errln(format!("{what} is not valid: {}{tail}.", counted(errors, &said)));
         }
         return false;
     }
     let them = if warnings + infos == 1 { "it" } else { "them" };
     let tail = if said.is_empty() { String::new() } else { format!(" ({}: `{lint}` lists {them})", said.join(", ")) };
     if say {
-        println!("{what} is valid: {}{tail}.", summary(topology));
+        out.outln(format!("{what} is valid: {}{tail}.", summary(topology)));
     }
     true
 }
@@ -128,7 +128,7 @@ pub fn summary(t: &crate::model::Topology) -> String {
 
 /// Prints diagnostics on stderr, a few of each kind (see
 /// [`super::findings::shown`]); with `-q`, only the errors.
-pub fn show(diagnostics: &[Diagnostic], sources: &Sources, out: Output) {
+pub fn show(diagnostics: &[Diagnostic], sources: &Sources, out: &Writer) {
     super::findings::shown(diagnostics, sources, out);
 }
 

@@ -19,10 +19,8 @@ pub(super) fn merge(
     // Bindings are most of a large topology and depend on nothing else here:
     // they are placed on a thread of their own while the rest is merged.
     let bindings: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.bindings))).collect();
-    let (mut m, (sets, sites, found)) = std::thread::scope(|s| {
-        let placing = s.spawn(|| place_bindings(bindings, sources));
-        (merge_rest(files, sources), placing.join().expect("placing bindings does not panic"))
-    });
+    let (mut m, (sets, sites, found)) =
+        rayon::join(|| merge_rest(files, sources), || place_bindings(bindings, sources));
     for (v, set) in sets {
         m.vhost(&v).bindings = set;
     }
@@ -96,14 +94,12 @@ fn place_bindings(
     }
     let all = earlier.iter().map(|(_, b)| b.len()).sum();
     let later = if all > ONE_RUN { split(&mut earlier, all / 2) } else { Vec::new() };
-    let ((mut sets, mut sites, mut repeats), (later_sets, later_sites, later_repeats)) = std::thread::scope(|s| {
-        let placing = s.spawn(|| place(later, 0));
-        // Room for the later run's places too, which join these.
-        (place(earlier, all), placing.join().expect("placing bindings does not panic"))
-    });
+    // Room for the later run's places too, which join these.
+    let ((mut sets, mut sites, mut repeats), (later_sets, later_sites, later_repeats)) =
+        rayon::join(|| place(earlier, all), || place(later, 0));
     // The runs' sets and their places join apart, at once.
-    let sets = std::thread::scope(|s| {
-        let joining = s.spawn(|| {
+    let (sets, ()) = rayon::join(
+        || {
             for (v, set) in later_sets {
                 match sets.get_mut(&v) {
                     Some(earlier) => earlier.union(set),
@@ -111,17 +107,18 @@ fn place_bindings(
                 }
             }
             sets.into_iter().map(|(v, set)| (v, set.finish())).collect()
-        });
-        // Every binding of the later run was declared after those of the earlier.
-        for (key, site) in later_sites {
-            match sites.entry(key) {
-                Entry::Vacant(e) => _ = e.insert(site),
-                Entry::Occupied(e) => repeats.push((e.key().clone(), site.at)),
+        },
+        || {
+            // Every binding of the later run was declared after those of the earlier.
+            for (key, site) in later_sites {
+                match sites.entry(key) {
+                    Entry::Vacant(e) => _ = e.insert(site),
+                    Entry::Occupied(e) => repeats.push((e.key().clone(), site.at)),
+                }
             }
-        }
-        repeats.extend(later_repeats);
-        joining.join().expect("joining sets does not panic")
-    });
+            repeats.extend(later_repeats);
+        },
+    );
     let found = repeats.into_iter().map(|(key, at)| duplicate(&key, at, &sites[&key], sources)).collect();
     (sets, sites, found)
 }

@@ -13,6 +13,8 @@ pub(crate) mod tree;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 pub use parse::MAX_NAME_BYTES;
 pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, check_expect};
 
@@ -316,16 +318,7 @@ fn parse_all(sources: &Sources, ids: &[FileId]) -> Vec<(Option<decl::FileDecl>, 
         let decl = parse::parse_file(*id, &sources.get(*id).text, &mut found);
         (decl, found)
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ids.len());
-    if threads <= 1 {
-        return ids.iter().map(parse).collect();
-    }
-    let chunk = ids.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let parts: Vec<_> =
-            ids.chunks(chunk).map(|part| s.spawn(move || part.iter().map(parse).collect::<Vec<_>>())).collect();
-        parts.into_iter().flat_map(|p| p.join().expect("parsing a file does not panic")).collect()
-    })
+    ids.par_iter().map(parse).collect()
 }
 
 /// The topology files a path names, but those below `overlays`.

@@ -82,15 +82,16 @@ pub fn check_for(
     // Matching every policy to every queue takes about as long as the rest:
     // both at once, found in the same order. The policy checks match on
     // their own, without the views.
-    let (out, rest) = std::thread::scope(|s| {
-        let rest = s.spawn(|| run(&BTreeMap::new(), &[policies::check]));
-        let views: BTreeMap<&str, View> =
-            topology.vhosts.iter().map(|(name, v)| (name.as_str(), View::new(name, v, locations))).collect();
-        let checks: [fn(&mut Context); 5] =
-            [references::check, queues::check, dead_letters::check, exchanges::check, access::check];
-        let out = run(&views, &checks);
-        (out, rest.join().expect("the checks do not panic"))
-    });
+    let (out, rest) = rayon::join(
+        || {
+            let views: BTreeMap<&str, View> =
+                topology.vhosts.iter().map(|(name, v)| (name.as_str(), View::new(name, v, locations))).collect();
+            let checks: [fn(&mut Context); 5] =
+                [references::check, queues::check, dead_letters::check, exchanges::check, access::check];
+            run(&views, &checks)
+        },
+        || run(&BTreeMap::new(), &[policies::check]),
+    );
     let ((mut out, mut counted), (rest, rest_counted)) = (out, rest);
     out.add(rest);
     counted.extend(rest_counted);
