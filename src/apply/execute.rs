@@ -6,6 +6,7 @@
 //! `migrate::run`), so every migration of a plan waits at once.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
@@ -95,63 +96,8 @@ pub async fn execute<B: Broker>(broker: &B, plan: &Plan, ctx: &Context<B>) -> Ou
             break;
         }
         let began = std::time::Instant::now();
-        let mut set = JoinSet::new();
-        for index in i..end {
-            let (broker, step, limit, ctx) = (broker.clone(), plan.steps[index].clone(), limit.clone(), ctx.clone());
-            set.spawn(async move {
-                let events = &ctx.events;
-                let result = match &step.op {
-                    Op::Migrate(m) => {
-                        let (id, from) = start_of(m, &ctx);
-                        let work = async {
-                            if from > 0 && from < m.steps.len() {
-                                events.send(resuming(m, from));
-                            }
-                            migrate::run(&broker, m, from, ctx.drain, &limit, (&ctx.recorder, &id), events).await
-                        };
-                        events.step(step.op.to_string(), work).await
-                    }
-                    Op::Rollback(r) => {
-                        let work = async {
-                            // Why the new queue stays matters even with -q.
-                            if let Some(why) = rollback::run(&broker, r, &limit, &ctx.recorder).await? {
-                                events.send(Event::Said(why));
-                            }
-                            Ok(())
-                        };
-                        events.step(step.op.to_string(), work).await
-                    }
-                    _ => {
-                        let _permit = limit.acquire().await.expect("the semaphore is never closed");
-                        // The lock may have gone while this step waited.
-                        match ctx.recorder.check() {
-                            Ok(()) => events.step(step.op.to_string(), run_step(&broker, &step, &ctx)).await,
-                            Err(e) => Err(e),
-                        }
-                    }
-                };
-                (index, result)
-            });
-        }
-        let mut results = Vec::new();
-        while let Some(joined) = set.join_next().await {
-            results.push(joined.expect("a step task does not panic"));
-        }
-        results.sort_by_key(|(index, _)| *index);
-        ctx.recorder.note(|j| {
-            if let Some(run) = &mut j.current {
-                for (index, result) in &results {
-                    let outcome = result.as_ref().err().map_or(StepOutcome::Done, Failure::outcome);
-                    run.record(plan.steps[*index].op.to_string(), outcome);
-                }
-                // What the next phase does, for whoever waits for the lock:
-                // no record is written while a phase runs but migrations'.
-                if end < plan.steps.len() {
-                    run.doing = super::recorder::doing(plan, end);
-                }
-            }
-        });
-        let recorded = ctx.recorder.update(|_| {}).await;
+        let results = run_phase(broker, plan, i..end, &limit, ctx).await;
+        let recorded = record_phase(plan, &results, end, &ctx.recorder).await;
         ctx.events.send(Event::PhaseEnded { phase: phase.describe(), steps: end - i, took: began.elapsed() });
         for (index, result) in results {
             match result {
@@ -170,6 +116,91 @@ pub async fn execute<B: Broker>(broker: &B, plan: &Plan, ctx: &Context<B>) -> Ou
         i = end;
     }
     outcome
+}
+
+/// What became of each step of a phase, by index into the plan's steps.
+type Results = Vec<(usize, Result<(), Failure>)>;
+
+/// Runs `plan`'s steps `phase` (one phase) at once, as far as `limit`
+/// allows, and gives their results in the plan's order.
+async fn run_phase<B: Broker>(
+    broker: &B,
+    plan: &Plan,
+    phase: Range<usize>,
+    limit: &Arc<Semaphore>,
+    ctx: &Context<B>,
+) -> Results {
+    let mut set = JoinSet::new();
+    for index in phase {
+        let (broker, step, limit, ctx) = (broker.clone(), plan.steps[index].clone(), limit.clone(), ctx.clone());
+        set.spawn(async move { (index, run_one(&broker, &step, &limit, &ctx).await) });
+    }
+    let mut results = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        results.push(joined.expect("a step task does not panic"));
+    }
+    results.sort_by_key(|(index, _)| *index);
+    results
+}
+
+/// Runs one step between its events. A migration or a rollback takes a
+/// permit of `limit` for each of its requests; any other step one permit.
+async fn run_one<B: Broker>(broker: &B, step: &Step, limit: &Semaphore, ctx: &Context<B>) -> Result<(), Failure> {
+    let events = &ctx.events;
+    match &step.op {
+        Op::Migrate(m) => {
+            let (id, from) = start_of(m, ctx);
+            let work = async {
+                if from > 0 && from < m.steps.len() {
+                    events.send(resuming(m, from));
+                }
+                migrate::run(broker, m, from, ctx.drain, limit, (&ctx.recorder, &id), events).await
+            };
+            events.step(step.op.to_string(), work).await
+        }
+        Op::Rollback(r) => {
+            let work = async {
+                // Why the new queue stays matters even with -q.
+                if let Some(why) = rollback::run(broker, r, limit, &ctx.recorder).await? {
+                    events.send(Event::Said(why));
+                }
+                Ok(())
+            };
+            events.step(step.op.to_string(), work).await
+        }
+        _ => {
+            let _permit = limit.acquire().await.expect("the semaphore is never closed");
+            // The lock may have gone while this step waited.
+            match ctx.recorder.check() {
+                Ok(()) => events.step(step.op.to_string(), run_step(broker, step, ctx)).await,
+                Err(e) => Err(e),
+            }
+        }
+    }
+}
+
+/// Notes a phase's `results` in the journal, with what the phase from step
+/// `next` on does, and writes it.
+async fn record_phase<B: Broker>(
+    plan: &Plan,
+    results: &Results,
+    next: usize,
+    recorder: &Recorder<B>,
+) -> Result<(), BrokerError> {
+    recorder.note(|j| {
+        if let Some(run) = &mut j.current {
+            for (index, result) in results {
+                let outcome = result.as_ref().err().map_or(StepOutcome::Done, Failure::outcome);
+                run.record(plan.steps[*index].op.to_string(), outcome);
+            }
+            // What the next phase does, for whoever waits for the lock:
+            // no record is written while a phase runs but migrations'.
+            if next < plan.steps.len() {
+                run.doing = super::recorder::doing(plan, next);
+            }
+        }
+    });
+    recorder.update(|_| {}).await
 }
 
 /// Migration `m`'s journal id and the step to start from

@@ -81,10 +81,10 @@ struct Request<'a> {
     options: &'a Options,
 }
 
-/// Everything apply does while it holds the lock: one piece, because the
-/// order of its checks and writes is an apply's safety (nothing is written
-/// before every check passed, the journal knows the plan before the first
-/// step, the inventory is written whatever the steps did).
+/// Everything apply does while it holds the lock. The order of its checks
+/// and writes is an apply's safety (nothing is written before every check
+/// passed, the journal knows the plan before the first step, the inventory
+/// is written whatever the steps did): read best as one piece.
 async fn locked<B: Broker>(
     desired: desired::Desired,
     run: &Request<'_>,

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::apply::Recorder;
-use crate::broker::{Broker, BrokerError, RecordStore};
+use crate::broker::{Broker, BrokerError, Lock, RecordStore};
 use crate::error::{self, Error, Kind};
 use crate::journal::{Journal, Run, RunOutcome, actor, now};
 use crate::model::Place;
@@ -25,27 +25,7 @@ async fn begin<B: Broker>(
     // user, and the lock is pointless without it.
     broker.check().await.map_err(super::unchanged)?;
     let by = actor();
-    let deadline = Instant::now() + timeout;
-    let mut shown: Option<String> = None;
-    let lock = loop {
-        match broker.take_lock(&place, &by).await {
-            Ok(Some(lock)) => break lock,
-            Ok(None) => {}
-            Err(e) => return Err(super::unchanged(e)),
-        }
-        let holder = holder(broker, &place).await;
-        if shown.as_ref() != Some(&holder) {
-            out.errln(format!("Another apply holds the lock: {holder}. Waiting up to {}…", seconds(timeout)));
-            shown = Some(holder.clone());
-        }
-        if Instant::now() >= deadline {
-            return Err(Error::new(Kind::Locked).line(format!(
-                "The lock was not released within --lock-timeout {} (held by {holder}). Nothing was changed.",
-                seconds(timeout)
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(500).min(deadline - Instant::now())).await;
-    };
+    let lock = take_lock(broker, &place, &by, timeout, out).await?;
     let read = broker.read_journal(&place).await.map(|(v, progress, slot)| (Journal::from_json(v), progress, slot));
     let (mut journal, slot) = match read {
         Ok((Ok(mut j), progress, slot)) => {
@@ -94,6 +74,38 @@ async fn begin<B: Broker>(
         ));
     }
     Ok(recorder)
+}
+
+/// The lock of the records at `place`, taken for `by`; waits up to
+/// `timeout` for another holder, saying who holds it.
+async fn take_lock<B: Broker>(
+    broker: &B,
+    place: &Place,
+    by: &str,
+    timeout: Duration,
+    out: &Writer,
+) -> Result<Lock, Error> {
+    let deadline = Instant::now() + timeout;
+    let mut shown: Option<String> = None;
+    loop {
+        match broker.take_lock(place, by).await {
+            Ok(Some(lock)) => return Ok(lock),
+            Ok(None) => {}
+            Err(e) => return Err(super::unchanged(e)),
+        }
+        let holder = holder(broker, place).await;
+        if shown.as_ref() != Some(&holder) {
+            out.errln(format!("Another apply holds the lock: {holder}. Waiting up to {}…", seconds(timeout)));
+            shown = Some(holder.clone());
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::new(Kind::Locked).line(format!(
+                "The lock was not released within --lock-timeout {} (held by {holder}). Nothing was changed.",
+                seconds(timeout)
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(500).min(deadline - Instant::now())).await;
+    }
 }
 
 /// What every writing command does around its work: takes the lock of the

@@ -5,7 +5,10 @@
 
 use super::select::LeftOut;
 use crate::live::Skipped;
-use crate::model::{ApplyTo, Binding, Password, Policy, Queue, QueueType, Table, User, Value, Vhost};
+use crate::model::{
+    ApplyTo, Binding, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User, Value, Vhost,
+    VhostSettings,
+};
 use crate::toml_text::{inline_table, key, path, string, strings, value};
 
 /// The widest line before a table is written as a sub-table instead.
@@ -41,49 +44,10 @@ pub(super) fn vhost_file(
     w.skipped(skipped, source);
     w.blank();
     w.line(&format!("vhosts = {}", strings([&vhost.name])));
-    let s = &vhost.settings;
-    if s.description.is_some() || s.default_queue_type.is_some() || s.limits.is_some() {
-        w.header("vhost");
-        if let Some(d) = &s.description {
-            w.field("description", &string(d));
-        }
-        if let Some(t) = s.default_queue_type {
-            w.field("default_queue_type", &string(t.as_str()));
-        }
-        if let Some(limits) = &s.limits {
-            let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();
-            w.table_field(&["vhost"], "limits", &limits);
-        }
-    }
-    let ext = &vhost.external;
-    if !ext.exchanges.is_empty() || !ext.queues.is_empty() {
-        w.blank();
-        if let Share::Whole = share {
-            w.comment("Bindings below use these, but the export does not declare them (or they are");
-            w.comment("left out above). warren never creates, changes or deletes external objects.");
-        } else {
-            w.comment("Bindings of this vhost use these, but the export does not declare them (or");
-            w.comment("they are left out above). warren never creates, changes or deletes external");
-            w.comment("objects.");
-        }
-        w.line("[external]");
-        if !ext.exchanges.is_empty() {
-            w.list("exchanges", ext.exchanges.iter());
-        }
-        if !ext.queues.is_empty() {
-            w.list("queues", ext.queues.iter());
-        }
-    }
+    w.settings(&vhost.settings);
+    w.external(&vhost.external, matches!(share, Share::Whole));
     for x in vhost.exchanges.values() {
-        let at = ["exchanges", x.name.as_str()];
-        w.header(&path(&at));
-        w.field("type", &string(&x.kind));
-        w.flag("durable", x.durable, true);
-        w.flag("auto_delete", x.auto_delete, false);
-        w.flag("internal", x.internal, false);
-        if !x.arguments.is_empty() {
-            w.table_field(&at, "arguments", &x.arguments);
-        }
+        w.exchange(x);
     }
     match share {
         Share::Whole => {
@@ -106,10 +70,7 @@ pub(super) fn vhost_file(
         }
     }
     for p in vhost.permissions.values() {
-        w.header(&path(&["permissions", p.user.as_str()]));
-        w.field("configure", &string(&p.configure));
-        w.field("write", &string(&p.write));
-        w.field("read", &string(&p.read));
+        w.permission(p);
     }
     w.finish()
 }
@@ -240,6 +201,60 @@ impl Writer {
         }
     }
 
+    /// The `[vhost]` table, if the vhost sets anything.
+    fn settings(&mut self, s: &VhostSettings) {
+        if s.description.is_none() && s.default_queue_type.is_none() && s.limits.is_none() {
+            return;
+        }
+        self.header("vhost");
+        if let Some(d) = &s.description {
+            self.field("description", &string(d));
+        }
+        if let Some(t) = s.default_queue_type {
+            self.field("default_queue_type", &string(t.as_str()));
+        }
+        if let Some(limits) = &s.limits {
+            let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();
+            self.table_field(&["vhost"], "limits", &limits);
+        }
+    }
+
+    /// The `[external]` table, if any; `whole`: the bindings that use its
+    /// names are all in this file.
+    fn external(&mut self, ext: &External, whole: bool) {
+        if ext.exchanges.is_empty() && ext.queues.is_empty() {
+            return;
+        }
+        self.blank();
+        if whole {
+            self.comment("Bindings below use these, but the export does not declare them (or they are");
+            self.comment("left out above). warren never creates, changes or deletes external objects.");
+        } else {
+            self.comment("Bindings of this vhost use these, but the export does not declare them (or");
+            self.comment("they are left out above). warren never creates, changes or deletes external");
+            self.comment("objects.");
+        }
+        self.line("[external]");
+        if !ext.exchanges.is_empty() {
+            self.list("exchanges", ext.exchanges.iter());
+        }
+        if !ext.queues.is_empty() {
+            self.list("queues", ext.queues.iter());
+        }
+    }
+
+    fn exchange(&mut self, x: &Exchange) {
+        let at = ["exchanges", x.name.as_str()];
+        self.header(&path(&at));
+        self.field("type", &string(&x.kind));
+        self.flag("durable", x.durable, true);
+        self.flag("auto_delete", x.auto_delete, false);
+        self.flag("internal", x.internal, false);
+        if !x.arguments.is_empty() {
+            self.table_field(&at, "arguments", &x.arguments);
+        }
+    }
+
     /// A queue of `vhost`, its type left out when it is the vhost's default.
     fn queue(&mut self, q: &Queue, vhost: &Vhost) {
         let at = ["queues", q.name.as_str()];
@@ -268,6 +283,13 @@ impl Writer {
         if !b.arguments.is_empty() {
             self.table_field(&["bindings"], "arguments", &b.arguments);
         }
+    }
+
+    fn permission(&mut self, p: &Permission) {
+        self.header(&path(&["permissions", p.user.as_str()]));
+        self.field("configure", &string(&p.configure));
+        self.field("write", &string(&p.write));
+        self.field("read", &string(&p.read));
     }
 
     fn header(&mut self, table: &str) {

@@ -3,7 +3,7 @@
 //! not know, a null argument) is left out, and the names bindings still use
 //! are listed as external so that the files validate.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::desired::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, MAX_NAME_BYTES, check_expect};
 use crate::model::{
@@ -60,26 +60,7 @@ impl Selection {
         let v = &live.name;
         let mut out = Vhost::new(v);
         out.settings = live.settings.clone();
-        if let Some(limits) = &mut out.settings.limits {
-            limits.retain(|k, n| {
-                let why = if !LIMIT_KEYS.contains(&k.as_str()) {
-                    format!("topology files set only {}", LIMIT_KEYS.join(" and "))
-                } else if *n < -1 {
-                    format!("{n} is below -1")
-                } else {
-                    return true;
-                };
-                self.left_out.push(LeftOut {
-                    key: ObjectKey::Vhost(v.clone()),
-                    part: Some(format!("limit `{k}`")),
-                    why,
-                });
-                false
-            });
-        }
-        if out.settings.limits.as_ref().is_some_and(|l| l.is_empty()) {
-            out.settings.limits = None;
-        }
+        self.limits(v, &mut out.settings.limits);
         for (name, x) in &live.exchanges {
             match exchange_problem(x) {
                 None => {
@@ -113,29 +94,59 @@ impl Selection {
             out.bindings.insert(b.clone());
         }
         list_externals(&mut out);
-        for (operator, live_set) in [(false, &live.policies), (true, &live.operator_policies)] {
-            for (name, p) in live_set {
-                if let Some(why) = policy_problem(p, operator) {
-                    let (vhost, name) = (v.clone(), name.clone());
-                    let key = if operator {
-                        ObjectKey::OperatorPolicy { vhost, name }
-                    } else {
-                        ObjectKey::Policy { vhost, name }
-                    };
-                    self.leave_out(key, why);
-                } else if operator {
-                    out.operator_policies.insert(name.clone(), p.clone());
-                } else {
-                    out.policies.insert(name.clone(), p.clone());
-                }
-            }
-        }
+        out.policies = self.policies(v, &live.policies, false);
+        out.operator_policies = self.policies(v, &live.operator_policies, true);
         for (user, p) in &live.permissions {
             if let Some(why) = self.permission_problem(p) {
                 let key = ObjectKey::Permission { vhost: v.clone(), user: user.clone() };
                 self.leave_out(key, why);
             } else {
                 out.permissions.insert(user.clone(), p.clone());
+            }
+        }
+        out
+    }
+
+    /// Keeps the vhost `v`'s `limits` that topology files can set, and
+    /// none at all when none is left.
+    fn limits(&mut self, v: &str, limits: &mut Option<BTreeMap<String, i64>>) {
+        if let Some(limits) = limits {
+            limits.retain(|k, n| {
+                let why = if !LIMIT_KEYS.contains(&k.as_str()) {
+                    format!("topology files set only {}", LIMIT_KEYS.join(" and "))
+                } else if *n < -1 {
+                    format!("{n} is below -1")
+                } else {
+                    return true;
+                };
+                self.left_out.push(LeftOut {
+                    key: ObjectKey::Vhost(v.to_string()),
+                    part: Some(format!("limit `{k}`")),
+                    why,
+                });
+                false
+            });
+        }
+        if limits.as_ref().is_some_and(|l| l.is_empty()) {
+            *limits = None;
+        }
+    }
+
+    /// The policies of vhost `v` (`operator` ones, or not) the files can
+    /// declare.
+    fn policies(&mut self, v: &str, live: &BTreeMap<String, Policy>, operator: bool) -> BTreeMap<String, Policy> {
+        let mut out = BTreeMap::new();
+        for (name, p) in live {
+            if let Some(why) = policy_problem(p, operator) {
+                let (vhost, name) = (v.to_string(), name.clone());
+                let key = if operator {
+                    ObjectKey::OperatorPolicy { vhost, name }
+                } else {
+                    ObjectKey::Policy { vhost, name }
+                };
+                self.leave_out(key, why);
+            } else {
+                out.insert(name.clone(), p.clone());
             }
         }
         out

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{Context, Findings, LintSettings, finding};
 use crate::broker::{Consumer, DeprecatedFeature};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::{DestinationKind, ObjectKey, Ownership, Permission, Queue, QueueType, Topology};
+use crate::model::{Binding, DestinationKind, ObjectKey, Ownership, Permission, Queue, QueueType, Topology};
 use crate::source::Locations;
 use crate::toml_text;
 
@@ -133,27 +133,8 @@ fn fix(
         "a queue hands each message to one consumer: give each other service a queue of its own, bound like this one, and move its consumers there.\n",
     );
     out += "# add to the files:\n";
-    let own = |s: &str| format!("{queue}.{s}");
     for s in services.iter().skip(1) {
-        let name = own(s);
-        out += &format!("[queues.{}]\n", toml_text::key(&name));
-        if let Some(q) = model {
-            out += &format!("type = {}\n", toml_text::string(q.kind.as_str()));
-            if let Some(args) = toml_text::inline_table(q.arguments.iter()).filter(|_| !q.arguments.is_empty()) {
-                out += &format!("arguments = {args}\n");
-            }
-        }
-        for b in &bindings {
-            out += &format!(
-                "[[bindings]]\nsource = {}\nqueue = {}\nrouting_key = {}\n",
-                toml_text::string(&b.source),
-                toml_text::string(&name),
-                toml_text::string(&b.routing_key)
-            );
-            if let Some(args) = toml_text::inline_table(b.arguments.iter()).filter(|_| !b.arguments.is_empty()) {
-                out += &format!("arguments = {args}\n");
-            }
-        }
+        out += &queue_like(&own_queue(queue, s), model, &bindings);
     }
     if bindings.is_empty() {
         out += &format!(
@@ -169,33 +150,75 @@ fn fix(
         files.vhosts.get(vname).and_then(|v| v.permissions.get(user)).or_else(|| live_vhost?.permissions.get(user))
     };
     for (i, s) in services.iter().enumerate() {
-        let p = permission(s);
-        // What the user consumes besides this queue, and may still read:
-        // narrowing its `read` to one queue would cut it off from those.
-        let may_read = p.and_then(|p| regex::Regex::new(&p.read).ok());
-        let mut reads = vec![if i == 0 { queue.to_string() } else { own(s) }];
-        reads.extend(
-            consumed
-                .iter()
-                .filter(|(q, cs)| **q != queue && cs.iter().any(|c| c.user == *s))
-                .filter(|(q, _)| may_read.as_ref().is_none_or(|r| r.is_match(q)))
-                .map(|(q, _)| q.to_string()),
-        );
-        let escaped: Vec<String> = reads.iter().map(|q| regex::escape(q)).collect();
-        let read = match escaped.as_slice() {
-            [one] => format!("^{one}$"),
-            many => format!("^({})$", many.join("|")),
-        };
-        let (configure, write) = p.map_or((String::new(), String::new()), |p| (p.configure.clone(), p.write.clone()));
-        out += &format!(
-            "[permissions.{}]\nconfigure = {}\nwrite = {}\nread = {}\n",
-            toml_text::key(s),
-            toml_text::string(&configure),
-            toml_text::string(&write),
-            toml_text::string(&read)
-        );
+        let own = if i == 0 { queue.to_string() } else { own_queue(queue, s) };
+        out += &reading_only(s, own, queue, permission(s), consumed);
     }
     out
+}
+
+/// The queue of its own that service `s` gets in place of `queue`.
+fn own_queue(queue: &str, s: &str) -> String {
+    format!("{queue}.{s}")
+}
+
+/// The TOML of queue `name`, of the type and arguments of `model` (if
+/// known), with `bindings` like the ones to `model`.
+fn queue_like(name: &str, model: Option<&Queue>, bindings: &[&Binding]) -> String {
+    let mut out = format!("[queues.{}]\n", toml_text::key(name));
+    if let Some(q) = model {
+        out += &format!("type = {}\n", toml_text::string(q.kind.as_str()));
+        if let Some(args) = toml_text::inline_table(q.arguments.iter()).filter(|_| !q.arguments.is_empty()) {
+            out += &format!("arguments = {args}\n");
+        }
+    }
+    for b in bindings {
+        out += &format!(
+            "[[bindings]]\nsource = {}\nqueue = {}\nrouting_key = {}\n",
+            toml_text::string(&b.source),
+            toml_text::string(name),
+            toml_text::string(&b.routing_key)
+        );
+        if let Some(args) = toml_text::inline_table(b.arguments.iter()).filter(|_| !b.arguments.is_empty()) {
+            out += &format!("arguments = {args}\n");
+        }
+    }
+    out
+}
+
+/// The TOML of user `s`'s permissions `p` with `read` narrowed to its `own`
+/// queue and the other queues it consumes (`consumed`, the vhost's
+/// consumers by queue; `queue` is the one shared) that `p` allows.
+fn reading_only(
+    s: &str,
+    own: String,
+    queue: &str,
+    p: Option<&Permission>,
+    consumed: &BTreeMap<&str, Vec<&Consumer>>,
+) -> String {
+    // What the user consumes besides this queue, and may still read:
+    // narrowing its `read` to one queue would cut it off from those.
+    let may_read = p.and_then(|p| regex::Regex::new(&p.read).ok());
+    let mut reads = vec![own];
+    reads.extend(
+        consumed
+            .iter()
+            .filter(|(q, cs)| **q != queue && cs.iter().any(|c| c.user == s))
+            .filter(|(q, _)| may_read.as_ref().is_none_or(|r| r.is_match(q)))
+            .map(|(q, _)| q.to_string()),
+    );
+    let escaped: Vec<String> = reads.iter().map(|q| regex::escape(q)).collect();
+    let read = match escaped.as_slice() {
+        [one] => format!("^{one}$"),
+        many => format!("^({})$", many.join("|")),
+    };
+    let (configure, write) = p.map_or((String::new(), String::new()), |p| (p.configure.clone(), p.write.clone()));
+    format!(
+        "[permissions.{}]\nconfigure = {}\nwrite = {}\nread = {}\n",
+        toml_text::key(s),
+        toml_text::string(&configure),
+        toml_text::string(&write),
+        toml_text::string(&read)
+    )
 }
 
 fn unmanaged(ctx: &mut Context, observed: &Observed, consumed: &Consumed) {

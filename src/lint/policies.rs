@@ -7,26 +7,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Resolution, Value, matching_queue, policy_key, resolution,
+    Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Queue, Resolution, Value, Vhost, matching_queue, policy_key,
+    resolution,
 };
 use crate::toml_text;
 
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
-        let key_of = |p: &Policy, operator: bool| {
-            let (vhost, name) = (vname.clone(), p.name.clone());
-            if operator { ObjectKey::OperatorPolicy { vhost, name } } else { ObjectKey::Policy { vhost, name } }
-        };
         for (operator, set) in [(false, &vhost.policies), (true, &vhost.operator_policies)] {
+            let key_of = |p: &Policy| {
+                let (vhost, name) = (vname.clone(), p.name.clone());
+                if operator { ObjectKey::OperatorPolicy { vhost, name } } else { ObjectKey::Policy { vhost, name } }
+            };
             for p in set.values() {
-                for k in p.definition.keys() {
-                    if policy_key(k).is_some_and(|pk| pk.mirroring) {
-                        let d = finding("ha-policy", format!("`{k}` is classic queue mirroring, removed in RabbitMQ 4"))
-                            .help("RabbitMQ 4 rejects the whole policy; use quorum queues for replication and remove the `ha-*` keys");
-                        found.push((key_of(p, operator), Some(format!("definition.{k}")), d));
-                    }
-                }
+                found.extend(mirroring(p).map(|(field, d)| (key_of(p), Some(field), d)));
             }
             let matchers: Vec<Matcher> = set.values().map(Matcher::new).collect();
             // (winner, hidden) -> the queues where the winner hides keys.
@@ -43,72 +38,98 @@ pub(super) fn check(ctx: &mut Context) {
                         hidden.entry((&top.name, &below.name)).or_default().push(&q.name);
                     }
                 }
-                if let Some(tie) = matched.get(1).filter(|p| p.priority == top.priority) {
-                    let d = finding(
-                        "policy-tie",
-                        format!(
-                            "policies \"{}\" and \"{}\" both match queue \"{}\" with priority {}",
-                            top.name, tie.name, q.name, top.priority
-                        ),
-                    )
-                    .help(
-                        "RabbitMQ then picks one of them at random; give one a higher `priority` or narrow a `pattern`",
-                    );
-                    found.push((key_of(tie, operator), Some("priority".into()), d));
+                if let Some((tie, d)) = tie(q, &matched) {
+                    found.push((key_of(tie), Some("priority".into()), d));
                 }
-                for k in top.definition.keys() {
-                    let Some(arg) = QUEUE_ARGUMENTS.iter().find(|r| r.policy_key == Some(k.as_str())) else {
-                        continue;
-                    };
-                    if !q.arguments.contains_key(arg.name) {
-                        continue;
-                    }
-                    let winner = match resolution(k, q.kind) {
-                        Resolution::Min => "the lower of the two values applies",
-                        Resolution::Argument => "the queue's argument wins",
-                        Resolution::Policy => "the policy's value wins",
-                    };
-                    let d = finding(
-                        "policy-overrides-argument",
-                        format!(
-                            "policy \"{}\" sets `{k}` on queue \"{}\", which already has `{}`: {winner}",
-                            top.name, q.name, arg.name
-                        ),
-                    )
-                    .help("set it in one place only, so that the files say what the broker does");
-                    found.push((key_of(top, operator), Some(format!("definition.{k}")), d));
-                }
+                found.extend(overridden_arguments(q, top).map(|(field, d)| (key_of(top), Some(field), d)));
             }
             for m in &matchers {
-                let name = m.policy.name.as_str();
-                let named_elsewhere = || {
-                    (vhost.exchanges.keys().chain(&vhost.external.exchanges)).any(|x| m.matches_exchange(x))
-                        || (m.policy.apply_to.matches_queue_of_some_type()
-                            && vhost.external.queues.iter().any(|q| m.name_matches(q)))
-                };
-                if !used.contains(name) && !named_elsewhere() {
-                    let kind = if operator { "operator policy" } else { "policy" };
-                    let d = finding(
-                        "policy-matches-nothing",
-                        format!(
-                            "{kind} \"{name}\" (pattern \"{}\", apply_to {}) matches nothing the files declare in vhost \"{vname}\"",
-                            m.policy.pattern,
-                            m.policy.apply_to.as_str()
-                        ),
-                    )
-                    .help("check its pattern and `apply_to`; a queue it does not fit the keys of is skipped too. If it is meant for objects that applications declare, say so with `lint_allow = [\"policy-matches-nothing\"]`");
-                    found.push((key_of(m.policy, operator), Some("pattern".into()), d));
+                if !used.contains(m.policy.name.as_str()) && !named_elsewhere(vhost, m) {
+                    found.push((key_of(m.policy), Some("pattern".into()), matches_nothing(vname, m, operator)));
                 }
             }
             for ((top, below), queues) in hidden {
                 let (top, below) = (&set[top], &set[below]);
-                found.push((key_of(top, operator), None, shadows(top, below, &queues, operator)));
+                found.push((key_of(top), None, shadows(top, below, &queues, operator)));
             }
         }
     }
     for (key, field, d) in found {
         ctx.report(&key, field.as_deref(), d);
     }
+}
+
+/// A warning for each key of `p` that is classic queue mirroring, with the
+/// field it points at.
+fn mirroring(p: &Policy) -> impl Iterator<Item = (String, Diagnostic)> + '_ {
+    p.definition.keys().filter(|k| policy_key(k).is_some_and(|pk| pk.mirroring)).map(|k| {
+        let d = finding("ha-policy", format!("`{k}` is classic queue mirroring, removed in RabbitMQ 4"))
+            .help("RabbitMQ 4 rejects the whole policy; use quorum queues for replication and remove the `ha-*` keys");
+        (format!("definition.{k}"), d)
+    })
+}
+
+/// The policy that ties with the winner of `matched` (the policies matching
+/// queue `q`, the winner first) for priority, with the warning.
+fn tie<'a>(q: &Queue, matched: &[&'a Policy]) -> Option<(&'a Policy, Diagnostic)> {
+    let top = matched.first()?;
+    let tie = matched.get(1).filter(|p| p.priority == top.priority)?;
+    let d = finding(
+        "policy-tie",
+        format!(
+            "policies \"{}\" and \"{}\" both match queue \"{}\" with priority {}",
+            top.name, tie.name, q.name, top.priority
+        ),
+    )
+    .help("RabbitMQ then picks one of them at random; give one a higher `priority` or narrow a `pattern`");
+    Some((tie, d))
+}
+
+/// A warning for each key of policy `top` that queue `q` also sets by an
+/// argument, with the field of `top` it points at.
+fn overridden_arguments<'a>(q: &'a Queue, top: &'a Policy) -> impl Iterator<Item = (String, Diagnostic)> + 'a {
+    top.definition.keys().filter_map(move |k| {
+        let arg = QUEUE_ARGUMENTS.iter().find(|r| r.policy_key == Some(k.as_str()))?;
+        if !q.arguments.contains_key(arg.name) {
+            return None;
+        }
+        let winner = match resolution(k, q.kind) {
+            Resolution::Min => "the lower of the two values applies",
+            Resolution::Argument => "the queue's argument wins",
+            Resolution::Policy => "the policy's value wins",
+        };
+        let d = finding(
+            "policy-overrides-argument",
+            format!(
+                "policy \"{}\" sets `{k}` on queue \"{}\", which already has `{}`: {winner}",
+                top.name, q.name, arg.name
+            ),
+        )
+        .help("set it in one place only, so that the files say what the broker does");
+        Some((format!("definition.{k}"), d))
+    })
+}
+
+/// Whether `m` matches an exchange of `vhost`, or an external queue it
+/// could apply to: objects the files name without declaring their queues.
+fn named_elsewhere(vhost: &Vhost, m: &Matcher) -> bool {
+    (vhost.exchanges.keys().chain(&vhost.external.exchanges)).any(|x| m.matches_exchange(x))
+        || (m.policy.apply_to.matches_queue_of_some_type() && vhost.external.queues.iter().any(|q| m.name_matches(q)))
+}
+
+/// The warning for a policy of vhost `vname` that matches nothing.
+fn matches_nothing(vname: &str, m: &Matcher, operator: bool) -> Diagnostic {
+    let kind = if operator { "operator policy" } else { "policy" };
+    finding(
+        "policy-matches-nothing",
+        format!(
+            "{kind} \"{}\" (pattern \"{}\", apply_to {}) matches nothing the files declare in vhost \"{vname}\"",
+            m.policy.name,
+            m.policy.pattern,
+            m.policy.apply_to.as_str()
+        ),
+    )
+    .help("check its pattern and `apply_to`; a queue it does not fit the keys of is skipped too. If it is meant for objects that applications declare, say so with `lint_allow = [\"policy-matches-nothing\"]`")
 }
 
 /// The warning for policy `top`, which wins over `below` on `queues` without

@@ -147,120 +147,134 @@ pub fn build(diff: Diff, live: &Topology) -> Plan {
 /// on the broker is the one the change carries ([`Change::declared`]); the
 /// live state gives what the operations keep or remove.
 fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
-    let with_phase = |op: Op| (op.phase(), op);
     // By reference: cloning a vhost per change made large plans quadratic.
     static EMPTY: std::sync::LazyLock<Vhost> = std::sync::LazyLock::new(Vhost::default);
     let vhost_of = |v: &str| -> &Vhost { live.vhosts.get(v).unwrap_or(&EMPTY) };
     let declared = c.declared.as_ref();
+    let one = |op: Option<Op>| op.map(phased).into_iter().collect();
     match (&c.key, c.action) {
         (_, Action::Unmanaged | Action::OtherProject) => vec![],
         (ObjectKey::Vhost(name), Action::Create | Action::Update) => {
-            let want = match declared {
-                Some(Declared::Vhost(s)) => s.clone(),
-                _ => VhostSettings::default(),
+            vec![phased(put_vhost(name, declared, vhost_of(name)))]
+        }
+        (ObjectKey::Vhost(name), _) => vec![phased(Op::DeleteVhost { name: name.clone() })],
+        (ObjectKey::User(name), Action::Destroy) => vec![phased(Op::DeleteUser { name: name.clone() })],
+        (ObjectKey::User(_), _) => one(match declared {
+            Some(Declared::User(user)) => Some(Op::PutUser { user: user.clone() }),
+            _ => None,
+        }),
+        (ObjectKey::Exchange { vhost, name }, _) => {
+            let delete = Op::DeleteExchange { vhost: vhost.clone(), name: name.clone() };
+            let declare = match declared {
+                Some(Declared::Exchange(x)) => Some(Op::DeclareExchange { vhost: vhost.clone(), exchange: x.clone() }),
+                _ => None,
             };
-            let have = vhost_of(name).settings.clone();
-            let remove_limits = match (&want.limits, &have.limits) {
-                (Some(w), Some(h)) => h.keys().filter(|k| !w.contains_key(*k)).cloned().collect(),
-                _ => Vec::new(),
+            declare_or_delete(c, vhost, delete, declare)
+        }
+        (ObjectKey::Queue { vhost, .. }, Action::Migrate) => one(migrate_op(c, vhost, vhost_of(vhost))),
+        (ObjectKey::Queue { vhost, .. }, Action::Rollback) => one(rollback_op(c, vhost_of(vhost))),
+        (ObjectKey::Queue { vhost, name }, _) => {
+            let kind = vhost_of(vhost).queues.get(name).map_or(QueueType::Classic, |q| q.kind);
+            let delete = Op::DeleteQueue { vhost: vhost.clone(), name: name.clone(), kind };
+            let declare = match declared {
+                Some(Declared::Queue(q)) => Some(Op::DeclareQueue { vhost: vhost.clone(), queue: q.clone() }),
+                _ => None,
             };
-            let settings = VhostSettings {
-                description: want.description.or(have.description),
-                default_queue_type: want.default_queue_type.or(have.default_queue_type),
-                limits: want.limits.or(have.limits),
-            };
-            vec![with_phase(Op::PutVhost { name: name.clone(), settings, remove_limits })]
-        }
-        (ObjectKey::Vhost(name), _) => vec![with_phase(Op::DeleteVhost { name: name.clone() })],
-        (ObjectKey::User(name), Action::Destroy) => {
-            vec![with_phase(Op::DeleteUser { name: name.clone() })]
-        }
-        (ObjectKey::User(_), _) => match declared {
-            Some(Declared::User(user)) => vec![with_phase(Op::PutUser { user: user.clone() })],
-            _ => vec![],
-        },
-        (ObjectKey::Exchange { vhost, name }, action) => {
-            let mut out = Vec::new();
-            if matches!(action, Action::Destroy | Action::Replace) {
-                let op = Op::DeleteExchange { vhost: vhost.clone(), name: name.clone() };
-                out.push((if action == Action::Replace { Phase::DeleteReplaced } else { op.phase() }, op));
-            }
-            if let (Action::Create | Action::Replace, Some(Declared::Exchange(x))) = (action, declared) {
-                out.push(with_phase(Op::DeclareExchange { vhost: vhost.clone(), exchange: x.clone() }));
-            }
-            out.extend(c.rebind.iter().map(|b| with_phase(Op::Bind { vhost: vhost.clone(), binding: b.clone() })));
-            out
-        }
-        (ObjectKey::Queue { vhost, .. }, Action::Migrate) => {
-            let have = vhost_of(vhost);
-            let (Some(m), Some(Declared::Queue(new))) = (&c.migration, declared) else { return vec![] };
-            let old = have.queues[&m.replaces].clone();
-            // Above every live policy that could match an interposed exchange.
-            let matching: Vec<&crate::model::Policy> = have
-                .policies
-                .values()
-                .filter(|p| !crate::model::scaffold::is_scaffolding(&p.name) && p.apply_to.matches_exchanges())
-                .collect();
-            let compiled = migration::compile(
-                vhost,
-                &old,
-                new,
-                &m.moved,
-                &m.added,
-                &m.dropped,
-                (&m.leftover_exchanges, &m.leftover_policies),
-                |x| have.exchanges.get(x).cloned(),
-                migration::policy_priority(&matching),
-            );
-            vec![with_phase(Op::Migrate(Box::new(compiled)))]
-        }
-        (ObjectKey::Queue { vhost, .. }, Action::Rollback) => {
-            // The diff refuses a record that gives no way back.
-            let Some(r) = &c.rollback else { return vec![] };
-            match rollback::compile(vhost_of(vhost), r) {
-                Ok(r) => vec![with_phase(Op::Rollback(Box::new(r)))],
-                Err(_) => vec![],
-            }
-        }
-        (ObjectKey::Queue { vhost, name }, action) => {
-            let mut out = Vec::new();
-            if matches!(action, Action::Destroy | Action::Replace) {
-                let kind = vhost_of(vhost).queues.get(name).map_or(QueueType::Classic, |q| q.kind);
-                let op = Op::DeleteQueue { vhost: vhost.clone(), name: name.clone(), kind };
-                out.push((if action == Action::Replace { Phase::DeleteReplaced } else { op.phase() }, op));
-            }
-            if let (Action::Create | Action::Replace, Some(Declared::Queue(q))) = (action, declared) {
-                out.push(with_phase(Op::DeclareQueue { vhost: vhost.clone(), queue: q.clone() }));
-            }
-            out.extend(c.rebind.iter().map(|b| with_phase(Op::Bind { vhost: vhost.clone(), binding: b.clone() })));
-            out
+            declare_or_delete(c, vhost, delete, declare)
         }
         (ObjectKey::Binding { vhost, binding }, Action::Destroy) => {
-            vec![with_phase(Op::Unbind { vhost: vhost.clone(), binding: binding.clone() })]
+            vec![phased(Op::Unbind { vhost: vhost.clone(), binding: binding.clone() })]
         }
         (ObjectKey::Binding { vhost, binding }, _) => {
-            vec![with_phase(Op::Bind { vhost: vhost.clone(), binding: binding.clone() })]
+            vec![phased(Op::Bind { vhost: vhost.clone(), binding: binding.clone() })]
         }
         (ObjectKey::Policy { vhost, name }, action) | (ObjectKey::OperatorPolicy { vhost, name }, action) => {
             let operator = matches!(c.key, ObjectKey::OperatorPolicy { .. });
             if action == Action::Destroy {
-                return vec![with_phase(Op::DeletePolicy { vhost: vhost.clone(), name: name.clone(), operator })];
+                return vec![phased(Op::DeletePolicy { vhost: vhost.clone(), name: name.clone(), operator })];
             }
-            match declared {
-                Some(Declared::Policy(p)) => {
-                    vec![with_phase(Op::PutPolicy { vhost: vhost.clone(), policy: p.clone(), operator })]
-                }
-                _ => vec![],
-            }
+            one(match declared {
+                Some(Declared::Policy(p)) => Some(Op::PutPolicy { vhost: vhost.clone(), policy: p.clone(), operator }),
+                _ => None,
+            })
         }
         (ObjectKey::Permission { vhost, user }, Action::Destroy) => {
-            vec![with_phase(Op::DeletePermission { vhost: vhost.clone(), user: user.clone() })]
+            vec![phased(Op::DeletePermission { vhost: vhost.clone(), user: user.clone() })]
         }
-        (ObjectKey::Permission { vhost, .. }, _) => match declared {
-            Some(Declared::Permission(p)) => {
-                vec![with_phase(Op::PutPermission { vhost: vhost.clone(), permission: p.clone() })]
-            }
-            _ => vec![],
-        },
+        (ObjectKey::Permission { vhost, .. }, _) => one(match declared {
+            Some(Declared::Permission(p)) => Some(Op::PutPermission { vhost: vhost.clone(), permission: p.clone() }),
+            _ => None,
+        }),
     }
+}
+
+/// An operation in the phase of its kind.
+fn phased(op: Op) -> (Phase, Op) {
+    (op.phase(), op)
+}
+
+/// The vhost a create or an update puts: the files' settings over the live
+/// ones, and the live limits the files no longer set removed.
+fn put_vhost(name: &str, declared: Option<&Declared>, have: &Vhost) -> Op {
+    let want = match declared {
+        Some(Declared::Vhost(s)) => s.clone(),
+        _ => VhostSettings::default(),
+    };
+    let have = have.settings.clone();
+    let remove_limits = match (&want.limits, &have.limits) {
+        (Some(w), Some(h)) => h.keys().filter(|k| !w.contains_key(*k)).cloned().collect(),
+        _ => Vec::new(),
+    };
+    let settings = VhostSettings {
+        description: want.description.or(have.description),
+        default_queue_type: want.default_queue_type.or(have.default_queue_type),
+        limits: want.limits.or(have.limits),
+    };
+    Op::PutVhost { name: name.to_string(), settings, remove_limits }
+}
+
+/// The operations of an exchange's or a queue's change: `delete` when it
+/// goes or is recreated (right before its declaration then), `declare` when
+/// it comes or is recreated, and the bindings a recreation puts back.
+fn declare_or_delete(c: &Change, vhost: &str, delete: Op, declare: Option<Op>) -> Vec<(Phase, Op)> {
+    let mut out = Vec::new();
+    if matches!(c.action, Action::Destroy | Action::Replace) {
+        out.push((if c.action == Action::Replace { Phase::DeleteReplaced } else { delete.phase() }, delete));
+    }
+    if let (Action::Create | Action::Replace, Some(op)) = (c.action, declare) {
+        out.push(phased(op));
+    }
+    out.extend(c.rebind.iter().map(|b| phased(Op::Bind { vhost: vhost.to_string(), binding: b.clone() })));
+    out
+}
+
+/// A queue's live migration, compiled against the live vhost `have`.
+fn migrate_op(c: &Change, vhost: &str, have: &Vhost) -> Option<Op> {
+    let (Some(m), Some(Declared::Queue(new))) = (&c.migration, c.declared.as_ref()) else { return None };
+    let old = have.queues[&m.replaces].clone();
+    // Above every live policy that could match an interposed exchange.
+    let matching: Vec<&crate::model::Policy> = have
+        .policies
+        .values()
+        .filter(|p| !crate::model::scaffold::is_scaffolding(&p.name) && p.apply_to.matches_exchanges())
+        .collect();
+    let compiled = migration::compile(
+        vhost,
+        &old,
+        new,
+        &m.moved,
+        &m.added,
+        &m.dropped,
+        (&m.leftover_exchanges, &m.leftover_policies),
+        |x| have.exchanges.get(x).cloned(),
+        migration::policy_priority(&matching),
+    );
+    Some(Op::Migrate(Box::new(compiled)))
+}
+
+/// The way back from a queue's migration, compiled against the live vhost
+/// `have`; the diff refuses a record that gives no way back.
+fn rollback_op(c: &Change, have: &Vhost) -> Option<Op> {
+    let r = rollback::compile(have, c.rollback.as_ref()?).ok()?;
+    Some(Op::Rollback(Box::new(r)))
 }

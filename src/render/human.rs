@@ -5,7 +5,7 @@ use std::fmt::Write;
 use serde_json::Value as Json;
 use similar::{ChangeTag, TextDiff};
 
-use super::document::{ChangeDoc, PlanDocument};
+use super::document::{ChangeDoc, MigrationDoc, PlanDocument};
 use crate::diff::{Action, Attributes};
 
 /// Draws the document; `color` adds ANSI colours.
@@ -167,26 +167,7 @@ impl<'a> Voice<'a> {
 /// last apply, which its reason says (a create or an update says no
 /// reason otherwise: the files say it).
 fn change(out: &mut String, c: &ChangeDoc, outside: bool, p: &Painter, voice: Voice) {
-    let what = match (voice, c.action) {
-        (_, Action::Unmanaged | Action::OtherProject) => unreachable!("objects left alone are listed apart"),
-        // The reasons of a comparison say how it differs.
-        (Voice::Compare { .. }, _) => c.reason.clone(),
-        (Voice::Plan, Action::Create) if outside => format!("will be created: {}", c.reason),
-        (Voice::Plan, Action::Update) if outside => format!("will be updated in place: {}", c.reason),
-        (Voice::Plan, Action::Create) => "will be created".to_string(),
-        (Voice::Plan, Action::Update) => "will be updated in place".to_string(),
-        (Voice::Plan, Action::Destroy) => format!("will be destroyed: {}", c.reason),
-        (Voice::Plan, Action::Replace) => format!("must be replaced: {}", c.reason),
-        (Voice::Plan, Action::Migrate) => format!("will be migrated live: {}", c.reason),
-        (Voice::Plan, Action::Rollback) => format!("will be rolled back: {}", c.reason),
-        (Voice::Review, Action::Create) => "would be created".to_string(),
-        (Voice::Review, Action::Update) => "would be updated in place".to_string(),
-        (Voice::Review, Action::Destroy) => format!("would be destroyed if applied: {}", c.reason),
-        (Voice::Review, Action::Replace) => format!("would have to be replaced: {}", c.reason),
-        (Voice::Review, Action::Migrate) => format!("would be migrated live: {}", c.reason),
-        (Voice::Review, Action::Rollback) => format!("would be rolled back: {}", c.reason),
-    };
-    let _ = writeln!(out, "  {}", p.paint(&format!("# {} {what}", c.address), BOLD));
+    let _ = writeln!(out, "  {}", p.paint(&format!("# {} {}", c.address, what(c, outside, voice)), BOLD));
     if c.requires_allow_lockout {
         let _ = writeln!(out, "  {}", p.paint("# needs --allow-lockout: warren's own user loses access", RED));
     }
@@ -210,38 +191,7 @@ fn change(out: &mut String, c: &ChangeDoc, outside: bool, p: &Painter, voice: Vo
         _ => diff_lines(out, &before, &after, p),
     }
     if let Some(m) = &c.migration {
-        let _ = writeln!(out, "      # replaces queue \"{}\", whose messages move over with no loss", m.replaces);
-        for (label, list) in [
-            ("bindings that move to the new queue", &m.bindings_moved),
-            ("bindings created directly", &m.bindings_added),
-            ("bindings that go away with the old queue", &m.bindings_dropped),
-        ] {
-            if !list.is_empty() {
-                let _ = writeln!(out, "      # {label}:");
-                for b in list {
-                    let _ = writeln!(out, "      #   {b}");
-                }
-            }
-        }
-        if !m.steps.is_empty() {
-            let _ = writeln!(out, "      # steps:");
-            for s in &m.steps {
-                let _ = writeln!(out, "      #   {:>2}. [{}] {}", s.n, s.stage, s.text);
-                if s.n + 1 == m.point_of_no_return {
-                    let _ = writeln!(out, "      #   --- point of no return: the next step deletes the old queue ---");
-                }
-            }
-        }
-        if let Some(policy) = &m.policy_instead {
-            let _ = writeln!(
-                out,
-                "      # every change here could be set on queue \"{}\" by a policy instead, with no migration:",
-                m.replaces
-            );
-            for l in policy.lines() {
-                let _ = writeln!(out, "      #   {l}");
-            }
-        }
+        migration(out, m);
     }
     if let Some(r) = &c.rollback {
         let _ = writeln!(out, "      # steps back to queue \"{}\" (migration {}):", r.to, r.id);
@@ -257,6 +207,66 @@ fn change(out: &mut String, c: &ChangeDoc, outside: bool, p: &Painter, voice: Vo
         }
     }
     out.push_str("    }\n\n");
+}
+
+/// What becomes of a change's object, in `voice`.
+fn what(c: &ChangeDoc, outside: bool, voice: Voice) -> String {
+    match (voice, c.action) {
+        (_, Action::Unmanaged | Action::OtherProject) => unreachable!("objects left alone are listed apart"),
+        // The reasons of a comparison say how it differs.
+        (Voice::Compare { .. }, _) => c.reason.clone(),
+        (Voice::Plan, Action::Create) if outside => format!("will be created: {}", c.reason),
+        (Voice::Plan, Action::Update) if outside => format!("will be updated in place: {}", c.reason),
+        (Voice::Plan, Action::Create) => "will be created".to_string(),
+        (Voice::Plan, Action::Update) => "will be updated in place".to_string(),
+        (Voice::Plan, Action::Destroy) => format!("will be destroyed: {}", c.reason),
+        (Voice::Plan, Action::Replace) => format!("must be replaced: {}", c.reason),
+        (Voice::Plan, Action::Migrate) => format!("will be migrated live: {}", c.reason),
+        (Voice::Plan, Action::Rollback) => format!("will be rolled back: {}", c.reason),
+        (Voice::Review, Action::Create) => "would be created".to_string(),
+        (Voice::Review, Action::Update) => "would be updated in place".to_string(),
+        (Voice::Review, Action::Destroy) => format!("would be destroyed if applied: {}", c.reason),
+        (Voice::Review, Action::Replace) => format!("would have to be replaced: {}", c.reason),
+        (Voice::Review, Action::Migrate) => format!("would be migrated live: {}", c.reason),
+        (Voice::Review, Action::Rollback) => format!("would be rolled back: {}", c.reason),
+    }
+}
+
+/// A migration's notes in its change: the bindings it moves, adds and
+/// drops, its steps, and the policy that could do without it.
+fn migration(out: &mut String, m: &MigrationDoc) {
+    let _ = writeln!(out, "      # replaces queue \"{}\", whose messages move over with no loss", m.replaces);
+    for (label, list) in [
+        ("bindings that move to the new queue", &m.bindings_moved),
+        ("bindings created directly", &m.bindings_added),
+        ("bindings that go away with the old queue", &m.bindings_dropped),
+    ] {
+        if !list.is_empty() {
+            let _ = writeln!(out, "      # {label}:");
+            for b in list {
+                let _ = writeln!(out, "      #   {b}");
+            }
+        }
+    }
+    if !m.steps.is_empty() {
+        let _ = writeln!(out, "      # steps:");
+        for s in &m.steps {
+            let _ = writeln!(out, "      #   {:>2}. [{}] {}", s.n, s.stage, s.text);
+            if s.n + 1 == m.point_of_no_return {
+                let _ = writeln!(out, "      #   --- point of no return: the next step deletes the old queue ---");
+            }
+        }
+    }
+    if let Some(policy) = &m.policy_instead {
+        let _ = writeln!(
+            out,
+            "      # every change here could be set on queue \"{}\" by a policy instead, with no migration:",
+            m.replaces
+        );
+        for l in policy.lines() {
+            let _ = writeln!(out, "      #   {l}");
+        }
+    }
 }
 
 fn title(c: &ChangeDoc) -> String {

@@ -46,64 +46,77 @@ pub fn large_topology(queues: usize, exchanges: usize, bindings: usize) -> Topol
         "{bindings} bindings need an exchange and a queue or a second exchange"
     );
     let mut v = Vhost::new(VHOST);
-    for i in 0..exchanges {
-        let name = exchange_name(i);
-        v.exchanges.insert(
-            name.clone(),
-            Exchange {
-                name,
-                kind: KINDS[i % KINDS.len()].to_string(),
-                durable: true,
-                auto_delete: false,
-                internal: false,
-                arguments: Table::new(),
-            },
-        );
-    }
+    v.exchanges.extend((0..exchanges).map(|i| (exchange_name(i), exchange(i))));
     let dlx = (exchanges > 2).then(|| exchange_name(2));
-    for i in 0..queues {
-        let mut arguments = Table::new();
-        arguments.insert("x-message-ttl".into(), Value::Int(60_000 + (i % 10) as i64 * 1_000));
-        if i % 3 == 0 {
-            arguments.insert("x-max-length".into(), Value::Int(10_000));
-        }
-        if let Some(dlx) = dlx.as_ref().filter(|_| i % 5 == 0) {
-            arguments.insert("x-dead-letter-exchange".into(), Value::String(dlx.clone()));
-        }
-        let name = queue_name(i);
-        v.queues.insert(
-            name.clone(),
-            Queue { name, kind: QueueType::Classic, durable: true, auto_delete: false, arguments, replaces: None },
-        );
+    v.queues.extend((0..queues).map(|i| (queue_name(i), queue(i, dlx.as_deref()))));
+    v.bindings.extend((0..bindings).map(|k| binding(k, queues, exchanges)));
+    v.policies.extend(policies());
+    let mut t = Topology::default();
+    t.vhosts.insert(VHOST.into(), v);
+    t
+}
+
+/// Exchange `i`: durable, of the `i`th of [`KINDS`] in turn.
+fn exchange(i: usize) -> Exchange {
+    Exchange {
+        name: exchange_name(i),
+        kind: KINDS[i % KINDS.len()].to_string(),
+        durable: true,
+        auto_delete: false,
+        internal: false,
+        arguments: Table::new(),
     }
-    for k in 0..bindings {
-        let source = k % exchanges.max(1);
-        let e2e = exchanges > 1 && (queues == 0 || k % E2E_EVERY == E2E_EVERY - 1);
-        let (destination_kind, destination) = if e2e {
-            let step = 1 + (k / E2E_EVERY) % (exchanges - 1);
-            (DestinationKind::Exchange, exchange_name((source + step) % exchanges))
-        } else {
-            (DestinationKind::Queue, queue_name(k % queues))
-        };
-        let (routing_key, arguments) = match KINDS[source % KINDS.len()] {
-            "headers" => (
-                String::new(),
-                Table::from_iter([
-                    ("x-match".to_string(), Value::String("all".into())),
-                    ("shard".to_string(), Value::Int(k as i64)),
-                ]),
-            ),
-            "topic" => (format!("bench.k{k}.#"), Table::new()),
-            _ => (format!("bench.k{k}"), Table::new()),
-        };
-        v.bindings.insert(Binding {
-            source: exchange_name(source),
-            destination_kind,
-            destination,
-            routing_key,
-            arguments,
-        });
+}
+
+/// Queue `i`: a durable classic queue with a TTL, every third with a
+/// maximum length, every fifth dead-lettering to `dlx` (if any).
+fn queue(i: usize, dlx: Option<&str>) -> Queue {
+    let mut arguments = Table::new();
+    arguments.insert("x-message-ttl".into(), Value::Int(60_000 + (i % 10) as i64 * 1_000));
+    if i.is_multiple_of(3) {
+        arguments.insert("x-max-length".into(), Value::Int(10_000));
     }
+    if let Some(dlx) = dlx.filter(|_| i.is_multiple_of(5)) {
+        arguments.insert("x-dead-letter-exchange".into(), Value::String(dlx.to_string()));
+    }
+    Queue {
+        name: queue_name(i),
+        kind: QueueType::Classic,
+        durable: true,
+        auto_delete: false,
+        arguments,
+        replaces: None,
+    }
+}
+
+/// Binding `k` of a topology with this many `queues` and `exchanges`: from
+/// the exchanges in turn, to the queues in turn or, every
+/// [`E2E_EVERY`]th, to another exchange, with a key (or headers) of its own.
+fn binding(k: usize, queues: usize, exchanges: usize) -> Binding {
+    let source = k % exchanges.max(1);
+    let e2e = exchanges > 1 && (queues == 0 || k % E2E_EVERY == E2E_EVERY - 1);
+    let (destination_kind, destination) = if e2e {
+        let step = 1 + (k / E2E_EVERY) % (exchanges - 1);
+        (DestinationKind::Exchange, exchange_name((source + step) % exchanges))
+    } else {
+        (DestinationKind::Queue, queue_name(k % queues))
+    };
+    let (routing_key, arguments) = match KINDS[source % KINDS.len()] {
+        "headers" => (
+            String::new(),
+            Table::from_iter([
+                ("x-match".to_string(), Value::String("all".into())),
+                ("shard".to_string(), Value::Int(k as i64)),
+            ]),
+        ),
+        "topic" => (format!("bench.k{k}.#"), Table::new()),
+        _ => (format!("bench.k{k}"), Table::new()),
+    };
+    Binding { source: exchange_name(source), destination_kind, destination, routing_key, arguments }
+}
+
+/// The four policies, by name (see [`large_topology`]).
+fn policies() -> Vec<(String, Policy)> {
     let policy = |name: &str, pattern: &str, apply_to, priority, key: &str, value: Value| {
         let p = Policy {
             name: name.into(),
@@ -114,7 +127,7 @@ pub fn large_topology(queues: usize, exchanges: usize, bindings: usize) -> Topol
         };
         (p.name.clone(), p)
     };
-    v.policies.extend([
+    let mut out = vec![
         policy("bench-bytes", "^bench\\.q", ApplyTo::Queues, 0, "max-length-bytes", Value::Int(100 << 20)),
         policy("bench-expires", "^bench\\.q0", ApplyTo::Queues, 1, "expires", Value::Int(7 * 24 * 3_600_000)),
         policy("bench-overflow", "^bench\\.q1", ApplyTo::Queues, 2, "overflow", Value::String("reject-publish".into())),
@@ -126,16 +139,14 @@ pub fn large_topology(queues: usize, exchanges: usize, bindings: usize) -> Topol
             "alternate-exchange",
             Value::String(exchange_name(2)),
         ),
-    ]);
+    ];
     // RabbitMQ applies one policy per queue: without it, bench-bytes' key
     // would be lost on the queues the narrower policies match.
-    let bytes = v.policies["bench-bytes"].definition.clone();
-    for name in ["bench-expires", "bench-overflow"] {
-        v.policies.get_mut(name).expect("declared above").definition.extend(bytes.clone());
+    let bytes = out[0].1.definition.clone();
+    for (_, p) in out.iter_mut().filter(|(name, _)| ["bench-expires", "bench-overflow"].contains(&name.as_str())) {
+        p.definition.extend(bytes.clone());
     }
-    let mut t = Topology::default();
-    t.vhosts.insert(VHOST.into(), v);
-    t
+    out
 }
 
 /// [`large_topology`] as a cluster-wide definitions document (pretty JSON),

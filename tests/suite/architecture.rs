@@ -196,3 +196,192 @@ fn the_import_reader_finds_grouped_nested_and_inline_imports() {
         assert!(apply.contains(m), "commands/apply imports {m}: {apply:?}");
     }
 }
+
+/// Functions of more than this many lines, counted from the line with `fn`
+/// to the closing brace, need a comment saying why they are one piece.
+const LONGEST: usize = 80;
+
+/// Long functions that others are splitting as this test lands (issue 28),
+/// as `file::name`. Empty it as their splits merge: the test fails on an
+/// entry that is no longer long, so that none stays behind.
+const KNOWN_LONG: &[&str] = &[
+    "src/apply/migrate.rs::drain_wait",
+    "src/diff/mod.rs::vhost",
+    "src/diff/preflight.rs::check",
+    "src/plan/migration.rs::compile",
+];
+
+/// `text` with the contents of comments, strings and character literals
+/// blanked out and every newline kept, so that braces count and lines keep
+/// their numbers. Lifetimes (`'a`) are left alone.
+fn code_only(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let ident = |i: usize| i < c.len() && (c[i].is_alphanumeric() || c[i] == '_');
+    let mut out = String::with_capacity(text.len());
+    // Blanks `c[from..to]`, keeping its newlines.
+    let blank = |out: &mut String, from: usize, to: usize| {
+        out.extend(c[from..to.min(c.len())].iter().map(|&ch| if ch == '\n' { '\n' } else { ' ' }));
+    };
+    let mut i = 0;
+    while i < c.len() {
+        let next = |k: usize| c.get(i + k).copied();
+        let end = if c[i] == '/' && next(1) == Some('/') {
+            (i..c.len()).find(|&j| c[j] == '\n').unwrap_or(c.len())
+        } else if c[i] == '/' && next(1) == Some('*') {
+            // Block comments nest in Rust.
+            let (mut depth, mut j) = (0, i);
+            while j < c.len() {
+                if c[j] == '/' && c.get(j + 1) == Some(&'*') {
+                    depth += 1;
+                    j += 2;
+                } else if c[j] == '*' && c.get(j + 1) == Some(&'/') {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            j
+        } else if c[i] == 'r' && !(i > 0 && ident(i - 1) && !(c[i - 1] == 'b' && !(i > 1 && ident(i - 2)))) && {
+            let hashes = c[i + 1..].iter().take_while(|&&h| h == '#').count();
+            c.get(i + 1 + hashes) == Some(&'"')
+        } {
+            // A raw string: r"…", r#"…"#, br"…"; no escapes inside.
+            let hashes = c[i + 1..].iter().take_while(|&&h| h == '#').count();
+            let close: Vec<char> = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let body = i + 2 + hashes;
+            (body..c.len()).find(|&j| c[j..].starts_with(&close)).map_or(c.len(), |j| j + close.len())
+        } else if c[i] == '"' {
+            let mut j = i + 1;
+            while j < c.len() && c[j] != '"' {
+                j += if c[j] == '\\' { 2 } else { 1 };
+            }
+            j + 1
+        } else if c[i] == '\'' && next(1) == Some('\\') {
+            (i + 2..c.len()).find(|&j| c[j] == '\'').map_or(c.len(), |j| j + 1)
+        } else if c[i] == '\'' && next(2) == Some('\'') {
+            i + 3
+        } else {
+            out.push(c[i]);
+            i += 1;
+            continue;
+        };
+        blank(&mut out, i, end);
+        i = end.min(c.len());
+    }
+    out
+}
+
+/// Every function in `text` longer than [`LONGEST`] lines: its name, its
+/// first line (from 1), its length, and whether a comment within the three
+/// lines above it or on the first line of its body says it is "one piece".
+fn long_functions(text: &str) -> Vec<(String, usize, usize, bool)> {
+    let raw: Vec<&str> = text.lines().collect();
+    let code = code_only(text);
+    let code: Vec<&str> = code.lines().collect();
+    let start = Regex::new(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe)\s+)*fn\s+(\w+)").unwrap();
+    let says_one_piece = |line: &str| line.split_once("//").is_some_and(|(_, c)| c.contains("one piece"));
+    let mut out = Vec::new();
+    for (at, line) in code.iter().enumerate() {
+        let Some(name) = start.captures(line).map(|c| c[1].to_string()) else { continue };
+        // Brace depth from the `fn` line on; `None` until the body opens.
+        let (mut depth, mut body) = (0i64, None);
+        let mut end = None;
+        for (n, l) in code.iter().enumerate().skip(at) {
+            if body.is_none() && depth == 0 && l.trim_end().ends_with(';') && !l.contains('{') {
+                break; // a declaration without a body, in a trait
+            }
+            for ch in l.chars() {
+                match ch {
+                    '{' => {
+                        depth += 1;
+                        body.get_or_insert(n + 1);
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if body.is_some() && depth == 0 {
+                end = Some(n);
+                break;
+            }
+        }
+        let (Some(body), Some(end)) = (body, end) else { continue };
+        let length = end - at + 1;
+        if length > LONGEST {
+            let head = raw[at.saturating_sub(3)..at].iter().chain(raw.get(body));
+            out.push((name, at + 1, length, head.into_iter().any(|l| says_one_piece(l))));
+        }
+    }
+    out
+}
+
+/// Issue 28: a function over [`LONGEST`] lines is split into pieces that
+/// are ideas of their own, or says why it is one piece (one exhaustive
+/// match that reads best whole, say) in a comment containing "one piece"
+/// within the three lines above its `fn` or on the first line of its body.
+/// Lines are read with comments and strings blanked out and braces counted:
+/// simple, and enough for rustfmt's layout.
+#[test]
+fn no_function_is_over_80_lines_without_saying_why_it_is_one_piece() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    all_sources(&src, &mut files);
+    files.sort();
+    let (mut offenders, mut long) = (Vec::new(), BTreeSet::new());
+    for file in &files {
+        let rel = file.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap().to_string_lossy().into_owned();
+        for (name, line, length, says) in long_functions(&std::fs::read_to_string(file).unwrap()) {
+            let id = format!("{rel}::{name}");
+            long.insert(id.clone());
+            if !says && !KNOWN_LONG.contains(&id.as_str()) {
+                offenders.push(format!("{rel}:{line} {name} ({length} lines)"));
+            }
+        }
+    }
+    let stale: Vec<&&str> = KNOWN_LONG.iter().filter(|k| !long.contains(**k)).collect();
+    assert!(
+        offenders.is_empty(),
+        "functions over {LONGEST} lines: split them into named pieces, or say why each is one piece \
+         in a `// … one piece …` comment at its head:\n  {}",
+        offenders.join("\n  ")
+    );
+    assert!(stale.is_empty(), "no longer over {LONGEST} lines, remove from KNOWN_LONG: {stale:?}");
+}
+
+/// Every `.rs` file under `dir`, tests included.
+fn all_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all_sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The reader sees through strings, comments and character literals, and
+/// finds the comment above or at the head of a function.
+#[test]
+fn the_long_function_reader_counts_braces_in_code_only() {
+    let body = |n: usize| "    let x = 1;\n".repeat(n);
+    let tricky =
+        "    let s = \"}}}\"; let r = r#\"{\"#; let c = '}'; // }\n    /* { */ let l: &'static str = \"\\\"}\";\n";
+    let text = format!(
+        "fn short() {{\n{}}}\n// one piece: a match\nfn said() {{\n{}}}\nfn long<'a>(a: &'a str) {{\n{tricky}{}}}\ntrait T {{\n    fn declared(&self);\n}}\nfn head() {{\n    // one piece\n{}}}\n",
+        body(10),
+        body(90),
+        body(90),
+        body(90)
+    );
+    let found: Vec<(String, usize, bool)> =
+        long_functions(&text).into_iter().map(|(name, _, length, says)| (name, length, says)).collect();
+    assert_eq!(
+        found,
+        [("said".to_string(), 92, true), ("long".to_string(), 94, false), ("head".to_string(), 93, true)]
+    );
+}
