@@ -7,7 +7,7 @@ use std::path::Path;
 use super::live_side::LiveSide;
 use crate::desired::Desired;
 use crate::diagnostic::{self, Diagnostic};
-use crate::diff::{self, Action, Options};
+use crate::diff::{self, Action, BrokerFacts, Options};
 use crate::model::Password;
 use crate::plan::{self, Plan};
 use crate::render::PlanDocument;
@@ -81,16 +81,18 @@ pub fn draft(desired: &Desired, live: &LiveSide, replace: &[String]) -> Draft {
 
 fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purpose) -> Draft {
     let mut notes = live.notes.clone();
-    let mut options = Options {
+    let options = Options {
         replace: replace.iter().cloned().collect(),
+        comparing: purpose == Purpose::Compare,
+        review: purpose == Purpose::Review,
+    };
+    let mut facts = BrokerFacts {
         queue_counts: live.queue_counts.clone(),
         broker_version: live.broker_version,
         connected_user: live.user.clone(),
         in_flight: live.migrations.clone(),
         last_applies: live.last_applies.clone(),
-        comparing: purpose == Purpose::Compare,
-        review: purpose == Purpose::Review,
-        ..Options::default()
+        ..BrokerFacts::default()
     };
     let mut passwords = BTreeMap::new();
     // Offline, both sides are files: no password is compared or set, and
@@ -104,7 +106,7 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
                     live.topology.users.get(&user.name).map(|u| &u.password)
                     && !crate::password::verify(&p, hash, algorithm.as_deref())
                 {
-                    options.stale_passwords.insert(user.name.clone());
+                    facts.stale_passwords.insert(user.name.clone());
                 }
                 passwords.insert(user.name.clone(), p);
             }
@@ -117,7 +119,7 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
             ),
         }
     }
-    let d = diff::diff(&desired.topology, &live.topology, &live.ownership, desired.project.name(), &options);
+    let d = diff::diff(&desired.topology, &live.topology, &live.ownership, desired.project.name(), &options, &facts);
     let plan = plan::build(d, &live.topology);
     Draft { plan, passwords, notes }
 }

@@ -125,3 +125,38 @@ pub struct Migration {
     pub leftover_exchanges: Vec<String>,
     pub leftover_policies: Vec<String>,
 }
+
+impl Migration {
+    /// The exchanges whose bindings to the old queue move to the new one.
+    pub(super) fn sources(&self) -> std::collections::BTreeSet<&str> {
+        self.moved.iter().map(|b| b.source.as_str()).collect()
+    }
+}
+
+/// One migration in flight in a vhost the files declare, as a plan shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFlight {
+    pub id: String,
+    pub vhost: String,
+    pub old: String,
+    pub new: String,
+    /// Steps done, of `total`.
+    pub done: usize,
+    pub total: usize,
+    /// running, paused, stopped.
+    pub state: String,
+}
+
+impl InFlight {
+    pub fn of(r: &crate::journal::Migration) -> InFlight {
+        InFlight {
+            id: r.id.clone(),
+            vhost: r.vhost.clone(),
+            old: r.old.clone(),
+            new: r.new.clone(),
+            done: r.done.min(r.steps.len()),
+            total: r.steps.len(),
+            state: r.state.to_string(),
+        }
+    }
+}

@@ -1,9 +1,12 @@
-//! Properties the broker never changes in place (https://www.rabbitmq.com/docs/queues#property-equivalence), and
-//! what to tell a user who changed one.
+//! Properties the broker never changes in place (https://www.rabbitmq.com/docs/queues#property-equivalence):
+//! which of them differ. What a user who changed one is told is in
+//! `refusals/immutable_change.rs`.
 
-use super::policy_advice::Advice;
-use crate::diagnostic::Diagnostic;
 use crate::model::{Exchange, Queue};
+
+/// How the reason of a difference that no broker can make in place ends,
+/// when two topologies are compared.
+pub const NOT_IN_PLACE: &str = "which cannot change in place";
 
 /// Names of the queue properties that differ: `type`, `arguments.x-…`.
 pub(super) fn queue_fields(have: &Queue, want: &Queue) -> Vec<String> {
@@ -26,6 +29,7 @@ pub(super) fn queue_fields(have: &Queue, want: &Queue) -> Vec<String> {
     out
 }
 
+/// Names of the exchange properties that differ.
 pub(super) fn exchange_fields(have: &Exchange, want: &Exchange) -> Vec<String> {
     let mut out = Vec::new();
     for (name, differs) in [
@@ -40,37 +44,4 @@ pub(super) fn exchange_fields(have: &Exchange, want: &Exchange) -> Vec<String> {
         }
     }
     out
-}
-
-/// The error for a queue whose immutable properties changed with no way
-/// chosen to carry it out: says both ways out, the first being `policy`
-/// when one can do it.
-pub(super) fn queue_problem(want: &Queue, fields: &[String], policy: Option<Advice>) -> Diagnostic {
-    let list = fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
-    let mut help = String::new();
-    if let Some(policy) = policy {
-        // Said in prose: a comment in the policy would be wrapped.
-        let carries = match &policy.carries {
-            Some(p) => {
-                format!(" (it carries the keys of policy \"{p}\", which applies to the queue today, and wins over it)")
-            }
-            None => String::new(),
-        };
-        help += &format!(
-            "either keep the queue's arguments as they are live and set the change by policy{carries}:\n\n{}\n\nor ",
-            policy.toml
-        );
-    }
-    help += &format!(
-        "declare a new queue with `replaces = \"{}\"`: warren moves the messages over by live migration, with no loss (or pass --replace {} to destroy and recreate it, losing its messages)",
-        want.name, want.name
-    );
-    Diagnostic::error(
-        "immutable-change",
-        format!(
-            "queue \"{}\" cannot change {list} in place: RabbitMQ refuses to redeclare it (406 PRECONDITION_FAILED)",
-            want.name
-        ),
-    )
-    .help(help)
 }

@@ -1,32 +1,15 @@
 //! Migrations in flight (warren's journal) against the files. The files
 //! that started one resume it; the files from before it (the old queue
 //! declared, the new one not) roll it back, as `warren abort` does; any
-//! other change to it is refused until it is finished or aborted, since
-//! neither way would then leave the broker as the files say.
+//! other change to it is refused (`refusals/in_flight.rs`).
 
 use std::collections::BTreeSet;
 
-use super::{Action, Change, Problem};
-use crate::diagnostic::Diagnostic;
+use super::change::{Action, Change, InFlight};
+use super::differ::Differ;
+use super::{Problem, refusals};
 use crate::journal::{self, Migration as Record};
 use crate::model::{Binding, DestinationKind, ObjectKey, Vhost};
-
-/// Refusal code: the files change a migration in flight.
-pub(super) const CODE: &str = "migration-in-flight";
-
-/// One migration in flight in a vhost the files declare, as a plan shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InFlight {
-    pub id: String,
-    pub vhost: String,
-    pub old: String,
-    pub new: String,
-    /// Steps done, of `total`.
-    pub done: usize,
-    pub total: usize,
-    /// running, paused, stopped.
-    pub state: String,
-}
 
 /// What the rollbacks of a vhost take care of, so that the rest of the
 /// diff leaves it alone: the new queues they delete (when empty and
@@ -38,28 +21,38 @@ pub(super) struct Held {
 }
 
 /// What the files mean for one migration in flight.
-pub(super) enum Verdict {
+enum Verdict {
     /// The files still declare it as it started: apply resumes it.
     Resume,
     RollBack(Box<Change>, BTreeSet<Binding>),
     Refuse(Box<Problem>),
 }
 
-impl InFlight {
-    pub fn of(r: &Record) -> InFlight {
-        InFlight {
-            id: r.id.clone(),
-            vhost: r.vhost.clone(),
-            old: r.old.clone(),
-            new: r.new.clone(),
-            done: r.done.min(r.steps.len()),
-            total: r.steps.len(),
-            state: r.state.to_string(),
+impl Differ<'_> {
+    /// The migrations in flight in vhost `v`, against the files: each is
+    /// listed, and rolled back or refused as the files say; what a
+    /// rollback handles is returned.
+    pub(super) fn in_flight(&mut self, v: &str, want: &Vhost, live: &Vhost) -> Held {
+        let mut held = Held::default();
+        let finished = |r: &Record| !live.queues.contains_key(&r.old) && live.queues.contains_key(&r.new);
+        for r in self.facts.in_flight.values().filter(|r| r.vhost == v && !finished(r)) {
+            self.out.in_flight.push(InFlight::of(r));
+            match judge(r, want, live) {
+                Verdict::Resume => {}
+                Verdict::RollBack(c, bindings) => {
+                    held.queues.insert(r.new.clone());
+                    held.bindings.extend(bindings);
+                    self.push(*c);
+                }
+                Verdict::Refuse(p) => self.out.problems.push(*p),
+            }
         }
+        held
     }
 }
 
-pub(super) fn judge(r: &Record, want: &Vhost, live: &Vhost) -> Verdict {
+/// What the files mean for migration `r`, given vhost `live`.
+fn judge(r: &Record, want: &Vhost, live: &Vhost) -> Verdict {
     let (old, new) = (&r.old, &r.new);
     let moved: Vec<Binding> = r.sources.iter().flat_map(|s| s.bindings.iter().cloned()).collect();
     let (added, dropped) = (&r.added, &r.dropped);
@@ -129,34 +122,14 @@ pub(super) fn judge(r: &Record, want: &Vhost, live: &Vhost) -> Verdict {
     }
 }
 
-/// The refusal, at the new queue's declaration, else the old one's.
+/// The refusal of `r`, whose change the files make as `what` says.
 fn refuse(r: &Record, want: &Vhost, what: &str, past_no_return: bool) -> Verdict {
-    let (id, old, new, v) = (&r.id, &r.old, &r.new, &r.vhost);
-    let name = if want.queues.contains_key(new) || !want.queues.contains_key(old) { new } else { old };
-    let key = ObjectKey::Queue { vhost: v.clone(), name: name.clone() };
-    let f = InFlight::of(r);
-    let help = if past_no_return {
-        format!("finish it: apply the files that started it (queue \"{new}\" with `replaces = \"{old}\"`)")
-    } else {
-        format!(
-            "finish it first: apply the files that started it (queue \"{new}\" with `replaces = \"{old}\"`, declared as then); or roll it back: apply the files from before it (\"{old}\" declared, \"{new}\" not), or run `warren abort {id}`; then change the files"
-        )
-    };
-    let diagnostic = Diagnostic::error(
-        CODE,
-        format!(
-            "migration {id} in vhost \"{v}\" (queue \"{old}\" >> \"{new}\", step {} of {}, {}) is in flight, and the files change it: {what}",
-            f.done, f.total, f.state
-        ),
-    )
-    .label("a migration in flight")
-    .help(help);
-    Verdict::Refuse(Box::new(Problem { key, field: None, diagnostic }))
+    Verdict::Refuse(Box::new(refusals::in_flight(r, want, what, past_no_return)))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Options, diff};
+    use super::super::{BrokerFacts, Options, diff};
     use super::*;
     use crate::model::scaffold::Source;
     use crate::model::{ApplyTo, Exchange, Inventory, Ownership, Policy, Queue, QueueType, Table, Topology, scaffold};
@@ -258,9 +231,9 @@ mod tests {
             |v: Vhost| Topology { vhosts: [("v".to_string(), v)].into_iter().collect(), ..Default::default() };
         let mut inventory = Inventory::of(&topology(live.clone()));
         inventory.objects.insert(ObjectKey::Queue { vhost: "v".into(), name: "new".into() });
-        let options = Options { in_flight: [("m1".to_string(), record)].into_iter().collect(), ..Options::default() };
+        let facts = BrokerFacts { in_flight: [("m1".to_string(), record)].into_iter().collect(), ..Default::default() };
         let (want, live) = (topology(want), topology(live));
-        let d = diff(&want, &live, &Ownership::single("default", inventory), "default", &options);
+        let d = diff(&want, &live, &Ownership::single("default", inventory), "default", &Options::default(), &facts);
         crate::plan::build(d, &live)
     }
 
@@ -314,7 +287,7 @@ mod tests {
         neither.bindings.clear();
         for (want, at) in [(limited, "new"), (rebound, "new"), (neither, "new")] {
             let plan = plan_of(want);
-            let p = plan.problems.iter().find(|p| p.diagnostic.code == CODE).expect("refused");
+            let p = plan.problems.iter().find(|p| p.diagnostic.code == refusals::IN_FLIGHT).expect("refused");
             assert_eq!(p.key, ObjectKey::Queue { vhost: "v".into(), name: at.into() });
             let help = p.diagnostic.help.as_deref().unwrap_or_default();
             assert!(help.contains("warren abort m1") && help.contains("replaces = \"old\""), "{help}");

@@ -12,6 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::attributes::{self, Attributes};
+use super::change::Action;
+use super::differ::Differ;
 use crate::journal::LastApply;
 use crate::model::{ObjectKey, Topology};
 
@@ -88,6 +90,45 @@ pub fn find<'k>(
         out.push(Outside { key: key.clone(), deleted, since });
     }
     out
+}
+
+impl Differ<'_> {
+    /// Tells which of the objects that differ were changed outside warren
+    /// since its last apply, and says so in their changes' reasons.
+    pub(super) fn changed_outside(&mut self, live: &Topology) {
+        let acting = self
+            .out
+            .changes
+            .iter()
+            .filter(|c| matches!(c.action, Action::Create | Action::Update | Action::Replace | Action::Destroy));
+        let keys = acting.map(|c| &c.key).chain(self.out.problems.iter().map(|p| &p.key));
+        let found = find(keys, &self.inventory.digests, live, &self.facts.last_applies);
+        let moved: BTreeMap<&ObjectKey, &Outside> = found.iter().map(|o| (&o.key, o)).collect();
+        for c in &mut self.out.changes {
+            let Some(o) = moved.get(&c.key) else { continue };
+            let since = match &o.since {
+                Some(last) => format!(" (last applied by {} at {})", last.by, last.at),
+                None => String::new(),
+            };
+            let what = if o.deleted { "deleted" } else { "changed" };
+            match c.action {
+                Action::Create if o.deleted => {
+                    c.reason =
+                        format!("deleted outside warren since its last apply{since}: declared again as the files say")
+                }
+                Action::Update => {
+                    c.reason = format!("changed outside warren since its last apply{since}: put back as the files say")
+                }
+                _ => c.reason += &format!("; it was {what} outside warren since its last apply{since}"),
+            }
+        }
+        for p in &mut self.out.problems {
+            if moved.contains_key(&p.key) {
+                p.diagnostic.message += " (it was changed outside warren since its last apply)";
+            }
+        }
+        self.out.outside = found;
+    }
 }
 
 #[cfg(test)]

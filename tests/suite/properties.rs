@@ -63,7 +63,14 @@ proptest! {
 /// The plan from `live` (all of it managed) to `desired`.
 fn plan_between(desired: &Topology, live: &Topology) -> warren::plan::Plan {
     let ownership = warren::model::Ownership::single("default", warren::model::Inventory::of(live));
-    let d = warren::diff::diff(desired, live, &ownership, "default", &warren::diff::Options::default());
+    let d = warren::diff::diff(
+        desired,
+        live,
+        &ownership,
+        "default",
+        &warren::diff::Options::default(),
+        &warren::diff::BrokerFacts::default(),
+    );
     warren::plan::build(d, live)
 }
 
@@ -102,7 +109,7 @@ proptest! {
     fn export_then_read_then_plan_is_empty(t in topology()) {
         let text = to_text(&definitions(&t));
         let live = warren::live::from_definitions(&text, "export").expect("the export reads back");
-        let d = warren::diff::diff(&t, &live.topology, &warren::model::Ownership::single("default", warren::model::Inventory::of(&t)), "default", &warren::diff::Options::default());
+        let d = warren::diff::diff(&t, &live.topology, &warren::model::Ownership::single("default", warren::model::Inventory::of(&t)), "default", &warren::diff::Options::default(), &warren::diff::BrokerFacts::default());
         prop_assert!(d.changes.is_empty(), "{:#?}", d.changes);
         prop_assert!(d.problems.is_empty(), "{:#?}", d.problems);
     }

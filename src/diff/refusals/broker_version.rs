@@ -1,0 +1,134 @@
+//! Changes the live broker's version would ignore or refuse: each is a
+//! problem before any write, rather than an apply that reports success and
+//! never converges, or one that fails halfway through.
+
+use super::BROKER_VERSION;
+use crate::diagnostic::Diagnostic;
+use crate::diff::Problem;
+use crate::diff::differ::Differ;
+use crate::diff::sides::Sides;
+use crate::model::{ObjectKey, VhostSettings, policy_key};
+
+impl Differ<'_> {
+    /// RabbitMQ before 3.13 accepts a new default queue type for an
+    /// existing vhost and ignores it (`rabbit_vhost:update/5` exists from
+    /// 3.13): apply would report success and never converge. Whether
+    /// vhost `name`'s is refused.
+    pub(in crate::diff) fn default_queue_type_refused(
+        &mut self,
+        name: &str,
+        want: &VhostSettings,
+        have: &VhostSettings,
+    ) -> bool {
+        let (Some(w), Some(version)) = (want.default_queue_type, self.facts.broker_version) else { return false };
+        if version >= (3, 13) || have.default_queue_type == Some(w) {
+            return false;
+        }
+        let now = have.default_queue_type.map_or("none".to_string(), |t| format!("\"{}\"", t.as_str()));
+        let diagnostic = Diagnostic::error(
+            BROKER_VERSION,
+            format!(
+                "vhost \"{name}\" cannot change its default queue type from {now} to \"{}\" on RabbitMQ {}.{}: versions before 3.13 ignore a new default queue type for an existing vhost",
+                w.as_str(),
+                version.0,
+                version.1
+            ),
+        )
+        .help("keep `default_queue_type` as it is live and give each queue its `type`, or upgrade the broker to 3.13 or later");
+        let key = ObjectKey::Vhost(name.into());
+        self.out.problems.push(Problem { key, field: Some("default_queue_type".into()), diagnostic });
+        true
+    }
+
+    /// RabbitMQ 4 removed classic queue mirroring and refuses a policy that
+    /// sets an `ha-*` key (400 "not recognised policy settings"): creating
+    /// or changing one is a problem before any write, not a failure halfway
+    /// through an apply. One kept as it is live (from before an upgrade) is
+    /// left alone.
+    pub(in crate::diff) fn mirroring_refused(&mut self, s: &Sides) {
+        let Some(version) = self.facts.broker_version.filter(|b| *b >= (4, 0)) else { return };
+        let (want, have) = (&s.want.policies, &s.have.policies);
+        for (name, p) in want.iter().filter(|(n, p)| have.get(*n) != Some(*p)) {
+            for k in p.definition.keys().filter(|k| policy_key(k).is_some_and(|pk| pk.mirroring)) {
+                let diagnostic = Diagnostic::error(
+                    BROKER_VERSION,
+                    format!(
+                        "policy \"{name}\" sets `{k}`, classic queue mirroring, which RabbitMQ {}.{} no longer has: it refuses the policy",
+                        version.0, version.1
+                    ),
+                )
+                .help("remove the `ha-*` keys; quorum queues replicate (`type = \"quorum\"`)");
+                let key = ObjectKey::Policy { vhost: s.v.into(), name: name.clone() };
+                self.out.problems.push(Problem { key, field: Some(format!("definition.{k}")), diagnostic });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diff::{Action, BrokerFacts, Options, diff};
+    use crate::model::{Ownership, Policy, QueueType, Topology, Vhost};
+
+    fn with_dqt(t: Option<QueueType>) -> Topology {
+        let mut v = Vhost::new("v");
+        v.settings.default_queue_type = t;
+        let mut topology = Topology::default();
+        topology.vhosts.insert("v".into(), v);
+        topology
+    }
+
+    fn on(version: Option<(u32, u32)>) -> BrokerFacts {
+        BrokerFacts { broker_version: version, ..BrokerFacts::default() }
+    }
+
+    #[test]
+    fn a_default_queue_type_change_is_a_problem_before_3_13() {
+        let (want, have) = (with_dqt(Some(QueueType::Classic)), with_dqt(Some(QueueType::Quorum)));
+        let ownership = Ownership::default();
+        let diff_on = |version| diff(&want, &have, &ownership, "default", &Options::default(), &on(version));
+        let old = diff_on(Some((3, 12)));
+        assert_eq!(old.problems.len(), 1);
+        assert!(old.problems[0].diagnostic.message.contains("from \"quorum\" to \"classic\" on RabbitMQ 3.12"));
+        assert!(old.changes.is_empty(), "no update that could not happen: {:?}", old.changes);
+        for version in [Some((3, 13)), Some((4, 0)), None] {
+            let d = diff_on(version);
+            assert!(d.problems.is_empty(), "{version:?}");
+            assert_eq!(d.changes.len(), 1);
+            assert_eq!(d.changes[0].action, Action::Update);
+        }
+        let same = diff(&want, &want, &ownership, "default", &Options::default(), &on(Some((3, 10))));
+        assert!(same.problems.is_empty() && same.changes.is_empty());
+    }
+
+    #[test]
+    fn a_mirroring_policy_is_a_problem_on_4_x_unless_it_is_live_already() {
+        let with_policy = |key: &str| {
+            let mut t = with_dqt(None);
+            let definition = [(key.to_string(), crate::model::Value::String("all".into()))].into_iter().collect();
+            let p = Policy {
+                name: "p".into(),
+                pattern: ".*".into(),
+                apply_to: crate::model::ApplyTo::Queues,
+                priority: 0,
+                definition,
+            };
+            t.vhosts.get_mut("v").unwrap().policies.insert("p".into(), p);
+            t
+        };
+        let (ha, none) = (with_policy("ha-mode"), with_dqt(None));
+        let ownership = Ownership::default();
+        let diff_on = |want: &Topology, have: &Topology, version| {
+            diff(want, have, &ownership, "default", &Options::default(), &on(version))
+        };
+        let refused = diff_on(&ha, &none, Some((4, 0)));
+        assert_eq!(refused.problems.len(), 1);
+        assert!(refused.problems[0].diagnostic.message.contains("`ha-mode`"), "{:?}", refused.problems);
+        assert_eq!(refused.problems[0].field.as_deref(), Some("definition.ha-mode"));
+        for version in [Some((3, 13)), None] {
+            assert!(diff_on(&ha, &none, version).problems.is_empty(), "{version:?}");
+        }
+        assert!(diff_on(&ha, &ha, Some((4, 0))).problems.is_empty(), "kept as it is live");
+        assert!(diff_on(&with_policy("max-length"), &none, Some((4, 0))).problems.is_empty());
+    }
+}

@@ -1,0 +1,56 @@
+//! Every change the diff refuses, in one place, and the one list of their
+//! codes. A refusal is a `Problem`: an error at the object at fault, which
+//! keeps the plan from being carried out.
+//!
+//! Two kinds, told apart by the exit code. Refused for safety (exit 4, the
+//! codes in [`REFUSALS`]): another project's object, a migration in flight
+//! changed, a migration that cannot start safely; the files may be right,
+//! the broker or the moment is not. Not possible on this broker (exit 1,
+//! like any error): a change the live RabbitMQ version would ignore or
+//! refuse, a queue property that never changes in place.
+
+mod broker_version;
+mod immutable_change;
+mod in_flight;
+mod other_project;
+mod preflight;
+
+pub(super) use immutable_change::immutable_change;
+pub(super) use in_flight::in_flight;
+pub(super) use preflight::preflight;
+
+/// The files declare, or `replaces`, an object another project owns.
+pub(super) const OTHER_PROJECT: &str = "other-project";
+/// The files change a migration in flight other than by finishing it or
+/// going back to the files from before it.
+pub(super) const IN_FLIGHT: &str = "migration-in-flight";
+/// The queue a migration replaces can vanish, messages and all, mid-way.
+const EXPIRING_QUEUE: &str = "preflight-expiring-queue";
+/// A source exchange holds messages itself and routes them later.
+const DELAYED_EXCHANGE: &str = "preflight-delayed-exchange";
+/// An exchange the migration needs exists and is not warren's.
+const NAME_TAKEN: &str = "preflight-name-taken";
+/// An exchange the migration needs sends elsewhere what nothing routes.
+const ALTERNATE_ARGUMENT: &str = "preflight-alternate-argument";
+/// An interposed exchange has bindings the migration did not make.
+const EXTRA_BINDING: &str = "preflight-extra-binding";
+/// The new queue dead-letters into a source of the migration.
+const DEAD_LETTER_LOOP: &str = "preflight-dead-letter-loop";
+
+/// A change the live broker's version would ignore or refuse (exit 1).
+const BROKER_VERSION: &str = "broker-version";
+/// A queue property that never changes in place, changed with no way
+/// chosen to carry it out (exit 1).
+const IMMUTABLE_CHANGE: &str = "immutable-change";
+
+/// Codes of refusals for safety: a plan with only these errors exits 4, not 1.
+pub const REFUSALS: [&str; 8] = [
+    OTHER_PROJECT,
+    IN_FLIGHT,
+    EXPIRING_QUEUE,
+    DELAYED_EXCHANGE,
+    NAME_TAKEN,
+    ALTERNATE_ARGUMENT,
+    EXTRA_BINDING,
+    DEAD_LETTER_LOOP,
+];

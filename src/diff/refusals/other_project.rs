@@ -1,0 +1,55 @@
+//! Objects the files declare, or `replaces`, that another project owns:
+//! this project would change them and take them over. Vhosts and users are
+//! shared, and never refused.
+
+use super::OTHER_PROJECT;
+use crate::diagnostic::Diagnostic;
+use crate::diff::Problem;
+use crate::diff::differ::Differ;
+use crate::model::{Inventory, ObjectKey, Topology, is_shared};
+
+impl<'a> Differ<'a> {
+    /// A problem for each declared object that another project owns.
+    pub(in crate::diff) fn theirs_declared(&mut self, desired: &Topology, live: &Topology) {
+        if self.ownership.projects.keys().all(|p| p == self.project) {
+            return; // the common case: one project, nothing to look up
+        }
+        let replaced = desired
+            .vhosts
+            .iter()
+            .flat_map(|(v, vh)| vh.queues.values().filter_map(move |q| q.replaces.as_ref().map(|old| (q, v, old))));
+        let mut found: Vec<(ObjectKey, Option<String>, &str)> = Vec::new();
+        for (q, v, old) in replaced {
+            let key = ObjectKey::Queue { vhost: v.clone(), name: old.clone() };
+            if let Some(p) = self.taken(&key, live) {
+                found.push((ObjectKey::Queue { vhost: v.clone(), name: q.name.clone() }, Some("replaces".into()), p));
+            }
+        }
+        for key in Inventory::of(desired).objects.into_iter().filter(|k| !is_shared(k)) {
+            if let Some(p) = self.taken(&key, live) {
+                found.push((key, None, p));
+            }
+        }
+        for (key, field, owner) in found {
+            let what = if field.is_some() { "replaces" } else { "declares" };
+            let diagnostic = Diagnostic::error(
+                OTHER_PROJECT,
+                format!("{key} belongs to project \"{owner}\"; project \"{}\" {what} it", self.project),
+            )
+            .label(format!("owned by project \"{owner}\""))
+            .help(format!(
+                "to use it without managing it, list it under [external] instead; to take it over, run `warren adopt --from {owner}` on these files, then remove it from project \"{owner}\"'s files"
+            ));
+            self.out.problems.push(Problem { key, field, diagnostic });
+        }
+    }
+
+    /// The other project that owns `key`, when it is live and this project
+    /// does not own it too.
+    fn taken(&self, key: &ObjectKey, live: &Topology) -> Option<&'a str> {
+        if self.inventory.contains(key) || !live.has(key) {
+            return None;
+        }
+        self.ownership.other_holder(key, self.project)
+    }
+}

@@ -1,0 +1,54 @@
+//! Users and their permissions. What losing access needs (--allow-destroy,
+//! --allow-lockout) is decided after, by `access.rs`.
+
+use super::attributes;
+use super::change::Declared;
+use super::differ::Differ;
+use super::sides::Sides;
+use crate::model::{ObjectKey, Password, Topology, User};
+
+impl Differ<'_> {
+    pub(super) fn users(&mut self, desired: &Topology, live: &Topology) {
+        for (name, w) in &desired.users {
+            let key = ObjectKey::User(name.clone());
+            match live.users.get(name) {
+                None => {
+                    self.created(key, attributes::user(w), "declared in the files", Some(Declared::User(w.clone())))
+                }
+                Some(h) if h.tags != w.tags || !self.same_password(w, h) => {
+                    self.updated(key, attributes::user(h), attributes::user(w), Declared::User(w.clone()))
+                }
+                Some(_) => {}
+            }
+        }
+        for (name, h) in live.users.iter().filter(|(n, _)| !desired.users.contains_key(*n)) {
+            self.absent(ObjectKey::User(name.clone()), attributes::user(h), false);
+        }
+    }
+
+    /// Whether the live password is already the desired one. A password
+    /// from the environment can only be checked against the live hash by
+    /// the caller, who reads the environment.
+    fn same_password(&self, want: &User, have: &User) -> bool {
+        const DEFAULT: &str = "rabbit_password_hashing_sha256";
+        match (&want.password, &have.password) {
+            (Password::Env(_), _) => !self.facts.stale_passwords.contains(&want.name),
+            (Password::Hash { hash: a, algorithm: x }, Password::Hash { hash: b, algorithm: y }) => {
+                a == b && x.as_deref().unwrap_or(DEFAULT) == y.as_deref().unwrap_or(DEFAULT)
+            }
+            (a, b) => a == b,
+        }
+    }
+
+    /// The permissions of a vhost's users.
+    pub(super) fn permissions(&mut self, s: &Sides) {
+        let v = s.v;
+        self.mutable(
+            &s.want.permissions,
+            &s.have.permissions,
+            |u| ObjectKey::Permission { vhost: v.into(), user: u.into() },
+            attributes::permission,
+            |p| Declared::Permission(p.clone()),
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! Vhosts: the settings the files manage, the vhosts they no longer
+//! declare, and the walk of what each declared vhost holds.
+
+use super::attributes;
+use super::change::{Action, Change, Declared};
+use super::differ::Differ;
+use super::in_flight::Held;
+use super::migrations::without_scaffolding;
+use super::sides::Sides;
+use crate::model::{LazyGraph, ObjectKey, Topology, Vhost, VhostSettings};
+
+impl Differ<'_> {
+    /// Everything in vhost `v`, kind by kind; `held` is what its rollbacks
+    /// take care of.
+    pub(super) fn vhost(&mut self, v: &str, want: &Vhost, full: &Vhost, held: &Held) {
+        let have = without_scaffolding(full);
+        let graph = LazyGraph::new(full);
+        let s = Sides { v, want, have: &have, full, graph: &graph };
+        self.exchanges(&s);
+        // The queues' migrations take their bindings out of the bindings' diff.
+        let migrating = self.queues(&s, held);
+        self.bindings(&s, &migrating);
+        self.policies(&s);
+        self.permissions(&s);
+    }
+
+    pub(super) fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {
+        let key = ObjectKey::Vhost(name.into());
+        let Some(have) = have else {
+            self.created(key, attributes::vhost(want), "declared in the files", Some(Declared::Vhost(want.clone())));
+            return;
+        };
+        // Only the settings the files manage are compared.
+        let mut managed = VhostSettings {
+            description: want.description.as_ref().map(|_| have.description.clone().unwrap_or_default()),
+            default_queue_type: want.default_queue_type.and(have.default_queue_type),
+            limits: want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default()),
+        };
+        // A refused change is left out: the update would never converge.
+        if self.default_queue_type_refused(name, want, have) {
+            managed.default_queue_type = want.default_queue_type;
+        }
+        if managed != *want {
+            self.updated(key, attributes::vhost(&managed), attributes::vhost(want), Declared::Vhost(want.clone()));
+        }
+    }
+
+    /// The live vhosts the files no longer declare: each goes, with
+    /// everything in it, when this project owns it and no other holds it.
+    pub(super) fn vhosts_absent(&mut self, desired: &Topology, live: &Topology) {
+        for name in live.vhosts.keys().filter(|n| !desired.vhosts.contains_key(*n)) {
+            let key = ObjectKey::Vhost(name.clone());
+            if self.inventory.owns(&key, &self.declared) && self.ownership.other_holder(&key, self.project).is_none() {
+                let reason = if self.options.review {
+                    "removed from the files: the vhost would go with everything in it"
+                } else {
+                    "removed from the files: the vhost goes with everything in it"
+                };
+                let mut c = Change::new(key, Action::Destroy, reason);
+                c.requires_allow_destroy = true;
+                self.push(c);
+            }
+        }
+    }
+}
