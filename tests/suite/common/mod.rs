@@ -1,7 +1,9 @@
 //! Helpers shared by the CLI tests: run the real binary as a user would.
 
 pub(crate) mod broker;
+pub(crate) mod case;
 pub(crate) mod definitions;
+pub(crate) mod migration;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub(crate) mod r#gen;
 pub(crate) mod strategy;
@@ -14,6 +16,8 @@ use assert_cmd::Command;
 
 // The test broker's client, as every test names it.
 pub(crate) use broker::{TestBroker, seg};
+pub(crate) use case::Case;
+pub(crate) use migration::{MigrationCase, migration};
 
 /// The tests of this binary run at once, on the same test node. Each one
 /// that touches the node holds a [`Turn`] while it does: those whose warren
@@ -48,22 +52,6 @@ pub(crate) fn share() -> Turn {
 /// The cluster, to this test alone.
 pub(crate) fn cluster() -> Turn {
     Turn::Cluster { _held: CLUSTER.lock().unwrap_or_else(PoisonError::into_inner) }
-}
-
-/// A migration case of `tests/migrations`: the topology before (`v1`) and
-/// after (`v2`); `{V}` stands for the vhost.
-pub(crate) struct Versions {
-    pub v1: String,
-    pub v2: String,
-}
-
-/// The migration case in `tests/migrations/NAME`.
-pub(crate) fn migration(name: &str) -> Versions {
-    let read = |v: &str| {
-        let path = root().join("tests/migrations").join(name).join(format!("{v}.toml"));
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    };
-    Versions { v1: read("v1"), v2: read("v2") }
 }
 
 /// The repository root, so tests name paths as a user in it would.
