@@ -1,6 +1,8 @@
 //! Shared by the benchmarks: timing by medians, the generated topology on
 //! disk, and peak memory of a child process.
 
+// Each benchmark includes this file as a module of its own and uses a part
+// of it; every item is used by one benchmark or more.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

@@ -29,16 +29,23 @@
 //! `WARREN_BENCH_LOG=FILE` keeps what the apply printed with `-v`.
 
 mod common;
-#[path = "../tests/suite/common/mod.rs"]
-mod harness;
+// The test suite's broker client and traffic, by path: a benchmark cannot
+// use the test binary's modules. The suite uses all of both, and finds
+// their dead code; this benchmark uses a part.
+#[allow(dead_code)]
+#[path = "../tests/suite/common/broker.rs"]
+mod broker;
+#[allow(dead_code)]
+#[path = "../tests/suite/common/traffic.rs"]
+mod traffic;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use harness::traffic::{ConsumerId, PREFETCH, Publish, Report, Traffic, amqp_url};
-use harness::{TestBroker, seg};
+use broker::{TestBroker, seg};
 use serde_json::json;
+use traffic::{ConsumerId, PREFETCH, Publish, Report, Traffic, amqp_url};
 
 /// How many queues migrate: `WARREN_BENCH_QUEUES`, 100 unless set.
 fn queues() -> usize {

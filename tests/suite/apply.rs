@@ -16,51 +16,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
-use crate::common::{Run, TestBroker, Turn, alone, flat, seg};
+use crate::common::{Case, Run, flat, seg};
 
-/// One test's world on the broker: its vhosts, its users, its topology
-/// directory, and the secrets no output may show.
-struct Case {
-    broker: TestBroker,
-    vhost: String,
-    vhosts: Vec<String>,
-    users: Vec<String>,
-    dir: tempfile::TempDir,
-    secrets: Vec<String>,
-    _turn: Turn,
-}
-
+/// The calls of apply's tests on their [`Case`].
 impl Case {
-    /// A case for test `name` (also its vhost), with further vhosts and
-    /// users it may create; removes leftovers of an earlier run.
-    fn new(name: &str, more_vhosts: &[&str], users: &[&str]) -> Case {
-        let turn = alone();
-        let mut vhosts = vec![name.to_string()];
-        vhosts.extend(more_vhosts.iter().map(|v| v.to_string()));
-        let case = Case {
-            broker: TestBroker::from_env(),
-            vhost: name.to_string(),
-            vhosts,
-            users: users.iter().map(|u| u.to_string()).collect(),
-            dir: tempfile::tempdir().unwrap(),
-            secrets: Vec::new(),
-            _turn: turn,
-        };
-        case.clean();
-        case
-    }
-
-    fn clean(&self) {
-        for v in &self.vhosts {
-            assert!(!["/", "orders", "payments", "bench"].contains(&v.as_str()), "vhost {v} belongs to other tests");
-            self.broker.delete(&format!("vhosts/{}", seg(v)));
-        }
-        for u in &self.users {
-            self.broker.delete(&format!("users/{}", seg(u)));
-        }
-    }
-
-    /// Writes (or replaces) one topology file; `{V}` stands for the vhost.
     /// A user with `tags` and every permission on `vhost` (made if need
     /// be), and the variables that make warren log in as it: the broker
     /// shows listeners only to administrators, so the AMQP address is given.
@@ -75,70 +34,14 @@ impl Case {
         vec![("WARREN_URL", self.broker.url_as(user, secret)), ("WARREN_AMQP_URL", amqp)]
     }
 
-    fn file(&self, name: &str, toml: &str) {
-        std::fs::write(self.dir.path().join(name), toml.replace("{V}", &self.vhost)).unwrap();
-    }
-
-    /// Writes one file of project `project`'s topology directory (see
-    /// [`Case::project_path`]); `{V}` stands for the vhost.
-    fn project_file(&self, project: &str, name: &str, toml: &str) {
-        let dir = self.dir.path().join(project);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(name), toml.replace("{V}", &self.vhost)).unwrap();
-    }
-
     /// Project `project`'s directory: its files and a `warren.toml` naming it.
     fn project_path(&self, project: &str) -> String {
-        let dir = self.dir.path().join(project);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("warren.toml"), format!("[project]\nname = \"{project}\"\n")).unwrap();
-        dir.display().to_string()
+        self.file(&format!("{project}/warren.toml"), &format!("[project]\nname = \"{project}\"\n"));
+        self.path_of(project)
     }
 
     fn remove_file(&self, name: &str) {
-        std::fs::remove_file(self.dir.path().join(name)).unwrap();
-    }
-
-    fn path(&self) -> String {
-        self.dir.path().display().to_string()
-    }
-
-    /// `warren ARGS` against the broker; checks that no secret is printed.
-    /// Its stderr is [`flat`].
-    fn warren(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
-        let run = self.broker.warren(args, env);
-        self.no_secrets(&run);
-        Run { stderr: flat(&run.stderr), ..run }
-    }
-
-    fn no_secrets(&self, run: &Run) {
-        for s in &self.secrets {
-            assert!(!run.stdout.contains(s.as_str()), "a secret was printed on stdout:\n{}", run.stdout);
-            assert!(!run.stderr.contains(s.as_str()), "a secret was printed on stderr:\n{}", run.stderr);
-        }
-    }
-
-    /// `warren apply DIR --auto-approve ARGS`.
-    fn apply(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
-        let path = self.path();
-        let mut all = vec!["apply", path.as_str(), "--auto-approve"];
-        all.extend_from_slice(args);
-        self.warren(&all, env)
-    }
-
-    /// Applies and expects success.
-    fn apply_ok(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
-        let run = self.apply(args, env);
-        assert_eq!(run.code, 0, "apply failed:\n{}\n{}", run.stdout, run.stderr);
-        assert!(run.stdout.contains("Apply complete!"), "{}", run.stdout);
-        run
-    }
-
-    fn plan(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
-        let path = self.path();
-        let mut all = vec!["plan", path.as_str()];
-        all.extend_from_slice(args);
-        self.warren(&all, env)
+        std::fs::remove_file(self.path_of(name)).unwrap();
     }
 
     /// After an apply: the plan says no changes, and a second apply does
@@ -151,14 +54,6 @@ impl Case {
         assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
         assert!(again.stdout.contains("No changes."), "a second apply did something:\n{}", again.stdout);
         assert!(!again.stdout.contains("Apply complete!"), "a second apply did something:\n{}", again.stdout);
-    }
-
-    fn get(&self, path: &str) -> Json {
-        self.broker.get(&path.replace("{V}", &seg(&self.vhost)))
-    }
-
-    fn exists(&self, path: &str) -> bool {
-        self.broker.exists(&path.replace("{V}", &seg(&self.vhost)))
     }
 
     /// Project `default`'s inventory for `vhost`: group -> items (as JSON text).
@@ -213,25 +108,6 @@ impl Case {
             .collect()
     }
 
-    /// Publishes `n` messages to `queue` through the default exchange.
-    fn publish(&self, queue: &str, n: usize) {
-        for i in 0..n {
-            let routed = self.broker.post(
-                &format!("exchanges/{}/amq.default/publish", seg(&self.vhost)),
-                json!({"properties": {"delivery_mode": 2}, "routing_key": queue,
-                       "payload": format!("message {i}"), "payload_encoding": "string"}),
-            );
-            assert_eq!(routed["routed"], true, "publish to {queue}");
-        }
-    }
-
-    /// The queue's message count as the broker's queue totals give it.
-    fn messages(&self, queue: &str) -> u64 {
-        let list = self.get("queues/{V}?disable_stats=true&enable_queue_totals=true");
-        let q = list.as_array().unwrap().iter().find(|q| q["name"] == queue);
-        q.unwrap_or_else(|| panic!("no queue {queue}"))["messages"].as_u64().unwrap_or(0)
-    }
-
     /// Waits until the broker's stats view reports these queues' consumers.
     fn wait_for_stats(&self, queues: &[&str]) {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -247,16 +123,10 @@ impl Case {
     /// report theirs once per Ra tick, 5 s).
     fn wait_for_messages(&self, queue: &str, n: u64) {
         let deadline = Instant::now() + Duration::from_secs(20);
-        while self.messages(queue) != n {
+        while self.messages(queue) != Some(n) {
             assert!(Instant::now() < deadline, "queue {queue} never showed {n} messages");
             std::thread::sleep(Duration::from_millis(250));
         }
-    }
-}
-
-impl Drop for Case {
-    fn drop(&mut self) {
-        self.clean();
     }
 }
 
@@ -445,7 +315,7 @@ read = ".*"
 fn every_object_kind_is_created_changed_and_destroyed() {
     let app = "t-apply-lifecycle-app";
     let hashed = "t-apply-lifecycle-hash";
-    let mut case = Case::new("t-apply-lifecycle", &["t-apply-lifecycle-2"], &[app, hashed]);
+    let mut case = Case::admin("t-apply-lifecycle").with_vhosts(&["t-apply-lifecycle-2"]).with_users(&[app, hashed]);
     let (pw1, pw2) = ("lifecycle-pw-one-8Kq2", "lifecycle-pw-two-7Zr4");
     let (hpw1, hpw2) = ("hashed-pw-one-3Lx9", "hashed-pw-two-5Wm1");
     let (hash1, hash2) = (hash_of(hpw1, [1, 2, 3, 4]), hash_of(hpw2, [5, 6, 7, 8]));
@@ -653,7 +523,7 @@ fn every_object_kind_is_created_changed_and_destroyed() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_default_queue_type_change_converges_or_is_refused_before_any_write() {
-    let case = Case::new("t-apply-default-queue-type", &[], &[]);
+    let case = Case::admin("t-apply-default-queue-type");
     case.file("topology.toml", "vhosts = [\"{V}\"]\n\n[vhost]\ndefault_queue_type = \"quorum\"\n");
     case.apply_ok(&[], &[]);
     assert_eq!(case.get("vhosts/{V}")["default_queue_type"], "quorum");
@@ -681,7 +551,7 @@ fn a_default_queue_type_change_converges_or_is_refused_before_any_write() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_mirroring_policy_applies_on_3_x_and_is_refused_before_any_write_on_4_x() {
-    let case = Case::new("t-apply-mirroring", &[], &[]);
+    let case = Case::admin("t-apply-mirroring");
     case.file(
         "topology.toml",
         r#"vhosts = ["{V}"]
@@ -715,7 +585,7 @@ definition = { ha-mode = "all" }
 #[ignore = "needs a broker: scripts/test runs it"]
 fn unmanaged_objects_are_shown_and_never_touched() {
     let hand_user = "t-apply-ownership-hand";
-    let case = Case::new("t-apply-ownership", &[], &[hand_user]);
+    let case = Case::admin("t-apply-ownership").with_users(&[hand_user]);
     case.file(
         "topology.toml",
         r#"vhosts = ["{V}"]
@@ -841,7 +711,7 @@ type = "classic"
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_queue_holding_messages_is_destroyed_only_with_allow_destroy() {
-    let case = Case::new("t-apply-nonempty-queue", &[], &[]);
+    let case = Case::admin("t-apply-nonempty-queue");
     case.file("topology.toml", TWO_QUEUES);
     case.apply_ok(&[], &[]);
     case.publish("q.full", 3);
@@ -859,8 +729,8 @@ fn a_queue_holding_messages_is_destroyed_only_with_allow_destroy() {
     assert!(refused.stderr.contains("--allow-destroy"), "{}", refused.stderr);
     assert!(refused.stderr.contains("queue \"q.full\""), "{}", refused.stderr);
     assert!(refused.stderr.contains("Nothing was changed"), "{}", refused.stderr);
-    assert_eq!(case.messages("q.full"), 3, "the messages are still there");
-    assert_eq!(case.messages("q.quorum-full"), 2);
+    assert_eq!(case.messages("q.full"), Some(3), "the messages are still there");
+    assert_eq!(case.messages("q.quorum-full"), Some(2));
     assert!(case.exists("queues/{V}/q.empty"), "a refused apply changes nothing at all");
 
     case.apply_ok(&["--allow-destroy"], &[]);
@@ -873,7 +743,7 @@ fn a_queue_holding_messages_is_destroyed_only_with_allow_destroy() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_empty_queue_is_destroyed_without_allow_destroy() {
-    let case = Case::new("t-apply-empty-queue", &[], &[]);
+    let case = Case::admin("t-apply-empty-queue");
     case.file(
         "topology.toml",
         "vhosts = [\"{V}\"]\n\n[queues.\"q.gone\"]\ntype = \"classic\"\n\n[queues.\"q.stays\"]\ntype = \"classic\"\n",
@@ -891,7 +761,7 @@ fn an_empty_queue_is_destroyed_without_allow_destroy() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_exchange_type_change_puts_back_every_binding_from_and_to_it() {
-    let case = Case::new("t-apply-exchange-replace", &[], &[]);
+    let case = Case::admin("t-apply-exchange-replace");
     let v1 = r##"vhosts = ["{V}"]
 
 [exchanges."x.up"]
@@ -962,7 +832,7 @@ routing_key = "d.*"
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn apply_without_a_terminal_needs_auto_approve() {
-    let case = Case::new("t-apply-unattended", &[], &[]);
+    let case = Case::admin("t-apply-unattended");
     case.file("topology.toml", "vhosts = [\"{V}\"]\n\n[exchanges.\"x\"]\ntype = \"topic\"\n");
     let path = case.path();
     let run = case.warren(&["apply", &path], &[]);
@@ -979,7 +849,7 @@ const ERRORS_TOPOLOGY: &str = "vhosts = [\"{V}\"]\n\n[exchanges.\"x\"]\ntype = \
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_unreachable_broker_is_a_clear_error() {
-    let mut case = Case::new("t-apply-unreachable", &[], &[]);
+    let mut case = Case::admin("t-apply-unreachable");
     case.file("topology.toml", ERRORS_TOPOLOGY);
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -1007,7 +877,7 @@ fn an_unreachable_broker_is_a_clear_error() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_url_with_the_api_path_reaches_the_management_api() {
-    let case = Case::new("t-apply-api-path", &[], &[]);
+    let case = Case::admin("t-apply-api-path");
     case.file("topology.toml", ERRORS_TOPOLOGY);
     case.file("warren.toml", "[project]\nname = \"t-apply-api-path\"\n");
     let path = case.path();
@@ -1032,7 +902,7 @@ fn a_url_with_the_api_path_reaches_the_management_api() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn an_amqp_port_in_the_url_is_named() {
-    let mut case = Case::new("t-apply-amqp-port", &[], &[]);
+    let mut case = Case::admin("t-apply-amqp-port");
     case.file("topology.toml", ERRORS_TOPOLOGY);
     case.file("warren.toml", "[project]\nname = \"t-apply-amqp-port\"\n");
     let amqp = url::Url::parse(case.broker.amqp().expect("WARREN_TEST_AMQP_URL is set")).unwrap();
@@ -1059,7 +929,7 @@ fn an_amqp_port_in_the_url_is_named() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_wrong_password_is_a_clear_error() {
-    let mut case = Case::new("t-apply-wrong-password", &[], &[]);
+    let mut case = Case::admin("t-apply-wrong-password");
     case.file("topology.toml", ERRORS_TOPOLOGY);
     let secret = "wrong-pw-Zx81q";
     case.secrets.push(secret.into());
@@ -1081,7 +951,7 @@ fn a_wrong_password_is_a_clear_error() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_user_without_the_management_tag_is_told_so() {
     let user = "t-apply-no-management-user";
-    let mut case = Case::new("t-apply-no-management", &[], &[user]);
+    let mut case = Case::admin("t-apply-no-management").with_users(&[user]);
     case.file("topology.toml", ERRORS_TOPOLOGY);
     let secret = "no-mgmt-pw-Qe42";
     case.secrets.push(secret.into());
@@ -1104,7 +974,7 @@ fn a_user_without_the_management_tag_is_told_so() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_user_lacking_a_permission_is_told_what_it_may_not_do() {
     let user = "t-apply-no-permission-user";
-    let mut case = Case::new("t-apply-no-permission", &[], &[user]);
+    let mut case = Case::admin("t-apply-no-permission").with_users(&[user]);
     case.file("topology.toml", ERRORS_TOPOLOGY);
     let secret = "no-perm-pw-Vb67";
     case.secrets.push(secret.into());
@@ -1124,7 +994,7 @@ fn a_user_lacking_a_permission_is_told_what_it_may_not_do() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_refusal_part_way_reports_what_was_done_and_what_was_not() {
-    let case = Case::new("t-apply-refusal", &[], &[]);
+    let case = Case::admin("t-apply-refusal");
     // The validator knows `federation-upstream-set`; a broker without the
     // federation plugin (the test node) refuses it.
     let topology = r#"vhosts = ["{V}"]
@@ -1248,7 +1118,7 @@ fn https_with_a_private_ca_and_a_client_certificate() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn passwords_in_a_plan_are_never_shown() {
     let user = "t-apply-plan-secrets-user";
-    let mut case = Case::new("t-apply-plan-secrets", &[], &[user, "t-apply-plan-secrets-user-2"]);
+    let mut case = Case::admin("t-apply-plan-secrets").with_users(&[user, "t-apply-plan-secrets-user-2"]);
     let secret = "plan-secret-pw-Gg31";
     let hash = hash_of("plan-hashed-pw-Kk02", [9, 9, 9, 9]);
     case.secrets = vec![secret.into(), "plan-hashed-pw-Kk02".into(), hash.clone()];
@@ -1295,23 +1165,23 @@ fn two_project_files(case: &Case, b_keeps_old: bool, a_keeps_old: bool) {
         "vhosts = [\"{{V}}\"]\n\n[external]\nexchanges = [\"shared.events\"]\n\n{}",
         queues("team-b", b_keeps_old)
     );
-    case.project_file("team-a", "topology.toml", &a);
-    case.project_file("team-b", "topology.toml", &b);
+    case.file("team-a/topology.toml", &a);
+    case.file("team-b/topology.toml", &b);
 }
 
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn two_projects_in_one_vhost_never_touch_each_others_objects() {
-    let case = Case::new("t-apply-projects", &[], &[]);
+    let case = Case::admin("t-apply-projects");
     let (a, b) = (case.project_path("team-a"), case.project_path("team-b"));
     two_project_files(&case, true, true);
     let run = case.warren(&["apply", &a, "--auto-approve"], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     // b through a saved plan, which carries its warren.toml: b owns what it makes.
-    let saved = case.dir.path().join("b.plan");
-    let run = case.warren(&["plan", &b, "--out", saved.to_str().unwrap()], &[]);
+    let saved = case.path_of("b.plan");
+    let run = case.warren(&["plan", &b, "--out", &saved], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let run = case.warren(&["apply", saved.to_str().unwrap(), "--auto-approve"], &[]);
+    let run = case.warren(&["apply", &saved, "--auto-approve"], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(case.inventory_of("team-b", &case.vhost).unwrap()["queues"], names(&["team-b.old", "team-b.work"]));
     let queues = || -> BTreeSet<String> {
@@ -1349,7 +1219,7 @@ fn two_projects_in_one_vhost_never_touch_each_others_objects() {
     assert_eq!(case.inventory_of("team-b", &case.vhost).unwrap()["queues"], names(&["team-b.work"]));
 
     // Declaring another project's queue is refused at its line, naming the owner.
-    case.project_file("team-b", "theirs.toml", "vhosts = [\"{V}\"]\n\n[queues.\"team-a.work\"]\ntype = \"classic\"\n");
+    case.file("team-b/theirs.toml", "vhosts = [\"{V}\"]\n\n[queues.\"team-a.work\"]\ntype = \"classic\"\n");
     let run = case.warren(&["apply", &b, "--auto-approve", "--allow-destroy"], &[]);
     assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("warren::other-project"), "{}", run.stderr);
@@ -1366,11 +1236,7 @@ fn two_projects_in_one_vhost_never_touch_each_others_objects() {
     let plan = case.warren(&["plan", &a], &[]);
     assert_eq!(plan.code, 4, "a's files still declare it: {}\n{}", plan.stdout, plan.stderr);
     assert!(plan.stderr.contains("belongs to project \"team-b\""), "{}", plan.stderr);
-    case.project_file(
-        "team-a",
-        "topology.toml",
-        "vhosts = [\"{V}\"]\n\n[exchanges.\"shared.events\"]\ntype = \"topic\"\n",
-    );
+    case.file("team-a/topology.toml", "vhosts = [\"{V}\"]\n\n[exchanges.\"shared.events\"]\ntype = \"topic\"\n");
     let run = case.warren(&["apply", &a, "--auto-approve", "--allow-destroy"], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(
@@ -1387,7 +1253,7 @@ fn two_projects_in_one_vhost_never_touch_each_others_objects() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_vhost_scoped_policymaker_plans_applies_and_converges_its_vhost() {
     let user = "t-apply-scoped-user";
-    let mut case = Case::new("t-apply-scoped", &[], &[user]);
+    let mut case = Case::admin("t-apply-scoped").with_users(&[user]);
     let secret = "scoped-pw-Lk83";
     case.secrets.push(secret.into());
     let env = case.scoped_user(user, secret, "policymaker", &case.vhost);
@@ -1462,7 +1328,7 @@ definition = { max-length = 10 }
 #[ignore = "needs a broker: scripts/test runs it"]
 fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
     let users = ["t-apply-rec-user-a", "t-apply-rec-user-b"];
-    let mut case = Case::new("t-apply-rec-a", &["t-apply-rec-b"], &users);
+    let mut case = Case::admin("t-apply-rec-a").with_vhosts(&["t-apply-rec-b"]).with_users(&users);
     let secrets = ["rec-a-pw-Qz71", "rec-b-pw-Wm42"];
     case.secrets.extend(secrets.iter().map(|s| s.to_string()));
     // Neither project is in the broker-wide inventory, and no run the
@@ -1497,19 +1363,14 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
         } else {
             ""
         };
-        case.project_file(
-            &format!("rec-team-{team}"),
-            "warren.toml",
-            &format!("[project]\nname = \"rec-team-{team}\"\n"),
-        );
-        case.project_file(
-            &format!("rec-team-{team}"),
-            "topology.toml",
+        case.file(&format!("rec-team-{team}/warren.toml"), &format!("[project]\nname = \"rec-team-{team}\"\n"));
+        case.file(
+            &format!("rec-team-{team}/topology.toml"),
             &format!("vhosts = [\"{vhost}\"]\n\n[queues.\"q.{team}.1\"]\n\n[queues.\"q.{team}.2\"]\n{policy}"),
         );
     }
     let env = |i: usize| -> Vec<(&str, Option<&str>)> { envs[i].iter().map(|(k, v)| (*k, Some(v.as_str()))).collect() };
-    let dir = |team: &str| case.dir.path().join(format!("rec-team-{team}")).display().to_string();
+    let dir = |team: &str| case.path_of(&format!("rec-team-{team}"));
     for (i, team) in ["a", "b"].iter().enumerate() {
         let run = case.warren(&["apply", &dir(team), "--auto-approve"], &env(i));
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -1559,7 +1420,7 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
 
     // The records say what each project owns: a queue taken out of team
     // a's files is destroyed, and team b's are not touched.
-    case.project_file("rec-team-a", "topology.toml", "vhosts = [\"t-apply-rec-a\"]\n\n[queues.\"q.a.1\"]\n");
+    case.file("rec-team-a/topology.toml", "vhosts = [\"t-apply-rec-a\"]\n\n[queues.\"q.a.1\"]\n");
     let run = case.warren(&["apply", &dir("a"), "--auto-approve"], &env(0));
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("1 destroyed"), "{}", run.stdout);
@@ -1588,9 +1449,8 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
         let body = case.broker.request("GET", "global-parameters/warren.inventory", None).body;
         serde_json::from_str::<Json>(&body).is_ok_and(|v| v["value"]["projects"].get("rec-team-b").is_some())
     };
-    case.project_file(
-        "rec-team-b",
-        "topology.toml",
+    case.file(
+        "rec-team-b/topology.toml",
         "vhosts = [\"t-apply-rec-b\"]\n\n[queues.\"q.b.1\"]\n\n[queues.\"q.b.2\"]\n\n[queues.\"q.b.3\"]\n",
     );
     let run = case.warren(&["apply", &dir("b"), "--auto-approve", "--allow-destroy"], &[]);
@@ -1599,11 +1459,7 @@ fn two_vhost_scoped_projects_keep_their_records_to_themselves() {
     assert_eq!(records("t-apply-rec-b").iter().filter(|n| n.starts_with("warren.records.")).count(), 0);
     let plan = case.warren(&["plan", &dir("b"), "--detailed-exitcode"], &env(1));
     assert_eq!(plan.code, 0, "team b's user reads them there:\n{}\n{}", plan.stdout, plan.stderr);
-    case.project_file(
-        "rec-team-b",
-        "topology.toml",
-        "vhosts = [\"t-apply-rec-b\"]\n\n[queues.\"q.b.1\"]\n\n[queues.\"q.b.3\"]\n",
-    );
+    case.file("rec-team-b/topology.toml", "vhosts = [\"t-apply-rec-b\"]\n\n[queues.\"q.b.1\"]\n\n[queues.\"q.b.3\"]\n");
     let run = case.warren(&["apply", &dir("b"), "--auto-approve"], &env(1));
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("1 destroyed") && !case.broker.exists("queues/t-apply-rec-b/q.b.2"), "{}", run.stdout);
@@ -1620,7 +1476,7 @@ const FEEDBACK_TOPOLOGY: &str =
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn quiet_prints_only_errors_and_the_final_summary() {
-    let case = Case::new("t-apply-quiet", &[], &[]);
+    let case = Case::admin("t-apply-quiet");
     case.file("topology.toml", FEEDBACK_TOPOLOGY);
     let plan = case.plan(&["-q"], &[]);
     assert_eq!(plan.code, 0, "{}", plan.stderr);
@@ -1647,7 +1503,7 @@ fn quiet_prints_only_errors_and_the_final_summary() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn verbose_apply_prints_each_step_as_it_starts_and_ends_with_its_duration() {
-    let case = Case::new("t-apply-verbose", &[], &[]);
+    let case = Case::admin("t-apply-verbose");
     case.file("topology.toml", FEEDBACK_TOPOLOGY);
     let run = case.apply_ok(&["-v"], &[]);
     let step = format!("declare queue \"q\" in vhost \"{}\"", case.vhost);
@@ -1668,7 +1524,7 @@ fn login_name() -> String {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn the_journal_names_the_login_user_and_the_host_without_user_variables() {
-    let case = Case::new("t-apply-actor", &[], &[]);
+    let case = Case::admin("t-apply-actor");
     case.file("topology.toml", FEEDBACK_TOPOLOGY);
     let unset = [("USER", None), ("USERNAME", None), ("LOGNAME", None), ("HOSTNAME", None)];
     case.apply_ok(&[], &unset);
@@ -1709,7 +1565,7 @@ fn plan_json(run: &Run) -> Json {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_change_outside_warren_is_told_apart_from_a_change_in_the_files() {
-    let case = Case::new("t-apply-outside", &[], &[]);
+    let case = Case::admin("t-apply-outside");
     case.file("topology.toml", &outside_topology(10, 60000));
     case.apply_ok(&[], &[]);
 
@@ -1769,7 +1625,7 @@ fn reason_in(doc: &Json, name: &str) -> String {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn the_user_warren_runs_as_is_never_destroyed_without_the_flag_made_for_it() {
-    let mut case = Case::new("trust-lockout", &[], &["trust-admin", "trust-app"]);
+    let mut case = Case::admin("trust-lockout").with_users(&["trust-admin", "trust-app"]);
     case.secrets.push("Adm1nS3cret".into());
     let env = case.scoped_user("trust-admin", "Adm1nS3cret", "administrator", "trust-lockout");
     let mut env: Vec<(&str, Option<&str>)> = env.iter().map(|(k, v)| (*k, Some(v.as_str()))).collect();
@@ -1834,7 +1690,7 @@ read = ".*"
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_missing_permission_is_named_in_the_error() {
-    let case = Case::new("trust-narrow", &[], &["trust-narrow"]);
+    let case = Case::admin("trust-narrow").with_users(&["trust-narrow"]);
     let env = case.scoped_user("trust-narrow", "n4rrow", "management", "trust-narrow");
     case.broker
         .put("permissions/trust-narrow/trust-narrow", json!({"configure": "^warren\\.", "write": ".*", "read": ".*"}));

@@ -2,48 +2,12 @@
 //! the journal, how they are numbered, and the brokers of a project's
 //! environments.
 
-use crate::common::{Run, TestBroker, Turn, alone, flat, seg};
+use crate::common::{Case, Run};
 
-/// One test's vhost and topology directory, on the test node alone: warren
-/// runs as the administrator, whose journal is broker-wide.
-struct Case {
-    broker: TestBroker,
-    vhost: String,
-    dir: tempfile::TempDir,
-    _turn: Turn,
-}
-
+/// The tests' [`Case`]s run warren as the administrator, whose journal is
+/// broker-wide, alone on the test node.
 impl Case {
-    fn new(vhost: &str) -> Case {
-        let turn = alone();
-        let case = Case {
-            broker: TestBroker::from_env(),
-            vhost: vhost.into(),
-            dir: tempfile::tempdir().unwrap(),
-            _turn: turn,
-        };
-        case.clean();
-        case
-    }
-
-    fn clean(&self) {
-        self.broker.delete(&format!("vhosts/{}", seg(&self.vhost)));
-    }
-
-    /// Writes `name` in the directory `sub` (made if need be); `{V}` stands
-    /// for the vhost. Returns the directory.
-    fn file(&self, sub: &str, name: &str, text: &str) -> String {
-        let dir = self.dir.path().join(sub);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(name), text.replace("{V}", &self.vhost)).unwrap();
-        dir.display().to_string()
-    }
-
-    fn warren(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
-        let run = self.broker.warren(args, env);
-        Run { stderr: flat(&run.stderr), ..run }
-    }
-
+    /// `warren ARGS`, which must succeed.
     fn ok(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
         let run = self.warren(args, env);
         assert_eq!(run.code, 0, "warren {}:\n{}\n{}", args.join(" "), run.stdout, run.stderr);
@@ -51,23 +15,17 @@ impl Case {
     }
 }
 
-impl Drop for Case {
-    fn drop(&mut self) {
-        self.clean();
-    }
-}
-
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn history_and_status_read_the_brokers_of_the_environments_env_names() {
-    let case = Case::new("t-history-env");
+    let case = Case::admin("t-history-env");
     let url = case.broker.url.clone();
-    let dir = case.file(
-        "project",
-        "warren.toml",
+    case.file(
+        "project/warren.toml",
         "[project]\nname = \"t-history-env\"\n\n[environments.one]\nurl_env = \"T_HISTORY_ONE_URL\"\n",
     );
-    case.file("project", "topology.toml", "vhosts = [\"{V}\"]\n\n[queues.q]\ntype = \"classic\"\n");
+    let dir = case.path_of("project");
+    case.file("project/topology.toml", "vhosts = [\"{V}\"]\n\n[queues.q]\ntype = \"classic\"\n");
     // Only the environment's variable names the broker.
     let env = [("T_HISTORY_ONE_URL", Some(url.as_str())), ("WARREN_URL", None)];
     case.ok(&["apply", &dir, "--env", "one", "--auto-approve"], &env);
@@ -110,15 +68,15 @@ fn run_numbers(history: &str) -> Vec<u64> {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn history_numbers_the_runs_it_records_one_after_another_and_an_adopt_is_one() {
-    let case = Case::new("t-history-numbers");
+    let case = Case::admin("t-history-numbers");
     let project = |name: &str, queues: &[&str]| {
-        let dir = case.file(name, "warren.toml", &format!("[project]\nname = \"{name}\"\n"));
+        case.file(&format!("{name}/warren.toml"), &format!("[project]\nname = \"{name}\"\n"));
         let mut toml = String::from("vhosts = [\"{V}\"]\n");
         for q in queues {
             toml += &format!("\n[queues.\"{q}\"]\ntype = \"classic\"\n");
         }
-        case.file(name, "topology.toml", &toml);
-        dir
+        case.file(&format!("{name}/topology.toml"), &toml);
+        case.path_of(name)
     };
     // The broker-wide journal keeps the runs of earlier tests, of this one too.
     let before = run_numbers(&case.ok(&["history"], &[]).stdout).into_iter().max().unwrap_or(0);

@@ -8,17 +8,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value as Json;
 
 use crate::common::traffic::{Traffic, amqp_url_on};
-use crate::common::{TestBroker, seg};
+use crate::common::{Case, TestBroker, seg};
 
 const VHOST: &str = "warren-lint-shared";
 const USERS: [&str; 2] = ["lint-audit", "lint-billing"];
-
-fn afresh(broker: &TestBroker) {
-    broker.delete(&format!("vhosts/{}", seg(VHOST)));
-    for u in USERS {
-        broker.delete(&format!("users/{u}"));
-    }
-}
 
 /// The findings of `warren lint ARGS --format json` of one code.
 fn of_code(broker: &TestBroker, args: &[&str], code: &str) -> Vec<Json> {
@@ -91,20 +84,17 @@ read = "^orders\\.created$"
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn the_shared_queue_incident_is_found_in_the_files_and_on_the_broker_and_the_printed_fix_ends_it() {
-    let _turn = crate::common::alone();
-    let broker = TestBroker::from_env();
-    afresh(&broker);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().to_str().unwrap().to_string();
-    std::fs::write(dir.path().join("shop.toml"), TOPOLOGY).unwrap();
-    std::fs::write(dir.path().join("users.toml"), USERS_FILE).unwrap();
-    std::fs::write(dir.path().join("permissions.toml"), PERMISSIONS).unwrap();
+    let case = Case::admin(VHOST).with_users(&USERS);
+    let broker = &case.broker;
+    let path = case.path();
+    case.file("shop.toml", TOPOLOGY);
+    case.file("users.toml", USERS_FILE);
+    case.file("permissions.toml", PERMISSIONS);
     let passwords = [("LINT_AUDIT_PASSWORD", Some("audit-secret")), ("LINT_BILLING_PASSWORD", Some("billing-secret"))];
-    let run = broker.warren(&["apply", &path, "--auto-approve"], &passwords);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    case.apply_ok(&[], &passwords);
 
     // In the files: both users may read the queue.
-    let found = of_code(&broker, &[&path], "shared-queue");
+    let found = of_code(broker, &[&path], "shared-queue");
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0]["file"], format!("{path}/shop.toml"));
     assert_eq!(found[0]["line"], 6);
@@ -125,7 +115,7 @@ fn the_shared_queue_incident_is_found_in_the_files_and_on_the_broker_and_the_pri
     let mut billing = Traffic::consumers(&as_user("lint-billing", "billing-secret"));
     let billing_old = billing.add_consumer("orders.created", Duration::ZERO);
     let consumed = |f: &Json| f["message"].as_str().unwrap().contains("is consumed by");
-    let live = live_until(&broker, &path, "shared-queue", |f| f.iter().any(consumed));
+    let live = live_until(broker, &path, "shared-queue", |f| f.iter().any(consumed));
     let on_broker: Vec<&Json> = live.iter().filter(|f| consumed(f)).collect();
     assert_eq!(on_broker.len(), 1, "{live:?}");
     let message = on_broker[0]["message"].as_str().unwrap();
@@ -142,20 +132,18 @@ fn the_shared_queue_incident_is_found_in_the_files_and_on_the_broker_and_the_pri
     assert!(permissions.contains(r"orders\.audit"), "audit keeps the queue it consumes: {permissions}");
     let add = add.split_once("# add to the files:\n").unwrap().1;
     assert!(add.contains("[queues.\"orders.created.lint-billing\"]"), "{add}");
-    std::fs::write(dir.path().join("fix.toml"), format!("vhosts = [\"{VHOST}\"]\n\n{add}")).unwrap();
-    std::fs::write(dir.path().join("permissions.toml"), format!("vhosts = [\"{VHOST}\"]\n\n{permissions}")).unwrap();
-    let run = broker.warren(&["apply", &path, "--auto-approve"], &passwords);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    case.file("fix.toml", &format!("vhosts = [\"{VHOST}\"]\n\n{add}"));
+    case.file("permissions.toml", &format!("vhosts = [\"{VHOST}\"]\n\n{permissions}"));
+    case.apply_ok(&[], &passwords);
     billing.stop_consumer(billing_old);
     billing.add_consumer("orders.created.lint-billing", Duration::ZERO);
     // Under the new permissions, audit still may consume its own queue.
     audit.try_add_consumer("orders.audit", Duration::ZERO, 10).expect("the fix leaves audit its own queue");
 
-    assert_eq!(of_code(&broker, &[&path], "shared-queue"), Vec::<Json>::new());
-    let live = live_until(&broker, &path, "shared-queue", |f| f.is_empty());
+    assert_eq!(of_code(broker, &[&path], "shared-queue"), Vec::<Json>::new());
+    let live = live_until(broker, &path, "shared-queue", |f| f.is_empty());
     assert!(live.is_empty(), "{live:?}");
     drop((audit, billing));
-    afresh(&broker);
 }
 
 #[test]

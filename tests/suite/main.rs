@@ -32,6 +32,7 @@ mod live_broker;
 mod migrate;
 mod plan;
 mod properties;
+mod rabbitmq4;
 mod realworld_broker;
 mod saved_plan;
 mod traffic;

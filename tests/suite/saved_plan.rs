@@ -10,63 +10,28 @@
 
 use serde_json::json;
 
-use crate::common::{Run, TestBroker, Turn, alone, flat, seg, warren};
+use crate::common::{Case, Run, seg, warren};
 
-/// One test's vhost, users, topology directory and saved-plan file.
-struct Case {
-    broker: TestBroker,
-    vhost: String,
-    users: Vec<String>,
-    dir: tempfile::TempDir,
-    _turn: Turn,
-}
-
+/// The calls of these tests on their [`Case`]: the topology in the folder
+/// `topology` of the case's directory, the saved plan beside it.
 impl Case {
-    fn new(vhost: &str, users: &[&str]) -> Case {
-        let turn = alone();
-        let case = Case {
-            broker: TestBroker::from_env(),
-            vhost: vhost.into(),
-            users: users.iter().map(|u| u.to_string()).collect(),
-            dir: tempfile::tempdir().unwrap(),
-            _turn: turn,
-        };
-        case.clean();
-        case
-    }
-
-    fn clean(&self) {
-        self.broker.delete(&format!("vhosts/{}", seg(&self.vhost)));
-        for u in &self.users {
-            self.broker.delete(&format!("users/{}", seg(u)));
-        }
-    }
-
     /// Writes (or replaces) the topology file; `{V}` stands for the vhost.
-    fn topology(&self, toml: &str) {
-        std::fs::create_dir_all(self.dir.path().join("topology")).unwrap();
-        std::fs::write(self.dir.path().join("topology/main.toml"), toml.replace("{V}", &self.vhost)).unwrap();
+    fn main_topology(&self, toml: &str) {
+        self.file("topology/main.toml", toml);
     }
 
     /// Writes the project file: its name.
     fn project(&self, name: &str) {
-        std::fs::create_dir_all(self.dir.path().join("topology")).unwrap();
-        std::fs::write(self.dir.path().join("topology/warren.toml"), format!("[project]\nname = \"{name}\"\n"))
-            .unwrap();
+        self.file("topology/warren.toml", &format!("[project]\nname = \"{name}\"\n"));
     }
 
     fn topology_path(&self) -> String {
-        self.dir.path().join("topology").display().to_string()
+        self.path_of("topology")
     }
 
     /// Where the saved plan goes: beside the topology, not in it.
     fn plan_file(&self) -> String {
-        self.dir.path().join("saved.plan").display().to_string()
-    }
-
-    fn warren(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
-        let run = self.broker.warren(args, env);
-        Run { stderr: flat(&run.stderr), ..run }
+        self.path_of("saved.plan")
     }
 
     /// `warren plan TOPOLOGY --out FILE`, which must succeed.
@@ -84,16 +49,6 @@ impl Case {
         let mut all = vec!["apply", file.as_str(), "--auto-approve"];
         all.extend_from_slice(args);
         self.warren(&all, env)
-    }
-
-    fn exists(&self, path: &str) -> bool {
-        self.broker.exists(&path.replace("{V}", &seg(&self.vhost)))
-    }
-}
-
-impl Drop for Case {
-    fn drop(&mut self) {
-        self.clean();
     }
 }
 
@@ -115,8 +70,8 @@ routing_key = "work.#"
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_saved_plan_is_applied_and_then_nothing_remains_to_do() {
-    let case = Case::new("saved-plan-applies", &[]);
-    case.topology(TOPOLOGY);
+    let case = Case::admin("saved-plan-applies");
+    case.main_topology(TOPOLOGY);
     let text = case.save_plan(&[]);
     let saved: serde_json::Value = serde_json::from_str(&text).expect("the saved plan is JSON");
     assert_eq!(saved["warren_saved_plan"], 2);
@@ -139,11 +94,11 @@ fn a_saved_plan_is_applied_and_then_nothing_remains_to_do() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_saved_plan_applies_the_files_as_they_were_reviewed_not_as_they_are_now() {
-    let case = Case::new("saved-plan-reviewed-files", &[]);
-    case.topology(TOPOLOGY);
+    let case = Case::admin("saved-plan-reviewed-files");
+    case.main_topology(TOPOLOGY);
     case.save_plan(&[]);
     // Edited after review: the saved plan must not pick this up.
-    case.topology(&TOPOLOGY.replace("saved.events", "edited.events"));
+    case.main_topology(&TOPOLOGY.replace("saved.events", "edited.events"));
 
     let run = case.apply_saved(&[], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -155,13 +110,13 @@ fn a_saved_plan_applies_the_files_as_they_were_reviewed_not_as_they_are_now() {
 /// "saved.more" to it: the case, its vhost as a path segment, and the
 /// saved plan's text.
 fn applied_then_saved(vhost: &str) -> (Case, String, String) {
-    let case = Case::new(vhost, &[]);
-    case.topology(TOPOLOGY);
+    let case = Case::admin(vhost);
+    case.main_topology(TOPOLOGY);
     case.project(vhost);
     let path = case.topology_path();
     let first = case.warren(&["apply", &path, "--auto-approve"], &[]);
     assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
-    case.topology(&format!("{TOPOLOGY}\n[exchanges.\"saved.more\"]\ntype = \"fanout\"\n"));
+    case.main_topology(&format!("{TOPOLOGY}\n[exchanges.\"saved.more\"]\ntype = \"fanout\"\n"));
     let text = case.save_plan(&[]);
     let v = seg(&case.vhost);
     (case, v, text)
@@ -244,14 +199,14 @@ fn a_saved_plan_is_refused_when_a_policy_now_matches_a_declared_queue() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_saved_plan_is_refused_when_an_object_it_destroys_changed() {
-    let case = Case::new("saved-plan-owned", &[]);
+    let case = Case::admin("saved-plan-owned");
     case.project("saved-plan-owned");
-    case.topology(&format!("{TOPOLOGY}\n[queues.\"saved.old\"]\ntype = \"classic\"\n"));
+    case.main_topology(&format!("{TOPOLOGY}\n[queues.\"saved.old\"]\ntype = \"classic\"\n"));
     let path = case.topology_path();
     let first = case.warren(&["apply", &path, "--auto-approve"], &[]);
     assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
     // Dropped from the files: owned, so the plan destroys it.
-    case.topology(TOPOLOGY);
+    case.main_topology(TOPOLOGY);
     let text = case.save_plan(&[]);
     assert!(text.contains("queue \\\"saved.old\\\""), "not among what the plan depends on:\n{text}");
     let v = seg(&case.vhost);
@@ -268,8 +223,8 @@ fn a_saved_plan_is_refused_when_an_object_it_destroys_changed() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_saved_plan_is_refused_when_it_comes_out_different() {
     let user = "saved-plan-user";
-    let case = Case::new("saved-plan-different", &[user]);
-    case.topology(&format!("{TOPOLOGY}\n[users.\"{user}\"]\npassword_env = \"SAVED_PLAN_PASSWORD\"\ntags = []\n"));
+    let case = Case::admin("saved-plan-different").with_users(&[user]);
+    case.main_topology(&format!("{TOPOLOGY}\n[users.\"{user}\"]\npassword_env = \"SAVED_PLAN_PASSWORD\"\ntags = []\n"));
     let secret = "s3cret-never-saved";
     let text = case.save_plan(&[("SAVED_PLAN_PASSWORD", Some(secret))]);
     assert!(!text.contains(secret), "a password value was saved:\n{text}");
@@ -291,8 +246,8 @@ fn a_saved_plan_is_refused_when_it_comes_out_different() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_broken_saved_plan_is_an_error_that_names_the_file() {
-    let case = Case::new("saved-plan-broken", &[]);
-    case.topology(TOPOLOGY);
+    let case = Case::admin("saved-plan-broken");
+    case.main_topology(TOPOLOGY);
     let text = case.save_plan(&[]);
     let file = case.plan_file();
     let broken = [
@@ -321,12 +276,12 @@ fn a_broken_saved_plan_is_an_error_that_names_the_file() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_plan_saved_from_an_export_is_checked_against_the_broker() {
-    let case = Case::new("saved-plan-from-export", &[]);
-    case.topology(TOPOLOGY);
-    let export = case.dir.path().join("export.json");
+    let case = Case::admin("saved-plan-from-export");
+    case.main_topology(TOPOLOGY);
+    let export = case.path_of("export.json");
     std::fs::write(&export, case.broker.definitions().to_string()).unwrap();
     let (path, file) = (case.topology_path(), case.plan_file());
-    let run = warren(&["plan", &path, "--state", &export.display().to_string(), "--out", &file]);
+    let run = warren(&["plan", &path, "--state", &export, "--out", &file]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
 
     // The broker moves on from the export: the declared vhost appears.
@@ -335,7 +290,7 @@ fn a_plan_saved_from_an_export_is_checked_against_the_broker() {
     assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("what this plan depends on changed on the broker"), "{}", run.stderr);
     assert!(run.stderr.contains(&format!("vhost \"{}\": created", case.vhost)), "{}", run.stderr);
-    assert!(run.stderr.contains(&format!("The plan was made against definitions file {}", export.display())));
+    assert!(run.stderr.contains(&format!("The plan was made against definitions file {export}")));
     assert!(!case.exists("exchanges/{V}/saved.events"));
 }
 
@@ -369,8 +324,8 @@ fn plan_out_against_an_export_writes_a_saved_plan() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_plan_saved_for_a_project_named_on_the_command_line_is_applied_as_that_project() {
-    let case = Case::new("saved-plan-named-project", &[]);
-    case.topology(TOPOLOGY);
+    let case = Case::admin("saved-plan-named-project");
+    case.main_topology(TOPOLOGY);
     case.save_plan(&[("WARREN_PROJECT", Some("named-once"))]);
     // The saved plan says which project it was made for: apply needs no
     // --project again, and applies as that one.

@@ -21,7 +21,7 @@ use warren::journal::{self, Journal, MigrationState, Run, RunOutcome};
 use warren::model::{Binding, DestinationKind, Inventory, Place, QueueType, RecordWrite, Records, Table, Vhost};
 use warren::plan::{MigrationPlan, MigrationStep, Op, Plan};
 
-use crate::common::{Versions, migration};
+use crate::common::{MigrationCase, migration};
 
 const V: &str = "shop";
 const OLD: &str = "orders.v1";
@@ -35,10 +35,7 @@ const DRAIN: Drain =
 /// The old queue, bound to a topic exchange on two keys, and its quorum
 /// replacement by live migration (`tests/migrations/topic-to-quorum`), in
 /// vhost [`V`].
-static CASE: LazyLock<Versions> = LazyLock::new(|| {
-    let Versions { v1, v2 } = migration("topic-to-quorum");
-    Versions { v1: v1.replace("{V}", V), v2: v2.replace("{V}", V) }
-});
+static CASE: LazyLock<MigrationCase> = LazyLock::new(|| migration("topic-to-quorum").in_vhost(V));
 
 /// The files, planned against the broker as `warren plan` does.
 async fn plan(m: &Memory, files: &str) -> Planned {

@@ -11,9 +11,6 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::definitions::missing;
-use super::{Run, seg, warren_env};
-
 /// A response body as text. ureq stops at 10 MB by default; a broker that
 /// holds a benchmark's 10,000 queues answers `GET /api/definitions` with more.
 fn body_text(response: &mut ureq::http::Response<ureq::Body>) -> Result<String, ureq::Error> {
@@ -232,25 +229,6 @@ impl TestBroker {
         (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
     }
 
-    /// Runs `warren ARGS` against this broker (`WARREN_URL`), with these
-    /// variables set or removed as well.
-    pub(crate) fn warren(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
-        let mut all: Vec<(&str, Option<&str>)> = vec![
-            ("WARREN_URL", Some(self.url.as_str())),
-            ("WARREN_CA_CERT", None),
-            ("WARREN_CLIENT_CERT", None),
-            ("WARREN_CLIENT_KEY", None),
-            ("WARREN_AMQP_URL", self.amqp.as_deref()),
-        ];
-        // Tests not about projects act as one, as a user with a project
-        // file would: named after the test's vhosts' owner, `default`.
-        if !env.iter().any(|(k, _)| *k == "WARREN_PROJECT") && !names_project(args) {
-            all.push(("WARREN_PROJECT", Some("default")));
-        }
-        all.extend_from_slice(env);
-        warren_env(args, &all)
-    }
-
     /// `rabbitmqctl -n NODE ARGS`.
     pub(crate) fn ctl(&self, args: &[&str]) -> std::process::Output {
         let node = self.node.as_deref().expect("rabbitmqctl needs the node's name: make the TestBroker with from_vars");
@@ -282,19 +260,6 @@ impl TestBroker {
         std::fs::write(&file, serde_json::to_string_pretty(doc).unwrap()).map_err(|e| e.to_string())?;
         self.import_file(&file)
     }
-
-    /// What [`missing`] finds after import, waited for: rabbitmqctl calls
-    /// the import asynchronous, so allow it a moment.
-    pub(crate) fn await_imported(&self, doc: &serde_json::Value, within: Duration) -> Vec<String> {
-        let deadline = Instant::now() + within;
-        loop {
-            let lacking = missing(&self.definitions(), doc);
-            if lacking.is_empty() || Instant::now() > deadline {
-                return lacking;
-            }
-            std::thread::sleep(Duration::from_millis(300));
-        }
-    }
 }
 
 /// A temporary folder the `rabbitmq` user can read files in, for
@@ -309,15 +274,12 @@ pub(crate) fn readable_dir() -> tempfile::TempDir {
     dir
 }
 
-/// Whether the command's PATH names its project itself (`--project` must
-/// then agree with it): a directory with a project file, or a saved plan
-/// that records the project it was made for.
-fn names_project(args: &[&str]) -> bool {
-    let commands = ["plan", "apply", "adopt", "lint", "status"];
-    let Some(at) = args.iter().position(|a| commands.contains(a)) else { return false };
-    let Some(path) = args.get(at + 1).map(|a| super::root().join(a)) else { return false };
-    let saved_plan = || {
-        std::fs::read_to_string(&path).is_ok_and(|t| t.contains("\"warren_saved_plan\"") && t.contains("\"project\""))
-    };
-    path.join("warren.toml").is_file() || (path.is_file() && saved_plan())
+/// Percent-encodes a path segment (`/` is `%2F`).
+pub(crate) fn seg(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

@@ -4,6 +4,7 @@
 //! them.
 
 use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value as Json};
 
@@ -115,4 +116,19 @@ pub(crate) fn missing(live: &Json, doc: &Json) -> Vec<String> {
         }
     }
     out
+}
+
+impl TestBroker {
+    /// What [`missing`] finds after import, waited for: rabbitmqctl calls
+    /// the import asynchronous, so allow it a moment.
+    pub(crate) fn await_imported(&self, doc: &serde_json::Value, within: Duration) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let lacking = missing(&self.definitions(), doc);
+            if lacking.is_empty() || Instant::now() > deadline {
+                return lacking;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
 }

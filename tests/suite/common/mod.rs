@@ -1,9 +1,9 @@
 //! Helpers shared by the CLI tests: run the real binary as a user would.
 
-#![allow(dead_code)]
-
 pub(crate) mod broker;
+pub(crate) mod case;
 pub(crate) mod definitions;
+pub(crate) mod migration;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub(crate) mod r#gen;
 pub(crate) mod strategy;
@@ -15,7 +15,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 use assert_cmd::Command;
 
 // The test broker's client, as every test names it.
-pub(crate) use broker::TestBroker;
+pub(crate) use broker::{TestBroker, seg};
+pub(crate) use case::Case;
+pub(crate) use migration::{MigrationCase, migration};
 
 /// The tests of this binary run at once, on the same test node. Each one
 /// that touches the node holds a [`Turn`] while it does: those whose warren
@@ -28,43 +30,28 @@ static NODE: RwLock<()> = RwLock::new(());
 /// The three-node cluster, whose members some tests stop: one at a time.
 static CLUSTER: Mutex<()> = Mutex::new(());
 
-/// A test's hold on the test node (or the cluster), released when dropped.
-/// A test takes one, once: a second would wait for itself.
+/// A test's hold on the test node (or the cluster), released when dropped:
+/// each guard is held for its drop alone. A test takes one, once: a second
+/// would wait for itself.
 pub(crate) enum Turn {
-    Alone(RwLockWriteGuard<'static, ()>),
-    Shared(RwLockReadGuard<'static, ()>),
-    Cluster(MutexGuard<'static, ()>),
+    Alone { _held: RwLockWriteGuard<'static, ()> },
+    Shared { _held: RwLockReadGuard<'static, ()> },
+    Cluster { _held: MutexGuard<'static, ()> },
 }
 
 /// The test node to this test alone, once the tests holding it are done.
 pub(crate) fn alone() -> Turn {
-    Turn::Alone(NODE.write().unwrap_or_else(PoisonError::into_inner))
+    Turn::Alone { _held: NODE.write().unwrap_or_else(PoisonError::into_inner) }
 }
 
 /// The test node, shared with the other tests that share it.
 pub(crate) fn share() -> Turn {
-    Turn::Shared(NODE.read().unwrap_or_else(PoisonError::into_inner))
+    Turn::Shared { _held: NODE.read().unwrap_or_else(PoisonError::into_inner) }
 }
 
 /// The cluster, to this test alone.
 pub(crate) fn cluster() -> Turn {
-    Turn::Cluster(CLUSTER.lock().unwrap_or_else(PoisonError::into_inner))
-}
-
-/// A migration case of `tests/migrations`: the topology before (`v1`) and
-/// after (`v2`); `{V}` stands for the vhost.
-pub(crate) struct Versions {
-    pub v1: String,
-    pub v2: String,
-}
-
-/// The migration case in `tests/migrations/NAME`.
-pub(crate) fn migration(name: &str) -> Versions {
-    let read = |v: &str| {
-        let path = root().join("tests/migrations").join(name).join(format!("{v}.toml"));
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    };
-    Versions { v1: read("v1"), v2: read("v2") }
+    Turn::Cluster { _held: CLUSTER.lock().unwrap_or_else(PoisonError::into_inner) }
 }
 
 /// The repository root, so tests name paths as a user in it would.
@@ -106,6 +93,40 @@ pub(crate) fn warren_in(dir: &Path, args: &[&str], env: &[(&str, Option<&str>)])
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+impl TestBroker {
+    /// Runs `warren ARGS` against this broker (`WARREN_URL`), with these
+    /// variables set or removed as well.
+    pub(crate) fn warren(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
+        let mut all: Vec<(&str, Option<&str>)> = vec![
+            ("WARREN_URL", Some(self.url.as_str())),
+            ("WARREN_CA_CERT", None),
+            ("WARREN_CLIENT_CERT", None),
+            ("WARREN_CLIENT_KEY", None),
+            ("WARREN_AMQP_URL", self.amqp()),
+        ];
+        // Tests not about projects act as one, as a user with a project
+        // file would: named after the test's vhosts' owner, `default`.
+        if !env.iter().any(|(k, _)| *k == "WARREN_PROJECT") && !names_project(args) {
+            all.push(("WARREN_PROJECT", Some("default")));
+        }
+        all.extend_from_slice(env);
+        warren_env(args, &all)
+    }
+}
+
+/// Whether the command's PATH names its project itself (`--project` must
+/// then agree with it): a directory with a project file, or a saved plan
+/// that records the project it was made for.
+fn names_project(args: &[&str]) -> bool {
+    let commands = ["plan", "apply", "adopt", "lint", "status"];
+    let Some(at) = args.iter().position(|a| commands.contains(a)) else { return false };
+    let Some(path) = args.get(at + 1).map(|a| root().join(a)) else { return false };
+    let saved_plan = || {
+        std::fs::read_to_string(&path).is_ok_and(|t| t.contains("\"warren_saved_plan\"") && t.contains("\"project\""))
+    };
+    path.join("warren.toml").is_file() || (path.is_file() && saved_plan())
 }
 
 /// The entries of a corpus directory (files and sub-directories), sorted,
@@ -199,23 +220,12 @@ pub(crate) fn realworld() -> Vec<PathBuf> {
 
 /// Diagnostics as one line of words: miette wraps long messages at a fixed
 /// width and draws a margin (`│`) on continuation lines.
-#[allow(dead_code)] // not every test file checks diagnostics
 pub(crate) fn flat(text: &str) -> String {
     text.lines()
         .map(|l| l.trim().trim_start_matches('│').trim())
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Percent-encodes a path segment (`/` is `%2F`).
-pub(crate) fn seg(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// `text` without whitespace and the `│` of wrapped diagnostics: compare

@@ -178,16 +178,6 @@ impl Publish {
         Publish::routes(exchange, routes)
     }
 
-    /// (exchange, routing key) pairs in turn, for a queue bound from
-    /// several exchanges.
-    pub(crate) fn across(pairs: &[(&str, &str)]) -> Publish {
-        let routes = pairs
-            .iter()
-            .map(|(x, k)| Route { key: k.to_string(), exchange: Some(x.to_string()), ..Route::default() })
-            .collect();
-        Publish::routes(pairs.first().map_or("", |(x, _)| x), routes)
-    }
-
     /// Header sets in turn (empty routing key), for headers exchanges.
     pub(crate) fn with_headers(exchange: &str, headers: &[&[(&str, &str)]]) -> Publish {
         let routes = headers
