@@ -778,17 +778,8 @@ fn migration(
     let added =
         new_bindings.into_iter().filter(|b| !moved.iter().any(|m| retarget(m, &new.name) == **b)).cloned().collect();
     let changed = immutable::queue_fields(old, new);
-    let (leftover_exchanges, leftover_policies) = leftovers(&old.name, &moved, want, live, inventory, v);
-    Migration {
-        replaces: old.name.clone(),
-        moved,
-        dropped,
-        added,
-        changed,
-        policy_instead: None,
-        leftover_exchanges,
-        leftover_policies,
-    }
+    let leftover_exchanges = leftovers(&old.name, &moved, want, live, inventory, v);
+    Migration { replaces: old.name.clone(), moved, dropped, added, changed, policy_instead: None, leftover_exchanges }
 }
 
 /// The scaffolding for old queue `p` of exchanges that are not sources of
@@ -796,14 +787,7 @@ fn migration(
 /// mid-teardown left once the last binding through it was gone. Found by
 /// the names it would have for each exchange live or in the files; objects
 /// warren does not own are left alone.
-fn leftovers(
-    p: &str,
-    moved: &[Binding],
-    want: &Vhost,
-    live: &Vhost,
-    inventory: &Inventory,
-    v: &str,
-) -> (Vec<String>, Vec<String>) {
+fn leftovers(p: &str, moved: &[Binding], want: &Vhost, live: &Vhost, inventory: &Inventory, v: &str) -> Vec<String> {
     let sources: BTreeSet<&str> = moved.iter().map(|b| b.source.as_str()).collect();
     let others: BTreeSet<&String> = live
         .exchanges
@@ -811,7 +795,7 @@ fn leftovers(
         .chain(want.exchanges.keys())
         .filter(|x| !scaffold::is_scaffolding(x) && !sources.contains(x.as_str()))
         .collect();
-    let (mut exchanges, mut policies) = (Vec::new(), Vec::new());
+    let mut exchanges = Vec::new();
     for x in others {
         for name in [scaffold::alternate(p, x), scaffold::interposed(p, x)] {
             let owned = inventory.contains(&ObjectKey::Exchange { vhost: v.into(), name: name.clone() });
@@ -819,13 +803,8 @@ fn leftovers(
                 exchanges.push(name);
             }
         }
-        let name = scaffold::policy(p, x);
-        let owned = inventory.contains(&ObjectKey::Policy { vhost: v.into(), name: name.clone() });
-        if owned && live.policies.contains_key(&name) {
-            policies.push(name);
-        }
     }
-    (exchanges, policies)
+    exchanges
 }
 
 #[cfg(test)]
@@ -948,7 +927,6 @@ mod tests {
         let m = d.changes.iter().find_map(|c| c.migration.clone()).expect("a migration");
         assert!(m.moved.is_empty(), "{m:?}");
         assert_eq!(m.leftover_exchanges, [scaffold::interposed("old", "shop")]);
-        assert!(m.leftover_policies.is_empty());
     }
 
     proptest::proptest! {

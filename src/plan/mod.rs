@@ -12,9 +12,7 @@ mod migration;
 mod op;
 mod rollback;
 
-pub use migration::{
-    IfBusy, MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
-};
+pub use migration::{IfBusy, MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration};
 pub use op::{Op, Phase};
 pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
 
@@ -195,23 +193,10 @@ fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
             let have = vhost_of(vhost);
             let (Some(m), Some(Declared::Queue(new))) = (&c.migration, declared) else { return vec![] };
             let old = have.queues[&m.replaces].clone();
-            // Above every live policy that could match an interposed exchange.
-            let matching: Vec<&crate::model::Policy> = have
-                .policies
-                .values()
-                .filter(|p| !crate::model::scaffold::is_scaffolding(&p.name) && p.apply_to.matches_exchanges())
-                .collect();
-            let compiled = migration::compile(
-                vhost,
-                &old,
-                new,
-                &m.moved,
-                &m.added,
-                &m.dropped,
-                (&m.leftover_exchanges, &m.leftover_policies),
-                |x| have.exchanges.get(x).cloned(),
-                migration::policy_priority(&matching),
-            );
+            let compiled =
+                migration::compile(vhost, &old, new, &m.moved, &m.added, &m.dropped, &m.leftover_exchanges, |x| {
+                    have.exchanges.get(x).cloned()
+                });
             vec![with_phase(Op::Migrate(Box::new(compiled)))]
         }
         (ObjectKey::Queue { vhost, .. }, Action::Rollback) => {
