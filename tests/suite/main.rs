@@ -33,6 +33,7 @@ mod migrate;
 mod plan;
 mod properties;
 mod realworld_broker;
+mod records;
 mod saved_plan;
 mod traffic;
 mod trust;
