@@ -31,10 +31,9 @@ pub const HISTORY_LIMIT: usize = 30;
 /// Steps kept per run in the history; the rest are counted.
 pub const STEP_LIMIT: usize = 60;
 
+/// The journal; its JSON carries [`RECORD_FORMAT`] too (see [`Journal::to_json`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Journal {
-    /// [`RECORD_FORMAT`].
-    pub format: u64,
     /// Bumped by every apply that takes the lock.
     pub generation: u64,
     /// The run holding the lock, or one that died holding it.
@@ -201,7 +200,7 @@ impl Journal {
     /// Reads the broker's value; `None` (no journal yet) is an empty one.
     pub fn from_json(value: Option<serde_json::Value>) -> Result<Journal, RecordError> {
         match value {
-            None => Ok(Journal { format: RECORD_FORMAT, ..Journal::default() }),
+            None => Ok(Journal::default()),
             Some(v) => {
                 RecordError::check_format(RecordKind::Journal, &v)?;
                 Ok(serde_json::from_value::<Journal>(v).map_err(|e| e.to_string())?)
@@ -209,8 +208,11 @@ impl Journal {
         }
     }
 
+    /// The record's JSON: the journal, with the format it is written in.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("the journal always serialises")
+        let mut out = serde_json::to_value(self).expect("the journal always serialises");
+        out["format"] = RECORD_FORMAT.into();
+        out
     }
 
     /// A new holder of the lock: a run the last holder left behind ended
