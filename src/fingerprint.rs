@@ -48,8 +48,6 @@ pub fn depends_on(
         keys.extend(want.external.exchanges.iter().map(|x| key(x, false)));
         if let Some(have) = live.vhosts.get(v) {
             keys.extend(have.exchanges.keys().filter(|n| scaffold::is_scaffolding(n)).map(|n| key(n, false)));
-            let policies = have.policies.keys().filter(|n| scaffold::is_scaffolding(n));
-            keys.extend(policies.map(|n| ObjectKey::Policy { vhost: v.clone(), name: n.clone() }));
         }
     }
     let vhosts: BTreeSet<&str> = keys.iter().filter_map(|k| k.vhost()).collect();

@@ -71,7 +71,6 @@ pub fn resume_point(m: &MigrationPlan, live: &Vhost) -> usize {
         live.exchanges.contains_key(&s.interposed)
             && s.bindings.iter().all(|b| !has(&to(b, &s.interposed, DestinationKind::Queue, p)))
             && (live.exchanges.contains_key(&s.alternate)
-                || live.policies.contains_key(&s.policy)
                 || s.bindings.iter().any(|b| has(&to(b, &s.interposed, DestinationKind::Queue, q))))
     });
     if swapped { m.drain_step() } else { 0 }
@@ -113,7 +112,7 @@ pub struct Sequence<'a> {
 /// Runs the steps from `from`, recording each in the journal before the
 /// next starts, and telling `events` as each starts and ends. Each request
 /// step holds a permit of `limit` (requests in flight across the plan);
-/// the waits (policy applied, drain) hold none, so that many migrations
+/// the drain waits hold none, so that many migrations
 /// wait for their drains at once. The records have their own bound (see
 /// `Recorder`), so that a step's record never waits behind other steps. Says why each queue a retirement kept
 /// was kept.
@@ -129,7 +128,7 @@ pub async fn run_steps<B: Broker>(
     let mut kept = Vec::new();
     for (i, step) in s.steps.iter().enumerate().skip(from) {
         recorder.check()?;
-        let waits = matches!(step, Step::VerifyPolicy { .. } | Step::AwaitDrained { .. });
+        let waits = matches!(step, Step::AwaitDrained { .. });
         let _permit = if waits { None } else { Some(limit.acquire().await.expect("the semaphore is never closed")) };
         let what = format!("{}: step {} of {}: {step}", s.label, i + 1, s.steps.len());
         let work = async {
@@ -157,12 +156,7 @@ pub async fn carry_out(
         Step::DeclareQueue(q) => Op::DeclareQueue { vhost: v, queue: q.clone() },
         Step::Bind(b) => Op::Bind { vhost: v, binding: b.clone() },
         Step::Unbind(b) => Op::Unbind { vhost: v, binding: b.clone() },
-        Step::SetPolicy(p) => Op::PutPolicy { vhost: v, policy: p.clone(), operator: false },
-        Step::DeletePolicy(name) => Op::DeletePolicy { vhost: v, name: name.clone(), operator: false },
         Step::DeleteExchange(name) => Op::DeleteExchange { vhost: v, name: name.clone() },
-        Step::VerifyPolicy { exchange, policy } => {
-            return verify_policy(broker, vhost, exchange, policy).await.map(|()| None);
-        }
         Step::AwaitDrained { queue, kind, successor } => {
             let q = Drained { vhost, queue, kind: *kind, successor };
             return await_drained(broker, &q, drain, events).await.map(|()| None);
@@ -176,29 +170,6 @@ pub async fn carry_out(
     };
     super::op::run(broker, &op, false, None).await?;
     Ok(None)
-}
-
-/// The broker applies policies a few seconds late
-/// (https://www.rabbitmq.com/docs/policies): wait for
-/// ours, and refuse if another one governs the exchange.
-async fn verify_policy(broker: &impl Broker, vhost: &str, exchange: &str, policy: &str) -> Result<(), Failure> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match broker.exchange_policy(vhost, exchange).await? {
-            Some(p) if p == policy => return Ok(()),
-            Some(other) if Instant::now() > deadline => {
-                return Err(Failure::Refused(format!(
-                    "policy \"{other}\" governs exchange \"{exchange}\" instead of warren's \"{policy}\", so the alternate exchange would not catch anything; give it a lower priority or a narrower pattern"
-                )));
-            }
-            _ if Instant::now() > deadline => {
-                return Err(Failure::Paused(format!(
-                    "the broker has not applied policy \"{policy}\" to exchange \"{exchange}\" after 30 s"
-                )));
-            }
-            _ => tokio::time::sleep(Duration::from_millis(500)).await,
-        }
-    }
 }
 
 /// The queue a drain wait is for.

@@ -37,11 +37,9 @@ pub fn inventory_before(old: &Inventory, desired: &Topology, live: &Topology) ->
 pub fn scaffolding(m: &crate::plan::MigrationPlan) -> Vec<ObjectKey> {
     let v = || m.vhost.clone();
     let exchange = |name: &String| ObjectKey::Exchange { vhost: v(), name: name.clone() };
-    let policy = |name: &String| ObjectKey::Policy { vhost: v(), name: name.clone() };
     let mut out: Vec<ObjectKey> =
-        m.sources.iter().flat_map(|s| [exchange(&s.interposed), exchange(&s.alternate), policy(&s.policy)]).collect();
+        m.sources.iter().flat_map(|s| [exchange(&s.interposed), exchange(&s.alternate)]).collect();
     out.extend(m.leftover_exchanges.iter().map(exchange));
-    out.extend(m.leftover_policies.iter().map(policy));
     out
 }
 
@@ -60,9 +58,7 @@ pub fn inventory_claim(old: &Inventory, desired: &Topology, live: &Topology, pla
 
 /// The scaffolding a rollback may put back for a while and then deletes.
 fn rollback_scaffolding(r: &crate::plan::RollbackPlan) -> Vec<ObjectKey> {
-    let exchanges = r.exchanges.iter().map(|name| ObjectKey::Exchange { vhost: r.vhost.clone(), name: name.clone() });
-    let policies = r.policies.iter().map(|name| ObjectKey::Policy { vhost: r.vhost.clone(), name: name.clone() });
-    exchanges.chain(policies).collect()
+    r.exchanges.iter().map(|name| ObjectKey::Exchange { vhost: r.vhost.clone(), name: name.clone() }).collect()
 }
 
 /// What to record after the steps that were `done`: the claimed objects
@@ -146,7 +142,7 @@ pub fn migration_record(
         sources: m.sources.clone(),
         added: m.added.clone(),
         dropped: m.dropped.clone(),
-        queue: Some(journal::declaration(&m.new)),
+        queue: journal::declaration(&m.new),
         started: earlier.map_or_else(|| now.to_string(), |e| e.started.clone()),
         updated: now.to_string(),
         state: crate::journal::MigrationState::Running,

@@ -1,5 +1,6 @@
 //! What can go wrong talking to the broker, in words that say what to do.
 
+use std::borrow::Cow;
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +40,10 @@ pub enum BrokerError {
     /// The broker answered, but what it sent could not be read: not JSON,
     /// or not the shape warren reads (`reason` says where).
     Unreadable { action: String, reason: String },
+    /// warren's own records on the broker cannot be used: of another
+    /// format than this warren's, or malformed. `reason` names the record
+    /// and says what is wrong and what to do; `help` how.
+    Records { reason: String, help: String },
     /// A guarded delete (`if-empty`, `if-unused`) the broker refused: the
     /// queue holds messages or has consumers the plan did not see.
     Unsafe { action: String, reason: String },
@@ -95,6 +100,7 @@ impl fmt::Display for BrokerError {
             BrokerError::Unreadable { action, reason } => {
                 write!(f, "could not {action}: the broker's answer cannot be read: {reason}")
             }
+            BrokerError::Records { reason, .. } => f.write_str(reason),
             BrokerError::Unsafe { action, reason } => {
                 write!(f, "refused to {action} for safety: the broker says {reason}")
             }
@@ -104,8 +110,10 @@ impl fmt::Display for BrokerError {
 }
 
 impl BrokerError {
-    pub fn help(&self) -> &'static str {
-        match self {
+    /// What to do about it. A record's help names the record, so it is
+    /// not always a fixed text.
+    pub fn help(&self) -> Cow<'_, str> {
+        let fixed = match self {
             BrokerError::Unreachable { .. } => {
                 "check --url (or WARREN_URL), that the broker runs, and that the rabbitmq_management plugin is enabled"
             }
@@ -128,6 +136,7 @@ impl BrokerError {
                 "warren takes its lock and reads fresh queue counts over AMQP: give --amqp-url (or WARREN_AMQP_URL) as amqp(s)://user:password@host:port"
             }
             BrokerError::Tls { help, .. } => help,
+            BrokerError::Records { help, .. } => return Cow::Borrowed(help),
             BrokerError::BadCredentials { .. } => "check the user and password in --url or WARREN_URL",
             BrokerError::NotManagementUser { .. } => {
                 "give the user the `administrator` tag (or `policymaker` for policies and parameters), or use another user"
@@ -144,6 +153,7 @@ impl BrokerError {
                 "it received messages or a consumer after the plan was made; run plan to see its counts, and apply with --allow-destroy to delete it anyway"
             }
             BrokerError::Setup(_) => "check the TLS and connection options",
-        }
+        };
+        Cow::Borrowed(fixed)
     }
 }

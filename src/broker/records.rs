@@ -9,8 +9,8 @@ use serde_json::Value as Json;
 
 use super::lock::Lock;
 use super::{Answer, Broker, BrokerError, vhost_names};
-use crate::model::Progress;
 use crate::model::{INVENTORY_PARAMETER, JOURNAL_PARAMETER, Place, RecordKind, RecordWrite};
+use crate::model::{Progress, RecordError};
 
 /// The generations of a project's journal exchange found in its home
 /// vhost, and of its migrations' progress records, so that each write can
@@ -275,9 +275,17 @@ fn lock_vhost(place: &Place) -> Option<&str> {
 /// other record.
 fn progress_record(vhost: &str, name: &str, value: Json) -> Answer<Option<Progress>> {
     let Some((RecordKind::Progress, id, done)) = RecordKind::parse(name) else { return Ok(None) };
-    Progress::from_json(vhost, id, done, value).map(Some).map_err(|e| BrokerError::Unreadable {
-        action: format!("read warren's records in vhost \"{vhost}\""),
-        reason: format!("record \"{name}\" is malformed: {e}"),
+    Progress::from_json(vhost, id, done, value).map(Some).map_err(|e| match e {
+        RecordError::Malformed(e) => BrokerError::Unreadable {
+            action: format!("read warren's records in vhost \"{vhost}\""),
+            reason: format!("record \"{name}\" is malformed: {e}"),
+        },
+        other => BrokerError::Records {
+            reason: format!("warren's record \"{name}\" in vhost \"{vhost}\" is of another format: {other}"),
+            help: format!(
+                "to delete it: delete the exchange \"{name}\" (and its other generations) in vhost \"{vhost}\""
+            ),
+        },
     })
 }
 

@@ -180,10 +180,8 @@ pub async fn read_definitions(broker: &impl Broker, only: &[String]) -> Result<(
     let origin = broker.origin();
     // Independent requests, at once: the broker's time is most of a plan's.
     let (text, listing) = tokio::join!(broker.definitions(), broker.vhosts());
-    let unreadable =
-        |d: Diagnostic| BrokerError::Unreadable { action: "read the definitions".into(), reason: d.message };
-    let mut l = live::from_vhost_definitions_only(&text?, &origin, None, only).map_err(unreadable)?;
-    live::add_vhost_listing(&mut l, &listing?, &origin).map_err(unreadable)?;
+    let mut l = live::from_vhost_definitions_only(&text?, &origin, None, only).map_err(live::broker_error)?;
+    live::add_vhost_listing(&mut l, &listing?, &origin).map_err(live::broker_error)?;
     Ok((l, version))
 }
 

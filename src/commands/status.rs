@@ -233,7 +233,7 @@ mod tests {
         let run = |id: &str, vhosts: &[&str], outcome: &str| Run {
             id: id.into(),
             vhosts: vhosts.iter().map(|v| v.to_string()).collect(),
-            outcome: Some(outcome.to_string().into()),
+            outcome: Some(outcome.to_string().try_into().unwrap()),
             ..Run::default()
         };
         let j = Journal {

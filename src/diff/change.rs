@@ -121,9 +121,8 @@ pub struct Migration {
     /// warren's own scaffolding for this old queue that an interrupted run
     /// left live, though no source routes through it any more (a run that
     /// stopped between the teardown's last unbind and the delete of the
-    /// interposed exchange): exchanges and policies, deleted at teardown.
+    /// interposed exchange): exchanges, deleted at teardown.
     pub leftover_exchanges: Vec<String>,
-    pub leftover_policies: Vec<String>,
 }
 
 impl Migration {

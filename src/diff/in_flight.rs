@@ -59,7 +59,7 @@ fn judge(r: &Record, want: &Vhost, live: &Vhost) -> Verdict {
     let to_new = |b: &Binding| Binding { destination: new.clone(), ..b.clone() };
     match (want.queues.get(new), want.queues.get(old)) {
         (Some(q), None) if q.replaces.as_ref() == Some(old) => {
-            let same_queue = r.queue.as_ref().is_none_or(|d| *d == journal::declaration(q));
+            let same_queue = r.queue == journal::declaration(q);
             let declared: BTreeSet<Binding> = want
                 .bindings
                 .iter()
@@ -132,7 +132,7 @@ mod tests {
     use super::super::{BrokerFacts, Options, diff};
     use super::*;
     use crate::model::scaffold::Source;
-    use crate::model::{ApplyTo, Exchange, Inventory, Ownership, Policy, Queue, QueueType, Table, Topology, scaffold};
+    use crate::model::{Exchange, Inventory, Ownership, Queue, QueueType, Table, Topology, scaffold};
 
     fn queue(name: &str, replaces: Option<&str>) -> Queue {
         Queue {
@@ -180,28 +180,17 @@ mod tests {
     /// Paused at the drain: the new queue takes every message through the
     /// interposed exchange's alternate exchange.
     fn paused() -> (Vhost, Record) {
-        let (x2, ae, policy) =
-            (scaffold::interposed("old", "shop"), scaffold::alternate("old", "shop"), scaffold::policy("old", "shop"));
+        let (x2, ae) = (scaffold::interposed("old", "shop"), scaffold::alternate("old", "shop"));
         let mut v = Vhost::new("v");
         for (name, internal) in [("shop", false), (x2.as_str(), true), (ae.as_str(), true)] {
             v.exchanges.insert(name.into(), exchange(name, internal));
         }
+        let named = crate::model::Value::String(ae.clone());
+        v.exchanges.get_mut(&x2).expect("just put").arguments.insert("alternate-exchange".into(), named);
         v.queues.insert("old".into(), queue("old", None));
         v.queues.insert("new".into(), queue("new", None));
         v.bindings.insert(bind("shop", DestinationKind::Exchange, &x2));
         v.bindings.insert(bind(&ae, DestinationKind::Queue, "new"));
-        let mut definition = Table::new();
-        definition.insert("alternate-exchange".into(), crate::model::Value::String(ae.clone()));
-        v.policies.insert(
-            policy.clone(),
-            Policy {
-                name: policy.clone(),
-                pattern: format!("^{x2}$"),
-                apply_to: ApplyTo::Exchanges,
-                priority: 1,
-                definition,
-            },
-        );
         let record = Record {
             id: "m1".into(),
             vhost: "v".into(),
@@ -215,10 +204,9 @@ mod tests {
                 kind: "direct".into(),
                 interposed: x2,
                 alternate: ae,
-                policy,
                 bindings: vec![bind("shop", DestinationKind::Queue, "old")],
             }],
-            queue: Some(journal::declaration(&queue("new", None))),
+            queue: journal::declaration(&queue("new", None)),
             state: crate::journal::MigrationState::Paused,
             ..Record::default()
         };

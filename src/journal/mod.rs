@@ -21,29 +21,26 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::scaffold::Source;
-use crate::model::{Binding, Progress, exported_bindings};
+use crate::model::{Binding, Progress, RECORD_FORMAT, RecordError, RecordKind, exported_bindings};
 
 pub use actor::actor;
 pub use time::now;
 
-const FORMAT: u32 = 1;
 /// Runs kept in the history, oldest dropped first.
 pub const HISTORY_LIMIT: usize = 30;
 /// Steps kept per run in the history; the rest are counted.
 pub const STEP_LIMIT: usize = 60;
 
+/// The journal; its JSON carries [`RECORD_FORMAT`] too (see [`Journal::to_json`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Journal {
-    pub format: u32,
     /// Bumped by every apply that takes the lock.
     pub generation: u64,
     /// The run holding the lock, or one that died holding it.
     pub current: Option<Run>,
     /// Migrations started and not finished, by id.
-    #[serde(default)]
     pub migrations: BTreeMap<String, Migration>,
     /// Finished runs, oldest first.
-    #[serde(default)]
     pub history: Vec<Run>,
 }
 
@@ -54,7 +51,6 @@ pub struct Run {
     pub by: String,
     pub version: String,
     pub started: String,
-    #[serde(default)]
     pub ended: Option<String>,
     /// The broker, without credentials.
     pub origin: String,
@@ -66,14 +62,10 @@ pub struct Run {
     pub steps_total: usize,
     pub steps_done: usize,
     /// The step being carried out, in words.
-    #[serde(default)]
     pub doing: String,
     /// Each step's outcome, the first [`STEP_LIMIT`] of them.
-    #[serde(default)]
     pub steps: Vec<StepRecord>,
-    #[serde(default)]
     pub outcome: Option<RunOutcome>,
-    #[serde(default)]
     pub detail: Option<String>,
 }
 
@@ -83,34 +75,32 @@ pub struct StepRecord {
     pub outcome: StepOutcome,
 }
 
-/// An enum stored as a word, read back from any word (one this warren does
-/// not know stays as `Other`), so that records of other warren versions
-/// stay readable.
+/// An enum stored as a word; a word this warren does not write is a
+/// malformed record.
 macro_rules! words {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $word:literal,)+ }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-        #[serde(from = "String", into = "String")]
+        #[serde(try_from = "String", into = "String")]
         pub enum $name {
             $($(#[$vmeta])* $variant,)+
-            /// A word this warren does not know.
-            Other(String),
         }
 
         impl $name {
             pub fn as_str(&self) -> &str {
                 match self {
                     $($name::$variant => $word,)+
-                    $name::Other(word) => word,
                 }
             }
         }
 
-        impl From<String> for $name {
-            fn from(word: String) -> Self {
+        impl TryFrom<String> for $name {
+            type Error = String;
+
+            fn try_from(word: String) -> Result<Self, String> {
                 match word.as_str() {
-                    $($word => $name::$variant,)+
-                    _ => $name::Other(word),
+                    $($word => Ok($name::$variant),)+
+                    _ => Err(format!("unknown {} \"{word}\"", stringify!($name))),
                 }
             }
         }
@@ -193,39 +183,36 @@ pub struct Migration {
     pub sources: Vec<Source>,
     /// The new queue's bindings with no counterpart on the old one, and
     /// the old one's with none on the new.
-    #[serde(default, with = "exported_bindings")]
+    #[serde(with = "exported_bindings")]
     pub added: Vec<Binding>,
-    #[serde(default, with = "exported_bindings")]
+    #[serde(with = "exported_bindings")]
     pub dropped: Vec<Binding>,
     /// The new queue as the files declared it ([`declaration`]): files
-    /// that declare it otherwise change the migration. Absent in records
-    /// of earlier versions.
-    #[serde(default)]
-    pub queue: Option<serde_json::Value>,
+    /// that declare it otherwise change the migration.
+    pub queue: serde_json::Value,
     pub started: String,
     pub updated: String,
     pub state: MigrationState,
-    #[serde(default)]
     pub detail: Option<String>,
 }
 
 impl Journal {
     /// Reads the broker's value; `None` (no journal yet) is an empty one.
-    pub fn from_json(value: Option<serde_json::Value>) -> Result<Journal, String> {
+    pub fn from_json(value: Option<serde_json::Value>) -> Result<Journal, RecordError> {
         match value {
-            None => Ok(Journal { format: FORMAT, ..Journal::default() }),
+            None => Ok(Journal::default()),
             Some(v) => {
-                let j: Journal = serde_json::from_value(v).map_err(|e| e.to_string())?;
-                if j.format != FORMAT {
-                    return Err(format!("format {} is not the {FORMAT} this warren reads", j.format));
-                }
-                Ok(j)
+                RecordError::check_format(RecordKind::Journal, &v)?;
+                Ok(serde_json::from_value::<Journal>(v).map_err(|e| e.to_string())?)
             }
         }
     }
 
+    /// The record's JSON: the journal, with the format it is written in.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("the journal always serialises")
+        let mut out = serde_json::to_value(self).expect("the journal always serialises");
+        out["format"] = RECORD_FORMAT.into();
+        out
     }
 
     /// A new holder of the lock: a run the last holder left behind ended
@@ -247,8 +234,7 @@ impl Journal {
     /// The number of the run that takes the lock now: the one after the
     /// newest run in the history. A run that changes nothing leaves no
     /// trace and so takes no number, and the history's runs follow one
-    /// another (runs of earlier versions were numbered by the lock's
-    /// generation, and skipped those that changed nothing).
+    /// another.
     pub fn next_run_id(&self) -> String {
         let last = self.history.iter().rev().find_map(|r| r.id.parse::<u64>().ok()).unwrap_or(0);
         (last + 1).to_string()
@@ -431,9 +417,6 @@ mod tests {
         let ids: Vec<&str> = j.history.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["1", "2", "3"]);
         assert_eq!(j.generation, 4, "the lock's generation still counts every holder");
-        // A history of earlier versions, numbered by generation, goes on from its newest.
-        j.history.push(run("12"));
-        assert_eq!(j.next_run_id(), "13");
     }
 
     #[test]
@@ -502,33 +485,43 @@ mod tests {
     }
 
     #[test]
-    fn step_outcomes_are_words_and_old_or_unknown_words_stay_readable() {
+    fn step_outcomes_are_words_and_unknown_words_are_refused() {
         let step = |outcome: &str| serde_json::json!({"what": "bind", "outcome": outcome});
-        let read = |outcome: &str| serde_json::from_value::<StepRecord>(step(outcome)).unwrap().outcome;
-        assert_eq!(read("paused"), StepOutcome::Paused);
-        assert_eq!(read("failed"), StepOutcome::Failed, "what earlier versions wrote for a pause too");
-        assert_eq!(read("not run"), StepOutcome::Other("not run".into()));
+        let read = |outcome: &str| serde_json::from_value::<StepRecord>(step(outcome)).map(|s| s.outcome);
+        assert_eq!(read("paused").unwrap(), StepOutcome::Paused);
+        assert!(read("not run").unwrap_err().to_string().contains("unknown StepOutcome \"not run\""));
         let paused = StepRecord { what: "bind".into(), outcome: StepOutcome::Paused };
         assert_eq!(serde_json::to_value(&paused).unwrap(), step("paused"));
         assert_eq!(StepOutcome::LockLost.to_string(), "lock lost");
     }
 
     #[test]
-    fn a_journal_of_another_format_is_refused() {
-        let v = serde_json::json!({"format": 9, "generation": 1, "current": null});
-        assert!(Journal::from_json(Some(v)).unwrap_err().contains("format 9"));
+    fn a_journal_of_another_format_is_refused_before_anything_else_in_it_is_read() {
+        // As warren wrote journals before records shared one format, and one of a later format.
+        for (format, history) in [(1, serde_json::json!([{"id": "12"}])), (4, serde_json::json!("anything"))] {
+            let v = serde_json::json!({"format": format, "generation": 1, "current": null, "history": history});
+            let e = Journal::from_json(Some(v)).unwrap_err();
+            assert_eq!(e, RecordError::OtherFormat { kind: RecordKind::Journal, found: Some(format.to_string()) });
+            let said = format!("record format {format}, and this warren reads format {RECORD_FORMAT}: finish or abort");
+            assert!(e.to_string().contains(&said), "{e}");
+        }
+        let j = Journal::from_json(None).unwrap();
+        assert_eq!(j.to_json()["format"], RECORD_FORMAT);
+        let mut v = j.to_json();
+        v.as_object_mut().unwrap().remove("history");
+        let e = Journal::from_json(Some(v)).unwrap_err();
+        assert!(matches!(&e, RecordError::Malformed(m) if m.contains("missing field `history`")), "{e}");
     }
 
     #[test]
-    fn a_migration_record_keeps_the_json_of_earlier_versions() {
-        // As warren has written it since sources were recorded: a source's
-        // exchange by name and type, its bindings as an export has them.
+    fn a_migration_record_reads_back_as_written() {
+        // A source's exchange by name and type, its bindings as an export has them.
         let written = serde_json::json!({
             "id": "ab12cd34", "vhost": "v", "old": "p", "new": "q", "fingerprint": "0011223344556677",
             "steps": ["declare internal topic exchange \"warren.migrate.p.x\""], "done": 1, "point_of_no_return": 9,
             "sources": [{
                 "exchange": "x", "kind": "topic", "interposed": "warren.migrate.p.x",
-                "alternate": "warren.migrate.p.x.ae", "policy": "warren.migrate.p.x",
+                "alternate": "warren.migrate.p.x.ae",
                 "bindings": [{"source": "x", "destination": "p", "destination_type": "queue", "routing_key": "k.#", "arguments": {"x-match": "all"}}]
             }],
             "added": [{"source": "y", "destination": "q", "destination_type": "queue", "routing_key": "", "arguments": {}}],
@@ -540,10 +533,6 @@ mod tests {
         let s = &m.sources[0];
         assert_eq!((s.exchange.as_str(), s.kind.as_str(), s.bindings[0].routing_key.as_str()), ("x", "topic", "k.#"));
         assert_eq!(serde_json::to_value(&m).unwrap(), written, "written back as it was read");
-        let mut bare = written.clone();
-        bare["sources"][0].as_object_mut().unwrap().remove("bindings");
-        let m: Migration = serde_json::from_value(bare).unwrap();
-        assert!(m.sources[0].bindings.is_empty(), "a source without bindings reads");
     }
 
     #[test]

@@ -81,9 +81,17 @@ pub async fn from_broker(
     let answers = broker.answers_of(vhosts).await?;
     let origin = broker.origin();
     let defs = answers::read(answers, &origin);
-    defs.and_then(|d| from_parsed(d, Text::None, &origin, None, &[])).map_err(|d| {
-        crate::broker::BrokerError::Unreadable { action: "read the definitions".into(), reason: d.message }
-    })
+    defs.and_then(|d| from_parsed(d, Text::None, &origin, None, &[])).map_err(broker_error)
+}
+
+/// A live read's diagnostic as a broker error: one about warren's records
+/// (code `records`) keeps its help, which says how to delete the record;
+/// any other says that the broker's answer cannot be read.
+pub fn broker_error(d: Diagnostic) -> crate::broker::BrokerError {
+    match d.code {
+        "records" => crate::broker::BrokerError::Records { reason: d.message, help: d.help.unwrap_or_default() },
+        _ => crate::broker::BrokerError::Unreadable { action: "read the definitions".into(), reason: d.message },
+    }
 }
 
 /// Reads a cluster-wide export, or a 4.x single-vhost export that names its

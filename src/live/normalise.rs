@@ -19,8 +19,8 @@ use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
-    Ownership, Permission, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordKind, Records, SetBuilder, Table, Topology,
-    Value, Vhost, policy_key,
+    Ownership, Permission, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder,
+    Table, Topology, Value, Vhost, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
@@ -222,21 +222,20 @@ impl Normaliser<'_> {
 
     fn global_parameters(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {
         for g in &defs.global_parameters {
+            let what = |record: &str| format!("{}: warren's {record} (global parameter `{}`)", self.origin, g.name);
+            let clear = format!("`rabbitmqctl clear_global_parameter {}`", g.name);
             if g.name == INVENTORY_PARAMETER {
                 self.records.broker = ownership(&g.value).map_err(|e| {
-                    Diagnostic::error(
-                        "definitions",
-                        format!("{}: warren's inventory (global parameter `{INVENTORY_PARAMETER}`) is malformed: {e}", self.origin),
-                    )
-                    .help("the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
+                    unreadable(what("inventory"), e, &clear, "the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
                 })?;
             } else if g.name == crate::model::JOURNAL_PARAMETER {
                 let journal = crate::journal::Journal::from_json(Some(g.value.clone())).map_err(|e| {
-                    Diagnostic::error(
-                        "definitions",
-                        format!("{}: warren's journal (global parameter `{}`) is unreadable: {e}", self.origin, g.name),
+                    unreadable(
+                        what("journal"),
+                        e,
+                        &clear,
+                        &format!("it records in-flight migrations; if none is in flight, remove it with {clear}"),
                     )
-                    .help(format!("it records in-flight migrations; if none is in flight, remove it with `rabbitmqctl clear_global_parameter {}`", g.name))
                 })?;
                 crate::journal::newest_applies(&mut self.last_applies, journal.last_applies());
                 self.migrations.extend(journal.migrations);
@@ -322,14 +321,15 @@ impl Normaliser<'_> {
         (kind, project, generation): (RecordKind, &str, u64),
         text: &str,
     ) -> Result<(), Diagnostic> {
-        let malformed = |e: String| {
-            Diagnostic::error(
-                "definitions",
-                format!("{}: warren's record \"{name}\" in vhost \"{vhost}\" is malformed: {e}", self.origin),
+        let malformed = |e: RecordError| {
+            unreadable(
+                format!("{}: warren's record \"{name}\" in vhost \"{vhost}\"", self.origin),
+                e,
+                &format!("delete the exchange \"{name}\" (and its other generations) in vhost \"{vhost}\""),
+                "warren keeps its records there when run by a user without the administrator tag; export the definitions again, or delete the exchange to start afresh",
             )
-            .help("warren keeps its records there when run by a user without the administrator tag; export the definitions again, or delete the exchange to start afresh")
         };
-        let value: Json = serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
+        let value: Json = serde_json::from_str(text).map_err(|e| malformed(RecordError::Malformed(e.to_string())))?;
         match kind {
             RecordKind::Inventory => {
                 let inventory = Inventory::from_json(&value).map_err(malformed)?;
@@ -682,12 +682,27 @@ fn table(map: &Map<String, Json>) -> Table {
 }
 
 /// The inventory parameter's value: its JSON object, or that object as a string.
-fn ownership(value: &Json) -> Result<Ownership, String> {
+fn ownership(value: &Json) -> Result<Ownership, RecordError> {
     match value {
         Json::String(s) => {
             let parsed: Json = serde_json::from_str(s).map_err(|e| e.to_string())?;
             Ownership::from_json(&parsed)
         }
         other => Ownership::from_json(other),
+    }
+}
+
+/// Why warren's record `what` cannot be read, and what to do: a record of
+/// another format is refused as such (its message says what to do; `delete`
+/// says how to delete it), a malformed one with `malformed_help`.
+fn unreadable(what: String, e: RecordError, delete: &str, malformed_help: &str) -> Diagnostic {
+    match e {
+        RecordError::Malformed(e) => {
+            Diagnostic::error("records", format!("{what} is malformed: {e}")).help(malformed_help)
+        }
+        other @ RecordError::OtherFormat { .. } => {
+            Diagnostic::error("records", format!("{what} is of another format: {other}"))
+                .help(format!("to delete it: {delete}"))
+        }
     }
 }

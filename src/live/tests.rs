@@ -278,28 +278,36 @@ fn broker_objects_and_federation_artefacts_are_left_out() {
 }
 
 #[test]
-fn the_inventory_parameter_becomes_the_inventory() {
+fn the_inventory_parameter_becomes_the_records() {
     let mut inventory = Inventory::default();
     inventory.objects.insert(ObjectKey::Vhost("/".into()));
     inventory.objects.insert(ObjectKey::Queue { vhost: "/".into(), name: "q".into() });
+    let records = Ownership::single("default", inventory);
     let json = format!(
         r#"{{"vhosts": [{{"name": "/"}}], "global_parameters": [{{"name": "warren.inventory", "value": {}}}]}}"#,
-        inventory.to_json()
+        records.to_json()
     );
     let live = read(&json);
-    assert_eq!(live.ownership, Ownership::single("default", inventory), "records of format 1 are project default's");
+    assert_eq!(live.ownership, records);
     assert!(live.notes.is_empty());
     assert_eq!(read(r#"{"vhosts": []}"#).ownership, Ownership::default());
 }
 
 #[test]
-fn a_malformed_inventory_is_an_error() {
-    let e = from_definitions(
-        r#"{"global_parameters": [{"name": "warren.inventory", "value": {"format": 7}}]}"#,
-        "defs.json",
-    )
-    .unwrap_err();
-    assert!(e.message.contains("inventory"), "{}", e.message);
+fn an_inventory_of_another_format_is_refused_and_a_malformed_one_is_an_error() {
+    let with = |value: &str| {
+        let defs = format!(r#"{{"global_parameters": [{{"name": "warren.inventory", "value": {value}}}]}}"#);
+        from_definitions(&defs, "defs.json").unwrap_err()
+    };
+    // As warren wrote it before records shared one format.
+    let e = with(r#"{"format": 2, "projects": {}}"#);
+    assert_eq!(
+        e.message,
+        "defs.json: warren's inventory (global parameter `warren.inventory`) is of another format: it was written in record format 2, and this warren reads format 3: go on with the warren that wrote it, or delete it to start afresh (the next apply records what the files declare; objects removed from the files meanwhile show as unmanaged, and are never destroyed)"
+    );
+    assert_eq!(e.help.as_deref(), Some("to delete it: `rabbitmqctl clear_global_parameter warren.inventory`"));
+    let e = with(r#"{"format": 3}"#);
+    assert!(e.message.ends_with("is malformed: the records hold no \"projects\""), "{}", e.message);
 }
 
 #[test]
@@ -314,9 +322,10 @@ fn the_journal_parameter_gives_the_migrations_in_flight() {
     let live = read(&json);
     assert_eq!(live.migrations.into_values().collect::<Vec<_>>(), [m]);
     assert!(live.notes.is_empty());
-    let e = from_definitions(r#"{"global_parameters": [{"name": "warren.journal", "value": {"format": 9}}]}"#, "d")
+    let e = from_definitions(r#"{"global_parameters": [{"name": "warren.journal", "value": {"format": 1}}]}"#, "d")
         .unwrap_err();
-    assert!(e.message.contains("journal"), "{}", e.message);
+    let said = "d: warren's journal (global parameter `warren.journal`) is of another format: it was written in record format 1, and this warren reads format 3: finish or abort";
+    assert!(e.message.starts_with(said), "{}", e.message);
 }
 
 /// Records kept inside vhosts (`model::records`): the newest generation of
@@ -354,6 +363,17 @@ fn record_exchanges_inside_vhosts_become_records_not_topology() {
     let bad = serde_json::json!({"exchanges": [record("warren.records.team-a.1", "{not json".into())], "vhosts": [{"name": "v"}]});
     let e = from_definitions(&bad.to_string(), "defs.json").unwrap_err();
     assert!(e.message.contains("warren.records.team-a.1") && e.message.contains("malformed"), "{}", e.message);
+    let other = serde_json::json!({"format": 1, "users": [], "vhosts": {"v": {"queues": ["q1"]}}});
+    let old = serde_json::json!({"exchanges": [record("warren.records.team-a.1", other.to_string())], "vhosts": [{"name": "v"}]});
+    let e = from_definitions(&old.to_string(), "defs.json").unwrap_err();
+    assert!(
+        e.message.starts_with("defs.json: warren's record \"warren.records.team-a.1\" in vhost \"v\" is of another format: it was written in record format 1, and this warren reads format 3: go on with the warren that wrote it"),
+        "{}",
+        e.message
+    );
+    let help =
+        "to delete it: delete the exchange \"warren.records.team-a.1\" (and its other generations) in vhost \"v\"";
+    assert_eq!(e.help.as_deref(), Some(help));
 }
 
 #[test]

@@ -13,6 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value as Json, json};
 
 use super::key::ObjectKey;
+use super::record_format::{RECORD_FORMAT, RecordError};
+use super::record_kind::RecordKind;
 use super::topology::{Binding, DestinationKind, Topology};
 use super::value::Value;
 
@@ -22,9 +24,6 @@ pub const INVENTORY_PARAMETER: &str = "warren.inventory";
 
 /// Global parameters the broker owns, never part of a topology.
 pub const BROKER_GLOBAL_PARAMETERS: [&str; 3] = ["cluster_name", "cluster_tags", "internal_cluster_id"];
-
-/// The format of one inventory, and of the records before projects.
-pub(super) const FORMAT: i64 = 1;
 
 /// The set of objects warren manages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -139,29 +138,25 @@ impl Inventory {
             };
         }
         let declared_with = json!({ "users": users_with, "vhosts": vhosts_with });
-        let mut out = json!({ "format": FORMAT, "users": users, "vhosts": vhosts, "declared_with": declared_with });
+        let mut out =
+            json!({ "format": RECORD_FORMAT, "users": users, "vhosts": vhosts, "declared_with": declared_with });
         if !bindings.is_empty() {
             // Apart from the objects, as `[source, destination type,
             // destination, routing key(, arguments)]`: 42% of the size of an
             // export's binding objects, and half the broker's time to hand
-            // over the parameter, which every plan reads (a warren from
-            // before reads none of them, so owns none and destroys none by
-            // omission).
+            // over the parameter, which every plan reads.
             out["bindings"] = json!(bindings);
         }
         if !self.digests.is_empty() {
-            // Apart from the objects, so that a warren from before digests
-            // still reads the inventory.
             out["digests"] = digests_json(&self.digests);
         }
         out
     }
 
-    /// Reads the parameter's value; an error says what is malformed.
-    pub fn from_json(value: &Json) -> Result<Inventory, String> {
-        if value.get("format").and_then(Json::as_i64) != Some(FORMAT) {
-            return Err(format!("the inventory has format {}, this warren reads {FORMAT}", value["format"]));
-        }
+    /// Reads the parameter's value; an error says what is malformed, or
+    /// which format it has.
+    pub fn from_json(value: &Json) -> Result<Inventory, RecordError> {
+        RecordError::check_format(RecordKind::Inventory, value)?;
         let mut objects = BTreeSet::new();
         for u in value["users"].as_array().into_iter().flatten() {
             objects.insert(ObjectKey::User(text(u)?));
@@ -171,10 +166,7 @@ impl Inventory {
             objects.insert(ObjectKey::Vhost(v.clone()));
             for (group, items) in groups.as_object().unwrap_or(&empty) {
                 for item in items.as_array().into_iter().flatten() {
-                    objects.insert(match group.as_str() {
-                        "bindings" => ObjectKey::Binding { vhost: v.clone(), binding: binding_from(item)? },
-                        other => named(other, v.clone(), text(item)?)?,
-                    });
+                    objects.insert(named(group, v.clone(), text(item)?)?);
                 }
             }
         }
@@ -209,7 +201,7 @@ fn digests_json(digests: &BTreeMap<ObjectKey, String>) -> Json {
     json!(out)
 }
 
-/// The inverse of [`digests_json`]; absent in inventories from before digests.
+/// The inverse of [`digests_json`]; absent when no object has a digest.
 fn digests_from(value: &Json) -> Result<BTreeMap<ObjectKey, String>, String> {
     let mut out = BTreeMap::new();
     let empty = serde_json::Map::new();
@@ -317,7 +309,7 @@ pub mod exported_bindings {
 }
 
 /// The inverse of [`binding_json`].
-pub fn binding_from(v: &Json) -> Result<Binding, String> {
+fn binding_from(v: &Json) -> Result<Binding, String> {
     let Some(destination_kind) = v["destination_type"].as_str().and_then(DestinationKind::parse) else {
         return Err(format!("a binding in the inventory has no valid destination_type: {v}"));
     };
@@ -387,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn bindings_are_kept_compact_and_those_of_earlier_versions_still_read() {
+    fn bindings_are_kept_compact() {
         let b = |key: &str, kind: DestinationKind, arguments: Table| Binding {
             source: "x".into(),
             destination_kind: kind,
@@ -410,24 +402,25 @@ mod tests {
             "{written}"
         );
         assert_eq!(written["vhosts"], json!({"v": {}}), "no binding objects: {written}");
-        assert_eq!(Inventory::from_json(&written), Ok(inv.clone()));
-        // As earlier versions wrote them: objects in the vhost's group.
-        let earlier = json!({"format": 1, "users": [], "declared_with": {"users": {}, "vhosts": {}},
-            "vhosts": {"v": {"bindings": [
-                {"source": "x", "destination": "d", "destination_type": "queue", "routing_key": "k", "arguments": {}},
-                {"source": "x", "destination": "d", "destination_type": "exchange", "routing_key": "",
-                 "arguments": {"x-match": "any"}}]}}});
-        assert_eq!(Inventory::from_json(&earlier).map(|i| i.objects), Ok(inv.objects));
+        assert_eq!(Inventory::from_json(&written), Ok(inv));
         for bad in
             [json!([]), json!(["x", "queue", "d"]), json!(["x", "topic", "d", "k"]), json!(["x", "queue", "d", "k", 1])]
         {
-            let doc = json!({"format": 1, "bindings": {"v": [bad]}});
-            assert!(Inventory::from_json(&doc).unwrap_err().contains("is not [source"), "{bad}");
+            let doc = json!({"format": RECORD_FORMAT, "bindings": {"v": [bad]}});
+            assert!(Inventory::from_json(&doc).unwrap_err().to_string().contains("is not [source"), "{bad}");
         }
+        // Binding objects in the vhost's group are no shape of this format.
+        let object = json!({"source": "x", "destination": "d", "destination_type": "queue", "routing_key": "k"});
+        let objects = json!({"format": RECORD_FORMAT, "vhosts": {"v": {"bindings": [object]}}});
+        assert!(Inventory::from_json(&objects).unwrap_err().to_string().contains("expected a name in the inventory"));
+        let names = json!({"format": RECORD_FORMAT, "vhosts": {"v": {"bindings": ["x"]}}});
+        assert!(Inventory::from_json(&names).unwrap_err().to_string().contains("unknown inventory group"));
     }
 
     #[test]
-    fn refuses_an_unknown_format() {
-        assert!(Inventory::from_json(&json!({"format": 9})).unwrap_err().contains("format 9"));
+    fn refuses_another_format() {
+        let e = Inventory::from_json(&json!({"format": 1, "users": []})).unwrap_err();
+        assert_eq!(e, RecordError::OtherFormat { kind: RecordKind::Inventory, found: Some("1".into()) });
+        assert!(e.to_string().contains("record format 1, and this warren reads format 3"), "{e}");
     }
 }

@@ -8,6 +8,8 @@ mod key;
 mod ownership;
 mod policy_keys;
 mod progress;
+mod record_format;
+mod record_kind;
 mod records;
 mod routing;
 pub mod scaffold;
@@ -18,14 +20,14 @@ mod value;
 pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, is_age};
 pub use effective::{Matcher, applied_to_queue, matching_queue, precedence};
 pub use graph::{LazyGraph, Node, RoutingGraph, around};
-pub use inventory::{
-    BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_from, binding_json, exported_bindings,
-};
+pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_json, exported_bindings};
 pub use key::ObjectKey;
 pub use ownership::{DEFAULT_PROJECT, Ownership, is_shared};
 pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution};
 pub use progress::Progress;
-pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordKind, RecordWrite, Records};
+pub use record_format::{RECORD_FORMAT, RecordError};
+pub use record_kind::RecordKind;
+pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordWrite, Records};
 pub use routing::{binding_matches, headers_match, topic_matches};
 pub use set_builder::SetBuilder;
 pub use topology::*;

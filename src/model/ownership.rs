@@ -5,23 +5,18 @@
 //! project changes and destroys only its own, and another project's are
 //! shown as theirs. Vhosts and users are shared: every project that
 //! declares one holds it, and it is destroyed only when none does.
-//!
-//! Records of format 1 (before projects) are one inventory, read as
-//! project `default`'s, so a single-repository user sees no difference.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value as Json, json};
 
-use super::inventory::{FORMAT as INVENTORY_FORMAT, Inventory};
+use super::inventory::Inventory;
 use super::key::ObjectKey;
+use super::record_format::{RECORD_FORMAT, RecordError};
+use super::record_kind::RecordKind;
 
-/// The project of a directory without a project file, and the owner of
-/// records written before projects existed.
+/// The project of a directory without a project file.
 pub const DEFAULT_PROJECT: &str = "default";
-
-/// The records' format: 2 is one inventory per project.
-const FORMAT: i64 = 2;
 
 /// Every project's inventory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,27 +60,25 @@ impl Ownership {
     pub fn to_json(&self) -> Json {
         let projects: serde_json::Map<String, Json> =
             self.projects.iter().map(|(p, inv)| (p.clone(), inv.to_json())).collect();
-        json!({ "format": FORMAT, "projects": projects })
+        json!({ "format": RECORD_FORMAT, "projects": projects })
     }
 
-    /// Reads the records; format 1 is project `default`'s inventory.
-    pub fn from_json(value: &Json) -> Result<Ownership, String> {
-        match value.get("format").and_then(Json::as_i64) {
-            Some(INVENTORY_FORMAT) => Ok(Ownership::single(DEFAULT_PROJECT, Inventory::from_json(value)?)),
-            Some(FORMAT) => {
-                let mut projects = BTreeMap::new();
-                let empty = serde_json::Map::new();
-                for (p, inv) in value["projects"].as_object().unwrap_or(&empty) {
-                    let inv = Inventory::from_json(inv).map_err(|e| format!("project \"{p}\": {e}"))?;
-                    projects.insert(p.clone(), inv);
-                }
-                Ok(Ownership { projects })
-            }
-            _ => Err(format!(
-                "the records have format {}, this warren reads {INVENTORY_FORMAT} and {FORMAT}: a newer warren wrote them",
-                value["format"]
-            )),
+    /// Reads the records; an error says what is malformed, or which format
+    /// they have.
+    pub fn from_json(value: &Json) -> Result<Ownership, RecordError> {
+        RecordError::check_format(RecordKind::Inventory, value)?;
+        let mut projects = BTreeMap::new();
+        let Some(found) = value["projects"].as_object() else {
+            return Err(RecordError::Malformed("the records hold no \"projects\"".into()));
+        };
+        for (p, inv) in found {
+            let inv = Inventory::from_json(inv).map_err(|e| match e {
+                RecordError::Malformed(e) => RecordError::Malformed(format!("project \"{p}\": {e}")),
+                other => other,
+            })?;
+            projects.insert(p.clone(), inv);
         }
+        Ok(Ownership { projects })
     }
 }
 
@@ -116,11 +109,19 @@ mod tests {
     }
 
     #[test]
-    fn records_from_before_projects_belong_to_default() {
-        let old = inventory(&[queue("q")]);
-        let o = Ownership::from_json(&old.to_json()).unwrap();
-        assert_eq!(o, Ownership::single("default", old));
-        assert!(Ownership::from_json(&json!({"format": 9})).unwrap_err().contains("format 9"));
+    fn records_of_another_format_are_refused() {
+        // As warren wrote them before projects (one inventory), and with projects.
+        for format in [1, 2] {
+            let e = Ownership::from_json(&json!({"format": format, "projects": {}})).unwrap_err();
+            let found = Some(format.to_string());
+            assert_eq!(e, RecordError::OtherFormat { kind: RecordKind::Inventory, found });
+        }
+        let mut inner = Ownership::single("a", inventory(&[queue("q")])).to_json();
+        inner["projects"]["a"]["format"] = json!(2);
+        assert!(matches!(Ownership::from_json(&inner), Err(RecordError::OtherFormat { .. })));
+        inner["projects"]["a"] = json!({"format": RECORD_FORMAT, "vhosts": {"v": {"queue": ["q"]}}});
+        let e = Ownership::from_json(&inner).unwrap_err().to_string();
+        assert_eq!(e, "project \"a\": unknown inventory group \"queue\"");
     }
 
     #[test]

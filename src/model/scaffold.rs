@@ -8,8 +8,8 @@ use super::topology::Binding;
 
 /// One exchange that routes to a migration's old queue, and the
 /// scaffolding put up for it: what the compiled migration works from and
-/// what the journal records (in the same JSON since it was first written),
-/// so that a rollback needs nothing but the record.
+/// what the journal records, so that a rollback needs nothing but the
+/// record.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Source {
     /// The source exchange's name.
@@ -18,9 +18,8 @@ pub struct Source {
     pub kind: String,
     pub interposed: String,
     pub alternate: String,
-    pub policy: String,
     /// The old queue's bindings from this exchange (destination: the old queue).
-    #[serde(default, with = "super::exported_bindings")]
+    #[serde(with = "super::exported_bindings")]
     pub bindings: Vec<Binding>,
 }
 
@@ -41,11 +40,6 @@ pub fn interposed(p: &str, x: &str) -> String {
 /// The alternate exchange that catches what the interposed one cannot route.
 pub fn alternate(p: &str, x: &str) -> String {
     format!("{}.ae", interposed(p, x))
-}
-
-/// The policy that gives the interposed exchange its alternate exchange.
-pub fn policy(p: &str, x: &str) -> String {
-    interposed(p, x)
 }
 
 pub fn is_scaffolding(name: &str) -> bool {

@@ -15,13 +15,12 @@
 //! declared and wins over any policy, where each policy change makes the
 //! broker match every policy of the vhost against all its exchanges and
 //! queues, one change at a time (hundreds of migrations waited minutes for
-//! their policies). Earlier versions attached AE by policy; a migration they
-//! began (its X2 live without the argument) goes on with their steps.
+//! their policies).
 
 use std::fmt;
 
 use crate::model::scaffold::{self, ALTERNATE_ARGUMENT, Source};
-use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, QueueType, Table, Value};
+use crate::model::{Binding, DestinationKind, Exchange, Queue, QueueType, Table, Value};
 
 /// What a migration does, in order; a rollback is made of the same steps.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,15 +29,6 @@ pub enum Step {
     DeclareQueue(Queue),
     Bind(Binding),
     Unbind(Binding),
-    /// Attach an alternate exchange by policy (a migration begun by an
-    /// earlier version).
-    SetPolicy(Policy),
-    /// Wait until the broker applies `policy` to `exchange`, or refuse.
-    VerifyPolicy {
-        exchange: String,
-        policy: String,
-    },
-    DeletePolicy(String),
     /// Wait until the old queue holds nothing (ready and unacknowledged),
     /// with no consumers left on it: they are to move to `successor`.
     AwaitDrained {
@@ -80,10 +70,9 @@ pub struct MigrationPlan {
     pub added: Vec<Binding>,
     /// The old queue's bindings with no counterpart on the new one.
     pub dropped: Vec<Binding>,
-    /// Scaffolding an interrupted run left with no source routing through
-    /// it any more: deleted at teardown (exchanges, policies).
+    /// Scaffolding exchanges an interrupted run left with no source
+    /// routing through them any more: deleted at teardown.
     pub leftover_exchanges: Vec<String>,
-    pub leftover_policies: Vec<String>,
     pub steps: Vec<(Stage, Step)>,
 }
 
@@ -108,16 +97,10 @@ impl MigrationPlan {
     }
 }
 
-/// Priority of the alternate-exchange policy: above every live policy
-/// that could match the interposed exchange.
-pub fn policy_priority(live_policies: &[&Policy]) -> i64 {
-    live_policies.iter().map(|p| p.priority).max().unwrap_or(0).max(0) + 1
-}
-
 /// Compiles the migration of `old` into `new`. `moved` are the old queue's
 /// bindings that move (destination: old queue), grouped here by source;
 /// `exchange` looks up a live source exchange; `leftovers` are the
-/// exchanges and policies of an interrupted run to delete.
+/// exchanges of an interrupted run to delete.
 #[allow(clippy::too_many_arguments)] // the parts of one migration, each named
 pub fn compile(
     vhost: &str,
@@ -126,9 +109,8 @@ pub fn compile(
     moved: &[Binding],
     added: &[Binding],
     dropped: &[Binding],
-    leftovers: (&[String], &[String]),
+    leftovers: &[String],
     exchange: impl Fn(&str) -> Option<Exchange>,
-    priority: i64,
 ) -> MigrationPlan {
     let (p, q) = (old.name.as_str(), new.name.as_str());
     let mut sources: Vec<Source> = Vec::new();
@@ -139,7 +121,6 @@ pub fn compile(
             None => sources.push(Source {
                 interposed: scaffold::interposed(p, &x.name),
                 alternate: scaffold::alternate(p, &x.name),
-                policy: scaffold::policy(p, &x.name),
                 exchange: x.name,
                 kind: x.kind,
                 bindings: vec![b.clone()],
@@ -155,13 +136,11 @@ pub fn compile(
     };
     use DestinationKind::{Exchange as E, Queue as Q};
     use Stage::*;
-    // Per source: begun by an earlier version, which attached AE by policy.
-    let begun: Vec<bool> = sources.iter().map(|s| by_policy(exchange(&s.interposed).as_ref())).collect();
     let mut steps = Vec::new();
     // Bootstrap: X -> X2 -> P beside X -> P, then X -> P goes.
-    for (s, &by_policy) in sources.iter().zip(&begun) {
+    for s in &sources {
         let x = &s.exchange;
-        steps.push((Bootstrap, Step::DeclareExchange(interposed(s, by_policy))));
+        steps.push((Bootstrap, Step::DeclareExchange(interposed(s))));
         for b in &s.bindings {
             steps.push((Bootstrap, Step::Bind(via(b, x, E, &s.interposed))));
             steps.push((Bootstrap, Step::Bind(via(b, &s.interposed, Q, p))));
@@ -175,14 +154,10 @@ pub fn compile(
     for b in added {
         steps.push((Swap, Step::Bind(b.clone())));
     }
-    for (s, &by_policy) in sources.iter().zip(&begun) {
+    for s in &sources {
         steps.push((Swap, Step::DeclareExchange(internal(&s.alternate, &s.kind))));
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.alternate, Q, q))));
-        }
-        if by_policy {
-            steps.push((Swap, Step::SetPolicy(alternate_policy(s, priority))));
-            steps.push((Swap, Step::VerifyPolicy { exchange: s.interposed.clone(), policy: s.policy.clone() }));
         }
     }
     for s in &sources {
@@ -194,12 +169,9 @@ pub fn compile(
         steps.push((Swap, Step::Unbind(b.clone())));
     }
     steps.push((Swap, Step::AwaitDrained { queue: p.to_string(), kind: old.kind, successor: q.to_string() }));
-    for (s, &by_policy) in sources.iter().zip(&begun) {
+    for s in &sources {
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.interposed, Q, q))));
-        }
-        if by_policy {
-            steps.push((Swap, Step::DeletePolicy(s.policy.clone())));
         }
         steps.push((Swap, Step::DeleteExchange(s.alternate.clone())));
     }
@@ -215,12 +187,8 @@ pub fn compile(
         }
         steps.push((Teardown, Step::DeleteExchange(s.interposed.clone())));
     }
-    // Nothing routes through them: a policy first, then the exchanges.
-    let (leftover_exchanges, leftover_policies) = leftovers;
-    for name in leftover_policies {
-        steps.push((Teardown, Step::DeletePolicy(name.clone())));
-    }
-    for name in leftover_exchanges {
+    // Nothing routes through them.
+    for name in leftovers {
         steps.push((Teardown, Step::DeleteExchange(name.clone())));
     }
     steps.push((Retire, Step::Retire { queue: p.to_string(), kind: old.kind, if_busy: IfBusy::Pause }));
@@ -231,36 +199,16 @@ pub fn compile(
         sources,
         added: added.to_vec(),
         dropped: dropped.to_vec(),
-        leftover_exchanges: leftover_exchanges.to_vec(),
-        leftover_policies: leftover_policies.to_vec(),
+        leftover_exchanges: leftovers.to_vec(),
         steps,
     }
 }
 
-/// Whether a migration an earlier version began attaches its alternate
-/// exchange by policy: its interposed exchange is live (`x2`) without the
-/// argument, which cannot be added in place.
-pub(super) fn by_policy(x2: Option<&Exchange>) -> bool {
-    x2.is_some_and(|x2| !x2.arguments.contains_key(ALTERNATE_ARGUMENT))
-}
-
-/// A source's interposed exchange: naming its alternate exchange, or, for
-/// a migration begun by policy, as that version declared it.
-pub(super) fn interposed(s: &Source, by_policy: bool) -> Exchange {
+/// A source's interposed exchange, naming its alternate exchange.
+pub(super) fn interposed(s: &Source) -> Exchange {
     let mut x2 = internal(&s.interposed, &s.kind);
-    if !by_policy {
-        x2.arguments.insert(ALTERNATE_ARGUMENT.into(), Value::String(s.alternate.clone()));
-    }
+    x2.arguments.insert(ALTERNATE_ARGUMENT.into(), Value::String(s.alternate.clone()));
     x2
-}
-
-/// The policy by which earlier versions gave a source's interposed
-/// exchange its alternate exchange.
-pub(super) fn alternate_policy(s: &Source, priority: i64) -> Policy {
-    let mut definition = Table::new();
-    definition.insert(ALTERNATE_ARGUMENT.into(), Value::String(s.alternate.clone()));
-    let pattern = format!("^{}$", regex::escape(&s.interposed));
-    Policy { name: s.policy.clone(), pattern, apply_to: ApplyTo::Exchanges, priority, definition }
 }
 
 /// An internal exchange warren owns: the interposed and alternate ones.
@@ -288,17 +236,6 @@ impl fmt::Display for Step {
             Step::DeclareQueue(q) => write!(f, "declare {} queue \"{}\"", q.kind, q.name),
             Step::Bind(b) => write!(f, "bind {b}"),
             Step::Unbind(b) => write!(f, "unbind {b}"),
-            Step::SetPolicy(p) => write!(
-                f,
-                "set policy \"{}\" (priority {}): alternate exchange {}",
-                p.name,
-                p.priority,
-                p.definition.get("alternate-exchange").map(|v| v.to_string()).unwrap_or_default()
-            ),
-            Step::VerifyPolicy { exchange, policy } => {
-                write!(f, "verify that \"{exchange}\" is governed by policy \"{policy}\"")
-            }
-            Step::DeletePolicy(p) => write!(f, "delete policy \"{p}\""),
             // The texts of a migration's steps are in the journal's records
             // and their fingerprint: they stay as they were.
             Step::AwaitDrained { .. } => write!(f, "wait until the old queue is drained (ready 0, unacknowledged 0)"),
@@ -333,12 +270,6 @@ pub(super) mod tests {
     }
 
     fn plan() -> MigrationPlan {
-        compiled(false)
-    }
-
-    /// Compiled with the interposed exchange live without the argument, as
-    /// a migration an earlier version began by policy leaves it.
-    fn compiled(begun_by_policy: bool) -> MigrationPlan {
         let x = Exchange {
             name: "shop".into(),
             kind: "topic".into(),
@@ -352,12 +283,8 @@ pub(super) mod tests {
             binding("shop", DestinationKind::Queue, "orders", "order.#.eu"),
         ];
         let new = queue("orders.v2", QueueType::Quorum);
-        let live = |name: &str| match name {
-            "shop" => Some(x.clone()),
-            "warren.migrate.orders.shop" if begun_by_policy => Some(internal(name, "topic")),
-            _ => None,
-        };
-        compile("/", &queue("orders", QueueType::Classic), &new, &moved, &[], &[], (&[], &[]), live, 7)
+        let live = |name: &str| Some(x.clone()).filter(|_| name == "shop");
+        compile("/", &queue("orders", QueueType::Classic), &new, &moved, &[], &[], &[], live)
     }
 
     fn at(m: &MigrationPlan, f: impl Fn(&Step) -> bool) -> usize {
@@ -366,12 +293,7 @@ pub(super) mod tests {
 
     #[test]
     fn add_before_remove_and_the_alternate_path_before_the_swap() {
-        for begun_by_policy in [false, true] {
-            in_order(&compiled(begun_by_policy));
-        }
-    }
-
-    fn in_order(m: &MigrationPlan) {
+        let m = &plan();
         let x2 = "warren.migrate.orders.shop";
         let bind = |src: &str, dest: &str| {
             at(
@@ -388,14 +310,10 @@ pub(super) mod tests {
         assert!(bind("shop", x2) < unbind("shop", "orders"), "X -> X2 before X -> P goes");
         assert!(bind(x2, "orders") < unbind("shop", "orders"), "X2 -> P before X -> P goes");
         let declare_q = at(m, |s| matches!(s, Step::DeclareQueue(q) if q.name == "orders.v2"));
-        // The alternate exchange is in force once declared (by argument) or
-        // once its policy is verified.
-        let in_force = m
-            .steps
-            .iter()
-            .position(|(_, s)| matches!(s, Step::VerifyPolicy { .. }))
-            .unwrap_or_else(|| bind(&format!("{x2}.ae"), "orders.v2"));
-        assert!(declare_q < in_force && bind(&format!("{x2}.ae"), "orders.v2") <= in_force);
+        // The alternate exchange is in force once it is declared and bound
+        // to Q: X2 names it from its own declaration on.
+        let in_force = bind(&format!("{x2}.ae"), "orders.v2");
+        assert!(declare_q < in_force);
         assert!(in_force < unbind(x2, "orders"), "the alternate exchange is in force before X2 lets go of P");
         assert!(unbind(x2, "orders") < m.drain_step() && m.drain_step() < bind(x2, "orders.v2"));
         assert!(bind("shop", "orders.v2") < unbind("shop", x2), "X -> Q before X -> X2 goes");
@@ -403,40 +321,25 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn the_step_texts_and_so_the_fingerprint_are_those_earlier_versions_recorded() {
+    fn the_step_texts_and_so_the_fingerprint_stay_as_the_journal_records_them() {
         // A journal's record resumes by its count of steps done only while
         // the fingerprint of the step texts is the same.
-        let m = compiled(true);
+        let m = plan();
         let text = |i: usize| m.steps[i].1.to_string();
         assert_eq!(text(m.drain_step()), "wait until the old queue is drained (ready 0, unacknowledged 0)");
         assert_eq!(text(m.point_of_no_return()), "delete the old queue, once drained and without consumers");
-        assert_eq!(crate::apply::migration_fingerprint(&m), "4c22043358ad5be0");
+        assert_eq!(crate::apply::migration_fingerprint(&m), "664f36449ad32b32");
     }
 
     #[test]
-    fn the_interposed_exchange_names_its_alternate_exchange_by_argument_and_no_policy_is_set() {
+    fn the_interposed_exchange_names_its_alternate_exchange_by_argument() {
         let m = plan();
         let s = &m.sources[0];
-        assert_eq!(m.steps[0].1, Step::DeclareExchange(interposed(s, false)));
+        assert_eq!(m.steps[0].1, Step::DeclareExchange(interposed(s)));
         assert_eq!(
             m.steps[0].1.to_string(),
             "declare internal topic exchange \"warren.migrate.orders.shop\" with alternate exchange \"warren.migrate.orders.shop.ae\""
         );
-        let policies = m
-            .steps
-            .iter()
-            .filter(|(_, s)| matches!(s, Step::SetPolicy(_) | Step::VerifyPolicy { .. } | Step::DeletePolicy(_)));
-        assert_eq!(policies.count(), 0);
-        assert_eq!(compiled(true).steps.len(), m.steps.len() + 3, "begun by policy: set, verify, delete");
-    }
-
-    #[test]
-    fn the_alternate_policy_targets_only_the_interposed_exchange() {
-        let m = compiled(true);
-        let policy = m.steps.iter().find_map(|(_, s)| if let Step::SetPolicy(p) = s { Some(p) } else { None }).unwrap();
-        assert_eq!(policy.pattern, "^warren\\.migrate\\.orders\\.shop$");
-        assert_eq!(policy.apply_to, ApplyTo::Exchanges);
-        assert_eq!(policy.priority, 7);
     }
 
     #[test]
@@ -445,17 +348,9 @@ pub(super) mod tests {
         let mut live = Vhost::new("/");
         assert_eq!(crate::apply::migrate::resume_point(&m, &live), 0);
         let s = &m.sources[0];
-        live.exchanges.insert(s.interposed.clone(), internal(&s.interposed, "topic"));
-        live.policies.insert(
-            s.policy.clone(),
-            Policy {
-                name: s.policy.clone(),
-                pattern: String::new(),
-                apply_to: ApplyTo::Exchanges,
-                priority: 7,
-                definition: Table::new(),
-            },
-        );
+        live.exchanges.insert(s.interposed.clone(), interposed(s));
+        assert_eq!(crate::apply::migrate::resume_point(&m, &live), 0, "no alternate exchange yet");
+        live.exchanges.insert(s.alternate.clone(), internal(&s.alternate, "topic"));
         assert_eq!(crate::apply::migrate::resume_point(&m, &live), m.drain_step());
         live.exchanges.clear();
         for b in &s.bindings {

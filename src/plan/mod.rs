@@ -12,9 +12,7 @@ mod migration;
 mod op;
 mod rollback;
 
-pub use migration::{
-    IfBusy, MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration, policy_priority,
-};
+pub use migration::{IfBusy, MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration};
 pub use op::{Op, Phase};
 pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
 
@@ -252,23 +250,9 @@ fn declare_or_delete(c: &Change, vhost: &str, delete: Op, declare: Option<Op>) -
 fn migrate_op(c: &Change, vhost: &str, have: &Vhost) -> Option<Op> {
     let (Some(m), Some(Declared::Queue(new))) = (&c.migration, c.declared.as_ref()) else { return None };
     let old = have.queues[&m.replaces].clone();
-    // Above every live policy that could match an interposed exchange.
-    let matching: Vec<&crate::model::Policy> = have
-        .policies
-        .values()
-        .filter(|p| !crate::model::scaffold::is_scaffolding(&p.name) && p.apply_to.matches_exchanges())
-        .collect();
-    let compiled = migration::compile(
-        vhost,
-        &old,
-        new,
-        &m.moved,
-        &m.added,
-        &m.dropped,
-        (&m.leftover_exchanges, &m.leftover_policies),
-        |x| have.exchanges.get(x).cloned(),
-        migration::policy_priority(&matching),
-    );
+    let compiled = migration::compile(vhost, &old, new, &m.moved, &m.added, &m.dropped, &m.leftover_exchanges, |x| {
+        have.exchanges.get(x).cloned()
+    });
     Some(Op::Migrate(Box::new(compiled)))
 }
 

@@ -5,15 +5,15 @@
 //! It is the migration's own method run backwards: every source's traffic
 //! goes to exactly one of the two queues at any moment. Where traffic
 //! already reaches the new queue Q, the interposed exchange X2 is put back
-//! (or kept), an alternate exchange bound to the old queue P (X2's, by its
-//! argument, or by policy where an earlier version began the migration)
-//! catches the gap while X2 lets go of Q, and then X2 binds to P; once X2 routes to P
-//! alone, the direct bindings X -> P return before the scaffolding goes.
+//! (or kept), an alternate exchange bound to the old queue P (the one X2's
+//! argument names) catches the gap while X2 lets go of Q, and then X2 binds
+//! to P; once X2 routes to P alone, the direct bindings X -> P return before
+//! the scaffolding goes.
 //! Messages already in Q stay there for Q's consumers: nothing moves them
 //! back, and Q is deleted only when empty and unused: the last step, which
 //! keeps it otherwise and says why.
 
-use super::migration::{self, IfBusy, Step, alternate_policy, internal, policy_priority};
+use super::migration::{self, IfBusy, Step, internal};
 use crate::model::scaffold::Source;
 use crate::model::{Binding, DestinationKind, Vhost};
 
@@ -29,9 +29,8 @@ pub struct RollbackPlan {
     /// The last deletes the new queue if it is empty and unused (when it
     /// is still there).
     pub steps: Vec<Step>,
-    /// The scaffolding's exchanges and policies, gone once it is done.
+    /// The scaffolding's exchanges, gone once it is done.
     pub exchanges: Vec<String>,
-    pub policies: Vec<String>,
 }
 
 /// The rollback of the journal's record `m`, from the live vhost alone;
@@ -45,7 +44,6 @@ pub fn compile(live: &Vhost, m: &crate::journal::Migration) -> Result<RollbackPl
         new: m.new.clone(),
         steps,
         exchanges: m.sources.iter().flat_map(|s| [s.interposed.clone(), s.alternate.clone()]).collect(),
-        policies: m.sources.iter().map(|s| s.policy.clone()).collect(),
     })
 }
 
@@ -83,7 +81,6 @@ pub fn rollback(
         destination: dest.to_string(),
         ..b.clone()
     };
-    let priority = policy_priority(&live.policies.values().collect::<Vec<_>>());
     let mut steps = Vec::new();
     for s in sources {
         let (x, x2, bs) = (&s.exchange, &s.interposed, &s.bindings);
@@ -94,30 +91,21 @@ pub fn rollback(
             steps.extend(bs.iter().map(|b| Step::Bind(b.clone())));
             continue;
         }
-        // Begun by an earlier version, which attached AE by policy.
-        let by_policy = migration::by_policy(live.exchanges.get(x2));
-        let delete_policy = || by_policy.then(|| Step::DeletePolicy(s.policy.clone()));
         if reaches_new {
             // X -> X2 -> Q alone, whatever part of the swap or teardown ran.
-            steps.push(Step::DeclareExchange(migration::interposed(s, by_policy)));
+            steps.push(Step::DeclareExchange(migration::interposed(s)));
             steps.extend(bs.iter().map(|b| Step::Bind(via(b, x2, Q, new))));
             steps.extend(bs.iter().map(|b| Step::Bind(via(b, x, E, x2))));
             steps.extend(bs.iter().map(|b| Step::Unbind(via(b, x, Q, new))));
-            steps.extend(delete_policy());
             steps.push(Step::DeleteExchange(s.alternate.clone()));
             // The swap, towards P: the alternate exchange catches the gap.
             steps.push(Step::DeclareExchange(internal(&s.alternate, &s.kind)));
             steps.extend(bs.iter().map(|b| Step::Bind(via(b, &s.alternate, Q, old))));
-            if by_policy {
-                steps.push(Step::SetPolicy(alternate_policy(s, priority)));
-                steps.push(Step::VerifyPolicy { exchange: x2.clone(), policy: s.policy.clone() });
-            }
             steps.extend(bs.iter().map(|b| Step::Unbind(via(b, x2, Q, new))));
         }
         // X2 -> P on every key: from here X2's route set is never empty,
         // so the alternate exchange (if any) catches nothing more.
         steps.extend(bs.iter().map(|b| Step::Bind(via(b, x2, Q, old))));
-        steps.extend(delete_policy());
         steps.push(Step::DeleteExchange(s.alternate.clone()));
         // Direct again, then the interposed path goes.
         steps.extend(bs.iter().map(|b| Step::Bind(b.clone())));
@@ -145,7 +133,6 @@ mod tests {
             kind: "direct".into(),
             interposed: "x2".into(),
             alternate: "ae".into(),
-            policy: "pol".into(),
             bindings: vec![binding("x", DestinationKind::Queue, "p", "k")],
         }
     }
@@ -154,7 +141,7 @@ mod tests {
         let mut v = Vhost::new("v");
         v.bindings = bindings.iter().cloned().collect();
         for x in exchanges {
-            let exchange = if *x == "x2" { migration::interposed(&source(), false) } else { internal(x, "direct") };
+            let exchange = if *x == "x2" { migration::interposed(&source()) } else { internal(x, "direct") };
             v.exchanges.insert(x.to_string(), exchange);
         }
         for q in queues {
@@ -169,7 +156,6 @@ mod tests {
         use DestinationKind::{Exchange as E, Queue as Q};
         let mut bindings = live.bindings.clone();
         let mut exchanges: std::collections::BTreeSet<String> = live.exchanges.keys().cloned().collect();
-        let mut policy_ae: Option<String> = live.policies.get("pol").map(|_| "ae".to_string());
         let argument = |x: &crate::model::Exchange| {
             x.arguments.get("alternate-exchange").and_then(|a| a.as_str()).map(str::to_string)
         };
@@ -197,8 +183,6 @@ mod tests {
                     exchanges.remove(x);
                     bindings.retain(|b| b.source != *x && !(b.destination_kind == E && b.destination == *x));
                 }
-                Step::SetPolicy(_) => policy_ae = Some("ae".into()),
-                Step::DeletePolicy(_) => policy_ae = None,
                 _ => {}
             }
             // Route "k" from x, following exchange-to-exchange bindings and
@@ -232,8 +216,7 @@ mod tests {
                 out.extend(own);
             }
             let mut reached = std::collections::BTreeSet::new();
-            // The argument wins over the policy.
-            route("x", &bindings, &exchanges, &argument_ae.clone().or(policy_ae.clone()), &mut reached);
+            route("x", &bindings, &exchanges, &argument_ae, &mut reached);
             seen.push(reached.into_iter().collect());
         }
         seen
@@ -262,22 +245,6 @@ mod tests {
         assert_exactly_one_queue(&vhost(&[direct.clone(), x_x2.clone(), x2_p.clone()], &["x", "x2"], &["p"]));
         // Swapped, draining: X2 routes nowhere, its alternate exchange to Q.
         let draining = vhost(&[x_x2.clone(), ae_q.clone()], &["x", "x2", "ae"], &["p", "q"]);
-        let routes = assert_exactly_one_queue(&draining);
-        assert_eq!(routes[0], vec!["p".to_string()], "the first step sends traffic back to P");
-        // The same, begun by a version that attached the alternate
-        // exchange by policy (X2 without the argument).
-        let mut draining = draining.clone();
-        draining.exchanges.insert("x2".into(), internal("x2", "direct"));
-        draining.policies.insert(
-            "pol".into(),
-            crate::model::Policy {
-                name: "pol".into(),
-                pattern: "^x2$".into(),
-                apply_to: crate::model::ApplyTo::Exchanges,
-                priority: 1,
-                definition: crate::model::Table::new(),
-            },
-        );
         let routes = assert_exactly_one_queue(&draining);
         assert_eq!(routes[0], vec!["p".to_string()], "the first step sends traffic back to P");
         // Drained: X2 -> Q, the alternate path gone.

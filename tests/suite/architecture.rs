@@ -204,10 +204,7 @@ const LONGEST: usize = 80;
 /// Long functions that others are splitting as this test lands (issue 28),
 /// as `file::name`. Empty it as their splits merge: the test fails on an
 /// entry that is no longer long, so that none stays behind.
-const KNOWN_LONG: &[&str] = &[
-    "src/apply/migrate.rs::drain_wait",
-    "src/plan/migration.rs::compile",
-];
+const KNOWN_LONG: &[&str] = &["src/apply/migrate.rs::drain_wait", "src/plan/migration.rs::compile"];
 
 /// `text` with the contents of comments, strings and character literals
 /// blanked out and every newline kept, so that braces count and lines keep

@@ -34,6 +34,7 @@ mod plan;
 mod properties;
 mod rabbitmq4;
 mod realworld_broker;
+mod records;
 mod saved_plan;
 mod traffic;
 mod trust;

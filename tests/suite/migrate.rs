@@ -563,30 +563,6 @@ fn an_extra_binding_on_the_interposed_exchange_is_refused() {
 
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
-fn a_migration_an_earlier_version_paused_with_its_alternate_exchange_by_policy_is_finished() {
-    let case = Case::policymaker("t-mig-by-policy");
-    paused_midway(&case);
-    // As earlier versions left it: the interposed exchange without the
-    // argument, its alternate exchange attached by policy.
-    let v = seg(&case.vhost);
-    let interposed = redeclare_interposed(&case, json!({}));
-    let pattern = format!("^{}$", regex::escape(&interposed));
-    case.broker.put(
-        &format!("policies/{v}/{}", seg(&interposed)),
-        json!({"pattern": pattern, "apply-to": "exchanges", "priority": 1,
-               "definition": {"alternate-exchange": format!("{interposed}.ae")}}),
-    );
-    case.broker.delete(&format!("queues/{v}/{OLD}/contents"));
-    let plan = case.plan(&[], &[]);
-    assert!(plan.stdout.contains(&format!("delete policy \"{interposed}\"")), "{}", plan.stdout);
-    let run = case.apply_ok(&[], &[]);
-    assert!(run.stdout.contains("1 migrated"), "{}", run.stdout);
-    assert_eq!(case.scaffolding(), Vec::<String>::new(), "the policy and the exchanges are gone");
-    assert!(!case.has("queues", OLD) && case.has("queues", NEW));
-}
-
-#[test]
-#[ignore = "needs a broker: scripts/test runs it"]
 fn an_alternate_exchange_argument_on_the_interposed_exchange_is_refused() {
     let case = Case::policymaker("t-mig-refuse-ae");
     paused_midway(&case);

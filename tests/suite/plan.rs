@@ -249,12 +249,12 @@ fn changed_outside_export(dir: &std::path::Path) -> serde_json::Value {
     );
     let records = warren::model::Ownership::single("shop", inventory).to_json();
     let journal = json!({
-        "format": 1, "generation": 1, "current": null, "migrations": {},
+        "format": warren::model::RECORD_FORMAT, "generation": 1, "current": null, "migrations": {},
         "history": [{
             "id": "1", "by": "ann@ci", "version": "0.1.0", "started": "2026-12-01T10:00:00Z",
             "ended": "2026-12-01T10:00:02Z", "origin": "http://broker:15672", "plan": "0011223344556677",
             "vhosts": ["shop"], "summary": "5 to add, 0 to change, 0 to destroy, 0 to migrate",
-            "steps_total": 5, "steps_done": 5, "outcome": "complete"
+            "steps_total": 5, "steps_done": 5, "doing": "", "steps": [], "outcome": "complete"
         }]
     });
     let policy = |name: &str, pattern: &str, definition: serde_json::Value| {

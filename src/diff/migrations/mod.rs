@@ -78,17 +78,8 @@ fn migration(s: &Sides, new: &Queue, old: &Queue, inventory: &Inventory) -> Migr
     let added =
         new_bindings.into_iter().filter(|b| !moved.iter().any(|m| retarget(m, &new.name) == **b)).cloned().collect();
     let changed = immutable::queue_fields(old, new);
-    let (leftover_exchanges, leftover_policies) = scaffolding::leftovers(s, &old.name, &moved, inventory);
-    Migration {
-        replaces: old.name.clone(),
-        moved,
-        dropped,
-        added,
-        changed,
-        policy_instead: None,
-        leftover_exchanges,
-        leftover_policies,
-    }
+    let leftover_exchanges = scaffolding::leftovers(s, &old.name, &moved, inventory);
+    Migration { replaces: old.name.clone(), moved, dropped, added, changed, policy_instead: None, leftover_exchanges }
 }
 
 /// The old queue's live bindings, sorted: direct ones, and those an earlier

@@ -32,7 +32,7 @@ pub(in crate::diff) fn without_scaffolding(v: &Vhost) -> Cow<'_, Vhost> {
 /// mid-teardown left once the last binding through it was gone. Found by
 /// the names it would have for each exchange live or in the files; objects
 /// warren does not own are left alone.
-pub(super) fn leftovers(s: &Sides, p: &str, moved: &[Binding], inventory: &Inventory) -> (Vec<String>, Vec<String>) {
+pub(super) fn leftovers(s: &Sides, p: &str, moved: &[Binding], inventory: &Inventory) -> Vec<String> {
     let (want, live, v) = (s.want, s.full, s.v);
     let sources: BTreeSet<&str> = moved.iter().map(|b| b.source.as_str()).collect();
     let others: BTreeSet<&String> = live
@@ -41,7 +41,7 @@ pub(super) fn leftovers(s: &Sides, p: &str, moved: &[Binding], inventory: &Inven
         .chain(want.exchanges.keys())
         .filter(|x| !scaffold::is_scaffolding(x) && !sources.contains(x.as_str()))
         .collect();
-    let (mut exchanges, mut policies) = (Vec::new(), Vec::new());
+    let mut exchanges = Vec::new();
     for x in others {
         for name in [scaffold::alternate(p, x), scaffold::interposed(p, x)] {
             let owned = inventory.contains(&ObjectKey::Exchange { vhost: v.into(), name: name.clone() });
@@ -49,13 +49,8 @@ pub(super) fn leftovers(s: &Sides, p: &str, moved: &[Binding], inventory: &Inven
                 exchanges.push(name);
             }
         }
-        let name = scaffold::policy(p, x);
-        let owned = inventory.contains(&ObjectKey::Policy { vhost: v.into(), name: name.clone() });
-        if owned && live.policies.contains_key(&name) {
-            policies.push(name);
-        }
     }
-    (exchanges, policies)
+    exchanges
 }
 
 #[cfg(test)]
@@ -117,6 +112,5 @@ mod tests {
         let m = d.changes.iter().find_map(|c| c.migration.clone()).expect("a migration");
         assert!(m.moved.is_empty(), "{m:?}");
         assert_eq!(m.leftover_exchanges, [scaffold::interposed("old", "shop")]);
-        assert!(m.leftover_policies.is_empty());
     }
 }
