@@ -238,41 +238,59 @@ async fn drain_wait(broker: &impl Broker, q: &Drained<'_>, drain: Drain, events:
         }
         history.push((now, r));
         show(&r, rate(&history), None);
-        // Drained: the queue's own count and the totals both at zero for
-        // longer than the totals can lag, so that the zeros are fresh
-        // facts; the consumers, from the queue itself, as last read. Totals
-        // that lag can only make the wait longer: a consumer holding
-        // messages keeps its queue from counting as drained, and one that
-        // leaves gives its messages back as ready ones, which the queue
-        // itself counts at once.
-        let zero_since = history.iter().rev().take_while(|(_, x)| x.empty()).last();
-        if let Some((since, _)) = zero_since
-            && now.duration_since(*since) >= drain.settle
-        {
-            if r.consumers > 0 {
-                return Err(Failure::Paused(format!(
-                    "\"{p}\" is drained but {} consumer(s) are still attached (a rolling deployment?); everything stays in place: run apply again once they have moved to \"{}\"",
-                    r.consumers, q.successor
-                )));
-            }
-            return Ok(());
-        }
-        let readings: Vec<Reading> = history.iter().map(|(_, x)| *x).collect();
-        if keeps_rising(&readings) {
-            return Err(Failure::Paused(format!(
-                "unacknowledged messages on \"{p}\" keep rising ({} now): something still delivers to it; everything stays in place",
-                r.unacked
-            )));
-        }
-        if timed_out {
-            let why = if r.consumers == 0 { "it has no consumers" } else { "its consumers do not finish" };
-            return Err(Failure::Paused(format!(
-                "\"{p}\" still holds {} ready and {} unacknowledged message(s) after {:?} ({why}); everything stays in place: run apply again to go on waiting",
-                r.ready, r.unacked, drain.timeout
-            )));
+        if let Some(ended) = verdict(&history, now, &r, q, drain, timed_out) {
+            return ended;
         }
         tokio::time::sleep(drain.interval).await;
     }
+}
+
+/// What the latest reading `r` of the old queue, taken at `now`, decides
+/// given the readings so far: the wait ends (drained, or paused with why),
+/// or it goes on (`None`).
+fn verdict(
+    history: &[(Instant, Reading)],
+    now: Instant,
+    r: &Reading,
+    q: &Drained<'_>,
+    drain: Drain,
+    timed_out: bool,
+) -> Option<Result<(), Failure>> {
+    let p = q.queue;
+    // Drained: the queue's own count and the totals both at zero for
+    // longer than the totals can lag, so that the zeros are fresh
+    // facts; the consumers, from the queue itself, as last read. Totals
+    // that lag can only make the wait longer: a consumer holding
+    // messages keeps its queue from counting as drained, and one that
+    // leaves gives its messages back as ready ones, which the queue
+    // itself counts at once.
+    let zero_since = history.iter().rev().take_while(|(_, x)| x.empty()).last();
+    if let Some((since, _)) = zero_since
+        && now.duration_since(*since) >= drain.settle
+    {
+        if r.consumers > 0 {
+            return Some(Err(Failure::Paused(format!(
+                "\"{p}\" is drained but {} consumer(s) are still attached (a rolling deployment?); everything stays in place: run apply again once they have moved to \"{}\"",
+                r.consumers, q.successor
+            ))));
+        }
+        return Some(Ok(()));
+    }
+    let readings: Vec<Reading> = history.iter().map(|(_, x)| *x).collect();
+    if keeps_rising(&readings) {
+        return Some(Err(Failure::Paused(format!(
+            "unacknowledged messages on \"{p}\" keep rising ({} now): something still delivers to it; everything stays in place",
+            r.unacked
+        ))));
+    }
+    if timed_out {
+        let why = if r.consumers == 0 { "it has no consumers" } else { "its consumers do not finish" };
+        return Some(Err(Failure::Paused(format!(
+            "\"{p}\" still holds {} ready and {} unacknowledged message(s) after {:?} ({why}); everything stays in place: run apply again to go on waiting",
+            r.ready, r.unacked, drain.timeout
+        ))));
+    }
+    None
 }
 
 /// Whether something still delivers to the old queue although nothing

@@ -112,7 +112,24 @@ pub fn compile(
     leftovers: &[String],
     exchange: impl Fn(&str) -> Option<Exchange>,
 ) -> MigrationPlan {
-    let (p, q) = (old.name.as_str(), new.name.as_str());
+    let sources = sources_of(old, moved, exchange);
+    let steps = steps(&sources, old, new, added, dropped, leftovers);
+    MigrationPlan {
+        vhost: vhost.to_string(),
+        old: old.clone(),
+        new: new.clone(),
+        sources,
+        added: added.to_vec(),
+        dropped: dropped.to_vec(),
+        leftover_exchanges: leftovers.to_vec(),
+        steps,
+    }
+}
+
+/// The old queue's sources: its moved bindings grouped by their live source
+/// exchange, with the names of that source's scaffolding.
+fn sources_of(old: &Queue, moved: &[Binding], exchange: impl Fn(&str) -> Option<Exchange>) -> Vec<Source> {
+    let p = old.name.as_str();
     let mut sources: Vec<Source> = Vec::new();
     for b in moved {
         let Some(x) = exchange(&b.source) else { continue };
@@ -128,6 +145,20 @@ pub fn compile(
         }
     }
     sources.sort_by(|a, b| a.exchange.cmp(&b.exchange));
+    sources
+}
+
+/// The steps of the migration, stage by stage: the expand-and-contract
+/// recipe, whose order is what keeps every message routed exactly once.
+fn steps(
+    sources: &[Source],
+    old: &Queue,
+    new: &Queue,
+    added: &[Binding],
+    dropped: &[Binding],
+    leftovers: &[String],
+) -> Vec<(Stage, Step)> {
+    let (p, q) = (old.name.as_str(), new.name.as_str());
     let via = |b: &Binding, source: &str, kind: DestinationKind, dest: &str| Binding {
         source: source.to_string(),
         destination_kind: kind,
@@ -138,7 +169,7 @@ pub fn compile(
     use Stage::*;
     let mut steps = Vec::new();
     // Bootstrap: X -> X2 -> P beside X -> P, then X -> P goes.
-    for s in &sources {
+    for s in sources {
         let x = &s.exchange;
         steps.push((Bootstrap, Step::DeclareExchange(interposed(s))));
         for b in &s.bindings {
@@ -154,13 +185,13 @@ pub fn compile(
     for b in added {
         steps.push((Swap, Step::Bind(b.clone())));
     }
-    for s in &sources {
+    for s in sources {
         steps.push((Swap, Step::DeclareExchange(internal(&s.alternate, &s.kind))));
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.alternate, Q, q))));
         }
     }
-    for s in &sources {
+    for s in sources {
         for b in &s.bindings {
             steps.push((Swap, Step::Unbind(via(b, &s.interposed, Q, p))));
         }
@@ -169,14 +200,14 @@ pub fn compile(
         steps.push((Swap, Step::Unbind(b.clone())));
     }
     steps.push((Swap, Step::AwaitDrained { queue: p.to_string(), kind: old.kind, successor: q.to_string() }));
-    for s in &sources {
+    for s in sources {
         for b in &s.bindings {
             steps.push((Swap, Step::Bind(via(b, &s.interposed, Q, q))));
         }
         steps.push((Swap, Step::DeleteExchange(s.alternate.clone())));
     }
     // Teardown: X -> Q directly, then the interposed path goes.
-    for s in &sources {
+    for s in sources {
         let x = &s.exchange;
         for b in &s.bindings {
             steps.push((Teardown, Step::Bind(via(b, x, Q, q))));
@@ -192,16 +223,7 @@ pub fn compile(
         steps.push((Teardown, Step::DeleteExchange(name.clone())));
     }
     steps.push((Retire, Step::Retire { queue: p.to_string(), kind: old.kind, if_busy: IfBusy::Pause }));
-    MigrationPlan {
-        vhost: vhost.to_string(),
-        old: old.clone(),
-        new: new.clone(),
-        sources,
-        added: added.to_vec(),
-        dropped: dropped.to_vec(),
-        leftover_exchanges: leftovers.to_vec(),
-        steps,
-    }
+    steps
 }
 
 /// A source's interposed exchange, naming its alternate exchange.

@@ -201,11 +201,6 @@ fn the_import_reader_finds_grouped_nested_and_inline_imports() {
 /// to the closing brace, need a comment saying why they are one piece.
 const LONGEST: usize = 80;
 
-/// Long functions that others are splitting as this test lands (issue 28),
-/// as `file::name`. Empty it as their splits merge: the test fails on an
-/// entry that is no longer long, so that none stays behind.
-const KNOWN_LONG: &[&str] = &["src/apply/migrate.rs::drain_wait", "src/plan/migration.rs::compile"];
-
 /// `text` with the contents of comments, strings and character literals
 /// blanked out and every newline kept, so that braces count and lines keep
 /// their numbers. Lifetimes (`'a`) are left alone.
@@ -326,25 +321,21 @@ fn no_function_is_over_80_lines_without_saying_why_it_is_one_piece() {
     let mut files = Vec::new();
     all_sources(&src, &mut files);
     files.sort();
-    let (mut offenders, mut long) = (Vec::new(), BTreeSet::new());
+    let mut offenders = Vec::new();
     for file in &files {
         let rel = file.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap().to_string_lossy().into_owned();
         for (name, line, length, says) in long_functions(&std::fs::read_to_string(file).unwrap()) {
-            let id = format!("{rel}::{name}");
-            long.insert(id.clone());
-            if !says && !KNOWN_LONG.contains(&id.as_str()) {
+            if !says {
                 offenders.push(format!("{rel}:{line} {name} ({length} lines)"));
             }
         }
     }
-    let stale: Vec<&&str> = KNOWN_LONG.iter().filter(|k| !long.contains(**k)).collect();
     assert!(
         offenders.is_empty(),
         "functions over {LONGEST} lines: split them into named pieces, or say why each is one piece \
          in a `// … one piece …` comment at its head:\n  {}",
         offenders.join("\n  ")
     );
-    assert!(stale.is_empty(), "no longer over {LONGEST} lines, remove from KNOWN_LONG: {stale:?}");
 }
 
 /// Every `.rs` file under `dir`, tests included.
