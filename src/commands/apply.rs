@@ -47,11 +47,11 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: &Writer
         return Err(print_invalid(&input.desired, &input.path, &live_side::describe(connection), Format::Human, out));
     }
     if let Err(d) = input.desired.project.resolve(connection.project.as_deref(), true) {
-        return Err(unchanged(d, &input.desired.sources, Kind::Invalid));
+        return Err(before_any_write(d, &input.desired.sources, Kind::Invalid));
     }
     let broker = match live_side::connect(connection) {
         Ok(b) => b,
-        Err(d) => return Err(unchanged(d, &input.desired.sources, Kind::Invalid)),
+        Err(d) => return Err(before_any_write(d, &input.desired.sources, Kind::Invalid)),
     };
     super::block_on(apply(&broker, input, options, out))
 }
@@ -63,7 +63,7 @@ pub async fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, 
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
     let place = match broker.place_of(desired.project.name(), &vhosts).await {
         Ok(p) => p,
-        Err(e) => return Err(unchanged(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))),
+        Err(e) => return Err(before_any_write(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))),
     };
     // The lock comes before the live read: a waiting apply plans against
     // the state the holder left, which is usually "no changes".
@@ -94,7 +94,7 @@ async fn locked<B: Broker>(
 ) -> (error::Result, Ended) {
     let mut live = match live_side::read(broker, &desired.topology).await {
         Ok(l) => l,
-        Err(e) => return (Err(unchanged(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))), None),
+        Err(e) => return (Err(before_any_write(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))), None),
     };
     // Before the journal forgets anything: a migration it holds is this run's.
     let journal = recorder.journal().migrations;
@@ -299,6 +299,6 @@ fn report_progress(plan: &crate::plan::Plan, outcome: &apply::Outcome, out: &Wri
 }
 
 /// An error met before the first write: `d` says why.
-fn unchanged(d: crate::diagnostic::Diagnostic, sources: &crate::source::Sources, kind: Kind) -> Error {
+fn before_any_write(d: crate::diagnostic::Diagnostic, sources: &crate::source::Sources, kind: Kind) -> Error {
     Error::new(kind).drawn([d], sources).line("Nothing was changed.")
 }

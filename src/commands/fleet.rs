@@ -74,9 +74,7 @@ pub fn against_broker(path: &Path, envs: Vec<String>, out: &Writer) -> Result<Ve
         return Ok(envs);
     }
     if let Some(env) = project.default_env {
-        if !out.quiet() {
-            out.errln(format!("Environment \"{env}\" (default_env in warren.toml)."));
-        }
+        out.note(format!("Environment \"{env}\" (default_env in warren.toml)."));
         return Ok(vec![env]);
     }
     let names: Vec<&str> = project.environments.iter().map(|e| e.name.as_str()).collect();
@@ -219,15 +217,13 @@ pub fn plan(
     let plans = SavedPlans { warren_saved_plan: saved_plan::FORMAT_VERSION, environments };
     match saved_plan::write(&plans, file) {
         Ok(()) => {
-            if !out.quiet() {
-                out.errln(format!(
-                    "Saved the plans of {} environments to {}. `warren apply {}` rolls out exactly these plans, \
+            out.note(format!(
+                "Saved the plans of {} environments to {}. `warren apply {}` rolls out exactly these plans, \
                      each refused if its broker has changed by then.",
-                    plans.environments.len(),
-                    file.display(),
-                    file.display()
-                ));
-            }
+                plans.environments.len(),
+                file.display(),
+                file.display()
+            ));
             done
         }
         Err(d) => Err(Error::invalid().drawn([d], &chosen.base.sources)),
@@ -267,6 +263,8 @@ pub fn plan_all(
             connection: connection(env, shared),
         })
         .collect();
+    // Taken here: rayon may run the reads on one of its threads, which has
+    // no runtime of its own to find.
     let runtime = tokio::runtime::Handle::current();
     let (found, lives) = rayon::join(
         || started.par_iter().map(|s| findings(chosen, s)).collect::<Vec<_>>(),

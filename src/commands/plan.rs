@@ -152,14 +152,12 @@ fn save_plan(
 ) -> error::Result {
     match super::saved_plan::save(planned, path, replace, file) {
         Ok(()) => {
-            if !out.quiet() {
-                out.errln(format!(
-                    "Saved this plan to {}. `warren apply {}` carries out exactly this plan, \
+            out.note(format!(
+                "Saved this plan to {}. `warren apply {}` carries out exactly this plan, \
                      and refuses it if the broker has changed by then.",
-                    file.display(),
-                    file.display()
-                ));
-            }
+                file.display(),
+                file.display()
+            ));
             Ok(done)
         }
         Err(d) => Err(Error::invalid().drawn([d], &planned.desired.sources)),

@@ -26,7 +26,7 @@ use crate::writer::Writer;
 
 pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connection, out: &Writer) -> error::Result {
     if is_saved_plans(path) {
-        return run_saved(path, patterns, options, shared, out);
+        return run_saved(path, read_plans(path)?, patterns, options, shared, out);
     }
     let chosen = fleet::choose(path, patterns, out)?;
     if let [env] = &chosen.environments[..] {
@@ -43,7 +43,15 @@ pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connect
     if !options.auto_approve && !confirmed(&stages, what, out) {
         return Err(Error::new(Kind::Declined));
     }
-    roll(&stages, path, options, shared, out)
+    roll(&stages, path, Source::Files(&chosen), options, shared, out)
+}
+
+/// What a rollout applies to each environment: its topology of the files
+/// as read for the rollout's plan, or its plan of the saved plans.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Files(&'a Chosen),
+    Saved(&'a SavedPlans),
 }
 
 /// Asks once for the whole rollout.
@@ -59,8 +67,14 @@ fn confirmed(stages: &[Vec<Environment>], what: &str, out: &Writer) -> bool {
 /// `apply PLANFILE` of a saved plan of several environments: each
 /// environment's plan applied on its broker, refused there if the broker
 /// changed since; stage by stage as a rollout of the files.
-fn run_saved(file: &Path, patterns: &[String], options: &Options, shared: &Connection, out: &Writer) -> error::Result {
-    let plans = read_plans(file)?;
+fn run_saved(
+    file: &Path,
+    plans: SavedPlans,
+    patterns: &[String],
+    options: &Options,
+    shared: &Connection,
+    out: &Writer,
+) -> error::Result {
     if !options.replace.is_empty() {
         return Err(Error::invalid()
             .line("Nothing was changed: --replace cannot be given with a saved plan, which records its own."));
@@ -95,20 +109,18 @@ fn run_saved(file: &Path, patterns: &[String], options: &Options, shared: &Conne
         let input = saved_of(file, &plans, env, out)?;
         return super::block_on(apply_to(env, input, options, shared, out));
     }
-    if !out.quiet() {
-        out.errln(format!(
-            "Applying the saved plans of {} environments in {}, made {}.",
-            picked.len(),
-            file.display(),
-            first.created
-        ));
-    }
+    out.note(format!(
+        "Applying the saved plans of {} environments in {}, made {}.",
+        picked.len(),
+        file.display(),
+        first.created
+    ));
     let stages = stages(&project, &picked);
     let what = "Each is refused if its broker changed since the plan.";
     if !options.auto_approve && !confirmed(&stages, what, out) {
         return Err(Error::new(Kind::Declined));
     }
-    roll(&stages, file, options, shared, out)
+    roll(&stages, file, Source::Saved(&plans), options, shared, out)
 }
 
 /// Applies the environments stage by stage, each as `warren apply TARGET
@@ -116,6 +128,7 @@ fn run_saved(file: &Path, patterns: &[String], options: &Options, shared: &Conne
 fn roll(
     stages: &[Vec<Environment>],
     target: &Path,
+    source: Source,
     options: &Options,
     shared: &Connection,
     out: &Writer,
@@ -133,7 +146,7 @@ fn roll(
         // Each environment's section is printed as it ends.
         super::block_on(
             stream::iter(stage.iter().enumerate())
-                .map(|(i, env)| async move { (i, environment(target, env, options, shared, out).await) })
+                .map(|(i, env)| async move { (i, environment(target, source, env, options, shared, out).await) })
                 .buffer_unordered(fleet::AT_ONCE)
                 .for_each(|(i, (exit, said_there))| {
                     out.outln(format!("\n── environment {}: {} ──\n", stage[i].name, said(Some(exit))));
@@ -171,6 +184,7 @@ fn roll(
 /// did (all of it with -v).
 async fn environment(
     target: &Path,
+    source: Source<'_>,
     env: &Environment,
     options: &Options,
     shared: &Connection,
@@ -178,16 +192,12 @@ async fn environment(
 ) -> (Exit, String) {
     let buffer = Writer::buffer(Output { quiet: !out.verbose(), ..out.output() });
     let options = Options { auto_approve: true, ..options.clone() };
-    let result = if is_saved_plans(target) {
-        match read_plans(target).and_then(|plans| saved_of(target, &plans, env, &buffer)) {
+    let result = match source {
+        Source::Files(chosen) => apply_one(chosen, target, env, &options, shared, &buffer).await,
+        Source::Saved(plans) => match saved_of(target, plans, env, &buffer) {
             Ok(input) => apply_to(env, input, &options, shared, &buffer).await,
             Err(e) => Err(e),
-        }
-    } else {
-        match fleet::choose(target, std::slice::from_ref(&env.name), &buffer) {
-            Ok(chosen) => apply_one(&chosen, target, env, &options, shared, &buffer).await,
-            Err(e) => Err(e),
-        }
+        },
     };
     if let Err(e) = &result {
         buffer.error(e);

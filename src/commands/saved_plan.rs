@@ -100,15 +100,13 @@ pub fn saved_input(path: &Path, saved: SavedPlan, replace: &[String], out: &Writ
             if saved.replace.is_empty() { "none".into() } else { saved.replace.join(", ") }
         )));
     }
-    if !out.quiet() {
-        out.errln(format!(
-            "Applying the saved plan {}, made {} against {} by warren {}.",
-            path.display(),
-            saved.created,
-            saved.origin,
-            saved.warren_version
-        ));
-    }
+    out.note(format!(
+        "Applying the saved plan {}, made {} against {} by warren {}.",
+        path.display(),
+        saved.created,
+        saved.origin,
+        saved.warren_version
+    ));
     let mut desired = match &saved.environment {
         None => desired::load_texts(&saved.path, saved.texts()),
         Some(env) => desired::environment_texts(&saved.path, saved.texts(), env),
