@@ -25,6 +25,7 @@ pub mod plan;
 pub mod progress;
 pub mod project;
 pub mod render;
+pub mod routing;
 pub mod saved_plan;
 pub mod source;
 #[doc(hidden)]

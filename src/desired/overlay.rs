@@ -568,7 +568,7 @@ default_queue_type = "quorum"
 [exchanges.events]
 type = "topic"
 [queues."orders.invoicing"]
-arguments = { x-max-length = 10, x-message-ttl = 60000, x-dead-letter-exchange = "events" }
+arguments = { x-max-length = 10, x-message-ttl = 60000, x-dead-letter-exchange = "", x-dead-letter-routing-key = "orders.debug" }
 [queues."orders.debug"]
 type = "classic"
 [[bindings]]

@@ -9,6 +9,7 @@ use super::view::{From, View};
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, QueueType, Value};
+use crate::routing::Reason;
 
 /// A queue's dead-lettering, as its argument and policy resolve.
 struct DeadLetters<'a> {
@@ -69,13 +70,9 @@ pub(super) fn check(ctx: &mut Context) {
         // Where each queue's dead letters land.
         let mut landing: FxHashMap<&str, Vec<String>> = FxHashMap::default();
         for l in &letters {
-            let keys: Vec<&str> = match (l.key, view.keys_into(l.queue)) {
-                (Some(k), _) => vec![k],
-                (None, Some(keys)) => keys.into_iter().collect(),
-                (None, None) => continue,
-            };
-            let reached: Vec<_> = keys.iter().map(|k| view.route(l.exchange, k)).collect();
-            if reached.iter().all(|r| r.nowhere()) {
+            // Any reason routes alike; a reject's is not cut at the queue it left.
+            let Some(letter) = view.router.dead_letters(l.queue, Reason::Rejected, None) else { continue };
+            if letter.route.nowhere() {
                 let exchange = if l.exchange.is_empty() {
                     "the default exchange".into()
                 } else {
@@ -89,7 +86,7 @@ pub(super) fn check(ctx: &mut Context) {
                 .help("bind a queue to the dead-letter exchange for those keys, or set `x-dead-letter-routing-key` to a key it routes: RabbitMQ drops dead letters that route nowhere");
                 found.push((l.from.place(vname, l.queue, "x-dead-letter-exchange", "dead-letter-exchange"), d));
             }
-            landing.insert(l.queue, reached.into_iter().flat_map(|r| r.queues).collect());
+            landing.insert(l.queue, letter.route.queues.into_iter().collect());
         }
         cycles(vname, &letters, &landing, &mut found);
     }

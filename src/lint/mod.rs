@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, Topology};
+use crate::routing::Version;
 use crate::source::{Location, Locations};
 
 /// What the checks found: the findings to show, and those an exception
@@ -84,8 +85,16 @@ pub fn check_for(
     // their own, without the views.
     let (out, rest) = rayon::join(
         || {
-            let views: BTreeMap<&str, View> =
-                topology.vhosts.iter().map(|(name, v)| (name.as_str(), View::new(name, v, locations))).collect();
+            let views: BTreeMap<&str, View> = topology
+                .vhosts
+                .iter()
+                .map(|(name, v)| {
+                    (
+                        name.as_str(),
+                        View::new(name, v, locations, version.map_or(Version::NEWEST, |(a, b)| Version::new(a, b))),
+                    )
+                })
+                .collect();
             let checks: [fn(&mut Context); 5] =
                 [references::check, queues::check, dead_letters::check, exchanges::check, access::check];
             run(&views, &checks)

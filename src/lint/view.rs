@@ -2,21 +2,19 @@
 //! an exchange, what a queue's setting comes out as from its argument and
 //! its policy, and where a message published to an exchange goes.
 
-use std::collections::BTreeSet;
-
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::model::{
-    BUILTIN_EXCHANGES, Binding, DestinationKind, Matcher, ObjectKey, Policy, Queue, Resolution, Table, Value, Vhost,
-    binding_matches, resolution,
+    BUILTIN_EXCHANGES, Binding, Matcher, ObjectKey, Policy, Queue, SetBy, Value, Vhost, applied_to_queue, precedence,
+    queue_setting,
 };
-use crate::model::{applied_to_queue, precedence};
+use crate::routing::{Router, Version};
 use crate::source::Locations;
 
 pub(crate) struct View<'a> {
     pub vhost: &'a Vhost,
-    by_source: FxHashMap<&'a str, Vec<&'a Binding>>,
-    into_queue: FxHashMap<&'a str, Vec<&'a Binding>>,
+    /// Where messages go: the one routing model.
+    pub router: Router<'a>,
     policies: Vec<Matcher<'a>>,
     /// The policy and operator policy applied to each queue, by its name.
     applied: FxHashMap<&'a str, Applied<'a>>,
@@ -35,15 +33,6 @@ pub(crate) enum From<'a> {
     Argument,
     /// The named policy (or operator policy) that applies to it.
     Policy(&'a Policy, bool),
-}
-
-/// Where messages published to an exchange with one key end up.
-#[derive(Debug, Default)]
-pub(crate) struct Reached {
-    pub queues: BTreeSet<String>,
-    /// Some path leads where the files cannot tell (an external exchange, a
-    /// headers exchange, a plugin's type): it may route somewhere.
-    pub unknown: bool,
 }
 
 impl From<'_> {
@@ -71,22 +60,8 @@ impl From<'_> {
     }
 }
 
-impl Reached {
-    pub(crate) fn nowhere(&self) -> bool {
-        self.queues.is_empty() && !self.unknown
-    }
-}
-
 impl<'a> View<'a> {
-    pub(crate) fn new(name: &'a str, vhost: &'a Vhost, locations: &'a Locations) -> Self {
-        let mut by_source: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
-        let mut into_queue: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
-        for b in &vhost.bindings {
-            by_source.entry(b.source.as_str()).or_default().push(b);
-            if b.destination_kind == DestinationKind::Queue {
-                into_queue.entry(b.destination.as_str()).or_default().push(b);
-            }
-        }
+    pub(crate) fn new(name: &'a str, vhost: &'a Vhost, locations: &'a Locations, version: Version) -> Self {
         let (mut failed_exchanges, mut failed_queues) = (FxHashSet::default(), FxHashSet::default());
         for key in &locations.named {
             match key {
@@ -106,12 +81,12 @@ impl<'a> View<'a> {
             .values()
             .map(|q| (q.name.as_str(), (applied_to_queue(&policies, q), applied_to_queue(&operator_policies, q))))
             .collect();
-        View { vhost, by_source, into_queue, policies, applied, failed_exchanges, failed_queues }
+        View { vhost, router: Router::new(vhost, version), policies, applied, failed_exchanges, failed_queues }
     }
 
     /// The bindings whose source is `exchange`.
     pub(crate) fn bindings_from(&self, exchange: &str) -> &[&'a Binding] {
-        self.by_source.get(exchange).map_or(&[], Vec::as_slice)
+        self.router.bindings_from(exchange)
     }
 
     /// Whether an exchange of this name exists for the files: declared
@@ -149,19 +124,14 @@ impl<'a> View<'a> {
         argument: &str,
         key: &str,
     ) -> Option<(&'a Value, From<'a>)> {
-        let by_argument = queue.arguments.get(argument).map(|v| (v, From::Argument));
-        let (policy, operator) = applied;
-        let by_policy = policy
-            .and_then(|p| Some((p.definition.get(key)?, From::Policy(p, false))))
-            .or_else(|| operator.and_then(|p| Some((p.definition.get(key)?, From::Policy(p, true)))));
-        match (by_argument, by_policy, resolution(key, queue.kind)) {
-            (Some(a), Some(p), Resolution::Min) => {
-                Some(if p.0.as_int().zip(a.0.as_int()).is_some_and(|(p, a)| p < a) { p } else { a })
-            }
-            (Some(a), Some(_), Resolution::Argument) => Some(a),
-            (Some(_), Some(p), Resolution::Policy) => Some(p),
-            (a, p, _) => a.or(p),
-        }
+        let (value, by) = queue_setting(queue, applied, argument, key)?;
+        Some((
+            value,
+            match by {
+                SetBy::Argument => From::Argument,
+                SetBy::Policy(p, operator) => From::Policy(p, operator),
+            },
+        ))
     }
 
     /// An exchange's alternate exchange: its argument, else its policy's.
@@ -175,78 +145,5 @@ impl<'a> View<'a> {
             Some(Value::String(ae)) => Some((ae, From::Policy(p, false))),
             _ => None,
         }
-    }
-
-    /// Where a message published to `exchange` with `key` (and unknown
-    /// headers) goes: each exchange by its type, exchange-to-exchange
-    /// bindings followed once, an alternate exchange when its exchange
-    /// routes nothing.
-    pub(crate) fn route(&self, exchange: &str, key: &str) -> Reached {
-        let mut out = Reached::default();
-        let mut seen: BTreeSet<&str> = BTreeSet::new();
-        let mut work = vec![exchange];
-        let no_headers = Table::new();
-        while let Some(name) = work.pop() {
-            if !seen.insert(name) {
-                continue;
-            }
-            if name.is_empty() {
-                // The default exchange: the queue the key names.
-                if self.queue_known(key) {
-                    out.queues.insert(key.to_string());
-                }
-                continue;
-            }
-            let kind = match self.vhost.exchanges.get(name) {
-                Some(x) => x.kind.as_str(),
-                None => {
-                    // External, failed or the broker's own: not known here.
-                    out.unknown |= self.exchange_known(name);
-                    continue;
-                }
-            };
-            let bindings = self.bindings_from(name);
-            let known_kind = matches!(kind, "direct" | "fanout" | "topic");
-            if !known_kind && !bindings.is_empty() {
-                out.unknown = true;
-            }
-            let mut matched = false;
-            for b in bindings
-                .iter()
-                .filter(|b| known_kind && binding_matches(kind, &b.routing_key, &b.arguments, key, &no_headers))
-            {
-                matched = true;
-                match b.destination_kind {
-                    DestinationKind::Queue => {
-                        out.queues.insert(b.destination.clone());
-                    }
-                    DestinationKind::Exchange => work.push(&b.destination),
-                }
-            }
-            if !matched && let Some((ae, _)) = self.alternate(name) {
-                work.push(ae);
-            }
-        }
-        out
-    }
-
-    /// The routing keys a queue's messages carry: those it is bound with;
-    /// with no binding, its name (a publish to the default exchange).
-    /// `None` when a binding takes any key (fanout, headers, a plugin's
-    /// type, `*` or `#`).
-    pub(crate) fn keys_into(&self, queue: &'a str) -> Option<BTreeSet<&'a str>> {
-        let bindings = self.into_queue.get(queue).map_or(&[][..], Vec::as_slice);
-        if bindings.is_empty() {
-            return Some(BTreeSet::from([queue]));
-        }
-        let mut keys = BTreeSet::new();
-        for b in bindings {
-            let kind = self.vhost.exchanges.get(&b.source).map_or("unknown", |x| x.kind.as_str());
-            if !matches!(kind, "direct" | "topic") || b.routing_key.contains(['*', '#']) {
-                return None;
-            }
-            keys.insert(b.routing_key.as_str());
-        }
-        Some(keys)
     }
 }

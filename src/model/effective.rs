@@ -54,3 +54,37 @@ pub fn matching_queue<'a>(matchers: &[Matcher<'a>], queue: &Queue) -> Vec<&'a Po
 pub fn applied_to_queue<'a>(matchers: &[Matcher<'a>], queue: &Queue) -> Option<&'a Policy> {
     matchers.iter().filter(|m| m.matches_queue(queue)).map(|m| m.policy).min_by(|a, b| precedence(a, b))
 }
+
+/// Where a queue's setting comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetBy<'a> {
+    /// Its `x-…` argument.
+    Argument,
+    /// The policy (`false`) or operator policy (`true`) applied to it.
+    Policy(&'a Policy, bool),
+}
+
+/// A queue's setting from argument `argument` and policy key `key`, as the
+/// broker resolves the two (`applied`: its policy and operator policy),
+/// with where the value comes from.
+pub fn queue_setting<'a>(
+    queue: &'a Queue,
+    applied: (Option<&'a Policy>, Option<&'a Policy>),
+    argument: &str,
+    key: &str,
+) -> Option<(&'a super::Value, SetBy<'a>)> {
+    use super::policy_keys::{Resolution, resolution};
+    let by_argument = queue.arguments.get(argument).map(|v| (v, SetBy::Argument));
+    let (policy, operator) = applied;
+    let by_policy = policy
+        .and_then(|p| Some((p.definition.get(key)?, SetBy::Policy(p, false))))
+        .or_else(|| operator.and_then(|p| Some((p.definition.get(key)?, SetBy::Policy(p, true)))));
+    match (by_argument, by_policy, resolution(key, queue.kind)) {
+        (Some(a), Some(p), Resolution::Min) => {
+            Some(if p.0.as_int().zip(a.0.as_int()).is_some_and(|(p, a)| p < a) { p } else { a })
+        }
+        (Some(a), Some(_), Resolution::Argument) => Some(a),
+        (Some(_), Some(p), Resolution::Policy) => Some(p),
+        (a, p, _) => a.or(p),
+    }
+}

@@ -59,7 +59,7 @@ struct Side {
 /// them, and lint says so) are left out.
 fn side_routes(v: &Vhost) -> Vec<Side> {
     let locations = Locations::default();
-    let view = View::new(&v.name, v, &locations);
+    let view = View::new(&v.name, v, &locations, crate::routing::Version::NEWEST);
     let mut out = Vec::new();
     for q in v.queues.values() {
         let applied = view.queue_policies(q);

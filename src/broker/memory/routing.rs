@@ -1,64 +1,50 @@
-//! Which queues a message published to an exchange reaches, as RabbitMQ
-//! routes it (`rabbit_exchange:route/3` and one
-//! `rabbit_exchange_type_*` module per type): each exchange by its type, bindings to
-//! exchanges followed with each exchange visited once, and, when an
-//! exchange's own type matches nothing, its alternate exchange (the
-//! argument before the policy), again and again until something routes.
+//! Which queues a message published to an exchange reaches: the one
+//! routing model (`crate::routing`) over the vhost as this broker holds it.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 
 use super::state::VhostState;
-use crate::model::{DestinationKind, Table, Value, binding_matches};
+use crate::model::{Queue, Table, Vhost};
+use crate::routing::{Keys, Message, Router, Version};
 
 /// The queues the message reaches, each once.
-pub(super) fn route(v: &VhostState, exchange: &str, routing_key: &str, headers: &Table) -> BTreeSet<String> {
-    let mut queues = BTreeSet::new();
-    let mut seen = BTreeSet::from([exchange.to_string()]);
-    let mut work = VecDeque::from([exchange.to_string()]);
-    while let Some(name) = work.pop_front() {
-        let Some(x) = v.exchanges.get(&name) else { continue };
-        let mut matched: Vec<(DestinationKind, String)> = Vec::new();
-        if name.is_empty() {
-            // The default exchange: the queue the key names, bound or not.
-            if v.queues.contains_key(routing_key) {
-                matched.push((DestinationKind::Queue, routing_key.to_string()));
-            }
-        } else {
-            for b in v.bindings.iter().filter(|b| b.source == name) {
-                if binding_matches(&x.kind, &b.routing_key, &b.arguments, routing_key, headers) {
-                    matched.push((b.destination_kind, b.destination.clone()));
-                }
-            }
-        }
-        if matched.is_empty()
-            && let Some(alternate) = alternate_of(v, &name)
-        {
-            matched.push((DestinationKind::Exchange, alternate));
-        }
-        for (kind, dest) in matched {
-            match kind {
-                DestinationKind::Queue => {
-                    queues.insert(dest);
-                }
-                // A missing exchange is skipped; one seen before cuts a cycle.
-                DestinationKind::Exchange => {
-                    if v.exchanges.contains_key(&dest) && seen.insert(dest.clone()) {
-                        work.push_back(dest);
-                    }
-                }
-            }
-        }
-    }
-    queues
+pub(super) fn route(
+    v: &VhostState,
+    version: &str,
+    exchange: &str,
+    routing_key: &str,
+    headers: &Table,
+) -> BTreeSet<String> {
+    let vhost = model_of(v);
+    let router = Router::new(&vhost, Version::parse(Some(version)));
+    let message =
+        Message { exchange: exchange.to_string(), keys: Keys::one(routing_key), headers: Some(headers.clone()) };
+    router.route(&message).queues
 }
 
-/// An exchange's alternate exchange: its `alternate-exchange` argument,
-/// else the one its policy gives.
-fn alternate_of(v: &VhostState, exchange: &str) -> Option<String> {
-    let x = v.exchanges.get(exchange)?;
-    let by_policy = || v.exchange_policy(exchange)?.definition.get("alternate-exchange").cloned();
-    match x.arguments.get("alternate-exchange").cloned().or_else(by_policy) {
-        Some(Value::String(name)) => Some(name),
-        _ => None,
-    }
+/// The vhost as the model holds it: what routes, nothing else.
+fn model_of(v: &VhostState) -> Vhost {
+    let mut vhost = Vhost::new("");
+    vhost.exchanges = v.exchanges.iter().filter(|(n, _)| !n.is_empty()).map(|(n, x)| (n.clone(), x.clone())).collect();
+    vhost.queues = v
+        .queues
+        .iter()
+        .map(|(n, q)| {
+            let mut arguments = q.arguments.clone();
+            arguments.remove("x-queue-type");
+            let queue = Queue {
+                name: n.clone(),
+                kind: q.kind,
+                durable: q.durable,
+                auto_delete: q.auto_delete,
+                arguments,
+                replaces: None,
+            };
+            (n.clone(), queue)
+        })
+        .collect();
+    vhost.bindings = v.bindings.clone();
+    vhost.policies = v.policies.iter().map(|(n, p)| (n.clone(), p.policy.clone())).collect();
+    vhost.operator_policies = v.operator_policies.iter().map(|(n, p)| (n.clone(), p.policy.clone())).collect();
+    vhost
 }

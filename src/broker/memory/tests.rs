@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::model::ApplyTo;
-use crate::model::{headers_match, topic_matches};
 use crate::testing::objects::{exchange, queue, table, text, to_exchange, to_queue};
 
 fn policy(name: &str, pattern: &str, priority: i64, definition: Table) -> Policy {
@@ -36,35 +35,6 @@ fn refusal(e: BrokerError) -> String {
         BrokerError::Refused { status: 400, reason, .. } => reason,
         other => panic!("not a 400 refusal: {other:?}"),
     }
-}
-
-#[test]
-fn topic_words() {
-    assert!(topic_matches("a.*.c", "a.b.c"));
-    assert!(!topic_matches("a.*.c", "a.c"));
-    assert!(topic_matches("a.#", "a"));
-    assert!(topic_matches("a.#", "a.b.c"));
-    assert!(topic_matches("#.c", "c"));
-    assert!(topic_matches("#", ""));
-    assert!(topic_matches("a.#.c", "a.c") && topic_matches("a.#.c", "a.x.y.c"));
-    assert!(!topic_matches("a.*", "a.b.c"));
-    assert!(topic_matches("*", "") && !topic_matches("*.*", "a"));
-}
-
-#[test]
-fn headers_all_any_and_with_x() {
-    let h = table(&[("a", Value::Int(1)), ("b", text("x")), ("x-k", text("y"))]);
-    let all = table(&[("a", Value::Int(1)), ("b", text("x"))]);
-    assert!(headers_match(&all, &h), "x-match defaults to all");
-    assert!(!headers_match(&table(&[("a", Value::Int(1)), ("c", Value::Int(1))]), &h));
-    assert!(headers_match(&table(&[("x-match", text("any")), ("a", Value::Int(2)), ("b", text("x"))]), &h));
-    assert!(!headers_match(&table(&[("x-match", text("any")), ("a", Value::Int(2))]), &h));
-    // x- arguments count only with -with-x.
-    assert!(headers_match(&table(&[("x-k", text("nope")), ("a", Value::Int(1))]), &h));
-    assert!(!headers_match(&table(&[("x-match", text("all-with-x")), ("x-k", text("nope"))]), &h));
-    assert!(headers_match(&table(&[("x-match", text("any-with-x")), ("x-k", text("y"))]), &h));
-    assert!(headers_match(&table(&[("b", Value::Null)]), &h), "a void value asks only for the header");
-    assert!(!headers_match(&table(&[("a", text("1"))]), &h), "types must agree");
 }
 
 #[tokio::test]

@@ -17,6 +17,7 @@ impl Memory {
         let action = || format!("publish to exchange \"{exchange}\" in vhost \"{vhost}\"");
         let mut s = self.lock_state();
         let id = s.next_id();
+        let version = s.version.clone();
         let Some(v) = s.vhosts.get_mut(vhost) else { return Err(BrokerError::NotFound { action: action() }) };
         let exchange = if exchange == "amq.default" { "" } else { exchange };
         let Some(x) = v.exchanges.get(exchange) else { return Err(BrokerError::NotFound { action: action() }) };
@@ -29,7 +30,7 @@ impl Memory {
                 ),
             });
         }
-        let queues = routing::route(v, exchange, routing_key, headers);
+        let queues = routing::route(v, &version, exchange, routing_key, headers);
         let message = Message {
             id,
             exchange: exchange.to_string(),

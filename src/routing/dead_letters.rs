@@ -1,0 +1,179 @@
+//! Where a queue's dead letters go (`rabbit_dead_letter`): republished to
+//! the queue's dead-letter exchange with its dead-letter routing key, or
+//! with the keys they carried (the routing key and `CC`; `BCC` is
+//! removed); a dead letter that would come back to the queue it left
+//! without a consumer's reject on the way is dropped there.
+
+use serde::Serialize;
+
+use super::{Dropped, Keys, Message, Route, Router, Why};
+use crate::model::{QueueType, Table, Value};
+
+/// Why a message is dead-lettered, as the broker names it in `x-death`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// A consumer rejected it (or nacked it) without requeueing.
+    Rejected,
+    /// Its time to live ran out.
+    Expired,
+    /// The queue was over its length limit.
+    Maxlen,
+    /// A quorum queue delivered it more often than its delivery limit.
+    DeliveryLimit,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 4] = [Reason::Rejected, Reason::Expired, Reason::Maxlen, Reason::DeliveryLimit];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Rejected => "rejected",
+            Reason::Expired => "expired",
+            Reason::Maxlen => "maxlen",
+            Reason::DeliveryLimit => "delivery_limit",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.as_str() == s || r.as_str().replace('_', "-") == s)
+    }
+}
+
+/// A queue's dead letters for one reason: the message as republished and
+/// where it goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeadLetter {
+    pub queue: String,
+    pub reason: Reason,
+    pub exchange: String,
+    /// The dead-letter routing key, when the queue sets one.
+    pub routing_key: Option<String>,
+    /// The classes of keys the dead letters carry; routed, each of them.
+    pub keys: Vec<Keys>,
+    pub route: Route,
+}
+
+impl<'a> Router<'a> {
+    /// The queue's dead-letter exchange and routing key, as set by its
+    /// arguments and policies; `None` when it dead-letters nowhere.
+    pub fn dead_letter_exchange(&self, queue: &str) -> Option<(&'a str, Option<&'a str>)> {
+        let q = self.vhost.queues.get(queue)?;
+        let (Value::String(exchange), _) =
+            self.policies.setting(q, "x-dead-letter-exchange", "dead-letter-exchange")?
+        else {
+            return None;
+        };
+        let key = self.policies.setting(q, "x-dead-letter-routing-key", "dead-letter-routing-key");
+        Some((exchange, key.and_then(|(v, _)| v.as_str())))
+    }
+
+    /// Whether a queue's settings make it dead-letter for `reason` (a
+    /// publisher's per-message TTL aside): streams never dead-letter.
+    pub fn dead_letters_for(&self, queue: &str, reason: Reason) -> bool {
+        let Some(q) = self.vhost.queues.get(queue) else { return false };
+        let set = |argument: &str, key: &str| self.policies.setting(q, argument, key).map(|(v, _)| v);
+        match (q.kind, reason) {
+            (QueueType::Stream, _) => false,
+            (_, Reason::Rejected) => true,
+            (_, Reason::Expired) => set("x-message-ttl", "message-ttl").is_some(),
+            (_, Reason::Maxlen) => {
+                let limited = set("x-max-length", "max-length").or(set("x-max-length-bytes", "max-length-bytes"));
+                let overflow = set("x-overflow", "overflow").and_then(Value::as_str).unwrap_or("drop-head");
+                limited.is_some() && matches!(overflow, "drop-head" | "reject-publish-dlx")
+            }
+            (QueueType::Quorum, Reason::DeliveryLimit) => {
+                set("x-delivery-limit", "delivery-limit").is_some() || self.version.major >= 4
+            }
+            (_, Reason::DeliveryLimit) => false,
+        }
+    }
+
+    /// Where the dead letters of `queue` for `reason` go. `original`: the
+    /// keys of the message that was dead-lettered; `None` for every
+    /// message the queue can hold (the keys its bindings take).
+    pub fn dead_letters(&self, queue: &str, reason: Reason, original: Option<(&Keys, &Table)>) -> Option<DeadLetter> {
+        let (exchange, routing_key) = self.dead_letter_exchange(queue)?;
+        let keys = match (routing_key, original) {
+            (Some(k), _) => vec![Keys::one(k)],
+            (None, Some((keys, _))) => vec![keys.clone()],
+            (None, None) => self.keys_into(queue),
+        };
+        let headers = original.map(|(_, h)| with_death(h, queue, exchange, reason));
+        let mut route = Route::default();
+        for k in &keys {
+            let message = Message { exchange: exchange.to_string(), keys: k.clone(), headers: headers.clone() };
+            merge(&mut route, self.route_from(&message, false));
+        }
+        // The broker drops a dead letter where it would come back without a
+        // reject on the way; the queue it left is in its `x-death`.
+        if reason != Reason::Rejected && route.queues.remove(queue) {
+            route
+                .dropped
+                .push(Dropped { exchange: exchange.to_string(), why: Why::Cycle { queue: queue.to_string() } });
+        }
+        Some(DeadLetter {
+            queue: queue.to_string(),
+            reason,
+            exchange: exchange.to_string(),
+            routing_key: routing_key.map(str::to_string),
+            keys,
+            route,
+        })
+    }
+
+    /// The classes of keys the messages in `queue` carry: what its bindings
+    /// take, and its name (a publish to the default exchange).
+    pub fn keys_into(&self, queue: &str) -> Vec<Keys> {
+        let mut keys = vec![Keys::one(queue)];
+        for b in self.bindings_into(queue) {
+            let kind = match self.vhost.exchanges.get(&b.source) {
+                Some(x) => x.kind.as_str(),
+                None if b.source.starts_with("amq.") => b.source.trim_start_matches("amq."),
+                None => "unknown",
+            };
+            let class = match kind {
+                "direct" => Keys::one(&b.routing_key),
+                "topic" if !b.routing_key.contains(['*', '#']) => Keys::one(&b.routing_key),
+                "topic" => Keys::Matching(b.routing_key.clone()),
+                _ => Keys::Any,
+            };
+            if !keys.contains(&class) {
+                keys.push(class);
+            }
+        }
+        // Any key takes in every other class.
+        if keys.contains(&Keys::Any) {
+            return vec![Keys::Any];
+        }
+        keys
+    }
+}
+
+/// The headers of a dead letter: the message's, with the `x-first-death-*`
+/// headers the broker adds on its first death (routing by headers with
+/// `x-match` `all-with-x` or `any-with-x` can see them).
+fn with_death(headers: &Table, queue: &str, exchange: &str, reason: Reason) -> Table {
+    let mut out = headers.clone();
+    if !out.contains_key("x-first-death-reason") {
+        out.insert("x-first-death-reason".into(), Value::String(reason.as_str().into()));
+        out.insert("x-first-death-queue".into(), Value::String(queue.into()));
+        out.insert("x-first-death-exchange".into(), Value::String(exchange.into()));
+    }
+    out
+}
+
+fn merge(into: &mut Route, from: Route) {
+    into.queues.extend(from.queues);
+    into.path.extend(from.path);
+    for c in from.cannot_tell {
+        if !into.cannot_tell.contains(&c) {
+            into.cannot_tell.push(c);
+        }
+    }
+    for d in from.dropped {
+        if !into.dropped.contains(&d) {
+            into.dropped.push(d);
+        }
+    }
+}

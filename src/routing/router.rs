@@ -1,0 +1,286 @@
+//! Routing a message through a vhost's exchanges, as
+//! `rabbit_exchange:route/2` does: each exchange by its type, bindings to
+//! exchanges followed with each exchange visited once, and an exchange
+//! that routes nothing handing the message to its alternate exchange.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use rustc_hash::FxHashMap;
+
+use super::policies::Policies;
+use super::{CannotTell, Dropped, Hop, Keys, Message, Route, Version, Why, headers, topic};
+use crate::model::{Binding, DestinationKind, Vhost};
+
+/// One vhost's routing: its bindings by source, its policies resolved.
+pub struct Router<'a> {
+    pub(super) vhost: &'a Vhost,
+    pub(super) version: Version,
+    by_source: FxHashMap<&'a str, Vec<&'a Binding>>,
+    pub(super) into_queue: FxHashMap<&'a str, Vec<&'a Binding>>,
+    pub(super) policies: Policies<'a>,
+}
+
+/// An exchange's type as the router knows it.
+#[derive(Clone, Copy)]
+enum Kind<'a> {
+    Default,
+    Typed {
+        kind: &'a str,
+        internal: bool,
+    },
+    /// Declared by someone else: its type is not known here.
+    External,
+}
+
+/// The broker's own exchanges and their types.
+fn builtin(name: &str) -> Option<(&'static str, bool)> {
+    Some(match name {
+        "amq.direct" => ("direct", false),
+        "amq.fanout" => ("fanout", false),
+        "amq.topic" => ("topic", false),
+        "amq.headers" | "amq.match" => ("headers", false),
+        "amq.rabbitmq.trace" => ("topic", true),
+        _ => return None,
+    })
+}
+
+/// Where one exchange sends a message (or class): destinations, each with
+/// the class that goes on there, and whether some keys of the class are
+/// left over for the alternate exchange.
+struct Step<'a> {
+    to: Vec<(DestinationKind, &'a str, Keys, Option<&'a str>)>,
+    leftover: bool,
+}
+
+impl<'a> Router<'a> {
+    pub fn new(vhost: &'a Vhost, version: Version) -> Self {
+        let mut by_source: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
+        let mut into_queue: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
+        for b in &vhost.bindings {
+            by_source.entry(b.source.as_str()).or_default().push(b);
+            if b.destination_kind == DestinationKind::Queue {
+                into_queue.entry(b.destination.as_str()).or_default().push(b);
+            }
+        }
+        Router { vhost, version, by_source, into_queue, policies: Policies::new(vhost) }
+    }
+
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    fn kind(&self, name: &'a str) -> Option<Kind<'a>> {
+        if name.is_empty() || name == "amq.default" {
+            return Some(Kind::Default);
+        }
+        if let Some(x) = self.vhost.exchanges.get(name) {
+            return Some(Kind::Typed { kind: &x.kind, internal: x.internal });
+        }
+        if let Some((kind, internal)) = builtin(name) {
+            return Some(Kind::Typed { kind, internal });
+        }
+        self.vhost.external.exchanges.contains(name).then_some(Kind::External)
+    }
+
+    /// Whether an exchange of this name exists for the model.
+    pub fn exchange_exists(&self, name: &str) -> bool {
+        name.is_empty()
+            || name == "amq.default"
+            || self.vhost.exchanges.contains_key(name)
+            || builtin(name).is_some()
+            || self.vhost.external.exchanges.contains(name)
+    }
+
+    pub fn queue_exists(&self, name: &str) -> bool {
+        self.vhost.queues.contains_key(name) || self.vhost.external.queues.contains(name)
+    }
+
+    /// The bindings whose source is `exchange`.
+    pub fn bindings_from(&self, exchange: &str) -> &[&'a Binding] {
+        self.by_source.get(exchange).map_or(&[], Vec::as_slice)
+    }
+
+    /// The bindings into queue `queue`.
+    pub fn bindings_into(&self, queue: &str) -> &[&'a Binding] {
+        self.into_queue.get(queue).map_or(&[], Vec::as_slice)
+    }
+
+    /// An exchange's alternate exchange, its argument before its policy.
+    pub fn alternate(&self, exchange: &str) -> Option<&'a str> {
+        let x = self.vhost.exchanges.get(exchange)?;
+        self.policies.alternate(exchange, &x.arguments)
+    }
+
+    /// Where `message`, published by a client, goes: the queues it
+    /// reaches, each once, and the path.
+    pub fn route(&self, message: &'a Message) -> Route {
+        self.route_from(message, true)
+    }
+
+    /// [`Router::route`] for a message the broker publishes itself (a dead
+    /// letter), which an internal exchange takes.
+    pub(super) fn route_from(&self, message: &'a Message, client: bool) -> Route {
+        let mut out = Route::default();
+        let start = message.exchange.as_str();
+        match self.kind(start) {
+            None => {
+                out.dropped.push(Dropped { exchange: start.to_string(), why: Why::NoSuchExchange });
+                return out;
+            }
+            Some(Kind::Typed { internal: true, .. }) if client => {
+                out.dropped.push(Dropped { exchange: start.to_string(), why: Why::Internal });
+                return out;
+            }
+            _ => {}
+        }
+        let mut seen: BTreeSet<(&str, Keys)> = BTreeSet::new();
+        let mut work: VecDeque<(&str, Keys)> = VecDeque::from([(start, message.keys.clone())]);
+        seen.insert((start, message.keys.clone()));
+        while let Some((name, keys)) = work.pop_front() {
+            let exact = matches!(keys, Keys::Exact(_));
+            let mut next = |x: &'a str, k: Keys| {
+                // A message visits each exchange once; a class once per
+                // class that reaches it.
+                let first = if exact { !seen.iter().any(|(n, _)| *n == x) } else { true };
+                if first && seen.insert((x, k.clone())) {
+                    work.push_back((x, k));
+                }
+            };
+            let Some(step) = self.step(name, &keys, message, &mut out) else { continue };
+            let routed = !step.to.is_empty();
+            for (kind, dest, k, key) in step.to {
+                match kind {
+                    DestinationKind::Queue => {
+                        out.path.push(hop(name, key, kind, dest));
+                        out.queues.insert(dest.to_string());
+                    }
+                    DestinationKind::Exchange => {
+                        out.path.push(hop(name, key, kind, dest));
+                        if self.kind(dest).is_none() {
+                            out.dropped.push(Dropped { exchange: dest.to_string(), why: Why::NoSuchExchange });
+                        } else {
+                            next(dest, k);
+                        }
+                    }
+                }
+            }
+            if routed && !step.leftover {
+                continue;
+            }
+            match self.alternate(name) {
+                Some(ae) if self.kind(ae).is_some() => {
+                    out.path.push(Hop::Alternate { exchange: name.to_string(), alternate: ae.to_string() });
+                    next(ae, keys);
+                }
+                Some(ae) if !routed => out.dropped.push(Dropped {
+                    exchange: name.to_string(),
+                    why: Why::AlternateMissing { alternate: ae.to_string() },
+                }),
+                None if !routed && !matches!(self.kind(name), Some(Kind::Default)) => {
+                    out.dropped.push(Dropped { exchange: name.to_string(), why: Why::NoBindingMatched })
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// What exchange `name` does with `keys`; `None` when it cannot tell
+    /// (said in `out`).
+    fn step(&self, name: &'a str, keys: &Keys, message: &Message, out: &mut Route) -> Option<Step<'a>> {
+        let cannot =
+            |out: &mut Route, why: String| out.cannot_tell.push(CannotTell { exchange: name.to_string(), why });
+        let bindings = self.bindings_from(name);
+        let (kind, _) = match self.kind(name)? {
+            Kind::Default => return Some(self.default_exchange(keys, out)),
+            Kind::External => {
+                cannot(out, "it is declared outside these files: its type is not known here".into());
+                return None;
+            }
+            Kind::Typed { kind, internal } => (kind, internal),
+        };
+        let mut to = Vec::new();
+        let mut leftover = !matches!(keys, Keys::Exact(_));
+        for b in bindings {
+            let taken = match kind {
+                "direct" if keys.admits(&b.routing_key) => Some(keys.through_key(&b.routing_key)),
+                "fanout" => {
+                    leftover = false;
+                    Some(keys.clone())
+                }
+                "topic" if keys.meets_pattern(&b.routing_key) => {
+                    if let Keys::Any = keys {
+                        leftover &= !topic::covers(&b.routing_key, "#");
+                    } else if let Keys::Matching(p) = keys {
+                        leftover &= !topic::covers(&b.routing_key, p);
+                    }
+                    Some(keys.through_pattern(&b.routing_key))
+                }
+                "headers" => match &message.headers {
+                    Some(h) => {
+                        leftover = false;
+                        headers::matches(&b.arguments, h, self.version).then(|| keys.clone())
+                    }
+                    None => {
+                        cannot(out, "it is a headers exchange, and the message's headers are not given".into());
+                        return None;
+                    }
+                },
+                "direct" | "topic" => None,
+                other => {
+                    cannot(out, format!("its type `{other}` is a plugin's: warren does not model how it routes"));
+                    return None;
+                }
+            };
+            if let Some(k) = taken {
+                to.push((b.destination_kind, b.destination.as_str(), k, Some(b.routing_key.as_str())));
+            }
+        }
+        if !matches!(kind, "direct" | "fanout" | "topic" | "headers") && bindings.is_empty() {
+            cannot(out, format!("its type `{kind}` is a plugin's: warren does not model how it routes"));
+            return None;
+        }
+        Some(Step { to, leftover })
+    }
+
+    /// The default exchange: the queue each key names.
+    fn default_exchange(&self, keys: &Keys, out: &mut Route) -> Step<'a> {
+        let named: Vec<&'a str> = match keys {
+            Keys::Exact(keys) => {
+                let mut named = Vec::new();
+                for k in keys {
+                    match self.vhost.queues.get_key_value(k.as_str()) {
+                        Some((name, _)) => named.push(name.as_str()),
+                        None => match self.vhost.external.queues.get(k.as_str()) {
+                            Some(name) => named.push(name.as_str()),
+                            None => out
+                                .dropped
+                                .push(Dropped { exchange: String::new(), why: Why::NoSuchQueue { queue: k.clone() } }),
+                        },
+                    }
+                }
+                named
+            }
+            Keys::Any => self.all_queues().collect(),
+            Keys::Matching(p) => self.all_queues().filter(|q| topic::matches(p, q)).collect(),
+        };
+        let to = named.into_iter().map(|q| (DestinationKind::Queue, q, Keys::one(q), None)).collect();
+        Step { to, leftover: false }
+    }
+
+    fn all_queues(&self) -> impl Iterator<Item = &'a str> {
+        self.vhost.queues.keys().chain(self.vhost.external.queues.iter()).map(String::as_str)
+    }
+}
+
+fn hop(exchange: &str, key: Option<&str>, kind: DestinationKind, destination: &str) -> Hop {
+    match key {
+        None => Hop::Default { queue: destination.to_string() },
+        Some(key) => Hop::Binding {
+            exchange: exchange.to_string(),
+            key: key.to_string(),
+            destination_kind: kind.as_str(),
+            destination: destination.to_string(),
+        },
+    }
+}

@@ -1,0 +1,187 @@
+//! Topic keys and patterns (`rabbit_exchange_type_topic`): words split at
+//! dots, `*` one word, `#` zero or more. A key of zero length has zero
+//! words (the broker's `split_topic_key(<<>>)` is `[]`), so the pattern
+//! `#` takes it and `*` does not.
+//!
+//! Besides matching one key, the model asks two questions of patterns as
+//! key classes: whether every key of one class is in another ([`covers`])
+//! and whether two classes share a key ([`intersects`]). A key's `*` and
+//! `#` are literal words.
+
+fn words(s: &str) -> Vec<&str> {
+    if s.is_empty() { Vec::new() } else { s.split('.').collect() }
+}
+
+/// Whether `pattern` takes `key`.
+pub fn matches(pattern: &str, key: &str) -> bool {
+    let pattern = Pattern::new(pattern);
+    let mut states = pattern.start();
+    for word in words(key) {
+        states = pattern.step(&states, Some(word));
+        if states.is_empty() {
+            return false;
+        }
+    }
+    pattern.accepts(&states)
+}
+
+/// Whether every key `inner` takes, `outer` takes too.
+pub fn covers(outer: &str, inner: &str) -> bool {
+    !reachable(outer, inner, |outer, inner| inner && !outer)
+}
+
+/// Whether some key is taken by both patterns.
+pub fn intersects(a: &str, b: &str) -> bool {
+    reachable(a, b, |a, b| a && b)
+}
+
+/// Whether some key brings the two patterns to states for which `found`
+/// (whether each accepts) holds. Words the patterns do not name behave
+/// alike, so the keys to try are made of the patterns' words and one
+/// other word (`None`), and the states of both patterns at once are
+/// finitely many: a search over them answers for every key.
+fn reachable(a: &str, b: &str, found: impl Fn(bool, bool) -> bool) -> bool {
+    let (a, b) = (Pattern::new(a), Pattern::new(b));
+    let mut alphabet: Vec<Option<&str>> =
+        a.words.iter().chain(&b.words).filter(|w| !matches!(**w, "*" | "#")).map(|w| Some(*w)).collect();
+    alphabet.sort_unstable();
+    alphabet.dedup();
+    alphabet.push(None);
+    let start = (a.start(), b.start());
+    let mut seen = std::collections::BTreeSet::from([start.clone()]);
+    let mut work = vec![start];
+    while let Some((sa, sb)) = work.pop() {
+        if found(a.accepts(&sa), b.accepts(&sb)) {
+            return true;
+        }
+        for word in &alphabet {
+            let next = (a.step(&sa, *word), b.step(&sb, *word));
+            if seen.insert(next.clone()) {
+                work.push(next);
+            }
+        }
+    }
+    false
+}
+
+/// A pattern as an automaton: its states are the positions between its
+/// words, and a `#` may be passed without taking a word.
+struct Pattern<'a> {
+    words: Vec<&'a str>,
+}
+
+impl<'a> Pattern<'a> {
+    fn new(pattern: &'a str) -> Self {
+        Pattern { words: words(pattern) }
+    }
+
+    fn start(&self) -> Vec<usize> {
+        self.closed(vec![0])
+    }
+
+    /// The states after taking `word` (`None`: a word the pattern does not name).
+    fn step(&self, states: &[usize], word: Option<&str>) -> Vec<usize> {
+        let mut next = Vec::new();
+        for &i in states {
+            match self.words.get(i) {
+                Some(&"#") => next.push(i),
+                Some(&"*") => next.push(i + 1),
+                Some(w) if Some(*w) == word => next.push(i + 1),
+                _ => {}
+            }
+        }
+        self.closed(next)
+    }
+
+    /// The states with every `#` that can be passed without a word passed.
+    fn closed(&self, mut states: Vec<usize>) -> Vec<usize> {
+        let mut i = 0;
+        while i < states.len() {
+            let s = states[i];
+            if self.words.get(s) == Some(&"#") {
+                states.push(s + 1);
+            }
+            i += 1;
+        }
+        states.sort_unstable();
+        states.dedup();
+        states
+    }
+
+    fn accepts(&self, states: &[usize]) -> bool {
+        states.contains(&self.words.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_stars_and_hashes() {
+        assert!(matches("a.*.c", "a.b.c"));
+        assert!(!matches("a.*.c", "a.c"));
+        assert!(matches("a.#", "a"));
+        assert!(matches("#", ""));
+        assert!(!matches("*", ""));
+        assert!(matches("", ""));
+        assert!(!matches("", "a"));
+        assert!(matches("#.b.#", "a.b.c.b"));
+        assert!(matches("a..b", "a..b"));
+        assert!(matches("*.*", "."));
+        // A key's `*` is a word like any other.
+        assert!(!matches("a.b", "a.*"));
+        assert!(matches("a.*", "a.*"));
+    }
+
+    #[test]
+    fn covering() {
+        assert!(covers("#", "a.*.#"));
+        assert!(covers("a.#", "a.*"));
+        assert!(!covers("a.*", "a.#"));
+        assert!(!covers("*.#", "#"));
+        assert!(covers("#.#", "#"));
+        assert!(covers("*", "*"));
+        assert!(!covers("a", "*"));
+        assert!(covers("*.b", "a.b"));
+    }
+
+    #[test]
+    fn intersecting() {
+        assert!(intersects("a.*", "*.b"));
+        assert!(!intersects("a.*", "b.#"));
+        assert!(intersects("#", ""));
+        assert!(intersects("a.#", "#.b"));
+        assert!(!intersects("*", ""));
+        assert!(intersects("#.a.#", "b.#"));
+        assert!(!intersects("a.b", "a.c"));
+        assert!(intersects("*.*", "#.x"));
+    }
+
+    /// The three questions agree with brute force over short keys.
+    #[test]
+    fn patterns_agree_with_every_short_key() {
+        let patterns = sequences(&["a", "b", "*", "#"], 3);
+        let keys = sequences(&["a", "b", "c"], 5);
+        for p in &patterns {
+            for q in &patterns {
+                let taken_by_q: Vec<&String> = keys.iter().filter(|k| matches(q, k)).collect();
+                let every = taken_by_q.iter().all(|k| matches(p, k));
+                let some = taken_by_q.iter().any(|k| matches(p, k));
+                assert_eq!(covers(p, q), every, "covers({p:?}, {q:?})");
+                assert_eq!(intersects(p, q), some, "intersects({p:?}, {q:?})");
+            }
+        }
+    }
+
+    /// Every dot-joined sequence of up to `len` of `words`.
+    fn sequences(words: &[&str], len: usize) -> Vec<String> {
+        let mut all = vec![Vec::<&str>::new()];
+        let mut last = all.clone();
+        for _ in 0..len {
+            last = last.iter().flat_map(|s| words.iter().map(move |w| [s.as_slice(), &[*w]].concat())).collect();
+            all.extend(last.clone());
+        }
+        all.into_iter().map(|s| s.join(".")).collect()
+    }
+}
