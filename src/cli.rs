@@ -262,6 +262,29 @@ pub enum Command {
         #[arg(long = "env", value_name = "ENV")]
         envs: Vec<String>,
     },
+    /// Run the routing tests (`*.test.toml` beside the topology): where messages and dead letters
+    /// go, against the files, each environment's merged topology with --env, or the broker with
+    /// --live (read only: nothing is published).
+    ///
+    /// A failed expectation is an error at the line that states it, with the route the message
+    /// took; the last line counts the tests passed and failed. Exit 1 when a test fails or a test
+    /// file is not valid (`warren validate` checks them too). See docs/routing.md, "Routing tests".
+    Test {
+        /// A topology directory: every *.test.toml below it is run.
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// Run against this environment's topology (the base with its overlays merged over it, and
+        /// the tests below its overlays too): a name, `all`, or a glob; repeatable.
+        #[arg(long = "env", value_name = "ENV")]
+        envs: Vec<String>,
+        /// Route over the broker's topology (the broker the plan would read), not the files'.
+        #[arg(long)]
+        live: bool,
+        /// human, json (the whole report), github (annotations, and $GITHUB_STEP_SUMMARY), gitlab
+        /// (a code quality report), sarif or markdown.
+        #[arg(long, value_enum, default_value_t = crate::render::test_report::TestFormat::Human)]
+        format: crate::render::test_report::TestFormat,
+    },
     /// The plan from one desired state to another, offline: for reviewing a pull request.
     /// With `--env A --env B`: how environment B's topology differs from A's (what the overlays change).
     ///

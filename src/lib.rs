@@ -25,6 +25,7 @@ pub mod plan;
 pub mod progress;
 pub mod project;
 pub mod render;
+pub mod route_test;
 pub mod routing;
 pub mod saved_plan;
 pub mod source;
@@ -133,6 +134,10 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             let envs = if live { commands::fleet::against_broker(&path, envs, out)? } else { envs };
             let options = commands::lint::Options { live, format, deny_warnings: deny.is_some() };
             commands::lint::run(&path, &envs, &options, connection, out)
+        }
+        Command::Test { path, envs, live, format } => {
+            let envs = if live { commands::fleet::against_broker(&path, envs, out)? } else { envs };
+            commands::test::run(&path, &envs, &commands::test::Options { live, format }, connection, out)
         }
         Command::Diff { paths, envs, output } => commands::plan::diff_command(&paths, &envs, &show(output), out),
         Command::Export { path, out: file, envs } => commands::export::run(&path, &envs, file.as_deref(), out),

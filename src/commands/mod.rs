@@ -18,6 +18,7 @@ pub mod rollout;
 pub mod saved_plan;
 pub mod session;
 pub mod status;
+pub mod test;
 pub mod validate;
 
 use std::future::Future;

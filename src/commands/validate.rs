@@ -1,5 +1,6 @@
-//! `warren validate`: parse and check the files; show their errors, and
-//! count the lint's warnings, which `warren lint` lists.
+//! `warren validate`: parse and check the files and the routing tests
+//! beside them; show their errors, and count the lint's warnings, which
+//! `warren lint` lists.
 
 use std::path::Path;
 
@@ -8,6 +9,7 @@ use crate::desired;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::error::{self, Done, Error};
 use crate::render::lint::{LintDocument, LintFormat};
+use crate::route_test::{self, Suite};
 use crate::source::Sources;
 use crate::writer::Writer;
 
@@ -23,12 +25,19 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: &Writer) -> er
     if !envs.is_empty() {
         base.without_environment_problems();
     }
+    // The routing tests beside the files: their syntax now, their names
+    // once the topology they name is read.
+    let mut problems = Vec::new();
+    let suite = Suite::load(path, &base.project, &mut base.sources, &mut problems);
+    base.add_findings(problems);
     // Environments merge their overlays over the files as read, before the
     // lint's findings; only they need that copy, which at 100,000 queues
     // is about a hundred megabytes.
     let unchecked = (!envs.is_empty()).then(|| base.clone());
     let found = desired::lint(&base);
     base.add_findings(found);
+    let names = route_test::check(&suite, path, None, &base);
+    base.add_findings(names);
     let mut doc = LintDocument::new();
     listed(&mut doc, None, &base.diagnostics, &base.sources);
     if human {
@@ -50,7 +59,9 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: &Writer) -> er
     // Some exactly when environments were picked.
     if let Some(unchecked) = &unchecked {
         for env in picked {
-            let merged = desired::environment(unchecked, path, env);
+            let mut merged = desired::environment(unchecked, path, env);
+            let names = route_test::check(&suite, path, Some(env), &merged);
+            merged.add_findings(names);
             let own = merged.beyond(&base.diagnostics);
             listed(&mut doc, Some(&env.name), &own, &merged.sources);
             if human {

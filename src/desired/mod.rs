@@ -2,6 +2,7 @@
 //! place of every object for diagnostics.
 
 mod decl;
+pub mod expect;
 mod merge;
 mod overlay;
 mod parse;
@@ -345,13 +346,14 @@ fn topology_files(path: &Path, overlays: &[PathBuf]) -> Result<Vec<PathBuf>, Dia
     Ok(out)
 }
 
-/// Adds every `*.toml` below `dir` to `out`, unsorted.
+/// Adds every `*.toml` below `dir` to `out`, unsorted, but routing test
+/// files (`*.test.toml`, see `expect.rs`): they are no topology.
 pub(crate) fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
             collect(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "toml") {
+        } else if path.extension().is_some_and(|e| e == "toml") && !expect::is_test_file(&path) {
             out.push(path);
         }
     }

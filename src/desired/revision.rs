@@ -77,7 +77,8 @@ fn files(rev: &str, path: &str) -> Result<Vec<(String, String)>, Diagnostic> {
         .filter_map(|l| {
             let (meta, name) = l.split_once('\t')?;
             let mut meta = meta.split(' ');
-            (meta.nth(1) == Some("blob") && name.ends_with(".toml")).then_some((meta.next()?, name))
+            (meta.nth(1) == Some("blob") && name.ends_with(".toml") && !name.ends_with(super::expect::SUFFIX))
+                .then_some((meta.next()?, name))
         })
         .collect();
     if blobs.is_empty() {

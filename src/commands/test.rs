@@ -1,0 +1,172 @@
+//! `warren test`: the routing tests (`*.test.toml`) run against the files'
+//! topology, each environment's with `--env`, or the broker's with
+//! `--live` (read only: the broker's definitions, never a message
+//! published).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::{fleet, live_side};
+use crate::cli::Connection;
+use crate::desired::{self, Desired};
+use crate::diagnostic::{Diagnostic, render};
+use crate::error::{self, Done, Error, Kind};
+use crate::model::Topology;
+use crate::project::Environment;
+use crate::render::test_report::{TestDocument, TestFormat, summary_line};
+use crate::route_test::{Routers, Suite};
+use crate::routing::Version;
+use crate::writer::Writer;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub live: bool,
+    pub format: TestFormat,
+}
+
+/// What one run tests on: the base files, or an environment's merged
+/// topology (and broker).
+struct Target<'a> {
+    environment: Option<&'a Environment>,
+    desired: Desired,
+}
+
+pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connection, out: &Writer) -> error::Result {
+    let mut base = desired::load_unchecked(path);
+    if !envs.is_empty() {
+        base.without_environment_problems();
+    }
+    let mut problems = Vec::new();
+    let suite = Suite::load(path, &base.project, &mut base.sources, &mut problems);
+    base.add_findings(problems);
+    let picked: Vec<Environment> = if envs.is_empty() || base.project_unreadable() {
+        Vec::new()
+    } else {
+        match base.project.select(envs) {
+            Ok(p) => p.into_iter().cloned().collect(),
+            Err(d) => return Err(Error::invalid().drawn([d], &base.sources)),
+        }
+    };
+    let targets: Vec<Target> = if picked.is_empty() {
+        let found = desired::lint(&base);
+        base.add_findings(found);
+        vec![Target { environment: None, desired: base }]
+    } else {
+        picked
+            .iter()
+            .map(|env| Target { environment: Some(env), desired: desired::environment(&base, path, env) })
+            .collect()
+    };
+    let mut doc = TestDocument::new(options.live);
+    let mut drawn = Vec::new();
+    for t in &targets {
+        let env = t.environment.map(|e| e.name.as_str());
+        let (errors, failures) = test_one(path, &suite, t, options.live, connection, &mut doc, out);
+        if options.format == TestFormat::Human {
+            if let Some(env) = env.filter(|_| !errors.is_empty() || !failures.is_empty()) {
+                drawn.push(format!("environment {env}:\n"));
+            }
+            drawn.push(render(&errors, &t.desired.sources, out.style()));
+            drawn.push(render(&failures, &t.desired.sources, out.style()));
+        }
+    }
+    print(&doc, options.format, path, &drawn.concat(), out);
+    if doc.summary.errors > 0 {
+        Err(Error::invalid())
+    } else if doc.summary.failed > 0 {
+        Err(Error::new(Kind::Findings))
+    } else {
+        Ok(Done::Ok)
+    }
+}
+
+/// Runs the tests of one target into `doc`; gives the errors that kept
+/// tests from running and the failures, as diagnostics.
+fn test_one(
+    root: &Path,
+    suite: &Suite,
+    t: &Target,
+    live: bool,
+    connection: &Connection,
+    doc: &mut TestDocument,
+    out: &Writer,
+) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let env = t.environment.map(|e| e.name.as_str());
+    let sources = &t.desired.sources;
+    let mut errors: Vec<Diagnostic> = t.desired.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
+    errors.extend(crate::route_test::check(suite, root, t.environment, &t.desired));
+    crate::diagnostic::sort(&mut errors);
+    if !errors.is_empty() {
+        doc.add_errors(env, &errors, sources);
+        return (errors, Vec::new());
+    }
+    let files = Routers::new(&t.desired.topology, &t.desired.renamed, Version::NEWEST);
+    let broker = if live {
+        match read_broker(t, connection) {
+            Ok(read) => Some(read),
+            Err(d) => {
+                doc.add_errors(env, std::slice::from_ref(&d), sources);
+                return (vec![d], Vec::new());
+            }
+        }
+    } else {
+        None
+    };
+    let none = BTreeMap::new();
+    let on_broker = broker.as_ref().map(|(topology, version)| Routers::new(topology, &none, *version));
+    let routers = on_broker.as_ref().unwrap_or(&files);
+    let mut failures = Vec::new();
+    for e in suite.for_target(root, t.environment) {
+        let vhost = files.check(e).expect("the names were checked");
+        let outcome = routers.judge(e, &vhost);
+        let failed = outcome.diagnostics(e);
+        if out.verbose() {
+            let (line, _) = sources.line_col(&e.at);
+            let verdict = if outcome.passed() { "pass" } else { "FAIL" };
+            let file = sources.get(e.at.file).path.display();
+            out.errln(format!(
+                "{verdict} {file}:{line}: {} {}",
+                crate::route_test::subject(e),
+                outcome.actual.describe_for(e)
+            ));
+        }
+        doc.add(env, e, &outcome, &failed, sources);
+        failures.extend(failed);
+    }
+    (Vec::new(), failures)
+}
+
+/// The broker's topology of the declared vhosts and its version: read
+/// only, the definitions and the version alone.
+fn read_broker(t: &Target, shared: &Connection) -> Result<(Topology, Version), Diagnostic> {
+    let connection = match t.environment {
+        Some(env) => fleet::connection(env, shared)?,
+        None => shared.clone(),
+    };
+    let broker = live_side::connect(&connection)?;
+    let (live, version) =
+        super::block_on(live_side::read_state(&broker, &t.desired.topology)).map_err(|e| live_side::diagnostic(&e))?;
+    Ok((live.topology, Version::parse(Some(&version))))
+}
+
+/// The report in its format: for people, the failures drawn and the
+/// summary line; otherwise the document or its CI rendering, the whole of
+/// stdout.
+fn print(doc: &TestDocument, format: TestFormat, path: &Path, drawn: &str, out: &Writer) {
+    let title = format!("warren test {}", path.display());
+    let findings = doc.findings();
+    match format {
+        TestFormat::Human => {
+            out.out(drawn);
+            out.outln(summary_line(&doc.summary));
+        }
+        TestFormat::Json => out.out(doc.json()),
+        TestFormat::Markdown => out.out(doc.markdown(&title)),
+        TestFormat::Gitlab => out.out(crate::render::ci::gitlab(&findings, &path.display().to_string())),
+        TestFormat::Sarif => out.out(crate::render::ci::sarif(&findings)),
+        TestFormat::Github => {
+            out.out(crate::render::ci::github(&findings));
+            super::findings::step_summary(&doc.markdown(&title), out);
+        }
+    }
+}
