@@ -135,10 +135,7 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             let options = commands::lint::Options { live, format, deny_warnings: deny.is_some() };
             commands::lint::run(&path, &envs, &options, connection, out)
         }
-        Command::Test { path, envs, live, format } => {
-            let envs = if live { commands::fleet::against_broker(&path, envs, out)? } else { envs };
-            commands::test::run(&path, &envs, &commands::test::Options { live, format }, connection, out)
-        }
+        Command::Test { path, envs, live, format } => commands::test::given(&path, envs, live, format, connection, out),
         Command::Diff { paths, envs, output } => commands::plan::diff_command(&paths, &envs, &show(output), out),
         Command::Export { path, out: file, envs } => commands::export::run(&path, &envs, file.as_deref(), out),
         Command::Import { state, vhosts, out: dir } => {

@@ -31,6 +31,21 @@ struct Target<'a> {
     desired: Desired,
 }
 
+/// `warren test` as the command line gives it: with `--live`, the
+/// environments to reach are settled as for every command that reaches a
+/// broker.
+pub fn given(
+    path: &Path,
+    envs: Vec<String>,
+    live: bool,
+    format: TestFormat,
+    connection: &Connection,
+    out: &Writer,
+) -> error::Result {
+    let envs = if live { fleet::against_broker(path, envs, out)? } else { envs };
+    run(path, &envs, &Options { live, format }, connection, out)
+}
+
 pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connection, out: &Writer) -> error::Result {
     let mut base = desired::load_unchecked(path);
     if !envs.is_empty() {

@@ -155,11 +155,18 @@ pub fn sarif(doc: &LintDocument) -> String {
         .iter()
         .map(|code| {
             let rule = crate::lint::rules::rule_of(code);
-            let summary = rule.map_or("a problem in the topology files", |r| r.summary);
+            // A failed routing test (`warren test`) is no rule of the lint.
+            let (summary, help) = match rule {
+                Some(r) => (r.summary, format!("docs/lint.md, section `{code}`")),
+                None if *code == "route-test" => {
+                    ("a routing test failed", "docs/routing.md, section Routing tests".to_string())
+                }
+                None => ("a problem in the topology files", "docs/format.md, section Errors".to_string()),
+            };
             let mut r = serde_json::json!({
                 "id": code,
                 "shortDescription": {"text": summary},
-                "help": {"text": if rule.is_some() { format!("docs/lint.md, section `{code}`") } else { "docs/format.md, section Errors".to_string() }},
+                "help": {"text": help},
             });
             if let Some(rule) = rule {
                 r["defaultConfiguration"] = serde_json::json!({"level": level(rule.severity)});
