@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::{fleet, live_side};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
@@ -14,7 +16,7 @@ use crate::error::{self, Done, Error, Kind};
 use crate::model::Topology;
 use crate::project::Environment;
 use crate::render::test_report::{TestDocument, TestFormat, summary_line};
-use crate::route_test::{Routers, Suite};
+use crate::route_test::{Outcome, Routers, Suite};
 use crate::routing::Version;
 use crate::writer::Writer;
 
@@ -54,6 +56,9 @@ pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connect
     let mut problems = Vec::new();
     let suite = Suite::load(path, &base.project, &mut base.sources, &mut problems);
     base.add_findings(problems);
+    if suite.is_empty() && options.format == TestFormat::Human {
+        out.note(format!("No routing tests: `warren test` runs the *.test.toml files below {}.", path.display()));
+    }
     let picked: Vec<Environment> = if envs.is_empty() || base.project_unreadable() {
         Vec::new()
     } else {
@@ -72,7 +77,7 @@ pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connect
             .map(|env| Target { environment: Some(env), desired: desired::environment(&base, path, env) })
             .collect()
     };
-    let mut doc = TestDocument::new(options.live);
+    let mut doc = TestDocument::new(options.live, options.format == TestFormat::Json);
     let mut drawn = Vec::new();
     for t in &targets {
         let env = t.environment.map(|e| e.name.as_str());
@@ -108,14 +113,24 @@ fn test_one(
 ) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     let env = t.environment.map(|e| e.name.as_str());
     let sources = &t.desired.sources;
+    let files = Routers::new(&t.desired.topology, &t.desired.renamed, Version::NEWEST);
+    let tests = suite.for_target(root, t.environment);
+    // The names each test uses, checked once: the vhost it runs in.
     let mut errors: Vec<Diagnostic> = t.desired.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
-    errors.extend(crate::route_test::check(suite, root, t.environment, &t.desired));
+    let mut vhosts = Vec::new();
+    if !crate::route_test::topology_has_errors(&t.desired) {
+        for checked in tests.par_iter().map(|e| files.check(e)).collect::<Vec<_>>() {
+            match checked {
+                Ok(vhost) => vhosts.push(vhost),
+                Err(found) => errors.extend(found),
+            }
+        }
+    }
     crate::diagnostic::sort(&mut errors);
     if !errors.is_empty() {
         doc.add_errors(env, &errors, sources);
         return (errors, Vec::new());
     }
-    let files = Routers::new(&t.desired.topology, &t.desired.renamed, Version::NEWEST);
     let broker = if live {
         match read_broker(t, connection) {
             Ok(read) => Some(read),
@@ -130,20 +145,24 @@ fn test_one(
     let none = BTreeMap::new();
     let on_broker = broker.as_ref().map(|(topology, version)| Routers::new(topology, &none, *version));
     let routers = on_broker.as_ref().unwrap_or(&files);
+    // Each test alone, over the routers shared by all: on every core.
+    let judged: Vec<(Outcome, Vec<Diagnostic>)> = tests
+        .par_iter()
+        .zip(&vhosts)
+        .map(|(e, vhost)| {
+            let outcome = routers.judge(e, vhost);
+            let failed = outcome.diagnostics(e);
+            (outcome, failed)
+        })
+        .collect();
     let mut failures = Vec::new();
-    for e in suite.for_target(root, t.environment) {
-        let vhost = files.check(e).expect("the names were checked");
-        let outcome = routers.judge(e, &vhost);
-        let failed = outcome.diagnostics(e);
+    for (e, (outcome, failed)) in tests.into_iter().zip(judged) {
         if out.verbose() {
             let (line, _) = sources.line_col(&e.at);
             let verdict = if outcome.passed() { "pass" } else { "FAIL" };
             let file = sources.get(e.at.file).path.display();
-            out.errln(format!(
-                "{verdict} {file}:{line}: {} {}",
-                crate::route_test::subject(e),
-                outcome.actual.describe_for(e)
-            ));
+            let said = format!("{} {}", crate::route_test::subject(e), outcome.actual.describe_for(e));
+            out.errln(format!("{verdict} {file}:{line}: {said}"));
         }
         doc.add(env, e, &outcome, &failed, sources);
         failures.extend(failed);

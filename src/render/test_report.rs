@@ -45,6 +45,10 @@ pub struct TestDocument {
     /// The failures as findings, for the CI formats.
     #[serde(skip)]
     failed: Vec<FindingDoc>,
+    /// Whether the tests that passed are listed (the JSON report); the
+    /// other formats show failures alone.
+    #[serde(skip)]
+    all: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -91,7 +95,9 @@ pub struct FailureDoc {
 }
 
 impl TestDocument {
-    pub fn new(live: bool) -> Self {
+    /// A report over the files or the broker (`live`); `all`: with every
+    /// test, passed or not, as the JSON report lists them.
+    pub fn new(live: bool, all: bool) -> Self {
         TestDocument {
             format_version: FORMAT_VERSION.into(),
             against: if live { "broker" } else { "files" },
@@ -99,6 +105,7 @@ impl TestDocument {
             errors: Vec::new(),
             summary: TestSummary::default(),
             failed: Vec::new(),
+            all,
         }
     }
 
@@ -119,9 +126,11 @@ impl TestDocument {
         failures: &[Diagnostic],
         sources: &Sources,
     ) {
-        let (line, column) = sources.line_col(&e.at);
         if outcome.passed() {
             self.summary.passed += 1;
+            if !self.all {
+                return;
+            }
         } else {
             self.summary.failed += 1;
             let mut doc = LintDocument::new();
@@ -143,6 +152,7 @@ impl TestDocument {
                 }
             })
             .collect();
+        let (line, column) = sources.line_col(&e.at);
         self.tests.push(TestDoc {
             environment: environment.map(str::to_string),
             file: sources.get(e.at.file).path.display().to_string(),

@@ -145,10 +145,7 @@ impl<'t> Routers<'t> {
 /// errors of their own, which come first (a test with errors of its own
 /// is not in the suite).
 pub fn check(suite: &Suite, root: &Path, env: Option<&Environment>, desired: &Desired) -> Vec<Diagnostic> {
-    let in_topology = |d: &Diagnostic| {
-        d.location.as_ref().is_none_or(|l| !crate::desired::expect::is_test_file(&desired.sources.get(l.file).path))
-    };
-    if desired.diagnostics.iter().any(|d| d.is_error() && in_topology(d)) {
+    if topology_has_errors(desired) {
         return Vec::new();
     }
     let routers = Routers::new(&desired.topology, &desired.renamed, Version::NEWEST);
@@ -171,4 +168,13 @@ fn bad_reason(reason: &Named) -> Diagnostic {
     Diagnostic::error("bad-value", format!("\"{}\" is not a reason a message is dead-lettered for", reason.name))
         .at(reason.at.clone())
         .help(format!("the reasons are {}", all.join(", ")))
+}
+
+/// Whether the topology files (not the test files) have errors: the names
+/// of tests are checked only against a topology read whole.
+pub fn topology_has_errors(desired: &Desired) -> bool {
+    let in_topology = |d: &Diagnostic| {
+        d.location.as_ref().is_none_or(|l| !crate::desired::expect::is_test_file(&desired.sources.get(l.file).path))
+    };
+    desired.diagnostics.iter().any(|d| d.is_error() && in_topology(d))
 }
