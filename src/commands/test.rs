@@ -53,9 +53,7 @@ pub fn run(path: &Path, envs: &[String], options: &Options, connection: &Connect
     if !envs.is_empty() {
         base.without_environment_problems();
     }
-    let mut problems = Vec::new();
-    let suite = Suite::load(path, &base.project, &mut base.sources, &mut problems);
-    base.add_findings(problems);
+    let suite = Suite::beside(path, &mut base);
     if suite.is_empty() && options.format == TestFormat::Human {
         out.note(format!("No routing tests: `warren test` runs the *.test.toml files below {}.", path.display()));
     }

@@ -27,9 +27,7 @@ pub fn run(path: &Path, envs: &[String], format: LintFormat, out: &Writer) -> er
     }
     // The routing tests beside the files: their syntax now, their names
     // once the topology they name is read.
-    let mut problems = Vec::new();
-    let suite = Suite::load(path, &base.project, &mut base.sources, &mut problems);
-    base.add_findings(problems);
+    let suite = Suite::beside(path, &mut base);
     // Environments merge their overlays over the files as read, before the
     // lint's findings; only they need that copy, which at 100,000 queues
     // is about a hundred megabytes.

@@ -93,23 +93,28 @@ fn annotation(
 
 /// The findings as a markdown table, for `$GITHUB_STEP_SUMMARY`.
 pub fn markdown(doc: &LintDocument, title: &str) -> String {
+    format!("### {title}\n\n{}\n", summary_line(&doc.summary)) + &table(&shown(doc))
+}
+
+/// The findings as a markdown table (nothing when there are none): each
+/// one's severity, code, place and message.
+pub fn table(found: &[&FindingDoc]) -> String {
     let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    let mut out = format!("### {title}\n\n{}\n", summary_line(&doc.summary));
-    let found = shown(doc);
-    if !found.is_empty() {
-        out += "\n| severity | code | where | message |\n|---|---|---|---|\n";
-        for f in found {
-            let place = match (&f.file, f.line) {
-                (Some(file), Some(line)) => format!("`{file}:{line}`"),
-                (Some(file), None) => format!("`{file}`"),
-                _ => String::new(),
-            };
-            let place = match &f.environment {
-                Some(env) => format!("{env}: {place}"),
-                None => place,
-            };
-            out += &format!("| {} | `{}` | {} | {} |\n", f.severity.as_str(), f.code, cell(&place), cell(&f.message));
-        }
+    if found.is_empty() {
+        return String::new();
+    }
+    let mut out = "\n| severity | code | where | message |\n|---|---|---|---|\n".to_string();
+    for f in found {
+        let place = match (&f.file, f.line) {
+            (Some(file), Some(line)) => format!("`{file}:{line}`"),
+            (Some(file), None) => format!("`{file}`"),
+            _ => String::new(),
+        };
+        let place = match &f.environment {
+            Some(env) => format!("{env}: {place}"),
+            None => place,
+        };
+        out += &format!("| {} | `{}` | {} | {} |\n", f.severity.as_str(), f.code, cell(&place), cell(&f.message));
     }
     out
 }

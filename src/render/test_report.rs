@@ -187,25 +187,9 @@ impl TestDocument {
     /// The report as markdown: the summary line, then each failure and
     /// problem with its place.
     pub fn markdown(&self, title: &str) -> String {
-        let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-        let mut out = format!("### {title}\n\n{}\n", summary_line(&self.summary));
         let listed = self.findings();
-        if !listed.findings.is_empty() {
-            out += "\n| where | code | message |\n|---|---|---|\n";
-            for f in &listed.findings {
-                let place = match (&f.file, f.line) {
-                    (Some(file), Some(line)) => format!("`{file}:{line}`"),
-                    (Some(file), None) => format!("`{file}`"),
-                    _ => String::new(),
-                };
-                let place = match &f.environment {
-                    Some(env) => format!("{env}: {place}"),
-                    None => place,
-                };
-                out += &format!("| {} | `{}` | {} |\n", cell(&place), f.code, cell(&f.message));
-            }
-        }
-        out
+        let found: Vec<&FindingDoc> = listed.findings.iter().collect();
+        format!("### {title}\n\n{}\n", summary_line(&self.summary)) + &super::ci::table(&found)
     }
 }
 

@@ -35,6 +35,16 @@ impl Suite {
         Suite { files, overlays: project.overlay_dirs(root, None) }
     }
 
+    /// The test files below `root`, beside the topology `desired` read
+    /// from there: their texts join its sources, their problems its
+    /// diagnostics.
+    pub fn beside(root: &Path, desired: &mut Desired) -> Suite {
+        let mut problems = Vec::new();
+        let suite = Suite::load(root, &desired.project, &mut desired.sources, &mut problems);
+        desired.add_findings(problems);
+        suite
+    }
+
     /// How many expectations there are, in every file.
     pub fn len(&self) -> usize {
         self.files.iter().map(|(_, e)| e.len()).sum()

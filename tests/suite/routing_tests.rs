@@ -259,7 +259,10 @@ fn every_ci_format_carries_the_failures_at_their_place() {
     );
     let markdown = std::fs::read_to_string(&summary).unwrap();
     assert!(markdown.starts_with("### warren test topology\n\nTests: 0 passed, 5 failed.\n"), "{markdown}");
-    assert!(markdown.contains("| `topology/shop.test.toml:13` | `route-test` |"), "{markdown}");
+    assert!(
+        markdown.contains("| error | `route-test` | `topology/shop.test.toml:13` | routing test failed: "),
+        "{markdown}"
+    );
     // Markdown on stdout: the same report.
     let md = test_in(&dir, &["--format", "markdown"]);
     assert_eq!(md.code, 1);
