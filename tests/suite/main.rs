@@ -35,6 +35,7 @@ mod properties;
 mod rabbitmq4;
 mod realworld_broker;
 mod records;
+mod route;
 mod saved_plan;
 mod traffic;
 mod trust;
