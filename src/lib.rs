@@ -134,14 +134,7 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             let options = commands::lint::Options { live, format, deny_warnings: deny.is_some() };
             commands::lint::run(&path, &envs, &options, connection, out)
         }
-        Command::Route(args) => {
-            // The broker of the project's default environment, as `plan` reads it.
-            let env = match (&args.env, args.live) {
-                (None, true) => commands::fleet::against_broker(&args.path, Vec::new(), out)?.pop(),
-                (env, _) => env.clone(),
-            };
-            commands::route::run(&args, env.as_deref(), connection, out)
-        }
+        Command::Route(args) => commands::route::run(&args, connection, out),
         Command::Diff { paths, envs, output } => commands::plan::diff_command(&paths, &envs, &show(output), out),
         Command::Export { path, out: file, envs } => commands::export::run(&path, &envs, file.as_deref(), out),
         Command::Import { state, vhosts, out: dir } => {

@@ -3,6 +3,7 @@
 //! only reads: nothing is ever published.
 
 use super::live_side::{self, StateFile, StateRead};
+use crate::broker::{Broker, BrokerError};
 use crate::cli::{Connection, RouteArgs};
 use crate::error::{self, Done, Error};
 use crate::model::{Table, Topology, Value, Vhost};
@@ -20,8 +21,14 @@ struct Read {
 }
 
 /// Answers the question of `args` against the files of `args.path` (or
-/// environment `env`'s), an export, or the broker.
-pub fn run(args: &RouteArgs, env: Option<&str>, connection: &Connection, out: &Writer) -> error::Result {
+/// its environment's), an export, or the broker: with `--live` and no
+/// `--env`, the broker of the project's default environment, as `plan`.
+pub fn run(args: &RouteArgs, connection: &Connection, out: &Writer) -> error::Result {
+    let env = match (&args.env, args.live) {
+        (None, true) => super::fleet::against_broker(&args.path, Vec::new(), out)?.pop(),
+        (env, _) => env.clone(),
+    };
+    let env = env.as_deref();
     let headers = match (args.no_headers, args.headers.is_empty()) {
         (true, _) => Some(Table::new()),
         (false, true) => None,
@@ -46,8 +53,9 @@ pub fn run(args: &RouteArgs, env: Option<&str>, connection: &Connection, out: &W
         None => {
             let exchange = args.exchange.as_deref().unwrap_or_default();
             if !router.exchange_exists(exchange) {
-                return Err(unknown("exchange", exchange, vhost.exchanges.keys(), &read.origin, &vhost.name)
-                    .line("  help: `--exchange \"\"` is the default exchange, which routes to the queue the key names"));
+                return Err(unknown("exchange", exchange, vhost.exchanges.keys(), &read.origin, &vhost.name).line(
+                    "  help: `--exchange \"\"` is the default exchange, which routes to the queue the key names",
+                ));
             }
             let key = args.key.clone().unwrap_or_default();
             let keys: Vec<String> =
@@ -106,7 +114,8 @@ fn from_broker(args: &RouteArgs, env: Option<&str>, connection: &Connection) -> 
         None => connection.clone(),
         Some(name) => {
             let project = crate::project::read(&args.path);
-            let picked = project.select(&[name.to_string()]).map_err(|d| Error::invalid().drawn([d], &Default::default()))?;
+            let picked =
+                project.select(&[name.to_string()]).map_err(|d| Error::invalid().drawn([d], &Default::default()))?;
             let [env] = picked.as_slice() else {
                 return Err(Error::invalid().line(format!("error: `--env {name}` picks more than one environment")));
             };
@@ -114,10 +123,24 @@ fn from_broker(args: &RouteArgs, env: Option<&str>, connection: &Connection) -> 
         }
     };
     let broker = live_side::connect(&connection).map_err(|d| Error::invalid().drawn([d], &Default::default()))?;
-    let only: Vec<String> = args.vhost.iter().cloned().collect();
-    let (live, version) = super::block_on(live_side::read_definitions(&broker, &only)).map_err(Error::broker)?;
-    let origin = crate::broker::Broker::origin(&broker);
-    Ok(Read { topology: live.topology, origin, version: Some(version) })
+    let (live, version) = super::block_on(read_vhosts(&broker, args.vhost.as_deref())).map_err(Error::broker)?;
+    Ok(Read { topology: live.topology, origin: broker.origin(), version: Some(version) })
+}
+
+/// The vhost asked about, else every vhost the user may read, by the
+/// requests `plan` makes (which a user without the `administrator` tag may
+/// make too); and the broker's version.
+async fn read_vhosts(broker: &impl Broker, vhost: Option<&str>) -> Result<(crate::live::Live, String), BrokerError> {
+    let names = match vhost {
+        Some(v) => vec![v.to_string()],
+        None => {
+            let listing: Vec<serde_json::Value> = serde_json::from_str(&broker.vhosts().await?)
+                .map_err(|e| BrokerError::Unreadable { action: "list the vhosts".into(), reason: e.to_string() })?;
+            listing.iter().filter_map(|v| v["name"].as_str().map(str::to_string)).collect()
+        }
+    };
+    let (version, live) = tokio::join!(broker.check(), crate::live::from_broker(broker, &names));
+    Ok((live?, version?))
 }
 
 /// The vhost asked about, or the only one there is.
@@ -145,13 +168,7 @@ fn pick_vhost<'t>(read: &'t Read, asked: Option<&str>) -> error::Result<&'t Vhos
 }
 
 /// An exchange or queue that is not there, with the closest names that are.
-fn unknown<'n>(
-    what: &str,
-    name: &str,
-    known: impl Iterator<Item = &'n String>,
-    origin: &str,
-    vhost: &str,
-) -> Error {
+fn unknown<'n>(what: &str, name: &str, known: impl Iterator<Item = &'n String>, origin: &str, vhost: &str) -> Error {
     let mut close: Vec<(f64, &String)> =
         known.map(|k| (strsim::jaro_winkler(name, k), k)).filter(|(score, _)| *score > 0.8).collect();
     close.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -305,8 +322,8 @@ mod tests {
 
     #[test]
     fn headers_are_typed() {
-        let t = parse_headers(&["a=1".into(), "b=1.5".into(), "c=true".into(), "d=x=y".into(), "e:=\"1\"".into()])
-            .unwrap();
+        let t =
+            parse_headers(&["a=1".into(), "b=1.5".into(), "c=true".into(), "d=x=y".into(), "e:=\"1\"".into()]).unwrap();
         assert_eq!(t.get("a"), Some(&Value::Int(1)));
         assert_eq!(t.get("b"), Some(&Value::Float(1.5)));
         assert_eq!(t.get("c"), Some(&Value::Bool(true)));

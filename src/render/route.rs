@@ -195,7 +195,8 @@ fn message(m: &MessageDoc, vhost: &str) -> String {
         s += &format!(", BCC {}", quoted(&m.bcc));
     }
     match &m.headers {
-        None => s += ", headers not given",
+        // Said where it matters: a headers exchange on the way cannot tell.
+        None => {}
         Some(serde_json::Value::Object(h)) if h.is_empty() => s += ", no headers",
         Some(h) => s += &format!(", headers {h}"),
     }
@@ -235,12 +236,11 @@ fn dead_letters(doc: &RouteDocument, d: &DeadLettersDoc, quiet: bool) -> String 
         match (&d.exchange, &d.routing_key) {
             (None, _) => {}
             (Some(x), Some(k)) => {
-                let _ = writeln!(out, "they go to {} with the dead-letter routing key \"{k}\".", exchange(x));
+                let _ = writeln!(out, "They go to {} with the dead-letter routing key \"{k}\".", exchange(x));
             }
             (Some(x), None) => {
                 let keys: Vec<String> = d.keys.iter().map(Keys::describe).collect();
-                let _ =
-                    writeln!(out, "they go to {} with the keys they carried: {}.", exchange(x), keys.join(", "));
+                let _ = writeln!(out, "They go to {} with the keys they carried: {}.", exchange(x), keys.join(", "));
             }
         }
     }
@@ -307,6 +307,9 @@ mod tests {
         r.queues.extend(["orders.audit".to_string(), "orders.shipping.eu".to_string()]);
         assert_eq!(describe(&r), "reaches orders.audit, orders.shipping.eu");
         r.cannot_tell.push(CannotTell { exchange: "h".into(), why: "its type is a plugin's".into() });
-        assert_eq!(describe(&r), "reaches orders.audit, orders.shipping.eu, and maybe more: exchange \"h\": its type is a plugin's");
+        assert_eq!(
+            describe(&r),
+            "reaches orders.audit, orders.shipping.eu, and maybe more: exchange \"h\": its type is a plugin's"
+        );
     }
 }
