@@ -16,8 +16,10 @@ struct Read {
     topology: Topology,
     /// How the report names it: `the files in topology`, `http://host:15672`.
     origin: String,
-    /// The broker's version when read from one.
+    /// The RabbitMQ version that the broker says, or that wrote the export.
     version: Option<String>,
+    /// Which of the two: `broker` or `export` (`assumed` without one).
+    version_from: &'static str,
 }
 
 /// Answers the question of `args` against the files of `args.path` (or
@@ -38,14 +40,14 @@ pub fn run(args: &RouteArgs, connection: &Connection, out: &Writer) -> error::Re
     let vhost = pick_vhost(&read, args.vhost.as_deref())?;
     let version = Version::parse(read.version.as_deref());
     let said_version = match &read.version {
-        Some(v) => format!("RabbitMQ {v}, as the broker says"),
-        None => format!("RabbitMQ {version}, the newest warren knows: no broker says its version here"),
+        Some(v) => format!("RabbitMQ {v}, as the {} says", read.version_from),
+        None => format!("RabbitMQ {version}, the newest warren knows: nothing read says its version"),
     };
     if out.verbose() {
         out.errln(format!("warren: headers are compared as {said_version}."));
     }
     let router = Router::new(vhost, version);
-    let mut doc = RouteDocument::new(&read.origin, &vhost.name, version, read.version.is_some());
+    let mut doc = RouteDocument::new(&read.origin, &vhost.name, version, read.version_from);
     match &args.dead_letters {
         Some(queue) => {
             doc.dead_letters = Some(dead_letters(&router, vhost, queue, args, headers, &read.origin)?);
@@ -84,7 +86,9 @@ fn read(args: &RouteArgs, env: Option<&str>, connection: &Connection, out: &Writ
             }
             Err(d) => return Err(Error::invalid().drawn([d], &Default::default())),
         };
-        return Ok(Read { topology: side.topology, origin: side.origin, version: None });
+        let version = written_by(file);
+        let version_from = if version.is_some() { "export" } else { "assumed" };
+        return Ok(Read { topology: side.topology, origin: side.origin, version, version_from });
     }
     if args.live {
         return from_broker(args, env, connection);
@@ -104,7 +108,7 @@ fn read(args: &RouteArgs, env: Option<&str>, connection: &Connection, out: &Writ
     if desired.has_errors() {
         return Err(Error::invalid().line(format!("{} is not valid: no route was made.", args.path.display())));
     }
-    Ok(Read { topology: desired.topology, origin, version: None })
+    Ok(Read { topology: desired.topology, origin, version: None, version_from: "assumed" })
 }
 
 /// The broker's definitions of the vhost asked about (of every vhost when
@@ -124,7 +128,20 @@ fn from_broker(args: &RouteArgs, env: Option<&str>, connection: &Connection) -> 
     };
     let broker = live_side::connect(&connection).map_err(|d| Error::invalid().drawn([d], &Default::default()))?;
     let (live, version) = super::block_on(read_vhosts(&broker, args.vhost.as_deref())).map_err(Error::broker)?;
-    Ok(Read { topology: live.topology, origin: broker.origin(), version: Some(version) })
+    Ok(Read { topology: live.topology, origin: broker.origin(), version: Some(version), version_from: "broker" })
+}
+
+/// The RabbitMQ version that wrote an export (`rabbitmq_version`, 3.8+;
+/// else `rabbit_version`), when it says.
+fn written_by(file: &std::path::Path) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Written {
+        rabbitmq_version: Option<String>,
+        rabbit_version: Option<String>,
+    }
+    let text = std::fs::File::open(file).ok()?;
+    let w: Written = serde_json::from_reader(std::io::BufReader::new(text)).ok()?;
+    w.rabbitmq_version.or(w.rabbit_version)
 }
 
 /// The vhost asked about, else every vhost the user may read, by the

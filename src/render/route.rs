@@ -27,7 +27,8 @@ pub struct RouteDocument {
     pub vhost: String,
     /// The RabbitMQ version headers are compared as (`4.0`).
     pub version: String,
-    /// Whether the broker said it (`broker`) or warren assumed its newest (`assumed`).
+    /// Whether the broker said it (`broker`), the export did (`export`), or
+    /// warren assumed the newest it knows (`assumed`).
     pub version_from: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<MessageDoc>,
@@ -94,13 +95,13 @@ pub struct ReasonDoc {
 }
 
 impl RouteDocument {
-    pub fn new(source: &str, vhost: &str, version: Version, from_broker: bool) -> Self {
+    pub fn new(source: &str, vhost: &str, version: Version, version_from: &'static str) -> Self {
         RouteDocument {
             format_version: FORMAT_VERSION.into(),
             source: source.into(),
             vhost: vhost.into(),
             version: version.to_string(),
-            version_from: if from_broker { "broker" } else { "assumed" },
+            version_from,
             message: None,
             route: None,
             dead_letters: None,

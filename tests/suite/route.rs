@@ -5,7 +5,7 @@
 
 use serde_json::Value as Json;
 
-use crate::common::{Case, Run, root, warren};
+use crate::common::{Case, Run, root, warren, warren_env};
 
 /// One vhost with an exchange of each type, an exchange-to-exchange hop,
 /// alternate exchanges (one missing), an internal exchange, a plugin's
@@ -344,6 +344,16 @@ fn what_is_not_there_is_an_error_that_says_what_to_do() {
     let queue = route(&["--dead-letters", "orders.audt"]);
     assert_eq!(queue.code, 1);
     assert!(queue.stderr.contains(r#"did you mean "orders.audit"?"#), "{}", queue.stderr);
+    let no_url =
+        warren_env(&["route", "examples/shop", "--live", "--exchange", "shop.orders"], &[("WARREN_URL", None)]);
+    assert_eq!(no_url.code, 1);
+    assert!(no_url.stderr.contains("no broker given"), "{}", no_url.stderr);
+    let no_env = warren_env(
+        &["route", "examples/environments", "--live", "--env", "staging", "--exchange", "x"],
+        &[("SHIPMENTS_STAGING_URL", None)],
+    );
+    assert_eq!(no_env.code, 1);
+    assert!(no_env.stderr.contains("$SHIPMENTS_STAGING_URL is not set"), "{}", no_env.stderr);
     let neither = route(&["--key", "k"]);
     assert_eq!(neither.code, 1, "an argument missing: {}", neither.stderr);
 }
@@ -360,6 +370,10 @@ fn from_a_definitions_export_and_an_environment() {
     let run = export(&["--vhost", "orders", "--exchange", "orders.events", "--key", "order.placed.pl"]);
     assert_eq!(summary(&run), "Reaches orders.history, orders.invoicing.", "{}", run.stderr);
     assert!(run.stdout.contains("(definitions file tests/definitions/4.x-cluster.json)"), "{}", run.stdout);
+    let doc = export(&["--vhost", "orders", "--exchange", "orders.events", "--format", "json"]);
+    let doc: Json = serde_json::from_str(&doc.stdout).unwrap();
+    assert_schema(&doc);
+    assert_eq!((doc["version"].as_str(), doc["version_from"].as_str()), (Some("4.0"), Some("export")));
     let several = export(&["--exchange", "orders.events"]);
     assert_eq!(several.code, 1);
     assert!(several.stderr.contains("holds several vhosts: name one with --vhost"), "{}", several.stderr);
