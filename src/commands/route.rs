@@ -266,31 +266,22 @@ fn dead_letter_route(
     };
     let mut route = Route::default();
     for letter in letters {
-        for k in letter.keys {
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
+        add_new(keys, letter.keys);
         route.queues.extend(letter.route.queues);
-        for (all, new) in [(&mut route.path, letter.route.path)] {
-            for hop in new {
-                if !all.contains(&hop) {
-                    all.push(hop);
-                }
-            }
-        }
-        for c in letter.route.cannot_tell {
-            if !route.cannot_tell.contains(&c) {
-                route.cannot_tell.push(c);
-            }
-        }
-        for d in letter.route.dropped {
-            if !route.dropped.contains(&d) {
-                route.dropped.push(d);
-            }
-        }
+        // Each original message may take the same steps: each is said once.
+        add_new(&mut route.path, letter.route.path);
+        add_new(&mut route.cannot_tell, letter.route.cannot_tell);
+        add_new(&mut route.dropped, letter.route.dropped);
     }
     route
+}
+
+fn add_new<T: PartialEq>(to: &mut Vec<T>, items: Vec<T>) {
+    for item in items {
+        if !to.contains(&item) {
+            to.push(item);
+        }
+    }
 }
 
 /// `k=v` typed (an integer, a float, true or false, else a string), or

@@ -60,6 +60,18 @@ type = "classic"
 type = "classic"
 arguments = { x-dead-letter-exchange = "dlx", x-max-length = 10 }
 
+[exchanges.by-reason]
+type = "headers"
+
+[queues."orders.sorted"]
+type = "classic"
+arguments = { x-dead-letter-exchange = "by-reason", x-message-ttl = 1000 }
+
+[[bindings]]
+source = "by-reason"
+queue = "orders.dead"
+arguments = { x-match = "all-with-x", x-first-death-reason = "expired" }
+
 [queues."orders.plain"]
 type = "classic"
 
@@ -316,6 +328,25 @@ fn dead_letters_by_reason() {
     assert!(expired.stdout.contains("expired: it sets no message-ttl"), "{}", expired.stdout);
     let none = route(&["--dead-letters", "orders.plain", "-q"]);
     assert!(none.stdout.contains("It has no dead-letter exchange"), "{}", none.stdout);
+}
+
+#[test]
+fn dead_letters_carry_the_headers_of_their_death() {
+    let unknown = route(&["--dead-letters", "orders.sorted", "--reason", "expired", "-q"]);
+    assert!(
+        unknown
+            .stdout
+            .starts_with("expired: cannot tell where it goes: exchange \"by-reason\": it is a headers exchange"),
+        "{}",
+        unknown.stdout
+    );
+    let known = route(&["--dead-letters", "orders.sorted", "--no-headers", "-q"]);
+    assert!(known.stdout.contains("expired: reaches orders.dead.\n"), "{}", known.stdout);
+    assert!(
+        known.stdout.contains("rejected: reaches no queue: no binding of exchange \"by-reason\" matched"),
+        "{}",
+        known.stdout
+    );
 }
 
 #[test]
