@@ -245,8 +245,8 @@ pub enum Command {
     ///
     /// Header values are typed: `n=1` an integer, `n=1.5` a float, `b=true` a boolean, anything
     /// else a string; `k:=JSON` takes a JSON value (`k:='"1"'` the string "1"). Headers are compared
-    /// as the broker's RabbitMQ version does (3.x: 1 equals 1.0; 4.x: exactly); offline, as the
-    /// newest (4.0). Exit 0 when the question is answered, whether or not a queue is reached; 1
+    /// as the broker's RabbitMQ version does (3.x: 1 equals 1.0; 4.x: exactly), or the export's;
+    /// from the files, as the newest (4.0). Exit 0 when the question is answered, whether or not a queue is reached; 1
     /// when the vhost, exchange or queue asked about does not exist.
     Route(Box<RouteArgs>),
     /// Print a completion script for a shell: `warren completions bash > /etc/bash_completion.d/warren`.
