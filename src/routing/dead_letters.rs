@@ -1,12 +1,14 @@
 //! Where a queue's dead letters go (`rabbit_dead_letter`): republished to
 //! the queue's dead-letter exchange with its dead-letter routing key, or
-//! with the keys they carried (the routing key and `CC`; `BCC` is
-//! removed); a dead letter that would come back to the queue it left
-//! without a consumer's reject on the way is dropped there.
+//! with the keys they carried (the routing key, `CC` and `BCC`: the broker
+//! keeps the `BCC` keys with the message and routes by them, though the
+//! `x-death` header leaves them out); a dead letter that would come back
+//! to the queue it left without a consumer's reject on the way is dropped
+//! there.
 
 use serde::Serialize;
 
-use super::{Dropped, Keys, Message, Route, Router, Why};
+use super::{Dropped, Keys, Message, Route, Router, Version, Why};
 use crate::model::{QueueType, Table, Value};
 
 /// Why a message is dead-lettered, as the broker names it in `x-death`.
@@ -51,6 +53,9 @@ pub struct DeadLetter {
     pub routing_key: Option<String>,
     /// The classes of keys the dead letters carry; routed, each of them.
     pub keys: Vec<Keys>,
+    /// The headers of the dead letter as routed, when the original's were
+    /// given: theirs and the death headers the broker adds.
+    pub headers: Option<Table>,
     pub route: Route,
 }
 
@@ -90,16 +95,21 @@ impl<'a> Router<'a> {
     }
 
     /// Where the dead letters of `queue` for `reason` go. `original`: the
-    /// keys of the message that was dead-lettered; `None` for every
-    /// message the queue can hold (the keys its bindings take).
-    pub fn dead_letters(&self, queue: &str, reason: Reason, original: Option<(&Keys, &Table)>) -> Option<DeadLetter> {
+    /// message that was dead-lettered, as it was published (its exchange,
+    /// its routing key with its `CC` and `BCC` keys: the broker routes a
+    /// dead letter by all of them, though its `x-death` names no `BCC`
+    /// key); `None` for every message the queue can hold (the keys its
+    /// bindings take).
+    pub fn dead_letters(&self, queue: &str, reason: Reason, original: Option<&Message>) -> Option<DeadLetter> {
         let (exchange, routing_key) = self.dead_letter_exchange(queue)?;
         let keys = match (routing_key, original) {
             (Some(k), _) => vec![Keys::one(k)],
-            (None, Some((keys, _))) => vec![keys.clone()],
+            (None, Some(m)) => vec![m.keys.clone()],
             (None, None) => self.keys_into(queue),
         };
-        let headers = original.map(|(_, h)| with_death(h, queue, exchange, reason));
+        let headers = original
+            .and_then(|m| Some((m, m.headers.as_ref()?)))
+            .map(|(m, h)| with_death(h, queue, &m.exchange, reason, self.version));
         let mut route = Route::default();
         for k in &keys {
             let message = Message { exchange: exchange.to_string(), keys: k.clone(), headers: headers.clone() };
@@ -118,6 +128,7 @@ impl<'a> Router<'a> {
             exchange: exchange.to_string(),
             routing_key: routing_key.map(str::to_string),
             keys,
+            headers,
             route,
         })
     }
@@ -150,15 +161,24 @@ impl<'a> Router<'a> {
     }
 }
 
-/// The headers of a dead letter: the message's, with the `x-first-death-*`
-/// headers the broker adds on its first death (routing by headers with
-/// `x-match` `all-with-x` or `any-with-x` can see them).
-fn with_death(headers: &Table, queue: &str, exchange: &str, reason: Reason) -> Table {
+/// The headers of a dead letter as a headers exchange sees them (with
+/// `x-match` `all-with-x` or `any-with-x`): the message's, with the
+/// `x-first-death-*` headers the broker adds on its first death and, from
+/// RabbitMQ 4, the `x-last-death-*` ones it sets on each (`mc:record_death`
+/// keeps them as annotations, which `mc:routing_headers` includes).
+/// `exchange` is the one the message was published to before it died.
+fn with_death(headers: &Table, queue: &str, exchange: &str, reason: Reason, version: Version) -> Table {
     let mut out = headers.clone();
-    if !out.contains_key("x-first-death-reason") {
-        out.insert("x-first-death-reason".into(), Value::String(reason.as_str().into()));
-        out.insert("x-first-death-queue".into(), Value::String(queue.into()));
-        out.insert("x-first-death-exchange".into(), Value::String(exchange.into()));
+    let mut set = |which: &str| {
+        out.insert(format!("x-{which}-death-reason"), Value::String(reason.as_str().into()));
+        out.insert(format!("x-{which}-death-queue"), Value::String(queue.into()));
+        out.insert(format!("x-{which}-death-exchange"), Value::String(exchange.into()));
+    };
+    if !headers.contains_key("x-first-death-reason") {
+        set("first");
+    }
+    if version.major >= 4 {
+        set("last");
     }
     out
 }

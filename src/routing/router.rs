@@ -62,7 +62,7 @@ impl<'a> Router<'a> {
                 into_queue.entry(b.destination.as_str()).or_default().push(b);
             }
         }
-        Router { vhost, version, by_source, into_queue, policies: Policies::new(vhost) }
+        Router { vhost, version, by_source, into_queue, policies: Policies::new(vhost, version.major) }
     }
 
     pub fn version(&self) -> Version {
@@ -105,10 +105,15 @@ impl<'a> Router<'a> {
         self.into_queue.get(queue).map_or(&[], Vec::as_slice)
     }
 
-    /// An exchange's alternate exchange, its argument before its policy.
+    /// An exchange's alternate exchange, its argument before its policy;
+    /// a policy gives one to the broker's own `amq.*` exchanges too (the
+    /// default exchange routes by name alone: it never has one).
     pub fn alternate(&self, exchange: &str) -> Option<&'a str> {
-        let x = self.vhost.exchanges.get(exchange)?;
-        self.policies.alternate(exchange, &x.arguments)
+        match self.vhost.exchanges.get(exchange) {
+            Some(x) => self.policies.alternate(exchange, Some(&x.arguments)),
+            None if builtin(exchange).is_some() => self.policies.alternate(exchange, None),
+            None => None,
+        }
     }
 
     /// Where `message`, published by a client, goes: the queues it

@@ -35,6 +35,7 @@ mod properties;
 mod rabbitmq4;
 mod realworld_broker;
 mod records;
+mod routing_conformance;
 mod saved_plan;
 mod traffic;
 mod trust;
