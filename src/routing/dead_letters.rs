@@ -197,3 +197,144 @@ fn merge(into: &mut Route, from: Route) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, Vhost};
+
+    fn s(v: &str) -> Value {
+        Value::String(v.into())
+    }
+
+    fn table(pairs: &[(&str, Value)]) -> Table {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    fn exchange(name: &str, kind: &str) -> Exchange {
+        Exchange {
+            name: name.into(),
+            kind: kind.into(),
+            durable: true,
+            auto_delete: false,
+            internal: false,
+            arguments: Table::new(),
+        }
+    }
+
+    fn queue(name: &str, kind: QueueType, arguments: Table) -> Queue {
+        Queue { name: name.into(), kind, durable: true, auto_delete: false, arguments, replaces: None }
+    }
+
+    fn bind(source: &str, queue: &str, key: &str, arguments: Table) -> Binding {
+        Binding {
+            source: source.into(),
+            destination_kind: DestinationKind::Queue,
+            destination: queue.into(),
+            routing_key: key.into(),
+            arguments,
+        }
+    }
+
+    fn policy(name: &str, pattern: &str, priority: i64, definition: Table) -> Policy {
+        Policy { name: name.into(), pattern: pattern.into(), apply_to: ApplyTo::All, priority, definition }
+    }
+
+    /// Queue `q` (classic, `q-quorum` quorum) and a fanout `dlx` into `sink`.
+    fn vhost(policies: Vec<Policy>) -> Vhost {
+        let mut v = Vhost::new("v");
+        v.exchanges.insert("dlx".into(), exchange("dlx", "fanout"));
+        for (name, kind) in [("q", QueueType::Classic), ("q-quorum", QueueType::Quorum), ("sink", QueueType::Classic)] {
+            v.queues.insert(name.into(), queue(name, kind, Table::new()));
+        }
+        v.bindings.insert(bind("dlx", "sink", "", Table::new()));
+        v.policies = policies.into_iter().map(|p| (p.name.clone(), p)).collect();
+        v
+    }
+
+    /// Conformance seed 1796470049694757230 and others on 3.10.8 and 4.0.5:
+    /// a policy with an exchange's key (`alternate-exchange`) beside
+    /// `dead-letter-exchange` applies to queues; the model skipped it.
+    #[test]
+    fn a_policy_with_an_exchange_key_still_applies_to_queues() {
+        let v = vhost(vec![policy(
+            "p",
+            ".*",
+            0,
+            table(&[("alternate-exchange", s("ae")), ("dead-letter-exchange", s("dlx"))]),
+        )]);
+        for version in [Version::new(3, 10), Version::new(4, 0)] {
+            let router = Router::new(&v, version);
+            assert_eq!(router.dead_letter_exchange("q"), Some(("dlx", None)), "{version}");
+            assert_eq!(router.dead_letter_exchange("q-quorum"), Some(("dlx", None)), "{version}");
+        }
+    }
+
+    /// A key the queue's type refuses skips the policy for that queue,
+    /// and which keys a type refuses changed in 4.0: classic queues took
+    /// `max-in-memory-length` on 3.10 and refuse it on 4.0.
+    #[test]
+    fn a_key_the_queue_type_refuses_skips_the_policy_by_version() {
+        let limit = table(&[("dead-letter-exchange", s("dlx")), ("max-in-memory-length", Value::Int(1000))]);
+        let v = vhost(vec![policy("p", ".*", 0, limit)]);
+        assert_eq!(Router::new(&v, Version::new(3, 10)).dead_letter_exchange("q"), Some(("dlx", None)));
+        assert_eq!(Router::new(&v, Version::new(4, 0)).dead_letter_exchange("q"), None);
+        // Quorum queues take it on both.
+        assert!(Router::new(&v, Version::new(4, 0)).dead_letter_exchange("q-quorum").is_some());
+        // `delivery-limit` is quorum queues' alone: a classic queue skips the
+        // policy, and a lower one applies instead.
+        let limit = table(&[("dead-letter-exchange", s("dlx")), ("delivery-limit", Value::Int(5))]);
+        let v = vhost(vec![
+            policy("high", ".*", 5, limit),
+            policy("low", ".*", 1, table(&[("dead-letter-exchange", s(""))])),
+        ]);
+        let router = Router::new(&v, Version::new(3, 10));
+        assert_eq!(router.dead_letter_exchange("q"), Some(("", None)));
+        assert_eq!(router.dead_letter_exchange("q-quorum"), Some(("dlx", None)));
+    }
+
+    /// A dead letter's `x-first-death-exchange` is the exchange the message
+    /// was published to, not the dead-letter exchange; RabbitMQ 4 also sets
+    /// `x-last-death-*`, which `with-x` bindings see (seen on 4.0.5).
+    #[test]
+    fn death_headers_name_the_exchange_the_message_died_from() {
+        let mut v = vhost(Vec::new());
+        v.exchanges.insert("dlx".into(), exchange("dlx", "headers"));
+        v.bindings.clear();
+        let first = table(&[("x-match", s("all-with-x")), ("x-first-death-exchange", s("orders"))]);
+        let last = table(&[("x-match", s("any-with-x")), ("x-last-death-queue", s("q"))]);
+        v.bindings.insert(bind("dlx", "sink", "", first));
+        v.bindings.insert(bind("dlx", "q-quorum", "", last));
+        v.queues.get_mut("q").unwrap().arguments = table(&[("x-dead-letter-exchange", s("dlx"))]);
+        let message = Message { exchange: "orders".into(), keys: Keys::one("k"), headers: Some(Table::new()) };
+        let on = |version| {
+            let router = Router::new(&v, version);
+            router
+                .dead_letters("q", Reason::Rejected, Some(&message))
+                .unwrap()
+                .route
+                .queues
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(on(Version::new(3, 10)), ["sink"]);
+        assert_eq!(on(Version::new(4, 0)), ["q-quorum", "sink"]);
+    }
+
+    /// The broker routes a dead letter by every key it was published with,
+    /// `BCC` ones included (seen on 3.10.8: a `BCC` key reached the queue the
+    /// dead-letter exchange binds with it): the caller gives them all.
+    #[test]
+    fn a_dead_letter_goes_on_with_all_its_keys() {
+        let mut v = vhost(Vec::new());
+        v.exchanges.insert("dlx".into(), exchange("dlx", "direct"));
+        v.bindings.clear();
+        v.bindings.insert(bind("dlx", "sink", "bcc-key", Table::new()));
+        v.queues.get_mut("q").unwrap().arguments = table(&[("x-dead-letter-exchange", s("dlx"))]);
+        let keys = Keys::Exact(vec!["q".into(), "bcc-key".into()]);
+        let message = Message { exchange: String::new(), keys, headers: Some(Table::new()) };
+        let router = Router::new(&v, Version::NEWEST);
+        let letter = router.dead_letters("q", Reason::Expired, Some(&message)).unwrap();
+        assert_eq!(letter.route.queues.into_iter().collect::<Vec<_>>(), ["sink"]);
+    }
+}

@@ -289,3 +289,39 @@ fn hop(exchange: &str, key: Option<&str>, kind: DestinationKind, destination: &s
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ApplyTo, Policy, Table, Value};
+
+    /// Conformance seed 1796470049694757230 on 3.10.8: a policy gives the
+    /// broker's own exchanges an alternate exchange too; the model only
+    /// looked at exchanges declared in the files.
+    #[test]
+    fn a_policy_gives_amq_exchanges_an_alternate_exchange() {
+        let mut v = Vhost::new("v");
+        let definition: Table =
+            [("alternate-exchange".to_string(), Value::String("amq.fanout".into()))].into_iter().collect();
+        let p = Policy {
+            name: "p".into(),
+            pattern: "^amq\\.headers$".into(),
+            apply_to: ApplyTo::Exchanges,
+            priority: 0,
+            definition,
+        };
+        v.policies.insert("p".into(), p);
+        v.bindings.insert(Binding {
+            source: "amq.fanout".into(),
+            destination_kind: DestinationKind::Queue,
+            destination: "q".into(),
+            routing_key: String::new(),
+            arguments: Table::new(),
+        });
+        let router = Router::new(&v, Version::NEWEST);
+        assert_eq!(router.alternate("amq.headers"), Some("amq.fanout"));
+        assert_eq!(router.alternate(""), None);
+        let message = Message::new("amq.headers", "k");
+        assert_eq!(router.route(&message).queues.into_iter().collect::<Vec<_>>(), ["q"]);
+    }
+}

@@ -131,14 +131,17 @@ const PATTERNS: [&str; 14] =
     ["#", "*", "a.*", "*.b", "a.#", "#.b", "a..b", "", "a", "*.*", "#.a.#", "a.b.c", "#.#", "*.#"];
 const PATTERNS_OF_POLICIES: [&str; 9] =
     ["^q", "^x", "^q[02]$", "^x[13]$", "^amq\\.", ".*", "1$", "^(x0|q1)$", "^(q|x)2"];
-/// Policy keys that do not route but that some queue types refuse, which
-/// makes the broker skip the whole policy for such a queue.
-const REFUSED_BY_SOME: [(&str, fn() -> Value); 4] = [
-    ("delivery-limit", || Value::Int(50)),
-    ("max-age", || Value::String("1D".into())),
-    ("max-in-memory-length", || Value::Int(1000)),
-    ("expires", || Value::Int(3_600_000)),
-];
+/// A policy key that does not route but that some queue types refuse,
+/// which makes the broker skip the whole policy for such a queue
+/// (`expires`: one that every type but streams takes).
+fn refused_by_some(rng: &mut Rng) -> (&'static str, Value) {
+    match rng.below(4) {
+        0 => ("delivery-limit", Value::Int(50)),
+        1 => ("max-age", Value::String("1D".into())),
+        2 => ("max-in-memory-length", Value::Int(1000)),
+        _ => ("expires", Value::Int(3_600_000)),
+    }
+}
 
 /// One message as published: its id is its body.
 #[derive(Debug, Clone)]
@@ -217,7 +220,7 @@ impl World {
             vhost.policies.insert(policy.name.clone(), policy);
         }
         let sources: Vec<String> = xs.iter().cloned().chain(BUILTIN.map(String::from)).collect();
-        for _ in 0..6 + rng.below(10) {
+        for _ in 0..8 + rng.below(12) {
             let source = rng.pick(&sources).clone();
             let (destination_kind, destination) = if rng.chance(30) {
                 (DestinationKind::Exchange, rng.pick(&xs).clone())
@@ -227,7 +230,7 @@ impl World {
             let kind = vhost.exchanges.get(&source).map_or(source.trim_start_matches("amq."), |x| x.kind.as_str());
             let (routing_key, arguments) = match kind {
                 "topic" => (rng.pick(&PATTERNS).to_string(), Table::new()),
-                "headers" => (String::new(), headers_binding(&mut rng, &qs)),
+                "headers" => (String::new(), headers_binding(&mut rng, &qs, &xs)),
                 _ => (rng.pick(&KEYS).to_string(), Table::new()),
             };
             vhost.bindings.insert(Binding { source, destination_kind, destination, routing_key, arguments });
@@ -309,8 +312,8 @@ fn policy(
         definition.insert("message-ttl".into(), Value::Int(*rng.pick(&[0, 5])));
     }
     if rng.chance(35) || definition.is_empty() {
-        let (key, value) = rng.pick(&REFUSED_BY_SOME);
-        definition.insert(key.to_string(), value());
+        let (key, value) = refused_by_some(rng);
+        definition.insert(key.to_string(), value);
     }
     Policy {
         name: format!("p{i}"),
@@ -334,17 +337,21 @@ fn header_value(rng: &mut Rng) -> Value {
     }
 }
 
-fn headers_binding(rng: &mut Rng, qs: &[String]) -> Table {
+fn headers_binding(rng: &mut Rng, qs: &[String], xs: &[String]) -> Table {
     let mut arguments = Table::new();
     if let Some(mode) = *rng.pick(&[None, Some("all"), Some("any"), Some("all-with-x"), Some("any-with-x")]) {
         arguments.insert("x-match".into(), Value::String(mode.into()));
     }
     for _ in 0..1 + rng.below(3) {
-        let (key, value) = match rng.below(6) {
+        // The death headers the broker adds, which bindings `with-x` see.
+        let exchange = if rng.chance(25) { String::new() } else { rng.pick(xs).clone() };
+        let (key, value) = match rng.below(8) {
             0 | 1 => ("h1", header_value(rng)),
             2 => ("h2", header_value(rng)),
             3 => ("x-a", header_value(rng)),
             4 => ("x-first-death-reason", Value::String(rng.pick(&["expired", "rejected"]).to_string())),
+            5 => ("x-first-death-exchange", Value::String(exchange)),
+            6 => ("x-last-death-reason", Value::String(rng.pick(&["expired", "rejected"]).to_string())),
             _ => ("x-last-death-queue", Value::String(rng.pick(qs).clone())),
         };
         arguments.insert(key.into(), value);
