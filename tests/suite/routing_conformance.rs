@@ -219,6 +219,20 @@ impl World {
             let policy = policy(&mut rng, i, priority, version, &targets, &dead_letter_targets, &qs);
             vhost.policies.insert(policy.name.clone(), policy);
         }
+        if rng.chance(30) {
+            // An operator policy can give a queue a TTL, not a dead-letter
+            // exchange; with a key a queue type refuses, it skips that type.
+            let mut definition = Table::new();
+            definition.insert("message-ttl".into(), Value::Int(*rng.pick(&[0, 5])));
+            if rng.chance(40) {
+                let (key, value) = *rng.pick(&[("delivery-limit", 50), ("max-in-memory-length", 1000)]);
+                definition.insert(key.into(), Value::Int(value));
+            }
+            let pattern = rng.pick(&PATTERNS_OF_POLICIES).to_string();
+            let apply_to = *rng.pick(&[ApplyTo::All, ApplyTo::Queues]);
+            let op = Policy { name: "op".into(), pattern, apply_to, priority: 0, definition };
+            vhost.operator_policies.insert(op.name.clone(), op);
+        }
         let sources: Vec<String> = xs.iter().cloned().chain(BUILTIN.map(String::from)).collect();
         for _ in 0..8 + rng.below(12) {
             let source = rng.pick(&sources).clone();
@@ -279,8 +293,14 @@ impl World {
             .map(|q| json!({"name": q.name, "type": q.kind.as_str(), "arguments": table(&q.arguments)}))
             .collect();
         let bindings: Vec<Json> = self.vhost.bindings.iter().map(|b| json!({"source": b.source, "destination_type": b.destination_kind.as_str(), "destination": b.destination, "routing_key": b.routing_key, "arguments": table(&b.arguments)})).collect();
-        let policies: Vec<Json> = self.vhost.policies.values().map(|p| json!({"name": p.name, "pattern": p.pattern, "apply-to": p.apply_to.as_str(), "priority": p.priority, "definition": table(&p.definition)})).collect();
-        json!({"vhost": self.vhost.name, "exchanges": exchanges, "queues": queues, "bindings": bindings, "policies": policies})
+        let named = |p: &Policy| {
+            let mut j = policy_json(p);
+            j["name"] = json!(p.name);
+            j
+        };
+        let policies: Vec<Json> = self.vhost.policies.values().map(named).collect();
+        let operator_policies: Vec<Json> = self.vhost.operator_policies.values().map(named).collect();
+        json!({"vhost": self.vhost.name, "exchanges": exchanges, "queues": queues, "bindings": bindings, "policies": policies, "operator_policies": operator_policies})
     }
 }
 
@@ -357,6 +377,11 @@ fn headers_binding(rng: &mut Rng, qs: &[String], xs: &[String]) -> Table {
         arguments.insert(key.into(), value);
     }
     arguments
+}
+
+fn policy_json(p: &Policy) -> Json {
+    let definition = Json::Object(p.definition.iter().map(|(k, v)| (k.clone(), json_value(v))).collect());
+    json!({"pattern": p.pattern, "apply-to": p.apply_to.as_str(), "priority": p.priority, "definition": definition})
 }
 
 fn json_value(v: &Value) -> Json {
@@ -499,7 +524,8 @@ type Landed = BTreeMap<(String, usize), usize>;
 async fn check(world: World, seed: u64, version: Version, base: &str) -> Outcome {
     let name = world.vhost.name.clone();
     let setup = {
-        let (name, policies) = (name.clone(), world.vhost.policies.clone());
+        let (name, policies, operator) =
+            (name.clone(), world.vhost.policies.clone(), world.vhost.operator_policies.clone());
         let user = url::Url::parse(base).unwrap().username().to_string();
         tokio::task::spawn_blocking(move || {
             let broker = TestBroker::from_env();
@@ -510,10 +536,11 @@ async fn check(world: World, seed: u64, version: Version, base: &str) -> Outcome
                 &format!("permissions/{v}/{}", seg(&user)),
                 json!({"configure": ".*", "write": ".*", "read": ".*"}),
             );
-            for p in policies.values() {
-                let definition = Json::Object(p.definition.iter().map(|(k, v)| (k.clone(), json_value(v))).collect());
-                let body = json!({"pattern": p.pattern, "apply-to": p.apply_to.as_str(), "priority": p.priority, "definition": definition});
-                broker.put(&format!("policies/{v}/{}", seg(&p.name)), body);
+            let sets = [("policies", policies.values()), ("operator-policies", operator.values())];
+            for (path, set) in sets {
+                for p in set {
+                    broker.put(&format!("{path}/{v}/{}", seg(&p.name)), policy_json(p));
+                }
             }
         })
     };
