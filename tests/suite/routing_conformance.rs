@@ -13,8 +13,10 @@
 //! bindings of the four `x-match` modes with typed values (strings, ints,
 //! floats, booleans, void), classic and quorum queues, message TTLs and
 //! dead-letter exchanges and keys by argument and by policy (policies with
-//! priorities, apply-to and keys some queue types refuse). Messages go to
-//! those exchanges and the default one, with CC and BCC keys and headers.
+//! priorities, apply-to and keys some queue types refuse; operator policies
+//! with a TTL). Messages go to those exchanges and the default one, with CC
+//! and BCC keys and headers; one goes to an internal exchange, which the
+//! broker refuses.
 //!
 //! Dead letters: a queue with a TTL (0 or 5 ms) dead-letters all it gets;
 //! after that settles, every queue is drained with basic.get, and some of
@@ -638,8 +640,49 @@ async fn run(world: &World, seed: u64, version: Version, base: &str) -> Result<O
         outcome.failures.push(report(world, seed, 2, &landed, &again, &follow.router));
     }
     outcome.seen = follow.seen;
+    match publish_to_internal(&connection, world, &follow.router).await {
+        Some(Ok(())) => *outcome.seen.entry("publishes to an internal exchange, refused").or_default() += 1,
+        Some(Err(failure)) => {
+            outcome.failures.push(format!("seed {seed}, topology {}: {failure}\n{}", world.index, world.definitions()))
+        }
+        None => {}
+    }
     let _ = connection.close(200, "done".into()).await;
     Ok(outcome)
+}
+
+/// A client's publish to an internal exchange: the broker refuses it and
+/// closes the channel (403), which the model says as `Why::Internal`.
+async fn publish_to_internal(
+    connection: &Connection,
+    world: &World,
+    router: &Router<'_>,
+) -> Option<Result<(), String>> {
+    let internal = world.vhost.exchanges.values().find(|x| x.internal)?;
+    let message = Message::new(&internal.name, "a");
+    let model = router.route(&message).dropped.iter().any(|d| matches!(d.why, Why::Internal));
+    let channel = connection.create_channel().await.ok()?;
+    channel.confirm_select(ConfirmSelectOptions::default()).await.ok()?;
+    let published = channel
+        .basic_publish(
+            internal.name.as_str().into(),
+            "a".into(),
+            BasicPublishOptions::default(),
+            b"internal",
+            BasicProperties::default(),
+        )
+        .await;
+    let refused = match published {
+        Err(_) => true,
+        Ok(confirm) => confirm.await.is_err(),
+    };
+    if refused && model {
+        return Some(Ok(()));
+    }
+    let x = &internal.name;
+    Some(Err(format!(
+        "a publish to internal exchange {x:?}: the broker refused it: {refused}, the model drops it: {model}"
+    )))
 }
 
 fn count(copies: &[(usize, Copy)]) -> Landed {
