@@ -331,10 +331,11 @@ pub struct RouteArgs {
     #[arg(long, value_name = "VHOST")]
     pub vhost: Option<String>,
     /// The exchange the message is published to; "" (or amq.default) is the default exchange.
+    /// With --dead-letters: the one the dead-lettered message was published to (default "").
     #[arg(long, value_name = "EXCHANGE", required_unless_present = "dead_letters")]
     pub exchange: Option<String>,
     /// The routing key (default ""). With --dead-letters: the key the dead-lettered message was
-    /// published with (default: every key the queue's bindings take).
+    /// published with (default: every key the queue's bindings take, and its name).
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,
     /// A header of the message, `k=v` (typed) or `k:=JSON`. Repeatable. Without any, a headers
@@ -348,10 +349,10 @@ pub struct RouteArgs {
     #[arg(long, value_name = "KEY")]
     pub cc: Vec<String>,
     /// A key of the message's BCC header, routed with the key (and removed from what is delivered). Repeatable.
-    #[arg(long, value_name = "KEY", conflicts_with = "dead_letters")]
+    #[arg(long, value_name = "KEY")]
     pub bcc: Vec<String>,
     /// Where the dead letters of this queue go, instead of a published message.
-    #[arg(long, value_name = "QUEUE", conflicts_with = "exchange")]
+    #[arg(long, value_name = "QUEUE")]
     pub dead_letters: Option<String>,
     /// With --dead-letters: only dead letters of this reason (rejected, expired, maxlen,
     /// delivery-limit). Default: every reason the queue dead-letters for.

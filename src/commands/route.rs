@@ -214,16 +214,17 @@ fn dead_letters(
         });
     }
     let dlx = router.dead_letter_exchange(queue);
-    // The dead-lettered messages: the one asked about, else every message
-    // the queue can hold (its headers, when given, for each).
-    let originals: Option<(Vec<Keys>, Table)> = match (&args.key, headers) {
+    // The dead-lettered messages, as published: the one asked about, else
+    // every message the queue can hold (with the headers given, for each).
+    let originals: Option<(Vec<Keys>, Option<Table>)> = match (&args.key, headers) {
         (Some(key), h) => {
-            let keys = std::iter::once(key.clone()).chain(args.cc.iter().cloned()).collect();
-            Some((vec![Keys::Exact(keys)], h.unwrap_or_default()))
+            let keys = std::iter::once(key).chain(&args.cc).chain(&args.bcc).cloned().collect();
+            Some((vec![Keys::Exact(keys)], h))
         }
-        (None, Some(h)) => Some((router.keys_into(queue), h)),
+        (None, Some(h)) => Some((router.keys_into(queue), Some(h))),
         (None, None) => None,
     };
+    let exchange = args.exchange.as_deref().unwrap_or_default();
     let mut reasons = Vec::new();
     let mut keys = Vec::new();
     for (reason, why) in router.dead_letter_reasons(queue) {
@@ -231,7 +232,7 @@ fn dead_letters(
             continue;
         }
         let route = match (&why, dlx) {
-            (Ok(_), Some(_)) => Some(dead_letter_route(router, queue, reason, originals.as_ref(), &mut keys)),
+            (Ok(_), Some(_)) => Some(dead_letter_route(router, queue, reason, exchange, originals.as_ref(), &mut keys)),
             _ => None,
         };
         let (applies, why) = match why {
@@ -250,19 +251,25 @@ fn dead_letters(
 }
 
 /// The route of the dead letters of `queue` for `reason`, over each
-/// original message; the classes of keys they carry added to `keys`.
+/// original message (published to `exchange`); the classes of keys they
+/// carry added to `keys`.
 fn dead_letter_route(
     router: &Router,
     queue: &str,
     reason: Reason,
-    originals: Option<&(Vec<Keys>, Table)>,
+    exchange: &str,
+    originals: Option<&(Vec<Keys>, Option<Table>)>,
     keys: &mut Vec<Keys>,
 ) -> Route {
     let letters: Vec<_> = match originals {
         None => router.dead_letters(queue, reason, None).into_iter().collect(),
-        Some((classes, headers)) => {
-            classes.iter().filter_map(|k| router.dead_letters(queue, reason, Some((k, headers)))).collect()
-        }
+        Some((classes, headers)) => classes
+            .iter()
+            .filter_map(|k| {
+                let original = Message { exchange: exchange.to_string(), keys: k.clone(), headers: headers.clone() };
+                router.dead_letters(queue, reason, Some(&original))
+            })
+            .collect(),
     };
     let mut route = Route::default();
     for letter in letters {

@@ -36,6 +36,7 @@ mod rabbitmq4;
 mod realworld_broker;
 mod records;
 mod route;
+mod routing_conformance;
 mod saved_plan;
 mod traffic;
 mod trust;

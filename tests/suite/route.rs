@@ -342,6 +342,27 @@ fn dead_letters_carry_the_headers_of_their_death() {
     );
     let known = route(&["--dead-letters", "orders.sorted", "--no-headers", "-q"]);
     assert!(known.stdout.contains("expired: reaches orders.dead.\n"), "{}", known.stdout);
+    // One message, as it was published.
+    let one = route(&[
+        "--dead-letters",
+        "orders.sorted",
+        "--exchange",
+        "orders",
+        "--key",
+        "k",
+        "--bcc",
+        "b",
+        "--header",
+        "a=1",
+        "--reason",
+        "expired",
+        "--format",
+        "json",
+    ]);
+    let doc: Json = serde_json::from_str(&one.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", one.stdout, one.stderr));
+    assert_schema(&doc);
+    assert_eq!(doc["dead_letters"]["keys"][0]["keys"], serde_json::json!(["k", "b"]));
+    assert_eq!(doc["dead_letters"]["reasons"][0]["route"]["queues"], serde_json::json!(["orders.dead"]));
     assert!(
         known.stdout.contains("rejected: reaches no queue: no binding of exchange \"by-reason\" matched"),
         "{}",
