@@ -90,10 +90,12 @@ fn tests(router: &Router, bindings: usize, exchanges: usize) -> String {
         let q = queue_name((i * 5 * 37) % 10_000);
         let reason = if i % 2 == 0 { Reason::Rejected } else { Reason::Expired };
         let key = (i % 4 < 2).then(|| format!("bench.k{i}"));
-        let keys = key.as_deref().map(Keys::one);
-        let table = warren::model::Table::new();
-        let original = keys.as_ref().map(|k| (k, &table));
-        let reached = router.dead_letters(&q, reason, original).map(|d| d.route.queues).unwrap_or_default();
+        let original = key.as_deref().map(|k| Message {
+            exchange: String::new(),
+            keys: Keys::one(k),
+            headers: Some(warren::model::Table::new()),
+        });
+        let reached = router.dead_letters(&q, reason, original.as_ref()).map(|d| d.route.queues).unwrap_or_default();
         let _ = write!(out, "\n[[dead_letters]]\nqueue = \"{q}\"\nreason = \"{}\"\n", reason.as_str());
         if let Some(key) = key {
             let _ = writeln!(out, "key = \"{key}\"");

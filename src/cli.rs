@@ -238,6 +238,17 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = crate::render::graph::GraphFormat::Mermaid)]
         format: crate::render::graph::GraphFormat,
     },
+    /// Where a message goes: the queues it reaches and the path (each binding with its key,
+    /// exchange-to-exchange hops, alternate exchanges), or why it reaches none; with
+    /// --dead-letters, where a queue's dead letters go. Reads the files (or --state, or with
+    /// --live the broker), and never publishes.
+    ///
+    /// Header values are typed: `n=1` an integer, `n=1.5` a float, `b=true` a boolean, anything
+    /// else a string; `k:=JSON` takes a JSON value (`k:='"1"'` the string "1"). Headers are compared
+    /// as the broker's RabbitMQ version does (3.x: 1 equals 1.0; 4.x: exactly), or the export's;
+    /// from the files, as the newest (4.0). Exit 0 when the question is answered, whether or not a queue is reached; 1
+    /// when the vhost, exchange or queue asked about does not exist.
+    Route(Box<RouteArgs>),
     /// Print a completion script for a shell: `warren completions bash > /etc/bash_completion.d/warren`.
     ///
     /// bash, zsh and fish complete `--env` with the environments of the project: those of the
@@ -331,6 +342,61 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+}
+
+/// The arguments of `warren route`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RouteArgs {
+    /// A topology file, or a directory of them (every *.toml below it).
+    #[arg(default_value = "topology")]
+    pub path: PathBuf,
+    /// The vhost; needed when the files (or the export, or the broker) hold more than one.
+    #[arg(long, value_name = "VHOST")]
+    pub vhost: Option<String>,
+    /// The exchange the message is published to; "" (or amq.default) is the default exchange.
+    /// With --dead-letters: the one the dead-lettered message was published to (default "").
+    #[arg(long, value_name = "EXCHANGE", required_unless_present = "dead_letters")]
+    pub exchange: Option<String>,
+    /// The routing key (default ""). With --dead-letters: the key the dead-lettered message was
+    /// published with (default: every key the queue's bindings take, and its name).
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// A header of the message, `k=v` (typed) or `k:=JSON`. Repeatable. Without any, a headers
+    /// exchange cannot tell where the message goes (see --no-headers).
+    #[arg(long = "header", value_name = "K=V")]
+    pub headers: Vec<String>,
+    /// The message has no headers at all.
+    #[arg(long, conflicts_with = "headers")]
+    pub no_headers: bool,
+    /// A key of the message's CC header, routed with the key. Repeatable.
+    #[arg(long, value_name = "KEY")]
+    pub cc: Vec<String>,
+    /// A key of the message's BCC header, routed with the key (and removed from what is delivered). Repeatable.
+    #[arg(long, value_name = "KEY")]
+    pub bcc: Vec<String>,
+    /// Where the dead letters of this queue go, instead of a published message.
+    #[arg(long, value_name = "QUEUE")]
+    pub dead_letters: Option<String>,
+    /// With --dead-letters: only dead letters of this reason (rejected, expired, maxlen,
+    /// delivery-limit). Default: every reason the queue dead-letters for.
+    #[arg(long, value_name = "REASON", requires = "dead_letters", value_parser = parse_reason)]
+    pub reason: Option<crate::routing::Reason>,
+    /// Read this definitions export instead of the files (no broker needed).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["live", "env"])]
+    pub state: Option<PathBuf>,
+    /// Read the broker (read only: nothing is published or changed), its RabbitMQ version included.
+    #[arg(long)]
+    pub live: bool,
+    /// This environment of the project (warren.toml): its merged files, or with --live its broker.
+    #[arg(long, value_name = "ENV")]
+    pub env: Option<String>,
+    /// human or json (docs/schema/route.schema.json).
+    #[arg(long, value_enum, default_value_t = crate::render::route::RouteFormat::Human)]
+    pub format: crate::render::route::RouteFormat,
+}
+
+fn parse_reason(s: &str) -> Result<crate::routing::Reason, String> {
+    crate::routing::Reason::parse(s).ok_or_else(|| format!("\"{s}\": use rejected, expired, maxlen or delivery-limit"))
 }
 
 /// `90s`, `10m`, `1h`, or plain seconds.

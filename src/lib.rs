@@ -63,6 +63,7 @@ pub fn run(cli: Cli) -> Exit {
 }
 
 /// Runs one command; what it ends with.
+// A match of one arm per command, each handing its arguments on: one piece.
 fn command(command: Command, connection: &cli::Connection, out: &Writer) -> error::Result {
     match command {
         Command::Plan { path, state, vhost, out: file, envs, output } => {
@@ -136,6 +137,7 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             commands::lint::run(&path, &envs, &options, connection, out)
         }
         Command::Test { path, envs, live, format } => commands::test::given(&path, envs, live, format, connection, out),
+        Command::Route(args) => commands::route::run(&args, connection, out),
         Command::Diff { paths, envs, output } => commands::plan::diff_command(&paths, &envs, &show(output), out),
         Command::Export { path, out: file, envs } => commands::export::run(&path, &envs, file.as_deref(), out),
         Command::Import { state, vhosts, out: dir } => {

@@ -35,6 +35,7 @@ pub fn lint_command(command: &Command) -> (String, bool) {
         Command::Plan { path, envs, output, .. } => (path, envs, output.format != crate::render::Format::Human),
         Command::Apply { path, envs, .. } => (path, envs, false),
         Command::Adopt { path, .. } | Command::Graph { path, .. } => (path, &[], false),
+        Command::Route(args) => (&args.path, &[], false),
         Command::Validate { path, envs, .. } | Command::Export { path, envs, .. } => (path, envs, false),
         // OLD NEW: NEW's findings are shown.
         Command::Diff { paths, envs, output } => {

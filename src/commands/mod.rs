@@ -15,6 +15,7 @@ pub mod plan;
 pub mod planned;
 mod refusal;
 pub mod rollout;
+pub mod route;
 pub mod saved_plan;
 pub mod session;
 pub mod status;

@@ -80,8 +80,9 @@ pub enum Subject {
     /// of its `CC` and `BCC` headers (`keys`, the routing key first).
     Route { exchange: Named, keys: Vec<String>, headers: Table },
     /// The dead letters of `queue` for `reason`; `key`: the routing key of
-    /// the message that died, or every message the queue can hold.
-    DeadLetters { queue: Named, reason: Named, key: Option<String>, headers: Table },
+    /// the message that died, or every message the queue can hold;
+    /// `exchange`: the one it was published to (its `x-death` names it).
+    DeadLetters { queue: Named, reason: Named, key: Option<String>, exchange: Option<String>, headers: Table },
 }
 
 /// How the queues reached are compared with those listed.
@@ -209,8 +210,11 @@ fn expectation(r: &mut Reader, f: &Fields, kind: &str, node: &Node) -> Option<Ex
         let queue = required(r, f, "queue", at.span.clone(), "\"orders\"");
         let reason = required(r, f, "reason", at.span.clone(), "\"rejected\"");
         let key = f.string(r, "key");
+        let exchange = f.string(r, "exchange");
         match (queue, reason, headers) {
-            (Some(queue), Some(reason), Some(headers)) => Some(Subject::DeadLetters { queue, reason, key, headers }),
+            (Some(queue), Some(reason), Some(headers)) => {
+                Some(Subject::DeadLetters { queue, reason, key, exchange, headers })
+            }
             _ => None,
         }
     };

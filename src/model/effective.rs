@@ -1,11 +1,11 @@
 //! Which policy the broker applies to a queue or exchange (`rabbit_policy:match_all`;
 //! https://www.rabbitmq.com/docs/policies#priorities):
-//! the highest-priority match whose apply-to fits and whose keys the queue
-//! type supports.
+//! the highest-priority match whose apply-to fits and none of whose keys the
+//! queue type refuses.
 
 use regex::Regex;
 
-use super::policy_keys::policy_key;
+use super::policy_keys::unsupported_by;
 use super::topology::{Policy, Queue};
 
 /// A policy with its pattern compiled. Patterns RabbitMQ accepts but the
@@ -13,22 +13,33 @@ use super::topology::{Policy, Queue};
 pub struct Matcher<'a> {
     pub policy: &'a Policy,
     regex: Option<Regex>,
+    /// The broker's major version: which keys a queue type refuses
+    /// changed between 3.x and 4.x.
+    major: u32,
 }
 
 impl<'a> Matcher<'a> {
+    /// A matcher as the newest broker (4.x) matches.
     pub fn new(policy: &'a Policy) -> Self {
-        Matcher { policy, regex: Regex::new(&policy.pattern).ok() }
+        Matcher::on_version(policy, 4)
+    }
+
+    /// A matcher as a broker of major version `major` matches.
+    pub fn on_version(policy: &'a Policy, major: u32) -> Self {
+        Matcher { policy, regex: Regex::new(&policy.pattern).ok(), major }
     }
 
     pub fn name_matches(&self, name: &str) -> bool {
         self.regex.as_ref().is_some_and(|r| r.is_match(name))
     }
 
-    /// Whether the broker would consider this policy for `queue`.
+    /// Whether the broker would consider this policy for `queue`: a key
+    /// the queue's type does not use (an exchange's, another type's) leaves
+    /// the policy applicable; only a key the type refuses skips it.
     pub fn matches_queue(&self, queue: &Queue) -> bool {
         self.policy.apply_to.matches_queue(queue.kind)
             && self.name_matches(&queue.name)
-            && self.policy.definition.keys().all(|k| policy_key(k).is_none_or(|p| p.queue_types.contains(&queue.kind)))
+            && !self.policy.definition.keys().any(|k| unsupported_by(k, queue.kind, self.major))
     }
 
     pub fn matches_exchange(&self, name: &str) -> bool {

@@ -22,7 +22,7 @@ pub use graph::{LazyGraph, Node, RoutingGraph, around};
 pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_json, exported_bindings};
 pub use key::ObjectKey;
 pub use ownership::{DEFAULT_PROJECT, Ownership, is_shared};
-pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution};
+pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution, unsupported_by};
 pub use progress::Progress;
 pub use record_format::{RECORD_FORMAT, RecordError};
 pub use record_kind::RecordKind;

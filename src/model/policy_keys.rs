@@ -97,3 +97,64 @@ pub fn resolution(policy_key: &str, kind: QueueType) -> Resolution {
         _ => Argument,
     }
 }
+
+/// Whether a queue of `kind` on a broker of major version `major` refuses
+/// a policy with `key`: the broker skips such a policy for the queue
+/// (`rabbit_queue_type:is_policy_applicable`), whatever else it sets. The
+/// lists are the queue types' `unsupported_policies` capabilities
+/// (`rabbit_classic_queue`, `rabbit_quorum_queue`, `rabbit_stream_queue`,
+/// as of 3.10.8 and 4.0.5): a key not listed, one for exchanges
+/// (`alternate-exchange`) or for another queue type included, keeps the
+/// policy applicable.
+pub fn unsupported_by(key: &str, kind: QueueType, major: u32) -> bool {
+    const CLASSIC: &[&str] =
+        &["max-age", "stream-max-segment-size-bytes", "initial-cluster-size", "delivery-limit", "dead-letter-strategy"];
+    // 3.x classic queues refuse queue-leader-locator; 4.x ones take it and
+    // refuse quorum queues' memory limits and group size instead.
+    const CLASSIC_3: &[&str] = &["queue-leader-locator"];
+    const CLASSIC_4: &[&str] = &["max-in-memory-length", "max-in-memory-bytes", "target-group-size"];
+    const QUORUM: &[&str] = &[
+        "max-priority",
+        "queue-mode",
+        "single-active-consumer",
+        "ha-mode",
+        "ha-params",
+        "ha-sync-mode",
+        "ha-promote-on-shutdown",
+        "ha-promote-on-failure",
+        "queue-master-locator",
+        "max-age",
+        "stream-max-segment-size-bytes",
+        "initial-cluster-size",
+    ];
+    const STREAM: &[&str] = &[
+        "expires",
+        "message-ttl",
+        "dead-letter-exchange",
+        "dead-letter-routing-key",
+        "max-length",
+        "max-in-memory-length",
+        "max-in-memory-bytes",
+        "max-priority",
+        "overflow",
+        "queue-mode",
+        "single-active-consumer",
+        "delivery-limit",
+        "ha-mode",
+        "ha-params",
+        "ha-sync-mode",
+        "ha-promote-on-shutdown",
+        "ha-promote-on-failure",
+        "queue-master-locator",
+        "dead-letter-strategy",
+    ];
+    const STREAM_4: &[&str] = &["target-group-size"];
+    let lists: [&[&str]; 2] = match (kind, major >= 4) {
+        (Classic, false) => [CLASSIC, CLASSIC_3],
+        (Classic, true) => [CLASSIC, CLASSIC_4],
+        (Quorum, _) => [QUORUM, &[]],
+        (Stream, false) => [STREAM, &[]],
+        (Stream, true) => [STREAM, STREAM_4],
+    };
+    lists.iter().any(|list| list.contains(&key))
+}

@@ -8,6 +8,7 @@ pub mod graph;
 pub mod human;
 pub mod lint;
 pub mod markdown;
+pub mod route;
 pub mod test_report;
 
 pub use document::{

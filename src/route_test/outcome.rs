@@ -53,9 +53,14 @@ impl Outcome {
                 };
                 Actual { route: router.route(&message), note: None }
             }
-            Subject::DeadLetters { queue, reason, key, headers } => {
+            Subject::DeadLetters { queue, reason, key, exchange, headers } => {
                 let reason = Reason::parse(&reason.name).expect("the names were checked");
-                dead_letters(router, &queue.name, reason, key.as_deref(), headers)
+                let original = key.as_ref().map(|k| Message {
+                    exchange: exchange.clone().unwrap_or_default(),
+                    keys: Keys::one(k),
+                    headers: Some(headers.clone()),
+                });
+                dead_letters(router, &queue.name, reason, original.as_ref())
             }
         };
         let failures = e.wants.iter().filter_map(|w| failure(w, &actual)).collect();
@@ -101,15 +106,9 @@ impl Outcome {
     }
 }
 
-/// Where a queue's dead letters for `reason` go; `key`: the routing key of
-/// the message that died, else every message the queue can hold.
-fn dead_letters(
-    router: &Router,
-    queue: &str,
-    reason: Reason,
-    key: Option<&str>,
-    headers: &crate::model::Table,
-) -> Actual {
+/// Where a queue's dead letters for `reason` go; `original`: the message
+/// that died, else every message the queue can hold.
+fn dead_letters(router: &Router, queue: &str, reason: Reason, original: Option<&Message>) -> Actual {
     let nowhere = |note: String| Actual { route: Route::default(), note: Some(note) };
     if !router.queue_exists(queue) {
         return nowhere(format!("no queue \"{queue}\""));
@@ -123,8 +122,6 @@ fn dead_letters(
         };
         return nowhere(format!("queue \"{queue}\" does not dead-letter for \"{}\": {why}", reason.as_str()));
     }
-    let keys = key.map(Keys::one);
-    let original = keys.as_ref().map(|k| (k, headers));
     match router.dead_letters(queue, reason, original) {
         Some(d) => Actual { route: d.route, note: None },
         None => nowhere(format!("queue \"{queue}\" has no dead-letter exchange: the broker drops its dead letters")),

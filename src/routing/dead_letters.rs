@@ -1,12 +1,14 @@
 //! Where a queue's dead letters go (`rabbit_dead_letter`): republished to
 //! the queue's dead-letter exchange with its dead-letter routing key, or
-//! with the keys they carried (the routing key and `CC`; `BCC` is
-//! removed); a dead letter that would come back to the queue it left
-//! without a consumer's reject on the way is dropped there.
+//! with the keys they carried (the routing key, `CC` and `BCC`: the broker
+//! keeps the `BCC` keys with the message and routes by them, though the
+//! `x-death` header leaves them out); a dead letter that would come back
+//! to the queue it left without a consumer's reject on the way is dropped
+//! there.
 
 use serde::Serialize;
 
-use super::{Dropped, Keys, Message, Route, Router, Why};
+use super::{Dropped, Keys, Message, Route, Router, Version, Why};
 use crate::model::{QueueType, Table, Value};
 
 /// Why a message is dead-lettered, as the broker names it in `x-death`.
@@ -51,6 +53,9 @@ pub struct DeadLetter {
     pub routing_key: Option<String>,
     /// The classes of keys the dead letters carry; routed, each of them.
     pub keys: Vec<Keys>,
+    /// The headers of the dead letter as routed, when the original's were
+    /// given: theirs and the death headers the broker adds.
+    pub headers: Option<Table>,
     pub route: Route,
 }
 
@@ -90,16 +95,21 @@ impl<'a> Router<'a> {
     }
 
     /// Where the dead letters of `queue` for `reason` go. `original`: the
-    /// keys of the message that was dead-lettered; `None` for every
-    /// message the queue can hold (the keys its bindings take).
-    pub fn dead_letters(&self, queue: &str, reason: Reason, original: Option<(&Keys, &Table)>) -> Option<DeadLetter> {
+    /// message that was dead-lettered, as it was published (its exchange,
+    /// its routing key with its `CC` and `BCC` keys: the broker routes a
+    /// dead letter by all of them, though its `x-death` names no `BCC`
+    /// key); `None` for every message the queue can hold (the keys its
+    /// bindings take).
+    pub fn dead_letters(&self, queue: &str, reason: Reason, original: Option<&Message>) -> Option<DeadLetter> {
         let (exchange, routing_key) = self.dead_letter_exchange(queue)?;
         let keys = match (routing_key, original) {
             (Some(k), _) => vec![Keys::one(k)],
-            (None, Some((keys, _))) => vec![keys.clone()],
+            (None, Some(m)) => vec![m.keys.clone()],
             (None, None) => self.keys_into(queue),
         };
-        let headers = original.map(|(_, h)| with_death(h, queue, exchange, reason));
+        let headers = original
+            .and_then(|m| Some((m, m.headers.as_ref()?)))
+            .map(|(m, h)| with_death(h, queue, &m.exchange, reason, self.version));
         let mut route = Route::default();
         for k in &keys {
             let message = Message { exchange: exchange.to_string(), keys: k.clone(), headers: headers.clone() };
@@ -118,6 +128,7 @@ impl<'a> Router<'a> {
             exchange: exchange.to_string(),
             routing_key: routing_key.map(str::to_string),
             keys,
+            headers,
             route,
         })
     }
@@ -150,15 +161,24 @@ impl<'a> Router<'a> {
     }
 }
 
-/// The headers of a dead letter: the message's, with the `x-first-death-*`
-/// headers the broker adds on its first death (routing by headers with
-/// `x-match` `all-with-x` or `any-with-x` can see them).
-fn with_death(headers: &Table, queue: &str, exchange: &str, reason: Reason) -> Table {
+/// The headers of a dead letter as a headers exchange sees them (with
+/// `x-match` `all-with-x` or `any-with-x`): the message's, with the
+/// `x-first-death-*` headers the broker adds on its first death and, from
+/// RabbitMQ 4, the `x-last-death-*` ones it sets on each (`mc:record_death`
+/// keeps them as annotations, which `mc:routing_headers` includes).
+/// `exchange` is the one the message was published to before it died.
+fn with_death(headers: &Table, queue: &str, exchange: &str, reason: Reason, version: Version) -> Table {
     let mut out = headers.clone();
-    if !out.contains_key("x-first-death-reason") {
-        out.insert("x-first-death-reason".into(), Value::String(reason.as_str().into()));
-        out.insert("x-first-death-queue".into(), Value::String(queue.into()));
-        out.insert("x-first-death-exchange".into(), Value::String(exchange.into()));
+    let mut set = |which: &str| {
+        out.insert(format!("x-{which}-death-reason"), Value::String(reason.as_str().into()));
+        out.insert(format!("x-{which}-death-queue"), Value::String(queue.into()));
+        out.insert(format!("x-{which}-death-exchange"), Value::String(exchange.into()));
+    };
+    if !headers.contains_key("x-first-death-reason") {
+        set("first");
+    }
+    if version.major >= 4 {
+        set("last");
     }
     out
 }
@@ -175,5 +195,146 @@ fn merge(into: &mut Route, from: Route) {
         if !into.dropped.contains(&d) {
             into.dropped.push(d);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, Vhost};
+
+    fn s(v: &str) -> Value {
+        Value::String(v.into())
+    }
+
+    fn table(pairs: &[(&str, Value)]) -> Table {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    fn exchange(name: &str, kind: &str) -> Exchange {
+        Exchange {
+            name: name.into(),
+            kind: kind.into(),
+            durable: true,
+            auto_delete: false,
+            internal: false,
+            arguments: Table::new(),
+        }
+    }
+
+    fn queue(name: &str, kind: QueueType, arguments: Table) -> Queue {
+        Queue { name: name.into(), kind, durable: true, auto_delete: false, arguments, replaces: None }
+    }
+
+    fn bind(source: &str, queue: &str, key: &str, arguments: Table) -> Binding {
+        Binding {
+            source: source.into(),
+            destination_kind: DestinationKind::Queue,
+            destination: queue.into(),
+            routing_key: key.into(),
+            arguments,
+        }
+    }
+
+    fn policy(name: &str, pattern: &str, priority: i64, definition: Table) -> Policy {
+        Policy { name: name.into(), pattern: pattern.into(), apply_to: ApplyTo::All, priority, definition }
+    }
+
+    /// Queue `q` (classic, `q-quorum` quorum) and a fanout `dlx` into `sink`.
+    fn vhost(policies: Vec<Policy>) -> Vhost {
+        let mut v = Vhost::new("v");
+        v.exchanges.insert("dlx".into(), exchange("dlx", "fanout"));
+        for (name, kind) in [("q", QueueType::Classic), ("q-quorum", QueueType::Quorum), ("sink", QueueType::Classic)] {
+            v.queues.insert(name.into(), queue(name, kind, Table::new()));
+        }
+        v.bindings.insert(bind("dlx", "sink", "", Table::new()));
+        v.policies = policies.into_iter().map(|p| (p.name.clone(), p)).collect();
+        v
+    }
+
+    /// Conformance seed 1796470049694757230 and others on 3.10.8 and 4.0.5:
+    /// a policy with an exchange's key (`alternate-exchange`) beside
+    /// `dead-letter-exchange` applies to queues; the model skipped it.
+    #[test]
+    fn a_policy_with_an_exchange_key_still_applies_to_queues() {
+        let v = vhost(vec![policy(
+            "p",
+            ".*",
+            0,
+            table(&[("alternate-exchange", s("ae")), ("dead-letter-exchange", s("dlx"))]),
+        )]);
+        for version in [Version::new(3, 10), Version::new(4, 0)] {
+            let router = Router::new(&v, version);
+            assert_eq!(router.dead_letter_exchange("q"), Some(("dlx", None)), "{version}");
+            assert_eq!(router.dead_letter_exchange("q-quorum"), Some(("dlx", None)), "{version}");
+        }
+    }
+
+    /// A key the queue's type refuses skips the policy for that queue,
+    /// and which keys a type refuses changed in 4.0: classic queues took
+    /// `max-in-memory-length` on 3.10 and refuse it on 4.0.
+    #[test]
+    fn a_key_the_queue_type_refuses_skips_the_policy_by_version() {
+        let limit = table(&[("dead-letter-exchange", s("dlx")), ("max-in-memory-length", Value::Int(1000))]);
+        let v = vhost(vec![policy("p", ".*", 0, limit)]);
+        assert_eq!(Router::new(&v, Version::new(3, 10)).dead_letter_exchange("q"), Some(("dlx", None)));
+        assert_eq!(Router::new(&v, Version::new(4, 0)).dead_letter_exchange("q"), None);
+        // Quorum queues take it on both.
+        assert!(Router::new(&v, Version::new(4, 0)).dead_letter_exchange("q-quorum").is_some());
+        // `delivery-limit` is quorum queues' alone: a classic queue skips the
+        // policy, and a lower one applies instead.
+        let limit = table(&[("dead-letter-exchange", s("dlx")), ("delivery-limit", Value::Int(5))]);
+        let v = vhost(vec![
+            policy("high", ".*", 5, limit),
+            policy("low", ".*", 1, table(&[("dead-letter-exchange", s(""))])),
+        ]);
+        let router = Router::new(&v, Version::new(3, 10));
+        assert_eq!(router.dead_letter_exchange("q"), Some(("", None)));
+        assert_eq!(router.dead_letter_exchange("q-quorum"), Some(("dlx", None)));
+    }
+
+    /// A dead letter's `x-first-death-exchange` is the exchange the message
+    /// was published to, not the dead-letter exchange; RabbitMQ 4 also sets
+    /// `x-last-death-*`, which `with-x` bindings see (seen on 4.0.5).
+    #[test]
+    fn death_headers_name_the_exchange_the_message_died_from() {
+        let mut v = vhost(Vec::new());
+        v.exchanges.insert("dlx".into(), exchange("dlx", "headers"));
+        v.bindings.clear();
+        let first = table(&[("x-match", s("all-with-x")), ("x-first-death-exchange", s("orders"))]);
+        let last = table(&[("x-match", s("any-with-x")), ("x-last-death-queue", s("q"))]);
+        v.bindings.insert(bind("dlx", "sink", "", first));
+        v.bindings.insert(bind("dlx", "q-quorum", "", last));
+        v.queues.get_mut("q").unwrap().arguments = table(&[("x-dead-letter-exchange", s("dlx"))]);
+        let message = Message { exchange: "orders".into(), keys: Keys::one("k"), headers: Some(Table::new()) };
+        let on = |version| {
+            let router = Router::new(&v, version);
+            router
+                .dead_letters("q", Reason::Rejected, Some(&message))
+                .unwrap()
+                .route
+                .queues
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(on(Version::new(3, 10)), ["sink"]);
+        assert_eq!(on(Version::new(4, 0)), ["q-quorum", "sink"]);
+    }
+
+    /// The broker routes a dead letter by every key it was published with,
+    /// `BCC` ones included (seen on 3.10.8: a `BCC` key reached the queue the
+    /// dead-letter exchange binds with it): the caller gives them all.
+    #[test]
+    fn a_dead_letter_goes_on_with_all_its_keys() {
+        let mut v = vhost(Vec::new());
+        v.exchanges.insert("dlx".into(), exchange("dlx", "direct"));
+        v.bindings.clear();
+        v.bindings.insert(bind("dlx", "sink", "bcc-key", Table::new()));
+        v.queues.get_mut("q").unwrap().arguments = table(&[("x-dead-letter-exchange", s("dlx"))]);
+        let keys = Keys::Exact(vec!["q".into(), "bcc-key".into()]);
+        let message = Message { exchange: String::new(), keys, headers: Some(Table::new()) };
+        let router = Router::new(&v, Version::NEWEST);
+        let letter = router.dead_letters("q", Reason::Expired, Some(&message)).unwrap();
+        assert_eq!(letter.route.queues.into_iter().collect::<Vec<_>>(), ["sink"]);
     }
 }

@@ -19,6 +19,7 @@ mod dead_letters;
 pub mod headers;
 mod message;
 mod policies;
+mod reasons;
 mod route;
 mod router;
 pub mod topic;

@@ -9,17 +9,21 @@ pub(super) struct Policies<'a> {
 }
 
 impl<'a> Policies<'a> {
-    pub(super) fn new(vhost: &'a Vhost) -> Self {
+    /// The vhost's policies as a broker of major version `major` applies
+    /// them to queues (which keys a queue type refuses changed in 4.0).
+    pub(super) fn new(vhost: &'a Vhost, major: u32) -> Self {
+        let matcher = |p| Matcher::on_version(p, major);
         Policies {
-            policies: vhost.policies.values().map(Matcher::new).collect(),
-            operator: vhost.operator_policies.values().map(Matcher::new).collect(),
+            policies: vhost.policies.values().map(matcher).collect(),
+            operator: vhost.operator_policies.values().map(matcher).collect(),
         }
     }
 
     /// An exchange's alternate exchange: its argument, else its policy's
-    /// (operator policies cannot set one).
-    pub(super) fn alternate(&self, name: &str, arguments: &'a crate::model::Table) -> Option<&'a str> {
-        if let Some(Value::String(ae)) = arguments.get("alternate-exchange") {
+    /// (operator policies cannot set one). The broker's own exchanges have
+    /// no arguments (`None`), but policies apply to them too.
+    pub(super) fn alternate(&self, name: &str, arguments: Option<&'a crate::model::Table>) -> Option<&'a str> {
+        if let Some(Value::String(ae)) = arguments.and_then(|a| a.get("alternate-exchange")) {
             return Some(ae);
         }
         let p = self.exchange_policy(name)?;

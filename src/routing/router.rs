@@ -62,7 +62,7 @@ impl<'a> Router<'a> {
                 into_queue.entry(b.destination.as_str()).or_default().push(b);
             }
         }
-        Router { vhost, version, by_source, into_queue, policies: Policies::new(vhost) }
+        Router { vhost, version, by_source, into_queue, policies: Policies::new(vhost, version.major) }
     }
 
     pub fn version(&self) -> Version {
@@ -105,10 +105,15 @@ impl<'a> Router<'a> {
         self.into_queue.get(queue).map_or(&[], Vec::as_slice)
     }
 
-    /// An exchange's alternate exchange, its argument before its policy.
+    /// An exchange's alternate exchange, its argument before its policy;
+    /// a policy gives one to the broker's own `amq.*` exchanges too (the
+    /// default exchange routes by name alone: it never has one).
     pub fn alternate(&self, exchange: &str) -> Option<&'a str> {
-        let x = self.vhost.exchanges.get(exchange)?;
-        self.policies.alternate(exchange, &x.arguments)
+        match self.vhost.exchanges.get(exchange) {
+            Some(x) => self.policies.alternate(exchange, Some(&x.arguments)),
+            None if builtin(exchange).is_some() => self.policies.alternate(exchange, None),
+            None => None,
+        }
     }
 
     /// Where `message`, published by a client, goes: the queues it
@@ -282,5 +287,41 @@ fn hop(exchange: &str, key: Option<&str>, kind: DestinationKind, destination: &s
             destination_kind: kind.as_str(),
             destination: destination.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ApplyTo, Policy, Table, Value};
+
+    /// Conformance seed 1796470049694757230 on 3.10.8: a policy gives the
+    /// broker's own exchanges an alternate exchange too; the model only
+    /// looked at exchanges declared in the files.
+    #[test]
+    fn a_policy_gives_amq_exchanges_an_alternate_exchange() {
+        let mut v = Vhost::new("v");
+        let definition: Table =
+            [("alternate-exchange".to_string(), Value::String("amq.fanout".into()))].into_iter().collect();
+        let p = Policy {
+            name: "p".into(),
+            pattern: "^amq\\.headers$".into(),
+            apply_to: ApplyTo::Exchanges,
+            priority: 0,
+            definition,
+        };
+        v.policies.insert("p".into(), p);
+        v.bindings.insert(Binding {
+            source: "amq.fanout".into(),
+            destination_kind: DestinationKind::Queue,
+            destination: "q".into(),
+            routing_key: String::new(),
+            arguments: Table::new(),
+        });
+        let router = Router::new(&v, Version::NEWEST);
+        assert_eq!(router.alternate("amq.headers"), Some("amq.fanout"));
+        assert_eq!(router.alternate(""), None);
+        let message = Message::new("amq.headers", "k");
+        assert_eq!(router.route(&message).queues.into_iter().collect::<Vec<_>>(), ["q"]);
     }
 }

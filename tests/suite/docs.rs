@@ -42,7 +42,7 @@ fn completions_know_every_command_in_every_shell() {
     for shell in ["bash", "zsh", "fish"] {
         let run = crate::common::warren(&["completions", shell]);
         assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
-        for command in ["plan", "apply", "lint", "validate", "diff", "graph", "import", "export"] {
+        for command in ["plan", "apply", "lint", "validate", "diff", "graph", "import", "export", "route"] {
             assert!(run.stdout.contains(command), "{shell} completes {command}");
         }
     }
@@ -181,11 +181,11 @@ fn zsh_and_fish_complete_env_with_the_environments_of_the_project() {
     // Neither shell is installed here: the scripts ask warren, as bash's does.
     let zsh = crate::common::warren(&["completions", "zsh"]).stdout;
     assert!(!zsh.contains(":ENV:_default"), "{zsh}");
-    assert_eq!(zsh.matches(":ENV:_warren_envs'").count(), 9, "{zsh}");
+    assert_eq!(zsh.matches(":ENV:_warren_envs'").count(), 10, "{zsh}");
     assert!(zsh.contains("_warren_envs() {") && zsh.contains("__complete-envs"), "{zsh}");
     let fish = crate::common::warren(&["completions", "fish"]).stdout;
     let env_lines: Vec<&str> = fish.lines().filter(|l| l.contains(" -l env ")).collect();
-    assert_eq!(env_lines.len(), 9, "{fish}");
+    assert_eq!(env_lines.len(), 10, "{fish}");
     assert!(env_lines.iter().all(|l| l.ends_with(" -r -f -a \"(__fish_warren_envs)\"")), "{fish}");
     assert!(fish.contains("function __fish_warren_envs") && fish.contains("__complete-envs"), "{fish}");
     // What they ask: the environments, one a line, `all` first.

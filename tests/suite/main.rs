@@ -35,6 +35,8 @@ mod properties;
 mod rabbitmq4;
 mod realworld_broker;
 mod records;
+mod route;
+mod routing_conformance;
 mod routing_tests;
 mod saved_plan;
 mod traffic;
