@@ -17,11 +17,13 @@
 
 mod dead_letters;
 pub mod headers;
+mod inside;
 mod message;
 mod policies;
 mod route;
 mod router;
 pub mod topic;
+mod witness;
 
 pub use dead_letters::{DeadLetter, Reason};
 pub use message::{Keys, Message};
