@@ -9,7 +9,7 @@ use super::view::{From, View};
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, QueueType, Value};
-use crate::routing::{Keys, Reason};
+use crate::routing::{DeadLetterRoutes, Keys, Reason};
 
 /// A queue's dead-lettering, as its argument and policy resolve.
 struct DeadLetters<'a> {
@@ -67,12 +67,13 @@ pub(super) fn check(ctx: &mut Context) {
             }
             letters.push(DeadLetters { queue: &q.name, exchange, from, key: routing_key, expires_messages: expires });
         }
-        // Where each queue's dead letters land.
+        // Where each queue's dead letters land, as a reject sends them (any
+        // reason routes alike; a reject's is not cut at the queue it left).
+        let mut routes = DeadLetterRoutes::new(&view.router);
         let mut landing: FxHashMap<&str, Vec<String>> = FxHashMap::default();
         for l in &letters {
-            // Any reason routes alike; a reject's is not cut at the queue it left.
-            let Some(letter) = view.router.dead_letters(l.queue, Reason::Rejected, None) else { continue };
-            if letter.route.nowhere() {
+            let Some(letter) = routes.of(l.queue) else { continue };
+            if letter.nowhere() {
                 let exchange = if l.exchange.is_empty() {
                     "the default exchange".into()
                 } else {
@@ -86,8 +87,10 @@ pub(super) fn check(ctx: &mut Context) {
                 .help("bind a queue to the dead-letter exchange for those keys, or set `x-dead-letter-routing-key` to a key it routes: RabbitMQ drops dead letters that route nowhere");
                 found.push((l.from.place(vname, l.queue, "x-dead-letter-exchange", "dead-letter-exchange"), d));
             }
-            let mut reached = letter.route.queues;
-            if l.expires_messages {
+            let mut reached = letter.queues;
+            // Where a headers exchange could not tell, the headers of the
+            // queue's own bindings can.
+            if l.expires_messages && letter.cannot_tell {
                 reached.extend(by_headers(view, l.queue));
             }
             landing.insert(l.queue, reached.into_iter().collect());

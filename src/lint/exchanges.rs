@@ -27,7 +27,9 @@ pub(super) fn check(ctx: &mut Context) {
                 let (key, field) = from.place_of(key.clone(), "alternate-exchange", "alternate-exchange");
                 found.push((key, Some(field), d));
             }
-            if drops_everything(view, x) {
+            // Only an exchange with nothing bound and no alternate exchange
+            // can drop every message: the model is asked of those alone.
+            if alternate.is_none() && view.router.bindings_from(&x.name).is_empty() && drops_everything(view, x) {
                 let d = finding(
                     "unroutable-exchange",
                     format!("exchange \"{}\" has no binding and no alternate exchange: what is published to it is dropped", x.name),
