@@ -63,14 +63,14 @@ pub(super) fn check(ctx: &mut Context) {
             }
             let key = ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() };
             if super::allowance(ctx.locations, &key, "shared-queue").is_some() {
-                found.push((key, None, shared(&[&q.name], &who)));
+                found.push((key, None, shared(&[&q.name], &who, by_name(ctx, vname, &[&q.name]))));
             } else {
                 groups.entry(who).or_default().push(&q.name);
             }
         }
         for (who, queues) in groups {
             let key = ObjectKey::Queue { vhost: vname.clone(), name: queues[0].to_string() };
-            found.push((key, None, shared(&queues, &who)));
+            found.push((key, None, shared(&queues, &who, by_name(ctx, vname, &queues))));
         }
     }
     for (key, field, d) in found {
@@ -78,8 +78,16 @@ pub(super) fn check(ctx: &mut Context) {
     }
 }
 
-/// The finding for `queues`, each of which every user of `who` may read.
-fn shared(queues: &[&str], who: &[&str]) -> Diagnostic {
+/// Whether nothing is bound to any of `queues`: publishers reach them by
+/// name only, through the default exchange.
+fn by_name(ctx: &Context, vname: &str, queues: &[&str]) -> bool {
+    let router = &ctx.views[vname].router;
+    queues.iter().all(|q| router.bindings_into(q).is_empty())
+}
+
+/// The finding for `queues`, each of which every user of `who` may read;
+/// `by_name`: nothing is bound to them.
+fn shared(queues: &[&str], who: &[&str], by_name: bool) -> Diagnostic {
     const LISTED: usize = 3;
     let names = |list: &[&str]| list.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
     let users = names(who);
@@ -93,8 +101,12 @@ fn shared(queues: &[&str], who: &[&str]) -> Diagnostic {
             format!("{} queues ({listed}) may each be read by {} users, {users}", queues.len(), who.len())
         }
     };
-    finding("shared-queue", format!("{what}: each of their consumers would get only part of the messages"))
-        .help("a queue hands each message to one consumer: give each service a queue of its own, bound like this one (a fanout or topic exchange copies every message to each), and narrow each user's `read` to its own queue")
+    let d = finding("shared-queue", format!("{what}: each of their consumers would get only part of the messages"));
+    if by_name {
+        d.help("a queue hands each message to one consumer, and publishers reach this one by its name (the default exchange hands a message to the one queue its key names): publish to an exchange with each service's queue bound to it, and narrow each user's `read` to its own queue")
+    } else {
+        d.help("a queue hands each message to one consumer: give each service a queue of its own, bound like this one (an exchange copies a message to each queue whose binding takes it), and narrow each user's `read` to its own queue")
+    }
 }
 
 /// What the files say of guest's password (`None`: they do not declare

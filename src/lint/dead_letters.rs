@@ -9,7 +9,7 @@ use super::view::{From, View};
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, QueueType, Value};
-use crate::routing::Reason;
+use crate::routing::{DeadLetterRoutes, Keys, Reason};
 
 /// A queue's dead-lettering, as its argument and policy resolve.
 struct DeadLetters<'a> {
@@ -51,7 +51,7 @@ pub(super) fn check(ctx: &mut Context) {
             };
             let routing_key = View::setting(q, applied, "x-dead-letter-routing-key", "dead-letter-routing-key")
                 .and_then(|(v, _)| v.as_str());
-            let ttl = View::setting(q, applied, "x-message-ttl", "message-ttl").is_some();
+            let expires = view.router.dead_letters_for(&q.name, Reason::Expired);
             if !view.exchange_known(exchange) {
                 let d = finding(
                     "dlx-missing",
@@ -65,14 +65,15 @@ pub(super) fn check(ctx: &mut Context) {
                 // Nowhere to land: no route to judge, no cycle to be part of.
                 continue;
             }
-            letters.push(DeadLetters { queue: &q.name, exchange, from, key: routing_key, expires_messages: ttl });
+            letters.push(DeadLetters { queue: &q.name, exchange, from, key: routing_key, expires_messages: expires });
         }
-        // Where each queue's dead letters land.
+        // Where each queue's dead letters land, as a reject sends them (any
+        // reason routes alike; a reject's is not cut at the queue it left).
+        let mut routes = DeadLetterRoutes::new(&view.router);
         let mut landing: FxHashMap<&str, Vec<String>> = FxHashMap::default();
         for l in &letters {
-            // Any reason routes alike; a reject's is not cut at the queue it left.
-            let Some(letter) = view.router.dead_letters(l.queue, Reason::Rejected, None) else { continue };
-            if letter.route.nowhere() {
+            let Some(letter) = routes.of(l.queue) else { continue };
+            if letter.nowhere() {
                 let exchange = if l.exchange.is_empty() {
                     "the default exchange".into()
                 } else {
@@ -86,13 +87,32 @@ pub(super) fn check(ctx: &mut Context) {
                 .help("bind a queue to the dead-letter exchange for those keys, or set `x-dead-letter-routing-key` to a key it routes: RabbitMQ drops dead letters that route nowhere");
                 found.push((l.from.place(vname, l.queue, "x-dead-letter-exchange", "dead-letter-exchange"), d));
             }
-            landing.insert(l.queue, letter.route.queues.into_iter().collect());
+            let mut reached = letter.queues;
+            // Where a headers exchange could not tell, the headers of the
+            // queue's own bindings can.
+            if l.expires_messages && letter.cannot_tell {
+                reached.extend(by_headers(view, l.queue));
+            }
+            landing.insert(l.queue, reached.into_iter().collect());
         }
         cycles(vname, &letters, &landing, &mut found);
     }
     for ((key, field), d) in found {
         ctx.report(&key, Some(&field), d);
     }
+}
+
+/// Where dead letters of `queue` that came in through a headers binding
+/// go: the model routes them with the headers that binding takes (which
+/// they carry), where with unknown headers it could not tell.
+fn by_headers(view: &View, queue: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for headers in view.router.headers_into(queue) {
+        if let Some(letter) = view.router.dead_letters(queue, Reason::Rejected, Some((&Keys::Any, &headers))) {
+            out.extend(letter.route.queues);
+        }
+    }
+    out
 }
 
 /// Cycles of queues whose messages expire into each other's dead-letter

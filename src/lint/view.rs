@@ -5,7 +5,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::model::{
-    BUILTIN_EXCHANGES, Binding, Matcher, ObjectKey, Policy, Queue, SetBy, Value, Vhost, applied_to_queue, precedence,
+    BUILTIN_EXCHANGES, Matcher, ObjectKey, Policy, Queue, SetBy, Value, Vhost, applied_to_queue, precedence,
     queue_setting,
 };
 use crate::routing::{Router, Version};
@@ -18,9 +18,8 @@ pub(crate) struct View<'a> {
     policies: Vec<Matcher<'a>>,
     /// The policy and operator policy applied to each queue, by its name.
     applied: FxHashMap<&'a str, Applied<'a>>,
-    /// Exchanges and queues declared with errors: declared all the same.
+    /// Exchanges declared with errors: declared all the same.
     failed_exchanges: FxHashSet<&'a str>,
-    failed_queues: FxHashSet<&'a str>,
 }
 
 /// The policy and the operator policy the broker applies to a queue.
@@ -62,18 +61,14 @@ impl From<'_> {
 
 impl<'a> View<'a> {
     pub(crate) fn new(name: &'a str, vhost: &'a Vhost, locations: &'a Locations, version: Version) -> Self {
-        let (mut failed_exchanges, mut failed_queues) = (FxHashSet::default(), FxHashSet::default());
-        for key in &locations.named {
-            match key {
-                ObjectKey::Exchange { vhost: v, name: n } if v == name => {
-                    failed_exchanges.insert(n.as_str());
-                }
-                ObjectKey::Queue { vhost: v, name: n } if v == name => {
-                    failed_queues.insert(n.as_str());
-                }
-                _ => {}
-            }
-        }
+        let failed_exchanges = locations
+            .named
+            .iter()
+            .filter_map(|key| match key {
+                ObjectKey::Exchange { vhost: v, name: n } if v == name => Some(n.as_str()),
+                _ => None,
+            })
+            .collect();
         let policies: Vec<Matcher> = vhost.policies.values().map(Matcher::new).collect();
         let operator_policies: Vec<Matcher> = vhost.operator_policies.values().map(Matcher::new).collect();
         let applied = vhost
@@ -81,12 +76,7 @@ impl<'a> View<'a> {
             .values()
             .map(|q| (q.name.as_str(), (applied_to_queue(&policies, q), applied_to_queue(&operator_policies, q))))
             .collect();
-        View { vhost, router: Router::new(vhost, version), policies, applied, failed_exchanges, failed_queues }
-    }
-
-    /// The bindings whose source is `exchange`.
-    pub(crate) fn bindings_from(&self, exchange: &str) -> &[&'a Binding] {
-        self.router.bindings_from(exchange)
+        View { vhost, router: Router::new(vhost, version), policies, applied, failed_exchanges }
     }
 
     /// Whether an exchange of this name exists for the files: declared
@@ -97,12 +87,6 @@ impl<'a> View<'a> {
             || self.vhost.external.exchanges.contains(name)
             || BUILTIN_EXCHANGES.contains(&name)
             || self.failed_exchanges.contains(name)
-    }
-
-    pub(crate) fn queue_known(&self, name: &str) -> bool {
-        self.vhost.queues.contains_key(name)
-            || self.vhost.external.queues.contains(name)
-            || self.failed_queues.contains(name)
     }
 
     /// The policy and the operator policy the broker applies to `queue`.
@@ -134,16 +118,14 @@ impl<'a> View<'a> {
         ))
     }
 
-    /// An exchange's alternate exchange: its argument, else its policy's.
+    /// An exchange's alternate exchange, as the routing model resolves its
+    /// argument and its policy, with where it is set.
     pub(crate) fn alternate(&self, exchange: &str) -> Option<(&'a str, From<'a>)> {
+        let ae = self.router.alternate(exchange)?;
         let x = self.vhost.exchanges.get(exchange)?;
-        if let Some(Value::String(ae)) = x.arguments.get("alternate-exchange") {
+        if x.arguments.get("alternate-exchange").and_then(Value::as_str) == Some(ae) {
             return Some((ae, From::Argument));
         }
-        let p = self.exchange_policy(exchange)?;
-        match p.definition.get("alternate-exchange") {
-            Some(Value::String(ae)) => Some((ae, From::Policy(p, false))),
-            _ => None,
-        }
+        Some((ae, From::Policy(self.exchange_policy(exchange)?, false)))
     }
 }

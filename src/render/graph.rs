@@ -9,7 +9,8 @@
 use rustc_hash::FxHashMap;
 
 use crate::lint::view::View;
-use crate::model::{DestinationKind, Topology, Value, Vhost};
+use crate::model::{DestinationKind, Topology, Vhost};
+use crate::routing::Message;
 use crate::source::Locations;
 
 /// `--format` of `warren graph`.
@@ -61,27 +62,27 @@ fn side_routes(v: &Vhost) -> Vec<Side> {
     let locations = Locations::default();
     let view = View::new(&v.name, v, &locations, crate::routing::Version::NEWEST);
     let mut out = Vec::new();
-    for q in v.queues.values() {
-        let applied = view.queue_policies(q);
-        let Some((Value::String(exchange), _)) =
-            View::setting(q, applied, "x-dead-letter-exchange", "dead-letter-exchange")
-        else {
-            continue;
-        };
-        let key = View::setting(q, applied, "x-dead-letter-routing-key", "dead-letter-routing-key")
-            .and_then(|(k, _)| k.as_str());
+    for q in v.queues.keys() {
+        let Some((exchange, key)) = view.router.dead_letter_exchange(q) else { continue };
         let label = match key {
             Some(k) => format!("dead letters, key {k}"),
             None => "dead letters".to_string(),
         };
-        let from = q.name.clone();
+        let from = q.clone();
         match (exchange.is_empty(), key) {
-            // The default exchange routes a key to the queue of that name.
-            (true, Some(k)) if view.queue_known(k) => {
-                out.push(Side { from_queue: true, from, to_queue: true, to: k.to_string(), label })
+            // The default exchange routes the key to the queue it names.
+            (true, Some(k)) => {
+                let to = view.router.route(&Message::new("", k)).queues;
+                out.extend(to.into_iter().map(|to| Side {
+                    from_queue: true,
+                    from: from.clone(),
+                    to_queue: true,
+                    to,
+                    label: label.clone(),
+                }));
             }
             (false, _) if view.exchange_known(exchange) => {
-                out.push(Side { from_queue: true, from, to_queue: false, to: exchange.clone(), label })
+                out.push(Side { from_queue: true, from, to_queue: false, to: exchange.to_string(), label })
             }
             _ => {}
         }

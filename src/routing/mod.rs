@@ -17,14 +17,18 @@
 
 mod dead_letters;
 pub mod headers;
+mod inside;
+mod memo;
 mod message;
 mod policies;
 mod reasons;
 mod route;
 mod router;
 pub mod topic;
+mod witness;
 
 pub use dead_letters::{DeadLetter, Reason};
+pub use memo::{DeadLetterRoutes, Landing};
 pub use message::{Keys, Message};
 pub use route::{CannotTell, Dropped, Hop, Route, Why};
 pub use router::Router;
