@@ -9,7 +9,7 @@ use super::view::{From, View};
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, QueueType, Value};
-use crate::routing::{DeadLetterRoutes, Keys, Reason};
+use crate::routing::{DeadLetterRoutes, Keys, Message, Reason};
 
 /// A queue's dead-lettering, as its argument and policy resolve.
 struct DeadLetters<'a> {
@@ -108,7 +108,9 @@ pub(super) fn check(ctx: &mut Context) {
 fn by_headers(view: &View, queue: &str) -> Vec<String> {
     let mut out = Vec::new();
     for headers in view.router.headers_into(queue) {
-        if let Some(letter) = view.router.dead_letters(queue, Reason::Rejected, Some((&Keys::Any, &headers))) {
+        // The exchange they were published to names only their death.
+        let message = Message { exchange: String::new(), keys: Keys::Any, headers: Some(headers) };
+        if let Some(letter) = view.router.dead_letters(queue, Reason::Rejected, Some(&message)) {
             out.extend(letter.route.queues);
         }
     }

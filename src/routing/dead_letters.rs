@@ -113,7 +113,7 @@ impl<'a> Router<'a> {
         let mut route = Route::default();
         for k in &keys {
             let message = Message { exchange: exchange.to_string(), keys: k.clone(), headers: headers.clone() };
-            merge(&mut route, self.route_from(&message, false));
+            merge(&mut route, self.route_from(&message, false, true));
         }
         // The broker drops a dead letter where it would come back without a
         // reject on the way; the queue it left is in its `x-death`.

@@ -8,6 +8,6 @@ impl<'a> Router<'a> {
     /// binding from another exchange, an alternate exchange, a dead letter):
     /// unlike a client's publish, an internal exchange takes it.
     pub fn route_inside(&self, message: &'a Message) -> Route {
-        self.route_from(message, false)
+        self.route_from(message, false, true)
     }
 }

@@ -51,7 +51,7 @@ impl<'r, 'a> DeadLetterRoutes<'r, 'a> {
             let router = self.router;
             let routed = self.routed.entry((exchange, k)).or_insert_with_key(|(exchange, k)| {
                 let message = Message { exchange: exchange.to_string(), keys: k.clone(), headers: None };
-                let route = router.route_from(&message, false);
+                let route = router.route_from(&message, false, false);
                 Rc::new(Landing { queues: route.queues, cannot_tell: !route.cannot_tell.is_empty() })
             });
             out.queues.extend(routed.queues.iter().cloned());

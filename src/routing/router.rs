@@ -119,12 +119,14 @@ impl<'a> Router<'a> {
     /// Where `message`, published by a client, goes: the queues it
     /// reaches, each once, and the path.
     pub fn route(&self, message: &'a Message) -> Route {
-        self.route_from(message, true)
+        self.route_from(message, true, true)
     }
 
     /// [`Router::route`] for a message the broker publishes itself (a dead
-    /// letter), which an internal exchange takes.
-    pub(super) fn route_from(&self, message: &'a Message, client: bool) -> Route {
+    /// letter), which an internal exchange takes (`client` false); without
+    /// the path when `path` is false, for callers that ask only where
+    /// thousands of messages go (the path's names are most of the cost).
+    pub(super) fn route_from(&self, message: &'a Message, client: bool, path: bool) -> Route {
         let mut out = Route::default();
         let start = message.exchange.as_str();
         match self.kind(start) {
@@ -156,11 +158,15 @@ impl<'a> Router<'a> {
             for (kind, dest, k, key) in step.to {
                 match kind {
                     DestinationKind::Queue => {
-                        out.path.push(hop(name, key, kind, dest));
+                        if path {
+                            out.path.push(hop(name, key, kind, dest));
+                        }
                         out.queues.insert(dest.to_string());
                     }
                     DestinationKind::Exchange => {
-                        out.path.push(hop(name, key, kind, dest));
+                        if path {
+                            out.path.push(hop(name, key, kind, dest));
+                        }
                         if self.kind(dest).is_none() {
                             out.dropped.push(Dropped { exchange: dest.to_string(), why: Why::NoSuchExchange });
                         } else {
@@ -174,7 +180,9 @@ impl<'a> Router<'a> {
             }
             match self.alternate(name) {
                 Some(ae) if self.kind(ae).is_some() => {
-                    out.path.push(Hop::Alternate { exchange: name.to_string(), alternate: ae.to_string() });
+                    if path {
+                        out.path.push(Hop::Alternate { exchange: name.to_string(), alternate: ae.to_string() });
+                    }
                     next(ae, keys);
                 }
                 Some(ae) if !routed => out.dropped.push(Dropped {
