@@ -8,6 +8,7 @@ pub mod graph;
 pub mod human;
 pub mod lint;
 pub mod markdown;
+pub mod routing;
 
 pub use document::{
     ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, MigrationStepDoc, PlanDocument, SummaryDoc,

@@ -88,6 +88,8 @@ impl KeyClass {
 
     /// How a user reads the class.
     pub fn describe(&self) -> String {
+        // A pattern without wildcards is one key.
+        let one = |p: &str| !p.split('.').any(|w| w == "*" || w == "#");
         let term = |t: &Term| match t {
             Term::Key(k) => format!("key \"{k}\""),
             Term::Pattern(p) => format!("\"{p}\""),
@@ -95,6 +97,7 @@ impl KeyClass {
         let mut out = match self.keys.as_slice() {
             [] => "any key".to_string(),
             [Term::Key(k)] => format!("key \"{k}\""),
+            [Term::Pattern(p)] if one(p) => format!("key \"{p}\""),
             ts => format!("keys matching {}", ts.iter().map(term).collect::<Vec<_>>().join(" and ")),
         };
         if !self.except.is_empty() {
@@ -369,7 +372,34 @@ fn describe(table: &Table, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term
         ids.iter().copied().filter(|i| !accepted.contains(i)).filter(|&i| meets(i)).map(term).collect();
     except.sort();
     except.dedup();
-    (narrow.into_iter().map(term).collect(), except)
+    (narrow.into_iter().map(term).collect(), without_covered(except))
+}
+
+/// The most terms whose union is thinned to the widest ones: past it,
+/// pairing them all would cost more than long lists do.
+const THINNED: usize = 200;
+
+/// `terms` less those another of them covers: the same union of keys.
+fn without_covered(terms: Vec<Term>) -> Vec<Term> {
+    if terms.len() > THINNED {
+        return terms;
+    }
+    let covers = |outer: &Term, inner: &Term| match (outer, inner) {
+        (Term::Pattern(p), Term::Key(k)) => super::topic::matches(p, k),
+        (Term::Pattern(p), Term::Pattern(q)) => p != q && super::topic::covers(p, q),
+        _ => false,
+    };
+    let kept: Vec<bool> = terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            !terms.iter().enumerate().any(|(j, o)| {
+                // Of two patterns that cover each other, the first stays.
+                j != i && covers(o, t) && !(covers(t, o) && i < j)
+            })
+        })
+        .collect();
+    terms.into_iter().zip(kept).filter(|(_, k)| *k).map(|(t, _)| t).collect()
 }
 
 /// The routing change by vhost, over the vhosts of both sides.

@@ -52,6 +52,10 @@ impl Matcher {
 /// Where the walk stands: each matcher's positions still alive.
 type State = Vec<(u32, u16)>;
 
+/// A state walked, with the state and word it was first reached from
+/// (`None`: a fresh word).
+type Walked = (State, Option<(usize, Option<Box<str>>)>);
+
 /// One class: the matchers its keys answer yes to, and its shortest key.
 #[derive(Debug, Clone)]
 pub(super) struct Atom {
@@ -80,7 +84,7 @@ pub(super) fn atoms(
     // the keys of the state.
     let mut seen: FxHashMap<(State, bool), usize> = FxHashMap::default();
     // Each state once, with the state and word it was reached from.
-    let mut states: Vec<(State, Option<(usize, Option<Box<str>>)>)> = vec![(start.clone(), None)];
+    let mut states: Vec<Walked> = vec![(start.clone(), None)];
     seen.insert((start, false), 0);
     let mut found: FxHashMap<Vec<u32>, String> = FxHashMap::default();
     let mut order: Vec<Vec<u32>> = Vec::new();
@@ -113,7 +117,7 @@ pub(super) fn atoms(
 }
 
 /// The key that reached state `i`; `None` for the one-empty-word key.
-fn key_of(states: &[(State, Option<(usize, Option<Box<str>>)>)], mut i: usize, fresh: &str) -> Option<String> {
+fn key_of(states: &[Walked], mut i: usize, fresh: &str) -> Option<String> {
     let mut words: Vec<&str> = Vec::new();
     while let Some((from, word)) = &states[i].1 {
         words.push(word.as_deref().unwrap_or(fresh));
