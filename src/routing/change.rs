@@ -152,10 +152,10 @@ pub fn compare(before: &Vhost, after: &Vhost, version: Version) -> Vec<ExchangeC
     if sides.hard.is_empty() && sides.soft.is_empty() {
         return Vec::new();
     }
-    let mut table = Table::default();
+    let mut index = Index::new(&sides);
     let mut out = Vec::new();
     for x in concerned(&sides) {
-        let change = exchange_change(&sides, x, &mut table);
+        let change = exchange_change(&sides, x, &mut index);
         if !change.classes.is_empty() || !change.cannot_tell.is_empty() {
             out.push(change);
         }
@@ -228,22 +228,90 @@ fn concerned<'a>(s: &Sides<'a>) -> Vec<&'a str> {
     found.into_iter().filter(|x| !x.is_empty() && *x != "amq.default").collect()
 }
 
-/// Matchers by text and kind, shared by every exchange of a vhost.
+/// What the exchanges of a vhost ask of keys, found once for all of them.
 #[derive(Default)]
-struct Table {
+struct Index<'a> {
     all: Vec<Matcher>,
-    ids: FxHashMap<(String, bool), u32>,
+    ids: FxHashMap<(&'a str, bool), u32>,
+    /// The matchers of each exchange's bindings (either side).
+    own: FxHashMap<&'a str, Vec<u32>>,
+    /// Those of its changed direct and topic bindings.
+    changed: FxHashMap<&'a str, Vec<u32>>,
+    /// The exchanges whose bindings ask each matcher.
+    owners: Vec<Vec<&'a str>>,
+    /// The ways into each exchange: from where, and what a key must answer
+    /// to take it (`None`: any key that reaches there).
+    into: FxHashMap<&'a str, Vec<(&'a str, Option<u32>)>>,
+    /// The matchers that may meet each one, found when first asked.
+    near: FxHashMap<u32, Vec<u32>>,
 }
 
-impl Table {
-    fn id(&mut self, text: &str, literal: bool) -> u32 {
-        if let Some(id) = self.ids.get(&(text.to_string(), literal)) {
+impl<'a> Index<'a> {
+    fn id(&mut self, text: &'a str, literal: bool) -> u32 {
+        if let Some(id) = self.ids.get(&(text, literal)) {
             return *id;
         }
         let id = self.all.len() as u32;
         self.all.push(Matcher::new(text, literal));
-        self.ids.insert((text.to_string(), literal), id);
+        self.owners.push(Vec::new());
+        self.ids.insert((text, literal), id);
         id
+    }
+
+    fn new(s: &Sides<'a>) -> Self {
+        let mut ix = Index::default();
+        let mut names: Vec<&str> = s.next.keys().copied().collect();
+        names.sort_unstable();
+        for e in names {
+            let kinds: Vec<&str> = [s.vb, s.va]
+                .iter()
+                .filter_map(|v| v.exchanges.get(e))
+                .map(|x| x.kind.as_str())
+                .chain(match e {
+                    "amq.direct" => Some("direct"),
+                    "amq.topic" | "amq.rabbitmq.trace" => Some("topic"),
+                    _ => None,
+                })
+                .collect();
+            let forms: Vec<bool> =
+                [("direct", true), ("topic", false)].iter().filter(|(k, _)| kinds.contains(k)).map(|(_, l)| *l).collect();
+            let changed: FxHashSet<&Binding> = s.soft.get(e).into_iter().flatten().copied().collect();
+            for b in s.before.bindings_from(e).iter().chain(s.after.bindings_from(e)) {
+                let mut taken = None;
+                for &literal in &forms {
+                    let id = ix.id(&b.routing_key, literal);
+                    ix.own.entry(e).or_default().push(id);
+                    if !ix.owners[id as usize].contains(&e) {
+                        ix.owners[id as usize].push(e);
+                    }
+                    if changed.contains(b) {
+                        ix.changed.entry(e).or_default().push(id);
+                    }
+                    taken = Some(id);
+                }
+                if b.destination_kind == DestinationKind::Exchange {
+                    let key = if forms.len() == 1 { taken } else { None };
+                    ix.into.entry(&b.destination).or_default().push((e, key));
+                }
+            }
+            for r in [&s.before, &s.after] {
+                if let Some(ae) = r.alternate(e) {
+                    ix.into.entry(ae).or_default().push((e, None));
+                }
+            }
+        }
+        for ids in ix.own.values_mut().chain(ix.changed.values_mut()) {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        ix
+    }
+
+    fn near(&mut self, w: u32) -> &[u32] {
+        let all = &self.all;
+        self.near.entry(w).or_insert_with(|| {
+            (0..all.len() as u32).filter(|&m| classes::may_meet(&all[w as usize], &all[m as usize])).collect()
+        })
     }
 }
 
@@ -261,50 +329,71 @@ fn reach<'a>(s: &Sides<'a>, x: &'a str) -> Vec<&'a str> {
     seen.into_iter().collect()
 }
 
-/// The questions that tell apart the keys reaching `reached`, and those
-/// of them that a changed binding asks; none wanted means every key is
-/// concerned.
-fn questions(s: &Sides, reached: &[&str], table: &mut Table) -> (Vec<u32>, Option<FxHashSet<u32>>) {
-    let mut ids = BTreeSet::new();
-    let mut wanted = FxHashSet::default();
+/// The questions that tell apart the keys from `x` that may route
+/// otherwise, and those of them such a key answers yes to; none wanted
+/// means every key is concerned.
+fn questions<'a>(s: &Sides<'a>, ix: &mut Index<'a>, x: &'a str, reached: &[&'a str]) -> (Vec<u32>, Option<FxHashSet<u32>>) {
+    let set: FxHashSet<&str> = reached.iter().copied().collect();
+    let mut wanted: FxHashSet<u32> = FxHashSet::default();
     let mut every = false;
     for &e in reached {
-        every |= s.hard.contains(e);
+        wanted.extend(ix.changed.get(e).into_iter().flatten());
         if e.is_empty() || e == "amq.default" {
-            // The default exchange routes by the queue each key names.
             every = true;
-            for q in s.vb.queues.keys().chain(s.va.queues.keys()) {
-                ids.insert(table.id(q, true));
+        } else if s.hard.contains(e) {
+            match keys_into(ix, e, x, &set) {
+                Some(keys) => wanted.extend(keys),
+                None => every = true,
             }
-            continue;
         }
-        let kinds: Vec<&str> =
-            [s.vb, s.va].iter().filter_map(|v| v.exchanges.get(e)).map(|x| x.kind.as_str()).collect();
-        let builtin = match e {
-            "amq.direct" => Some("direct"),
-            "amq.topic" | "amq.rabbitmq.trace" => Some("topic"),
-            _ => None,
-        };
-        let kinds: Vec<&str> = kinds.into_iter().chain(builtin).collect();
-        let changed: FxHashSet<&Binding> = s.soft.get(e).into_iter().flatten().copied().collect();
-        for b in s.before.bindings_from(e).iter().chain(s.after.bindings_from(e)) {
-            for (kind, literal) in [("direct", true), ("topic", false)] {
-                if kinds.contains(&kind) {
-                    let id = table.id(&b.routing_key, literal);
-                    ids.insert(id);
-                    if changed.contains(b) {
-                        wanted.insert(id);
+    }
+    if every {
+        let mut ids: BTreeSet<u32> = reached.iter().flat_map(|e| ix.own.get(e).into_iter().flatten().copied()).collect();
+        if set.contains("") || set.contains("amq.default") {
+            // The default exchange routes by the queue each key names.
+            for q in s.vb.queues.keys().chain(s.va.queues.keys()) {
+                ids.insert(ix.id(q, true));
+            }
+        }
+        return (ids.into_iter().collect(), None);
+    }
+    // Matchers that meet no wanted one take no key concerned.
+    let mut ids: BTreeSet<u32> = wanted.iter().copied().collect();
+    for &w in &wanted {
+        let near: Vec<u32> = ix.near(w).to_vec();
+        ids.extend(near.into_iter().filter(|m| ix.owners[*m as usize].iter().any(|o| set.contains(o))));
+    }
+    (ids.into_iter().collect(), Some(wanted))
+}
+
+/// The matchers one of which a key from `x` answers yes to when it reaches
+/// `h`; `None` when any key may reach it.
+fn keys_into(ix: &Index, h: &str, x: &str, reached: &FxHashSet<&str>) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    let mut seen: FxHashSet<&str> = FxHashSet::from_iter([h]);
+    let mut work = vec![h];
+    while let Some(n) = work.pop() {
+        if n == x {
+            return None;
+        }
+        for (from, key) in ix.into.get(n).into_iter().flatten() {
+            match key {
+                _ if !reached.contains(from) => {}
+                Some(id) => out.push(*id),
+                None => {
+                    if seen.insert(from) {
+                        work.push(from);
                     }
                 }
             }
         }
     }
-    (ids.into_iter().collect(), (!every).then_some(wanted))
+    Some(out)
 }
 
-fn exchange_change(s: &Sides, x: &str, table: &mut Table) -> ExchangeChange {
+fn exchange_change<'a>(s: &Sides<'a>, x: &'a str, table: &mut Index<'a>) -> ExchangeChange {
     let reached = reach(s, x);
-    let (ids, wanted) = questions(s, &reached, table);
+    let (ids, wanted) = questions(s, table, x, &reached);
     let mut change = ExchangeChange { exchange: x.to_string(), classes: Vec::new(), cannot_tell: Vec::new() };
     let fresh = classes::fresh_word(ids.iter().map(|i| &table.all[*i as usize]));
     let atoms = match classes::atoms(&table.all, &ids, wanted.as_ref(), &fresh, CAP) {
@@ -341,7 +430,7 @@ fn exchange_change(s: &Sides, x: &str, table: &mut Table) -> ExchangeChange {
 
 /// The class of keys that `accepts` (and no other of `ids`) take, as
 /// terms: the narrowest of them, less the others that meet them.
-fn describe(table: &Table, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term>) {
+fn describe(table: &Index, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term>) {
     let m = |i: u32| &table.all[i as usize];
     let term = |i: u32| if m(i).literal { Term::Key(m(i).text.clone()) } else { Term::Pattern(m(i).text.clone()) };
     if let Some(&l) = accepts.iter().find(|&&i| m(i).literal) {

@@ -49,6 +49,24 @@ impl Matcher {
     }
 }
 
+/// Whether some key may answer yes to both: false only when none can,
+/// told cheaply from the words before the first `#` and after the last.
+pub(super) fn may_meet(a: &Matcher, b: &Matcher) -> bool {
+    fn agree<'w>(a: impl Iterator<Item = &'w Word>, b: impl Iterator<Item = &'w Word>) -> bool {
+        let (mut a, mut b) = (a.peekable(), b.peekable());
+        loop {
+            match (a.next(), b.next()) {
+                (Some(Word::Hash), _) | (_, Some(Word::Hash)) => return true,
+                (None, None) => return true,
+                (None, Some(_)) | (Some(_), None) => return false,
+                (Some(Word::Lit(x)), Some(Word::Lit(y))) if x != y => return false,
+                _ => {}
+            }
+        }
+    }
+    agree(a.words.iter(), b.words.iter()) && agree(a.words.iter().rev(), b.words.iter().rev())
+}
+
 /// Where the walk stands: each matcher's positions still alive.
 type State = Vec<(u32, u16)>;
 
