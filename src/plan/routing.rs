@@ -42,9 +42,34 @@ fn routes(c: &Change) -> bool {
     acts && kind
 }
 
-/// The vhost `before` once `changes` (its own) are applied.
+/// What of vhost `v` routes: its queues by name alone (their arguments,
+/// the most of a large vhost, route nothing here), the rest whole.
+fn routing_part(v: &Vhost) -> Vhost {
+    let queue = |q: &crate::model::Queue| crate::model::Queue {
+        name: q.name.clone(),
+        kind: q.kind,
+        durable: q.durable,
+        auto_delete: q.auto_delete,
+        arguments: Default::default(),
+        replaces: None,
+    };
+    Vhost {
+        name: v.name.clone(),
+        settings: Default::default(),
+        exchanges: v.exchanges.clone(),
+        queues: v.queues.iter().map(|(n, q)| (n.clone(), queue(q))).collect(),
+        bindings: v.bindings.clone(),
+        policies: v.policies.clone(),
+        operator_policies: Default::default(),
+        permissions: Default::default(),
+        external: v.external.clone(),
+    }
+}
+
+/// The vhost `before` once `changes` (its own) are applied, as far as
+/// routing goes.
 fn applied<'a>(before: &Vhost, changes: impl Iterator<Item = &'a Change>) -> Vhost {
-    let mut v = before.clone();
+    let mut v = routing_part(before);
     for c in changes {
         let gone = c.action == Action::Destroy;
         match (&c.key, &c.declared) {

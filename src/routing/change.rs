@@ -96,6 +96,7 @@ impl KeyClass {
         };
         let mut out = match self.keys.as_slice() {
             [] => "any key".to_string(),
+            [Term::Pattern(p)] if p == "#" => "any key".to_string(),
             [Term::Key(k)] => format!("key \"{k}\""),
             [Term::Pattern(p)] if one(p) => format!("key \"{p}\""),
             ts => format!("keys matching {}", ts.iter().map(term).collect::<Vec<_>>().join(" and ")),
@@ -193,10 +194,26 @@ fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
                 }
             }
         }
-        let bb: FxHashSet<&Binding> = s.before.bindings_from(name).iter().copied().collect();
-        let ba: FxHashSet<&Binding> = s.after.bindings_from(name).iter().copied().collect();
-        let mut changed: Vec<&Binding> = bb.symmetric_difference(&ba).copied().collect();
+        // A fanout exchange reads neither key nor arguments, a headers
+        // exchange no key: bindings that differ only there route alike.
+        let same = sb.kind == sa.kind;
+        let routed = |b: &'a Binding| match sb.kind {
+            Some("fanout") if same => (b.destination_kind, b.destination.as_str(), "", None),
+            Some("headers") if same => (b.destination_kind, b.destination.as_str(), "", Some(&b.arguments)),
+            _ => (b.destination_kind, b.destination.as_str(), b.routing_key.as_str(), Some(&b.arguments)),
+        };
+        let bb: FxHashSet<_> = s.before.bindings_from(name).iter().map(|b| routed(b)).collect();
+        let ba: FxHashSet<_> = s.after.bindings_from(name).iter().map(|b| routed(b)).collect();
+        let mut changed: Vec<&Binding> = s
+            .before
+            .bindings_from(name)
+            .iter()
+            .filter(|b| !ba.contains(&routed(b)))
+            .chain(s.after.bindings_from(name).iter().filter(|b| !bb.contains(&routed(b))))
+            .copied()
+            .collect();
         changed.sort();
+        changed.dedup();
         let keyed = kinds.iter().all(|k| matches!(k, Some("direct" | "topic")));
         if sb != sa || (!changed.is_empty() && !keyed) {
             s.hard.insert(name);
@@ -273,8 +290,11 @@ impl<'a> Index<'a> {
                     _ => None,
                 })
                 .collect();
-            let forms: Vec<bool> =
-                [("direct", true), ("topic", false)].iter().filter(|(k, _)| kinds.contains(k)).map(|(_, l)| *l).collect();
+            let forms: Vec<bool> = [("direct", true), ("topic", false)]
+                .iter()
+                .filter(|(k, _)| kinds.contains(k))
+                .map(|(_, l)| *l)
+                .collect();
             let changed: FxHashSet<&Binding> = s.soft.get(e).into_iter().flatten().copied().collect();
             for b in s.before.bindings_from(e).iter().chain(s.after.bindings_from(e)) {
                 let mut taken = None;
@@ -332,7 +352,12 @@ fn reach<'a>(s: &Sides<'a>, x: &'a str) -> Vec<&'a str> {
 /// The questions that tell apart the keys from `x` that may route
 /// otherwise, and those of them such a key answers yes to; none wanted
 /// means every key is concerned.
-fn questions<'a>(s: &Sides<'a>, ix: &mut Index<'a>, x: &'a str, reached: &[&'a str]) -> (Vec<u32>, Option<FxHashSet<u32>>) {
+fn questions<'a>(
+    s: &Sides<'a>,
+    ix: &mut Index<'a>,
+    x: &'a str,
+    reached: &[&'a str],
+) -> (Vec<u32>, Option<FxHashSet<u32>>) {
     let set: FxHashSet<&str> = reached.iter().copied().collect();
     let mut wanted: FxHashSet<u32> = FxHashSet::default();
     let mut every = false;
@@ -348,7 +373,8 @@ fn questions<'a>(s: &Sides<'a>, ix: &mut Index<'a>, x: &'a str, reached: &[&'a s
         }
     }
     if every {
-        let mut ids: BTreeSet<u32> = reached.iter().flat_map(|e| ix.own.get(e).into_iter().flatten().copied()).collect();
+        let mut ids: BTreeSet<u32> =
+            reached.iter().flat_map(|e| ix.own.get(e).into_iter().flatten().copied()).collect();
         if set.contains("") || set.contains("amq.default") {
             // The default exchange routes by the queue each key names.
             for q in s.vb.queues.keys().chain(s.va.queues.keys()) {
