@@ -87,4 +87,63 @@ fn main() {
         validate_kb as f64 / held_kb as f64
     );
     println!("  what takes the memory: docs/development.md, section Benchmarks");
+    routing_change(&topology, root, &state, &bin);
+}
+
+/// Set to leave the plan's routing change out: the baseline of its cost.
+const NO_ROUTING: &str = "WARREN_BENCH_NO_ROUTING_CHANGE";
+
+/// The plan of the same vhost with 100 bindings' keys changed, with its
+/// routing change against without it, in turns.
+fn routing_change(
+    topology: &warren::model::Topology,
+    root: &std::path::Path,
+    state: &std::path::Path,
+    bin: &std::path::Path,
+) {
+    let mut changed = topology.clone();
+    let v = changed.vhosts.values_mut().next().expect("the generated vhost");
+    let every = (v.bindings.len() / 100).max(1);
+    let picked: Vec<warren::model::Binding> = v.bindings.iter().step_by(every).take(100).cloned().collect();
+    for b in &picked {
+        v.bindings.remove(b);
+        let key = if b.routing_key.ends_with(".#") {
+            b.routing_key.replace(".#", ".*")
+        } else {
+            format!("{}.changed", b.routing_key)
+        };
+        v.bindings.insert(warren::model::Binding { routing_key: key, ..b.clone() });
+    }
+    let files = warren::import::import(&changed, &[], "generated").expect("the changed topology imports");
+    let desired = root.join("changed");
+    std::fs::create_dir_all(&desired).unwrap();
+    for f in &files.files {
+        std::fs::write(desired.join(&f.name), &f.text).unwrap();
+    }
+    let plan = |off: bool| {
+        let mut c = Command::new(bin);
+        c.args(["plan"]).arg(&desired).arg("--state").arg(state).args(["--format", "json", "-q"]);
+        if off {
+            c.env(NO_ROUTING, "1");
+        }
+        c
+    };
+    let out = plan(false).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan document");
+    let exchanges = json["routing"].as_array().map_or(0, Vec::len);
+    let classes: usize =
+        json["routing"].as_array().into_iter().flatten().map(|x| x["classes"].as_array().map_or(0, Vec::len)).sum();
+    let (with, without, ratio) = paired(
+        15,
+        || assert!(plan(false).output().unwrap().status.code() == Some(0)),
+        || assert!(plan(true).output().unwrap().status.code() == Some(0)),
+    );
+    println!(
+        "plan --state with 100 bindings' keys changed ({} to add, {} to destroy)",
+        json["summary"]["add"], json["summary"]["destroy"]
+    );
+    println!("  routing change: {exchanges} exchanges, {classes} classes of keys");
+    println!("  without the routing change (baseline): {:>6.1} ms", without.as_secs_f64() * 1e3);
+    println!("  with it:                                {:>6.1} ms", with.as_secs_f64() * 1e3);
+    println!("  ratio with/without:                     {:>6.2}  (target <= 1.25; median of 15 paired turns)", ratio);
 }

@@ -152,6 +152,21 @@ fn picture(topology: &crate::model::Topology, plan: &crate::plan::Plan) -> Optio
         .then(|| crate::render::graph::render(&part, None, crate::render::graph::GraphFormat::Mermaid))
 }
 
+/// Turns the plan's routing change off, for the benchmark's baseline
+/// (docs/development.md).
+const NO_ROUTING: &str = "WARREN_BENCH_NO_ROUTING_CHANGE";
+
+/// The plan's routing change: the live side against it once applied.
+fn routing(live: &LiveSide, plan: &Plan) -> Vec<crate::render::routing::RoutingDoc> {
+    if std::env::var_os(NO_ROUTING).is_some() {
+        return Vec::new();
+    }
+    let version =
+        live.broker_version.map_or(crate::routing::Version::NEWEST, |(a, b)| crate::routing::Version::new(a, b));
+    let change = plan::routing_change(&live.topology, plan, version);
+    change.iter().map(|(v, c)| crate::render::routing::RoutingDoc::new(v, c)).collect()
+}
+
 pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -> Planned {
     let Draft { plan, passwords, notes } = drafted;
     let mut diagnostics: Vec<Diagnostic> = plan
@@ -169,5 +184,6 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
         PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
     document.origin.project = desired.project.name().to_string();
     document.origin.picture = picture(&desired.topology, &plan);
+    document.routing = routing(&live, &plan);
     Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
 }

@@ -11,10 +11,12 @@
 mod migration;
 mod op;
 mod rollback;
+mod routing;
 
 pub use migration::{IfBusy, MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration};
 pub use op::{Op, Phase};
 pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
+pub use routing::routing_change;
 
 use crate::diff::{Action, Change, Declared, Diff, InFlight, Problem};
 use crate::model::{Node, ObjectKey, QueueType, Topology, Vhost, VhostSettings};
@@ -138,7 +140,9 @@ pub fn build(diff: Diff, live: &Topology) -> Plan {
     }
     let mut slots: Vec<Option<Change>> = diff.changes.into_iter().map(Some).collect();
     let changes = order.iter().map(|i| slots[*i].take().expect("each change is placed once")).collect();
-    Plan { changes, steps, problems: diff.problems, in_flight: diff.in_flight, outside: diff.outside }
+    let mut problems = diff.problems;
+    problems.extend(routing::migrations_checked(&steps, live));
+    Plan { changes, steps, problems, in_flight: diff.in_flight, outside: diff.outside }
 }
 
 /// The operations of one change, each with its phase: the object it puts

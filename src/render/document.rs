@@ -29,6 +29,10 @@ pub struct PlanDocument {
     /// outside warren since its last apply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed_outside: Vec<OutsideDoc>,
+    /// The messages that go elsewhere once the plan is applied: by
+    /// exchange, the classes of keys whose queues change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routing: Vec<super::routing::RoutingDoc>,
     /// Who made it, for the pull-request comment's marker and wording: not
     /// part of the JSON document.
     #[serde(skip)]
@@ -261,6 +265,7 @@ impl PlanDocument {
                     since: o.since.clone(),
                 })
                 .collect(),
+            routing: Vec::new(),
             origin: Origin::default(),
         }
     }

@@ -363,6 +363,7 @@ mod tests {
             errors: vec![],
             warnings: (0..n / 10).map(diagnostic).collect(),
             migrations_in_flight: vec![],
+            routing: vec![],
             changed_outside: vec![],
             origin: Origin { project: "shop".into(), ..Origin::default() },
         }

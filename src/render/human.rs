@@ -39,6 +39,7 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
             change(&mut out, c, outside.contains(c.address.as_str()), &p, voice);
         }
     }
+    out += &super::routing::human(&doc.routing);
     let unmanaged: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action == Action::Unmanaged).collect();
     if !unmanaged.is_empty() {
         out += "Unmanaged (live, neither in the files nor created by warren; never touched):\n";

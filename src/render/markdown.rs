@@ -109,6 +109,7 @@ fn head(doc: &PlanDocument, limit: usize) -> String {
         out += &listed_within(&doc.errors, ":x:", share);
         out += "\n";
     }
+    out += &super::routing::markdown(&doc.routing, share);
     if let Some(picture) = doc.origin.picture.as_ref().filter(|p| p.chars().count() < share) {
         let around = match Voice::of(doc) {
             Voice::Compare { .. } => "the differences",

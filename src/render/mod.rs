@@ -9,6 +9,7 @@ pub mod human;
 pub mod lint;
 pub mod markdown;
 pub mod route;
+pub mod routing;
 pub mod test_report;
 
 pub use document::{

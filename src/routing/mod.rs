@@ -15,6 +15,8 @@
 //! the class reaches, which is what questions such as "can a dead letter
 //! come back to its queue" ask.
 
+pub mod change;
+mod classes;
 mod dead_letters;
 pub mod headers;
 mod inside;

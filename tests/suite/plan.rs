@@ -326,3 +326,82 @@ fn an_object_changed_outside_warren_says_so_in_its_own_reason_line() {
         human.stdout.lines().find(|l| l.contains("# policy \"ttl\"")).unwrap_or_else(|| panic!("{}", human.stdout));
     assert_eq!(line.trim(), "# policy \"ttl\" in vhost \"shop\" will be updated in place");
 }
+
+/// A pull request that changes one topic binding key of an example: the
+/// plan's routing section names the keys that now go elsewhere, with an
+/// example key for each, in the JSON document, the human plan and the
+/// pull-request comment. Reviewed as a pull request is (`diff OLD NEW`),
+/// the binding is the only change.
+#[test]
+fn one_topic_key_changed_in_an_example_names_the_keys_that_go_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = crate::common::root().join("examples/shop");
+    let changed = dir.path().join("shop");
+    std::fs::create_dir(&changed).unwrap();
+    for entry in std::fs::read_dir(&example).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let text = text.replace("routing_key = \"order.placed.*\"", "routing_key = \"order.shipped.*\"");
+            std::fs::write(changed.join(path.file_name().unwrap()), text).unwrap();
+        }
+    }
+    let desired = changed.to_str().unwrap();
+    let run = |format: &str| {
+        let run = warren(&["diff", "examples/shop", desired, "--format", format]);
+        assert_eq!(run.code, 0, "{format}: {}{}", run.stdout, run.stderr);
+        run.stdout.replace(desired, "shop")
+    };
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    assert_valid_plan(&json);
+    let routing = json["routing"].as_array().expect("a routing section");
+    assert_eq!(routing.len(), 1, "{routing:?}");
+    assert_eq!(routing[0]["exchange"], "shop.orders");
+    let classes = routing[0]["classes"].as_array().unwrap();
+    assert!(!classes.is_empty());
+    let topology = &warren::desired::load_unchecked(std::path::Path::new(desired)).topology;
+    let (before, after) = (&warren::desired::load_unchecked(&example).topology, topology);
+    for class in classes {
+        // The example is routed as the class says, before and after.
+        let key = class["example"].as_str().unwrap();
+        let reached = |t: &warren::model::Topology| -> Vec<String> {
+            let router = warren::routing::Router::new(&t.vhosts["/"], warren::routing::Version::NEWEST);
+            router.route(&warren::routing::Message::new("shop.orders", key)).queues.into_iter().collect()
+        };
+        assert_eq!(class["before"], serde_json::json!(reached(before)), "{class}");
+        assert_eq!(class["after"], serde_json::json!(reached(after)), "{class}");
+        let moved = [&class["start"], &class["stop"]].map(|q| q.as_array().unwrap().clone()).concat();
+        assert_eq!(moved, [serde_json::json!("orders.invoicing")], "{class}");
+    }
+    insta::assert_snapshot!(
+        "one-topic-key-changed-routing-json",
+        serde_json::to_string_pretty(&json["routing"]).unwrap()
+    );
+    let markdown = run("markdown");
+    assert!(markdown.contains("**Routing change**"), "{markdown}");
+    for class in classes {
+        assert!(markdown.contains(&format!("`{}`", class["example"].as_str().unwrap())), "{markdown}");
+    }
+    insta::assert_snapshot!("one-topic-key-changed-markdown", markdown);
+    insta::assert_snapshot!("one-topic-key-changed-human", run("human"));
+}
+
+/// Checks a plan document against docs/schema/plan.schema.json.
+fn assert_valid_plan(plan: &serde_json::Value) {
+    let text = std::fs::read_to_string(crate::common::root().join("docs/schema/plan.schema.json")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the plan schema compiles");
+    let errors: Vec<String> = validator.iter_errors(plan).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{plan:#}");
+}
+
+/// Every example's plan, routing change and all, is what the schema says.
+#[test]
+fn every_example_plan_follows_the_plan_schema() {
+    for example in crate::common::examples() {
+        let state = format!("{example}/before.definitions.json");
+        let run = warren(&["plan", &example, "--state", &state, "--format", "json"]);
+        assert_eq!(run.code, 0, "{example}: {}", run.stderr);
+        assert_valid_plan(&serde_json::from_str(&run.stdout).unwrap());
+    }
+}

@@ -14,10 +14,12 @@ mod immutable_change;
 mod in_flight;
 mod other_project;
 mod preflight;
+mod routes_moved;
 
 pub(super) use immutable_change::immutable_change;
 pub(super) use in_flight::in_flight;
 pub(super) use preflight::preflight;
+pub use routes_moved::routes_moved;
 
 /// The files declare, or `replaces`, an object another project owns.
 pub(super) const OTHER_PROJECT: &str = "other-project";
@@ -37,6 +39,9 @@ const EXTRA_BINDING: &str = "preflight-extra-binding";
 /// The new queue dead-letters into a source of the migration.
 const DEAD_LETTER_LOOP: &str = "preflight-dead-letter-loop";
 
+/// A compiled migration would route some keys to other queues than before.
+const ROUTES_MOVED: &str = "migration-routes-moved";
+
 /// A change the live broker's version would ignore or refuse (exit 1).
 const BROKER_VERSION: &str = "broker-version";
 /// A queue property that never changes in place, changed with no way
@@ -44,7 +49,7 @@ const BROKER_VERSION: &str = "broker-version";
 const IMMUTABLE_CHANGE: &str = "immutable-change";
 
 /// Codes of refusals for safety: a plan with only these errors exits 4, not 1.
-pub const REFUSALS: [&str; 8] = [
+pub const REFUSALS: [&str; 9] = [
     OTHER_PROJECT,
     IN_FLIGHT,
     EXPIRING_QUEUE,
@@ -53,4 +58,5 @@ pub const REFUSALS: [&str; 8] = [
     ALTERNATE_ARGUMENT,
     EXTRA_BINDING,
     DEAD_LETTER_LOOP,
+    ROUTES_MOVED,
 ];

@@ -125,13 +125,17 @@ pub(crate) fn migration(name: &str) -> MigrationCase {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => CaseFile::default(),
         Err(e) => panic!("{name}/case.toml: {e}"),
     };
-    MigrationCase {
+    let case = MigrationCase {
         name: name.to_string(),
         v1: version("v1.toml"),
         v2: version("v2.toml"),
         traffic: case.traffic.map(|t| t.into_traffic(name)),
         refused: case.refused,
+    };
+    if case.refused.is_none() {
+        case.assert_routes_alike();
     }
+    case
 }
 
 impl MigrationCase {
@@ -143,6 +147,51 @@ impl MigrationCase {
     /// The case's publisher: its routes at its rate.
     pub(crate) fn publish(&self) -> Publish {
         self.traffic().publish
+    }
+
+    /// A migration moves no message elsewhere: the plan of v2 over v1 has
+    /// no routing change but that of the queues replaced and of the
+    /// bindings the case changes beside it (the new queue
+    /// takes the old one's name), whatever the migration adds or drops.
+    pub(crate) fn assert_routes_alike(&self) {
+        let case = self.in_vhost("/");
+        let dir = tempfile::tempdir().unwrap();
+        for (side, text) in [("v1", &case.v1), ("v2", &case.v2)] {
+            std::fs::create_dir_all(dir.path().join(side)).unwrap();
+            std::fs::write(dir.path().join(side).join("topology.toml"), text).unwrap();
+        }
+        let (v1, v2) = (dir.path().join("v1"), dir.path().join("v2"));
+        let run = super::warren(&["diff", v1.to_str().unwrap(), v2.to_str().unwrap(), "--format", "json"]);
+        let plan: serde_json::Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{}{}", self.name, run.stdout, run.stderr));
+        for e in plan["errors"].as_array().unwrap() {
+            assert_eq!(e["code"].as_str(), self.refused.as_deref(), "{}: refused\n{}", self.name, run.stdout);
+        }
+        let changes = plan["changes"].as_array().unwrap();
+        let mut replaced: Vec<&str> = changes.iter().filter_map(|c| c["migration"]["replaces"].as_str()).collect();
+        assert!(!replaced.is_empty(), "{}: the plan migrates nothing\n{}", self.name, run.stdout);
+        // Bindings the case changes beside the migration route as they say.
+        let bound = changes.iter().filter(|c| c["kind"] == "binding");
+        replaced.extend(bound.filter_map(|c| c["after"]["queue"].as_str().or(c["before"]["queue"].as_str())));
+        let empty = Vec::new();
+        for x in plan["routing"].as_array().unwrap_or(&empty) {
+            for class in x["classes"].as_array().unwrap() {
+                let names = |side: &str| -> Vec<String> {
+                    class[side].as_array().unwrap().iter().map(|q| q.as_str().unwrap().to_string()).collect()
+                };
+                for q in names("stop").iter().chain(&names("start")) {
+                    assert!(
+                        replaced.contains(&q.as_str()),
+                        "{}: the migration moves keys {} of exchange {} to or from queue {q}:\n{}",
+                        self.name,
+                        class["description"],
+                        x["exchange"],
+                        run.stdout
+                    );
+                }
+            }
+            assert!(x["cannot_tell"].is_null(), "{}: {x}", self.name);
+        }
     }
 
     /// The case with `{V}` replaced by `vhost`.

@@ -1,0 +1,650 @@
+//! The routing change between two states of a vhost: for each exchange,
+//! the classes of routing keys whose queues differ before and after.
+//!
+//! Exact for direct, fanout and topic exchanges: every key whose queues
+//! differ is in exactly one class reported, with those queues. Keys that
+//! meet a headers exchange, a plugin's type or an exchange declared
+//! elsewhere are said to be beyond telling, never guessed.
+//!
+//! Only what a change can reach is looked at. A key routes alike before
+//! and after unless, on its way, it meets an exchange whose type, internal
+//! flag, alternate exchange or existence changed, or a direct or topic
+//! binding added or removed that takes it: the walk is the same up to
+//! there. So an exchange is looked at only when it reaches a changed one,
+//! and when the changes it reaches are bindings of direct and topic
+//! exchanges, only the classes of keys those bindings take.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use super::classes::{self, Matcher};
+use super::{Keys, Message, Router, Version};
+use crate::model::{Binding, DestinationKind, Vhost};
+
+/// The most states the walk of one exchange's classes takes: past it, the
+/// exchange is said to be beyond telling.
+const CAP: usize = 50_000;
+
+/// One exchange's routing change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExchangeChange {
+    pub exchange: String,
+    /// The classes of keys whose queues change.
+    pub classes: Vec<KeyClass>,
+    /// Why some keys' queues cannot be told (a headers exchange, a plugin's
+    /// type, an exchange declared elsewhere, too many classes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cannot_tell: Vec<String>,
+}
+
+/// A class of keys that route alike before and after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeyClass {
+    /// The keys taken by all of these; none: any key.
+    pub keys: Vec<Term>,
+    /// Less the keys taken by any of these.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub except: Vec<Term>,
+    /// One key of the class, as short as there is.
+    pub example: String,
+    pub before: BTreeSet<String>,
+    pub after: BTreeSet<String>,
+}
+
+/// A set of keys: one key, or a topic pattern's keys.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Term {
+    Key(String),
+    Pattern(String),
+}
+
+impl Term {
+    pub fn takes(&self, key: &str) -> bool {
+        match self {
+            Term::Key(k) => k == key,
+            Term::Pattern(p) => super::topic::matches(p, key),
+        }
+    }
+}
+
+impl KeyClass {
+    /// Whether `key` is in the class.
+    pub fn contains(&self, key: &str) -> bool {
+        self.keys.iter().all(|t| t.takes(key)) && !self.except.iter().any(|t| t.takes(key))
+    }
+
+    /// The queues that stop receiving these keys.
+    pub fn stop(&self) -> impl Iterator<Item = &String> {
+        self.before.difference(&self.after)
+    }
+
+    /// The queues that start receiving them.
+    pub fn start(&self) -> impl Iterator<Item = &String> {
+        self.after.difference(&self.before)
+    }
+
+    /// How a user reads the class.
+    pub fn describe(&self) -> String {
+        // A pattern without wildcards is one key.
+        let one = |p: &str| !p.split('.').any(|w| w == "*" || w == "#");
+        let term = |t: &Term| match t {
+            Term::Key(k) => format!("key \"{k}\""),
+            Term::Pattern(p) => format!("\"{p}\""),
+        };
+        let mut out = match self.keys.as_slice() {
+            [] => "any key".to_string(),
+            [Term::Pattern(p)] if p == "#" => "any key".to_string(),
+            [Term::Key(k)] => format!("key \"{k}\""),
+            [Term::Pattern(p)] if one(p) => format!("key \"{p}\""),
+            ts => format!("keys matching {}", ts.iter().map(term).collect::<Vec<_>>().join(" and ")),
+        };
+        if !self.except.is_empty() {
+            const SHOWN: usize = 5;
+            let mut named: Vec<String> = self.except.iter().take(SHOWN).map(term).collect();
+            if self.except.len() > SHOWN {
+                named.push(format!("{} more", self.except.len() - SHOWN));
+            }
+            out.push_str(&format!(", except {}", named.join(", ")));
+        }
+        out
+    }
+}
+
+/// What one exchange is, as far as routing goes.
+#[derive(PartialEq, Eq)]
+struct Signature<'a> {
+    exists: bool,
+    kind: Option<&'a str>,
+    internal: bool,
+    alternate: Option<&'a str>,
+}
+
+fn signature<'a>(r: &Router<'a>, v: &'a Vhost, name: &str) -> Signature<'a> {
+    let x = v.exchanges.get(name);
+    Signature {
+        exists: r.exchange_exists(name),
+        kind: x.map(|x| x.kind.as_str()),
+        internal: x.is_some_and(|x| x.internal),
+        alternate: r.alternate(name),
+    }
+}
+
+/// The two sides, and what changed between them.
+struct Sides<'a> {
+    before: Router<'a>,
+    after: Router<'a>,
+    vb: &'a Vhost,
+    va: &'a Vhost,
+    /// Exchanges changed so that any key reaching them may route otherwise.
+    hard: FxHashSet<&'a str>,
+    /// Direct and topic bindings only one side has.
+    soft: FxHashMap<&'a str, Vec<&'a Binding>>,
+    /// Where each exchange may send a message on, on either side.
+    next: FxHashMap<&'a str, BTreeSet<&'a str>>,
+}
+
+/// The routing change from `before` to `after` (one vhost, both), by
+/// exchange name; exchanges whose keys all route alike are left out.
+pub fn compare(before: &Vhost, after: &Vhost, version: Version) -> Vec<ExchangeChange> {
+    let sides = sides(before, after, version);
+    if sides.hard.is_empty() && sides.soft.is_empty() {
+        return Vec::new();
+    }
+    let mut index = Index::new(&sides);
+    let mut out = Vec::new();
+    for x in concerned(&sides) {
+        let change = exchange_change(&sides, x, &mut index);
+        if !change.classes.is_empty() || !change.cannot_tell.is_empty() {
+            out.push(change);
+        }
+    }
+    out
+}
+
+fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
+    let (before, after) = (Router::new(vb, version), Router::new(va, version));
+    let mut names: BTreeSet<&str> = vb.exchanges.keys().chain(va.exchanges.keys()).map(String::as_str).collect();
+    for b in vb.bindings.iter().chain(&va.bindings) {
+        names.insert(&b.source);
+        if b.destination_kind == DestinationKind::Exchange {
+            names.insert(&b.destination);
+        }
+    }
+    let mut s = Sides {
+        before,
+        after,
+        vb,
+        va,
+        hard: FxHashSet::default(),
+        soft: FxHashMap::default(),
+        next: FxHashMap::default(),
+    };
+    for name in names {
+        let (sb, sa) = (signature(&s.before, vb, name), signature(&s.after, va, name));
+        let kinds = [sb.kind, sa.kind];
+        let next = s.next.entry(name).or_default();
+        for r in [&s.before, &s.after] {
+            next.extend(r.alternate(name));
+            for b in r.bindings_from(name) {
+                if b.destination_kind == DestinationKind::Exchange {
+                    next.insert(&b.destination);
+                }
+            }
+        }
+        // A fanout exchange reads neither key nor arguments, a headers
+        // exchange no key: bindings that differ only there route alike.
+        let same = sb.kind == sa.kind;
+        let routed = |b: &'a Binding| match sb.kind {
+            Some("fanout") if same => (b.destination_kind, b.destination.as_str(), "", None),
+            Some("headers") if same => (b.destination_kind, b.destination.as_str(), "", Some(&b.arguments)),
+            _ => (b.destination_kind, b.destination.as_str(), b.routing_key.as_str(), Some(&b.arguments)),
+        };
+        let bb: FxHashSet<_> = s.before.bindings_from(name).iter().map(|b| routed(b)).collect();
+        let ba: FxHashSet<_> = s.after.bindings_from(name).iter().map(|b| routed(b)).collect();
+        let mut changed: Vec<&Binding> = s
+            .before
+            .bindings_from(name)
+            .iter()
+            .filter(|b| !ba.contains(&routed(b)))
+            .chain(s.after.bindings_from(name).iter().filter(|b| !bb.contains(&routed(b))))
+            .copied()
+            .collect();
+        changed.sort();
+        changed.dedup();
+        let keyed = kinds.iter().all(|k| matches!(k, Some("direct" | "topic")));
+        if sb != sa || (!changed.is_empty() && !keyed) {
+            s.hard.insert(name);
+        } else if !changed.is_empty() {
+            s.soft.insert(name, changed);
+        }
+    }
+    s
+}
+
+/// The exchanges that reach a changed one, sorted.
+fn concerned<'a>(s: &Sides<'a>) -> Vec<&'a str> {
+    let mut back: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
+    for (from, tos) in &s.next {
+        for to in tos {
+            back.entry(to).or_default().push(from);
+        }
+    }
+    let mut found: BTreeSet<&str> = s.hard.iter().chain(s.soft.keys()).copied().collect();
+    let mut work: Vec<&str> = found.iter().copied().collect();
+    while let Some(x) = work.pop() {
+        for from in back.get(x).into_iter().flatten() {
+            if found.insert(from) {
+                work.push(from);
+            }
+        }
+    }
+    // The default exchange is told by the queues created and deleted; an
+    // exchange created or deleted by the plan, by the plan's own lines: a
+    // client's publish to it is refused on the side that lacks it, so no
+    // message of theirs goes elsewhere (and a new vhost's thousands of
+    // bindings need no classes).
+    let both = |x: &str| s.before.exchange_exists(x) && s.after.exchange_exists(x);
+    found.into_iter().filter(|x| !x.is_empty() && *x != "amq.default" && both(x)).collect()
+}
+
+/// What the exchanges of a vhost ask of keys, found once for all of them.
+#[derive(Default)]
+struct Index<'a> {
+    all: Vec<Matcher>,
+    ids: FxHashMap<(&'a str, bool), u32>,
+    /// The matchers of each exchange's bindings (either side).
+    own: FxHashMap<&'a str, Vec<u32>>,
+    /// Those of its changed direct and topic bindings.
+    changed: FxHashMap<&'a str, Vec<u32>>,
+    /// The exchanges whose bindings ask each matcher.
+    owners: Vec<Vec<&'a str>>,
+    /// The ways into each exchange: from where, and what a key must answer
+    /// to take it (`None`: any key that reaches there).
+    into: FxHashMap<&'a str, Vec<(&'a str, Option<u32>)>>,
+    /// The matchers that may meet each one, found when first asked.
+    near: FxHashMap<u32, Vec<u32>>,
+}
+
+impl<'a> Index<'a> {
+    fn id(&mut self, text: &'a str, literal: bool) -> u32 {
+        if let Some(id) = self.ids.get(&(text, literal)) {
+            return *id;
+        }
+        let id = self.all.len() as u32;
+        self.all.push(Matcher::new(text, literal));
+        self.owners.push(Vec::new());
+        self.ids.insert((text, literal), id);
+        id
+    }
+
+    fn new(s: &Sides<'a>) -> Self {
+        let mut ix = Index::default();
+        let mut names: Vec<&str> = s.next.keys().copied().collect();
+        names.sort_unstable();
+        for e in names {
+            let kinds: Vec<&str> = [s.vb, s.va]
+                .iter()
+                .filter_map(|v| v.exchanges.get(e))
+                .map(|x| x.kind.as_str())
+                .chain(match e {
+                    "amq.direct" => Some("direct"),
+                    "amq.topic" | "amq.rabbitmq.trace" => Some("topic"),
+                    _ => None,
+                })
+                .collect();
+            let forms: Vec<bool> = [("direct", true), ("topic", false)]
+                .iter()
+                .filter(|(k, _)| kinds.contains(k))
+                .map(|(_, l)| *l)
+                .collect();
+            let changed: FxHashSet<&Binding> = s.soft.get(e).into_iter().flatten().copied().collect();
+            for b in s.before.bindings_from(e).iter().chain(s.after.bindings_from(e)) {
+                let mut taken = None;
+                for &literal in &forms {
+                    let id = ix.id(&b.routing_key, literal);
+                    ix.own.entry(e).or_default().push(id);
+                    if !ix.owners[id as usize].contains(&e) {
+                        ix.owners[id as usize].push(e);
+                    }
+                    if changed.contains(b) {
+                        ix.changed.entry(e).or_default().push(id);
+                    }
+                    taken = Some(id);
+                }
+                if b.destination_kind == DestinationKind::Exchange {
+                    let key = if forms.len() == 1 { taken } else { None };
+                    ix.into.entry(&b.destination).or_default().push((e, key));
+                }
+            }
+            for r in [&s.before, &s.after] {
+                if let Some(ae) = r.alternate(e) {
+                    ix.into.entry(ae).or_default().push((e, None));
+                }
+            }
+        }
+        for ids in ix.own.values_mut().chain(ix.changed.values_mut()) {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        ix
+    }
+
+    fn near(&mut self, w: u32) -> &[u32] {
+        let all = &self.all;
+        self.near.entry(w).or_insert_with(|| {
+            (0..all.len() as u32).filter(|&m| classes::may_meet(&all[w as usize], &all[m as usize])).collect()
+        })
+    }
+}
+
+/// The exchanges `x` reaches on either side, itself included.
+fn reach<'a>(s: &Sides<'a>, x: &'a str) -> Vec<&'a str> {
+    let mut seen: BTreeSet<&str> = BTreeSet::from([x]);
+    let mut work = VecDeque::from([x]);
+    while let Some(e) = work.pop_front() {
+        for n in s.next.get(e).into_iter().flatten() {
+            if seen.insert(n) {
+                work.push_back(n);
+            }
+        }
+    }
+    seen.into_iter().collect()
+}
+
+/// The questions that tell apart the keys from `x` that may route
+/// otherwise, and those of them such a key answers yes to; none wanted
+/// means every key is concerned.
+fn questions<'a>(
+    s: &Sides<'a>,
+    ix: &mut Index<'a>,
+    x: &'a str,
+    reached: &[&'a str],
+) -> (Vec<u32>, Option<FxHashSet<u32>>) {
+    let set: FxHashSet<&str> = reached.iter().copied().collect();
+    let mut wanted: FxHashSet<u32> = FxHashSet::default();
+    let mut every = false;
+    for &e in reached {
+        wanted.extend(ix.changed.get(e).into_iter().flatten());
+        if e.is_empty() || e == "amq.default" {
+            every = true;
+        } else if s.hard.contains(e) {
+            match keys_into(ix, e, x, &set) {
+                Some(keys) => wanted.extend(keys),
+                None => every = true,
+            }
+        }
+    }
+    if every {
+        let mut ids: BTreeSet<u32> =
+            reached.iter().flat_map(|e| ix.own.get(e).into_iter().flatten().copied()).collect();
+        if set.contains("") || set.contains("amq.default") {
+            // The default exchange routes by the queue each key names.
+            for q in s.vb.queues.keys().chain(s.va.queues.keys()) {
+                ids.insert(ix.id(q, true));
+            }
+        }
+        return (ids.into_iter().collect(), None);
+    }
+    // Matchers that meet no wanted one take no key concerned.
+    let mut ids: BTreeSet<u32> = wanted.iter().copied().collect();
+    for &w in &wanted {
+        let near: Vec<u32> = ix.near(w).to_vec();
+        ids.extend(near.into_iter().filter(|m| ix.owners[*m as usize].iter().any(|o| set.contains(o))));
+    }
+    (ids.into_iter().collect(), Some(wanted))
+}
+
+/// The matchers one of which a key from `x` answers yes to when it reaches
+/// `h`; `None` when any key may reach it.
+fn keys_into(ix: &Index, h: &str, x: &str, reached: &FxHashSet<&str>) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    let mut seen: FxHashSet<&str> = FxHashSet::from_iter([h]);
+    let mut work = vec![h];
+    while let Some(n) = work.pop() {
+        if n == x {
+            return None;
+        }
+        for (from, key) in ix.into.get(n).into_iter().flatten() {
+            match key {
+                _ if !reached.contains(from) => {}
+                Some(id) => out.push(*id),
+                None => {
+                    if seen.insert(from) {
+                        work.push(from);
+                    }
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+fn exchange_change<'a>(s: &Sides<'a>, x: &'a str, table: &mut Index<'a>) -> ExchangeChange {
+    let reached = reach(s, x);
+    let (ids, wanted) = questions(s, table, x, &reached);
+    let mut change = ExchangeChange { exchange: x.to_string(), classes: Vec::new(), cannot_tell: Vec::new() };
+    let fresh = classes::fresh_word(ids.iter().map(|i| &table.all[*i as usize]));
+    let atoms = match classes::atoms(&table.all, &ids, wanted.as_ref(), &fresh, CAP) {
+        Ok(a) => a,
+        Err(classes::TooMany) => {
+            change.cannot_tell.push(format!("its bindings tell more than {CAP} classes of keys apart"));
+            return change;
+        }
+    };
+    let mut why: BTreeSet<String> = BTreeSet::new();
+    for atom in atoms {
+        let message = Message { exchange: x.to_string(), keys: Keys::one(&atom.key), headers: None };
+        let (rb, ra) = (s.before.route(&message), s.after.route(&message));
+        if !rb.cannot_tell.is_empty() || !ra.cannot_tell.is_empty() {
+            if rb.queues != ra.queues || rb.cannot_tell != ra.cannot_tell {
+                why.extend(
+                    rb.cannot_tell
+                        .iter()
+                        .chain(&ra.cannot_tell)
+                        .map(|c| format!("exchange \"{}\": {}", c.exchange, c.why)),
+                );
+            }
+            continue;
+        }
+        if rb.queues != ra.queues {
+            let (keys, except) = describe(table, &ids, &atom.accepts);
+            change.classes.push(KeyClass { keys, except, example: atom.key, before: rb.queues, after: ra.queues });
+        }
+    }
+    change.classes.sort_by(|a, b| (&a.keys, &a.example).cmp(&(&b.keys, &b.example)));
+    change.cannot_tell = why.into_iter().collect();
+    change
+}
+
+/// The class of keys that `accepts` (and no other of `ids`) take, as
+/// terms: the narrowest of them, less the others that meet them.
+fn describe(table: &Index, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term>) {
+    let m = |i: u32| &table.all[i as usize];
+    let term = |i: u32| if m(i).literal { Term::Key(m(i).text.clone()) } else { Term::Pattern(m(i).text.clone()) };
+    if let Some(&l) = accepts.iter().find(|&&i| m(i).literal) {
+        return (vec![term(l)], Vec::new());
+    }
+    let mut narrow: Vec<u32> = Vec::new();
+    for &i in accepts {
+        let wider = accepts.iter().any(|&j| {
+            j != i
+                && super::topic::covers(&m(i).text, &m(j).text)
+                && (!super::topic::covers(&m(j).text, &m(i).text) || j < i)
+        });
+        if !wider {
+            narrow.push(i);
+        }
+    }
+    let accepted: FxHashSet<u32> = accepts.iter().copied().collect();
+    let meets = |i: u32| {
+        narrow.iter().all(|&a| {
+            if m(i).literal {
+                super::topic::matches(&m(a).text, &m(i).text)
+            } else {
+                super::topic::intersects(&m(a).text, &m(i).text)
+            }
+        })
+    };
+    let mut except: Vec<Term> =
+        ids.iter().copied().filter(|i| !accepted.contains(i)).filter(|&i| meets(i)).map(term).collect();
+    except.sort();
+    except.dedup();
+    (narrow.into_iter().map(term).collect(), without_covered(except))
+}
+
+/// The most terms whose union is thinned to the widest ones: past it,
+/// pairing them all would cost more than long lists do.
+const THINNED: usize = 200;
+
+/// `terms` less those another of them covers: the same union of keys.
+fn without_covered(terms: Vec<Term>) -> Vec<Term> {
+    if terms.len() > THINNED {
+        return terms;
+    }
+    let covers = |outer: &Term, inner: &Term| match (outer, inner) {
+        (Term::Pattern(p), Term::Key(k)) => super::topic::matches(p, k),
+        (Term::Pattern(p), Term::Pattern(q)) => p != q && super::topic::covers(p, q),
+        _ => false,
+    };
+    let kept: Vec<bool> = terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            !terms.iter().enumerate().any(|(j, o)| {
+                // Of two patterns that cover each other, the first stays.
+                j != i && covers(o, t) && !(covers(t, o) && i < j)
+            })
+        })
+        .collect();
+    terms.into_iter().zip(kept).filter(|(_, k)| *k).map(|(t, _)| t).collect()
+}
+
+/// The routing change by vhost, over the vhosts of both sides.
+pub fn compare_all(
+    before: &BTreeMap<String, Vhost>,
+    after: &BTreeMap<String, Vhost>,
+    version: Version,
+) -> Vec<(String, ExchangeChange)> {
+    let empty = Vhost::default();
+    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut out = Vec::new();
+    for v in names {
+        let (b, a) = (before.get(v).unwrap_or(&empty), after.get(v).unwrap_or(&empty));
+        out.extend(compare(b, a, version).into_iter().map(|c| (v.clone(), c)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Exchange, Table, Value};
+    use proptest::prelude::*;
+
+    const WORDS: [&str; 5] = ["a", "b", "*", "#", ""];
+    const KINDS: [&str; 3] = ["direct", "topic", "fanout"];
+
+    fn exchange(name: &str, kind: &str, alternate: Option<&str>) -> Exchange {
+        let mut arguments = Table::new();
+        if let Some(ae) = alternate {
+            arguments.insert("alternate-exchange".into(), Value::String(ae.into()));
+        }
+        Exchange { name: name.into(), kind: kind.into(), durable: true, auto_delete: false, internal: false, arguments }
+    }
+
+    /// A vhost of exchanges `e0`… and queues `q0`…, from drawn numbers.
+    fn vhost(kinds: &[usize], alternates: &[Option<usize>], bindings: &[(usize, usize, Vec<usize>)]) -> Vhost {
+        let mut v = Vhost::new("/");
+        for (i, k) in kinds.iter().enumerate() {
+            let ae = alternates.get(i).copied().flatten().map(|a| format!("e{}", a % kinds.len()));
+            v.exchanges.insert(format!("e{i}"), exchange(&format!("e{i}"), KINDS[*k], ae.as_deref()));
+        }
+        for (source, to, words) in bindings {
+            let key: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
+            let (destination_kind, destination) = if to % 3 == 0 {
+                (DestinationKind::Exchange, format!("e{}", to % kinds.len()))
+            } else {
+                (DestinationKind::Queue, format!("q{}", to % 4))
+            };
+            v.bindings.insert(Binding {
+                source: format!("e{}", source % kinds.len()),
+                destination_kind,
+                destination,
+                routing_key: key.join("."),
+                arguments: Table::new(),
+            });
+        }
+        v
+    }
+
+    fn side() -> impl Strategy<Value = Vhost> {
+        let binding = (0usize..4, 0usize..12, proptest::collection::vec(0usize..WORDS.len(), 0..4));
+        (
+            proptest::collection::vec(0usize..KINDS.len(), 1..4),
+            proptest::collection::vec(proptest::option::weighted(0.2, 0usize..4), 4),
+            proptest::collection::vec(binding, 0..8),
+        )
+            .prop_map(|(k, a, b)| vhost(&k, &a, &b))
+    }
+
+    /// `before` and an `after` that keeps most of it.
+    fn pair() -> impl Strategy<Value = (Vhost, Vhost)> {
+        (side(), side(), proptest::collection::vec(any::<bool>(), 8)).prop_map(|(before, other, keep)| {
+            let mut after = before.clone();
+            let mut i = 0;
+            after.bindings.retain(|_| {
+                i += 1;
+                keep[i % keep.len()]
+            });
+            after.bindings.extend(other.bindings.iter().take(3).cloned());
+            if keep[0] {
+                after.exchanges = other.exchanges.clone();
+            }
+            (before, after)
+        })
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        let words = ["a", "b", "*", "#", "", "z"];
+        proptest::collection::vec(0usize..words.len(), 0..5)
+            .prop_map(move |ws| ws.iter().map(|w| words[*w]).collect::<Vec<_>>().join("."))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Every key routed otherwise is in one reported class with those
+        /// queues, and every key of a reported class routes as it says.
+        #[test]
+        fn the_classes_are_every_key_routed_otherwise((before, after) in pair(), keys in proptest::collection::vec(key(), 40)) {
+            let changes = compare(&before, &after, Version::NEWEST);
+            let (rb, ra) = (Router::new(&before, Version::NEWEST), Router::new(&after, Version::NEWEST));
+            // An exchange on one side only takes no client's message on the other.
+            let names: BTreeSet<&String> = before.exchanges.keys().filter(|x| after.exchanges.contains_key(*x)).collect();
+            for x in names {
+                let change = changes.iter().find(|c| &c.exchange == x);
+                let classes = change.map_or(&[][..], |c| c.classes.as_slice());
+                for c in classes {
+                    prop_assert!(c.contains(&c.example), "{x}: {c:?}");
+                }
+                let examples = classes.iter().map(|c| c.example.clone());
+                for k in keys.iter().cloned().chain(examples) {
+                    let m = Message { exchange: x.clone(), keys: Keys::one(&k), headers: None };
+                    let (b, a) = (rb.route(&m), ra.route(&m));
+                    let told = b.cannot_tell.is_empty() && a.cannot_tell.is_empty();
+                    let holding: Vec<&KeyClass> = classes.iter().filter(|c| c.contains(&k)).collect();
+                    if told && b.queues != a.queues {
+                        prop_assert_eq!(holding.len(), 1, "{}: key {:?} {:?} -> {:?}: {:?}", x, k, b.queues, a.queues, classes);
+                    }
+                    for c in holding {
+                        prop_assert!(told, "{x}: key {k:?} cannot be told, yet is in {c:?}");
+                        prop_assert_eq!((&c.before, &c.after), (&b.queues, &a.queues), "{}: key {:?}", x, k);
+                    }
+                }
+            }
+        }
+    }
+}
