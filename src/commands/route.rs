@@ -167,13 +167,13 @@ fn pick_vhost<'t>(read: &'t Read, asked: Option<&str>) -> error::Result<&'t Vhos
         Some(v) => read.topology.vhosts.get(v).ok_or_else(|| {
             let there = if read.topology.vhosts.is_empty() { "none".to_string() } else { names() };
             Error::invalid()
-                .line(format!("error: {} holds no vhost \"{v}\"\n  help: the vhosts there: {there}", read.origin))
+                .line(format!("error: no vhost \"{v}\" in {}\n  help: the vhosts there: {there}", read.origin))
         }),
         None => {
             let mut all = read.topology.vhosts.values();
             match (all.next(), all.next()) {
                 (Some(v), None) => Ok(v),
-                (None, _) => Err(Error::invalid().line(format!("error: {} holds no vhost", read.origin))),
+                (None, _) => Err(Error::invalid().line(format!("error: no vhost in {}", read.origin))),
                 _ => Err(Error::invalid().line(format!(
                     "error: {} holds several vhosts: name one with --vhost\n  help: the vhosts there: {}",
                     read.origin,
@@ -189,7 +189,7 @@ fn unknown<'n>(what: &str, name: &str, known: impl Iterator<Item = &'n String>, 
     let mut close: Vec<(f64, &String)> =
         known.map(|k| (strsim::jaro_winkler(name, k), k)).filter(|(score, _)| *score > 0.8).collect();
     close.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut e = Error::invalid().line(format!("error: {origin} holds no {what} \"{name}\" in vhost \"{vhost}\""));
+    let mut e = Error::invalid().line(format!("error: no {what} \"{name}\" in vhost \"{vhost}\" of {origin}"));
     if let Some((_, k)) = close.first() {
         e = e.line(format!("  help: did you mean \"{k}\"?"));
     }
