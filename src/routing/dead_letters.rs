@@ -201,29 +201,11 @@ fn merge(into: &mut Route, from: Route) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Policy, Queue, Vhost};
+    use crate::model::{ApplyTo, Binding, DestinationKind, Policy, Vhost};
+    use crate::testing::objects::{exchange, queue, table};
 
     fn s(v: &str) -> Value {
         Value::String(v.into())
-    }
-
-    fn table(pairs: &[(&str, Value)]) -> Table {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
-    }
-
-    fn exchange(name: &str, kind: &str) -> Exchange {
-        Exchange {
-            name: name.into(),
-            kind: kind.into(),
-            durable: true,
-            auto_delete: false,
-            internal: false,
-            arguments: Table::new(),
-        }
-    }
-
-    fn queue(name: &str, kind: QueueType, arguments: Table) -> Queue {
-        Queue { name: name.into(), kind, durable: true, auto_delete: false, arguments, replaces: None }
     }
 
     fn bind(source: &str, queue: &str, key: &str, arguments: Table) -> Binding {
