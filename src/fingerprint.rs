@@ -125,6 +125,9 @@ fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
     if let ObjectKey::User(u) = key {
         return t.users.get(u).map(|u| format!("{u:?}"));
     }
+    if let ObjectKey::Object { vhost: None, name } = key {
+        return t.objects.get(name).map(|o| format!("{o:?}"));
+    }
     let v = t.vhosts.get(key.vhost()?)?;
     match key {
         ObjectKey::Vhost(_) => Some(format!("{:?}", v.settings)),
@@ -134,6 +137,7 @@ fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
         ObjectKey::Policy { name, .. } => v.policies.get(name).map(|p| format!("{p:?}")),
         ObjectKey::OperatorPolicy { name, .. } => v.operator_policies.get(name).map(|p| format!("{p:?}")),
         ObjectKey::Permission { user, .. } => v.permissions.get(user).map(|p| format!("{p:?}")),
+        ObjectKey::Object { name, .. } => v.objects.get(name).map(|o| format!("{o:?}")),
         ObjectKey::User(_) => None,
     }
 }

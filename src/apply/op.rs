@@ -28,6 +28,8 @@ pub(super) async fn run(
         DeletePolicy { vhost, name, operator } => broker.delete_policy(vhost, name, *operator).await,
         PutPermission { vhost, permission } => broker.put_permission(vhost, permission).await,
         DeletePermission { vhost, user } => broker.delete_permission(vhost, user).await,
+        PutObject { vhost, name, object } => broker.put_object(vhost.as_deref(), name.kind, object).await,
+        DeleteObject { vhost, name } => broker.delete_object(vhost.as_deref(), name).await,
         Migrate(_) | Rollback(_) => Err(BrokerError::Setup(format!("{op} is carried out by apply, step by step"))),
     }
 }

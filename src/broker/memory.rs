@@ -33,6 +33,7 @@ use super::records::RecordStore;
 use super::{
     Answer, Answers, Broker, BrokerError, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading,
 };
+use crate::model::kinds::{Kind, Name, Object};
 use crate::model::{
     Binding, Exchange, Password, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, Table, User,
     Value, VhostSettings,
@@ -80,6 +81,7 @@ impl Memory {
                 "internal_cluster_id".to_string(),
                 Json::String("rabbitmq-cluster-id-memory".into()),
             )]),
+            objects: Default::default(),
             locks: BTreeMap::new(),
             last_id: 0,
         };
@@ -504,6 +506,32 @@ impl Broker for Memory {
         self.admin(&s, || format!("delete permissions of \"{user}\" in vhost \"{vhost}\""))?;
         if let Some(v) = s.vhosts.get_mut(vhost) {
             v.permissions.remove(user);
+        }
+        Ok(())
+    }
+
+    async fn put_object(&self, vhost: Option<&str>, kind: &'static Kind, object: &Object) -> Answer<()> {
+        let mut s = self.lock_state();
+        let name = Name { kind, id: object.id.clone() };
+        let action = || format!("set {}", name.at(vhost));
+        self.admin(&s, action)?;
+        let objects = match vhost {
+            None => &mut s.objects,
+            Some(v) => match s.vhosts.get_mut(v) {
+                Some(v) => &mut v.objects,
+                None => return Err(self.said(Why::Refused("vhost_not_found".into()), action())),
+            },
+        };
+        objects.insert(name, object.body.clone());
+        Ok(())
+    }
+
+    async fn delete_object(&self, vhost: Option<&str>, name: &Name) -> Answer<()> {
+        let mut s = self.lock_state();
+        self.admin(&s, || format!("delete {}", name.at(vhost)))?;
+        match vhost {
+            None => _ = s.objects.remove(name),
+            Some(v) => _ = s.vhosts.get_mut(v).map(|v| v.objects.remove(name)),
         }
         Ok(())
     }

@@ -27,6 +27,7 @@ pub use memory::{Memory, Message};
 pub use rabbit::Rabbit;
 pub use records::{FoundJournal, JournalSlot, RecordStore};
 
+use crate::model::kinds::{Kind, Name, Object};
 use crate::model::{Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, User, VhostSettings};
 
 /// A broker's answers for the live state of some vhosts, as it sent them:
@@ -250,6 +251,14 @@ pub trait Broker: Clone + Send + Sync + 'static {
     fn delete_policy(&self, vhost: &str, name: &str, operator: bool) -> impl Future<Output = Answer<()>> + Send;
     fn put_permission(&self, vhost: &str, permission: &Permission) -> impl Future<Output = Answer<()>> + Send;
     fn delete_permission(&self, vhost: &str, user: &str) -> impl Future<Output = Answer<()>> + Send;
+    /// Creates or updates an object of `kind` (see `model::kinds`).
+    fn put_object(
+        &self,
+        vhost: Option<&str>,
+        kind: &'static Kind,
+        object: &Object,
+    ) -> impl Future<Output = Answer<()>> + Send;
+    fn delete_object(&self, vhost: Option<&str>, name: &Name) -> impl Future<Output = Answer<()>> + Send;
 
     // warren's records and its lock (see [`RecordStore`]).
 

@@ -6,6 +6,7 @@ use serde_json::{Value as Json, json};
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
+use crate::model::kinds::{Kind, Name, Object};
 use crate::model::{
     Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, Table, User, Value,
     VhostSettings,
@@ -158,6 +159,27 @@ pub(super) async fn put_permission(http: &Http, vhost: &str, p: &Permission) -> 
 pub(super) async fn delete_permission(http: &Http, vhost: &str, user: &str) -> Result<(), BrokerError> {
     let path = format!("permissions/{}/{}", segment(vhost), segment(user));
     delete(http, &path, &format!("delete permissions of \"{user}\" in vhost \"{vhost}\"")).await
+}
+
+pub(super) async fn put_object(
+    http: &Http,
+    vhost: Option<&str>,
+    kind: &'static Kind,
+    object: &Object,
+) -> Result<(), BrokerError> {
+    let request = (kind.put)(vhost, object);
+    let name = Name { kind, id: object.id.clone() };
+    put(http, &path(&request.path), request.body, &format!("set {}", name.at(vhost))).await
+}
+
+pub(super) async fn delete_object(http: &Http, vhost: Option<&str>, name: &Name) -> Result<(), BrokerError> {
+    let path = path(&(name.kind.delete)(vhost, &name.id));
+    delete(http, &path, &format!("delete {}", name.at(vhost))).await
+}
+
+/// A kind's path segments, each encoded.
+fn path(segments: &[String]) -> String {
+    segments.iter().map(|s| segment(s)).collect::<Vec<_>>().join("/")
 }
 
 pub(super) async fn put(http: &Http, path: &str, body: Json, action: &str) -> Result<(), BrokerError> {

@@ -17,6 +17,7 @@ use super::records::RecordStore;
 use super::{
     Answer, Answers, Broker, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading, ops, vhost_names,
 };
+use crate::model::kinds::{Kind, Name, Object};
 use crate::model::{
     Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, User, VhostSettings,
 };
@@ -467,6 +468,14 @@ impl Broker for Rabbit {
 
     async fn delete_permission(&self, vhost: &str, user: &str) -> Answer<()> {
         ops::delete_permission(&self.http, vhost, user).await
+    }
+
+    async fn put_object(&self, vhost: Option<&str>, kind: &'static Kind, object: &Object) -> Answer<()> {
+        ops::put_object(&self.http, vhost, kind, object).await
+    }
+
+    async fn delete_object(&self, vhost: Option<&str>, name: &Name) -> Answer<()> {
+        ops::delete_object(&self.http, vhost, name).await
     }
 
     async fn global_parameter(&self, name: &str) -> Answer<Option<Json>> {

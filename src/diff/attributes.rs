@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value as Json, json};
 
+use crate::model::kinds::Kind;
 use crate::model::{Binding, Exchange, Password, Permission, Policy, Queue, Table, User, Value, VhostSettings};
 
 /// Attribute name to value, sorted.
@@ -78,6 +79,31 @@ pub(super) fn vhost(s: &VhostSettings) -> Attributes {
         out.insert("limits".into(), json!(l));
     }
     out
+}
+
+/// An object of a kind of `model::kinds`: its body's attributes, each
+/// secret one as a digest of its value (so that a changed secret shows as
+/// changed without being shown).
+pub(crate) fn object(kind: &Kind, body: &Table) -> Attributes {
+    let shown = |(name, value): (&String, &Value)| {
+        let json = match kind.attribute(name) {
+            Some(a) if a.secret => {
+                json!(format!(
+                    "(sensitive: digest {})",
+                    hex_digest(&serde_json::to_vec(&Json::from(value)).expect("values always serialise"))
+                ))
+            }
+            _ => Json::from(value),
+        };
+        (name.clone(), json)
+    };
+    body.iter().map(shown).collect()
+}
+
+/// 64 bits of SHA-256 over `bytes`, in hex: enough to tell a change.
+pub(super) fn hex_digest(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 fn attrs<const N: usize>(pairs: [(&str, Json); N]) -> Attributes {

@@ -82,6 +82,8 @@ pub enum Declared {
     Queue(Queue),
     Policy(Policy),
     Permission(Permission),
+    /// An object of a kind of `model::kinds`.
+    Object(crate::model::kinds::Object),
 }
 
 impl Change {

@@ -24,6 +24,7 @@ mod facts;
 mod immutable;
 mod in_flight;
 mod migrations;
+mod objects;
 mod options;
 pub mod outside;
 mod policies;
@@ -93,6 +94,7 @@ pub fn diff(
     let mut d = Differ { inventory, ownership, project, options, facts, declared, out: Diff::default() };
     d.theirs_declared(desired, live);
     d.users(desired, live);
+    d.objects(None, &desired.objects, &live.objects);
     let empty = Vhost::default();
     for (name, want) in &desired.vhosts {
         let have = live.vhosts.get(name);

@@ -30,14 +30,16 @@ pub struct Outside {
 /// A short digest of an object's attributes: 64 bits of SHA-256 over
 /// their JSON, whose maps are sorted.
 pub fn digest(a: &Attributes) -> String {
-    use sha2::{Digest, Sha256};
     let text = serde_json::to_vec(a).expect("attributes always serialise");
-    Sha256::digest(&text).iter().take(8).map(|b| format!("{b:02x}")).collect()
+    attributes::hex_digest(&text)
 }
 
 /// The attributes of the object `key` names in `t`, for the kinds that
 /// have digests; `None` when it is absent or has none.
 pub fn attributes_of(t: &Topology, key: &ObjectKey) -> Option<Attributes> {
+    if let ObjectKey::Object { vhost: None, name } = key {
+        return t.objects.get(name).map(|body| attributes::object(name.kind, body));
+    }
     let v = t.vhosts.get(key.vhost()?)?;
     match key {
         ObjectKey::Exchange { name, .. } => v.exchanges.get(name).map(attributes::exchange),
@@ -45,6 +47,7 @@ pub fn attributes_of(t: &Topology, key: &ObjectKey) -> Option<Attributes> {
         ObjectKey::Policy { name, .. } => v.policies.get(name).map(attributes::policy),
         ObjectKey::OperatorPolicy { name, .. } => v.operator_policies.get(name).map(attributes::policy),
         ObjectKey::Permission { user, .. } => v.permissions.get(user).map(attributes::permission),
+        ObjectKey::Object { name, .. } => v.objects.get(name).map(|body| attributes::object(name.kind, body)),
         ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_) => None,
     }
 }

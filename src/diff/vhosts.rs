@@ -22,6 +22,7 @@ impl Differ<'_> {
         self.bindings(&s, &migrating);
         self.policies(&s);
         self.permissions(&s);
+        self.objects(Some(v), &want.objects, &have.objects);
     }
 
     pub(super) fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {

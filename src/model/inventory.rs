@@ -97,7 +97,9 @@ impl Inventory {
                 vh.operator_policies.keys().map(|n| ObjectKey::OperatorPolicy { vhost: vhost(), name: n.clone() }),
             );
             objects.extend(vh.permissions.keys().map(|u| ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
+            objects.extend(vh.objects.keys().map(|n| ObjectKey::Object { vhost: Some(vhost()), name: n.clone() }));
         }
+        objects.extend(topology.objects.keys().map(|n| ObjectKey::Object { vhost: None, name: n.clone() }));
         Inventory { objects, scopes, digests: BTreeMap::new() }
     }
 
@@ -107,8 +109,14 @@ impl Inventory {
         let mut users = Vec::new();
         let mut vhosts: BTreeMap<&str, BTreeMap<&str, Vec<Json>>> = BTreeMap::new();
         let mut bindings: BTreeMap<&str, Vec<Json>> = BTreeMap::new();
+        let mut broker: BTreeMap<&str, Vec<Json>> = BTreeMap::new();
         for key in &self.objects {
             let (vhost, group, item) = match key {
+                ObjectKey::Object { vhost: None, name } => {
+                    broker.entry(name.kind.table).or_default().push(id_json(&name.id));
+                    continue;
+                }
+                ObjectKey::Object { vhost: Some(vhost), name } => (vhost.as_str(), name.kind.table, id_json(&name.id)),
                 ObjectKey::User(u) => {
                     users.push(json!(u));
                     continue;
@@ -150,6 +158,9 @@ impl Inventory {
         if !self.digests.is_empty() {
             out["digests"] = digests_json(&self.digests);
         }
+        if !broker.is_empty() {
+            out["objects"] = json!(broker);
+        }
         out
     }
 
@@ -166,13 +177,18 @@ impl Inventory {
             objects.insert(ObjectKey::Vhost(v.clone()));
             for (group, items) in groups.as_object().unwrap_or(&empty) {
                 for item in items.as_array().into_iter().flatten() {
-                    objects.insert(named(group, v.clone(), text(item)?)?);
+                    objects.insert(named(group, v.clone(), item)?);
                 }
             }
         }
         for (v, items) in value["bindings"].as_object().unwrap_or(&empty) {
             for item in items.as_array().into_iter().flatten() {
                 objects.insert(ObjectKey::Binding { vhost: v.clone(), binding: binding_from_compact(item)? });
+            }
+        }
+        for (group, items) in value["objects"].as_object().unwrap_or(&empty) {
+            for item in items.as_array().into_iter().flatten() {
+                objects.insert(ObjectKey::Object { vhost: None, name: object_name(group, item)? });
             }
         }
         let mut scopes = BTreeMap::new();
@@ -196,7 +212,11 @@ fn digests_json(digests: &BTreeMap<ObjectKey, String>) -> Json {
     let mut out: BTreeMap<&str, BTreeMap<&str, serde_json::Map<String, Json>>> = BTreeMap::new();
     // Bindings, vhosts and users have none: their identity is all there is.
     for ((vhost, group, name), digest) in digests.iter().filter_map(|(k, d)| Some((grouped(k)?, d))) {
-        out.entry(vhost).or_default().entry(group).or_default().insert(name.to_string(), json!(digest));
+        let name = match name {
+            Json::String(s) => s,
+            compound => compound.to_string(),
+        };
+        out.entry(vhost).or_default().entry(group).or_default().insert(name, json!(digest));
     }
     json!(out)
 }
@@ -208,7 +228,12 @@ fn digests_from(value: &Json) -> Result<BTreeMap<ObjectKey, String>, String> {
     for (v, groups) in value.as_object().unwrap_or(&empty) {
         for (group, names) in groups.as_object().unwrap_or(&empty) {
             for (name, digest) in names.as_object().unwrap_or(&empty) {
-                out.insert(named(group, v.clone(), name.clone())?, text(digest)?);
+                // A compound identity is the text of its JSON array.
+                let name = match name.starts_with('[') && crate::model::kinds::by_table(group).is_some() {
+                    true => serde_json::from_str(name).map_err(|e| format!("bad digest name {name}: {e}"))?,
+                    false => json!(name),
+                };
+                out.insert(named(group, v.clone(), &name)?, text(digest)?);
             }
         }
     }
@@ -216,28 +241,59 @@ fn digests_from(value: &Json) -> Result<BTreeMap<ObjectKey, String>, String> {
 }
 
 /// The vhost, inventory group and name of an object named within a vhost:
-/// an exchange, queue, policy, operator policy or permission.
-fn grouped(key: &ObjectKey) -> Option<(&str, &'static str, &str)> {
+/// an exchange, queue, policy, operator policy, permission or an object of
+/// a vhost kind (whose name is its identity: see [`id_json`]).
+fn grouped(key: &ObjectKey) -> Option<(&str, &'static str, Json)> {
     match key {
-        ObjectKey::Exchange { vhost, name } => Some((vhost, "exchanges", name)),
-        ObjectKey::Queue { vhost, name } => Some((vhost, "queues", name)),
-        ObjectKey::Policy { vhost, name } => Some((vhost, "policies", name)),
-        ObjectKey::OperatorPolicy { vhost, name } => Some((vhost, "operator_policies", name)),
-        ObjectKey::Permission { vhost, user } => Some((vhost, "permissions", user)),
-        ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_) => None,
+        ObjectKey::Exchange { vhost, name } => Some((vhost, "exchanges", json!(name))),
+        ObjectKey::Queue { vhost, name } => Some((vhost, "queues", json!(name))),
+        ObjectKey::Policy { vhost, name } => Some((vhost, "policies", json!(name))),
+        ObjectKey::OperatorPolicy { vhost, name } => Some((vhost, "operator_policies", json!(name))),
+        ObjectKey::Permission { vhost, user } => Some((vhost, "permissions", json!(user))),
+        ObjectKey::Object { vhost: Some(vhost), name } => Some((vhost, name.kind.table, id_json(&name.id))),
+        ObjectKey::Object { vhost: None, .. }
+        | ObjectKey::Binding { .. }
+        | ObjectKey::Vhost(_)
+        | ObjectKey::User(_) => None,
     }
 }
 
 /// The inverse of [`grouped`].
-fn named(group: &str, vhost: String, name: String) -> Result<ObjectKey, String> {
+fn named(group: &str, vhost: String, item: &Json) -> Result<ObjectKey, String> {
     Ok(match group {
-        "exchanges" => ObjectKey::Exchange { vhost, name },
-        "queues" => ObjectKey::Queue { vhost, name },
-        "policies" => ObjectKey::Policy { vhost, name },
-        "operator_policies" => ObjectKey::OperatorPolicy { vhost, name },
-        "permissions" => ObjectKey::Permission { vhost, user: name },
-        other => return Err(format!("unknown inventory group \"{other}\"")),
+        "exchanges" => ObjectKey::Exchange { vhost, name: text(item)? },
+        "queues" => ObjectKey::Queue { vhost, name: text(item)? },
+        "policies" => ObjectKey::Policy { vhost, name: text(item)? },
+        "operator_policies" => ObjectKey::OperatorPolicy { vhost, name: text(item)? },
+        "permissions" => ObjectKey::Permission { vhost, user: text(item)? },
+        kind => ObjectKey::Object { vhost: Some(vhost), name: object_name(kind, item)? },
     })
+}
+
+/// An identity as the inventory holds it: its one name, or its parts.
+fn id_json(id: &[String]) -> Json {
+    match id {
+        [one] => json!(one),
+        parts => json!(parts),
+    }
+}
+
+/// The inverse of [`id_json`], for an object of the kind whose group is `group`.
+fn object_name(group: &str, item: &Json) -> Result<super::kinds::Name, String> {
+    let id = match item {
+        Json::Array(parts) => parts.iter().map(text).collect::<Result<Vec<_>, _>>()?,
+        one => vec![text(one)?],
+    };
+    let kind = super::kinds::by_table(group).ok_or_else(|| format!("unknown inventory group \"{group}\""))?;
+    if id.len() != kind.identity.len() {
+        return Err(format!(
+            "{} in the inventory has {} name part(s), not {}",
+            kind.name,
+            id.len(),
+            kind.identity.len()
+        ));
+    }
+    Ok(super::kinds::Name { kind, id })
 }
 
 /// The entries of `map` whose object is in `objects`.

@@ -3,18 +3,42 @@
 
 use std::fmt;
 
+use super::kinds::Name;
 use super::topology::Binding;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ObjectKey {
     Vhost(String),
-    Exchange { vhost: String, name: String },
-    Queue { vhost: String, name: String },
-    Binding { vhost: String, binding: Binding },
-    Policy { vhost: String, name: String },
-    OperatorPolicy { vhost: String, name: String },
+    Exchange {
+        vhost: String,
+        name: String,
+    },
+    Queue {
+        vhost: String,
+        name: String,
+    },
+    Binding {
+        vhost: String,
+        binding: Binding,
+    },
+    Policy {
+        vhost: String,
+        name: String,
+    },
+    OperatorPolicy {
+        vhost: String,
+        name: String,
+    },
     User(String),
-    Permission { vhost: String, user: String },
+    Permission {
+        vhost: String,
+        user: String,
+    },
+    /// An object of a kind of `model::kinds`; `vhost` is `None` for a broker-wide kind.
+    Object {
+        vhost: Option<String>,
+        name: Name,
+    },
 }
 
 impl ObjectKey {
@@ -29,6 +53,7 @@ impl ObjectKey {
             ObjectKey::OperatorPolicy { .. } => "operator policy",
             ObjectKey::User(_) => "user",
             ObjectKey::Permission { .. } => "permissions",
+            ObjectKey::Object { name, .. } => name.kind.name,
         }
     }
 
@@ -42,6 +67,7 @@ impl ObjectKey {
             | ObjectKey::OperatorPolicy { name, .. } => name.clone(),
             ObjectKey::Binding { binding, .. } => binding.to_string(),
             ObjectKey::Permission { user, .. } => user.clone(),
+            ObjectKey::Object { name, .. } => name.id.join(" "),
         }
     }
 
@@ -57,6 +83,8 @@ impl ObjectKey {
             ObjectKey::Policy { name, .. } => ObjectKey::Policy { vhost: to, name },
             ObjectKey::OperatorPolicy { name, .. } => ObjectKey::OperatorPolicy { vhost: to, name },
             ObjectKey::Permission { user, .. } => ObjectKey::Permission { vhost: to, user },
+            ObjectKey::Object { vhost: None, .. } => self,
+            ObjectKey::Object { name, .. } => ObjectKey::Object { vhost: Some(to), name },
         }
     }
 
@@ -70,6 +98,7 @@ impl ObjectKey {
             | ObjectKey::Policy { vhost, .. }
             | ObjectKey::OperatorPolicy { vhost, .. }
             | ObjectKey::Permission { vhost, .. } => Some(vhost),
+            ObjectKey::Object { vhost, .. } => vhost.as_deref(),
         }
     }
 }
@@ -92,6 +121,7 @@ impl fmt::Display for ObjectKey {
             ObjectKey::Permission { vhost, user } => {
                 write!(f, "permissions of \"{user}\" in vhost \"{vhost}\"")
             }
+            ObjectKey::Object { vhost, name } => f.write_str(&name.at(vhost.as_deref())),
         }
     }
 }

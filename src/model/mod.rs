@@ -5,6 +5,7 @@ mod effective;
 mod graph;
 mod inventory;
 mod key;
+pub mod kinds;
 mod ownership;
 mod policy_keys;
 mod progress;

@@ -14,6 +14,8 @@ use super::value::Table;
 pub struct Topology {
     pub vhosts: BTreeMap<String, Vhost>,
     pub users: BTreeMap<String, User>,
+    /// Objects of the broker-wide kinds of `model::kinds`.
+    pub objects: super::kinds::Objects,
 }
 
 impl Topology {
@@ -30,6 +32,8 @@ impl Topology {
             K::Policy { vhost, name } => v(vhost).is_some_and(|x| x.policies.contains_key(name)),
             K::OperatorPolicy { vhost, name } => v(vhost).is_some_and(|x| x.operator_policies.contains_key(name)),
             K::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
+            K::Object { vhost: None, name } => self.objects.contains_key(name),
+            K::Object { vhost: Some(vhost), name } => v(vhost).is_some_and(|x| x.objects.contains_key(name)),
         }
     }
 }
@@ -46,6 +50,8 @@ pub struct Vhost {
     pub operator_policies: BTreeMap<String, Policy>,
     /// Keyed by user name.
     pub permissions: BTreeMap<String, Permission>,
+    /// Objects of the vhost kinds of `model::kinds`.
+    pub objects: super::kinds::Objects,
     /// Objects referenced by bindings but owned by someone else (desired only).
     pub external: External,
 }

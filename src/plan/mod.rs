@@ -207,6 +207,20 @@ fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
             Some(Declared::Permission(p)) => Some(Op::PutPermission { vhost: vhost.clone(), permission: p.clone() }),
             _ => None,
         }),
+        (ObjectKey::Object { vhost, name }, action) => {
+            let delete = Op::DeleteObject { vhost: vhost.clone(), name: name.clone() };
+            let put = match declared {
+                Some(Declared::Object(o)) => {
+                    Some(Op::PutObject { vhost: vhost.clone(), name: name.clone(), object: o.clone() })
+                }
+                _ => None,
+            };
+            match action {
+                Action::Destroy => vec![phased(delete)],
+                Action::Replace => [(Phase::DeleteReplaced, delete)].into_iter().chain(put.map(phased)).collect(),
+                _ => one(put),
+            }
+        }
     }
 }
 

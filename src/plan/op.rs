@@ -1,5 +1,6 @@
 //! The operations apply carries out, one per broker request or so.
 
+use crate::model::kinds::{Name, Object};
 use crate::model::{Binding, Exchange, Permission, Policy, Queue, QueueType, User, VhostSettings};
 
 /// One operation on the broker. Plain data: apply interprets it.
@@ -64,6 +65,17 @@ pub enum Op {
         vhost: String,
         user: String,
     },
+    /// Creates or updates an object of a kind of `model::kinds`; `vhost` is
+    /// `None` for a broker-wide kind.
+    PutObject {
+        vhost: Option<String>,
+        name: Name,
+        object: Object,
+    },
+    DeleteObject {
+        vhost: Option<String>,
+        name: Name,
+    },
     /// Expand-and-contract of an old queue into a new one.
     Migrate(Box<super::MigrationPlan>),
     /// A migration in flight taken back to its old queue.
@@ -90,8 +102,10 @@ pub enum Phase {
     DeclareQueue,
     Bind,
     PutPermission,
+    PutObject,
     Migrate,
     Unbind,
+    DeleteObject,
     DeletePolicy,
     DeletePermission,
     DeleteQueue,
@@ -112,6 +126,8 @@ impl Phase {
             Phase::DeclareQueue => "declare queues",
             Phase::Bind => "bind",
             Phase::PutPermission => "set permissions",
+            Phase::PutObject => "set other objects",
+            Phase::DeleteObject => "delete other objects",
             Phase::Migrate => "migrate",
             Phase::Unbind => "unbind",
             Phase::DeletePolicy => "delete policies",
@@ -134,6 +150,8 @@ impl Op {
             Op::PutPolicy { .. } => Phase::PutPolicy,
             Op::Bind { .. } => Phase::Bind,
             Op::PutPermission { .. } => Phase::PutPermission,
+            Op::PutObject { .. } => Phase::PutObject,
+            Op::DeleteObject { .. } => Phase::DeleteObject,
             Op::Migrate(_) | Op::Rollback(_) => Phase::Migrate,
             Op::Unbind { .. } => Phase::Unbind,
             Op::DeletePolicy { .. } => Phase::DeletePolicy,
@@ -175,6 +193,8 @@ impl std::fmt::Display for Op {
                 write!(f, "set permissions of \"{}\" in vhost \"{vhost}\"", permission.user)
             }
             DeletePermission { vhost, user } => write!(f, "delete permissions of \"{user}\" in vhost \"{vhost}\""),
+            PutObject { vhost, name, .. } => write!(f, "set {}", name.at(vhost.as_deref())),
+            DeleteObject { vhost, name } => write!(f, "delete {}", name.at(vhost.as_deref())),
             Migrate(m) => write!(f, "migrate queue \"{}\" to \"{}\" in vhost \"{}\"", m.old.name, m.new.name, m.vhost),
             Rollback(r) => {
                 write!(

@@ -60,6 +60,7 @@ fn routing_part(v: &Vhost) -> Vhost {
         queues: v.queues.iter().map(|(n, q)| (n.clone(), queue(q))).collect(),
         bindings: v.bindings.clone(),
         policies: v.policies.clone(),
+        objects: Default::default(),
         operator_policies: Default::default(),
         permissions: Default::default(),
         external: v.external.clone(),

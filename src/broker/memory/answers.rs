@@ -7,6 +7,7 @@ use serde_json::{Value as Json, json};
 
 use super::super::lock::LOCK_QUEUE;
 use super::state::{PolicyState, State, VhostState};
+use crate::model::kinds::{KINDS, Object};
 use crate::model::{Binding, Table, Value};
 
 fn table(t: &Table) -> Json {
@@ -120,12 +121,20 @@ pub(super) fn definitions(s: &State) -> String {
     let mut doc = json!({
         "rabbit_version": s.version, "rabbitmq_version": s.version,
         "product_name": "RabbitMQ", "product_version": s.version,
-        "users": users_items(s), "permissions": permission_items(s), "topic_permissions": [],
+        "users": users_items(s), "permissions": permission_items(s),
         "vhosts": s.vhosts.iter().map(|(n, v)| vhost_item(n, v)).collect::<Vec<_>>(),
         "global_parameters": s.global_parameters.iter().map(|(n, v)| json!({ "name": n, "value": v })).collect::<Vec<_>>(),
     });
     for key in ["parameters", "policies", "queues", "exchanges", "bindings"] {
         doc[key] = json!([]);
+    }
+    for kind in KINDS {
+        doc[kind.definitions] = json!([]);
+    }
+    let objects = s.vhosts.iter().flat_map(|(n, v)| v.objects.iter().map(move |o| (Some(n.as_str()), o)));
+    for (vhost, (name, body)) in objects.chain(s.objects.iter().map(|o| (None, o))) {
+        let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
+        doc[name.kind.definitions].as_array_mut().expect("made a list above").push(item);
     }
     for (name, v) in &s.vhosts {
         for (key, items) in export_parts(name, v, true) {

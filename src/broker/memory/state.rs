@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 use regex::Regex;
 use serde_json::Value as Json;
 
+use crate::model::kinds::Objects;
 use crate::model::{BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, Permission, Policy, QueueType, Table};
 
 /// How messages name the in-memory broker.
@@ -24,6 +25,8 @@ pub(super) struct State {
     pub vhosts: BTreeMap<String, VhostState>,
     pub users: BTreeMap<String, UserState>,
     pub global_parameters: BTreeMap<String, Json>,
+    /// Objects of the broker-wide kinds of `model::kinds`.
+    pub objects: Objects,
     /// The lock of each vhost where one is held.
     pub locks: BTreeMap<String, LockEntry>,
     /// The last id given to a message or a lock.
@@ -43,6 +46,8 @@ pub(super) struct VhostState {
     pub operator_policies: BTreeMap<String, PolicyState>,
     /// Keyed by user name.
     pub permissions: BTreeMap<String, Permission>,
+    /// Objects of the vhost kinds of `model::kinds`.
+    pub objects: Objects,
 }
 
 pub(super) struct QueueState {
@@ -138,6 +143,7 @@ impl VhostState {
             policies: BTreeMap::new(),
             operator_policies: BTreeMap::new(),
             permissions: BTreeMap::new(),
+            objects: Objects::new(),
         }
     }
 

@@ -58,6 +58,7 @@ pub(crate) fn topology_for(profile: Profile) -> impl Strategy<Value = Topology> 
             (Just(users), vhosts)
         })
         .prop_map(|(users, vhosts)| Topology {
+            objects: Default::default(),
             users,
             vhosts: vhosts.into_iter().map(|v| (v.name.clone(), v)).collect(),
         })

@@ -1,0 +1,276 @@
+//! Object kinds declared in one file each: what a kind is (its identity,
+//! its attributes and which of them are immutable or secret, its broker
+//! calls and its definitions form, its docs entry), and the list of them.
+//!
+//! The planner, the renderers, import and export, drift and ownership are
+//! generic over [`Kind`]: adding a kind is its own file and a line in
+//! [`KINDS`]. A kind lives in the model, as a declaration over the model's
+//! values, so that every layer (the broker included) reads the same one.
+//! The kinds warren had before this seam (exchanges, queues, bindings,
+//! policies, users, permissions, vhosts) still have their own types.
+
+mod topic_permissions;
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde_json::Value as Json;
+
+use super::value::{Table, Value};
+
+/// Every kind declared in this folder, in the order plans list them.
+pub static KINDS: &[&Kind] = &[&topic_permissions::KIND];
+
+/// The kind whose TOML table (and inventory group) is `table`.
+pub fn by_table(table: &str) -> Option<&'static Kind> {
+    KINDS.iter().copied().find(|k| k.table == table)
+}
+
+/// One kind of object, as one file declares it.
+pub struct Kind {
+    /// As plans and diagnostics say it: `topic permission`.
+    pub name: &'static str,
+    /// The TOML table of a topology file, and the inventory's group: `topic_permissions`.
+    pub table: &'static str,
+    pub scope: Scope,
+    /// The attributes whose values name one object; the others are its body.
+    pub identity: &'static [Attribute],
+    pub attributes: &'static [Attribute],
+    /// What the kind is, for docs/format.md.
+    pub about: &'static str,
+    /// The first RabbitMQ version that has the kind, as `(major, minor)`.
+    pub since: (u32, u32),
+    /// The plugin the broker needs for it, if any.
+    pub plugin: Option<&'static str>,
+    /// The list of a definitions export that holds the kind.
+    pub definitions: &'static str,
+    /// What deleting one loses, when that needs --allow-destroy (a shovel's
+    /// messages in flight, say); `None` when nothing is lost.
+    pub destroy_loses: Option<&'static str>,
+    /// One item of the definitions list: `None` when the item is not of
+    /// this kind (a list may hold several), else the object or why not.
+    pub read: fn(&Json) -> Option<Result<Object, String>>,
+    /// The definitions item of an object in vhost `vhost`.
+    pub write: fn(Option<&str>, &Object) -> Json,
+    /// The management API request that creates or updates an object.
+    pub put: fn(Option<&str>, &Object) -> Request,
+    /// The management API path that deletes an object.
+    pub delete: fn(Option<&str>, &[String]) -> Vec<String>,
+}
+
+impl Kind {
+    /// The attribute named `name`, in the identity or the body.
+    pub fn attribute(&self, name: &str) -> Option<&'static Attribute> {
+        self.identity.iter().chain(self.attributes).find(|a| a.name == name)
+    }
+
+    /// Whether a broker of version `(major, minor)` has the kind.
+    pub fn on(&self, version: (u32, u32)) -> bool {
+        version >= self.since
+    }
+}
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Self) -> bool {
+        self.table == other.table
+    }
+}
+
+impl Eq for Kind {}
+
+impl PartialOrd for Kind {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Kind {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.table.cmp(other.table)
+    }
+}
+
+impl std::hash::Hash for Kind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.table.hash(state);
+    }
+}
+
+impl fmt::Debug for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.table)
+    }
+}
+
+/// Where objects of a kind live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// In one vhost: a topology file declares them for each of its vhosts.
+    Vhost,
+    /// On the broker as a whole.
+    Broker,
+}
+
+/// One attribute of a kind.
+#[derive(Debug)]
+pub struct Attribute {
+    /// As the TOML file and the plan name it.
+    pub name: &'static str,
+    pub ty: Type,
+    pub presence: Presence,
+    /// A change needs the object deleted and made again.
+    pub immutable: bool,
+    /// Never printed: plans show a digest of it.
+    pub secret: bool,
+    pub about: &'static str,
+}
+
+/// What values an attribute takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Type {
+    String,
+    Integer,
+    Boolean,
+    /// A list of strings.
+    Strings,
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+}
+
+impl Type {
+    /// As docs and diagnostics say it: `a string`.
+    pub fn describe(self) -> String {
+        match self {
+            Type::String => "a string".into(),
+            Type::Integer => "an integer".into(),
+            Type::Boolean => "a boolean".into(),
+            Type::Strings => "an array of strings".into(),
+            Type::OneOf(words) => {
+                let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+                format!("one of {}", quoted.join(", "))
+            }
+        }
+    }
+
+    /// Whether `value` is of this type.
+    pub fn admits(self, value: &Value) -> bool {
+        match (self, value) {
+            (Type::String, Value::String(_)) | (Type::Integer, Value::Int(_)) | (Type::Boolean, Value::Bool(_)) => true,
+            (Type::Strings, Value::List(items)) => items.iter().all(|i| matches!(i, Value::String(_))),
+            (Type::OneOf(words), Value::String(s)) => words.contains(&s.as_str()),
+            _ => false,
+        }
+    }
+}
+
+/// Whether an attribute must be given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    Required,
+    Optional,
+    /// Absent means this value, as the broker takes it.
+    Default(Fixed),
+}
+
+/// A default value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fixed {
+    Str(&'static str),
+    Int(i64),
+    Bool(bool),
+}
+
+impl Fixed {
+    pub fn value(self) -> Value {
+        match self {
+            Fixed::Str(s) => Value::String(s.to_string()),
+            Fixed::Int(i) => Value::Int(i),
+            Fixed::Bool(b) => Value::Bool(b),
+        }
+    }
+}
+
+/// One object of a kind: the values of its identity, in the kind's order,
+/// and its other attributes, defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    pub id: Vec<String>,
+    pub body: Table,
+}
+
+impl Object {
+    /// A string attribute of the body.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.body.get(name).and_then(Value::as_str)
+    }
+}
+
+/// An object's name within its scope: its kind and identity.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Name {
+    pub kind: &'static Kind,
+    pub id: Vec<String>,
+}
+
+impl Name {
+    /// `topic permission (...) in vhost "v"`; the name alone for a broker-wide kind.
+    pub fn at(&self, vhost: Option<&str>) -> String {
+        match vhost {
+            Some(v) => format!("{self} in vhost \"{v}\""),
+            None => self.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Name {
+    /// `topic permission (user "app", exchange "amq.topic")`; one part: `shovel "orders"`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = self.kind.name;
+        match self.id.as_slice() {
+            [one] => write!(f, "{kind} \"{}\"", one.escape_debug()),
+            parts => {
+                let named: Vec<String> = (self.kind.identity.iter().zip(parts))
+                    .map(|(a, v)| format!("{} \"{}\"", a.name, v.escape_debug()))
+                    .collect();
+                write!(f, "{kind} ({})", named.join(", "))
+            }
+        }
+    }
+}
+
+/// A management API request: the path's segments (each percent-encoded by
+/// the broker module) and the JSON body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub path: Vec<String>,
+    pub body: Json,
+}
+
+/// Objects of any kind in one scope, by name.
+pub type Objects = std::collections::BTreeMap<Name, Table>;
+
+/// A definitions item's string field `key`, or why not.
+pub fn field<'a>(item: &'a Json, key: &str) -> Result<&'a str, String> {
+    item.get(key).and_then(Json::as_str).ok_or_else(|| format!("it has no string `{key}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_table_and_a_default_of_its_type() {
+        let mut tables: Vec<&str> = KINDS.iter().map(|k| k.table).collect();
+        tables.sort();
+        tables.dedup();
+        assert_eq!(tables.len(), KINDS.len(), "two kinds share a table");
+        for k in KINDS {
+            for a in k.identity.iter().chain(k.attributes) {
+                if let Presence::Default(d) = a.presence {
+                    assert!(a.ty.admits(&d.value()), "{}.{}: default not of its type", k.table, a.name);
+                }
+            }
+            assert!(k.identity.iter().all(|a| a.ty == Type::String && !a.secret), "{}: identity", k.table);
+        }
+    }
+}
