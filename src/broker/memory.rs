@@ -262,6 +262,7 @@ impl Broker for Memory {
         if who.admin {
             answers.users = Some(answers::users(&s));
             answers.permissions = Some(answers::permissions(&s));
+            answers.objects = answers::kind_listings(&s);
             for name in present {
                 answers.exports.push((name.clone(), answers::vhost_export(&s, name, &s.vhosts[name])));
             }

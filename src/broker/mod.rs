@@ -41,6 +41,9 @@ pub struct Answers {
     pub permissions: Option<String>,
     /// warren's broker-wide records, each a global parameter.
     pub records: Vec<String>,
+    /// With the administrator tag: the listing of each kind that has one
+    /// (`model::kinds`), in the form of its definitions list's items.
+    pub objects: Vec<(&'static Kind, String)>,
     /// With the administrator tag: each vhost's definitions export.
     pub exports: Vec<(String, String)>,
     /// Without it: each vhost's listings.

@@ -17,7 +17,7 @@ use super::records::RecordStore;
 use super::{
     Answer, Answers, Broker, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading, ops, vhost_names,
 };
-use crate::model::kinds::{Kind, Name, Object};
+use crate::model::kinds::{KINDS, Kind, Name, Object};
 use crate::model::{
     Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, User, VhostSettings,
 };
@@ -158,6 +158,24 @@ impl Rabbit {
         Ok((name, tags.iter().any(|t| t == "administrator")))
     }
 
+    /// The listing of each kind that has one, for an administrator.
+    async fn kind_listings(&self, admin: bool) -> Result<Vec<(&'static Kind, String)>, BrokerError> {
+        let mut reads = tokio::task::JoinSet::new();
+        for (kind, path) in KINDS.iter().filter_map(|k| Some((*k, k.listing?))).filter(|_| admin) {
+            let broker = self.clone();
+            reads.spawn(async move {
+                let action = format!("list the {}", kind.table.replace('_', " "));
+                broker.get_text(path, &action).await.map(|text| (kind, text))
+            });
+        }
+        let mut out = Vec::new();
+        while let Some(joined) = reads.join_next().await {
+            out.push(joined.expect("reading a listing does not panic")?);
+        }
+        out.sort_by_key(|(kind, _)| kind.table);
+        Ok(out)
+    }
+
     /// Each vhost's listings of exchanges, queues, bindings, policies and
     /// operator policies: for a user without the `administrator` tag.
     async fn listings(&self, vhosts: &[String]) -> Result<Vec<(String, Listing, String)>, BrokerError> {
@@ -270,10 +288,11 @@ impl Broker for Rabbit {
         let only_admin = |path: &'static str, action: &'static str| async move {
             if admin { self.get_text(path, action).await.map(Some) } else { Ok(None) }
         };
-        let (users, permissions, records, read) = tokio::join!(
+        let (users, permissions, records, objects, read) = tokio::join!(
             only_admin("users", "list the users"),
             only_admin("permissions", "list the permissions"),
             self.broker_records(),
+            self.kind_listings(admin),
             async {
                 if admin {
                     self.exports(&present).await.map(|e| (e, Vec::new()))
@@ -283,7 +302,8 @@ impl Broker for Rabbit {
             },
         );
         let (exports, listings) = read?;
-        Ok(Answers { vhosts: listing, users: users?, permissions: permissions?, records: records?, exports, listings })
+        let (users, permissions, records, objects) = (users?, permissions?, records?, objects?);
+        Ok(Answers { vhosts: listing, users, permissions, records, objects, exports, listings })
     }
 
     /// Whether the user warren logs in as has the `administrator` tag:

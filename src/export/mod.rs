@@ -16,6 +16,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
+use crate::model::kinds::Object;
 use crate::model::{Password, Policy, Table, Topology, Value, Vhost, binding_json};
 use crate::password;
 
@@ -26,7 +27,7 @@ use crate::password;
 pub fn definitions(topology: &Topology) -> Json {
     let vhosts = || topology.vhosts.values();
     let collect = |f: fn(&Vhost) -> Vec<Json>| -> Json { vhosts().flat_map(f).collect() };
-    json!({
+    let mut doc = json!({
         "users": topology.users.values().map(user).collect::<Vec<_>>(),
         "vhosts": vhosts().map(vhost).collect::<Vec<_>>(),
         "permissions": collect(permissions),
@@ -37,7 +38,14 @@ pub fn definitions(topology: &Topology) -> Json {
         "queues": collect(queues),
         "exchanges": collect(exchanges),
         "bindings": collect(bindings),
-    })
+    });
+    let in_vhosts = vhosts().flat_map(|v| v.objects.iter().map(move |o| (Some(v.name.as_str()), o)));
+    for (vhost, (name, body)) in in_vhosts.chain(topology.objects.iter().map(|o| (None, o))) {
+        let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
+        let list = doc[name.kind.definitions].as_array_mut().expect("every kind's list is one of the above");
+        list.push(item);
+    }
+    doc
 }
 
 /// The document as the file warren writes: pretty JSON and a final newline.

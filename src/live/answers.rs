@@ -42,6 +42,13 @@ pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> 
     if let Some(permissions) = &a.permissions {
         defs.permissions = parse::<Vec<PermissionDef>>(permissions, "the permission listing", origin)?;
     }
+    for (kind, text) in &a.objects {
+        let items = parse::<Vec<Json>>(text, &format!("the {} listing", kind.table.replace('_', " ")), origin)?;
+        match kind.definitions {
+            "topic_permissions" => defs.topic_permissions.extend(items),
+            list => unreachable!("kind {} lists {list} items, which no listing gives", kind.table),
+        }
+    }
     for r in &a.records {
         defs.global_parameters.push(parse::<GlobalParameterDef>(r, "warren's records", origin)?);
     }

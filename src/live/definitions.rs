@@ -29,8 +29,9 @@ pub(crate) struct Definitions {
     pub vhosts: Option<Vec<VhostDef>>,
     #[serde(deserialize_with = "nullable")]
     pub permissions: Vec<PermissionDef>,
+    /// Read by the kind that holds them (`model::kinds`).
     #[serde(deserialize_with = "nullable")]
-    pub topic_permissions: Vec<TopicPermissionDef>,
+    pub topic_permissions: Vec<Json>,
     #[serde(deserialize_with = "nullable")]
     pub parameters: Vec<ParameterDef>,
     #[serde(deserialize_with = "nullable")]
@@ -138,15 +139,6 @@ pub(crate) struct PermissionDef {
     pub configure: String,
     pub write: String,
     pub read: String,
-}
-
-#[derive(Debug, Deserialize)]
-pub(crate) struct TopicPermissionDef {
-    pub user: String,
-    #[serde(default)]
-    pub vhost: Option<String>,
-    #[serde(default)]
-    pub exchange: Option<String>,
 }
 
 /// A vhost-scoped runtime parameter: operator policies, vhost limits,

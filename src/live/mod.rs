@@ -194,7 +194,8 @@ fn keep_only(defs: &mut Definitions, only: &[String]) -> BTreeSet<String> {
     defs.policies.retain(|i| keep(i.vhost.as_ref()));
     defs.parameters.retain(|i| keep(i.vhost.as_ref()));
     defs.permissions.retain(|i| keep(i.vhost.as_ref()));
-    defs.topic_permissions.retain(|i| keep(i.vhost.as_ref()));
+    defs.topic_permissions
+        .retain(|i| keep(i.get("vhost").and_then(serde_json::Value::as_str).map(str::to_string).as_ref()));
     let with_permissions: BTreeSet<&String> = defs.permissions.iter().map(|p| &p.user).collect();
     defs.users.retain(|u| with_permissions.contains(&u.name));
     unread

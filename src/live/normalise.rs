@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashSet;
-use serde_json::{Map, Value as Json};
+use serde_json::{Map, Value as Json, json};
 
 use super::Live;
 use super::definitions::{
@@ -17,6 +17,7 @@ use super::skipped::{self, Scope, Skipped, Text};
 use super::users::{default_algorithm, user};
 use super::vhosts::{add_limits, has_content, settings};
 use crate::diagnostic::Diagnostic;
+use crate::model::kinds::{KINDS, Name, Scope as KindScope};
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
     Ownership, Permission, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder,
@@ -221,7 +222,7 @@ impl Normaliser<'_> {
     }
 
     fn global_parameters(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {
-        for g in &defs.global_parameters {
+        for (index, g) in defs.global_parameters.iter().enumerate() {
             let what = |record: &str| format!("{}: warren's {record} (global parameter `{}`)", self.origin, g.name);
             let clear = format!("`rabbitmqctl clear_global_parameter {}`", g.name);
             if g.name == INVENTORY_PARAMETER {
@@ -239,6 +240,7 @@ impl Normaliser<'_> {
                 })?;
                 crate::journal::newest_applies(&mut self.last_applies, journal.last_applies());
                 self.migrations.extend(journal.migrations);
+            } else if self.kind_item("global_parameters", index, &json!({ "name": g.name, "value": g.value })) {
             } else if !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str()) {
                 self.notes.add(
                     "global parameters are not modelled by warren and were left out",
@@ -271,6 +273,7 @@ impl Normaliser<'_> {
                 add_limits(&mut limits, &p.value, &v, &mut self.notes);
                 self.vhost(&v).settings.limits = (!limits.is_empty()).then_some(limits);
             }
+            _ if self.kind_item("parameters", index, &parameter_json(&v, p)) => {}
             other => self.notes.add(
                 format!("vhost \"{v}\": `{other}` parameters are not modelled by warren and were left out"),
                 "warren manages exchanges, queues, bindings, policies and permissions; shovels, federation upstreams and the like stay as they are",
@@ -606,18 +609,61 @@ impl Normaliser<'_> {
     }
 
     fn topic_permissions(&mut self, defs: &Definitions) {
-        for (i, t) in defs.topic_permissions.iter().enumerate() {
-            let what = || format!("topic permissions of {}", quoted(&t.user));
-            let Some(v) = self.vhost_of(t.vhost.clone(), "topic_permissions", i, what) else {
-                continue;
-            };
-            let exchange = t.exchange.as_deref().unwrap_or_default();
-            self.notes.add(
-                format!("vhost \"{v}\": topic permissions are not modelled yet and were left out"),
-                "warren does not manage topic permissions yet; they stay as they are on the broker",
-                &format!("{} on {exchange}", t.user),
-            );
+        for (i, item) in defs.topic_permissions.iter().enumerate() {
+            self.kind_item("topic_permissions", i, item);
         }
+    }
+
+    /// An item of definitions list `list` read by the kind that holds it
+    /// (`model::kinds`); false when no kind does.
+    fn kind_item(&mut self, list: &'static str, index: usize, item: &Json) -> bool {
+        let Some((kind, read)) =
+            KINDS.iter().filter(|k| k.definitions == list).find_map(|k| Some((*k, (k.read)(item)?)))
+        else {
+            return false;
+        };
+        let what = || {
+            format!("{} {}", kind.name, item.get("name").or(item.get("user")).map_or(String::new(), |n| n.to_string()))
+        };
+        let vhost = match kind.scope {
+            KindScope::Broker => None,
+            KindScope::Vhost => {
+                let named = item.get("vhost").and_then(Json::as_str).map(str::to_string);
+                match self.vhost_of(named, list, index, what) {
+                    Some(v) => Some(v),
+                    None => return true,
+                }
+            }
+        };
+        let object = match read {
+            Ok(o) => o,
+            Err(why) => {
+                let scope = vhost.clone().map_or(Scope::NoVhost, Scope::Vhost);
+                let help = format!(
+                    "an export's {} have the fields of docs/format.md; the file was probably edited by hand",
+                    kind.table
+                );
+                self.skip(scope, what(), list, index, why, &help);
+                return true;
+            }
+        };
+        let name = Name { kind, id: object.id };
+        let shown = name.id.join(" on ");
+        let objects = match &vhost {
+            Some(v) => &mut self.vhost(v).objects,
+            None => &mut self.topology.objects,
+        };
+        if objects.insert(name, object.body).is_some() {
+            match &vhost {
+                Some(v) => self.duplicate(&v.clone(), kind.table, &shown),
+                None => self.notes.add(
+                    format!("{} listed more than once (the last entry is used)", kind.table),
+                    "an export lists each object once; the file was probably edited by hand",
+                    &shown,
+                ),
+            }
+        }
+        true
     }
 
     /// Notes bindings whose ends the file does not declare; they are kept.
@@ -669,6 +715,11 @@ impl Normaliser<'_> {
             self.notes.add(format!("vhost \"{v}\": bindings {what}"), help, &name);
         }
     }
+}
+
+/// A parameter as its definitions item, in vhost `vhost`.
+fn parameter_json(vhost: &str, p: &ParameterDef) -> Json {
+    json!({ "vhost": vhost, "component": p.component, "name": p.name, "value": p.value })
 }
 
 /// A name in quotes, control characters escaped.

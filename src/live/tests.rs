@@ -385,10 +385,26 @@ fn other_parameters_are_noted_as_not_modelled() {
             "topic_permissions": [{"user": "u", "vhost": "sda", "exchange": "amq.topic", "write": ".*", "read": ".*"}]}"#,
     );
     let n = notes(&live);
-    assert_eq!(n.len(), 3, "{n:?}");
+    assert_eq!(n.len(), 2, "{n:?}");
     assert!(n.iter().any(|m| m.contains("`shovel`") && m.contains("\"completed\"")));
     assert!(n.iter().any(|m| m.contains("\"my_setting\"")));
-    assert!(n.iter().any(|m| m.contains("topic permissions")));
+    // A kind warren manages (`model::kinds`) is read, not noted.
+    let objects = &live.topology.vhosts["sda"].objects;
+    assert_eq!(
+        objects.keys().map(|n| n.to_string()).collect::<Vec<_>>(),
+        ["topic permission (user \"u\", exchange \"amq.topic\")"]
+    );
+}
+
+#[test]
+fn a_malformed_item_of_a_kind_is_skipped_at_its_place() {
+    let live = read(
+        r#"{"vhosts": [{"name": "sda"}],
+            "topic_permissions": [{"user": "u", "vhost": "sda", "exchange": "amq.topic", "read": ".*"}]}"#,
+    );
+    assert!(live.topology.vhosts["sda"].objects.is_empty());
+    let skipped: Vec<String> = live.skipped.iter().map(|s| format!("{}: {}", s.what, s.why)).collect();
+    assert_eq!(skipped, ["topic permission \"u\": it has no string `write`"]);
 }
 
 // --- users and permissions ---

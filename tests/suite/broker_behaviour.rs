@@ -20,6 +20,7 @@ use client::Traffic;
 use serde_json::json;
 use warren::apply::migrate::without_leader;
 use warren::broker::{Broker, BrokerError, Freshness, Listing, RecordStore};
+use warren::model::kinds::{Name, Object, by_table};
 use warren::model::{
     ApplyTo, Binding, Exchange, JOURNAL_PARAMETER, Password, Permission, Place, Progress, Queue, QueueType, RecordKind,
     Table, User, Value, Vhost, VhostSettings,
@@ -583,6 +584,15 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
         b.put_policy(v, p, operator).await.unwrap();
     }
 
+    // An object of a kind of `model::kinds`: a topic permission.
+    let topic = Object {
+        id: vec!["guest".into(), "orders".into()],
+        body: table(&[("read", text(".*")), ("write", text("^order\\."))]),
+    };
+    let kind = by_table("topic_permissions").unwrap();
+    b.put_object(Some(v), kind, &topic).await.unwrap();
+    want.objects.insert(Name { kind, id: topic.id.clone() }, topic.body.clone());
+
     let read = live_vhost(b, v).await;
     b.delete_user(&user.name).await.unwrap();
     assert_eq!(read, want);
@@ -596,6 +606,12 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
     from_export.permissions.remove(&user.name);
     want.permissions.remove(&user.name);
     assert_eq!(from_export, want);
+
+    // Deleted, and deleted again (what is gone is no error).
+    for _ in 0..2 {
+        b.delete_object(Some(v), &Name { kind, id: topic.id.clone() }).await.unwrap();
+    }
+    assert!(live_vhost(b, v).await.objects.is_empty());
 }
 
 fn full(user: &str) -> Permission {

@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use super::super::lock::LOCK_QUEUE;
 use super::state::{PolicyState, State, VhostState};
-use crate::model::kinds::{KINDS, Object};
+use crate::model::kinds::{KINDS, Kind, Object};
 use crate::model::{Binding, Table, Value};
 
 fn table(t: &Table) -> Json {
@@ -116,6 +116,22 @@ pub(super) fn vhost_export(s: &State, vhost: &str, v: &VhostState) -> String {
     doc.to_string()
 }
 
+/// The listing of each kind that has one (`GET /api/topic-permissions`, ...).
+pub(super) fn kind_listings(s: &State) -> Vec<(&'static Kind, String)> {
+    let listed = KINDS.iter().filter(|k| k.listing.is_some());
+    listed.map(|kind| (*kind, Json::Array(items_of(s, kind)).to_string())).collect()
+}
+
+/// Every object of `kind`, as its definitions list's items.
+fn items_of(s: &State, kind: &Kind) -> Vec<Json> {
+    let in_vhosts = s.vhosts.iter().flat_map(|(n, v)| v.objects.iter().map(move |o| (Some(n.as_str()), o)));
+    let all = in_vhosts.chain(s.objects.iter().map(|o| (None, o)));
+    let of_kind = all.filter(|(_, (name, _))| name.kind == kind);
+    of_kind
+        .map(|(vhost, (name, body))| (kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() }))
+        .collect()
+}
+
 /// `GET /api/definitions`: the whole broker.
 pub(super) fn definitions(s: &State) -> String {
     let mut doc = json!({
@@ -129,12 +145,11 @@ pub(super) fn definitions(s: &State) -> String {
         doc[key] = json!([]);
     }
     for kind in KINDS {
-        doc[kind.definitions] = json!([]);
-    }
-    let objects = s.vhosts.iter().flat_map(|(n, v)| v.objects.iter().map(move |o| (Some(n.as_str()), o)));
-    for (vhost, (name, body)) in objects.chain(s.objects.iter().map(|o| (None, o))) {
-        let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
-        doc[name.kind.definitions].as_array_mut().expect("made a list above").push(item);
+        let list = doc[kind.definitions].as_array_mut();
+        match list {
+            Some(list) => list.extend(items_of(s, kind)),
+            None => doc[kind.definitions] = Json::Array(items_of(s, kind)),
+        }
     }
     for (name, v) in &s.vhosts {
         for (key, items) in export_parts(name, v, true) {

@@ -44,6 +44,9 @@ pub struct Kind {
     pub plugin: Option<&'static str>,
     /// The list of a definitions export that holds the kind.
     pub definitions: &'static str,
+    /// The management API path that lists every object of the kind in the
+    /// form of that list's items, when a vhost's export does not hold them.
+    pub listing: Option<&'static str>,
     /// What deleting one loses, when that needs --allow-destroy (a shovel's
     /// messages in flight, say); `None` when nothing is lost.
     pub destroy_loses: Option<&'static str>,

@@ -54,6 +54,7 @@ pub(super) static KIND: Kind = Kind {
     since: (3, 7),
     plugin: None,
     definitions: "topic_permissions",
+    listing: Some("topic-permissions"),
     // Deleting one lifts a restriction: the user's keys are then unrestricted.
     destroy_loses: None,
     read,
