@@ -38,6 +38,11 @@ impl Differ<'_> {
             self.push(c);
         }
         for (name, h) in have.iter().filter(|(n, _)| !want.contains_key(*n)) {
+            // A broker-wide object no project holds is the broker's or its
+            // operators': shown in no plan, as undeclared vhosts are not.
+            if vhost.is_none() && !self.ownership.projects.values().any(|i| i.contains(&key(name))) {
+                continue;
+            }
             self.absent(key(name), attributes::object(name.kind, h), name.kind.destroy_loses.is_some());
             if let Some(loses) = name.kind.destroy_loses {
                 self.explain_last(&format!("removed from the files; {loses}"));

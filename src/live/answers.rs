@@ -11,6 +11,7 @@ use super::definitions::{
 };
 use crate::broker::{Answers, Listing};
 use crate::diagnostic::Diagnostic;
+use crate::model::kinds::Kind;
 
 /// A queue as a listing gives it: an exclusive one is a connection's own,
 /// and exports leave it out.
@@ -42,16 +43,10 @@ pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> 
     if let Some(permissions) = &a.permissions {
         defs.permissions = parse::<Vec<PermissionDef>>(permissions, "the permission listing", origin)?;
     }
-    for (kind, text) in &a.objects {
-        let items = parse::<Vec<Json>>(text, &format!("the {} listing", kind.table.replace('_', " ")), origin)?;
-        match kind.definitions {
-            "topic_permissions" => defs.topic_permissions.extend(items),
-            list => unreachable!("kind {} lists {list} items, which no listing gives", kind.table),
-        }
-    }
     for r in &a.records {
         defs.global_parameters.push(parse::<GlobalParameterDef>(r, "warren's records", origin)?);
     }
+    kind_listings(&mut defs, &a.objects, origin)?;
     for (v, text) in &a.exports {
         let export = definitions::parse(text, &format!("{origin} (vhost \"{v}\")"))?;
         let vhost = || Some(v.clone());
@@ -105,6 +100,25 @@ pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> 
         }
     }
     Ok(defs)
+}
+
+/// The listing of each kind that has one, into the definitions list its
+/// items belong to.
+fn kind_listings(defs: &mut Definitions, listed: &[(&Kind, String)], origin: &str) -> Result<(), Diagnostic> {
+    for (kind, text) in listed {
+        let what = format!("the {} listing", kind.table.replace('_', " "));
+        match kind.definitions {
+            "topic_permissions" => defs.topic_permissions.extend(parse::<Vec<Json>>(text, &what, origin)?),
+            "global_parameters" => {
+                // warren's records are in the listing too: read once, above.
+                let listed = parse::<Vec<GlobalParameterDef>>(text, &what, origin)?;
+                let read: Vec<String> = defs.global_parameters.iter().map(|g| g.name.clone()).collect();
+                defs.global_parameters.extend(listed.into_iter().filter(|g| !read.contains(&g.name)));
+            }
+            list => unreachable!("kind {} lists {list} items, which no listing gives", kind.table),
+        }
+    }
+    Ok(())
 }
 
 fn parse<T: DeserializeOwned>(text: &str, what: &str, origin: &str) -> Result<T, Diagnostic> {

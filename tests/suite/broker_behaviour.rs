@@ -72,6 +72,7 @@ cases!(
     the_lock_is_exclusive,
     records_round_trip,
     live_state_round_trip,
+    broker_wide_objects_round_trip,
     a_user_without_the_administrator_tag,
     counts_and_leaders,
 );
@@ -612,6 +613,22 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
         b.delete_object(Some(v), &Name { kind, id: topic.id.clone() }).await.unwrap();
     }
     assert!(live_vhost(b, v).await.objects.is_empty());
+}
+
+async fn broker_wide_objects_round_trip<B: Traffic>(b: &B, v: &str) {
+    let kind = by_table("global_parameters").unwrap();
+    let name = Name { kind, id: vec![format!("{v}-setting")] };
+    let value = table(&[("team", text("orders")), ("tier", Value::Int(2))]);
+    let object = Object { id: name.id.clone(), body: table(&[("value", Value::Table(value))]) };
+    b.put_object(None, kind, &object).await.unwrap();
+    let live = warren::live::from_broker(b, &[v.to_string()]).await.unwrap();
+    let read = live.topology.objects.get(&name).cloned();
+    b.delete_object(None, &name).await.unwrap();
+    assert_eq!(read, Some(object.body));
+    let names: Vec<String> = live.topology.objects.keys().map(|n| n.id[0].clone()).collect();
+    assert!(!names.iter().any(|n| n == "internal_cluster_id" || n.starts_with("warren.")), "{names:?}");
+    let gone = warren::live::from_broker(b, &[v.to_string()]).await.unwrap();
+    assert!(!gone.topology.objects.contains_key(&name));
 }
 
 fn full(user: &str) -> Permission {

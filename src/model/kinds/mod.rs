@@ -9,6 +9,7 @@
 //! The kinds warren had before this seam (exchanges, queues, bindings,
 //! policies, users, permissions, vhosts) still have their own types.
 
+mod global_parameters;
 mod topic_permissions;
 
 use std::cmp::Ordering;
@@ -19,7 +20,7 @@ use serde_json::Value as Json;
 use super::value::{Table, Value};
 
 /// Every kind declared in this folder, in the order plans list them.
-pub static KINDS: &[&Kind] = &[&topic_permissions::KIND];
+pub static KINDS: &[&Kind] = &[&topic_permissions::KIND, &global_parameters::KIND];
 
 /// The kind whose TOML table (and inventory group) is `table`.
 pub fn by_table(table: &str) -> Option<&'static Kind> {
@@ -138,6 +139,8 @@ pub enum Type {
     Strings,
     /// One of these strings.
     OneOf(&'static [&'static str]),
+    /// Any value: a string, a number, a boolean, an array or a table.
+    Any,
 }
 
 impl Type {
@@ -148,6 +151,7 @@ impl Type {
             Type::Integer => "an integer".into(),
             Type::Boolean => "a boolean".into(),
             Type::Strings => "an array of strings".into(),
+            Type::Any => "any value".into(),
             Type::OneOf(words) => {
                 let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
                 format!("one of {}", quoted.join(", "))
@@ -161,6 +165,7 @@ impl Type {
             (Type::String, Value::String(_)) | (Type::Integer, Value::Int(_)) | (Type::Boolean, Value::Bool(_)) => true,
             (Type::Strings, Value::List(items)) => items.iter().all(|i| matches!(i, Value::String(_))),
             (Type::OneOf(words), Value::String(s)) => words.contains(&s.as_str()),
+            (Type::Any, _) => true,
             _ => false,
         }
     }
