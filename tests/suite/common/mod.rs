@@ -59,6 +59,23 @@ pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A copy of examples/shop in `dir` (as `dir/shop`) whose binding key
+/// `from` is `to`: a pull request that changes one topic binding, which
+/// removes one binding and adds another.
+pub(crate) fn shop_with_key(dir: &Path, from: &str, to: &str) -> PathBuf {
+    let changed = dir.join("shop");
+    std::fs::create_dir(&changed).unwrap();
+    for entry in std::fs::read_dir(root().join("examples/shop")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let text = text.replace(&format!("routing_key = \"{from}\""), &format!("routing_key = \"{to}\""));
+            std::fs::write(changed.join(path.file_name().unwrap()), text).unwrap();
+        }
+    }
+    changed
+}
+
 /// What one run of `warren` printed and how it ended.
 pub(crate) struct Run {
     pub code: i32,
