@@ -69,6 +69,16 @@ impl<'a> Router<'a> {
         self.version
     }
 
+    /// An exchange's type as routing knows it: declared, or that of the
+    /// broker's own `amq.*` exchange; `None` for the default exchange and
+    /// for one the vhost does not type (declared elsewhere, or not at all).
+    pub fn kind_of(&self, name: &str) -> Option<&'a str> {
+        match self.vhost.exchanges.get(name) {
+            Some(x) => Some(&x.kind),
+            None => builtin(name).map(|(kind, _)| kind),
+        }
+    }
+
     fn kind(&self, name: &'a str) -> Option<Kind<'a>> {
         if name.is_empty() || name == "amq.default" {
             return Some(Kind::Default);
