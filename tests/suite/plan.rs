@@ -379,11 +379,7 @@ fn one_topic_key_changed_in_an_example_names_the_keys_that_go_elsewhere() {
 
 /// Checks a plan document against docs/schema/plan.schema.json.
 fn assert_valid_plan(plan: &serde_json::Value) {
-    let text = std::fs::read_to_string(crate::common::root().join("docs/schema/plan.schema.json")).unwrap();
-    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the plan schema compiles");
-    let errors: Vec<String> = validator.iter_errors(plan).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{plan:#}");
+    crate::common::assert_schema(plan, "docs/schema/plan.schema.json");
 }
 
 /// Every example's plan, routing change and all, is what the schema says.
