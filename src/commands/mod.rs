@@ -11,6 +11,7 @@ pub mod graph;
 pub mod import;
 pub mod lint;
 pub mod live_side;
+mod picture;
 pub mod plan;
 pub mod planned;
 mod refusal;

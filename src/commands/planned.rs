@@ -124,34 +124,6 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
     Draft { plan, passwords, notes }
 }
 
-/// The drafted plan with every diagnostic placed, as a document to show.
-/// The most nodes a pull-request comment's picture of a change draws: past
-/// that it is no picture anyone reads (`warren graph` draws all).
-const PICTURED: usize = 60;
-
-/// The routing around what the plan changes, as mermaid; none when nothing
-/// routed changes or when there is too much of it to draw.
-fn picture(topology: &crate::model::Topology, plan: &crate::plan::Plan) -> Option<String> {
-    let keys: Vec<crate::model::ObjectKey> = plan
-        .changes
-        .iter()
-        .filter(|c| !matches!(c.action, crate::diff::Action::Unmanaged | crate::diff::Action::OtherProject))
-        .map(|c| c.key.clone())
-        .collect();
-    // Each changed exchange and queue the files declare is drawn: past the
-    // limit, no need to pick the part at all.
-    let drawn = keys.iter().filter(|k| {
-        matches!(k, crate::model::ObjectKey::Exchange { .. } | crate::model::ObjectKey::Queue { .. }) && topology.has(k)
-    });
-    if drawn.count() > PICTURED {
-        return None;
-    }
-    let part = crate::model::around(topology, &keys);
-    let nodes: usize = part.vhosts.values().map(|v| v.exchanges.len() + v.queues.len()).sum();
-    (nodes > 0 && nodes <= PICTURED)
-        .then(|| crate::render::graph::render(&part, None, crate::render::graph::GraphFormat::Mermaid))
-}
-
 /// Turns the plan's routing change off, for the benchmark's baseline
 /// (docs/development.md).
 const NO_ROUTING: &str = "WARREN_BENCH_NO_ROUTING_CHANGE";
@@ -167,6 +139,7 @@ fn routing(live: &LiveSide, plan: &Plan) -> Vec<crate::render::routing::RoutingD
     change.iter().map(|(v, c)| crate::render::routing::RoutingDoc::new(v, c)).collect()
 }
 
+/// The drafted plan with every diagnostic placed, as a document to show.
 pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -> Planned {
     let Draft { plan, passwords, notes } = drafted;
     let mut diagnostics: Vec<Diagnostic> = plan
@@ -183,7 +156,7 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     let mut document =
         PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
     document.origin.project = desired.project.name().to_string();
-    document.origin.picture = picture(&desired.topology, &plan);
     document.routing = routing(&live, &plan);
+    document.origin.picture = super::picture::of_change(&desired.topology, &live.topology, &plan, &document.routing);
     Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
 }

@@ -49,9 +49,10 @@ pub struct Origin {
     pub compared: Option<(String, String)>,
     pub project: String,
     pub environment: Option<String>,
-    /// The routing around what changes, as a mermaid flowchart, for the
-    /// pull-request comment; none when nothing routed changes.
-    pub picture: Option<String>,
+    /// The routing around what changes, as a mermaid flowchart with its
+    /// legend, for the pull-request comment; none when nothing routed
+    /// changes.
+    pub picture: Option<super::graph::Picture>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

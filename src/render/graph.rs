@@ -5,11 +5,18 @@
 //! edges: where a queue's dead letters go (its `x-dead-letter-exchange`
 //! argument or its policy's `dead-letter-exchange`), and an exchange's
 //! alternate exchange (its argument or its policy's).
+//!
+//! A picture of a change ([`picture`]) marks what the change does: the
+//! bindings it adds (thick, green) and removes (ending in a cross, red and
+//! dashed), the exchanges and queues it creates or deletes (outlined the
+//! same), and those whose messages change (outlined amber); with a legend
+//! of the marks it uses. Each mark has a shape beside its colour, for a
+//! reader who tells no colours apart.
 
 use rustc_hash::FxHashMap;
 
 use crate::lint::view::View;
-use crate::model::{DestinationKind, Topology, Vhost};
+use crate::model::{Binding, DestinationKind, Topology, Vhost};
 use crate::routing::Message;
 use crate::source::Locations;
 
@@ -24,8 +31,153 @@ pub enum GraphFormat {
 pub fn render(topology: &Topology, only: Option<&str>, format: GraphFormat) -> String {
     let vhosts: Vec<&Vhost> = topology.vhosts.values().filter(|v| only.is_none_or(|o| v.name == o)).collect();
     match format {
-        GraphFormat::Mermaid => mermaid(&vhosts),
+        GraphFormat::Mermaid => mermaid(&vhosts, &Marks::default()).0,
         GraphFormat::Dot => dot(&vhosts),
+    }
+}
+
+/// What a change does to a binding, an exchange or a queue, as a picture
+/// of the change marks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// The change creates it.
+    Added,
+    /// The change deletes it.
+    Removed,
+    /// An exchange some of whose keys go elsewhere, a queue that starts or
+    /// stops receiving some.
+    Changed,
+}
+
+impl Mark {
+    const ALL: [Mark; 3] = [Mark::Added, Mark::Removed, Mark::Changed];
+
+    fn class(self) -> &'static str {
+        match self {
+            Mark::Added => "added",
+            Mark::Removed => "removed",
+            Mark::Changed => "changed",
+        }
+    }
+
+    /// Its style, on an outline and on an arrow alike: GitHub's green, red
+    /// and amber, which read on its light and dark themes both; no fill, so
+    /// that the theme's text colour stays readable on the theme's fill.
+    fn style(self) -> &'static str {
+        match self {
+            Mark::Added => "stroke:#2da44e,stroke-width:3px",
+            Mark::Removed => "stroke:#cf222e,stroke-width:3px,stroke-dasharray:5 5",
+            Mark::Changed => "stroke:#bf8700,stroke-width:4px",
+        }
+    }
+
+    /// Its arrow, for a binding: a shape of its own beside its colour.
+    fn arrow(mark: Option<Mark>) -> &'static str {
+        match mark {
+            Some(Mark::Added) => "==>",
+            Some(Mark::Removed) => "--x",
+            _ => "-->",
+        }
+    }
+
+    /// The legend's words for it on a binding (`true`) or an outline.
+    fn legend(self, binding: bool) -> &'static str {
+        match (self, binding) {
+            (Mark::Added, true) => "thick green arrows are bindings added",
+            (Mark::Removed, true) => "red dashed arrows ending in a cross are bindings removed",
+            (Mark::Changed, true) => "amber arrows are bindings that route otherwise",
+            (Mark::Added, false) => "green outlines are exchanges and queues created",
+            (Mark::Removed, false) => "red dashed outlines are exchanges and queues deleted",
+            (Mark::Changed, false) => {
+                "thick amber outlines are exchanges some of whose keys go elsewhere \
+                 and queues that start or stop receiving some"
+            }
+        }
+    }
+}
+
+/// What a picture marks in one vhost.
+#[derive(Debug, Default)]
+pub struct VhostMarks {
+    pub bindings: FxHashMap<Binding, Mark>,
+    pub exchanges: FxHashMap<String, Mark>,
+    pub queues: FxHashMap<String, Mark>,
+}
+
+/// What a picture marks, by vhost.
+#[derive(Debug, Default)]
+pub struct Marks {
+    pub vhosts: FxHashMap<String, VhostMarks>,
+}
+
+/// A picture of a change: a mermaid flowchart with its marks, and the
+/// legend of the marks it uses (empty when it uses none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Picture {
+    pub mermaid: String,
+    pub legend: String,
+}
+
+/// `topology` as a mermaid flowchart with `marks` on it.
+pub fn picture(topology: &Topology, marks: &Marks) -> Picture {
+    let vhosts: Vec<&Vhost> = topology.vhosts.values().collect();
+    let (mermaid, used) = mermaid(&vhosts, marks);
+    Picture { mermaid, legend: used.legend() }
+}
+
+/// The marks a flowchart uses: each mark's nodes and arrows (by their
+/// number among the flowchart's arrows, as mermaid's `linkStyle` counts).
+#[derive(Default)]
+struct Used {
+    nodes: [Vec<String>; 3],
+    arrows: [Vec<usize>; 3],
+    counted: usize,
+}
+
+impl Used {
+    fn node(&mut self, mark: Option<Mark>, node: &str) {
+        if let Some(m) = mark {
+            self.nodes[m as usize].push(node.to_string());
+        }
+    }
+
+    /// Counts an arrow, marked or not.
+    fn arrow(&mut self, mark: Option<Mark>) {
+        if let Some(m) = mark {
+            self.arrows[m as usize].push(self.counted);
+        }
+        self.counted += 1;
+    }
+
+    /// The `classDef`, `class` and `linkStyle` lines.
+    fn styles(&self) -> String {
+        let mut out = String::new();
+        for (m, nodes) in Mark::ALL.into_iter().zip(&self.nodes).filter(|(_, n)| !n.is_empty()) {
+            out += &format!("  classDef {} {}\n  class {} {}\n", m.class(), m.style(), nodes.join(","), m.class());
+        }
+        for (m, arrows) in Mark::ALL.into_iter().zip(&self.arrows).filter(|(_, a)| !a.is_empty()) {
+            let numbers: Vec<String> = arrows.iter().map(usize::to_string).collect();
+            out += &format!("  linkStyle {} {}\n", numbers.join(","), m.style());
+        }
+        out
+    }
+
+    fn legend(&self) -> String {
+        let arrows = Mark::ALL.into_iter().filter(|m| !self.arrows[*m as usize].is_empty()).map(|m| m.legend(true));
+        let nodes = Mark::ALL.into_iter().filter(|m| !self.nodes[*m as usize].is_empty()).map(|m| m.legend(false));
+        let said: Vec<&str> = arrows.chain(nodes).collect();
+        if said.is_empty() {
+            return String::new();
+        }
+        let mut out = said.join("; ");
+        out[..1].make_ascii_uppercase();
+        out + "."
+    }
+}
+
+impl VhostMarks {
+    fn node(&self, queue: bool, name: &str) -> Option<Mark> {
+        if queue { self.queues.get(name).copied() } else { self.exchanges.get(name).copied() }
     }
 }
 
@@ -163,13 +315,13 @@ impl<'a> Ids<'a> {
         exchanges.chain(queues).collect()
     }
 
-    /// Each binding of `v` as the ids of its ends, with its routing key.
-    fn edges<'v>(&self, vi: usize, v: &'v Vhost) -> Vec<(String, String, &'v str)> {
-        let end = |b: &crate::model::Binding| match b.destination_kind {
+    /// Each binding of `v` as the ids of its ends, with the binding.
+    fn edges<'v>(&self, vi: usize, v: &'v Vhost) -> Vec<(String, String, &'v Binding)> {
+        let end = |b: &Binding| match b.destination_kind {
             DestinationKind::Exchange => id(vi, "x", self.exchange(&b.destination)),
             DestinationKind::Queue => id(vi, "q", self.queue(&b.destination)),
         };
-        v.bindings.iter().map(|b| (id(vi, "x", self.exchange(&b.source)), end(b), b.routing_key.as_str())).collect()
+        v.bindings.iter().map(|b| (id(vi, "x", self.exchange(&b.source)), end(b), b)).collect()
     }
 
     /// Each side route as the ids of its ends, with its label.
@@ -187,9 +339,13 @@ fn mermaid_text(s: &str) -> String {
     s.replace('#', "#35;").replace('"', "#quot;").replace('<', "#lt;").replace('>', "#gt;")
 }
 
-fn mermaid(vhosts: &[&Vhost]) -> String {
+/// The flowchart, and the marks it uses.
+fn mermaid(vhosts: &[&Vhost], marks: &Marks) -> (String, Used) {
     let mut out = String::from("flowchart LR\n");
+    let mut used = Used::default();
+    let none = VhostMarks::default();
     for (vi, v) in vhosts.iter().enumerate() {
+        let marks = marks.vhosts.get(&v.name).unwrap_or(&none);
         let side = side_routes(v);
         let ids = Ids::of(v, &side);
         out += &format!("  subgraph v{vi}[\"vhost {}\"]\n", mermaid_text(&v.name));
@@ -200,20 +356,26 @@ fn mermaid(vhosts: &[&Vhost]) -> String {
             } else {
                 format!("    {node}{{{{\"{label}\"}}}}\n")
             };
+            used.node(marks.node(queue, name), &node);
         }
-        for (from, to, key) in ids.edges(vi, v) {
-            if key.is_empty() {
-                out += &format!("    {from} --> {to}\n");
+        for (from, to, b) in ids.edges(vi, v) {
+            let mark = marks.bindings.get(b).copied();
+            let arrow = Mark::arrow(mark);
+            used.arrow(mark);
+            if b.routing_key.is_empty() {
+                out += &format!("    {from} {arrow} {to}\n");
             } else {
-                out += &format!("    {from} -->|\"{}\"| {to}\n", mermaid_text(key));
+                out += &format!("    {from} {arrow}|\"{}\"| {to}\n", mermaid_text(&b.routing_key));
             }
         }
         for (from, to, label) in ids.side_edges(vi, &side) {
+            used.arrow(None);
             out += &format!("    {from} -.->|\"{}\"| {to}\n", mermaid_text(label));
         }
         out += "  end\n";
     }
-    out
+    out += &used.styles();
+    (out, used)
 }
 
 /// A DOT string: `"` and `\` escaped.
@@ -231,8 +393,8 @@ fn dot(vhosts: &[&Vhost]) -> String {
             let shape = if queue { "cylinder" } else { "hexagon" };
             out += &format!("    {node} [shape={shape}, label={}];\n", dot_text(&format!("{name} ({kind})")));
         }
-        for (from, to, key) in ids.edges(vi, v) {
-            out += &format!("    {from} -> {to} [label={}];\n", dot_text(key));
+        for (from, to, b) in ids.edges(vi, v) {
+            out += &format!("    {from} -> {to} [label={}];\n", dot_text(&b.routing_key));
         }
         for (from, to, label) in ids.side_edges(vi, &side) {
             out += &format!("    {from} -> {to} [style=dashed, label={}];\n", dot_text(label));

@@ -110,14 +110,17 @@ fn head(doc: &PlanDocument, limit: usize) -> String {
         out += "\n";
     }
     out += &super::routing::markdown(&doc.routing, share);
-    if let Some(picture) = doc.origin.picture.as_ref().filter(|p| p.chars().count() < share) {
+    let fits = |p: &&super::graph::Picture| p.mermaid.chars().count() + p.legend.chars().count() < share;
+    if let Some(picture) = doc.origin.picture.as_ref().filter(fits) {
         let around = match Voice::of(doc) {
             Voice::Compare { .. } => "the differences",
             _ => "the change",
         };
+        let legend = if picture.legend.is_empty() { String::new() } else { format!("{}\n\n", picture.legend) };
         let _ = writeln!(
             out,
-            "<details><summary>Routing around {around}</summary>\n\n```mermaid\n{picture}```\n\n</details>\n"
+            "<details><summary>Routing around {around}</summary>\n\n{legend}```mermaid\n{}```\n\n</details>\n",
+            picture.mermaid
         );
     }
     if !doc.warnings.is_empty() {

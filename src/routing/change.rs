@@ -285,16 +285,7 @@ impl<'a> Index<'a> {
         let mut names: Vec<&str> = s.next.keys().copied().collect();
         names.sort_unstable();
         for e in names {
-            let kinds: Vec<&str> = [s.vb, s.va]
-                .iter()
-                .filter_map(|v| v.exchanges.get(e))
-                .map(|x| x.kind.as_str())
-                .chain(match e {
-                    "amq.direct" => Some("direct"),
-                    "amq.topic" | "amq.rabbitmq.trace" => Some("topic"),
-                    _ => None,
-                })
-                .collect();
+            let kinds: Vec<&str> = [&s.before, &s.after].iter().filter_map(|r| r.kind_of(e)).collect();
             let forms: Vec<bool> = [("direct", true), ("topic", false)]
                 .iter()
                 .filter(|(k, _)| kinds.contains(k))

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::{Dropped, Keys, Message, Route, Router, Version, Why};
-use crate::model::{QueueType, Table, Value};
+use crate::model::{QueueType, SetBy, Table, Value};
 
 /// Why a message is dead-lettered, as the broker names it in `x-death`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -39,6 +39,51 @@ impl Reason {
 
     pub fn parse(s: &str) -> Option<Reason> {
         Reason::ALL.into_iter().find(|r| r.as_str() == s || r.as_str().replace('_', "-") == s)
+    }
+}
+
+/// A setting that decides whether a queue dead-letters: its argument and
+/// policy key, its value, and where it is set (argument or policy).
+#[derive(Debug, Clone, Copy)]
+pub struct Setting<'a> {
+    pub argument: &'static str,
+    pub key: &'static str,
+    pub value: &'a Value,
+    pub by: SetBy<'a>,
+}
+
+/// What decides whether a queue dead-letters for a reason.
+#[derive(Debug, Clone, Copy)]
+pub enum Decision<'a> {
+    /// A stream never dead-letters.
+    Stream,
+    /// A consumer's reject (or nack) without requeueing: always.
+    Rejected,
+    /// Its message TTL, when it sets one.
+    Ttl(Option<Setting<'a>>),
+    /// Its length limit (`max-length`, else `max-length-bytes`) and what
+    /// it does when full (`overflow`, `drop-head` when unset).
+    Maxlen { limit: Option<Setting<'a>>, overflow: Option<Setting<'a>> },
+    /// Only quorum queues have a delivery limit.
+    NotQuorum,
+    /// A quorum queue's delivery limit; from RabbitMQ 4 there is one by
+    /// default.
+    DeliveryLimit { limit: Option<Setting<'a>>, version: Version },
+}
+
+impl Decision<'_> {
+    /// Whether the queue dead-letters.
+    pub fn dead_letters(&self) -> bool {
+        match self {
+            Decision::Stream | Decision::NotQuorum => false,
+            Decision::Rejected => true,
+            Decision::Ttl(ttl) => ttl.is_some(),
+            Decision::Maxlen { limit, overflow } => {
+                let overflow = overflow.as_ref().and_then(|o| o.value.as_str());
+                limit.is_some() && overflow.is_none_or(|o| matches!(o, "drop-head" | "reject-publish-dlx"))
+            }
+            Decision::DeliveryLimit { limit, version } => limit.is_some() || version.major >= 4,
+        }
     }
 }
 
@@ -76,22 +121,31 @@ impl<'a> Router<'a> {
     /// Whether a queue's settings make it dead-letter for `reason` (a
     /// publisher's per-message TTL aside): streams never dead-letter.
     pub fn dead_letters_for(&self, queue: &str, reason: Reason) -> bool {
-        let Some(q) = self.vhost.queues.get(queue) else { return false };
-        let set = |argument: &str, key: &str| self.policies.setting(q, argument, key).map(|(v, _)| v);
-        match (q.kind, reason) {
-            (QueueType::Stream, _) => false,
-            (_, Reason::Rejected) => true,
-            (_, Reason::Expired) => set("x-message-ttl", "message-ttl").is_some(),
-            (_, Reason::Maxlen) => {
-                let limited = set("x-max-length", "max-length").or(set("x-max-length-bytes", "max-length-bytes"));
-                let overflow = set("x-overflow", "overflow").and_then(Value::as_str).unwrap_or("drop-head");
-                limited.is_some() && matches!(overflow, "drop-head" | "reject-publish-dlx")
-            }
+        self.dead_letter_decision(queue, reason).is_some_and(|d| d.dead_letters())
+    }
+
+    /// What decides whether `queue` dead-letters for `reason`: the one
+    /// decision behind [`Router::dead_letters_for`] and its words in
+    /// [`Router::dead_letter_reasons`]. `None` for a queue the vhost does
+    /// not hold.
+    pub fn dead_letter_decision(&self, queue: &str, reason: Reason) -> Option<Decision<'a>> {
+        let q = self.vhost.queues.get(queue)?;
+        let set = |argument: &'static str, key: &'static str| {
+            self.policies.setting(q, argument, key).map(|(value, by)| Setting { argument, key, value, by })
+        };
+        Some(match (q.kind, reason) {
+            (QueueType::Stream, _) => Decision::Stream,
+            (_, Reason::Rejected) => Decision::Rejected,
+            (_, Reason::Expired) => Decision::Ttl(set("x-message-ttl", "message-ttl")),
+            (_, Reason::Maxlen) => Decision::Maxlen {
+                limit: set("x-max-length", "max-length").or_else(|| set("x-max-length-bytes", "max-length-bytes")),
+                overflow: set("x-overflow", "overflow"),
+            },
             (QueueType::Quorum, Reason::DeliveryLimit) => {
-                set("x-delivery-limit", "delivery-limit").is_some() || self.version.major >= 4
+                Decision::DeliveryLimit { limit: set("x-delivery-limit", "delivery-limit"), version: self.version }
             }
-            (_, Reason::DeliveryLimit) => false,
-        }
+            (_, Reason::DeliveryLimit) => Decision::NotQuorum,
+        })
     }
 
     /// Where the dead letters of `queue` for `reason` go. `original`: the

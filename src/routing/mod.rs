@@ -29,7 +29,7 @@ mod router;
 pub mod topic;
 mod witness;
 
-pub use dead_letters::{DeadLetter, Reason};
+pub use dead_letters::{DeadLetter, Decision, Reason, Setting};
 pub use memo::{DeadLetterRoutes, Landing};
 pub use message::{Keys, Message};
 pub use route::{CannotTell, Dropped, Hop, Route, Why};

@@ -1,75 +1,111 @@
-//! Why a queue dead-letters for a reason or not, in words: the settings
+//! Why a queue dead-letters for a reason or not, in words: the decision
 //! behind [`Router::dead_letters_for`], for `warren route --dead-letters`.
 
-use super::{Reason, Router};
-use crate::model::{QueueType, SetBy, Value};
+use super::{Decision, Reason, Router, Setting};
+use crate::model::SetBy;
 
 impl Router<'_> {
     /// For each reason, whether `queue` dead-letters for it (`Ok`) or not
     /// (`Err`), with the setting that decides it; empty for a queue the
-    /// vhost does not hold. Agrees with [`Router::dead_letters_for`].
+    /// vhost does not hold.
     pub fn dead_letter_reasons(&self, queue: &str) -> Vec<(Reason, Result<String, String>)> {
-        let Some(q) = self.vhost.queues.get(queue) else { return Vec::new() };
-        let said = |argument: &str, key: &str| {
-            self.policies.setting(q, argument, key).map(|(v, by)| {
-                let by = match by {
-                    SetBy::Argument => format!("argument {argument}"),
-                    SetBy::Policy(p, false) => format!("policy \"{}\"", p.name),
-                    SetBy::Policy(p, true) => format!("operator policy \"{}\"", p.name),
-                };
-                (v, format!("{key} {v} ({by})"))
-            })
-        };
         Reason::ALL
             .into_iter()
-            .map(|reason| {
-                let why = if q.kind == QueueType::Stream {
-                    Err("a stream never dead-letters".to_string())
-                } else {
-                    match reason {
-                        Reason::Rejected => Ok("a consumer rejects or nacks a message without requeueing it".into()),
-                        Reason::Expired => match said("x-message-ttl", "message-ttl") {
-                            Some((_, s)) => Ok(format!("a message outlives its {s}")),
-                            None => Err("it sets no message-ttl (a message published with its own expiration \
-                                         still dead-letters when it expires)"
-                                .into()),
-                        },
-                        Reason::Maxlen => self.maxlen(&said),
-                        Reason::DeliveryLimit => self.delivery_limit(q.kind, &said),
-                    }
-                };
-                debug_assert_eq!(why.is_ok(), self.dead_letters_for(queue, reason), "{queue} {reason:?}");
-                (reason, why)
-            })
+            .filter_map(|reason| Some((reason, words(self.dead_letter_decision(queue, reason)?))))
             .collect()
     }
+}
 
-    fn maxlen<'v>(&self, said: &impl Fn(&str, &str) -> Option<(&'v Value, String)>) -> Result<String, String> {
-        let limit = said("x-max-length", "max-length").or_else(|| said("x-max-length-bytes", "max-length-bytes"));
-        let Some((_, limit)) = limit else { return Err("it sets no max-length or max-length-bytes".into()) };
-        match said("x-overflow", "overflow") {
-            Some((v, s)) if v.as_str().is_some_and(|o| !matches!(o, "drop-head" | "reject-publish-dlx")) => {
-                Err(format!("with {s}, a full queue refuses new messages rather than dead-letter old ones"))
+/// A setting as `key value (where)`.
+fn said(s: &Setting) -> String {
+    let by = match s.by {
+        SetBy::Argument => format!("argument {}", s.argument),
+        SetBy::Policy(p, false) => format!("policy \"{}\"", p.name),
+        SetBy::Policy(p, true) => format!("operator policy \"{}\"", p.name),
+    };
+    format!("{} {} ({by})", s.key, s.value)
+}
+
+fn words(decision: Decision) -> Result<String, String> {
+    let yes = decision.dead_letters();
+    match decision {
+        Decision::Stream => Err("a stream never dead-letters".into()),
+        Decision::Rejected => Ok("a consumer rejects or nacks a message without requeueing it".into()),
+        Decision::Ttl(Some(ttl)) => Ok(format!("a message outlives its {}", said(&ttl))),
+        Decision::Ttl(None) => Err("it sets no message-ttl (a message published with its own expiration \
+                                    still dead-letters when it expires)"
+            .into()),
+        Decision::Maxlen { limit: None, .. } => Err("it sets no max-length or max-length-bytes".into()),
+        Decision::Maxlen { limit: Some(limit), overflow } => match overflow {
+            Some(o) if !yes => {
+                Err(format!("with {}, a full queue refuses new messages rather than dead-letter old ones", said(&o)))
             }
-            Some((_, s)) => Ok(format!("the queue is over its {limit}, with {s}")),
-            None => Ok(format!("the queue is over its {limit}, and drops its oldest message (overflow drop-head)")),
+            Some(o) => Ok(format!("the queue is over its {}, with {}", said(&limit), said(&o))),
+            None => {
+                Ok(format!("the queue is over its {}, and drops its oldest message (overflow drop-head)", said(&limit)))
+            }
+        },
+        Decision::NotQuorum => Err("only quorum queues have a delivery limit".into()),
+        Decision::DeliveryLimit { limit: Some(l), .. } => {
+            Ok(format!("a message is delivered more often than its {}", said(&l)))
+        }
+        Decision::DeliveryLimit { limit: None, version } if yes => {
+            Ok(format!("a message is delivered more than 20 times (RabbitMQ {version}'s default limit)"))
+        }
+        Decision::DeliveryLimit { limit: None, version } => {
+            Err(format!("it sets no delivery-limit, and RabbitMQ {version} has no default one"))
         }
     }
+}
 
-    fn delivery_limit<'v>(
-        &self,
-        kind: QueueType,
-        said: &impl Fn(&str, &str) -> Option<(&'v Value, String)>,
-    ) -> Result<String, String> {
-        if kind != QueueType::Quorum {
-            return Err("only quorum queues have a delivery limit".into());
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{QueueType, Value, Vhost};
+    use crate::routing::Version;
+    use crate::testing::objects::{queue, table, text};
+
+    /// The words say yes where the model dead-letters, no where it does
+    /// not, each with the setting that decides it.
+    #[test]
+    fn the_words_follow_the_decision() {
+        let mut v = Vhost::new("v");
+        let full = table(&[("x-max-length", Value::Int(10)), ("x-overflow", text("reject-publish"))]);
+        let limited = table(&[("x-delivery-limit", Value::Int(3))]);
+        for q in [
+            queue("full", QueueType::Classic, full),
+            queue("limited", QueueType::Quorum, limited),
+            queue("plain", QueueType::Quorum, Default::default()),
+            queue("stream", QueueType::Stream, Default::default()),
+        ] {
+            v.queues.insert(q.name.clone(), q);
         }
-        match said("x-delivery-limit", "delivery-limit") {
-            Some((_, s)) => Ok(format!("a message is delivered more often than its {s}")),
-            None if self.version.major >= 4 => {
-                Ok(format!("a message is delivered more than 20 times (RabbitMQ {}'s default limit)", self.version))
+        for version in [Version::new(3, 10), Version::new(4, 0)] {
+            let router = Router::new(&v, version);
+            for q in v.queues.keys() {
+                for (reason, why) in router.dead_letter_reasons(q) {
+                    assert_eq!(why.is_ok(), router.dead_letters_for(q, reason), "{q} {reason:?} {why:?}");
+                }
             }
-            None => Err(format!("it sets no delivery-limit, and RabbitMQ {} has no default one", self.version)),
         }
+        let on = |version, q: &str, reason| {
+            let router = Router::new(&v, version);
+            router.dead_letter_reasons(q).into_iter().find(|(r, _)| *r == reason).unwrap().1
+        };
+        let old = Version::new(3, 10);
+        assert_eq!(
+            on(old, "full", Reason::Maxlen),
+            Err("with overflow \"reject-publish\" (argument x-overflow), a full queue refuses new messages \
+                 rather than dead-letter old ones"
+                .into())
+        );
+        assert_eq!(
+            on(old, "limited", Reason::DeliveryLimit),
+            Ok("a message is delivered more often than its delivery-limit 3 (argument x-delivery-limit)".into())
+        );
+        assert!(on(old, "plain", Reason::DeliveryLimit).is_err());
+        assert!(on(Version::new(4, 0), "plain", Reason::DeliveryLimit).is_ok());
+        assert_eq!(on(old, "stream", Reason::Rejected), Err("a stream never dead-letters".into()));
+        assert!(Router::new(&v, old).dead_letter_reasons("nope").is_empty());
     }
 }

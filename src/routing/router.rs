@@ -69,6 +69,16 @@ impl<'a> Router<'a> {
         self.version
     }
 
+    /// An exchange's type as routing knows it: declared, or that of the
+    /// broker's own `amq.*` exchange; `None` for the default exchange and
+    /// for one the vhost does not type (declared elsewhere, or not at all).
+    pub fn kind_of(&self, name: &str) -> Option<&'a str> {
+        match self.vhost.exchanges.get(name) {
+            Some(x) => Some(&x.kind),
+            None => builtin(name).map(|(kind, _)| kind),
+        }
+    }
+
     fn kind(&self, name: &'a str) -> Option<Kind<'a>> {
         if name.is_empty() || name == "amq.default" {
             return Some(Kind::Default);
@@ -118,7 +128,7 @@ impl<'a> Router<'a> {
 
     /// Where `message`, published by a client, goes: the queues it
     /// reaches, each once, and the path.
-    pub fn route(&self, message: &'a Message) -> Route {
+    pub fn route(&self, message: &Message) -> Route {
         self.route_from(message, true, true)
     }
 
@@ -126,7 +136,12 @@ impl<'a> Router<'a> {
     /// letter), which an internal exchange takes (`client` false); without
     /// the path when `path` is false, for callers that ask only where
     /// thousands of messages go (the path's names are most of the cost).
-    pub(super) fn route_from(&self, message: &'a Message, client: bool, path: bool) -> Route {
+    /// The exchanges visited are named by the message (`'m`, the first) or
+    /// by the vhost (`'a`, which outlives it).
+    pub(super) fn route_from<'m>(&self, message: &'m Message, client: bool, path: bool) -> Route
+    where
+        'a: 'm,
+    {
         let mut out = Route::default();
         let start = message.exchange.as_str();
         match self.kind(start) {
@@ -145,7 +160,7 @@ impl<'a> Router<'a> {
         seen.insert((start, message.keys.clone()));
         while let Some((name, keys)) = work.pop_front() {
             let exact = matches!(keys, Keys::Exact(_));
-            let mut next = |x: &'a str, k: Keys| {
+            let mut next = |x: &'m str, k: Keys| {
                 // A message visits each exchange once; a class once per
                 // class that reaches it.
                 let first = if exact { !seen.iter().any(|(n, _)| *n == x) } else { true };

@@ -8,7 +8,13 @@ use crate::common::{examples, stem, warren};
 /// Checks each line of a flowchart against the grammar warren writes.
 fn assert_mermaid(what: &str, text: &str) {
     let node = regex::Regex::new(r#"^    v\d+[xq]\d+(\{\{"[^"]*"\}\}|\[\("[^"]*"\)\])$"#).unwrap();
-    let edge = regex::Regex::new(r#"^    v\d+x\d+ -->(\|"[^"]*"\|)? v\d+[xq]\d+$"#).unwrap();
+    // Bindings: added (thick), removed (ending in a cross), or neither.
+    let edge = regex::Regex::new(r#"^    v\d+x\d+ (-->|==>|--x)(\|"[^"]*"\|)? v\d+[xq]\d+$"#).unwrap();
+    // The marks of a change, after the last subgraph.
+    let style = regex::Regex::new(
+        r#"^  (classDef (added|removed|changed) [-a-z:#0-9, ]+|class v\d+[xq]\d+(,v\d+[xq]\d+)* (added|removed|changed)|linkStyle \d+(,\d+)* [-a-z:#0-9, ]+)$"#,
+    )
+    .unwrap();
     // Dead letters (from a queue) and alternate exchanges: dashed.
     let dashed =
         regex::Regex::new(r#"^    v\d+[xq]\d+ -\.->\|"(dead letters|alternate)[^"]*"\| v\d+[xq]\d+$"#).unwrap();
@@ -21,6 +27,8 @@ fn assert_mermaid(what: &str, text: &str) {
             depth += 1;
         } else if line == "  end" {
             depth -= 1;
+        } else if depth == 0 {
+            assert!(style.is_match(line), "{what}: not a mark as warren writes it: {line:?}");
         } else {
             assert!(
                 node.is_match(line) || edge.is_match(line) || dashed.is_match(line),
@@ -29,6 +37,18 @@ fn assert_mermaid(what: &str, text: &str) {
         }
     }
     assert_eq!(depth, 0, "{what}: every subgraph ends");
+    // `linkStyle` numbers the arrows in order: each added one is styled
+    // green, each removed one red, no other.
+    let arrows: Vec<&str> = text.lines().filter(|l| edge.is_match(l) || dashed.is_match(l)).collect();
+    for (arrow, colour) in [("==>", "#2da44e"), ("--x", "#cf222e")] {
+        let drawn: Vec<usize> = (0..arrows.len()).filter(|i| arrows[*i].contains(&format!(" {arrow}"))).collect();
+        let styled: Vec<usize> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("  linkStyle ").filter(|l| l.contains(colour)))
+            .flat_map(|l| l.split(' ').next().unwrap().split(',').map(|n| n.parse::<usize>().unwrap()))
+            .collect();
+        assert_eq!(drawn, styled, "{what}: the arrows {arrow} and their style");
+    }
 }
 
 #[test]
@@ -142,7 +162,7 @@ fn named_edges(text: &str) -> Vec<String> {
     let node = regex::Regex::new(r#"^    (v\d+[xq]\d+)(?:\{\{"|\[\(")([^"]*) \("#).unwrap();
     let names: std::collections::HashMap<String, String> =
         text.lines().filter_map(|l| node.captures(l)).map(|c| (c[1].to_string(), c[2].to_string())).collect();
-    let edge = regex::Regex::new(r#"^    (\S+) (-->|-\.->)(?:\|"([^"]*)"\|)? (\S+)$"#).unwrap();
+    let edge = regex::Regex::new(r#"^    (\S+) (-->|-\.->|==>|--x)(?:\|"([^"]*)"\|)? (\S+)$"#).unwrap();
     text.lines()
         .filter_map(|l| edge.captures(l))
         .map(|c| {
@@ -207,6 +227,10 @@ fn mermaid_parses_every_flowchart_warren_draws() {
     }
     let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--format", "markdown"]);
     diagrams.push(serde_json::json!({"name": "the shop diff's comment", "text": mermaid_block(&run.stdout)}));
+    let keyed = tempfile::tempdir().unwrap();
+    let changed = crate::common::shop_with_key(keyed.path(), "order.placed.*", "order.shipped.*");
+    let run = warren(&["diff", "examples/shop", changed.to_str().unwrap(), "--format", "markdown"]);
+    diagrams.push(serde_json::json!({"name": "a changed key's marks", "text": mermaid_block(&run.stdout)}));
     // Names with every character mermaid gives a meaning to.
     let odd = tempfile::tempdir().unwrap();
     std::fs::write(odd.path().join("odd.toml"), ODD_NAMES).unwrap();
@@ -232,6 +256,33 @@ fn mermaid_parses_every_flowchart_warren_draws() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "mermaid refuses a flowchart warren drew:\n{said}");
     assert!(said.contains(&format!("{0} of {0} diagrams parse", diagrams.len())), "{said}");
+}
+
+/// Seen: the comment's picture drew the binding a change adds like any
+/// other, and not the one it removes at all.
+#[test]
+fn a_plans_picture_marks_what_the_change_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let changed = crate::common::shop_with_key(dir.path(), "order.placed.*", "order.shipped.*");
+    let run = warren(&["diff", "examples/shop", changed.to_str().unwrap(), "--format", "markdown"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let block = mermaid_block(&run.stdout);
+    assert_mermaid("a changed key", block);
+    let edges = named_edges(block);
+    assert_eq!(
+        edges,
+        ["shop.orders --x order.placed.* orders.invoicing", "shop.orders ==> order.shipped.* orders.invoicing"],
+        "{block}"
+    );
+    // The exchange some of whose keys go elsewhere, and the queue that
+    // starts and stops receiving some.
+    assert!(block.contains("  class v0x0,v0q0 changed\n"), "{block}");
+    let legend = "Thick green arrows are bindings added; red dashed arrows ending in a cross are bindings removed";
+    assert!(run.stdout.contains(legend), "{}", run.stdout);
+    insta::assert_snapshot!("picture-one-topic-key-changed", block);
+    // `warren graph` marks nothing.
+    let run = warren(&["graph", changed.to_str().unwrap()]);
+    assert!(!run.stdout.contains("classDef") && !run.stdout.contains("linkStyle"), "{}", run.stdout);
 }
 
 #[test]

@@ -336,16 +336,7 @@ fn an_object_changed_outside_warren_says_so_in_its_own_reason_line() {
 fn one_topic_key_changed_in_an_example_names_the_keys_that_go_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
     let example = crate::common::root().join("examples/shop");
-    let changed = dir.path().join("shop");
-    std::fs::create_dir(&changed).unwrap();
-    for entry in std::fs::read_dir(&example).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "toml") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let text = text.replace("routing_key = \"order.placed.*\"", "routing_key = \"order.shipped.*\"");
-            std::fs::write(changed.join(path.file_name().unwrap()), text).unwrap();
-        }
-    }
+    let changed = crate::common::shop_with_key(dir.path(), "order.placed.*", "order.shipped.*");
     let desired = changed.to_str().unwrap();
     let run = |format: &str| {
         let run = warren(&["diff", "examples/shop", desired, "--format", format]);
@@ -388,11 +379,7 @@ fn one_topic_key_changed_in_an_example_names_the_keys_that_go_elsewhere() {
 
 /// Checks a plan document against docs/schema/plan.schema.json.
 fn assert_valid_plan(plan: &serde_json::Value) {
-    let text = std::fs::read_to_string(crate::common::root().join("docs/schema/plan.schema.json")).unwrap();
-    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the plan schema compiles");
-    let errors: Vec<String> = validator.iter_errors(plan).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{plan:#}");
+    crate::common::assert_schema(plan, "docs/schema/plan.schema.json");
 }
 
 /// Every example's plan, routing change and all, is what the schema says.

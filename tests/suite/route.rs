@@ -5,21 +5,14 @@
 
 use serde_json::Value as Json;
 
-use crate::common::{Case, Run, root, warren, warren_env};
+use crate::common::routing::shop;
+use crate::common::{Case, Run, warren, warren_env};
 
 /// One vhost with an exchange of each type, an exchange-to-exchange hop,
 /// alternate exchanges (one missing), an internal exchange, a plugin's
-/// exchange type, and queues that dead-letter for different reasons.
-const TOPOLOGY: &str = r#"vhosts = ["shop"]
-
-[exchanges.orders]
-type = "topic"
-arguments = { alternate-exchange = "unrouted" }
-
-[exchanges.unrouted]
-type = "fanout"
-
-[exchanges.eu]
+/// exchange type, and queues that dead-letter for different reasons; after
+/// the head all routing tests share ([`shop`]).
+const TOPOLOGY: &str = r#"[exchanges.eu]
 type = "direct"
 
 [exchanges.events]
@@ -149,7 +142,7 @@ routing_key = "loop.#"
 /// directory), with the directory kept alive for the run.
 fn route(args: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("topology.toml"), TOPOLOGY).unwrap();
+    std::fs::write(dir.path().join("topology.toml"), shop(TOPOLOGY)).unwrap();
     let path = dir.path().display().to_string();
     let mut all = vec!["route", path.as_str()];
     all.extend_from_slice(args);
@@ -169,11 +162,7 @@ fn json(args: &[&str]) -> Json {
 }
 
 fn assert_schema(doc: &Json) {
-    let text = std::fs::read_to_string(root().join("docs/schema/route.schema.json")).unwrap();
-    let schema: Json = serde_json::from_str(&text).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the route schema compiles");
-    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "not as docs/schema/route.schema.json says:\n{}\n{doc:#}", errors.join("\n"));
+    crate::common::assert_schema(doc, "docs/schema/route.schema.json");
 }
 
 /// The last line of the human output.
@@ -451,7 +440,7 @@ fn from_a_definitions_export_and_an_environment() {
 fn live_reads_the_broker_and_never_publishes() {
     let case = Case::policymaker("warren-route-live");
     case.topology(
-        &TOPOLOGY
+        &shop(TOPOLOGY)
             .replace(r#"vhosts = ["shop"]"#, r#"vhosts = ["{V}"]"#)
             .replace("[exchanges.hash]\ntype = \"x-consistent-hash\"\n", "[exchanges.hash]\ntype = \"direct\"\n"),
     );

@@ -5,21 +5,13 @@
 
 use serde_json::Value as Json;
 
-use crate::common::{Run, root, warren, warren_in};
+use crate::common::routing::shop;
+use crate::common::{Run, assert_schema, warren, warren_in};
 
 /// One vhost: a topic exchange with an alternate exchange, a headers
 /// exchange, an exchange-to-exchange binding, queues with dead-letter
-/// exchanges.
-const TOPOLOGY: &str = r#"vhosts = ["shop"]
-
-[exchanges.orders]
-type = "topic"
-arguments = { alternate-exchange = "unrouted" }
-
-[exchanges.unrouted]
-type = "fanout"
-
-[exchanges.regions]
+/// exchanges; after the head all routing tests share ([`shop`]).
+const TOPOLOGY: &str = r#"[exchanges.regions]
 type = "headers"
 
 [exchanges.dlx]
@@ -165,7 +157,7 @@ fn project(tests: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let topology = dir.path().join("topology");
     std::fs::create_dir_all(&topology).unwrap();
-    std::fs::write(topology.join("shop.toml"), TOPOLOGY).unwrap();
+    std::fs::write(topology.join("shop.toml"), shop(TOPOLOGY)).unwrap();
     for (name, text) in tests {
         let path = topology.join(name);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -275,22 +267,15 @@ fn every_ci_format_carries_the_failures_at_their_place() {
     assert_eq!(issues[1]["location"], serde_json::json!({"path": "topology/shop.test.toml", "lines": {"begin": 13}}));
     // SARIF: valid SARIF 2.1.0, a result per failure at its line and column.
     let sarif = json(&test_in(&dir, &["--format", "sarif"]));
-    assert_valid(&sarif, "tests/fixtures/sarif-schema-2.1.0.json");
+    assert_schema(&sarif, "tests/fixtures/sarif-schema-2.1.0.json");
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 5);
     let region = &results[2]["locations"][0]["physicalLocation"]["region"];
     assert_eq!((region["startLine"].as_u64(), region["startColumn"].as_u64()), (Some(20), Some(19)));
     // JSON: the report, valid against its schema, passing or not.
-    assert_valid(&json(&test_in(&dir, &["--format", "json"])), "docs/schema/test-report.schema.json");
+    assert_schema(&json(&test_in(&dir, &["--format", "json"])), "docs/schema/test-report.schema.json");
     let passing = project(&[("shop.test.toml", PASSING)]);
-    assert_valid(&json(&test_in(&passing, &["--format", "json"])), "docs/schema/test-report.schema.json");
-}
-
-fn assert_valid(doc: &Json, schema: &str) {
-    let schema: Json = serde_json::from_str(&std::fs::read_to_string(root().join(schema)).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "not valid against {schema}: {errors:#?}\n{doc:#}");
+    assert_schema(&json(&test_in(&passing, &["--format", "json"])), "docs/schema/test-report.schema.json");
 }
 
 /// Names the topology lacks, unknown keys, wrong types, a bad reason.

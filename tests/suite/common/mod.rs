@@ -6,6 +6,7 @@ pub(crate) mod definitions;
 pub(crate) mod migration;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub(crate) mod r#gen;
+pub(crate) mod routing;
 pub(crate) mod strategy;
 pub(crate) mod traffic;
 
@@ -57,6 +58,33 @@ pub(crate) fn cluster() -> Turn {
 /// The repository root, so tests name paths as a user in it would.
 pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A copy of examples/shop in `dir` (as `dir/shop`) whose binding key
+/// `from` is `to`: a pull request that changes one topic binding, which
+/// removes one binding and adds another.
+pub(crate) fn shop_with_key(dir: &Path, from: &str, to: &str) -> PathBuf {
+    let changed = dir.join("shop");
+    std::fs::create_dir(&changed).unwrap();
+    for entry in std::fs::read_dir(root().join("examples/shop")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let text = text.replace(&format!("routing_key = \"{from}\""), &format!("routing_key = \"{to}\""));
+            std::fs::write(changed.join(path.file_name().unwrap()), text).unwrap();
+        }
+    }
+    changed
+}
+
+/// Checks `doc` against the JSON schema in file `schema` (from the
+/// repository root), saying every place it breaks.
+pub(crate) fn assert_schema(doc: &serde_json::Value, schema: &str) {
+    let text = std::fs::read_to_string(root().join(schema)).unwrap();
+    let compiled: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::validator_for(&compiled).unwrap_or_else(|e| panic!("{schema} compiles: {e}"));
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "not as {schema} says:\n{}\n{doc:#}", errors.join("\n"));
 }
 
 /// What one run of `warren` printed and how it ended.
