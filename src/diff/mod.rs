@@ -95,6 +95,7 @@ pub fn diff(
     d.theirs_declared(desired, live);
     d.users(desired, live);
     d.objects(None, &desired.objects, &live.objects);
+    d.kinds_unsupported(desired);
     let empty = Vhost::default();
     for (name, want) in &desired.vhosts {
         let have = live.vhosts.get(name);

@@ -150,4 +150,22 @@ mod tests {
             "a changed secret shows as changed"
         );
     }
+
+    #[test]
+    fn a_kind_the_broker_version_lacks_is_one_problem_before_any_write() {
+        let mut second = link("q", "amqp://h");
+        second.0.id = vec!["m".into()];
+        let desired = with(&[link("q", "amqp://h"), second]);
+        let facts = BrokerFacts { broker_version: Some((3, 9)), ..BrokerFacts::default() };
+        let d = diff(&desired, &with(&[]), &Ownership::default(), "p", &Options::default(), &facts);
+        let said: Vec<&str> = d.problems.iter().map(|p| p.diagnostic.message.as_str()).collect();
+        assert_eq!(
+            said,
+            ["link \"l\" in vhost \"v\" (and 1 more): RabbitMQ 3.9 has no links; they came in RabbitMQ 3.10"]
+        );
+        let on_310 = BrokerFacts { broker_version: Some((3, 10)), ..BrokerFacts::default() };
+        assert!(
+            diff(&desired, &with(&[]), &Ownership::default(), "p", &Options::default(), &on_310).problems.is_empty()
+        );
+    }
 }

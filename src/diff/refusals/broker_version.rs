@@ -63,6 +63,38 @@ impl Differ<'_> {
             }
         }
     }
+
+    /// Objects of a kind the live broker's version does not have: one
+    /// problem per kind, at its first object, before any write.
+    pub(in crate::diff) fn kinds_unsupported(&mut self, desired: &crate::model::Topology) {
+        let Some(version) = self.facts.broker_version else { return };
+        let in_vhosts = desired.vhosts.iter().flat_map(|(v, vh)| vh.objects.keys().map(move |n| (Some(v), n)));
+        let mut seen = std::collections::BTreeMap::new();
+        for (vhost, name) in in_vhosts.chain(desired.objects.keys().map(|n| (None, n))) {
+            if !name.kind.on(version) {
+                seen.entry(name.kind.table).or_insert_with(|| (vhost.cloned(), name.clone(), 0)).2 += 1;
+            }
+        }
+        for (vhost, name, count) in seen.into_values() {
+            let (kind, (major, minor)) = (name.kind, name.kind.since);
+            let more = if count > 1 { format!(" (and {} more)", count - 1) } else { String::new() };
+            let diagnostic = Diagnostic::error(
+                BROKER_VERSION,
+                format!(
+                    "{}{more}: RabbitMQ {}.{} has no {}s; they came in RabbitMQ {major}.{minor}",
+                    name.at(vhost.as_deref()),
+                    version.0,
+                    version.1,
+                    kind.name
+                ),
+            )
+            .help(format!(
+                "upgrade the broker to RabbitMQ {major}.{minor} or later, or remove the {} from the files",
+                kind.table.replace('_', " ")
+            ));
+            self.out.problems.push(Problem { key: ObjectKey::Object { vhost, name }, field: None, diagnostic });
+        }
+    }
 }
 
 #[cfg(test)]
