@@ -27,7 +27,8 @@ use crate::plan::{Op, Plan};
 /// Objects of the old inventory that are no longer live are dropped.
 pub fn inventory_before(old: &Inventory, desired: &Topology, live: &Topology) -> Inventory {
     let mut kept = old.clone();
-    kept.objects.retain(|k| live.has(k));
+    // What the files' `[removed]` names leaves here, bindings along.
+    kept.objects.retain(|k| live.has(k) && !crate::model::is_removed(&desired.removed, k));
     kept.scopes.retain(|k, _| kept.objects.contains(k));
     kept.merged(&Inventory::of(desired))
 }

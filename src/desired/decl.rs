@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::model::{Binding, Exchange, External, Permission, Policy, Queue, QueueType, User, VhostSettings};
+use crate::model::{Binding, Exchange, External, ObjectKey, Permission, Policy, Queue, QueueType, User, VhostSettings};
 use crate::source::FieldLocations;
 use crate::source::Location;
 
@@ -36,6 +36,8 @@ pub(super) struct FileDecl {
     pub users: Vec<Decl<User>>,
     pub permissions: Vec<Decl<Permission>>,
     pub external: External,
+    /// `[removed]`: objects to stop managing without deleting them.
+    pub removed: Vec<Removed>,
     /// The names whose declaration had errors.
     pub failed: Failed,
 }
@@ -50,4 +52,28 @@ pub(super) struct Failed {
     /// `[vhost] default_queue_type` was given but is unusable: the type of
     /// the file's queues that rely on it is unknown.
     pub default_queue_type: bool,
+}
+
+/// One object named in `[removed]`: its key in one of the file's vhosts
+/// (`vhost` is filled in when the file is placed), and where it is named.
+#[derive(Debug, Clone)]
+pub(super) struct Removed {
+    pub kind: &'static str,
+    pub name: String,
+    pub at: Location,
+}
+
+impl Removed {
+    /// The object in vhost `v` (a user is in none).
+    pub(super) fn key(&self, v: &str) -> ObjectKey {
+        let (vhost, name) = (v.to_string(), self.name.clone());
+        match self.kind {
+            "exchanges" => ObjectKey::Exchange { vhost, name },
+            "queues" => ObjectKey::Queue { vhost, name },
+            "policies" => ObjectKey::Policy { vhost, name },
+            "operator_policies" => ObjectKey::OperatorPolicy { vhost, name },
+            "permissions" => ObjectKey::Permission { vhost, user: name },
+            _ => ObjectKey::User(name),
+        }
+    }
 }

@@ -4,7 +4,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::decl::{Decl, FileDecl};
+use super::decl::{Decl, FileDecl, Removed};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Binding, ObjectKey, SetBuilder, Topology, Vhost};
 use crate::source::{FastHash, Locations, ObjectLocation};
@@ -19,15 +19,43 @@ pub(super) fn merge(
     // Bindings are most of a large topology and depend on nothing else here:
     // they are placed on a thread of their own while the rest is merged.
     let bindings: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.bindings))).collect();
+    let removed: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.removed))).collect();
     let (mut m, (sets, sites, found)) =
         rayon::join(|| merge_rest(files, sources), || place_bindings(bindings, sources));
     for (v, set) in sets {
         m.vhost(&v).bindings = set;
     }
     m.locations.bindings = sites;
+    m.removed(removed);
     diagnostics.append(&mut m.diagnostics);
     diagnostics.extend(found);
     (m.topology, m.locations)
+}
+
+impl Merger<'_> {
+    /// The objects of `[removed]`, each in every vhost of its file; one the
+    /// files also declare is an error, since it cannot be both.
+    fn removed(&mut self, files: Vec<(Vec<String>, Vec<Removed>)>) {
+        for (vhosts, removed) in files {
+            for r in removed {
+                let keys: Vec<ObjectKey> = match r.kind {
+                    "users" => vec![r.key("")],
+                    _ => vhosts.iter().map(|v| r.key(v)).collect(),
+                };
+                for key in keys {
+                    if self.topology.has(&key) {
+                        let d = Diagnostic::error("duplicate", format!("{key} is both declared and in [removed]"))
+                            .at(r.at.clone())
+                            .label("declared elsewhere in the files")
+                            .help("keep the declaration to go on managing it, or remove it to stop managing it and leave it on the broker");
+                        self.diagnostics.push(d);
+                        continue;
+                    }
+                    self.topology.removed.insert(key);
+                }
+            }
+        }
+    }
 }
 
 fn vhost_names(f: &FileDecl) -> Vec<String> {

@@ -7,6 +7,7 @@ mod merge;
 mod overlay;
 mod parse;
 mod reader;
+mod removed;
 pub mod revision;
 pub mod schema;
 pub(crate) mod tree;

@@ -18,7 +18,7 @@ use crate::source::{FileId, Location};
 
 /// The top-level keys of a topology file, then the one an overlay file
 /// may have besides them.
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "vhosts",
     "vhost",
     "exchanges",
@@ -29,9 +29,10 @@ const KEYS: [&str; 11] = [
     "users",
     "permissions",
     "external",
+    "removed",
     "rename_vhosts",
 ];
-pub(super) const TOP_KEYS: &[&str] = KEYS.split_at(10).0;
+pub(super) const TOP_KEYS: &[&str] = KEYS.split_at(11).0;
 pub(super) const OVERLAY_KEYS: &[&str] = &KEYS;
 pub(super) const VHOST_KEYS: &[&str] = &["description", "default_queue_type", "limits"];
 pub(super) const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments", "lint_allow"];
@@ -103,6 +104,7 @@ impl Parser<'_> {
             users: Vec::new(),
             permissions: Vec::new(),
             external: External::default(),
+            removed: Vec::new(),
             failed: Failed::default(),
         };
         if let Some(node) = top.get("vhost") {
@@ -149,6 +151,9 @@ impl Parser<'_> {
         }
         if let Some(node) = top.get("external") {
             decl.external = self.external(node);
+        }
+        if let Some(node) = top.get("removed") {
+            decl.removed = self.removed(node);
         }
         decl
     }

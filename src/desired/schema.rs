@@ -99,6 +99,13 @@ fn top(key: &str) -> Value {
         "users" => named(object(USER_KEYS, user_key)),
         "permissions" => named(object(PERMISSION_KEYS, permission_key)),
         "external" => object(EXTERNAL_KEYS, |_| strings()),
+        "removed" => {
+            let mut o = object(super::removed::REMOVED_KEYS, |_| strings());
+            o["description"] = json!(
+                "Objects this project stops managing without deleting them: they leave its inventory and stay on the broker."
+            );
+            o
+        }
         other => panic!("the schema does not describe top-level key `{other}`"),
     }
 }

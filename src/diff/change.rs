@@ -25,6 +25,9 @@ pub enum Action {
     Unmanaged,
     /// `=` live and held by another project: shown as theirs, never touched.
     OtherProject,
+    /// `.` named in `[removed]`: leaves this project's inventory and stays
+    /// on the broker as it is (terraform's "forget").
+    Forget,
 }
 
 impl Action {
@@ -38,6 +41,7 @@ impl Action {
             Action::Rollback => "<<",
             Action::Unmanaged => "?",
             Action::OtherProject => "=",
+            Action::Forget => ".",
         }
     }
 }

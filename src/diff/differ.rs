@@ -9,7 +9,7 @@ use super::attributes::Attributes;
 use super::change::{Action, Change, Declared};
 use super::facts::BrokerFacts;
 use super::options::Options;
-use crate::model::{Inventory, ObjectKey, Ownership, is_shared};
+use crate::model::{Inventory, ObjectKey, Ownership, is_removed, is_shared};
 
 /// What one diff reads, and what it has found so far.
 pub(super) struct Differ<'a> {
@@ -21,6 +21,8 @@ pub(super) struct Differ<'a> {
     pub(super) declared: BTreeSet<String>,
     pub(super) options: &'a Options,
     pub(super) facts: &'a BrokerFacts,
+    /// The files' `[removed]`.
+    pub(super) removed: &'a BTreeSet<ObjectKey>,
     pub(super) out: Diff,
 }
 
@@ -34,6 +36,14 @@ impl<'a> Differ<'a> {
     pub(super) fn absent(&mut self, key: ObjectKey, before: Attributes, lossy: bool) {
         let other = self.ownership.other_holder(&key, self.project);
         let mut c = match other {
+            None if self.inventory.contains(&key) && is_removed(self.removed, &key) => {
+                let why = match self.removed.contains(&key) {
+                    true => "in [removed]",
+                    false => "what it connects is in [removed]",
+                };
+                let reason = format!("{why}: it leaves this project's inventory and stays on the broker as it is");
+                Change::new(key, Action::Forget, reason)
+            }
             Some(p) if !self.inventory.contains(&key) || is_shared(&key) => theirs(key, p),
             _ if self.inventory.owns(&key, &self.declared) => {
                 let mut c = Change::new(key, Action::Destroy, "removed from the files");

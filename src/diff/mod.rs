@@ -91,7 +91,8 @@ pub fn diff(
 ) -> Diff {
     let declared: BTreeSet<String> = desired.vhosts.keys().cloned().collect();
     let inventory = &ownership.of(project);
-    let mut d = Differ { inventory, ownership, project, options, facts, declared, out: Diff::default() };
+    let removed = &desired.removed;
+    let mut d = Differ { inventory, ownership, project, options, facts, declared, removed, out: Diff::default() };
     d.theirs_declared(desired, live);
     d.users(desired, live);
     d.objects(None, &desired.objects, &live.objects);

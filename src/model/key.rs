@@ -103,6 +103,21 @@ impl ObjectKey {
     }
 }
 
+/// Whether `removed` (the files' `[removed]`) names the object, or for a
+/// binding either of its ends: a binding goes with what it connects.
+pub fn is_removed(removed: &std::collections::BTreeSet<ObjectKey>, key: &ObjectKey) -> bool {
+    if removed.contains(key) {
+        return true;
+    }
+    let ObjectKey::Binding { vhost, binding: b } = key else { return false };
+    let v = || vhost.clone();
+    let destination = match b.destination_kind {
+        super::DestinationKind::Queue => ObjectKey::Queue { vhost: v(), name: b.destination.clone() },
+        super::DestinationKind::Exchange => ObjectKey::Exchange { vhost: v(), name: b.destination.clone() },
+    };
+    removed.contains(&ObjectKey::Exchange { vhost: v(), name: b.source.clone() }) || removed.contains(&destination)
+}
+
 impl fmt::Display for ObjectKey {
     /// `queue "orders" in vhost "/"`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -21,7 +21,7 @@ pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, is_age
 pub use effective::{Matcher, SetBy, applied_to_queue, matching_queue, precedence, queue_setting};
 pub use graph::{LazyGraph, Node, RoutingGraph, around};
 pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_json, exported_bindings};
-pub use key::ObjectKey;
+pub use key::{ObjectKey, is_removed};
 pub use ownership::{DEFAULT_PROJECT, Ownership, is_shared};
 pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution, unsupported_by};
 pub use progress::Progress;

@@ -16,6 +16,9 @@ pub struct Topology {
     pub users: BTreeMap<String, User>,
     /// Objects of the broker-wide kinds of `model::kinds`.
     pub objects: super::kinds::Objects,
+    /// Objects to stop managing without deleting them (desired only: the
+    /// files' `[removed]`).
+    pub removed: BTreeSet<super::ObjectKey>,
 }
 
 impl Topology {

@@ -54,6 +54,7 @@ pub struct Summary {
     pub rollback: usize,
     pub unmanaged: usize,
     pub other_project: usize,
+    pub forget: usize,
 }
 
 impl Plan {
@@ -72,14 +73,15 @@ impl Plan {
                 Action::Rollback => s.rollback += 1,
                 Action::Unmanaged => s.unmanaged += 1,
                 Action::OtherProject => s.other_project += 1,
+                Action::Forget => s.forget += 1,
             }
         }
         s
     }
 
-    /// True when apply would do nothing.
+    /// True when apply would do nothing: no step, and nothing to forget.
     pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
+        self.steps.is_empty() && !self.changes.iter().any(|c| c.action == Action::Forget)
     }
 }
 
@@ -155,7 +157,8 @@ fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
     let declared = c.declared.as_ref();
     let one = |op: Option<Op>| op.map(phased).into_iter().collect();
     match (&c.key, c.action) {
-        (_, Action::Unmanaged | Action::OtherProject) => vec![],
+        // Forgetting is the inventory's business alone (`apply::inventory_before`).
+        (_, Action::Unmanaged | Action::OtherProject | Action::Forget) => vec![],
         (ObjectKey::Vhost(name), Action::Create | Action::Update) => {
             vec![phased(put_vhost(name, declared, vhost_of(name)))]
         }

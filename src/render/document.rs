@@ -96,6 +96,10 @@ pub struct SummaryDoc {
     /// Live objects held by other projects: never touched.
     #[serde(default)]
     pub other_project: usize,
+    /// Objects named in `[removed]` that leave this project's inventory
+    /// and stay on the broker.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub forget: usize,
     /// Objects that differ because they changed outside warren since its
     /// last apply (see `changed_outside`): what a drift alert counts.
     #[serde(default)]
@@ -219,6 +223,7 @@ impl PlanDocument {
                 rollback: s.rollback,
                 unmanaged: s.unmanaged,
                 other_project: s.other_project,
+                forget: s.forget,
                 outside: plan.outside.len(),
                 requires_allow_destroy: plan.changes.iter().any(|c| c.requires_allow_destroy),
                 requires_allow_lockout: plan.changes.iter().any(|c| c.requires_allow_lockout),
@@ -274,7 +279,7 @@ impl PlanDocument {
     /// True when the plan would change nothing.
     pub fn has_changes(&self) -> bool {
         let s = &self.summary;
-        s.add + s.change + s.destroy + s.migrate + s.rollback > 0
+        s.add + s.change + s.destroy + s.migrate + s.rollback + s.forget > 0
     }
 }
 

@@ -355,6 +355,7 @@ mod tests {
                 rollback: 0,
                 unmanaged: 0,
                 other_project: 0,
+                forget: 0,
                 outside: 0,
                 requires_allow_destroy: false,
                 requires_allow_lockout: false,

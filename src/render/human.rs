@@ -137,7 +137,10 @@ pub fn summary_line(doc: &PlanDocument) -> String {
         }
         .to_string();
     }
-    let rollback = if s.rollback > 0 { format!(", {} to roll back", s.rollback) } else { String::new() };
+    let mut rollback = if s.rollback > 0 { format!(", {} to roll back", s.rollback) } else { String::new() };
+    if s.forget > 0 {
+        rollback.push_str(&format!(", {} to stop managing (left on the broker)", s.forget));
+    }
     format!(
         "Plan: {} to add, {} to change, {} to destroy, {} to migrate{rollback}.{outside}",
         s.add, s.change, s.destroy, s.migrate
@@ -189,6 +192,8 @@ fn change(out: &mut String, c: &ChangeDoc, outside: bool, p: &Painter, voice: Vo
     match c.action {
         Action::Create => attribute_lines(out, &after, '+', p),
         Action::Destroy => attribute_lines(out, &before, '-', p),
+        // Left as it is: shown unchanged.
+        Action::Forget => attribute_lines(out, &before, ' ', p),
         _ => diff_lines(out, &before, &after, p),
     }
     if let Some(m) = &c.migration {
@@ -224,6 +229,8 @@ fn what(c: &ChangeDoc, outside: bool, voice: Voice) -> String {
         (Voice::Plan, Action::Replace) => format!("must be replaced: {}", c.reason),
         (Voice::Plan, Action::Migrate) => format!("will be migrated live: {}", c.reason),
         (Voice::Plan, Action::Rollback) => format!("will be rolled back: {}", c.reason),
+        (Voice::Plan, Action::Forget) => format!("will no longer be managed by warren: {}", c.reason),
+        (Voice::Review, Action::Forget) => format!("would no longer be managed by warren: {}", c.reason),
         (Voice::Review, Action::Create) => "would be created".to_string(),
         (Voice::Review, Action::Update) => "would be updated in place".to_string(),
         (Voice::Review, Action::Destroy) => format!("would be destroyed if applied: {}", c.reason),
@@ -345,7 +352,7 @@ impl Painter {
             Action::Update => YELLOW,
             Action::Destroy | Action::Replace => RED,
             Action::Migrate | Action::Rollback => CYAN,
-            Action::Unmanaged | Action::OtherProject => DIM,
+            Action::Unmanaged | Action::OtherProject | Action::Forget => DIM,
         };
         self.paint(a.symbol(), code)
     }

@@ -1706,3 +1706,39 @@ fn a_missing_permission_is_named_in_the_error() {
     );
     assert!(!run.stderr.contains("needs the `administrator` tag"), "{}", run.stderr);
 }
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_removed_object_leaves_the_inventory_and_stays_on_the_broker() {
+    let case = Case::admin("t-apply-removed");
+    let head = "vhosts = [\"{V}\"]\n\n[exchanges.\"x.a\"]\ntype = \"direct\"\n\n";
+    let legacy = "[queues.\"q.legacy\"]\ntype = \"classic\"\n\n[[bindings]]\nsource = \"x.a\"\nqueue = \"q.legacy\"\nrouting_key = \"a\"\n";
+    case.file("topology.toml", &format!("{head}{legacy}"));
+    case.apply_ok(&[], &[]);
+    case.publish("q.legacy", 1);
+
+    // Named in [removed] instead of declared: not destroyed, forgotten.
+    case.file("topology.toml", &format!("{head}[removed]\nqueues = [\"q.legacy\"]\n"));
+    let plan = case.plan(&["--detailed-exitcode"], &[]);
+    assert_eq!(plan.code, 2, "forgetting is a change to apply:\n{}\n{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains(". queue \"q.legacy\""), "{}", plan.stdout);
+    assert!(plan.stdout.contains("will no longer be managed by warren"), "{}", plan.stdout);
+    assert!(
+        plan.stdout.contains("2 to stop managing (left on the broker)"),
+        "the queue and its binding: {}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("will be destroyed"), "{}", plan.stdout);
+    case.apply_ok(&[], &[]);
+    assert_eq!(case.messages("q.legacy"), Some(1), "the queue and its message stay");
+    assert_eq!(case.bindings().len(), 1, "its binding stays");
+    let held = case.inventory("t-apply-removed").unwrap_or_default();
+    assert_eq!(held.keys().cloned().collect::<Vec<_>>(), ["exchanges"], "queue and binding left: {held:?}");
+
+    // Once forgotten, it is the broker's like anything made by hand.
+    let plan = case.plan(&["--detailed-exitcode"], &[]);
+    assert_eq!(plan.code, 0, "{}", plan.stdout);
+    assert!(plan.stdout.contains("? queue \"q.legacy\""), "{}", plan.stdout);
+    case.file("topology.toml", head);
+    assert_eq!(case.plan(&["--detailed-exitcode"], &[]).code, 0, "[removed] can go once applied");
+}

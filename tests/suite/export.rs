@@ -266,7 +266,7 @@ fn namespaced(t: Topology, prefix: &str) -> Topology {
             (v.name.clone(), v)
         })
         .collect();
-    Topology { vhosts, users, objects: Default::default() }
+    Topology { vhosts, users, ..Topology::default() }
 }
 
 /// Arbitrary topologies the 3.10 broker should accept: each export imports

@@ -59,6 +59,7 @@ pub(crate) fn topology_for(profile: Profile) -> impl Strategy<Value = Topology> 
         })
         .prop_map(|(users, vhosts)| Topology {
             objects: Default::default(),
+            removed: Default::default(),
             users,
             vhosts: vhosts.into_iter().map(|v| (v.name.clone(), v)).collect(),
         })
