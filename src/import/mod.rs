@@ -153,10 +153,11 @@ pub fn import_skipping(
     }
     let users_left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost().is_none()).collect();
     let users_skipped: Vec<&Skipped> = skipped.iter().filter(|s| s.scope == Scope::Users).collect();
-    if !selection.topology.users.is_empty() || !users_left_out.is_empty() || !users_skipped.is_empty() {
+    let t = &selection.topology;
+    if !t.users.is_empty() || !t.objects.is_empty() || !users_left_out.is_empty() || !users_skipped.is_empty() {
         files.push(File {
             name: USERS_FILE.into(),
-            text: render::users_file(selection.topology.users.values(), &users_left_out, &users_skipped, source),
+            text: render::users_file(t.users.values(), &t.objects, &users_left_out, &users_skipped, source),
             vhost: None,
             counts: Counts { users: selection.topology.users.len(), ..Counts::default() },
         });

@@ -4,7 +4,9 @@
 //! with many queues has them, with the bindings to them, in further files.
 
 use super::select::LeftOut;
+use crate::desired::is_named;
 use crate::live::Skipped;
+use crate::model::kinds::{Objects, Presence};
 use crate::model::{
     ApplyTo, Binding, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User, Value, Vhost,
     VhostSettings,
@@ -72,6 +74,7 @@ pub(super) fn vhost_file(
     for p in vhost.permissions.values() {
         w.permission(p);
     }
+    w.objects(&vhost.objects);
     w.finish()
 }
 
@@ -105,9 +108,11 @@ pub(super) fn queues_file(
     w.finish()
 }
 
-/// The text of the users' file.
+/// The text of the users' file, with the broker-wide `objects` of kinds
+/// of `model::kinds`.
 pub(super) fn users_file<'a>(
     users: impl IntoIterator<Item = &'a User>,
+    objects: &Objects,
     left_out: &[&LeftOut],
     skipped: &[&Skipped],
     source: &str,
@@ -133,6 +138,7 @@ pub(super) fn users_file<'a>(
             w.field("tags", &strings(&u.tags));
         }
     }
+    w.objects(objects);
     w.finish()
 }
 
@@ -290,6 +296,33 @@ impl Writer {
         self.field("configure", &string(&p.configure));
         self.field("write", &string(&p.write));
         self.field("read", &string(&p.read));
+    }
+
+    /// Objects of kinds of `model::kinds` as the parser reads them: a
+    /// named table, or an array item with the identity inside; defaults
+    /// left unsaid.
+    fn objects(&mut self, objects: &Objects) {
+        for (name, body) in objects {
+            let k = name.kind;
+            if is_named(k) {
+                self.header(&path(&[k.table, name.id[0].as_str()]));
+            } else {
+                self.blank();
+                self.line(&format!("[[{}]]", key(k.table)));
+                for (a, id) in k.identity.iter().zip(&name.id) {
+                    self.field(a.name, &string(id));
+                }
+            }
+            for a in k.attributes {
+                let Some(v) = body.get(a.name) else { continue };
+                if matches!(a.presence, Presence::Default(d) if d.value() == *v) {
+                    continue;
+                }
+                if let Some(text) = value(v) {
+                    self.field(a.name, &text);
+                }
+            }
+        }
     }
 
     fn header(&mut self, table: &str) {

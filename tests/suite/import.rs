@@ -515,3 +515,45 @@ fn a_hash_length_that_does_not_fit_its_algorithm_is_a_warning_naming_the_user() 
     assert!(!users.contains("rabbit_password_hashing_md5"), "{users}");
     assert_validates(&tmp);
 }
+
+/// Objects of kinds (`src/model/kinds`) are written in the form the files
+/// take, and read back as they were.
+#[test]
+fn topic_permissions_import_as_files_take_them_and_load_back_equal() {
+    let text = r#"vhosts = ["/", "orders"]
+[users.app]
+password_env = "APP_PASSWORD"
+[permissions.app]
+configure = "^$"
+write = ".*"
+read = ".*"
+[[topic_permissions]]
+user = "app"
+exchange = "amq.topic"
+write = "^order\\."
+read = "^order\\."
+[[topic_permissions]]
+user = "app"
+exchange = "events \"v2\""
+write = "^$"
+read = "it's"
+"#;
+    let source = desired::load_texts(Path::new("."), vec![(PathBuf::from("t.toml"), text.to_string())]);
+    assert!(!source.has_errors(), "{:?}", source.diagnostics);
+    assert_eq!(source.topology.vhosts["orders"].objects.len(), 2);
+    let imported = import::import(&source.topology, &[], "test").unwrap();
+    let orders = imported.files.iter().find(|f| f.vhost.as_deref() == Some("orders")).unwrap();
+    assert!(
+        orders.text.contains(
+            "\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"amq.topic\"\nwrite = '^order\\.'\nread = '^order\\.'\n"
+        ),
+        "{}",
+        orders.text
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &imported);
+    let loaded = desired::load(dir.path());
+    assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
+    assert_eq!(loaded.topology, source.topology);
+    assert_eq!(imported.topology, source.topology);
+}
