@@ -197,11 +197,7 @@ impl Merger<'_> {
         if let Some(node) = top.get("bindings") {
             self.bindings(&mut p, node, &names);
         }
-        for kind in KINDS {
-            for (node, name) in p.entries(&top, kind) {
-                self.object(&mut p, kind, &names, node, name);
-            }
-        }
+        self.objects(&mut p, &top, &names);
         if let Some(node) = top.get("external") {
             let external = p.external(node);
             for v in &names {
@@ -288,6 +284,30 @@ impl Merger<'_> {
         }
     }
 
+    /// The objects of kinds of `model::kinds` of one overlay file; one
+    /// declared twice in it is a `duplicate` error, as in a topology file.
+    fn objects(&mut self, p: &mut Parser, top: &Fields, vhosts: &[&str]) {
+        let mut seen: BTreeMap<object_kinds::Name, Location> = BTreeMap::new();
+        for kind in KINDS {
+            for (node, name) in p.entries(top, kind) {
+                let at = p.r.loc(name.as_ref().map_or(node.span(), |(_, span)| span.clone()));
+                if let Some(n) = kinds::name_of(kind, node, name.as_ref().map(|(n, _)| *n))
+                    && let Some(first) = seen.insert(n.clone(), at.clone())
+                {
+                    let first = self.sources.position(&first);
+                    p.r.report(
+                        Diagnostic::error("duplicate", format!("{n} is declared twice in this overlay"))
+                            .at(at)
+                            .label("declared again here")
+                            .help(format!("it is first declared at {first}; keep one of the two declarations")),
+                    );
+                    continue;
+                }
+                self.object(p, kind, vhosts, node, name);
+            }
+        }
+    }
+
     /// An object of a kind of `model::kinds`, in each of the overlay's
     /// vhosts (or broker-wide): merged over the base's of its name, added,
     /// or removed.
@@ -302,6 +322,15 @@ impl Merger<'_> {
         let named = name.as_ref().map(|(n, _)| *n);
         // A kind named inside its table keeps those keys beside `remove`.
         let (node, removal) = removal(p, node, None, !kinds::is_named(kind));
+        if let (Removal::Object(_), Item::Table(t)) = (&removal, &node.item)
+            && let Some(other) = t.keys().find(|k| !kind.identity.iter().any(|a| a.name == k.name))
+        {
+            p.r.report(
+                Diagnostic::error("overlay-remove", "an object that is removed has no other keys")
+                    .at(p.r.loc(other.span()))
+                    .help("drop the other keys, or `remove = true` to change the object instead"),
+            );
+        }
         let Some(oname) = kinds::name_of(kind, &node, named) else {
             // Reported as a topology file's would be.
             p.object(kind, name, &node, None);
@@ -866,15 +895,25 @@ read = "^order\\."
         assert!(d.sources.position(&d.locations.locate(&key, None).unwrap()).starts_with("base.toml:"));
 
         let d = merged(
-            "vhosts = [\"orders\"]\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"events\"\nremove = true\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"gone\"\nremove = true\n",
+            "vhosts = [\"orders\"]\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"events\"\nremove = true\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"gone\"\nremove = true\nread = \"^$\"\n",
         );
         assert_eq!(
             said(&d),
             [
-                "overlay.toml:9:10 overlay-remove the overlay removes topic permission (user \"app\", exchange \"gone\") in vhost \"orders\", which is not declared"
+                "overlay.toml:9:10 overlay-remove the overlay removes topic permission (user \"app\", exchange \"gone\") in vhost \"orders\", which is not declared",
+                "overlay.toml:10:1 overlay-remove an object that is removed has no other keys",
             ]
         );
         assert!(d.topology.vhosts["orders"].objects.is_empty());
         assert!(d.locations.locate(&key, None).is_none());
+
+        let twice = "[[topic_permissions]]\nuser = \"app\"\nexchange = \"events\"\nread = \"^$\"\n";
+        let d = merged(&format!("vhosts = [\"orders\"]\n{twice}{twice}"));
+        assert_eq!(
+            said(&d),
+            [
+                "overlay.toml:6:1 duplicate topic permission (user \"app\", exchange \"events\") is declared twice in this overlay"
+            ]
+        );
     }
 }

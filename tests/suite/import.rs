@@ -550,10 +550,13 @@ read = "it's"
         "{}",
         orders.text
     );
+    assert_eq!(orders.counts.kinds, [("topic permission", 2)]);
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), &imported);
     let loaded = desired::load(dir.path());
     assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
     assert_eq!(loaded.topology, source.topology);
+    let run = warren(&["validate", path_str(dir.path())]);
+    assert!(run.stdout.contains(", 1 user, 4 topic permissions"), "{}", run.stdout);
     assert_eq!(imported.topology, source.topology);
 }
