@@ -396,3 +396,26 @@ impl Writer {
         self.out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::desired::kinds::testing::SHOVEL;
+    use crate::model::kinds::{Name, Objects};
+    use crate::model::{Table, Value};
+
+    #[test]
+    fn a_kind_named_by_one_attribute_is_written_as_a_named_table_defaults_left_unsaid() {
+        let body: Table = [
+            ("uri", Value::String("amqp://".into())),
+            ("prefetch", Value::Int(1000)),
+            ("queues", Value::List(vec![Value::String("q".into())])),
+            ("delete", Value::Bool(false)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let objects: Objects = [(Name { kind: &SHOVEL, id: vec!["orders.eu".into()] }, body)].into_iter().collect();
+        let text = super::users_file([], &objects, &[], &[], "test");
+        assert!(text.ends_with("\n[shovels.\"orders.eu\"]\nuri = \"amqp://\"\nqueues = [\"q\"]\n"), "{text}");
+    }
+}
