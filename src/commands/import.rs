@@ -158,8 +158,9 @@ fn write(dir: &Path, files: &[File]) -> Result<Vec<PathBuf>, Diagnostic> {
 /// What one file declares: `vhost "/": 3 exchanges, 7 queues`.
 fn summary(file: &File) -> String {
     let c = &file.counts;
+    let kinds = c.kinds.iter().map(|(what, n)| plural(*n, what));
     let Some(v) = &file.vhost else {
-        return plural(c.users, "user");
+        return [plural(c.users, "user")].into_iter().chain(kinds).collect::<Vec<_>>().join(", ");
     };
     let parts: Vec<String> = [
         (c.exchanges, "exchange"),
@@ -172,6 +173,7 @@ fn summary(file: &File) -> String {
     .into_iter()
     .filter(|(n, _)| *n > 0)
     .map(|(n, what)| plural(n, what))
+    .chain(kinds)
     .collect();
     let parts = if parts.is_empty() { "no objects".to_string() } else { parts.join(", ") };
     format!("vhost \"{v}\", {parts}")

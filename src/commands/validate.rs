@@ -121,18 +121,26 @@ fn report(
     true
 }
 
-/// `1 vhost, 3 exchanges, 8 queues, 7 bindings, 2 policies, 0 users`.
+/// `1 vhost, 3 exchanges, 8 queues, 7 bindings, 2 policies, 0 users`, then
+/// the objects of each kind of `model::kinds` the files declare.
 pub fn summary(t: &crate::model::Topology) -> String {
     let sum = |f: fn(&crate::model::Vhost) -> usize| t.vhosts.values().map(f).sum::<usize>();
-    [
+    let mut parts = vec![
         plural(t.vhosts.len(), "vhost"),
         plural(sum(|v| v.exchanges.len()), "exchange"),
         plural(sum(|v| v.queues.len()), "queue"),
         plural(sum(|v| v.bindings.len()), "binding"),
         plural(sum(|v| v.policies.len() + v.operator_policies.len()), "policy"),
         plural(t.users.len(), "user"),
-    ]
-    .join(", ")
+    ];
+    for kind in crate::model::kinds::KINDS {
+        let all = t.vhosts.values().map(|v| &v.objects).chain([&t.objects]);
+        let n = all.map(|o| o.keys().filter(|name| name.kind == *kind).count()).sum::<usize>();
+        if n > 0 {
+            parts.push(plural(n, kind.name));
+        }
+    }
+    parts.join(", ")
 }
 
 /// Prints diagnostics on stderr, a few of each kind (see

@@ -3,7 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::model::{Binding, Exchange, External, ObjectKey, Permission, Policy, Queue, QueueType, User, VhostSettings};
+use crate::model::kinds::Name;
+use crate::model::{
+    Binding, Exchange, External, ObjectKey, Permission, Policy, Queue, QueueType, Table, User, VhostSettings,
+};
 use crate::source::FieldLocations;
 use crate::source::Location;
 
@@ -24,6 +27,14 @@ pub(super) struct QueueDecl {
     pub declared_type: Option<QueueType>,
 }
 
+/// An object of a kind of `model::kinds`: its name and its body, defaults
+/// filled in.
+#[derive(Debug, Clone)]
+pub(super) struct ObjectDecl {
+    pub name: Name,
+    pub body: Table,
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct FileDecl {
     pub vhosts: Vec<(String, Location)>,
@@ -35,6 +46,8 @@ pub(super) struct FileDecl {
     pub operator_policies: Vec<Decl<Policy>>,
     pub users: Vec<Decl<User>>,
     pub permissions: Vec<Decl<Permission>>,
+    /// Objects of the kinds of `model::kinds`, of every scope.
+    pub objects: Vec<Decl<ObjectDecl>>,
     pub external: External,
     /// `[removed]`: objects to stop managing without deleting them.
     pub removed: Vec<Removed>,

@@ -4,8 +4,9 @@
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::decl::{Decl, FileDecl, Removed};
+use super::decl::{Decl, FileDecl, ObjectDecl, Removed};
 use crate::diagnostic::Diagnostic;
+use crate::model::kinds::Scope;
 use crate::model::{Binding, ObjectKey, SetBuilder, Topology, Vhost};
 use crate::source::{FastHash, Locations, ObjectLocation};
 use crate::source::{Location, Sources};
@@ -254,7 +255,9 @@ impl Merger<'_> {
         }
     }
 
-    fn file(&mut self, mut f: FileDecl) {
+    /// Places a file's users and broker-wide objects; returns its objects
+    /// of each vhost.
+    fn broker_wide(&mut self, f: &mut FileDecl) -> Vec<Decl<ObjectDecl>> {
         for u in std::mem::take(&mut f.users) {
             if self.claim(ObjectKey::User(u.value.name.clone()), &u) {
                 self.topology.users.insert(u.value.name.clone(), u.value);
@@ -263,6 +266,16 @@ impl Merger<'_> {
         for name in std::mem::take(&mut f.failed.users) {
             self.locations.named.insert(ObjectKey::User(name));
         }
+        let (broker, objects): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut f.objects).into_iter().partition(|o| o.value.name.kind.scope == Scope::Broker);
+        for o in broker {
+            self.object(None, o);
+        }
+        objects
+    }
+
+    fn file(&mut self, mut f: FileDecl) {
+        let mut of_kinds = self.broker_wide(&mut f);
         let n = f.vhosts.len();
         for (i, (v, _)) in f.vhosts.iter().enumerate() {
             let last = i + 1 == n;
@@ -317,6 +330,9 @@ impl Merger<'_> {
                     self.vhost(v).permissions.insert(p.value.user.clone(), p.value);
                 }
             }
+            for o in own(&mut of_kinds, last) {
+                self.object(Some(v), o);
+            }
             let vh = self.vhost(v);
             vh.external.exchanges.extend(f.external.exchanges.iter().cloned());
             vh.external.queues.extend(f.external.queues.iter().cloned());
@@ -326,6 +342,21 @@ impl Merger<'_> {
             for name in &f.failed.queues {
                 self.locations.named.insert(ObjectKey::Queue { vhost: v.into(), name: name.clone() });
             }
+        }
+    }
+}
+
+impl Merger<'_> {
+    /// An object of a kind of `model::kinds`, in vhost `vhost` or (`None`)
+    /// broker-wide.
+    fn object(&mut self, vhost: Option<&str>, o: Decl<ObjectDecl>) {
+        let key = ObjectKey::Object { vhost: vhost.map(str::to_string), name: o.value.name.clone() };
+        if self.claim(key, &o) {
+            let objects = match vhost {
+                Some(v) => &mut self.vhost(v).objects,
+                None => &mut self.topology.objects,
+            };
+            objects.insert(o.value.name, o.value.body);
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod decl;
 pub mod expect;
+pub mod kinds;
 mod merge;
 mod overlay;
 mod parse;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+pub(crate) use kinds::is_named;
 pub use parse::MAX_NAME_BYTES;
 pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, check_expect};
 

@@ -17,10 +17,12 @@ use std::path::PathBuf;
 
 use super::Desired;
 use super::decl::{Decl, QueueDecl};
+use super::kinds;
 use super::parse::{self, OVERLAY_KEYS, Parser};
 use super::reader::{Fields, Reader};
 use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
+use crate::model::kinds::{self as object_kinds, KINDS, Scope};
 use crate::model::{Exchange, ObjectKey, Permission, Policy, Queue, QueueType, Table, Topology, User, Vhost};
 use crate::source::{FieldLocations, FileId, Location, Locations, ObjectLocation, Sources};
 
@@ -116,6 +118,14 @@ const PERMISSIONS: Kind<Permission> = Kind {
     table: None,
 };
 
+/// The objects of kinds of `model::kinds` in vhost `v`, or broker-wide.
+fn objects<'t>(t: &'t mut Topology, v: Option<&str>) -> &'t mut object_kinds::Objects {
+    match v {
+        Some(v) => &mut vhost(t, v).objects,
+        None => &mut t.objects,
+    }
+}
+
 fn vhost<'t>(t: &'t mut Topology, name: &str) -> &'t mut Vhost {
     if !t.vhosts.contains_key(name) {
         t.vhosts.insert(name.to_string(), Vhost::new(name));
@@ -131,7 +141,7 @@ fn typo_of<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&
 impl Merger<'_> {
     fn file(&mut self, mut r: Reader, text: &str) {
         let Some(whole) = parse::document(&mut r, text) else { return };
-        let Some(top) = Fields::new(&mut r, &whole, "the overlay", OVERLAY_KEYS) else { return };
+        let Some(top) = Fields::new(&mut r, &whole, "the overlay", OVERLAY_KEYS.as_slice()) else { return };
         let mut p = Parser { r };
         let vhosts = p.vhosts(&top, text.len());
         for (v, at) in &vhosts {
@@ -187,6 +197,7 @@ impl Merger<'_> {
         if let Some(node) = top.get("bindings") {
             self.bindings(&mut p, node, &names);
         }
+        self.objects(&mut p, &top, &names);
         if let Some(node) = top.get("external") {
             let external = p.external(node);
             for v in &names {
@@ -271,6 +282,115 @@ impl Merger<'_> {
             self.locations.named.remove(&key);
             self.locations.objects.insert(key, ObjectLocation { at: object_at, fields });
         }
+    }
+
+    /// The objects of kinds of `model::kinds` of one overlay file; one
+    /// declared twice in it is a `duplicate` error, as in a topology file.
+    fn objects(&mut self, p: &mut Parser, top: &Fields, vhosts: &[&str]) {
+        let mut seen: BTreeMap<object_kinds::Name, Location> = BTreeMap::new();
+        for kind in KINDS {
+            for (node, name) in p.entries(top, kind) {
+                let at = p.r.loc(name.as_ref().map_or(node.span(), |(_, span)| span.clone()));
+                if let Some(n) = kinds::name_of(kind, node, name.as_ref().map(|(n, _)| *n))
+                    && let Some(first) = seen.insert(n.clone(), at.clone())
+                {
+                    let first = self.sources.position(&first);
+                    p.r.report(
+                        Diagnostic::error("duplicate", format!("{n} is declared twice in this overlay"))
+                            .at(at)
+                            .label("declared again here")
+                            .help(format!("it is first declared at {first}; keep one of the two declarations")),
+                    );
+                    continue;
+                }
+                self.object(p, kind, vhosts, node, name);
+            }
+        }
+    }
+
+    /// An object of a kind of `model::kinds`, in each of the overlay's
+    /// vhosts (or broker-wide): merged over the base's of its name, added,
+    /// or removed.
+    fn object(
+        &mut self,
+        p: &mut Parser,
+        kind: &'static object_kinds::Kind,
+        vhosts: &[&str],
+        node: &Node,
+        name: Option<(&str, Range<usize>)>,
+    ) {
+        let named = name.as_ref().map(|(n, _)| *n);
+        // A kind named inside its table keeps those keys beside `remove`.
+        let (node, removal) = removal(p, node, None, !kinds::is_named(kind));
+        if let (Removal::Object(_), Item::Table(t)) = (&removal, &node.item)
+            && let Some(other) = t.keys().find(|k| !kind.identity.iter().any(|a| a.name == k.name))
+        {
+            p.r.report(
+                Diagnostic::error("overlay-remove", "an object that is removed has no other keys")
+                    .at(p.r.loc(other.span()))
+                    .help("drop the other keys, or `remove = true` to change the object instead"),
+            );
+        }
+        let Some(oname) = kinds::name_of(kind, &node, named) else {
+            // Reported as a topology file's would be.
+            p.object(kind, name, &node, None);
+            return;
+        };
+        let scopes: Vec<Option<&str>> = match kind.scope {
+            Scope::Broker => vec![None],
+            Scope::Vhost => vhosts.iter().map(|v| Some(*v)).collect(),
+        };
+        for v in scopes {
+            let key = ObjectKey::Object { vhost: v.map(str::to_string), name: oname.clone() };
+            let existing = objects(self.topology, v).get(&oname).cloned();
+            let site = self.locations.objects.get(&key).cloned();
+            if let Removal::Object(remove_at) = &removal {
+                if objects(self.topology, v).remove(&oname).is_none() {
+                    p.r.report(
+                        Diagnostic::error(
+                            "overlay-remove",
+                            format!("the overlay removes {key}, which is not declared"),
+                        )
+                        .at(remove_at.clone())
+                        .help(format!("name the {} as the base declares it, or drop this `remove`", kind.name)),
+                    );
+                }
+                self.locations.objects.remove(&key);
+                continue;
+            }
+            let Some(decl) = p.object(kind, name.clone(), &node, existing.as_ref()) else { continue };
+            let (fields, object_at) = match (&site, &existing) {
+                (Some(s), Some(_)) => (merge_fields(&s.fields, &decl.fields), s.at.clone()),
+                _ => {
+                    self.added(p, &key, &oname, v, &decl.at);
+                    (decl.fields.clone(), decl.at.clone())
+                }
+            };
+            objects(self.topology, v).insert(oname.clone(), decl.value.body);
+            self.locations.objects.insert(key, ObjectLocation { at: object_at, fields });
+        }
+    }
+
+    /// Warns of an object the overlay adds whose name is close to one of
+    /// the base's: likely a typo of it.
+    fn added(
+        &mut self,
+        p: &mut Parser,
+        key: &ObjectKey,
+        name: &object_kinds::Name,
+        vhost: Option<&str>,
+        at: &Location,
+    ) {
+        let said = |n: &object_kinds::Name| n.id.join(" ");
+        let siblings: Vec<&object_kinds::Name> =
+            objects(self.topology, vhost).keys().filter(|n| n.kind == name.kind).collect();
+        let Some(close) = siblings.iter().find(|n| typo_of(&said(name), [said(n).as_str()]).is_some()) else { return };
+        p.r.report(
+            Diagnostic::warning("overlay-adds", format!("the overlay adds {key}, which the base does not declare"))
+                .at(at.clone())
+                .label("only in this environment")
+                .help(format!("to change the {close} of the base, name it as the base does")),
+        );
     }
 
     /// `[vhost]` of the overlay: the settings merged over each vhost's, or
@@ -585,6 +705,11 @@ password_env = "APP_PASSWORD"
 configure = "^$"
 write = "^events$"
 read = "^orders\\."
+[[topic_permissions]]
+user = "app"
+exchange = "events"
+write = "^order\\."
+read = "^order\\."
 "#;
 
     /// The base, with `overlay` (file `overlay.toml`) merged over it.
@@ -750,5 +875,45 @@ read = "^orders\\."
         let p = &d.topology.vhosts["orders"].permissions["app"];
         assert_eq!((p.write.as_str(), p.read.as_str()), ("^events$", "^orders\\.invoicing$"));
         assert_eq!(d.topology.users["app"].password, crate::model::Password::Env("STAGING_APP_PASSWORD".into()));
+    }
+
+    #[test]
+    fn objects_of_kinds_merge_by_their_name_are_added_and_removed() {
+        use crate::model::kinds::{Name, by_table};
+        let name = |x: &str| Name { kind: by_table("topic_permissions").unwrap(), id: vec!["app".into(), x.into()] };
+        let d = merged(
+            "vhosts = [\"orders\"]\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"events\"\nread = \"^order\\\\.created$\"\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"amq.topic\"\nwrite = \"^$\"\nread = \"^$\"\n",
+        );
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        let objects = &d.topology.vhosts["orders"].objects;
+        let body = &objects[&name("events")];
+        assert_eq!(body.get("read"), Some(&Value::String("^order\\.created$".into())));
+        assert_eq!(body.get("write"), Some(&Value::String("^order\\.".into())), "the base's write stays");
+        assert!(objects.contains_key(&name("amq.topic")), "added");
+        let key = ObjectKey::Object { vhost: Some("orders".into()), name: name("events") };
+        assert_eq!(d.sources.position(&d.locations.locate(&key, Some("read")).unwrap()), "overlay.toml:5:8");
+        assert!(d.sources.position(&d.locations.locate(&key, None).unwrap()).starts_with("base.toml:"));
+
+        let d = merged(
+            "vhosts = [\"orders\"]\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"events\"\nremove = true\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"gone\"\nremove = true\nread = \"^$\"\n",
+        );
+        assert_eq!(
+            said(&d),
+            [
+                "overlay.toml:9:10 overlay-remove the overlay removes topic permission (user \"app\", exchange \"gone\") in vhost \"orders\", which is not declared",
+                "overlay.toml:10:1 overlay-remove an object that is removed has no other keys",
+            ]
+        );
+        assert!(d.topology.vhosts["orders"].objects.is_empty());
+        assert!(d.locations.locate(&key, None).is_none());
+
+        let twice = "[[topic_permissions]]\nuser = \"app\"\nexchange = \"events\"\nread = \"^$\"\n";
+        let d = merged(&format!("vhosts = [\"orders\"]\n{twice}{twice}"));
+        assert_eq!(
+            said(&d),
+            [
+                "overlay.toml:6:1 duplicate topic permission (user \"app\", exchange \"events\") is declared twice in this overlay"
+            ]
+        );
     }
 }

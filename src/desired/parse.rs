@@ -2,6 +2,7 @@
 //! problem of syntax, keys, types and values.
 
 use std::ops::Range;
+use std::sync::LazyLock;
 
 use toml::de::DeTable;
 
@@ -9,6 +10,7 @@ use super::decl::{Decl, Failed, FileDecl, QueueDecl};
 use super::reader::{Fields, Reader, What, did_you_mean};
 use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
+use crate::model::kinds::{KINDS, Scope};
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, Expect, External, Password, Permission, Policy, Queue, QueueType,
     Table, User, Value, VhostSettings, argument_rule, is_age, policy_key,
@@ -16,24 +18,32 @@ use crate::model::{
 use crate::source::FieldLocations;
 use crate::source::{FileId, Location};
 
-/// The top-level keys of a topology file, then the one an overlay file
-/// may have besides them.
-const KEYS: [&str; 12] = [
-    "vhosts",
-    "vhost",
-    "exchanges",
-    "queues",
-    "bindings",
-    "policies",
-    "operator_policies",
-    "users",
-    "permissions",
-    "external",
-    "removed",
-    "rename_vhosts",
-];
-pub(super) const TOP_KEYS: &[&str] = KEYS.split_at(11).0;
-pub(super) const OVERLAY_KEYS: &[&str] = &KEYS;
+/// The top-level keys of a topology file: the objects warren had before
+/// `model::kinds`, each kind's table, and `external`. A kind's table is
+/// taken from the kind, so that a kind is its own file alone.
+pub(super) static TOP_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut keys = vec![
+        "vhosts",
+        "vhost",
+        "exchanges",
+        "queues",
+        "bindings",
+        "policies",
+        "operator_policies",
+        "users",
+        "permissions",
+    ];
+    keys.extend(KINDS.iter().map(|k| k.table));
+    keys.push("external");
+    keys.push("removed");
+    keys
+});
+/// The keys of an overlay file: a topology file's, and `rename_vhosts`.
+pub(super) static OVERLAY_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut keys = TOP_KEYS.clone();
+    keys.push("rename_vhosts");
+    keys
+});
 pub(super) const VHOST_KEYS: &[&str] = &["description", "default_queue_type", "limits"];
 pub(super) const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments", "lint_allow"];
 pub(super) const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces", "lint_allow"];
@@ -55,7 +65,7 @@ pub const MAX_NAME_BYTES: usize = 255;
 pub(super) fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
     let mut r = Reader { file, diagnostics };
     let whole = document(&mut r, text)?;
-    let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS)?;
+    let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS.as_slice())?;
     let mut p = Parser { r };
     Some(p.file(&top, text.len()))
 }
@@ -87,7 +97,7 @@ pub(super) struct Parser<'d> {
 }
 
 impl Parser<'_> {
-    fn loc(&self, span: Range<usize>) -> Location {
+    pub(super) fn loc(&self, span: Range<usize>) -> Location {
         self.r.loc(span)
     }
 
@@ -103,6 +113,7 @@ impl Parser<'_> {
             operator_policies: Vec::new(),
             users: Vec::new(),
             permissions: Vec::new(),
+            objects: Vec::new(),
             external: External::default(),
             removed: Vec::new(),
             failed: Failed::default(),
@@ -149,6 +160,7 @@ impl Parser<'_> {
                 decl.permissions.push(p);
             }
         }
+        decl.objects = self.objects(top);
         if let Some(node) = top.get("external") {
             decl.external = self.external(node);
         }
@@ -161,8 +173,10 @@ impl Parser<'_> {
     /// The `vhosts` list, which every file must have.
     pub(super) fn vhosts(&mut self, top: &Fields, len: usize) -> Vec<(String, Location)> {
         let Some(node) = top.get("vhosts") else {
-            // A file that declares only users (cluster-wide) needs no vhosts.
-            if TOP_KEYS.iter().all(|k| matches!(*k, "vhosts" | "users") || top.get(k).is_none()) {
+            // A file that declares only users and other broker-wide objects
+            // needs no vhosts.
+            let broker_wide = |k: &str| k == "users" || KINDS.iter().any(|x| x.table == k && x.scope == Scope::Broker);
+            if TOP_KEYS.iter().all(|k| *k == "vhosts" || broker_wide(k) || top.get(k).is_none()) {
                 return Vec::new();
             }
             let d = Diagnostic::error("missing-key", "this file does not say which vhosts its objects belong to")
@@ -199,7 +213,7 @@ impl Parser<'_> {
     }
 
     /// Checks a name's length and reserved prefix; false if unusable.
-    fn check_name(&mut self, name: &str, span: &Range<usize>, kind: &str, amq_reserved: bool) -> bool {
+    pub(super) fn check_name(&mut self, name: &str, span: &Range<usize>, kind: &str, amq_reserved: bool) -> bool {
         if name.is_empty() {
             let d = Diagnostic::error("bad-value", format!("a {kind} name cannot be empty"))
                 .at(self.loc(span.clone()))
@@ -284,7 +298,7 @@ impl Parser<'_> {
     /// with each code of its `lint_allow` as field `lint_allow.CODE`: the
     /// exceptions travel with the object's places through merges and
     /// overlays, and say where each was made.
-    fn fields_at(&mut self, f: &Fields) -> FieldLocations {
+    pub(super) fn fields_at(&mut self, f: &Fields) -> FieldLocations {
         let mut fields_at = FieldLocations::with_capacity(f.table.len());
         for (k, v) in f.table.iter() {
             if let Some(key) = f.known_key(&k.name) {

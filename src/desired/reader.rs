@@ -7,6 +7,7 @@ use std::ops::Range;
 use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
 pub(super) use crate::diagnostic::did_you_mean;
+use crate::model::kinds::Type;
 use crate::model::{Table, Value};
 use crate::source::{FileId, Location};
 
@@ -120,14 +121,19 @@ pub(super) fn kind_of(v: &Item) -> &'static str {
 /// Written only when a message needs it.
 #[derive(Clone, Copy)]
 pub(super) struct What<'a> {
-    kind: &'static str,
+    kind: &'a str,
     name: Option<&'a str>,
 }
 
 impl<'a> What<'a> {
     /// `kind "name"`.
-    pub(super) fn named(kind: &'static str, name: &'a str) -> Self {
+    pub(super) fn named(kind: &'a str, name: &'a str) -> Self {
         What { kind, name: Some(name) }
+    }
+
+    /// `text`, as it is: an object named by several values.
+    pub(super) fn said(text: &'a str) -> Self {
+        What { kind: text, name: None }
     }
 }
 
@@ -278,6 +284,54 @@ impl<'t, 'i> Fields<'t, 'i> {
                 r.table_values(t, &self.label(key))
             }
         }
+    }
+
+    /// The value of an attribute of a kind (`model::kinds`), of type `ty`;
+    /// `None` when absent or reported.
+    pub(super) fn typed(&self, r: &mut Reader, key: &str, ty: Type) -> Option<Value> {
+        let node = self.get(key)?;
+        let value = match (&node.item, ty) {
+            (Item::String(s), Type::String | Type::OneOf(_)) => Value::String(s.to_string()),
+            (Item::Boolean(b), Type::Boolean) => Value::Bool(*b),
+            (_, Type::Any) => r.value(node, &self.label(key))?,
+            (Item::Integer(_) | Item::Float(_), Type::Integer) => match r.value(node, &self.label(key))? {
+                Value::Int(i) => Value::Int(i),
+                _ => return self.wrong(r, node, key, ty),
+            },
+            (Item::Array(items), Type::Strings) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match &item.item {
+                        Item::String(s) => out.push(Value::String(s.to_string())),
+                        _ => {
+                            r.wrong_type(item, format_args!("each item of {}", self.label(key)), "a string");
+                            return None;
+                        }
+                    }
+                }
+                Value::List(out)
+            }
+            _ => return self.wrong(r, node, key, ty),
+        };
+        if let (Type::OneOf(words), Value::String(s)) = (ty, &value)
+            && !words.contains(&s.as_str())
+        {
+            let help = match did_you_mean(s, words.iter().copied()) {
+                Some(w) => format!("did you mean \"{w}\"?"),
+                None => format!("use {}", ty.describe()),
+            };
+            let d = Diagnostic::error("bad-value", format!("\"{s}\" is not a valid `{key}` of {}", self.what))
+                .at(r.loc(node.span()))
+                .help(help);
+            r.report(d);
+            return None;
+        }
+        Some(value)
+    }
+
+    fn wrong(&self, r: &mut Reader, node: &Node, key: &str, ty: Type) -> Option<Value> {
+        r.wrong_type(node, self.label(key), &ty.describe());
+        None
     }
 
     /// An array of strings, each with its span.

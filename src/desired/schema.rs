@@ -6,11 +6,13 @@
 
 use serde_json::{Value, json};
 
+use super::kinds::{self as kind_keys, is_named};
 use super::parse::{
     BINDING_KEYS, EXCHANGE_KEYS, EXCHANGE_TYPES, EXTERNAL_KEYS, HASHING_ALGORITHMS, LIMIT_KEYS, PERMISSION_KEYS,
     POLICY_KEYS, QUEUE_KEYS, TOP_KEYS, USER_KEYS, VHOST_KEYS,
 };
 use crate::lint::rules::{Level, RULES};
+use crate::model::kinds::{self, Fixed, Kind, Presence, Type};
 use crate::model::{ApplyTo, Expect, POLICY_KEYS as POLICY_DEFINITION_KEYS, QUEUE_ARGUMENTS, QueueType};
 
 const DRAFT: &str = "http://json-schema.org/draft-07/schema#";
@@ -19,7 +21,7 @@ const DRAFT: &str = "http://json-schema.org/draft-07/schema#";
 /// say `rename_vhosts`).
 pub fn topology() -> Value {
     let mut properties = serde_json::Map::new();
-    for key in TOP_KEYS {
+    for key in TOP_KEYS.iter() {
         properties.insert(key.to_string(), top(key));
     }
     properties.insert(
@@ -106,7 +108,47 @@ fn top(key: &str) -> Value {
             );
             o
         }
-        other => panic!("the schema does not describe top-level key `{other}`"),
+        other => match kinds::by_table(other) {
+            Some(k) => kind(k),
+            None => panic!("the schema does not describe top-level key `{other}`"),
+        },
+    }
+}
+
+/// The table of a kind of `model::kinds`, from its attributes.
+fn kind(k: &Kind) -> Value {
+    let keys = kind_keys::keys(k);
+    let attribute = |name: &str| -> Value {
+        let Some(a) = k.attribute(name) else { return lint_allow() };
+        let mut v = of_type(a.ty);
+        v["description"] = json!(a.about);
+        if let Presence::Default(d) = a.presence {
+            v["default"] = match d {
+                Fixed::Str(s) => json!(s),
+                Fixed::Int(i) => json!(i),
+                Fixed::Bool(b) => json!(b),
+            };
+        }
+        v
+    };
+    let properties: serde_json::Map<String, Value> = keys.iter().map(|n| (n.to_string(), attribute(n))).collect();
+    let required: Vec<&str> =
+        keys.iter().copied().filter(|n| k.attribute(n).is_some_and(|a| a.presence == Presence::Required)).collect();
+    let object =
+        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
+    let mut table = if is_named(k) { named(object) } else { json!({"type": "array", "items": object}) };
+    table["description"] = json!(k.about);
+    table
+}
+
+fn of_type(ty: Type) -> Value {
+    match ty {
+        Type::String => json!({"type": "string"}),
+        Type::Integer => json!({"type": "integer"}),
+        Type::Boolean => boolean(),
+        Type::Strings => strings(),
+        Type::OneOf(words) => json!({"enum": words}),
+        Type::Any => json!({}),
     }
 }
 
@@ -263,5 +305,15 @@ mod tests {
             t["properties"]["queues"]["additionalProperties"]["properties"]["arguments"]["properties"]["x-message-ttl"]
                 .is_object()
         );
+        for k in kinds::KINDS {
+            let table = &t["properties"][k.table];
+            let object = if is_named(k) { &table["additionalProperties"] } else { &table["items"] };
+            let described = object["properties"].as_object().unwrap();
+            assert_eq!(described.len(), kind_keys::keys(k).len(), "{}", k.table);
+            for a in k.identity.iter().filter(|_| !is_named(k)).chain(k.attributes) {
+                assert_eq!(described[a.name]["description"], json!(a.about), "{}.{}", k.table, a.name);
+            }
+            assert_eq!(table["description"], json!(k.about));
+        }
     }
 }

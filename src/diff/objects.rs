@@ -115,6 +115,7 @@ mod tests {
         plugin: None,
         definitions: "parameters",
         listing: None,
+        portable: true,
         destroy_loses: Some("its messages in flight are lost"),
         read: |_| None,
         write: |_, _| serde_json::Value::Null,

@@ -42,7 +42,7 @@ pub struct File {
 }
 
 /// How many objects of each kind a file declares.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counts {
     pub exchanges: usize,
     pub queues: usize,
@@ -51,6 +51,8 @@ pub struct Counts {
     pub operator_policies: usize,
     pub permissions: usize,
     pub users: usize,
+    /// Of each kind of `model::kinds` it declares, by the kind's name.
+    pub kinds: Vec<(&'static str, usize)>,
 }
 
 impl Counts {
@@ -64,8 +66,15 @@ impl Counts {
             operator_policies: v.operator_policies.len(),
             permissions: v.permissions.len(),
             users: 0,
+            kinds: of_kinds(&v.objects),
         }
     }
+}
+
+/// How many `objects` of each kind there are, in the order of `KINDS`.
+fn of_kinds(objects: &crate::model::kinds::Objects) -> Vec<(&'static str, usize)> {
+    let count = |k: &crate::model::kinds::Kind| objects.keys().filter(|n| n.kind == k).count();
+    crate::model::kinds::KINDS.iter().map(|k| (k.name, count(k))).filter(|(_, n)| *n > 0).collect()
 }
 
 /// The files of an import and what they hold.
@@ -153,12 +162,13 @@ pub fn import_skipping(
     }
     let users_left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost().is_none()).collect();
     let users_skipped: Vec<&Skipped> = skipped.iter().filter(|s| s.scope == Scope::Users).collect();
-    if !selection.topology.users.is_empty() || !users_left_out.is_empty() || !users_skipped.is_empty() {
+    let t = &selection.topology;
+    if !t.users.is_empty() || !t.objects.is_empty() || !users_left_out.is_empty() || !users_skipped.is_empty() {
         files.push(File {
             name: USERS_FILE.into(),
-            text: render::users_file(selection.topology.users.values(), &users_left_out, &users_skipped, source),
+            text: render::users_file(t.users.values(), &t.objects, &users_left_out, &users_skipped, source),
             vhost: None,
-            counts: Counts { users: selection.topology.users.len(), ..Counts::default() },
+            counts: Counts { users: t.users.len(), kinds: of_kinds(&t.objects), ..Counts::default() },
         });
     }
     let notes = notes(&selection);

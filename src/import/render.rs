@@ -4,7 +4,9 @@
 //! with many queues has them, with the bindings to them, in further files.
 
 use super::select::LeftOut;
+use crate::desired::is_named;
 use crate::live::Skipped;
+use crate::model::kinds::{Objects, Presence};
 use crate::model::{
     ApplyTo, Binding, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User, Value, Vhost,
     VhostSettings,
@@ -72,6 +74,7 @@ pub(super) fn vhost_file(
     for p in vhost.permissions.values() {
         w.permission(p);
     }
+    w.objects(&vhost.objects);
     w.finish()
 }
 
@@ -105,9 +108,11 @@ pub(super) fn queues_file(
     w.finish()
 }
 
-/// The text of the users' file.
+/// The text of the users' file, with the broker-wide `objects` of kinds
+/// of `model::kinds`.
 pub(super) fn users_file<'a>(
     users: impl IntoIterator<Item = &'a User>,
+    objects: &Objects,
     left_out: &[&LeftOut],
     skipped: &[&Skipped],
     source: &str,
@@ -133,6 +138,7 @@ pub(super) fn users_file<'a>(
             w.field("tags", &strings(&u.tags));
         }
     }
+    w.objects(objects);
     w.finish()
 }
 
@@ -292,6 +298,33 @@ impl Writer {
         self.field("read", &string(&p.read));
     }
 
+    /// Objects of kinds of `model::kinds` as the parser reads them: a
+    /// named table, or an array item with the identity inside; defaults
+    /// left unsaid.
+    fn objects(&mut self, objects: &Objects) {
+        for (name, body) in objects {
+            let k = name.kind;
+            if is_named(k) {
+                self.header(&path(&[k.table, name.id[0].as_str()]));
+            } else {
+                self.blank();
+                self.line(&format!("[[{}]]", key(k.table)));
+                for (a, id) in k.identity.iter().zip(&name.id) {
+                    self.field(a.name, &string(id));
+                }
+            }
+            for a in k.attributes {
+                let Some(v) = body.get(a.name) else { continue };
+                if matches!(a.presence, Presence::Default(d) if d.value() == *v) {
+                    continue;
+                }
+                if let Some(text) = value(v) {
+                    self.field(a.name, &text);
+                }
+            }
+        }
+    }
+
     fn header(&mut self, table: &str) {
         self.blank();
         self.line(&format!("[{table}]"));
@@ -361,5 +394,28 @@ impl Writer {
     fn finish(mut self) -> String {
         self.flush();
         self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::desired::kinds::testing::SHOVEL;
+    use crate::model::kinds::{Name, Objects};
+    use crate::model::{Table, Value};
+
+    #[test]
+    fn a_kind_named_by_one_attribute_is_written_as_a_named_table_defaults_left_unsaid() {
+        let body: Table = [
+            ("uri", Value::String("amqp://".into())),
+            ("prefetch", Value::Int(1000)),
+            ("queues", Value::List(vec![Value::String("q".into())])),
+            ("delete", Value::Bool(false)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let objects: Objects = [(Name { kind: &SHOVEL, id: vec!["orders.eu".into()] }, body)].into_iter().collect();
+        let text = super::users_file([], &objects, &[], &[], "test");
+        assert!(text.ends_with("\n[shovels.\"orders.eu\"]\nuri = \"amqp://\"\nqueues = [\"q\"]\n"), "{text}");
     }
 }

@@ -44,6 +44,14 @@ pub(super) fn select(live: &Topology, vhosts: &BTreeSet<String>) -> Selection {
             Some(why) => s.leave_out(ObjectKey::User(name.clone()), why),
         }
     }
+    // Broker-wide objects of kinds belong to no vhost: a vhost filter
+    // leaves them to an import of the whole broker.
+    // A kind that names one broker (its cluster name) is not imported:
+    // files taken to another broker would rename that one.
+    if vhosts.is_empty() {
+        let portable = live.objects.iter().filter(|(n, _)| n.kind.portable);
+        s.topology.objects = portable.map(|(n, b)| (n.clone(), b.clone())).collect();
+    }
     for (name, vh) in live.vhosts.iter().filter(|(v, _)| chosen(v)) {
         let selected = s.vhost(vh);
         s.topology.vhosts.insert(name.clone(), selected);
@@ -94,6 +102,9 @@ impl Selection {
             out.bindings.insert(b.clone());
         }
         list_externals(&mut out);
+        // Every object of a kind reads back as it is: its values are of
+        // the attributes' types.
+        out.objects = live.objects.clone();
         out.policies = self.policies(v, &live.policies, false);
         out.operator_policies = self.policies(v, &live.operator_policies, true);
         for (user, p) in &live.permissions {

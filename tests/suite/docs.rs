@@ -32,6 +32,25 @@ fn the_json_schemas_are_the_parsers_definitions() {
     }
 }
 
+/// The part of docs/format.md on the object kinds is made from the kinds:
+/// a new kind's file documents it.
+#[test]
+fn the_format_sections_on_object_kinds_are_the_kinds() {
+    let (file, begin, end) = ("docs/format.md", "<!-- object kinds: made from", "<!-- object kinds: end -->");
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    let start = text.find(begin).expect("docs/format.md marks where the kinds begin");
+    let start = start + text[start..].find('\n').unwrap() + 1;
+    let stop = text.find(end).expect("docs/format.md marks where the kinds end");
+    let made = format!("{}{}\n{}", &text[..start], warren::desired::kinds::reference().trim_start(), &text[stop..]);
+    assert_made(file, &made);
+    for k in warren::model::kinds::KINDS {
+        let section = made.split(&format!("### `{}`\n", k.table)).nth(1).expect("each kind has its section");
+        for a in k.attributes {
+            assert!(section.contains(&format!("\n| `{}` |", a.name)), "{}.{} is not documented", k.table, a.name);
+        }
+    }
+}
+
 #[test]
 fn the_man_page_is_the_command_line_definition() {
     assert_made("docs/man/warren.1", &warren::cli::man_page());

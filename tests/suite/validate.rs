@@ -64,3 +64,34 @@ fn quiet_hides_warnings_but_not_errors() {
     assert_eq!(run.code, 0);
     assert_eq!(run.stderr, "");
 }
+
+/// An object of a kind (`src/model/kinds`) is reported at its own line and
+/// column, with the codes and helps of the other objects.
+#[test]
+fn topic_permission_mistakes_are_placed_and_explained() {
+    let cases = [
+        ("70-topic-permission-missing-write.toml", vec!["missing-write.toml:8:1]", "add `write = \"…\"`"]),
+        (
+            "71-topic-permission-wirte-typo.toml",
+            vec!["unknown key `wirte`", "wirte-typo.toml:11:1]", "did you mean `write`?", "wirte-typo.toml:8:1]"],
+        ),
+        ("72-topic-permission-write-number.toml", vec!["write-number.toml:11:9]", "must be a string, not an integer"]),
+        (
+            "73-duplicate-topic-permission-two-files",
+            vec![
+                "topic permission (user \"orders-app\", exchange \"amq.topic\") in vhost \"/\" is declared twice",
+                "two-files/b.toml:3:1]",
+                "two-files/a.toml:8:1",
+            ],
+        ),
+    ];
+    for (entry, said) in cases {
+        let run = warren(&["validate", &format!("tests/invalid/{entry}")]);
+        assert_eq!(run.code, 1, "{entry}");
+        // Long messages and helps are wrapped: compare them on one line.
+        let text = run.stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+        for s in said {
+            assert!(text.contains(s), "{entry} does not say {s}:\n{}", run.stderr);
+        }
+    }
+}

@@ -29,11 +29,14 @@ pub(super) static KIND: Kind = Kind {
     }],
     about: "A broker-wide runtime parameter, such as `cluster_name` (the name that management UIs and \
             monitoring show) or `cluster_tags`. Setting one needs the `administrator` tag. Only the \
-            parameters a project declares are compared: the others on the broker are not shown.",
+            parameters a project declares are compared: the others on the broker are not shown. \
+            `warren import` leaves them out, since they name one broker: declare the ones to manage.",
     since: (3, 7),
     plugin: None,
     definitions: "global_parameters",
     listing: Some("global-parameters"),
+    // `cluster_name` names one broker: declared, never imported.
+    portable: false,
     destroy_loses: None,
     read,
     write,

@@ -48,6 +48,10 @@ pub struct Kind {
     /// The management API path that lists every object of the kind in the
     /// form of that list's items, when a vhost's export does not hold them.
     pub listing: Option<&'static str>,
+    /// Whether `warren import` writes the broker's objects of the kind into
+    /// files: not when they are one broker's own identity (its cluster
+    /// name), which files taken to another broker would overwrite there.
+    pub portable: bool,
     /// What deleting one loses, when that needs --allow-destroy (a shovel's
     /// messages in flight, say); `None` when nothing is lost.
     pub destroy_loses: Option<&'static str>,

@@ -55,6 +55,7 @@ pub(super) static KIND: Kind = Kind {
     plugin: None,
     definitions: "topic_permissions",
     listing: Some("topic-permissions"),
+    portable: true,
     // Deleting one lifts a restriction: the user's keys are then unrestricted.
     destroy_loses: None,
     read,

@@ -1,0 +1,520 @@
+//! Objects of the kinds of [`crate::model::kinds`] in a topology file, read
+//! from the kind alone: a new kind needs nothing here.
+//!
+//! A kind named by one attribute is a table of named tables, as queues are
+//! (`[shovels.NAME]`, the body inside); a kind named by several is an
+//! array of tables with the identity inside (`[[topic_permissions]]` with
+//! `user` and `exchange`). Each attribute is checked by its type and
+//! presence: a missing required one is a `missing-key` error at the object,
+//! a default is filled in (so that the files and the broker compare equal),
+//! an optional one absent is left out.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use super::decl::{Decl, ObjectDecl};
+use super::parse::{MAX_NAME_BYTES, Parser};
+use super::reader::{Fields, What};
+use super::tree::{Item, Node};
+use crate::diagnostic::Diagnostic;
+use crate::model::Table;
+use crate::model::kinds::{Attribute, Fixed, KINDS, Kind, Name, Presence, Scope, Type};
+
+/// Whether objects of `kind` are written `[table.NAME]` (one identity
+/// attribute, the table's name), rather than `[[table]]` with the identity
+/// attributes inside.
+pub(crate) fn is_named(kind: &Kind) -> bool {
+    kind.identity.len() == 1
+}
+
+/// The keys an object of `kind` may have: the identity attributes when
+/// they are written inside, the body's, and `lint_allow`.
+pub(crate) fn keys(kind: &Kind) -> &'static [&'static str] {
+    static KEYS: LazyLock<Vec<(&'static str, Vec<&'static str>)>> =
+        LazyLock::new(|| KINDS.iter().map(|k| (k.table, keys_of(k))).collect());
+    match KEYS.iter().find(|(t, _)| *t == kind.table) {
+        Some((_, keys)) => keys.as_slice(),
+        // A kind of no file, which tests make: its own list, kept.
+        None => Box::leak(keys_of(kind).into_boxed_slice()),
+    }
+}
+
+fn keys_of(k: &Kind) -> Vec<&'static str> {
+    let identity = if is_named(k) { &[][..] } else { k.identity };
+    let mut keys: Vec<&str> = identity.iter().chain(k.attributes).map(|a| a.name).collect();
+    keys.push("lint_allow");
+    keys
+}
+
+/// An example value of an attribute, for the help of a missing one.
+pub(crate) fn example(a: &Attribute) -> String {
+    match (a.presence, a.ty) {
+        (Presence::Default(d), _) => crate::toml_text::value(&d.value()).unwrap_or_default(),
+        (_, Type::String) => "\"…\"".into(),
+        (_, Type::Integer) => "1".into(),
+        (_, Type::Boolean) => "true".into(),
+        (_, Type::Strings) => "[\"…\"]".into(),
+        (_, Type::OneOf(words)) => format!("\"{}\"", words.first().copied().unwrap_or_default()),
+        (_, Type::Any) => "\"…\"".into(),
+    }
+}
+
+/// The name of the object at an entry, when it reads; reports nothing
+/// (an overlay looks the object up before reading it).
+pub(super) fn name_of(kind: &'static Kind, node: &Node, name: Option<&str>) -> Option<Name> {
+    if let Some(n) = name {
+        return Some(Name { kind, id: vec![n.to_string()] });
+    }
+    let Item::Table(t) = &node.item else { return None };
+    let id = (kind.identity.iter())
+        .map(|a| match (t.get(a.name).map(|n| &n.item), a.presence) {
+            (Some(Item::String(s)), _) => Some(s.to_string()),
+            (None, Presence::Default(Fixed::Str(s))) => Some(s.to_string()),
+            _ => None,
+        })
+        .collect::<Option<Vec<String>>>()?;
+    Some(Name { kind, id })
+}
+
+/// An object's entry in its kind's table: its node, and for a named kind
+/// its name with the name's place.
+pub(super) type Entry<'t, 'i> = (&'t Node<'i>, Option<(&'t str, Range<usize>)>);
+
+impl Parser<'_> {
+    /// The objects of every kind a file declares.
+    pub(super) fn objects(&mut self, top: &Fields) -> Vec<Decl<ObjectDecl>> {
+        let mut out = Vec::new();
+        for kind in KINDS {
+            for (node, name) in self.entries(top, kind) {
+                out.extend(self.object(kind, name, node, None));
+            }
+        }
+        out
+    }
+
+    /// The entries of `kind`'s table in a file.
+    pub(super) fn entries<'t, 'i>(&mut self, top: &Fields<'t, 'i>, kind: &Kind) -> Vec<Entry<'t, 'i>> {
+        let Some(node) = top.get(kind.table) else { return Vec::new() };
+        if is_named(kind) {
+            return self.named(top, kind.table).into_iter().map(|(name, node, at)| (node, Some((name, at)))).collect();
+        }
+        match &node.item {
+            Item::Array(items) => items.iter().map(|i| (i, None)).collect(),
+            _ => {
+                let table = kind.table;
+                self.r.wrong_type(node, format_args!("`{table}`"), &format!("an array of tables, written [[{table}]]"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// One object of `kind`; `base` is the body an overlay is merged over.
+    pub(super) fn object(
+        &mut self,
+        kind: &'static Kind,
+        name: Option<(&str, Range<usize>)>,
+        node: &Node,
+        base: Option<&Table>,
+    ) -> Option<Decl<ObjectDecl>> {
+        let said = match name_of(kind, node, None) {
+            Some(n) if name.is_none() => n.to_string(),
+            _ => format!("a {}", kind.name),
+        };
+        let what = match &name {
+            Some((n, _)) => What::named(kind.name, n),
+            None => What::said(&said),
+        };
+        let f = Fields::new(&mut self.r, node, what, keys(kind))?;
+        let at = name.as_ref().map_or(node.span(), |(_, at)| at.clone());
+        let fields_at = self.fields_at(&f);
+        let id = match &name {
+            Some((n, span)) => self.check_name(n, span, kind.name, false).then(|| vec![n.to_string()]),
+            None => self.identity(kind, &f, &at),
+        };
+        let body = self.body(kind, &f, &at, base);
+        let value = ObjectDecl { name: Name { kind, id: id? }, body: body? };
+        Some(Decl { value, at: self.loc(at), fields: fields_at.into() })
+    }
+
+    /// The identity attributes written inside an object's table.
+    fn identity(&mut self, kind: &Kind, f: &Fields, at: &Range<usize>) -> Option<Vec<String>> {
+        let mut id = Vec::with_capacity(kind.identity.len());
+        let mut ok = true;
+        for a in kind.identity {
+            let value = match (f.get(a.name), a.presence) {
+                (None, Presence::Default(Fixed::Str(s))) => Some(s.to_string()),
+                (None, _) => {
+                    self.missing(f, a, at);
+                    None
+                }
+                (Some(_), _) => f.typed(&mut self.r, a.name, a.ty).and_then(|v| v.as_str().map(str::to_string)),
+            };
+            match value {
+                Some(v) if self.identity_ok(kind, f, a, &v) => id.push(v),
+                _ => ok = false,
+            }
+        }
+        ok.then_some(id)
+    }
+
+    /// Whether an identity value can name an object: not empty, nor longer
+    /// than a name RabbitMQ takes.
+    fn identity_ok(&mut self, kind: &Kind, f: &Fields, a: &Attribute, value: &str) -> bool {
+        let span = f.span(a.name).unwrap_or(0..0);
+        let d = if value.is_empty() {
+            Diagnostic::error("bad-value", format!("the `{}` of a {} cannot be empty", a.name, kind.name))
+                .at(self.loc(span))
+                .help(format!("give `{}`: {}", a.name, a.about))
+        } else if value.len() > MAX_NAME_BYTES {
+            Diagnostic::error(
+                "name-too-long",
+                format!("this `{}` is {} bytes long; RabbitMQ accepts at most {MAX_NAME_BYTES}", a.name, value.len()),
+            )
+            .at(self.loc(span))
+            .help(format!("shorten it to {MAX_NAME_BYTES} bytes or fewer"))
+        } else {
+            return true;
+        };
+        self.r.report(d);
+        false
+    }
+
+    /// The body attributes: given, else the base's, else the default.
+    fn body(&mut self, kind: &Kind, f: &Fields, at: &Range<usize>, base: Option<&Table>) -> Option<Table> {
+        let mut body = Table::with_capacity(kind.attributes.len());
+        let mut ok = true;
+        for a in kind.attributes {
+            let value = match (f.get(a.name), base.and_then(|b| b.get(a.name)), a.presence) {
+                (Some(_), _, _) => {
+                    let v = f.typed(&mut self.r, a.name, a.ty);
+                    ok &= v.is_some();
+                    v
+                }
+                (None, Some(b), _) => Some(b.clone()),
+                (None, None, Presence::Default(d)) => Some(d.value()),
+                (None, None, Presence::Optional) => None,
+                (None, None, Presence::Required) => {
+                    self.missing(f, a, at);
+                    ok = false;
+                    None
+                }
+            };
+            if let Some(v) = value {
+                body.insert(a.name.to_string(), v);
+            }
+        }
+        ok.then_some(body)
+    }
+
+    fn missing(&mut self, f: &Fields, a: &Attribute, at: &Range<usize>) {
+        let d = Diagnostic::error("missing-key", format!("{} has no `{}`", f.what, a.name))
+            .at(self.loc(at.clone()))
+            .label(format!("`{}` is required here", a.name))
+            .help(format!("add `{} = {}`: {}", a.name, example(a), a.about));
+        self.r.report(d);
+    }
+}
+
+/// The sections of docs/format.md on the kinds, one per kind, made from
+/// the kinds themselves (tests/suite/docs.rs keeps the page in step).
+pub fn reference() -> String {
+    let mut out = String::new();
+    for k in KINDS {
+        out.push_str(&section(k));
+    }
+    out
+}
+
+fn section(k: &Kind) -> String {
+    let mut form = if is_named(k) {
+        format!("`[{}.NAME]` declares the {} NAME, with its keys inside.", k.table, k.name)
+    } else {
+        let identity: Vec<String> = k.identity.iter().map(|a| format!("`{}`", a.name)).collect();
+        format!("Each `[[{}]]` declares one {}, named by its {}.", k.table, k.name, identity.join(" and "))
+    };
+    form.push_str(match k.scope {
+        Scope::Vhost => " It is declared in each vhost of its file.",
+        Scope::Broker => " It is broker-wide: a file of users and broker-wide objects alone needs no `vhosts`.",
+    });
+    form.push_str(&format!(" RabbitMQ has {} from {}.{}", k.table.replace('_', " "), k.since.0, k.since.1));
+    if let Some(p) = k.plugin {
+        form.push_str(&format!(", with the `{p}` plugin enabled"));
+    }
+    form.push('.');
+    let scope = if k.scope == Scope::Vhost { "vhost" } else { "broker" };
+    let checks = format!(
+        "A missing required key is a `missing-key` error, a value of another type a `wrong-type` error, an \
+         unknown key an `unknown-key` error. One {} declared twice in one {scope}, in one file or in two, is a \
+         `duplicate` error.",
+        k.name
+    );
+    let mut out = format!("\n### `{}`\n\n{}\n\n{}\n\n", k.table, wrap(k.about), wrap(&form));
+    out.push_str("| key | TOML type | default | meaning | notes |\n|---|---|---|---|---|\n");
+    for a in k.identity.iter().chain(k.attributes) {
+        out.push_str(&row(k, a));
+    }
+    out.push_str(&format!(
+        "| `lint_allow` | array of strings | `[]` | lint rules allowed at this {} | see [`lint_allow`](#lint_allow) |\n",
+        k.name
+    ));
+    out.push_str(&format!("\n{}\n", wrap(&checks)));
+    out
+}
+
+/// `text` in lines of at most 76 characters, as docs/format.md writes them.
+fn wrap(text: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= 76 => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines.join("\n")
+}
+
+/// One attribute's row of its kind's table.
+fn row(k: &Kind, a: &Attribute) -> String {
+    let ty = a.ty.describe();
+    let ty = ty.strip_prefix("a ").or_else(|| ty.strip_prefix("an ")).unwrap_or(&ty);
+    let key = if is_named(k) && k.identity.iter().any(|i| i.name == a.name) {
+        "`NAME`, the table's name".to_string()
+    } else {
+        format!("`{}`", a.name)
+    };
+    let default = match a.presence {
+        Presence::Required => "none: required".to_string(),
+        Presence::Optional => "none: optional".to_string(),
+        Presence::Default(d) => format!("`{}`", crate::toml_text::value(&d.value()).unwrap_or_default()),
+    };
+    let mut notes = Vec::new();
+    if k.identity.iter().any(|i| i.name == a.name) {
+        notes.push("names the object");
+    } else if a.immutable {
+        notes.push("a change deletes the object and declares it again");
+    }
+    if a.secret {
+        notes.push("secret: plans show a digest of it, never the value");
+    }
+    format!("| {key} | {ty} | {default} | {} | {} |\n", a.about, notes.join("; "))
+}
+
+/// A kind of the shape no kind of `KINDS` has yet (named by one
+/// attribute, broker-wide, of every type), for the tests of the generic
+/// reading, merging, writing and docs.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::model::kinds::{Attribute, Fixed, Kind, Presence, Request, Scope, Type};
+
+    const fn attribute(name: &'static str, ty: Type, presence: Presence, secret: bool) -> Attribute {
+        Attribute { name, ty, presence, immutable: false, secret, about: "what it is" }
+    }
+
+    pub(crate) static SHOVEL: Kind = Kind {
+        name: "shovel",
+        table: "shovels",
+        scope: Scope::Broker,
+        identity: &[attribute("name", Type::String, Presence::Required, false)],
+        attributes: &[
+            attribute("uri", Type::String, Presence::Required, true),
+            attribute("prefetch", Type::Integer, Presence::Default(Fixed::Int(1000)), false),
+            attribute("ack_mode", Type::OneOf(&["on-confirm", "on-publish", "no-ack"]), Presence::Optional, false),
+            attribute("queues", Type::Strings, Presence::Optional, false),
+            attribute("delete", Type::Boolean, Presence::Default(Fixed::Bool(false)), false),
+        ],
+        about: "Moves messages.",
+        since: (3, 8),
+        plugin: Some("rabbitmq_shovel"),
+        definitions: "parameters",
+        listing: None,
+        portable: true,
+        destroy_loses: None,
+        read: |_| None,
+        write: |_, _| serde_json::Value::Null,
+        put: |_, _| Request { path: Vec::new(), body: serde_json::Value::Null },
+        delete: |_, _| Vec::new(),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use crate::desired::{Desired, load_texts};
+    use crate::model::kinds::{KINDS, Name, by_table};
+    use crate::model::{ObjectKey, Value};
+
+    fn load(files: &[(&str, &str)]) -> Desired {
+        let files = files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect();
+        load_texts(Path::new("."), files)
+    }
+
+    /// Each error as `file:line:column code message`.
+    fn errors(d: &Desired) -> Vec<String> {
+        (d.diagnostics.iter().filter(|x| x.is_error()))
+            .map(|x| format!("{} {} {}", d.sources.position(x.location.as_ref().unwrap()), x.code, x.message))
+            .collect()
+    }
+
+    fn topic(user: &str, exchange: &str) -> Name {
+        Name { kind: by_table("topic_permissions").unwrap(), id: vec![user.into(), exchange.into()] }
+    }
+
+    const APP: &str = "[users.app]\npassword_env = \"APP_PASSWORD\"\n";
+
+    #[test]
+    fn a_topic_permission_lands_in_each_vhost_of_its_file_and_is_placed() {
+        let text = format!(
+            "vhosts = [\"a\", \"b\"]\n{APP}[[topic_permissions]]\nuser = \"app\"\nexchange = \"amq.topic\"\nwrite = \"^order\\\\.\"\nread = \".*\"\n"
+        );
+        let d = load(&[("t.toml", &text)]);
+        assert!(errors(&d).is_empty(), "{:?}", errors(&d));
+        for v in ["a", "b"] {
+            let objects = &d.topology.vhosts[v].objects;
+            assert_eq!(objects.len(), 1, "{v}");
+            let body = &objects[&topic("app", "amq.topic")];
+            assert_eq!(body.get("write"), Some(&Value::String("^order\\.".into())));
+            assert_eq!(body.get("read"), Some(&Value::String(".*".into())));
+            let key = ObjectKey::Object { vhost: Some(v.into()), name: topic("app", "amq.topic") };
+            assert_eq!(d.sources.position(&d.locations.locate(&key, None).unwrap()), "t.toml:4:1");
+            assert_eq!(d.sources.position(&d.locations.locate(&key, Some("write")).unwrap()), "t.toml:7:9");
+        }
+        assert!(d.topology.objects.is_empty(), "vhost-scoped objects are not broker-wide");
+    }
+
+    #[test]
+    fn every_kind_table_is_a_top_level_key() {
+        for k in KINDS {
+            assert!(super::super::parse::TOP_KEYS.contains(&k.table), "{}", k.table);
+            assert!(super::super::parse::OVERLAY_KEYS.contains(&k.table), "{}", k.table);
+        }
+    }
+
+    #[test]
+    fn mistakes_are_each_said_at_their_place() {
+        let text = format!(
+            "vhosts = [\"/\"]\n{APP}[[topic_permissions]]\nuser = \"\"\nexchange = \"amq.topic\"\nwrite = true\nread = \"^$\"\n[[topic_permissions]]\nuser = \"app\"\nwrite = \"^$\"\nread = \"^$\"\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"x\"\nwrite = \"^$\"\nread = \"^$\"\n[[topic_permissions]]\nuser = \"app\"\nexchange = \"x\"\nwrite = \"^$\"\nread = \"^$\"\n"
+        );
+        let d = load(&[("t.toml", &text)]);
+        assert_eq!(
+            errors(&d),
+            [
+                "t.toml:5:8 bad-value the `user` of a topic permission cannot be empty",
+                "t.toml:7:9 wrong-type `write` of topic permission (user \"\", exchange \"amq.topic\") must be a string, not a boolean",
+                "t.toml:9:1 missing-key a topic permission has no `exchange`",
+                "t.toml:18:1 duplicate topic permission (user \"app\", exchange \"x\") in vhost \"/\" is declared twice",
+            ]
+        );
+        assert_eq!(d.topology.vhosts["/"].objects.len(), 1);
+        let d = load(&[("t.toml", "vhosts = [\"/\"]\n[topic_permissions]\nuser = \"app\"\n")]);
+        assert_eq!(
+            errors(&d),
+            [
+                "t.toml:2:1 wrong-type `topic_permissions` must be an array of tables, written [[topic_permissions]], not a table"
+            ]
+        );
+    }
+
+    /// A file's objects of the test kind `shovels`, with its errors.
+    fn shovels(text: &str) -> (Vec<super::super::decl::Decl<super::super::decl::ObjectDecl>>, Vec<String>) {
+        use super::super::parse::{Parser, document};
+        use super::super::reader::{Fields, Reader};
+        let mut found = Vec::new();
+        let mut r = Reader { file: crate::source::FileId(0), diagnostics: &mut found };
+        let whole = document(&mut r, text).unwrap();
+        let top = Fields::new(&mut r, &whole, "the file", &["shovels"]).unwrap();
+        let mut p = Parser { r };
+        let mut out = Vec::new();
+        for (node, name) in p.entries(&top, &super::testing::SHOVEL) {
+            out.extend(p.object(&super::testing::SHOVEL, name, node, None));
+        }
+        let mut sources = crate::source::Sources::default();
+        sources.add(Path::new("t.toml"), text.to_string());
+        let said = found
+            .iter()
+            .map(|x| format!("{} {} {}", sources.position(x.location.as_ref().unwrap()), x.code, x.message))
+            .collect();
+        (out, said)
+    }
+
+    #[test]
+    fn a_kind_named_by_one_attribute_is_a_table_of_named_tables_checked_by_type() {
+        let (objects, said) = shovels(
+            "[shovels.a]\nuri = \"amqp://\"\nack_mode = \"on-confrim\"\nqueues = [\"q\", 1]\n[shovels.b]\nuri = \"amqp://\"\nprefetch = 5.0\nqueues = [\"q\"]\ndelete = true\n[shovels.c]\nprefetch = \"5\"\nurl = \"x\"\n",
+        );
+        assert_eq!(
+            said,
+            [
+                "t.toml:3:12 bad-value \"on-confrim\" is not a valid `ack_mode` of shovel \"a\"",
+                "t.toml:4:16 wrong-type each item of `queues` of shovel \"a\" must be a string, not an integer",
+                "t.toml:12:1 unknown-key unknown key `url` in shovel \"c\"",
+                "t.toml:10:10 missing-key shovel \"c\" has no `uri`",
+                "t.toml:11:12 wrong-type `prefetch` of shovel \"c\" must be an integer, not a string",
+            ]
+        );
+        let [b] = objects.as_slice() else { panic!("{objects:?}") };
+        assert_eq!(b.value.name.id, ["b"]);
+        let body: Vec<(&str, &Value)> = b.value.body.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        let q = Value::List(vec![Value::String("q".into())]);
+        assert_eq!(
+            body,
+            [
+                ("delete", &Value::Bool(true)),
+                ("prefetch", &Value::Int(5)),
+                ("queues", &q),
+                ("uri", &Value::String("amqp://".into()))
+            ]
+        );
+        let (objects, _) = shovels("[shovels.d]\nuri = \"amqp://\"\n");
+        let body = &objects[0].value.body;
+        assert_eq!((body.get("prefetch"), body.get("delete")), (Some(&Value::Int(1000)), Some(&Value::Bool(false))));
+        assert_eq!(body.get("ack_mode"), None, "an optional attribute left out is not set");
+    }
+
+    #[test]
+    fn a_broker_wide_object_is_the_topology_s_and_a_second_one_a_duplicate() {
+        use super::super::decl::{Decl, ObjectDecl};
+        use super::super::parse::parse_file;
+        let name = Name { kind: &super::testing::SHOVEL, id: vec!["orders".into()] };
+        let mut sources = crate::source::Sources::default();
+        let mut found = Vec::new();
+        let mut decls = Vec::new();
+        for (file, text) in [("a.toml", "[users.a]\n"), ("b.toml", "vhosts = [\"v\"]\n[users.b]\n")] {
+            let id = sources.add(Path::new(file), text.to_string());
+            let mut decl = parse_file(id, text, &mut found).unwrap();
+            let at = crate::source::Location { file: id, span: 0..1 };
+            let value = ObjectDecl { name: name.clone(), body: crate::model::Table::new() };
+            decl.objects.push(Decl { value, at, fields: Default::default() });
+            decls.push(decl);
+        }
+        assert!(found.is_empty(), "{found:?}");
+        let (topology, locations) = super::super::merge::merge(decls, &sources, &mut found);
+        assert!(topology.objects.contains_key(&name));
+        assert!(topology.vhosts["v"].objects.is_empty());
+        let key = ObjectKey::Object { vhost: None, name };
+        assert_eq!(sources.position(&locations.locate(&key, None).unwrap()), "a.toml:1:1");
+        let said: Vec<String> = found.iter().map(|d| format!("{} {}", d.code, d.message)).collect();
+        assert_eq!(said, ["duplicate shovel \"orders\" is declared twice"]);
+    }
+
+    #[test]
+    fn a_kind_s_docs_say_its_form_types_defaults_secrets_and_plugin() {
+        let section = super::section(&super::testing::SHOVEL);
+        for said in [
+            "### `shovels`",
+            "`[shovels.NAME]` declares the shovel NAME",
+            "broker-wide",
+            "`rabbitmq_shovel` plugin",
+            "| `NAME`, the table's name | string | none: required |",
+            "| `uri` | string | none: required | what it is | secret:",
+            "| `prefetch` | integer | `1000` |",
+            "| `ack_mode` | one of \"on-confirm\", \"on-publish\", \"no-ack\" | none: optional |",
+            "| `queues` | array of strings |",
+        ] {
+            assert!(section.contains(said), "{said}:\n{section}");
+        }
+    }
+}
