@@ -67,34 +67,10 @@ pub(super) fn check(ctx: &mut Context) {
             }
             letters.push(DeadLetters { queue: &q.name, exchange, from, key: routing_key, expires_messages: expires });
         }
-        // Where each queue's dead letters land, as a reject sends them (any
-        // reason routes alike; a reject's is not cut at the queue it left).
-        let mut routes = DeadLetterRoutes::new(&view.router);
-        let mut landing: FxHashMap<&str, Vec<String>> = FxHashMap::default();
-        for l in &letters {
-            let Some(letter) = routes.of(l.queue) else { continue };
-            if letter.nowhere() {
-                let exchange = if l.exchange.is_empty() {
-                    "the default exchange".into()
-                } else {
-                    format!("exchange \"{}\"", l.exchange)
-                };
-                let how = match l.key {
-                    Some(k) => format!("{exchange} routes their key \"{k}\" to no queue"),
-                    None => format!("{exchange} routes none of the keys they carry to a queue"),
-                };
-                let d = finding("dlx-unroutable", format!("the dead letters of queue \"{}\" are lost: {how}", l.queue))
-                .help("bind a queue to the dead-letter exchange for those keys, or set `x-dead-letter-routing-key` to a key it routes: RabbitMQ drops dead letters that route nowhere");
-                found.push((l.from.place(vname, l.queue, "x-dead-letter-exchange", "dead-letter-exchange"), d));
-            }
-            let mut reached = letter.queues;
-            // Where a headers exchange could not tell, the headers of the
-            // queue's own bindings can.
-            if l.expires_messages && letter.cannot_tell {
-                reached.extend(by_headers(view, l.queue));
-            }
-            landing.insert(l.queue, reached.into_iter().collect());
+        if !ctx.routing {
+            continue;
         }
+        let landing = landings(view, vname, &letters, &mut found);
         cycles(vname, &letters, &landing, &mut found);
     }
     for ((key, field), d) in found {
@@ -102,16 +78,56 @@ pub(super) fn check(ctx: &mut Context) {
     }
 }
 
+/// Where each queue's dead letters land, as a reject sends them (any
+/// reason routes alike; a reject's is not cut at the queue it left);
+/// `dlx-unroutable` where they land nowhere.
+fn landings<'a>(
+    view: &View<'a>,
+    vname: &str,
+    letters: &[DeadLetters<'a>],
+    found: &mut Vec<((ObjectKey, String), Diagnostic)>,
+) -> FxHashMap<&'a str, Vec<&'a str>> {
+    let mut routes = DeadLetterRoutes::new(&view.router);
+    let mut landing: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
+    for l in letters {
+        let Some(letter) = routes.of(l.queue) else { continue };
+        if letter.nowhere() {
+            let exchange = if l.exchange.is_empty() {
+                "the default exchange".into()
+            } else {
+                format!("exchange \"{}\"", l.exchange)
+            };
+            let how = match l.key {
+                Some(k) => format!("{exchange} routes their key \"{k}\" to no queue"),
+                None => format!("{exchange} routes none of the keys they carry to a queue"),
+            };
+            let d = finding("dlx-unroutable", format!("the dead letters of queue \"{}\" are lost: {how}", l.queue))
+            .help("bind a queue to the dead-letter exchange for those keys, or set `x-dead-letter-routing-key` to a key it routes: RabbitMQ drops dead letters that route nowhere");
+            found.push((l.from.place(vname, l.queue, "x-dead-letter-exchange", "dead-letter-exchange"), d));
+        }
+        let mut reached = letter.queues.clone();
+        // Where a headers exchange could not tell, the headers of the
+        // queue's own bindings can.
+        if l.expires_messages && letter.cannot_tell {
+            reached.extend(by_headers(view, l.queue));
+        }
+        landing.insert(l.queue, reached);
+    }
+    landing
+}
+
 /// Where dead letters of `queue` that came in through a headers binding
 /// go: the model routes them with the headers that binding takes (which
-/// they carry), where with unknown headers it could not tell.
-fn by_headers(view: &View, queue: &str) -> Vec<String> {
+/// they carry), where with unknown headers it could not tell. Only the
+/// vhost's own queues, by the names it holds (a cycle runs through them).
+fn by_headers<'a>(view: &View<'a>, queue: &str) -> Vec<&'a str> {
     let mut out = Vec::new();
     for headers in view.router.headers_into(queue) {
         // The exchange they were published to names only their death.
         let message = Message { exchange: String::new(), keys: Keys::Any, headers: Some(headers) };
         if let Some(letter) = view.router.dead_letters(queue, Reason::Rejected, Some(&message)) {
-            out.extend(letter.route.queues);
+            let held = letter.route.queues.iter().filter_map(|q| view.vhost.queues.get_key_value(q.as_str()));
+            out.extend(held.map(|(name, _)| name.as_str()));
         }
     }
     out
@@ -123,7 +139,7 @@ fn by_headers(view: &View, queue: &str) -> Vec<String> {
 fn cycles(
     vname: &str,
     letters: &[DeadLetters],
-    landing: &FxHashMap<&str, Vec<String>>,
+    landing: &FxHashMap<&str, Vec<&str>>,
     found: &mut Vec<((ObjectKey, String), Diagnostic)>,
 ) {
     let expiring: FxHashMap<&str, &DeadLetters> =
@@ -136,7 +152,7 @@ fn cycles(
     for (q, to) in landing {
         let Some(&from) = index.get(q) else { continue };
         for t in to {
-            if let Some(&target) = index.get(t.as_str()) {
+            if let Some(&target) = index.get(t) {
                 graph.add_edge(from, target, ());
             }
         }

@@ -7,6 +7,9 @@ use crate::model::{Exchange, ObjectKey};
 use crate::routing::{Keys, Message, Why};
 
 pub(super) fn check(ctx: &mut Context) {
+    if !ctx.routing {
+        return;
+    }
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
         let view = &ctx.views[vname.as_str()];

@@ -71,8 +71,27 @@ pub fn check_for(
     settings: &LintSettings,
     version: Option<(u32, u32)>,
 ) -> Findings {
+    checked(topology, locations, settings, version, true)
+}
+
+/// [`check`] without the rules that ask where messages go (`dlx-unroutable`,
+/// `dlx-cycle`, `ae-missing`, `unroutable-exchange`): the baseline of the
+/// lint benchmark (docs/development.md), nothing more.
+#[doc(hidden)]
+pub fn check_without_routing(topology: &Topology, locations: &Locations, settings: &LintSettings) -> Findings {
+    checked(topology, locations, settings, None, false)
+}
+
+fn checked(
+    topology: &Topology,
+    locations: &Locations,
+    settings: &LintSettings,
+    version: Option<(u32, u32)>,
+    routing: bool,
+) -> Findings {
     let run = |views: &BTreeMap<&str, View>, checks: &[fn(&mut Context)]| {
         let mut ctx = Context::new(topology, locations, settings, version, views);
+        ctx.routing = routing;
         ctx.repeats = Some(Repeats::default());
         for check in checks {
             check(&mut ctx);
@@ -80,10 +99,10 @@ pub fn check_for(
         let counted = ctx.repeats.map(|r| r.more).unwrap_or_default();
         (ctx.out, counted)
     };
-    // Matching every policy to every queue takes about as long as the rest:
-    // both at once, found in the same order. The policy checks match on
-    // their own, without the views.
-    let (out, rest) = rayon::join(
+    // Three parts at once, their findings kept in the order of the checks:
+    // the dead letters' routes take about as long as the other checks of
+    // the views; the policy checks match on their own, without the views.
+    let ((first, second), third) = rayon::join(
         || {
             let views: BTreeMap<&str, View> = topology
                 .vhosts
@@ -95,15 +114,18 @@ pub fn check_for(
                     )
                 })
                 .collect();
-            let checks: [fn(&mut Context); 5] =
-                [references::check, queues::check, dead_letters::check, exchanges::check, access::check];
-            run(&views, &checks)
+            rayon::join(
+                || run(&views, &[references::check, queues::check]),
+                || run(&views, &[dead_letters::check, exchanges::check, access::check]),
+            )
         },
         || run(&BTreeMap::new(), &[policies::check]),
     );
-    let ((mut out, mut counted), (rest, rest_counted)) = (out, rest);
-    out.add(rest);
-    counted.extend(rest_counted);
+    let (mut out, mut counted) = first;
+    for (rest, rest_counted) in [second, third] {
+        out.add(rest);
+        counted.extend(rest_counted);
+    }
     out.shown = grouped(out.shown, counted);
     out.allowed.dedup();
     out
@@ -210,6 +232,9 @@ struct Context<'a> {
     /// When `Some`, a rule's finding at a place and code already shown is
     /// counted, not kept: for [`grouped`], which says each once.
     repeats: Option<Repeats>,
+    /// Whether the rules that ask where messages go run (see
+    /// [`check_without_routing`]).
+    routing: bool,
 }
 
 /// The rule findings shown so far, by code and place (their index in the
@@ -228,7 +253,16 @@ impl<'a> Context<'a> {
         version: Option<(u32, u32)>,
         views: &'a BTreeMap<&'a str, View<'a>>,
     ) -> Self {
-        Context { topology, locations, settings, version, views, out: Findings::default(), repeats: None }
+        Context {
+            topology,
+            locations,
+            settings,
+            version,
+            views,
+            out: Findings::default(),
+            repeats: None,
+            routing: true,
+        }
     }
 
     /// Adds `d` at the object's (or its field's) declaration, at the level

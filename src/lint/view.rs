@@ -2,28 +2,22 @@
 //! an exchange, what a queue's setting comes out as from its argument and
 //! its policy, and where a message published to an exchange goes.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
-use crate::model::{
-    BUILTIN_EXCHANGES, Matcher, ObjectKey, Policy, Queue, SetBy, Value, Vhost, applied_to_queue, precedence,
-    queue_setting,
-};
+use crate::model::{BUILTIN_EXCHANGES, ObjectKey, Policy, Queue, SetBy, Value, Vhost, queue_setting};
 use crate::routing::{Router, Version};
 use crate::source::Locations;
 
 pub(crate) struct View<'a> {
     pub vhost: &'a Vhost,
-    /// Where messages go: the one routing model.
+    /// Where messages go, and which policies apply to each queue and
+    /// exchange: the one routing model.
     pub router: Router<'a>,
-    policies: Vec<Matcher<'a>>,
-    /// The policy and operator policy applied to each queue, by its name.
-    applied: FxHashMap<&'a str, Applied<'a>>,
     /// Exchanges declared with errors: declared all the same.
     failed_exchanges: FxHashSet<&'a str>,
 }
 
-/// The policy and the operator policy the broker applies to a queue.
-pub(crate) type Applied<'a> = (Option<&'a Policy>, Option<&'a Policy>);
+pub(crate) use crate::routing::Applied;
 
 /// Where a queue's setting comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,14 +63,7 @@ impl<'a> View<'a> {
                 _ => None,
             })
             .collect();
-        let policies: Vec<Matcher> = vhost.policies.values().map(Matcher::new).collect();
-        let operator_policies: Vec<Matcher> = vhost.operator_policies.values().map(Matcher::new).collect();
-        let applied = vhost
-            .queues
-            .values()
-            .map(|q| (q.name.as_str(), (applied_to_queue(&policies, q), applied_to_queue(&operator_policies, q))))
-            .collect();
-        View { vhost, router: Router::new(vhost, version), policies, applied, failed_exchanges }
+        View { vhost, router: Router::new(vhost, version), failed_exchanges }
     }
 
     /// Whether an exchange of this name exists for the files: declared
@@ -89,14 +76,10 @@ impl<'a> View<'a> {
             || self.failed_exchanges.contains(name)
     }
 
-    /// The policy and the operator policy the broker applies to `queue`.
+    /// The policy and the operator policy the broker applies to `queue`
+    /// (one of the vhost's), as the router resolved them.
     pub(crate) fn queue_policies(&self, queue: &Queue) -> Applied<'a> {
-        self.applied.get(queue.name.as_str()).copied().unwrap_or_default()
-    }
-
-    /// The policy the broker applies to exchange `name`.
-    pub(crate) fn exchange_policy(&self, name: &str) -> Option<&'a Policy> {
-        self.policies.iter().filter(|m| m.matches_exchange(name)).map(|m| m.policy).min_by(|a, b| precedence(a, b))
+        self.router.queue_policies(queue)
     }
 
     /// A queue's setting from argument `argument` and policy key `key`, as
@@ -126,6 +109,6 @@ impl<'a> View<'a> {
         if x.arguments.get("alternate-exchange").and_then(Value::as_str) == Some(ae) {
             return Some((ae, From::Argument));
         }
-        Some((ae, From::Policy(self.exchange_policy(exchange)?, false)))
+        Some((ae, From::Policy(self.router.exchange_policy(exchange)?, false)))
     }
 }

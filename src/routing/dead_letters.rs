@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::{Dropped, Keys, Message, Route, Router, Version, Why};
-use crate::model::{QueueType, SetBy, Table, Value};
+use crate::model::{Binding, QueueType, SetBy, Table, Value};
 
 /// Why a message is dead-lettered, as the broker names it in `x-death`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -190,26 +190,29 @@ impl<'a> Router<'a> {
     /// The classes of keys the messages in `queue` carry: what its bindings
     /// take, and its name (a publish to the default exchange).
     pub fn keys_into(&self, queue: &str) -> Vec<Keys> {
-        let mut keys = vec![Keys::one(queue)];
-        for b in self.bindings_into(queue) {
-            let kind = match self.vhost.exchanges.get(&b.source) {
+        fn kind<'b>(vhost: &'b crate::model::Vhost, b: &'b Binding) -> &'b str {
+            match vhost.exchanges.get(&b.source) {
                 Some(x) => x.kind.as_str(),
                 None if b.source.starts_with("amq.") => b.source.trim_start_matches("amq."),
                 None => "unknown",
-            };
-            let class = match kind {
-                "direct" => Keys::one(&b.routing_key),
-                "topic" if !b.routing_key.contains(['*', '#']) => Keys::one(&b.routing_key),
-                "topic" => Keys::Matching(b.routing_key.clone()),
-                _ => Keys::Any,
+            }
+        }
+        let kind = |b: &'a Binding| kind(self.vhost, b);
+        // Any key takes in every other class.
+        if self.bindings_into(queue).iter().any(|b| !matches!(kind(b), "direct" | "topic")) {
+            return vec![Keys::Any];
+        }
+        let mut keys = vec![Keys::one(queue)];
+        for b in self.bindings_into(queue) {
+            // A direct binding's key, or a topic binding's pattern.
+            let class = if kind(b) == "topic" && b.routing_key.contains(['*', '#']) {
+                Keys::Matching(b.routing_key.clone())
+            } else {
+                Keys::one(&b.routing_key)
             };
             if !keys.contains(&class) {
                 keys.push(class);
             }
-        }
-        // Any key takes in every other class.
-        if keys.contains(&Keys::Any) {
-            return vec![Keys::Any];
         }
         keys
     }

@@ -3,11 +3,11 @@
 
 use super::{Message, Route, Router};
 
-impl<'a> Router<'a> {
+impl Router<'_> {
     /// Where `message` goes when the broker hands it to its exchange (a
     /// binding from another exchange, an alternate exchange, a dead letter):
     /// unlike a client's publish, an internal exchange takes it.
-    pub fn route_inside(&self, message: &'a Message) -> Route {
+    pub fn route_inside(&self, message: &Message) -> Route {
         self.route_from(message, false, true)
     }
 }

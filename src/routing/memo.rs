@@ -3,22 +3,23 @@
 //! them send the same class of keys (any key, from a fanout or headers
 //! binding) to the same exchange.
 
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
+use super::router::Reached;
 use super::{Keys, Message, Router};
 
 /// Where the dead letters of a queue go, for every message it can hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Landing {
-    pub queues: BTreeSet<String>,
+pub struct Landing<'a> {
+    /// The queues reached, by the names the vhost holds, sorted, each once.
+    pub queues: Vec<&'a str>,
     /// Some route passes where the model cannot tell (see [`super::Route::cannot_tell`]).
     pub cannot_tell: bool,
 }
 
-impl Landing {
+impl Landing<'_> {
     /// Nothing reached and nothing the model cannot tell: they are lost.
     pub fn nowhere(&self) -> bool {
         self.queues.is_empty() && !self.cannot_tell
@@ -30,7 +31,7 @@ impl Landing {
 /// with each (exchange, class of keys) routed once.
 pub struct DeadLetterRoutes<'r, 'a> {
     router: &'r Router<'a>,
-    routed: FxHashMap<(&'a str, Keys), Rc<Landing>>,
+    routed: FxHashMap<(&'a str, Keys), Rc<Landing<'a>>>,
 }
 
 impl<'r, 'a> DeadLetterRoutes<'r, 'a> {
@@ -39,25 +40,41 @@ impl<'r, 'a> DeadLetterRoutes<'r, 'a> {
     }
 
     /// Where the dead letters of `queue` go; `None` when it has no
-    /// dead-letter exchange.
-    pub fn of(&mut self, queue: &str) -> Option<Landing> {
+    /// dead-letter exchange. Queues whose dead letters carry one class of
+    /// keys to the same exchange share one answer.
+    pub fn of(&mut self, queue: &str) -> Option<Rc<Landing<'a>>> {
         let (exchange, routing_key) = self.router.dead_letter_exchange(queue)?;
         let keys = match routing_key {
             Some(k) => vec![Keys::one(k)],
             None => self.router.keys_into(queue),
         };
-        let mut out = Landing::default();
-        for k in keys {
-            let router = self.router;
-            let routed = self.routed.entry((exchange, k)).or_insert_with_key(|(exchange, k)| {
-                let message = Message { exchange: exchange.to_string(), keys: k.clone(), headers: None };
-                let route = router.route_from(&message, false, false);
-                Rc::new(Landing { queues: route.queues, cannot_tell: !route.cannot_tell.is_empty() })
-            });
-            out.queues.extend(routed.queues.iter().cloned());
-            out.cannot_tell |= routed.cannot_tell;
+        let mut landings: Vec<Rc<Landing>> = keys.into_iter().map(|k| self.landing(exchange, k)).collect();
+        // Often every class of keys lands alike (a fanout dead-letter
+        // exchange): one answer, shared.
+        if landings.iter().all(|l| Rc::ptr_eq(l, &landings[0]) || **l == *landings[0]) {
+            return landings.pop();
         }
-        Some(out)
+        let mut out = Landing::default();
+        for l in landings {
+            out.queues.extend(&l.queues);
+            out.cannot_tell |= l.cannot_tell;
+        }
+        out.queues.sort_unstable();
+        out.queues.dedup();
+        Some(Rc::new(out))
+    }
+
+    /// Where dead letters of class `keys` published to `exchange` go.
+    fn landing(&mut self, exchange: &'a str, keys: Keys) -> Rc<Landing<'a>> {
+        let router = self.router;
+        let routed = self.routed.entry((exchange, keys)).or_insert_with_key(|(exchange, keys)| {
+            let message = Message { exchange: exchange.to_string(), keys: keys.clone(), headers: None };
+            let Reached { mut queues, route } = router.reach(&message, false, false);
+            queues.sort_unstable();
+            queues.dedup();
+            Rc::new(Landing { queues, cannot_tell: !route.cannot_tell.is_empty() })
+        });
+        Rc::clone(routed)
     }
 }
 
@@ -78,9 +95,10 @@ mod tests {
         for q in vhost.queues.keys() {
             let want = router
                 .dead_letters(q, Reason::Rejected, None)
-                .map(|d| Landing { cannot_tell: !d.route.cannot_tell.is_empty(), queues: d.route.queues });
+                .map(|d| (d.route.queues.into_iter().collect::<Vec<_>>(), !d.route.cannot_tell.is_empty()));
             some += usize::from(want.is_some());
-            assert_eq!(memo.of(q), want, "{q}");
+            let got = memo.of(q).map(|l| (l.queues.iter().map(|q| q.to_string()).collect(), l.cannot_tell));
+            assert_eq!(got, want, "{q}");
         }
         assert!(some > 0);
     }

@@ -32,6 +32,7 @@ mod witness;
 pub use dead_letters::{DeadLetter, Decision, Reason, Setting};
 pub use memo::{DeadLetterRoutes, Landing};
 pub use message::{Keys, Message};
+pub use policies::Applied;
 pub use route::{CannotTell, Dropped, Hop, Route, Why};
 pub use router::Router;
 

@@ -7,9 +7,9 @@ use std::collections::{BTreeSet, VecDeque};
 
 use rustc_hash::FxHashMap;
 
-use super::policies::Policies;
+use super::policies::{Applied, Policies};
 use super::{CannotTell, Dropped, Hop, Keys, Message, Route, Version, Why, headers, topic};
-use crate::model::{Binding, DestinationKind, Vhost};
+use crate::model::{Binding, DestinationKind, Policy, Queue, Vhost};
 
 /// One vhost's routing: its bindings by source, its policies resolved.
 pub struct Router<'a> {
@@ -45,22 +45,54 @@ fn builtin(name: &str) -> Option<(&'static str, bool)> {
 }
 
 /// Where one exchange sends a message (or class): destinations, each with
-/// the class that goes on there, and whether some keys of the class are
-/// left over for the alternate exchange.
+/// the key of the binding that took it there (`None`: the default
+/// exchange's), and whether some keys of the class are left over for the
+/// alternate exchange.
 struct Step<'a> {
-    to: Vec<(DestinationKind, &'a str, Keys, Option<&'a str>)>,
+    to: Vec<(Option<&'a str>, Target<'a>)>,
     leftover: bool,
+}
+
+/// A destination of a step: a queue, or an exchange with the class that
+/// goes on there (a queue's needs none: the keys are made only for what
+/// routes on).
+enum Target<'a> {
+    Queue(&'a str),
+    Exchange(&'a str, Keys),
+}
+
+/// What a binding that takes a message hands on: the class as it came.
+fn same(keys: &Keys, _: &str) -> Keys {
+    keys.clone()
+}
+
+/// What a message that went where `route_from` went reached, the queues
+/// as the vhost names them (in no order, some more than once) apart from
+/// the rest of the route.
+pub(super) struct Reached<'a> {
+    pub(super) queues: Vec<&'a str>,
+    pub(super) route: Route,
 }
 
 impl<'a> Router<'a> {
     pub fn new(vhost: &'a Vhost, version: Version) -> Self {
         let mut by_source: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
-        let mut into_queue: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
+        let mut into_queue: FxHashMap<&str, Vec<&Binding>> =
+            FxHashMap::with_capacity_and_hasher(vhost.queues.len(), Default::default());
+        // The bindings are ordered by source: each exchange's are one run,
+        // put in the map once (lint makes a router of 20,000 bindings).
+        let mut run: Vec<&Binding> = Vec::new();
         for b in &vhost.bindings {
-            by_source.entry(b.source.as_str()).or_default().push(b);
+            if let Some(first) = run.first().filter(|first| first.source != b.source) {
+                by_source.insert(first.source.as_str(), std::mem::take(&mut run));
+            }
+            run.push(b);
             if b.destination_kind == DestinationKind::Queue {
                 into_queue.entry(b.destination.as_str()).or_default().push(b);
             }
+        }
+        if let Some(first) = run.first() {
+            by_source.insert(first.source.as_str(), run);
         }
         Router { vhost, version, by_source, into_queue, policies: Policies::new(vhost, version.major) }
     }
@@ -79,7 +111,18 @@ impl<'a> Router<'a> {
         }
     }
 
-    fn kind(&self, name: &'a str) -> Option<Kind<'a>> {
+    /// The policy and the operator policy the broker applies to `queue`,
+    /// matched once for all the vhost's queues.
+    pub fn queue_policies(&self, queue: &Queue) -> Applied<'a> {
+        self.policies.applied(queue)
+    }
+
+    /// The policy the broker applies to exchange `name`.
+    pub fn exchange_policy(&self, name: &str) -> Option<&'a Policy> {
+        self.policies.exchange_policy(name)
+    }
+
+    fn kind(&self, name: &str) -> Option<Kind<'a>> {
         if name.is_empty() || name == "amq.default" {
             return Some(Kind::Default);
         }
@@ -136,22 +179,32 @@ impl<'a> Router<'a> {
     /// letter), which an internal exchange takes (`client` false); without
     /// the path when `path` is false, for callers that ask only where
     /// thousands of messages go (the path's names are most of the cost).
-    /// The exchanges visited are named by the message (`'m`, the first) or
-    /// by the vhost (`'a`, which outlives it).
-    pub(super) fn route_from<'m>(&self, message: &'m Message, client: bool, path: bool) -> Route
+    pub(super) fn route_from(&self, message: &Message, client: bool, path: bool) -> Route {
+        let Reached { mut queues, mut route } = self.reach(message, client, path);
+        queues.sort_unstable();
+        queues.dedup();
+        route.queues = queues.into_iter().map(str::to_string).collect();
+        route
+    }
+
+    /// [`Router::route_from`] with the queues reached apart, by the names
+    /// the vhost holds: for callers that route thousands of messages and
+    /// keep where they went.
+    pub(super) fn reach<'m>(&self, message: &'m Message, client: bool, path: bool) -> Reached<'a>
     where
         'a: 'm,
     {
         let mut out = Route::default();
+        let mut queues = Vec::new();
         let start = message.exchange.as_str();
         match self.kind(start) {
             None => {
                 out.dropped.push(Dropped { exchange: start.to_string(), why: Why::NoSuchExchange });
-                return out;
+                return Reached { queues, route: out };
             }
             Some(Kind::Typed { internal: true, .. }) if client => {
                 out.dropped.push(Dropped { exchange: start.to_string(), why: Why::Internal });
-                return out;
+                return Reached { queues, route: out };
             }
             _ => {}
         }
@@ -170,17 +223,18 @@ impl<'a> Router<'a> {
             };
             let Some(step) = self.step(name, &keys, message, &mut out) else { continue };
             let routed = !step.to.is_empty();
-            for (kind, dest, k, key) in step.to {
-                match kind {
-                    DestinationKind::Queue => {
+            queues.reserve(step.to.len());
+            for (key, target) in step.to {
+                match target {
+                    Target::Queue(dest) => {
                         if path {
-                            out.path.push(hop(name, key, kind, dest));
+                            out.path.push(hop(name, key, DestinationKind::Queue, dest));
                         }
-                        out.queues.insert(dest.to_string());
+                        queues.push(dest);
                     }
-                    DestinationKind::Exchange => {
+                    Target::Exchange(dest, k) => {
                         if path {
-                            out.path.push(hop(name, key, kind, dest));
+                            out.path.push(hop(name, key, DestinationKind::Exchange, dest));
                         }
                         if self.kind(dest).is_none() {
                             out.dropped.push(Dropped { exchange: dest.to_string(), why: Why::NoSuchExchange });
@@ -210,12 +264,12 @@ impl<'a> Router<'a> {
                 _ => {}
             }
         }
-        out
+        Reached { queues, route: out }
     }
 
     /// What exchange `name` does with `keys`; `None` when it cannot tell
     /// (said in `out`).
-    fn step(&self, name: &'a str, keys: &Keys, message: &Message, out: &mut Route) -> Option<Step<'a>> {
+    fn step(&self, name: &str, keys: &Keys, message: &Message, out: &mut Route) -> Option<Step<'a>> {
         let cannot =
             |out: &mut Route, why: String| out.cannot_tell.push(CannotTell { exchange: name.to_string(), why });
         let bindings = self.bindings_from(name);
@@ -227,14 +281,15 @@ impl<'a> Router<'a> {
             }
             Kind::Typed { kind, internal } => (kind, internal),
         };
-        let mut to = Vec::new();
+        let mut to = Vec::with_capacity(bindings.len());
         let mut leftover = !matches!(keys, Keys::Exact(_));
         for b in bindings {
-            let taken = match kind {
-                "direct" if keys.admits(&b.routing_key) => Some(keys.through_key(&b.routing_key)),
+            // The class that goes on, when the binding takes the message.
+            let through: fn(&Keys, &str) -> Keys = match kind {
+                "direct" if keys.admits(&b.routing_key) => Keys::through_key,
                 "fanout" => {
                     leftover = false;
-                    Some(keys.clone())
+                    same
                 }
                 "topic" if keys.meets_pattern(&b.routing_key) => {
                     if let Keys::Any = keys {
@@ -242,27 +297,32 @@ impl<'a> Router<'a> {
                     } else if let Keys::Matching(p) = keys {
                         leftover &= !topic::covers(&b.routing_key, p);
                     }
-                    Some(keys.through_pattern(&b.routing_key))
+                    Keys::through_pattern
                 }
                 "headers" => match &message.headers {
                     Some(h) => {
                         leftover = false;
-                        headers::matches(&b.arguments, h, self.version).then(|| keys.clone())
+                        if !headers::matches(&b.arguments, h, self.version) {
+                            continue;
+                        }
+                        same
                     }
                     None => {
                         cannot(out, "it is a headers exchange, and the message's headers are not given".into());
                         return None;
                     }
                 },
-                "direct" | "topic" => None,
+                "direct" | "topic" => continue,
                 other => {
                     cannot(out, format!("its type `{other}` is a plugin's: warren does not model how it routes"));
                     return None;
                 }
             };
-            if let Some(k) = taken {
-                to.push((b.destination_kind, b.destination.as_str(), k, Some(b.routing_key.as_str())));
-            }
+            let target = match b.destination_kind {
+                DestinationKind::Queue => Target::Queue(&b.destination),
+                DestinationKind::Exchange => Target::Exchange(&b.destination, through(keys, &b.routing_key)),
+            };
+            to.push((Some(b.routing_key.as_str()), target));
         }
         if !matches!(kind, "direct" | "fanout" | "topic" | "headers") && bindings.is_empty() {
             cannot(out, format!("its type `{kind}` is a plugin's: warren does not model how it routes"));
@@ -292,7 +352,7 @@ impl<'a> Router<'a> {
             Keys::Any => self.all_queues().collect(),
             Keys::Matching(p) => self.all_queues().filter(|q| topic::matches(p, q)).collect(),
         };
-        let to = named.into_iter().map(|q| (DestinationKind::Queue, q, Keys::one(q), None)).collect();
+        let to = named.into_iter().map(|q| (None, Target::Queue(q))).collect();
         Step { to, leftover: false }
     }
 
