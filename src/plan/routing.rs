@@ -127,7 +127,7 @@ pub(super) fn migrations_checked(steps: &[super::Step], live: &Topology) -> Vec<
         let super::Op::Migrate(m) = &s.op else { continue };
         let before = live.vhosts.get(&m.vhost).unwrap_or(&empty);
         let after = ended(before, m);
-        let change = compare(before, &after, Version::NEWEST);
+        let change = crate::routing::change::compare_kept(before, &after, Version::NEWEST);
         out.extend(crate::diff::routes_moved(&m.vhost, &m.old.name, &m.new.name, &change));
     }
     out

@@ -27,16 +27,58 @@ use crate::model::{Binding, DestinationKind, Vhost};
 /// exchange is said to be beyond telling.
 const CAP: usize = 50_000;
 
+/// Past this many exchanges created or deleted in a vhost, each is summed
+/// up rather than told class by class: a new vhost's hundreds of exchanges
+/// would be pages of classes no reviewer reads, and their cost.
+const DETAILED: usize = 10;
+
+/// The most binding keys, and the most states of the walk, that a created
+/// or deleted exchange's classes are told from: past either, it is summed
+/// up, so that its cost stays that of what changed.
+const DETAIL_KEYS: usize = 1_000;
+const DETAIL_CAP: usize = 5_000;
+
 /// One exchange's routing change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ExchangeChange {
     pub exchange: String,
+    /// The plan creates the exchange (its keys go from nothing, a publish
+    /// refused, to its queues) or deletes it (the reverse); `None`: it is
+    /// on both sides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existence: Option<Existence>,
     /// The classes of keys whose queues change.
     pub classes: Vec<KeyClass>,
     /// Why some keys' queues cannot be told (a headers exchange, a plugin's
     /// type, an exchange declared elsewhere, too many classes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cannot_tell: Vec<String>,
+    /// A created or deleted exchange whose classes are not told one by
+    /// one: its bindings instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Summary>,
+}
+
+/// Whether the plan creates or deletes an exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Existence {
+    Created,
+    Deleted,
+}
+
+/// A created or deleted exchange summed up: what it is bound to, on the
+/// side it exists on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Why its classes of keys are not told one by one.
+    pub why: String,
+    pub bindings: usize,
+    /// The queues and exchanges its bindings lead to.
+    pub queues: BTreeSet<String>,
+    pub exchanges: BTreeSet<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternate: Option<String>,
 }
 
 /// A class of keys that route alike before and after.
@@ -148,20 +190,78 @@ struct Sides<'a> {
 
 /// The routing change from `before` to `after` (one vhost, both), by
 /// exchange name; exchanges whose keys all route alike are left out.
+/// Exchanges on one side only are in it, told class by class, or summed
+/// up past [`DETAILED`] of them or past their walk's limits.
 pub fn compare(before: &Vhost, after: &Vhost, version: Version) -> Vec<ExchangeChange> {
+    compare_with(before, after, version, true)
+}
+
+/// [`compare`] of the exchanges on both sides only (a migration's check:
+/// an exchange it declares routes nothing of a client's before).
+pub fn compare_kept(before: &Vhost, after: &Vhost, version: Version) -> Vec<ExchangeChange> {
+    compare_with(before, after, version, false)
+}
+
+fn compare_with(before: &Vhost, after: &Vhost, version: Version, lifecycle: bool) -> Vec<ExchangeChange> {
     let sides = sides(before, after, version);
     if sides.hard.is_empty() && sides.soft.is_empty() {
         return Vec::new();
     }
-    let mut index = Index::new(&sides);
+    let found = concerned(&sides, lifecycle);
+    let born_or_gone = found.iter().filter(|x| existence(&sides, x).is_some()).count();
+    // The index of binding keys is built only when some exchange is told
+    // class by class: a new vhost's exchanges, all summed up, need none.
+    let mut index: Option<Index> = None;
     let mut out = Vec::new();
-    for x in concerned(&sides) {
-        let change = exchange_change(&sides, x, &mut index);
-        if !change.classes.is_empty() || !change.cannot_tell.is_empty() {
+    for x in found {
+        let existence = existence(&sides, x);
+        let change = match existence {
+            Some(e) if born_or_gone > DETAILED => {
+                summed(&sides, x, e, format!("{born_or_gone} exchanges are created or deleted in the vhost"))
+            }
+            _ => exchange_change(&sides, x, index.get_or_insert_with(|| Index::new(&sides)), existence),
+        };
+        let told = !change.classes.is_empty() || !change.cannot_tell.is_empty();
+        let bound = change.summary.as_ref().is_some_and(|s| s.bindings > 0 || s.alternate.is_some());
+        if told || bound {
             out.push(change);
         }
     }
     out
+}
+
+/// Whether `x` is on one side only.
+fn existence(s: &Sides, x: &str) -> Option<Existence> {
+    match (s.before.exchange_exists(x), s.after.exchange_exists(x)) {
+        (false, true) => Some(Existence::Created),
+        (true, false) => Some(Existence::Deleted),
+        _ => None,
+    }
+}
+
+/// Exchange `x`, created or deleted, summed up by its bindings on the
+/// side it exists on.
+fn summed(s: &Sides, x: &str, e: Existence, why: String) -> ExchangeChange {
+    let r = if e == Existence::Created { &s.after } else { &s.before };
+    let mut summary = Summary {
+        why,
+        bindings: r.bindings_from(x).len(),
+        queues: BTreeSet::new(),
+        exchanges: BTreeSet::new(),
+        alternate: r.alternate(x).map(str::to_string),
+    };
+    for b in r.bindings_from(x) {
+        let to =
+            if b.destination_kind == DestinationKind::Queue { &mut summary.queues } else { &mut summary.exchanges };
+        to.insert(b.destination.clone());
+    }
+    ExchangeChange {
+        exchange: x.to_string(),
+        existence: Some(e),
+        classes: Vec::new(),
+        cannot_tell: Vec::new(),
+        summary: Some(summary),
+    }
 }
 
 fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
@@ -224,8 +324,9 @@ fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
     s
 }
 
-/// The exchanges that reach a changed one, sorted.
-fn concerned<'a>(s: &Sides<'a>) -> Vec<&'a str> {
+/// The exchanges that reach a changed one, sorted; with `lifecycle`, those
+/// on one side only too.
+fn concerned<'a>(s: &Sides<'a>, lifecycle: bool) -> Vec<&'a str> {
     let mut back: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
     for (from, tos) in &s.next {
         for to in tos {
@@ -241,13 +342,10 @@ fn concerned<'a>(s: &Sides<'a>) -> Vec<&'a str> {
             }
         }
     }
-    // The default exchange is told by the queues created and deleted; an
-    // exchange created or deleted by the plan, by the plan's own lines: a
-    // client's publish to it is refused on the side that lacks it, so no
-    // message of theirs goes elsewhere (and a new vhost's thousands of
-    // bindings need no classes).
-    let both = |x: &str| s.before.exchange_exists(x) && s.after.exchange_exists(x);
-    found.into_iter().filter(|x| !x.is_empty() && *x != "amq.default" && both(x)).collect()
+    // The default exchange is told by the queues created and deleted.
+    let (b, a) = (|x: &str| s.before.exchange_exists(x), |x: &str| s.after.exchange_exists(x));
+    let kept = |x: &str| if lifecycle { b(x) || a(x) } else { b(x) && a(x) };
+    found.into_iter().filter(|x| !x.is_empty() && *x != "amq.default" && kept(x)).collect()
 }
 
 /// What the exchanges of a vhost ask of keys, found once for all of them.
@@ -358,7 +456,19 @@ fn questions<'a>(
     let mut wanted: FxHashSet<u32> = FxHashSet::default();
     let mut every = false;
     for &e in reached {
-        wanted.extend(ix.changed.get(e).into_iter().flatten());
+        // A changed binding of `e` matters only for keys that can reach
+        // `e` from `x`: those the last keyed bindings on the way take.
+        if let Some(changed) = ix.changed.get(e) {
+            let taken: Vec<u32> = match keys_into(ix, e, x, &set) {
+                None => changed.clone(),
+                Some(into) => changed
+                    .iter()
+                    .copied()
+                    .filter(|&w| into.iter().any(|&k| classes::may_meet(&ix.all[w as usize], &ix.all[k as usize])))
+                    .collect(),
+            };
+            wanted.extend(taken);
+        }
         if e.is_empty() || e == "amq.default" {
             every = true;
         } else if s.hard.contains(e) {
@@ -413,14 +523,32 @@ fn keys_into(ix: &Index, h: &str, x: &str, reached: &FxHashSet<&str>) -> Option<
     Some(out)
 }
 
-fn exchange_change<'a>(s: &Sides<'a>, x: &'a str, table: &mut Index<'a>) -> ExchangeChange {
+fn exchange_change<'a>(
+    s: &Sides<'a>,
+    x: &'a str,
+    table: &mut Index<'a>,
+    existence: Option<Existence>,
+) -> ExchangeChange {
     let reached = reach(s, x);
     let (ids, wanted) = questions(s, table, x, &reached);
-    let mut change = ExchangeChange { exchange: x.to_string(), classes: Vec::new(), cannot_tell: Vec::new() };
+    let mut change = ExchangeChange {
+        exchange: x.to_string(),
+        existence,
+        classes: Vec::new(),
+        cannot_tell: Vec::new(),
+        summary: None,
+    };
+    if let Some(e) = existence.filter(|_| ids.len() > DETAIL_KEYS) {
+        return summed(s, x, e, format!("its keys meet more than {DETAIL_KEYS} binding keys"));
+    }
+    let cap = if existence.is_some() { DETAIL_CAP } else { CAP };
     let fresh = classes::fresh_word(ids.iter().map(|i| &table.all[*i as usize]));
-    let atoms = match classes::atoms(&table.all, &ids, wanted.as_ref(), &fresh, CAP) {
-        Ok(a) => a,
-        Err(classes::TooMany) => {
+    let atoms = match (classes::atoms(&table.all, &ids, wanted.as_ref(), &fresh, cap), existence) {
+        (Ok(a), _) => a,
+        (Err(classes::TooMany), Some(e)) => {
+            return summed(s, x, e, format!("its bindings tell more than {cap} classes of keys apart"));
+        }
+        (Err(classes::TooMany), None) => {
             change.cannot_tell.push(format!("its bindings tell more than {CAP} classes of keys apart"));
             return change;
         }
@@ -428,7 +556,8 @@ fn exchange_change<'a>(s: &Sides<'a>, x: &'a str, table: &mut Index<'a>) -> Exch
     let mut why: BTreeSet<String> = BTreeSet::new();
     for atom in atoms {
         let message = Message { exchange: x.to_string(), keys: Keys::one(&atom.key), headers: None };
-        let (rb, ra) = (s.before.route(&message), s.after.route(&message));
+        // Only the queues are compared: no path.
+        let (rb, ra) = (s.before.route_from(&message, true, false), s.after.route_from(&message, true, false));
         if !rb.cannot_tell.is_empty() || !ra.cannot_tell.is_empty() {
             if rb.queues != ra.queues || rb.cannot_tell != ra.cannot_tell {
                 why.extend(
@@ -604,6 +733,59 @@ mod tests {
             .prop_map(move |ws| ws.iter().map(|w| words[*w]).collect::<Vec<_>>().join("."))
     }
 
+    fn bind(v: &mut Vhost, source: &str, key: &str, queue: &str) {
+        v.bindings.insert(Binding {
+            source: source.into(),
+            destination_kind: DestinationKind::Queue,
+            destination: queue.into(),
+            routing_key: key.into(),
+            arguments: Table::new(),
+        });
+    }
+
+    /// A created exchange's keys go from nothing to its queues; a deleted
+    /// one's the reverse; a migration's check leaves both out.
+    #[test]
+    fn a_created_or_deleted_exchange_is_told_class_by_class() {
+        let before = Vhost::new("/");
+        let mut after = Vhost::new("/");
+        after.exchanges.insert("n".into(), exchange("n", "topic", None));
+        bind(&mut after, "n", "a.*", "q1");
+        bind(&mut after, "n", "b", "q2");
+        let created = compare(&before, &after, Version::NEWEST);
+        assert_eq!(created.len(), 1, "{created:?}");
+        assert_eq!(created[0].existence, Some(Existence::Created));
+        let told: Vec<(String, Vec<&str>)> =
+            created[0].classes.iter().map(|c| (c.describe(), c.after.iter().map(String::as_str).collect())).collect();
+        assert_eq!(told, [("keys matching \"a.*\"".to_string(), vec!["q1"]), ("key \"b\"".into(), vec!["q2"])]);
+        assert!(created[0].classes.iter().all(|c| c.before.is_empty()));
+        let deleted = compare(&after, &before, Version::NEWEST);
+        assert_eq!(deleted[0].existence, Some(Existence::Deleted));
+        assert!(deleted[0].classes.iter().all(|c| c.after.is_empty() && !c.before.is_empty()));
+        assert!(compare_kept(&before, &after, Version::NEWEST).is_empty());
+    }
+
+    /// Past [`DETAILED`] exchanges created in a vhost, each is summed up by
+    /// its bindings, and none is walked.
+    #[test]
+    fn many_created_exchanges_are_summed_up() {
+        let before = Vhost::new("/");
+        let mut after = Vhost::new("/");
+        for i in 0..=DETAILED {
+            let name = format!("n{i}");
+            after.exchanges.insert(name.clone(), exchange(&name, "direct", None));
+            bind(&mut after, &name, "k", &format!("q{i}"));
+        }
+        after.exchanges.insert("empty".into(), exchange("empty", "direct", None));
+        let created = compare(&before, &after, Version::NEWEST);
+        assert_eq!(created.len(), DETAILED + 1, "an exchange bound to nothing routes nothing: {created:?}");
+        for c in &created {
+            let s = c.summary.as_ref().expect("summed up");
+            assert!(c.classes.is_empty() && s.bindings == 1 && s.queues.len() == 1, "{c:?}");
+            assert!(s.why.contains("12 exchanges are created or deleted"), "{}", s.why);
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
 
@@ -613,10 +795,12 @@ mod tests {
         fn the_classes_are_every_key_routed_otherwise((before, after) in pair(), keys in proptest::collection::vec(key(), 40)) {
             let changes = compare(&before, &after, Version::NEWEST);
             let (rb, ra) = (Router::new(&before, Version::NEWEST), Router::new(&after, Version::NEWEST));
-            // An exchange on one side only takes no client's message on the other.
-            let names: BTreeSet<&String> = before.exchanges.keys().filter(|x| after.exchanges.contains_key(*x)).collect();
+            // An exchange on one side only takes no client's message on the
+            // other: its keys go from nothing or to nothing.
+            let names: BTreeSet<&String> = before.exchanges.keys().chain(after.exchanges.keys()).collect();
             for x in names {
                 let change = changes.iter().find(|c| &c.exchange == x);
+                prop_assert!(change.is_none_or(|c| c.summary.is_none()), "{x}: summed up: {change:?}");
                 let classes = change.map_or(&[][..], |c| c.classes.as_slice());
                 for c in classes {
                     prop_assert!(c.contains(&c.example), "{x}: {c:?}");

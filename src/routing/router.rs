@@ -209,6 +209,10 @@ impl<'a> Router<'a> {
             _ => {}
         }
         let mut seen: BTreeSet<(&str, Keys)> = BTreeSet::new();
+        // The exchanges visited, so that a message's next one is told in
+        // one look (not by a scan of `seen`: quadratic in the exchanges a
+        // fanout chain visits).
+        let mut visited: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::from_iter([start]);
         let mut work: VecDeque<(&str, Keys)> = VecDeque::from([(start, message.keys.clone())]);
         seen.insert((start, message.keys.clone()));
         while let Some((name, keys)) = work.pop_front() {
@@ -216,7 +220,7 @@ impl<'a> Router<'a> {
             let mut next = |x: &'m str, k: Keys| {
                 // A message visits each exchange once; a class once per
                 // class that reaches it.
-                let first = if exact { !seen.iter().any(|(n, _)| *n == x) } else { true };
+                let first = visited.insert(x) || !exact;
                 if first && seen.insert((x, k.clone())) {
                     work.push_back((x, k));
                 }

@@ -51,7 +51,8 @@ mod tests {
             before: set(before),
             after: set(after),
         };
-        vec![ExchangeChange { exchange: "x".into(), classes: vec![class], cannot_tell: vec![] }]
+        let (existence, summary) = (None, None);
+        vec![ExchangeChange { exchange: "x".into(), existence, classes: vec![class], cannot_tell: vec![], summary }]
     }
 
     #[test]
