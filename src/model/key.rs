@@ -67,7 +67,11 @@ impl ObjectKey {
             | ObjectKey::OperatorPolicy { name, .. } => name.clone(),
             ObjectKey::Binding { binding, .. } => binding.to_string(),
             ObjectKey::Permission { user, .. } => user.clone(),
-            ObjectKey::Object { name, .. } => name.id.join(" "),
+            // A compound identity as its JSON array: names may hold spaces.
+            ObjectKey::Object { name, .. } => match name.id.as_slice() {
+                [one] => one.clone(),
+                parts => serde_json::to_string(parts).expect("strings serialise"),
+            },
         }
     }
 

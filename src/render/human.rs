@@ -7,6 +7,7 @@ use similar::{ChangeTag, TextDiff};
 
 use super::document::{ChangeDoc, MigrationDoc, PlanDocument};
 use crate::diff::{Action, Attributes};
+use crate::model::kinds::{KINDS, Name};
 
 /// Draws the document; `color` adds ANSI colours.
 pub fn render(doc: &PlanDocument, color: bool) -> String {
@@ -279,8 +280,12 @@ fn migration(out: &mut String, m: &MigrationDoc) {
 
 fn title(c: &ChangeDoc) -> String {
     let vhost = c.vhost.as_deref().map(|v| format!(" (vhost \"{v}\")")).unwrap_or_default();
+    let compound = || KINDS.iter().find(|k| k.name == c.kind && k.identity.len() > 1);
     match c.kind.as_str() {
         "binding" => format!("binding {}{vhost}", c.name),
+        _ if let (Some(kind), Ok(id)) = (compound(), serde_json::from_str::<Vec<String>>(&c.name)) => {
+            format!("{}{vhost}", Name { kind, id })
+        }
         kind => format!("{kind} \"{}\"{vhost}", c.name),
     }
 }

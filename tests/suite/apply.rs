@@ -231,6 +231,15 @@ tags = ["monitoring"]
 configure = "^q\\."
 write = "^x\\."
 read = ".*"
+
+[[topic_permissions]]
+user = "t-apply-lifecycle-app"
+exchange = "x.events"
+write = "^order\\."
+read = ".*"
+
+[global_parameters."t-apply-lifecycle-setting"]
+value = { team = "orders" }
 "##;
 
 const LIFECYCLE_V2: &str = r##"
@@ -308,6 +317,15 @@ tags = ["monitoring"]
 configure = ".*"
 write = "^x\\."
 read = ".*"
+
+[[topic_permissions]]
+user = "t-apply-lifecycle-app"
+exchange = "x.events"
+write = "^order\\.(placed|paid)$"
+read = ".*"
+
+[global_parameters."t-apply-lifecycle-setting"]
+value = { team = "orders", tier = 2 }
 "##;
 
 #[test]
@@ -385,6 +403,13 @@ fn every_object_kind_is_created_changed_and_destroyed() {
         (Some("^q\\."), Some("^x\\."), Some(".*"))
     );
     assert_eq!(case.get(&format!("exchanges/{}/x.two", seg(v2)))["type"], "direct");
+    let topic = |case: &Case| case.get(&format!("topic-permissions/{{V}}/{app}"))[0].clone();
+    assert_eq!(
+        (topic(&case)["exchange"].as_str(), topic(&case)["write"].as_str()),
+        (Some("x.events"), Some("^order\\."))
+    );
+    let setting = |case: &Case| case.broker.get("global-parameters/t-apply-lifecycle-setting")["value"].clone();
+    assert_eq!(setting(&case), json!({"team": "orders"}));
 
     let inventory_v1 = BTreeMap::from([
         ("exchanges".to_string(), names(&["x.events", "x.inner", "x.match"])),
@@ -401,6 +426,7 @@ fn every_object_kind_is_created_changed_and_destroyed() {
         ("policies".to_string(), names(&["p.limits"])),
         ("operator_policies".to_string(), names(&["op.cap"])),
         ("permissions".to_string(), names(&[app])),
+        ("topic_permissions".to_string(), BTreeSet::from([json!([app, "x.events"]).to_string()])),
     ]);
     assert_eq!(case.inventory("t-apply-lifecycle"), Some(inventory_v1));
     assert_eq!(case.inventory(v2), Some(BTreeMap::from([("exchanges".to_string(), names(&["x.two"]))])));
@@ -439,6 +465,8 @@ fn every_object_kind_is_created_changed_and_destroyed() {
     assert_eq!(case.get(&format!("users/{hashed}"))["password_hash"], hash2.as_str());
     assert_eq!(case.broker.request_with(hashed, hpw2, "GET", "whoami").status, 200);
     assert_eq!(case.get(&format!("permissions/{{V}}/{app}"))["configure"], ".*");
+    assert_eq!(topic(&case)["write"], "^order\\.(placed|paid)$");
+    assert_eq!(setting(&case), json!({"team": "orders", "tier": 2}));
     let inv = case.inventory("t-apply-lifecycle").unwrap();
     assert_eq!(
         inv["bindings"],
@@ -481,6 +509,8 @@ fn every_object_kind_is_created_changed_and_destroyed() {
         "- user \"t-apply-lifecycle-hash\"",
         "- permissions \"t-apply-lifecycle-app\"",
         "- binding x.match -> exchange x.inner",
+        "- topic permission (user \"t-apply-lifecycle-app\", exchange \"x.events\")",
+        "- global parameter \"t-apply-lifecycle-setting\"",
     ] {
         assert!(plan.stdout.contains(gone), "the plan lacks `{gone}`:\n{}", plan.stdout);
     }
@@ -498,6 +528,7 @@ fn every_object_kind_is_created_changed_and_destroyed() {
         "users/t-apply-lifecycle-app",
         "users/t-apply-lifecycle-hash",
         "permissions/{V}/t-apply-lifecycle-app",
+        "global-parameters/t-apply-lifecycle-setting",
     ] {
         assert!(!case.exists(path), "{path} is still there");
     }
