@@ -68,7 +68,7 @@ fn quiet_hides_warnings_but_not_errors() {
 /// An object of a kind (`src/model/kinds`) is reported at its own line and
 /// column, with the codes and helps of the other objects.
 #[test]
-fn topic_permission_mistakes_are_placed_and_explained() {
+fn topic_permission_and_removed_mistakes_are_placed_and_explained() {
     let cases = [
         ("70-topic-permission-missing-write.toml", vec!["missing-write.toml:8:1]", "add `write = \"…\"`"]),
         (
@@ -76,6 +76,10 @@ fn topic_permission_mistakes_are_placed_and_explained() {
             vec!["unknown key `wirte`", "wirte-typo.toml:11:1]", "did you mean `write`?", "wirte-typo.toml:8:1]"],
         ),
         ("72-topic-permission-write-number.toml", vec!["write-number.toml:11:9]", "must be a string, not an integer"]),
+        (
+            "74-declared-and-removed.toml",
+            vec!["queue \"orders.legacy\" in vhost \"/\" is both declared and in [removed]", "removed.toml:10:11]"],
+        ),
         (
             "73-duplicate-topic-permission-two-files",
             vec![
