@@ -73,8 +73,28 @@ pub(super) fn check(ctx: &mut Context) {
             found.push((key, None, shared(&queues, &who, by_name(ctx, vname, &queues))));
         }
     }
+    topic_permissions(ctx, &mut found);
     for (key, field, d) in found {
         ctx.report(&key, field, d);
+    }
+}
+
+/// Topic permissions on an exchange of another type: RabbitMQ checks them
+/// on topic exchanges only (`rabbit_channel:check_topic_authorisation`),
+/// so such a permission restricts nothing.
+fn topic_permissions(ctx: &Context, found: &mut Vec<(ObjectKey, Option<&'static str>, Diagnostic)>) {
+    for (vname, vhost) in &ctx.topology.vhosts {
+        let Some(view) = ctx.views.get(vname.as_str()) else { continue };
+        for name in vhost.objects.keys().filter(|n| n.kind.table == "topic_permissions") {
+            let (user, exchange) = (&name.id[0], &name.id[1]);
+            let Some(kind) = view.router.kind_of(exchange).filter(|k| *k != "topic") else { continue };
+            let d = finding(
+                "topic-permission-not-topic",
+                format!("the topic permission of user \"{user}\" is on {kind} exchange \"{exchange}\""),
+            )
+            .help("RabbitMQ checks topic permissions on topic exchanges only, so this one restricts nothing: name a topic exchange, or restrict the user with its `permissions`");
+            found.push((ObjectKey::Object { vhost: Some(vname.clone()), name: name.clone() }, Some("exchange"), d));
+        }
     }
 }
 

@@ -58,6 +58,12 @@ pub const RULES: &[Rule] = &[
     rule("policy-shadows", Warning, Files, "the winning policy hides keys of a lower-priority one"),
     rule("policy-overrides-argument", Warning, Files, "a policy key that a queue argument also sets"),
     rule("broad-permissions", Warning, Files, "a non-administrator with `.*` to configure, write and read"),
+    rule(
+        "topic-permission-not-topic",
+        Warning,
+        Files,
+        "a topic permission on an exchange that is not a topic exchange",
+    ),
     rule("guest-user", Warning, Files, "the `guest` user declared or given permissions"),
     rule("shared-queue", Warning, Both, "one queue read by more than one service"),
     rule("deprecated-feature-used", Warning, Broker, "the broker reports a deprecated feature in use"),
