@@ -433,6 +433,14 @@ fn every_object_kind_is_created_changed_and_destroyed() {
     assert!(case.inventory_users().is_superset(&BTreeSet::from([app.to_string(), hashed.to_string()])));
     case.assert_converged(&env1);
 
+    // A topic permission changed by hand is told apart from a change in the files.
+    let by_hand = json!({"exchange": "x.events", "write": ".*", "read": ".*"});
+    case.broker.put(&format!("topic-permissions/{}/{app}", seg(&case.vhost)), by_hand);
+    let doc = plan_json(&case.plan(&["--format", "json"], &env1));
+    assert_eq!(doc["summary"]["outside"], 1, "{doc:#}");
+    assert_eq!(doc["changed_outside"][0]["name"], json!([app, "x.events"]).to_string(), "{doc:#}");
+    case.apply_ok(&[], &env1);
+
     // Changed: everything that changes in place, a binding's key and
     // arguments, a queue recreated with --replace, a new password.
     case.file("topology.toml", &LIFECYCLE_V2.replace("{HASH}", &hash2));
