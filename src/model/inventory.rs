@@ -158,6 +158,16 @@ impl Inventory {
         if !self.digests.is_empty() {
             out["digests"] = digests_json(&self.digests);
         }
+        let broker_wide: BTreeMap<&str, serde_json::Map<String, Json>> =
+            self.digests.iter().fold(BTreeMap::new(), |mut out, (k, d)| {
+                if let ObjectKey::Object { vhost: None, name } = k {
+                    out.entry(name.kind.table).or_default().insert(id_text(&name.id), json!(d));
+                }
+                out
+            });
+        if !broker_wide.is_empty() {
+            out["object_digests"] = json!(broker_wide);
+        }
         if !broker.is_empty() {
             out["objects"] = json!(broker);
         }
@@ -202,7 +212,13 @@ impl Inventory {
                 scopes.insert(key, set);
             }
         }
-        let digests = digests_from(&value["digests"])?;
+        let mut digests = digests_from(&value["digests"])?;
+        for (group, names) in value["object_digests"].as_object().unwrap_or(&empty) {
+            for (name, digest) in names.as_object().unwrap_or(&empty) {
+                let key = ObjectKey::Object { vhost: None, name: object_name(group, &id_parsed(group, name)?)? };
+                digests.insert(key, text(digest)?);
+            }
+        }
         Ok(Inventory { objects, scopes, digests })
     }
 }
@@ -228,12 +244,7 @@ fn digests_from(value: &Json) -> Result<BTreeMap<ObjectKey, String>, String> {
     for (v, groups) in value.as_object().unwrap_or(&empty) {
         for (group, names) in groups.as_object().unwrap_or(&empty) {
             for (name, digest) in names.as_object().unwrap_or(&empty) {
-                // A compound identity is the text of its JSON array.
-                let name = match name.starts_with('[') && crate::model::kinds::by_table(group).is_some() {
-                    true => serde_json::from_str(name).map_err(|e| format!("bad digest name {name}: {e}"))?,
-                    false => json!(name),
-                };
-                out.insert(named(group, v.clone(), &name)?, text(digest)?);
+                out.insert(named(group, v.clone(), &id_parsed(group, name)?)?, text(digest)?);
             }
         }
     }
@@ -275,6 +286,22 @@ fn id_json(id: &[String]) -> Json {
     match id {
         [one] => json!(one),
         parts => json!(parts),
+    }
+}
+
+/// An identity as a digest's name: its one name, or its JSON array's text.
+fn id_text(id: &[String]) -> String {
+    match id_json(id) {
+        Json::String(s) => s,
+        compound => compound.to_string(),
+    }
+}
+
+/// The inverse of [`id_text`] for group `group`, as [`id_json`] gives it.
+fn id_parsed(group: &str, name: &str) -> Result<Json, String> {
+    match super::kinds::by_table(group).is_some_and(|k| k.identity.len() > 1) {
+        true => serde_json::from_str(name).map_err(|e| format!("bad digest name {name}: {e}")),
+        false => Ok(json!(name)),
     }
 }
 
@@ -420,6 +447,27 @@ mod tests {
         let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
         assert!(inv.owns(&vhost, &set(&["a", "b"])));
         assert!(!inv.owns(&vhost, &set(&["b"])), "another topology's vhost is never destroyed by omission");
+    }
+
+    #[test]
+    fn objects_of_kinds_and_their_digests_read_back_as_written() {
+        use crate::model::kinds::{Name, by_table};
+        let topic = Name { kind: by_table("topic_permissions").unwrap(), id: vec!["u".into(), "amq.topic".into()] };
+        let setting = Name { kind: by_table("global_parameters").unwrap(), id: vec!["[odd] name".into()] };
+        let keys = [
+            ObjectKey::Object { vhost: Some("/".into()), name: topic },
+            ObjectKey::Object { vhost: None, name: setting },
+        ];
+        // A vhost's objects list the vhost too.
+        let mut inv = Inventory { objects: [ObjectKey::Vhost("/".into())].into(), ..Inventory::default() };
+        for (i, k) in keys.iter().enumerate() {
+            inv.objects.insert(k.clone());
+            inv.digests.insert(k.clone(), format!("d{i}"));
+        }
+        let written = inv.to_json();
+        assert_eq!(written["vhosts"]["/"]["topic_permissions"], json!([["u", "amq.topic"]]), "{written}");
+        assert_eq!(written["objects"]["global_parameters"], json!(["[odd] name"]), "{written}");
+        assert_eq!(Inventory::from_json(&written), Ok(inv));
     }
 
     #[test]

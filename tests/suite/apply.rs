@@ -433,12 +433,18 @@ fn every_object_kind_is_created_changed_and_destroyed() {
     assert!(case.inventory_users().is_superset(&BTreeSet::from([app.to_string(), hashed.to_string()])));
     case.assert_converged(&env1);
 
-    // A topic permission changed by hand is told apart from a change in the files.
+    // A topic permission and a global parameter changed by hand are told
+    // apart from a change in the files.
     let by_hand = json!({"exchange": "x.events", "write": ".*", "read": ".*"});
     case.broker.put(&format!("topic-permissions/{}/{app}", seg(&case.vhost)), by_hand);
+    let by_hand = json!({"name": "t-apply-lifecycle-setting", "value": {"team": "payments"}});
+    case.broker.put("global-parameters/t-apply-lifecycle-setting", by_hand);
     let doc = plan_json(&case.plan(&["--format", "json"], &env1));
-    assert_eq!(doc["summary"]["outside"], 1, "{doc:#}");
-    assert_eq!(doc["changed_outside"][0]["name"], json!([app, "x.events"]).to_string(), "{doc:#}");
+    assert_eq!(doc["summary"]["outside"], 2, "{doc:#}");
+    let names: BTreeSet<&str> =
+        doc["changed_outside"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
+    let topic_name = json!([app, "x.events"]).to_string();
+    assert_eq!(names, BTreeSet::from([topic_name.as_str(), "t-apply-lifecycle-setting"]), "{doc:#}");
     case.apply_ok(&[], &env1);
 
     // Changed: everything that changes in place, a binding's key and
