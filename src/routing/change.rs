@@ -265,7 +265,7 @@ fn summed(s: &Sides, x: &str, e: Existence, why: String) -> ExchangeChange {
 }
 
 fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
-    let (before, after) = (Router::new(vb, version), Router::new(va, version));
+    let (before, after) = (Router::for_routes(vb, version), Router::for_routes(va, version));
     let mut names: BTreeSet<&str> = vb.exchanges.keys().chain(va.exchanges.keys()).map(String::as_str).collect();
     for b in vb.bindings.iter().chain(&va.bindings) {
         names.insert(&b.source);
@@ -556,27 +556,34 @@ fn exchange_change<'a>(
     let mut why: BTreeSet<String> = BTreeSet::new();
     for atom in atoms {
         let message = Message { exchange: x.to_string(), keys: Keys::one(&atom.key), headers: None };
-        // Only the queues are compared: no path.
-        let (rb, ra) = (s.before.route_from(&message, true, false), s.after.route_from(&message, true, false));
-        if !rb.cannot_tell.is_empty() || !ra.cannot_tell.is_empty() {
-            if rb.queues != ra.queues || rb.cannot_tell != ra.cannot_tell {
-                why.extend(
-                    rb.cannot_tell
-                        .iter()
-                        .chain(&ra.cannot_tell)
-                        .map(|c| format!("exchange \"{}\": {}", c.exchange, c.why)),
-                );
+        // Only the queues are compared, by the names the vhosts hold: no
+        // path, and no owned names but those of a class that changed (a
+        // hub's keys reach a thousand queues alike on both sides).
+        let (rb, ra) = (s.before.reach(&message, true, false), s.after.reach(&message, true, false));
+        let (qb, qa) = (sorted(rb.queues), sorted(ra.queues));
+        let (cb, ca) = (&rb.route.cannot_tell, &ra.route.cannot_tell);
+        if !cb.is_empty() || !ca.is_empty() {
+            if qb != qa || cb != ca {
+                why.extend(cb.iter().chain(ca).map(|c| format!("exchange \"{}\": {}", c.exchange, c.why)));
             }
             continue;
         }
-        if rb.queues != ra.queues {
+        if qb != qa {
             let (keys, except) = describe(table, &ids, &atom.accepts);
-            change.classes.push(KeyClass { keys, except, example: atom.key, before: rb.queues, after: ra.queues });
+            let owned = |q: Vec<&str>| q.into_iter().map(str::to_string).collect();
+            change.classes.push(KeyClass { keys, except, example: atom.key, before: owned(qb), after: owned(qa) });
         }
     }
     change.classes.sort_by(|a, b| (&a.keys, &a.example).cmp(&(&b.keys, &b.example)));
     change.cannot_tell = why.into_iter().collect();
     change
+}
+
+/// Queues reached, each once, in order.
+fn sorted(mut queues: Vec<&str>) -> Vec<&str> {
+    queues.sort_unstable();
+    queues.dedup();
+    queues
 }
 
 /// The class of keys that `accepts` (and no other of `ids`) take, as
