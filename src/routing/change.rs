@@ -302,16 +302,16 @@ fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
             Some("headers") if same => (b.destination_kind, b.destination.as_str(), "", Some(&b.arguments)),
             _ => (b.destination_kind, b.destination.as_str(), b.routing_key.as_str(), Some(&b.arguments)),
         };
-        let bb: FxHashSet<_> = s.before.bindings_from(name).iter().map(|b| routed(b)).collect();
-        let ba: FxHashSet<_> = s.after.bindings_from(name).iter().map(|b| routed(b)).collect();
-        let mut changed: Vec<&Binding> = s
-            .before
-            .bindings_from(name)
-            .iter()
-            .filter(|b| !ba.contains(&routed(b)))
-            .chain(s.after.bindings_from(name).iter().filter(|b| !bb.contains(&routed(b))))
-            .copied()
-            .collect();
+        let (lb, la) = (s.before.bindings_from(name), s.after.bindings_from(name));
+        // Most exchanges keep their bindings: told in one pass, unhashed.
+        let mut changed: Vec<&Binding> = if lb == la {
+            Vec::new()
+        } else {
+            let bb: FxHashSet<_> = lb.iter().map(|b| routed(b)).collect();
+            let ba: FxHashSet<_> = la.iter().map(|b| routed(b)).collect();
+            let gone = lb.iter().filter(|b| !ba.contains(&routed(b)));
+            gone.chain(la.iter().filter(|b| !bb.contains(&routed(b)))).copied().collect()
+        };
         changed.sort();
         changed.dedup();
         let keyed = kinds.iter().all(|k| matches!(k, Some("direct" | "topic")));
