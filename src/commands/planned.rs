@@ -136,7 +136,7 @@ fn routing(live: &LiveSide, plan: &Plan) -> Vec<crate::render::routing::RoutingD
     let version =
         live.broker_version.map_or(crate::routing::Version::NEWEST, |(a, b)| crate::routing::Version::new(a, b));
     let change = plan::routing_change(&live.topology, plan, version);
-    change.iter().map(|(v, c)| crate::render::routing::RoutingDoc::new(v, c)).collect()
+    change.into_iter().map(|(v, c)| crate::render::routing::RoutingDoc::new(&v, c)).collect()
 }
 
 /// The drafted plan with every diagnostic placed, as a document to show.

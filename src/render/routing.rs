@@ -64,7 +64,9 @@ pub enum TermDoc {
 }
 
 impl RoutingDoc {
-    pub fn new(vhost: &str, change: &ExchangeChange) -> Self {
+    /// The document of `change`, which it takes: a class's queues, a
+    /// thousand names each behind a fanout exchange, are moved, not copied.
+    pub fn new(vhost: &str, change: ExchangeChange) -> Self {
         let terms = |ts: &[Term]| {
             ts.iter()
                 .map(|t| match t {
@@ -75,7 +77,7 @@ impl RoutingDoc {
         };
         RoutingDoc {
             vhost: vhost.to_string(),
-            exchange: change.exchange.clone(),
+            exchange: change.exchange,
             existence: change.existence.map(|e| {
                 match e {
                     Existence::Created => "created",
@@ -83,28 +85,28 @@ impl RoutingDoc {
                 }
                 .to_string()
             }),
-            summary: change.summary.as_ref().map(|s| SummaryDoc {
-                why: s.why.clone(),
+            summary: change.summary.map(|s| SummaryDoc {
+                why: s.why,
                 bindings: s.bindings,
-                queues: s.queues.iter().cloned().collect(),
-                exchanges: s.exchanges.iter().cloned().collect(),
-                alternate: s.alternate.clone(),
+                queues: s.queues.into_iter().collect(),
+                exchanges: s.exchanges.into_iter().collect(),
+                alternate: s.alternate,
             }),
             classes: change
                 .classes
-                .iter()
+                .into_iter()
                 .map(|c| KeyClassDoc {
                     description: c.describe(),
                     keys: terms(&c.keys),
                     except: terms(&c.except),
-                    example: c.example.clone(),
-                    before: c.before.iter().cloned().collect(),
-                    after: c.after.iter().cloned().collect(),
                     stop: c.stop().cloned().collect(),
                     start: c.start().cloned().collect(),
+                    example: c.example,
+                    before: c.before.into_iter().collect(),
+                    after: c.after.into_iter().collect(),
                 })
                 .collect(),
-            cannot_tell: change.cannot_tell.clone(),
+            cannot_tell: change.cannot_tell,
         }
     }
 }

@@ -265,7 +265,7 @@ fn summed(s: &Sides, x: &str, e: Existence, why: String) -> ExchangeChange {
 }
 
 fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
-    let (before, after) = (Router::new(vb, version), Router::new(va, version));
+    let (before, after) = (Router::for_routes(vb, version), Router::for_routes(va, version));
     let mut names: BTreeSet<&str> = vb.exchanges.keys().chain(va.exchanges.keys()).map(String::as_str).collect();
     for b in vb.bindings.iter().chain(&va.bindings) {
         names.insert(&b.source);
@@ -302,16 +302,16 @@ fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
             Some("headers") if same => (b.destination_kind, b.destination.as_str(), "", Some(&b.arguments)),
             _ => (b.destination_kind, b.destination.as_str(), b.routing_key.as_str(), Some(&b.arguments)),
         };
-        let bb: FxHashSet<_> = s.before.bindings_from(name).iter().map(|b| routed(b)).collect();
-        let ba: FxHashSet<_> = s.after.bindings_from(name).iter().map(|b| routed(b)).collect();
-        let mut changed: Vec<&Binding> = s
-            .before
-            .bindings_from(name)
-            .iter()
-            .filter(|b| !ba.contains(&routed(b)))
-            .chain(s.after.bindings_from(name).iter().filter(|b| !bb.contains(&routed(b))))
-            .copied()
-            .collect();
+        let (lb, la) = (s.before.bindings_from(name), s.after.bindings_from(name));
+        // Most exchanges keep their bindings: told in one pass, unhashed.
+        let mut changed: Vec<&Binding> = if lb == la {
+            Vec::new()
+        } else {
+            let bb: FxHashSet<_> = lb.iter().map(|b| routed(b)).collect();
+            let ba: FxHashSet<_> = la.iter().map(|b| routed(b)).collect();
+            let gone = lb.iter().filter(|b| !ba.contains(&routed(b)));
+            gone.chain(la.iter().filter(|b| !bb.contains(&routed(b)))).copied().collect()
+        };
         changed.sort();
         changed.dedup();
         let keyed = kinds.iter().all(|k| matches!(k, Some("direct" | "topic")));
@@ -556,27 +556,34 @@ fn exchange_change<'a>(
     let mut why: BTreeSet<String> = BTreeSet::new();
     for atom in atoms {
         let message = Message { exchange: x.to_string(), keys: Keys::one(&atom.key), headers: None };
-        // Only the queues are compared: no path.
-        let (rb, ra) = (s.before.route_from(&message, true, false), s.after.route_from(&message, true, false));
-        if !rb.cannot_tell.is_empty() || !ra.cannot_tell.is_empty() {
-            if rb.queues != ra.queues || rb.cannot_tell != ra.cannot_tell {
-                why.extend(
-                    rb.cannot_tell
-                        .iter()
-                        .chain(&ra.cannot_tell)
-                        .map(|c| format!("exchange \"{}\": {}", c.exchange, c.why)),
-                );
+        // Only the queues are compared, by the names the vhosts hold: no
+        // path, and no owned names but those of a class that changed (a
+        // hub's keys reach a thousand queues alike on both sides).
+        let (rb, ra) = (s.before.reach(&message, true, false), s.after.reach(&message, true, false));
+        let (qb, qa) = (sorted(rb.queues), sorted(ra.queues));
+        let (cb, ca) = (&rb.route.cannot_tell, &ra.route.cannot_tell);
+        if !cb.is_empty() || !ca.is_empty() {
+            if qb != qa || cb != ca {
+                why.extend(cb.iter().chain(ca).map(|c| format!("exchange \"{}\": {}", c.exchange, c.why)));
             }
             continue;
         }
-        if rb.queues != ra.queues {
+        if qb != qa {
             let (keys, except) = describe(table, &ids, &atom.accepts);
-            change.classes.push(KeyClass { keys, except, example: atom.key, before: rb.queues, after: ra.queues });
+            let owned = |q: Vec<&str>| q.into_iter().map(str::to_string).collect();
+            change.classes.push(KeyClass { keys, except, example: atom.key, before: owned(qb), after: owned(qa) });
         }
     }
     change.classes.sort_by(|a, b| (&a.keys, &a.example).cmp(&(&b.keys, &b.example)));
     change.cannot_tell = why.into_iter().collect();
     change
+}
+
+/// Queues reached, each once, in order.
+fn sorted(mut queues: Vec<&str>) -> Vec<&str> {
+    queues.sort_unstable();
+    queues.dedup();
+    queues
 }
 
 /// The class of keys that `accepts` (and no other of `ids`) take, as

@@ -76,9 +76,21 @@ pub(super) struct Reached<'a> {
 
 impl<'a> Router<'a> {
     pub fn new(vhost: &'a Vhost, version: Version) -> Self {
+        Self::build(vhost, version, true)
+    }
+
+    /// A router that only routes messages from exchanges (the plan's
+    /// routing change, two per vhost): it leaves out the bindings by queue,
+    /// a list for each of thousands of queues that only dead letters and
+    /// lint ask for ([`Router::bindings_into`] answers none).
+    pub(super) fn for_routes(vhost: &'a Vhost, version: Version) -> Self {
+        Self::build(vhost, version, false)
+    }
+
+    fn build(vhost: &'a Vhost, version: Version, by_queue: bool) -> Self {
         let mut by_source: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
         let mut into_queue: FxHashMap<&str, Vec<&Binding>> =
-            FxHashMap::with_capacity_and_hasher(vhost.queues.len(), Default::default());
+            FxHashMap::with_capacity_and_hasher(if by_queue { vhost.queues.len() } else { 0 }, Default::default());
         // The bindings are ordered by source: each exchange's are one run,
         // put in the map once (lint makes a router of 20,000 bindings).
         let mut run: Vec<&Binding> = Vec::new();
@@ -87,7 +99,7 @@ impl<'a> Router<'a> {
                 by_source.insert(first.source.as_str(), std::mem::take(&mut run));
             }
             run.push(b);
-            if b.destination_kind == DestinationKind::Queue {
+            if by_queue && b.destination_kind == DestinationKind::Queue {
                 into_queue.entry(b.destination.as_str()).or_default().push(b);
             }
         }
