@@ -110,10 +110,7 @@ fn kind_listings(defs: &mut Definitions, listed: &[(&Kind, String)], origin: &st
         match kind.definitions {
             "topic_permissions" => defs.topic_permissions.extend(parse::<Vec<Json>>(text, &what, origin)?),
             "global_parameters" => {
-                // warren's records are in the listing too: read once, above.
-                let listed = parse::<Vec<GlobalParameterDef>>(text, &what, origin)?;
-                let read: Vec<String> = defs.global_parameters.iter().map(|g| g.name.clone()).collect();
-                defs.global_parameters.extend(listed.into_iter().filter(|g| !read.contains(&g.name)));
+                defs.global_parameters.extend(parse::<Vec<GlobalParameterDef>>(text, &what, origin)?)
             }
             list => unreachable!("kind {} lists {list} items, which no listing gives", kind.table),
         }

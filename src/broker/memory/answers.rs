@@ -117,9 +117,18 @@ pub(super) fn vhost_export(s: &State, vhost: &str, v: &VhostState) -> String {
 }
 
 /// The listing of each kind that has one (`GET /api/topic-permissions`, ...).
+/// The global parameters listing holds the ones kept apart here (warren's
+/// records, the cluster id) too, as RabbitMQ's does.
 pub(super) fn kind_listings(s: &State) -> Vec<(&'static Kind, String)> {
     let listed = KINDS.iter().filter(|k| k.listing.is_some());
-    listed.map(|kind| (*kind, Json::Array(items_of(s, kind)).to_string())).collect()
+    let with_kept = |kind: &Kind| {
+        let mut items = items_of(s, kind);
+        if kind.definitions == "global_parameters" {
+            items.extend(s.global_parameters.iter().map(|(n, v)| json!({ "name": n, "value": v })));
+        }
+        items
+    };
+    listed.map(|kind| (*kind, Json::Array(with_kept(kind)).to_string())).collect()
 }
 
 /// Every object of `kind`, as its definitions list's items.
