@@ -39,8 +39,7 @@ pub fn definitions(topology: &Topology) -> Json {
         "exchanges": collect(exchanges),
         "bindings": collect(bindings),
     });
-    let in_vhosts = vhosts().flat_map(|v| v.objects.iter().map(move |o| (Some(v.name.as_str()), o)));
-    for (vhost, (name, body)) in in_vhosts.chain(topology.objects.iter().map(|o| (None, o))) {
+    for (vhost, name, body) in topology.kind_objects() {
         let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
         let list = doc[name.kind.definitions].as_array_mut().expect("every kind's list is one of the above");
         list.push(item);

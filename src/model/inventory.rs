@@ -97,9 +97,9 @@ impl Inventory {
                 vh.operator_policies.keys().map(|n| ObjectKey::OperatorPolicy { vhost: vhost(), name: n.clone() }),
             );
             objects.extend(vh.permissions.keys().map(|u| ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
-            objects.extend(vh.objects.keys().map(|n| ObjectKey::Object { vhost: Some(vhost()), name: n.clone() }));
         }
-        objects.extend(topology.objects.keys().map(|n| ObjectKey::Object { vhost: None, name: n.clone() }));
+        let of_kinds = topology.kind_objects();
+        objects.extend(of_kinds.map(|(v, n, _)| ObjectKey::Object { vhost: v.map(str::to_string), name: n.clone() }));
         Inventory { objects, scopes, digests: BTreeMap::new() }
     }
 

@@ -22,6 +22,14 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// Every object of the kinds of `model::kinds`: its vhost (`None` for a
+    /// broker-wide one), name and body.
+    pub fn kind_objects(&self) -> impl Iterator<Item = (Option<&str>, &super::kinds::Name, &Table)> {
+        let in_vhosts =
+            self.vhosts.iter().flat_map(|(v, vh)| vh.objects.iter().map(move |(n, b)| (Some(v.as_str()), n, b)));
+        in_vhosts.chain(self.objects.iter().map(|(n, b)| (None, n, b)))
+    }
+
     /// Whether the object `key` names exists in this topology.
     pub fn has(&self, key: &super::ObjectKey) -> bool {
         use super::ObjectKey as K;

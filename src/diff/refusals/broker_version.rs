@@ -68,11 +68,10 @@ impl Differ<'_> {
     /// problem per kind, at its first object, before any write.
     pub(in crate::diff) fn kinds_unsupported(&mut self, desired: &crate::model::Topology) {
         let Some(version) = self.facts.broker_version else { return };
-        let in_vhosts = desired.vhosts.iter().flat_map(|(v, vh)| vh.objects.keys().map(move |n| (Some(v), n)));
         let mut seen = std::collections::BTreeMap::new();
-        for (vhost, name) in in_vhosts.chain(desired.objects.keys().map(|n| (None, n))) {
+        for (vhost, name, _) in desired.kind_objects() {
             if !name.kind.on(version) {
-                seen.entry(name.kind.table).or_insert_with(|| (vhost.cloned(), name.clone(), 0)).2 += 1;
+                seen.entry(name.kind.table).or_insert_with(|| (vhost.map(str::to_string), name.clone(), 0)).2 += 1;
             }
         }
         for (vhost, name, count) in seen.into_values() {
