@@ -28,6 +28,7 @@ pub mod render;
 pub mod route_test;
 pub mod routing;
 pub mod saved_plan;
+pub mod secrets;
 pub mod source;
 #[doc(hidden)]
 pub mod testing;

@@ -19,7 +19,7 @@ mod tests;
 mod traffic;
 mod writes;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -75,6 +75,7 @@ impl Memory {
         };
         let state = State {
             version: state::VERSION.into(),
+            plugins: ["rabbitmq_management", "rabbitmq_shovel", "rabbitmq_federation"].map(String::from).into(),
             vhosts,
             users: BTreeMap::from([("guest".to_string(), guest)]),
             global_parameters: BTreeMap::from([(
@@ -97,6 +98,11 @@ impl Memory {
     /// Makes `check` report this RabbitMQ version.
     pub fn set_version(&self, version: &str) {
         self.lock_state().version = version.to_string();
+    }
+
+    /// Makes `plugins` report these enabled plugins.
+    pub fn set_plugins(&self, plugins: &[&str]) {
+        self.lock_state().plugins = plugins.iter().map(|p| p.to_string()).collect();
     }
 
     fn lock_state(&self) -> MutexGuard<'_, State> {
@@ -289,6 +295,12 @@ impl Broker for Memory {
     /// The in-memory broker counts consumers but knows no connections.
     async fn consumers(&self, _vhost: &str) -> Answer<Vec<Consumer>> {
         Ok(Vec::new())
+    }
+
+    async fn plugins(&self) -> Answer<Option<BTreeSet<String>>> {
+        let s = self.lock_state();
+        who(&self.user, &s)?;
+        Ok(Some(s.plugins.clone()))
     }
 
     async fn deprecated_features_used(&self) -> Answer<Option<Vec<DeprecatedFeature>>> {
@@ -518,6 +530,10 @@ impl Broker for Memory {
         let name = Name { kind, id: object.id.clone() };
         let action = || format!("set {}", name.at(vhost));
         self.admin(&s, action)?;
+        if let Some(plugin) = kind.plugin.filter(|p| !s.plugins.contains(*p)) {
+            // RabbitMQ: 400 "Validation failed\n\ncomponent shovel not found".
+            return Err(self.said(Why::Refused(format!("the {plugin} plugin is not enabled")), action()));
+        }
         let objects = match vhost {
             None => &mut s.objects,
             Some(v) => match s.vhosts.get_mut(v) {

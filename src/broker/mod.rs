@@ -14,7 +14,7 @@ mod ops;
 mod rabbit;
 mod records;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::time::Instant;
 
@@ -216,6 +216,9 @@ pub trait Broker: Clone + Send + Sync + 'static {
     fn consumers(&self, vhost: &str) -> impl Future<Output = Answer<Vec<Consumer>>> + Send;
     /// The deprecated features in use; `None` where the broker cannot say
     /// (before RabbitMQ 3.13).
+    /// The plugins enabled on every node, when the user can tell: a kind
+    /// that needs one the broker lacks is refused before any write.
+    fn plugins(&self) -> impl Future<Output = Answer<Option<BTreeSet<String>>>> + Send;
     fn deprecated_features_used(&self) -> impl Future<Output = Answer<Option<Vec<DeprecatedFeature>>>> + Send;
     /// The name of the policy the broker applies to an exchange, if any.
     fn exchange_policy(&self, vhost: &str, exchange: &str) -> impl Future<Output = Answer<Option<String>>> + Send;

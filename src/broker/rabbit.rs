@@ -1,7 +1,7 @@
 //! A broker reached over its management HTTP API, and AMQP for what that
 //! API cannot do (the lock, fresh queue counts).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -196,6 +196,18 @@ impl Rabbit {
         }
         Ok(out)
     }
+
+    async fn plugins_by_extension(&self) -> Result<Option<BTreeSet<String>>, BrokerError> {
+        const BY_EXTENSION: &[(&str, &str)] =
+            &[("shovel.js", "rabbitmq_shovel"), ("federation.js", "rabbitmq_federation")];
+        let listed = match self.http.get_json("extensions", "list the management extensions").await {
+            Err(BrokerError::Forbidden { .. }) => return Ok(None),
+            other => other?,
+        };
+        let scripts: Vec<&str> = listed.as_array().into_iter().flatten().filter_map(|e| e["javascript"].as_str()).collect();
+        let found = BY_EXTENSION.iter().filter(|(script, _)| scripts.contains(script));
+        Ok(Some(found.map(|(_, plugin)| plugin.to_string()).collect()))
+    }
 }
 
 impl Broker for Rabbit {
@@ -364,6 +376,24 @@ impl Broker for Rabbit {
             .collect();
         out.sort();
         Ok(out)
+    }
+
+    /// A user with the `monitoring` or `administrator` tag reads each
+    /// node's running applications; any other user the management UI's
+    /// extensions, which name a plugin by its management part
+    /// (`rabbitmq_shovel_management` serves `shovel.js`), or nothing.
+    async fn plugins(&self) -> Result<Option<BTreeSet<String>>, BrokerError> {
+        let nodes = match self.http.get_json("nodes?columns=name,applications", "list the nodes' plugins").await {
+            Err(BrokerError::Forbidden { .. }) => return self.plugins_by_extension().await,
+            other => other?,
+        };
+        let on_node = |n: &Json| -> BTreeSet<String> {
+            let apps = n["applications"].as_array().into_iter().flatten();
+            apps.filter_map(|a| a["name"].as_str().map(str::to_string)).collect()
+        };
+        let mut each = nodes.as_array().into_iter().flatten().map(on_node);
+        let first = each.next().unwrap_or_default();
+        Ok(Some(each.fold(first, |all, n| all.intersection(&n).cloned().collect())))
     }
 
     async fn deprecated_features_used(&self) -> Result<Option<Vec<DeprecatedFeature>>, BrokerError> {

@@ -35,6 +35,21 @@ pub fn run(path: &Path, envs: &[String], out_file: Option<&Path>, out: &Writer) 
             return Err(Error::invalid().line("Nothing exported: a password could not be read."));
         }
     };
+    // The URIs of shovels and upstreams cannot be hashed as passwords are:
+    // the definitions carry them as they are, so never to a terminal or a log.
+    let (topology, unset) = crate::secrets::resolve(&topology, &crate::model::Topology::default(), |v| std::env::var_os(v));
+    if let Some(u) = unset.first() {
+        return Err(Error::invalid().line(format!(
+            "Nothing exported: the `{}` of {} comes from ${}, which is not set.",
+            u.attribute, u.object, u.variable
+        )));
+    }
+    if out_file.is_none() && matches!(topology, std::borrow::Cow::Owned(_)) {
+        return Err(Error::invalid().line(
+            "Nothing exported: the definitions would hold secrets read from the environment (URIs with passwords); \
+             write them to a file with --out FILE, which warren makes readable by you alone.",
+        ));
+    }
     let text = export::to_text(&export::definitions(&topology));
     let written = match out_file {
         None => std::io::stdout().lock().write_all(text.as_bytes()),

@@ -2,7 +2,7 @@
 //! (one definitions request, and one queue listing per declared vhost),
 //! with warren's records: the inventory and the journal.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::broker::{Broker, BrokerError, Endpoint, Rabbit, Tls};
@@ -32,6 +32,9 @@ pub struct LiveSide {
     pub broker_version: Option<(u32, u32)>,
     /// The user warren connects as, when read from a broker.
     pub user: Option<String>,
+    /// The plugins enabled on the broker, when read from one whose plugins
+    /// the files' kinds need and the user can tell.
+    pub plugins: Option<BTreeSet<String>>,
 }
 
 /// A definitions export to plan against: `plan --state FILE [--vhost NAME]`.
@@ -130,6 +133,7 @@ fn side(l: Live, path: &Path, mut notes: Vec<Diagnostic>) -> LiveSide {
         queue_counts: None,
         broker_version: None,
         user: None,
+        plugins: None,
     }
 }
 
@@ -195,6 +199,11 @@ pub fn definitions_from_broker(c: &Connection, only: &[String]) -> Result<Live, 
 /// queues. A broker error is returned as such so callers can tell kinds apart.
 pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
     let (l, version) = read_state(broker, desired).await?;
+    // Asked only when the files need a plugin: most projects do not.
+    let plugins = match desired.kind_objects().any(|(_, n, _)| n.kind.plugin.is_some()) {
+        true => broker.plugins().await?,
+        false => None,
+    };
     let origin = broker.origin();
     // Counts matter only where a queue may be destroyed: a live queue the
     // files no longer declare. Listing queues is as slow as the export.
@@ -219,6 +228,7 @@ pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, 
         queue_counts: Some(counts),
         broker_version: major_minor(&version),
         user: Some(broker.user()),
+        plugins,
     })
 }
 

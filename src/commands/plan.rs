@@ -245,6 +245,7 @@ fn diff(
         queue_counts: None,
         broker_version: None,
         user: None,
+        plugins: None,
     };
     let mut planned = match &compared {
         Some(c) => compare(desired, new, live, &c.old, &c.new),

@@ -89,6 +89,7 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
     let mut facts = BrokerFacts {
         queue_counts: live.queue_counts.clone(),
         broker_version: live.broker_version,
+        plugins: live.plugins.clone(),
         connected_user: live.user.clone(),
         in_flight: live.migrations.clone(),
         last_applies: live.last_applies.clone(),
@@ -119,7 +120,21 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
             ),
         }
     }
-    let d = diff::diff(&desired.topology, &live.topology, &live.ownership, desired.project.name(), &options, &facts);
+    // Offline, both sides are files and name the same variables.
+    let (desired_topology, unset) = match purpose {
+        Purpose::Plan => crate::secrets::resolve(&desired.topology, &live.topology, |v| std::env::var_os(v)),
+        _ => (std::borrow::Cow::Borrowed(&desired.topology), Vec::new()),
+    };
+    for u in unset {
+        notes.push(
+            Diagnostic::warning(
+                "secret-unknown",
+                format!("the `{}` of {} comes from ${}, which is not set here", u.attribute, u.object, u.variable),
+            )
+            .help(format!("set {} to compare it with the broker's and to write it", u.variable)),
+        );
+    }
+    let d = diff::diff(&desired_topology, &live.topology, &live.ownership, desired.project.name(), &options, &facts);
     let plan = plan::build(d, &live.topology);
     Draft { plan, passwords, notes }
 }

@@ -25,6 +25,8 @@ pub(super) enum Refusal {
     Lockout(Vec<String>),
     /// A user whose password comes from a variable that is not set.
     PasswordUnset { user: String, var: String },
+    /// An object to write whose secret comes from a variable that is not set.
+    SecretUnset { object: String, var: String },
     /// A migration of a queue the files declare, recorded in another journal
     /// than this run's (`at` says where this run's is).
     OtherJournal { migration: Box<Migration>, at: String },
@@ -37,7 +39,7 @@ impl Refusal {
             Refusal::Checks | Refusal::Destroys(_) | Refusal::Lockout(_) | Refusal::OtherJournal { .. } => {
                 Kind::Refused
             }
-            Refusal::Errors(_) | Refusal::PasswordUnset { .. } => Kind::Invalid,
+            Refusal::Errors(_) | Refusal::PasswordUnset { .. } | Refusal::SecretUnset { .. } => Kind::Invalid,
         };
         Error::new(kind).line(self.to_string())
     }
@@ -77,6 +79,8 @@ pub(super) fn of_plan(planned: &Planned, allow_destroy: bool, allow_lockout: boo
             Password::Env(var) => Some(Refusal::PasswordUnset { user: user.name.clone(), var: var.clone() }),
             _ => None,
         },
+        Op::PutObject { vhost, name, object } => crate::secrets::unread(&object.body)
+            .map(|var| Refusal::SecretUnset { object: name.at(vhost.as_deref()), var: var.to_string() }),
         _ => None,
     })
 }
@@ -118,6 +122,9 @@ impl fmt::Display for Refusal {
             ),
             Refusal::PasswordUnset { user, var } => {
                 write!(f, "Nothing was changed: the password of user \"{user}\" comes from ${var}, which is not set.")
+            }
+            Refusal::SecretUnset { object, var } => {
+                write!(f, "Nothing was changed: a secret of {object} comes from ${var}, which is not set.")
             }
             Refusal::OtherJournal { migration: m, at } => write!(
                 f,

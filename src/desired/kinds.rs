@@ -18,7 +18,8 @@ use super::reader::{Fields, What};
 use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::Table;
-use crate::model::kinds::{Attribute, Fixed, KINDS, Kind, Name, Presence, Scope, Type};
+use crate::model::kinds::{Attribute, Fixed, KINDS, Kind, Name, Presence, Scope, Type, env_var, has_password};
+use crate::model::Value;
 
 /// Whether objects of `kind` are written `[table.NAME]` (one identity
 /// attribute, the table's name), rather than `[[table]]` with the identity
@@ -54,7 +55,10 @@ pub(crate) fn example(a: &Attribute) -> String {
         (_, Type::Integer) => "1".into(),
         (_, Type::Boolean) => "true".into(),
         (_, Type::Strings) => "[\"…\"]".into(),
-        (_, Type::OneOf(words)) => format!("\"{}\"", words.first().copied().unwrap_or_default()),
+        (_, Type::OneOf(words) | Type::OneOfOrInteger(words)) => {
+            format!("\"{}\"", words.first().copied().unwrap_or_default())
+        }
+        (_, Type::Uris) => "{ env = \"VARIABLE\" }".into(),
         (_, Type::Any) => "\"…\"".into(),
     }
 }
@@ -186,7 +190,7 @@ impl Parser<'_> {
         for a in kind.attributes {
             let value = match (f.get(a.name), base.and_then(|b| b.get(a.name)), a.presence) {
                 (Some(_), _, _) => {
-                    let v = f.typed(&mut self.r, a.name, a.ty);
+                    let v = f.typed(&mut self.r, a.name, a.ty).filter(|v| !a.secret || self.secret_ok(f, a, v));
                     ok &= v.is_some();
                     v
                 }
@@ -204,6 +208,39 @@ impl Parser<'_> {
             }
         }
         ok.then_some(body)
+    }
+
+    /// Whether a secret attribute's value keeps its secrets out of the
+    /// file: a URI with a password is an error that never shows the line,
+    /// and a variable must be one a shell can set.
+    fn secret_ok(&mut self, f: &Fields, a: &Attribute, value: &Value) -> bool {
+        let span = f.span(a.name).unwrap_or(0..0);
+        let items = match value {
+            Value::List(items) => items.as_slice(),
+            one => std::slice::from_ref(one),
+        };
+        let example = format!("`{} = {{ env = \"VARIABLE\" }}`", a.name);
+        for item in items {
+            let d = match (item, env_var(item)) {
+                (Value::String(uri), _) if has_password(uri) => {
+                    Diagnostic::error("secret-in-file", format!("the `{}` of {} holds a password", a.name, f.what))
+                        .at(self.loc(span.clone()))
+                        .redacted()
+                        .help(format!(
+                            "a secret in a file ends up in version control; write {example} and set VARIABLE to the URI where warren runs"
+                        ))
+                }
+                (_, Some(var)) if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                    Diagnostic::error("bad-value", format!("\"{var}\" is not an environment variable name"))
+                        .at(self.loc(span.clone()))
+                        .help(format!("name the variable that holds the value, as in {example}"))
+                }
+                _ => continue,
+            };
+            self.r.report(d);
+            return false;
+        }
+        true
     }
 
     fn missing(&mut self, f: &Fields, a: &Attribute, at: &Range<usize>) {
@@ -313,9 +350,9 @@ pub(crate) mod testing {
         Attribute { name, ty, presence, immutable: false, secret, about: "what it is" }
     }
 
-    pub(crate) static SHOVEL: Kind = Kind {
-        name: "shovel",
-        table: "shovels",
+    pub(crate) static LINK: Kind = Kind {
+        name: "link",
+        table: "links",
         scope: Scope::Broker,
         identity: &[attribute("name", Type::String, Presence::Required, false)],
         attributes: &[
@@ -418,18 +455,18 @@ mod tests {
         );
     }
 
-    /// A file's objects of the test kind `shovels`, with its errors.
-    fn shovels(text: &str) -> (Vec<super::super::decl::Decl<super::super::decl::ObjectDecl>>, Vec<String>) {
+    /// A file's objects of the test kind `links`, with its errors.
+    fn links(text: &str) -> (Vec<super::super::decl::Decl<super::super::decl::ObjectDecl>>, Vec<String>) {
         use super::super::parse::{Parser, document};
         use super::super::reader::{Fields, Reader};
         let mut found = Vec::new();
         let mut r = Reader { file: crate::source::FileId(0), diagnostics: &mut found };
         let whole = document(&mut r, text).unwrap();
-        let top = Fields::new(&mut r, &whole, "the file", &["shovels"]).unwrap();
+        let top = Fields::new(&mut r, &whole, "the file", &["links"]).unwrap();
         let mut p = Parser { r };
         let mut out = Vec::new();
-        for (node, name) in p.entries(&top, &super::testing::SHOVEL) {
-            out.extend(p.object(&super::testing::SHOVEL, name, node, None));
+        for (node, name) in p.entries(&top, &super::testing::LINK) {
+            out.extend(p.object(&super::testing::LINK, name, node, None));
         }
         let mut sources = crate::source::Sources::default();
         sources.add(Path::new("t.toml"), text.to_string());
@@ -442,17 +479,17 @@ mod tests {
 
     #[test]
     fn a_kind_named_by_one_attribute_is_a_table_of_named_tables_checked_by_type() {
-        let (objects, said) = shovels(
-            "[shovels.a]\nuri = \"amqp://\"\nack_mode = \"on-confrim\"\nqueues = [\"q\", 1]\n[shovels.b]\nuri = \"amqp://\"\nprefetch = 5.0\nqueues = [\"q\"]\ndelete = true\n[shovels.c]\nprefetch = \"5\"\nurl = \"x\"\n",
+        let (objects, said) = links(
+            "[links.a]\nuri = \"amqp://\"\nack_mode = \"on-confrim\"\nqueues = [\"q\", 1]\n[links.b]\nuri = \"amqp://\"\nprefetch = 5.0\nqueues = [\"q\"]\ndelete = true\n[links.c]\nprefetch = \"5\"\nurl = \"x\"\n",
         );
         assert_eq!(
             said,
             [
-                "t.toml:3:12 bad-value \"on-confrim\" is not a valid `ack_mode` of shovel \"a\"",
-                "t.toml:4:16 wrong-type each item of `queues` of shovel \"a\" must be a string, not an integer",
-                "t.toml:12:1 unknown-key unknown key `url` in shovel \"c\"",
-                "t.toml:10:10 missing-key shovel \"c\" has no `uri`",
-                "t.toml:11:12 wrong-type `prefetch` of shovel \"c\" must be an integer, not a string",
+                "t.toml:3:12 bad-value \"on-confrim\" is not a valid `ack_mode` of link \"a\"",
+                "t.toml:4:16 wrong-type each item of `queues` of link \"a\" must be a string, not an integer",
+                "t.toml:12:1 unknown-key unknown key `url` in link \"c\"",
+                "t.toml:10:8 missing-key link \"c\" has no `uri`",
+                "t.toml:11:12 wrong-type `prefetch` of link \"c\" must be an integer, not a string",
             ]
         );
         let [b] = objects.as_slice() else { panic!("{objects:?}") };
@@ -468,7 +505,7 @@ mod tests {
                 ("uri", &Value::String("amqp://".into()))
             ]
         );
-        let (objects, _) = shovels("[shovels.d]\nuri = \"amqp://\"\n");
+        let (objects, _) = links("[links.d]\nuri = \"amqp://\"\n");
         let body = &objects[0].value.body;
         assert_eq!((body.get("prefetch"), body.get("delete")), (Some(&Value::Int(1000)), Some(&Value::Bool(false))));
         assert_eq!(body.get("ack_mode"), None, "an optional attribute left out is not set");
@@ -478,7 +515,7 @@ mod tests {
     fn a_broker_wide_object_is_the_topology_s_and_a_second_one_a_duplicate() {
         use super::super::decl::{Decl, ObjectDecl};
         use super::super::parse::parse_file;
-        let name = Name { kind: &super::testing::SHOVEL, id: vec!["orders".into()] };
+        let name = Name { kind: &super::testing::LINK, id: vec!["orders".into()] };
         let mut sources = crate::source::Sources::default();
         let mut found = Vec::new();
         let mut decls = Vec::new();
@@ -497,15 +534,15 @@ mod tests {
         let key = ObjectKey::Object { vhost: None, name };
         assert_eq!(sources.position(&locations.locate(&key, None).unwrap()), "a.toml:1:1");
         let said: Vec<String> = found.iter().map(|d| format!("{} {}", d.code, d.message)).collect();
-        assert_eq!(said, ["duplicate shovel \"orders\" is declared twice"]);
+        assert_eq!(said, ["duplicate link \"orders\" is declared twice"]);
     }
 
     #[test]
     fn a_kind_s_docs_say_its_form_types_defaults_secrets_and_plugin() {
-        let section = super::section(&super::testing::SHOVEL);
+        let section = super::section(&super::testing::LINK);
         for said in [
-            "### `shovels`",
-            "`[shovels.NAME]` declares the shovel NAME",
+            "### `links`",
+            "`[links.NAME]` declares the link NAME",
             "broker-wide",
             "`rabbitmq_shovel` plugin",
             "| `NAME`, the table's name | string | none: required |",

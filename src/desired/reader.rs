@@ -291,7 +291,11 @@ impl<'t, 'i> Fields<'t, 'i> {
     pub(super) fn typed(&self, r: &mut Reader, key: &str, ty: Type) -> Option<Value> {
         let node = self.get(key)?;
         let value = match (&node.item, ty) {
-            (Item::String(s), Type::String | Type::OneOf(_)) => Value::String(s.to_string()),
+            (Item::String(s), Type::String | Type::OneOf(_) | Type::OneOfOrInteger(_)) => Value::String(s.to_string()),
+            (Item::Integer(_), Type::OneOfOrInteger(_)) => r.value(node, &self.label(key))?,
+            (Item::String(_) | Item::Table(_) | Item::Array(_), Type::Uris) => {
+                return self.uris(r, node, key);
+            }
             (Item::Boolean(b), Type::Boolean) => Value::Bool(*b),
             (_, Type::Any) => r.value(node, &self.label(key))?,
             (Item::Integer(_) | Item::Float(_), Type::Integer) => match r.value(node, &self.label(key))? {
@@ -313,7 +317,7 @@ impl<'t, 'i> Fields<'t, 'i> {
             }
             _ => return self.wrong(r, node, key, ty),
         };
-        if let (Type::OneOf(words), Value::String(s)) = (ty, &value)
+        if let (Type::OneOf(words) | Type::OneOfOrInteger(words), Value::String(s)) = (ty, &value)
             && !words.contains(&s.as_str())
         {
             let help = match did_you_mean(s, words.iter().copied()) {
@@ -327,6 +331,25 @@ impl<'t, 'i> Fields<'t, 'i> {
             return None;
         }
         Some(value)
+    }
+
+    /// A URI, `{ env = "VARIABLE" }`, or an array of them: the forms a
+    /// value that may carry a credential takes.
+    fn uris(&self, r: &mut Reader, node: &Node, key: &str) -> Option<Value> {
+        let one = |r: &mut Reader, n: &Node| -> Option<Value> {
+            match r.value(n, &self.label(key))? {
+                v @ Value::String(_) => Some(v),
+                v if crate::model::kinds::env_var(&v).is_some() => Some(v),
+                _ => {
+                    r.wrong_type(n, self.label(key), "a URI or `{ env = \"VARIABLE\" }`");
+                    None
+                }
+            }
+        };
+        match &node.item {
+            Item::Array(items) => items.iter().map(|i| one(r, i)).collect::<Option<Vec<_>>>().map(Value::List),
+            _ => one(r, node),
+        }
     }
 
     fn wrong(&self, r: &mut Reader, node: &Node, key: &str, ty: Type) -> Option<Value> {

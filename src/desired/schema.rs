@@ -148,7 +148,13 @@ fn of_type(ty: Type) -> Value {
         Type::Boolean => boolean(),
         Type::Strings => strings(),
         Type::OneOf(words) => json!({"enum": words}),
+        Type::OneOfOrInteger(words) => json!({"anyOf": [{"enum": words}, {"type": "integer"}]}),
         Type::Any => json!({}),
+        Type::Uris => {
+            let env = json!({"type": "object", "properties": {"env": {"type": "string"}}, "required": ["env"], "additionalProperties": false});
+            let one = json!({"anyOf": [{"type": "string"}, env]});
+            json!({"anyOf": [one.clone(), {"type": "array", "items": one}]})
+        }
     }
 }
 

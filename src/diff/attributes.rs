@@ -87,6 +87,10 @@ pub(super) fn vhost(s: &VhostSettings) -> Attributes {
 pub(crate) fn object(kind: &Kind, body: &Table) -> Attributes {
     let shown = |(name, value): (&String, &Value)| {
         let json = match kind.attribute(name) {
+            Some(a) if a.secret && !crate::model::kinds::env_vars(value).is_empty() => {
+                let vars: Vec<String> = crate::model::kinds::env_vars(value).iter().map(|v| format!("${v}")).collect();
+                json!(format!("(sensitive: from {})", vars.join(", ")))
+            }
             Some(a) if a.secret => {
                 json!(format!(
                     "(sensitive: digest {})",

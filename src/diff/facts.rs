@@ -13,6 +13,9 @@ pub struct BrokerFacts {
     /// The live broker's version (major, minor), when known: some changes
     /// are ignored or refused by some versions.
     pub broker_version: Option<(u32, u32)>,
+    /// The plugins enabled on the live broker, when known: a kind that
+    /// needs one it lacks is refused before any write.
+    pub plugins: Option<BTreeSet<String>>,
     /// Message and consumer counts of live queues, keyed by (vhost, name),
     /// when read from a broker; `None` offline (counts unknown).
     pub queue_counts: Option<BTreeMap<(String, String), QueueCounts>>,

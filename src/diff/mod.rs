@@ -97,6 +97,7 @@ pub fn diff(
     d.users(desired, live);
     d.objects(None, &desired.objects, &live.objects);
     d.kinds_unsupported(desired);
+    d.plugins_missing(desired);
     let empty = Vhost::default();
     for (name, want) in &desired.vhosts {
         let have = live.vhosts.get(name);

@@ -6,7 +6,7 @@
 use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
-use crate::model::kinds::{Objects, Presence};
+use crate::model::kinds::{Name, Objects, Presence, has_password};
 use crate::model::{
     ApplyTo, Binding, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User, Value, Vhost,
     VhostSettings,
@@ -318,11 +318,43 @@ impl Writer {
                 if matches!(a.presence, Presence::Default(d) if d.value() == *v) {
                     continue;
                 }
-                if let Some(text) = value(v) {
+                let v = if a.secret { self.secret_from_env(name, a.name, v) } else { v.clone() };
+                if let Some(text) = value(&v) {
                     self.field(a.name, &text);
                 }
             }
         }
+    }
+
+    /// A secret attribute as the files must hold it: each URI that carries
+    /// a password replaced by `{ env = "VARIABLE" }`, named after the
+    /// object, with a comment that says what to set. The password read
+    /// from the broker is never written.
+    fn secret_from_env(&mut self, name: &Name, attribute: &str, v: &Value) -> Value {
+        let base: String = format!("{}_{}_{attribute}", name.kind.name, name.id.join("_"))
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+            .collect();
+        let mut named = Vec::new();
+        let mut replace = |item: &Value, n: usize| match item {
+            Value::String(uri) if has_password(uri) => {
+                let var = if n == 0 { base.clone() } else { format!("{base}_{n}") };
+                named.push(var.clone());
+                Value::Table([("env".to_string(), Value::String(var))].into_iter().collect())
+            }
+            other => other.clone(),
+        };
+        let out = match v {
+            Value::List(items) => Value::List(items.iter().enumerate().map(|(i, item)| replace(item, i + 1)).collect()),
+            one => replace(one, 0),
+        };
+        if !named.is_empty() {
+            self.comment(&format!(
+                "`{attribute}` holds a password on the broker: set {} to it where warren runs.",
+                named.join(", ")
+            ));
+        }
+        out
     }
 
     fn header(&mut self, table: &str) {
@@ -399,7 +431,7 @@ impl Writer {
 
 #[cfg(test)]
 mod tests {
-    use crate::desired::kinds::testing::SHOVEL;
+    use crate::desired::kinds::testing::LINK;
     use crate::model::kinds::{Name, Objects};
     use crate::model::{Table, Value};
 
@@ -414,8 +446,8 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        let objects: Objects = [(Name { kind: &SHOVEL, id: vec!["orders.eu".into()] }, body)].into_iter().collect();
+        let objects: Objects = [(Name { kind: &LINK, id: vec!["orders.eu".into()] }, body)].into_iter().collect();
         let text = super::users_file([], &objects, &[], &[], "test");
-        assert!(text.ends_with("\n[shovels.\"orders.eu\"]\nuri = \"amqp://\"\nqueues = [\"q\"]\n"), "{text}");
+        assert!(text.ends_with("\n[links.\"orders.eu\"]\nuri = \"amqp://\"\nqueues = [\"q\"]\n"), "{text}");
     }
 }

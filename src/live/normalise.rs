@@ -653,7 +653,7 @@ impl Normaliser<'_> {
             Some(v) => &mut self.vhost(v).objects,
             None => &mut self.topology.objects,
         };
-        if objects.insert(name, object.body).is_some() {
+        if objects.insert(name, kind.with_defaults(object.body)).is_some() {
             match &vhost {
                 Some(v) => self.duplicate(&v.clone(), kind.table, &shown),
                 None => self.notes.add(

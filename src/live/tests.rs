@@ -380,13 +380,13 @@ fn record_exchanges_inside_vhosts_become_records_not_topology() {
 fn other_parameters_are_noted_as_not_modelled() {
     let live = read(
         r#"{"vhosts": [{"name": "sda"}],
-            "parameters": [{"component": "shovel", "name": "completed", "value": {}, "vhost": "sda"}],
+            "parameters": [{"component": "a-plugin-of-ours", "name": "completed", "value": {}, "vhost": "sda"}],
             "global_parameters": [{"name": "my_setting", "value": 1}],
             "topic_permissions": [{"user": "u", "vhost": "sda", "exchange": "amq.topic", "write": ".*", "read": ".*"}]}"#,
     );
     let n = notes(&live);
     assert_eq!(n.len(), 1, "{n:?}");
-    assert!(n.iter().any(|m| m.contains("`shovel`") && m.contains("\"completed\"")));
+    assert!(n.iter().any(|m| m.contains("`a-plugin-of-ours`") && m.contains("\"completed\"")));
     // Kinds warren manages (`model::kinds`) are read, not noted.
     assert_eq!(
         live.topology.objects.keys().map(|n| n.to_string()).collect::<Vec<_>>(),
@@ -661,7 +661,7 @@ const TWO_VHOSTS: &str = r#"{"vhosts": [{"name": "a"}, {"name": "b", "tags": ["x
               {"name": "none", "password_hash": "", "tags": []}],
     "permissions": [{"user": "ua", "vhost": "a", "configure": ".*", "write": ".*", "read": ".*"},
                     {"user": "ub", "vhost": "b", "configure": ".*", "write": ".*", "read": ".*"}],
-    "parameters": [{"vhost": "b", "component": "shovel", "name": "s", "value": {}}],
+    "parameters": [{"vhost": "b", "component": "a-plugin-of-ours", "name": "s", "value": {}}],
     "queues": [{"name": "qa", "vhost": "a", "durable": true, "auto_delete": false, "arguments": {}},
                {"name": "qb", "vhost": "b", "durable": true, "auto_delete": false, "arguments": {}}],
     "bindings": [{"source": "amq.fanout", "vhost": "b", "destination": "qb",

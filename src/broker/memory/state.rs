@@ -22,6 +22,8 @@ pub(super) const VERSION: &str = "3.13.7";
 
 pub(super) struct State {
     pub version: String,
+    /// The plugins enabled: a runtime parameter of another component is refused.
+    pub plugins: std::collections::BTreeSet<String>,
     pub vhosts: BTreeMap<String, VhostState>,
     pub users: BTreeMap<String, UserState>,
     pub global_parameters: BTreeMap<String, Json>,

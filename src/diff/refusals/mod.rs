@@ -44,6 +44,8 @@ const ROUTES_MOVED: &str = "migration-routes-moved";
 
 /// A change the live broker's version would ignore or refuse (exit 1).
 const BROKER_VERSION: &str = "broker-version";
+/// Objects of a kind whose plugin the live broker has not enabled (exit 1).
+const PLUGIN_MISSING: &str = "plugin-missing";
 /// A queue property that never changes in place, changed with no way
 /// chosen to carry it out (exit 1).
 const IMMUTABLE_CHANGE: &str = "immutable-change";

@@ -9,7 +9,11 @@
 //! The kinds warren had before this seam (exchanges, queues, bindings,
 //! policies, users, permissions, vhosts) still have their own types.
 
+mod federation_upstream_sets;
+mod federation_upstreams;
 mod global_parameters;
+mod parameter;
+mod shovels;
 mod topic_permissions;
 
 use std::cmp::Ordering;
@@ -20,7 +24,13 @@ use serde_json::Value as Json;
 use super::value::{Table, Value};
 
 /// Every kind declared in this folder, in the order plans list them.
-pub static KINDS: &[&Kind] = &[&topic_permissions::KIND, &global_parameters::KIND];
+pub static KINDS: &[&Kind] = &[
+    &topic_permissions::KIND,
+    &shovels::KIND,
+    &federation_upstreams::KIND,
+    &federation_upstream_sets::KIND,
+    &global_parameters::KIND,
+];
 
 /// The kind whose TOML table (and inventory group) is `table`.
 pub fn by_table(table: &str) -> Option<&'static Kind> {
@@ -75,6 +85,18 @@ impl Kind {
     /// Whether a broker of version `(major, minor)` has the kind.
     pub fn on(&self, version: (u32, u32)) -> bool {
         version >= self.since
+    }
+
+    /// `body` with the default of each attribute it lacks, as the broker
+    /// takes an absent one: a broker keeps a parameter as it was given, so
+    /// that one given with defaults and one without compare equal only so.
+    pub fn with_defaults(&self, mut body: Table) -> Table {
+        for a in self.attributes {
+            if let (Presence::Default(d), false) = (a.presence, body.contains_key(a.name)) {
+                body.insert(a.name.to_string(), d.value());
+            }
+        }
+        body
     }
 }
 
@@ -133,6 +155,28 @@ pub struct Attribute {
     pub about: &'static str,
 }
 
+impl Attribute {
+    /// An attribute the object may leave out, kept out when it does.
+    pub(super) const fn optional(name: &'static str, ty: Type, about: &'static str) -> Attribute {
+        Attribute { name, ty, presence: Presence::Optional, immutable: false, secret: false, about }
+    }
+
+    /// An attribute whose absence means `default`.
+    pub(super) const fn defaulted(name: &'static str, ty: Type, default: Fixed, about: &'static str) -> Attribute {
+        Attribute { name, ty, presence: Presence::Default(default), immutable: false, secret: false, about }
+    }
+
+    /// An attribute every object gives.
+    pub(super) const fn required(name: &'static str, ty: Type, about: &'static str) -> Attribute {
+        Attribute { name, ty, presence: Presence::Required, immutable: false, secret: false, about }
+    }
+
+    /// The same attribute, secret: its value may carry a credential.
+    pub(super) const fn secret(self) -> Attribute {
+        Attribute { secret: true, ..self }
+    }
+}
+
 /// What values an attribute takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Type {
@@ -143,6 +187,10 @@ pub enum Type {
     Strings,
     /// One of these strings.
     OneOf(&'static [&'static str]),
+    /// One of these strings, or an integer.
+    OneOfOrInteger(&'static [&'static str]),
+    /// A URI, or an array of URIs (the broker tries them in turn).
+    Uris,
     /// Any value: a string, a number, a boolean, an array or a table.
     Any,
 }
@@ -156,10 +204,9 @@ impl Type {
             Type::Boolean => "a boolean".into(),
             Type::Strings => "an array of strings".into(),
             Type::Any => "any value".into(),
-            Type::OneOf(words) => {
-                let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
-                format!("one of {}", quoted.join(", "))
-            }
+            Type::Uris => "a URI or an array of URIs".into(),
+            Type::OneOf(words) => format!("one of {}", quoted(words)),
+            Type::OneOfOrInteger(words) => format!("one of {} or an integer", quoted(words)),
         }
     }
 
@@ -168,11 +215,16 @@ impl Type {
         match (self, value) {
             (Type::String, Value::String(_)) | (Type::Integer, Value::Int(_)) | (Type::Boolean, Value::Bool(_)) => true,
             (Type::Strings, Value::List(items)) => items.iter().all(|i| matches!(i, Value::String(_))),
-            (Type::OneOf(words), Value::String(s)) => words.contains(&s.as_str()),
-            (Type::Any, _) => true,
+            (Type::OneOf(words) | Type::OneOfOrInteger(words), Value::String(s)) => words.contains(&s.as_str()),
+            (Type::OneOfOrInteger(_), Value::Int(_)) | (Type::Uris, Value::String(_)) | (Type::Any, _) => true,
+            (Type::Uris, Value::List(items)) => items.iter().all(|i| matches!(i, Value::String(_))),
             _ => false,
         }
     }
+}
+
+fn quoted(words: &[&str]) -> String {
+    words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether an attribute must be given.
@@ -260,6 +312,30 @@ pub struct Request {
 
 /// Objects of any kind in one scope, by name.
 pub type Objects = std::collections::BTreeMap<Name, Table>;
+
+/// The variable a secret's value comes from, when the files give it as
+/// `{ env = "VARIABLE" }` and it has not been read yet.
+pub fn env_var(value: &Value) -> Option<&str> {
+    match value {
+        Value::Table(t) if t.len() == 1 => t.get("env").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// The variables an attribute's value still names: itself, or the items
+/// of an array (a URI each).
+pub fn env_vars(value: &Value) -> Vec<&str> {
+    match value {
+        Value::List(items) => items.iter().filter_map(env_var).collect(),
+        other => env_var(other).into_iter().collect(),
+    }
+}
+
+/// Whether `text` is a URI that carries a password (`amqp://user:secret@host`):
+/// such a value belongs in the environment, not in a file.
+pub fn has_password(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|u| u.password().is_some_and(|p| !p.is_empty()))
+}
 
 /// A definitions item's string field `key`, or why not.
 pub fn field<'a>(item: &'a Json, key: &str) -> Result<&'a str, String> {
