@@ -113,7 +113,10 @@ mod tests {
         let lookup = |v: &str| (v == "A").then(|| OsString::from("amqp://u:p@a"));
         let (resolved, unset) = resolve(&desired, &Topology::default(), lookup);
         assert!(unset.is_empty());
-        assert_eq!(uri(&resolved), Value::List(vec![Value::String("amqp://u:p@a".into()), Value::String("amqp://b".into())]));
+        assert_eq!(
+            uri(&resolved),
+            Value::List(vec![Value::String("amqp://u:p@a".into()), Value::String("amqp://b".into())])
+        );
 
         let desired = with(&[shovel(env("B"))]);
         let live = with(&[shovel(Value::String("amqp://live".into()))]);

@@ -152,6 +152,8 @@ impl Http {
         if status.is_success() {
             return Ok((status, text));
         }
+        // A shovel's or an upstream's URI the broker found invalid comes
+        // back quoted in its reason, password and all.
         let reason = readable(
             &serde_json::from_str::<Json>(&text)
                 .ok()
@@ -162,6 +164,7 @@ impl Http {
                 })
                 .unwrap_or_else(|| text.trim().to_string()),
         );
+        let reason = crate::model::kinds::mask_passwords(&reason).into_owned();
         let user = self.endpoint.user.clone();
         Err(match status {
             // 3.x says "Login failed"; 4.0 answers a wrong user or password

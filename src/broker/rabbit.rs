@@ -204,7 +204,8 @@ impl Rabbit {
             Err(BrokerError::Forbidden { .. }) => return Ok(None),
             other => other?,
         };
-        let scripts: Vec<&str> = listed.as_array().into_iter().flatten().filter_map(|e| e["javascript"].as_str()).collect();
+        let scripts: Vec<&str> =
+            listed.as_array().into_iter().flatten().filter_map(|e| e["javascript"].as_str()).collect();
         let found = BY_EXTENSION.iter().filter(|(script, _)| scripts.contains(script));
         Ok(Some(found.map(|(_, plugin)| plugin.to_string()).collect()))
     }

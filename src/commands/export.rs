@@ -37,7 +37,8 @@ pub fn run(path: &Path, envs: &[String], out_file: Option<&Path>, out: &Writer) 
     };
     // The URIs of shovels and upstreams cannot be hashed as passwords are:
     // the definitions carry them as they are, so never to a terminal or a log.
-    let (topology, unset) = crate::secrets::resolve(&topology, &crate::model::Topology::default(), |v| std::env::var_os(v));
+    let (topology, unset) =
+        crate::secrets::resolve(&topology, &crate::model::Topology::default(), |v| std::env::var_os(v));
     if let Some(u) = unset.first() {
         return Err(Error::invalid().line(format!(
             "Nothing exported: the `{}` of {} comes from ${}, which is not set.",

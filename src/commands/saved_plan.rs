@@ -169,8 +169,8 @@ pub fn check(saved: &SavedPlan, planned: &Planned) -> Result<(), Error> {
                 env!("CARGO_PKG_VERSION")
             )
         } else {
-            "the environment differs: a password variable (password_env) is set differently or not at all, \
-             so a user's password now compares otherwise"
+            "the environment differs: a password variable (password_env) or a secret's (`{ env = ... }`) is \
+             set differently or not at all, so a password or a URI now compares otherwise"
                 .into()
         };
         let refused = Error::new(Kind::Refused).line(format!(

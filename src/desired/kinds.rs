@@ -18,8 +18,8 @@ use super::reader::{Fields, What};
 use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::Table;
-use crate::model::kinds::{Attribute, Fixed, KINDS, Kind, Name, Presence, Scope, Type, env_var, has_password};
 use crate::model::Value;
+use crate::model::kinds::{Attribute, Fixed, KINDS, Kind, Name, Presence, Scope, Type, env_var, has_password};
 
 /// Whether objects of `kind` are written `[table.NAME]` (one identity
 /// attribute, the table's name), rather than `[[table]]` with the identity

@@ -91,17 +91,34 @@ pub(crate) fn object(kind: &Kind, body: &Table) -> Attributes {
                 let vars: Vec<String> = crate::model::kinds::env_vars(value).iter().map(|v| format!("${v}")).collect();
                 json!(format!("(sensitive: from {})", vars.join(", ")))
             }
-            Some(a) if a.secret => {
-                json!(format!(
-                    "(sensitive: digest {})",
-                    hex_digest(&serde_json::to_vec(&Json::from(value)).expect("values always serialise"))
-                ))
+            Some(a) if a.secret && has_password(value) => {
+                let digest = hex_digest(&serde_json::to_vec(&Json::from(value)).expect("values always serialise"));
+                json!(format!("(sensitive: {}, digest {digest})", redacted(value)))
             }
             _ => Json::from(value),
         };
         (name.clone(), json)
     };
     body.iter().map(shown).collect()
+}
+
+/// Whether any URI of a secret attribute's value carries a password.
+fn has_password(value: &Value) -> bool {
+    match value {
+        Value::String(uri) => crate::model::kinds::has_password(uri),
+        Value::List(items) => items.iter().any(has_password),
+        _ => false,
+    }
+}
+
+/// The URIs of a secret attribute's value with their passwords masked.
+fn redacted(value: &Value) -> String {
+    let mask =
+        |v: &Value| v.as_str().map_or("a value".to_string(), |u| crate::model::kinds::mask_passwords(u).into_owned());
+    match value {
+        Value::List(items) => items.iter().map(mask).collect::<Vec<_>>().join(", "),
+        one => mask(one),
+    }
 }
 
 /// 64 bits of SHA-256 over `bytes`, in hex: enough to tell a change.

@@ -72,8 +72,9 @@ impl Differ<'_> {
         let mut seen = std::collections::BTreeMap::new();
         for (vhost, name, _) in desired.kind_objects() {
             if let Some(plugin) = name.kind.plugin.filter(|p| !enabled.contains(*p)) {
-                seen.entry(name.kind.table).or_insert_with(|| (vhost.map(str::to_string), name.clone(), plugin, 0)).3 +=
-                    1;
+                seen.entry(name.kind.table)
+                    .or_insert_with(|| (vhost.map(str::to_string), name.clone(), plugin, 0))
+                    .3 += 1;
             }
         }
         for (vhost, name, plugin, count) in seen.into_values() {

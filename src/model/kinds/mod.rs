@@ -331,10 +331,22 @@ pub fn env_vars(value: &Value) -> Vec<&str> {
     }
 }
 
-/// Whether `text` is a URI that carries a password (`amqp://user:secret@host`):
+/// The password of a URI: `amqp://user:PASSWORD@host`. Matched on the
+/// text, not by parsing: a malformed URI (a bad port) still hides one.
+static PASSWORD: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"([A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s"']*):[^@/?#\s"']+@"#).expect("a valid pattern")
+});
+
+/// Whether `text` holds a URI that carries a password (`amqp://user:secret@host`):
 /// such a value belongs in the environment, not in a file.
 pub fn has_password(text: &str) -> bool {
-    url::Url::parse(text).is_ok_and(|u| u.password().is_some_and(|p| !p.is_empty()))
+    PASSWORD.is_match(text)
+}
+
+/// `text` with the password of each URI in it masked as `***`: for what
+/// warren shows of a secret, and for a broker's error that quotes one.
+pub fn mask_passwords(text: &str) -> std::borrow::Cow<'_, str> {
+    PASSWORD.replace_all(text, "$1:***@")
 }
 
 /// A definitions item's string field `key`, or why not.

@@ -22,10 +22,19 @@ pub(super) static KIND: Kind = Kind {
         )
         .secret(),
         Attribute::optional("src-queue", Type::String, "AMQP 0-9-1: the queue to consume from"),
-        Attribute::optional("src-exchange", Type::String, "AMQP 0-9-1: the exchange to bind a queue of the shovel's own to"),
+        Attribute::optional(
+            "src-exchange",
+            Type::String,
+            "AMQP 0-9-1: the exchange to bind a queue of the shovel's own to",
+        ),
         Attribute::optional("src-exchange-key", Type::String, "AMQP 0-9-1: that binding's key"),
         Attribute::optional("src-address", Type::String, "AMQP 1.0: the address to consume from"),
-        Attribute::defaulted("src-prefetch-count", Type::Integer, Fixed::Int(1000), "how many messages in flight at most"),
+        Attribute::defaulted(
+            "src-prefetch-count",
+            Type::Integer,
+            Fixed::Int(1000),
+            "how many messages in flight at most",
+        ),
         Attribute::defaulted(
             "src-delete-after",
             Type::OneOfOrInteger(&["never", "queue-length"]),
@@ -33,16 +42,41 @@ pub(super) static KIND: Kind = Kind {
             "when the shovel deletes itself: never, after the messages the queue held when it started, or after this many",
         ),
         Attribute::optional("src-consumer-args", Type::Any, "AMQP 0-9-1: the arguments of the shovel's consumer"),
-        Attribute::optional("src-predeclared", Type::Boolean, "AMQP 0-9-1: use the source queue as it is, never declare it"),
-        Attribute::defaulted("dest-protocol", Type::OneOf(PROTOCOLS), Fixed::Str("amqp091"), "the destination's protocol"),
-        Attribute::required("dest-uri", Type::Uris, "the destination broker; a credential must come from the environment")
-            .secret(),
+        Attribute::optional(
+            "src-predeclared",
+            Type::Boolean,
+            "AMQP 0-9-1: use the source queue as it is, never declare it",
+        ),
+        Attribute::defaulted(
+            "dest-protocol",
+            Type::OneOf(PROTOCOLS),
+            Fixed::Str("amqp091"),
+            "the destination's protocol",
+        ),
+        Attribute::required(
+            "dest-uri",
+            Type::Uris,
+            "the destination broker; a credential must come from the environment",
+        )
+        .secret(),
         Attribute::optional("dest-queue", Type::String, "AMQP 0-9-1: the queue to publish to"),
         Attribute::optional("dest-exchange", Type::String, "AMQP 0-9-1: the exchange to publish to"),
-        Attribute::optional("dest-exchange-key", Type::String, "AMQP 0-9-1: the routing key to publish with (else the message's own)"),
+        Attribute::optional(
+            "dest-exchange-key",
+            Type::String,
+            "AMQP 0-9-1: the routing key to publish with (else the message's own)",
+        ),
         Attribute::optional("dest-address", Type::String, "AMQP 1.0: the address to publish to"),
-        Attribute::optional("dest-predeclared", Type::Boolean, "AMQP 0-9-1: use the destination queue as it is, never declare it"),
-        Attribute::optional("dest-queue-args", Type::Any, "AMQP 0-9-1: the arguments the destination queue is declared with"),
+        Attribute::optional(
+            "dest-predeclared",
+            Type::Boolean,
+            "AMQP 0-9-1: use the destination queue as it is, never declare it",
+        ),
+        Attribute::optional(
+            "dest-queue-args",
+            Type::Any,
+            "AMQP 0-9-1: the arguments the destination queue is declared with",
+        ),
         Attribute::defaulted(
             "dest-add-forward-headers",
             Type::Boolean,
