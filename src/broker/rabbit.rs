@@ -384,13 +384,21 @@ impl Broker for Rabbit {
     /// extensions, which name a plugin by its management part
     /// (`rabbitmq_shovel_management` serves `shovel.js`), or nothing.
     async fn plugins(&self) -> Result<Option<BTreeSet<String>>, BrokerError> {
-        let nodes = match self.http.get_json("nodes?columns=name,applications", "list the nodes' plugins").await {
+        let path = "nodes?columns=name,enabled_plugins,applications";
+        let nodes = match self.http.get_json(path, "list the nodes' plugins").await {
             Err(BrokerError::Forbidden { .. }) => return self.plugins_by_extension().await,
             other => other?,
         };
+        // The plugins enabled by name, and the applications running: the
+        // first leaves out a plugin enabled as another's dependency, the
+        // second lags a node's start by seconds. A management part's
+        // plugin is enabled with it.
         let on_node = |n: &Json| -> BTreeSet<String> {
-            let apps = n["applications"].as_array().into_iter().flatten();
-            apps.filter_map(|a| a["name"].as_str().map(str::to_string)).collect()
+            let enabled = n["enabled_plugins"].as_array().into_iter().flatten().filter_map(Json::as_str);
+            let running = n["applications"].as_array().into_iter().flatten().filter_map(|a| a["name"].as_str());
+            let names: BTreeSet<&str> = enabled.chain(running).collect();
+            let parts = names.iter().filter_map(|p| p.strip_suffix("_management"));
+            names.iter().copied().chain(parts).map(str::to_string).collect()
         };
         let mut each = nodes.as_array().into_iter().flatten().map(on_node);
         let first = each.next().unwrap_or_default();
