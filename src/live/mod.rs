@@ -26,8 +26,11 @@
 //! - Read as no password, with a note: a plaintext `password`. A hash made
 //!   with the default algorithm (SHA-256) has `algorithm: None`; one without
 //!   `hashing_algorithm` in a file of RabbitMQ 3.0 to 3.5 is MD5 (`users.rs`).
-//! - Not modelled, with a note: topic permissions, shovels and other vhost
-//!   parameters, other global parameters, user limits, vhost tags.
+//! - Read by the kind that holds them (`model::kinds`), defaults filled
+//!   in as the broker takes them: topic permissions, shovels, federation
+//!   upstreams and upstream sets, global parameters.
+//! - Not modelled, with a note: other vhost parameters (of plugins warren
+//!   has no kind for), user limits, vhost tags.
 
 mod answers;
 pub(crate) mod definitions;

@@ -276,7 +276,7 @@ impl Normaliser<'_> {
             _ if self.kind_item("parameters", index, &parameter_json(&v, p)) => {}
             other => self.notes.add(
                 format!("vhost \"{v}\": `{other}` parameters are not modelled by warren and were left out"),
-                "warren manages exchanges, queues, bindings, policies and permissions; shovels, federation upstreams and the like stay as they are",
+                "warren has no kind for this plugin's parameters (docs/format.md lists the kinds); they stay as they are",
                 &p.name,
             ),
         }
