@@ -276,6 +276,8 @@ impl Broker for Memory {
             }
             return Ok(answers);
         }
+        let present: Vec<&String> = present.collect();
+        answers.parameters = Some(answers::parameter_listing(&s, &present));
         for name in present {
             let v = &s.vhosts[name];
             for listing in Listing::ALL {

@@ -48,6 +48,10 @@ pub struct Answers {
     pub exports: Vec<(String, String)>,
     /// Without it: each vhost's listings.
     pub listings: Vec<(String, Listing, String)>,
+    /// Without it: the runtime parameters of the vhosts the user may see
+    /// (shovels, federation upstreams), when it may list them (the
+    /// `policymaker` tag).
+    pub parameters: Option<String>,
 }
 
 /// One listing of a vhost's objects.

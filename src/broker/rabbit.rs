@@ -301,7 +301,17 @@ impl Broker for Rabbit {
         let only_admin = |path: &'static str, action: &'static str| async move {
             if admin { self.get_text(path, action).await.map(Some) } else { Ok(None) }
         };
-        let (users, permissions, records, objects, read) = tokio::join!(
+        let parameters = async {
+            // A policymaker's; a user with fewer tags may not list them.
+            match admin {
+                true => Ok(None),
+                false => match self.get_text("parameters", "list the runtime parameters").await {
+                    Err(BrokerError::Forbidden { .. }) => Ok(None),
+                    other => other.map(Some),
+                },
+            }
+        };
+        let (users, permissions, records, objects, read, parameters) = tokio::join!(
             only_admin("users", "list the users"),
             only_admin("permissions", "list the permissions"),
             // An administrator's listing of global parameters holds them.
@@ -314,10 +324,12 @@ impl Broker for Rabbit {
                     self.listings(&present).await.map(|l| (Vec::new(), l))
                 }
             },
+            parameters,
         );
         let (exports, listings) = read?;
-        let (users, permissions, records, objects) = (users?, permissions?, records?, objects?);
-        Ok(Answers { vhosts: listing, users, permissions, records, objects, exports, listings })
+        let (users, permissions, records, objects, parameters) =
+            (users?, permissions?, records?, objects?, parameters?);
+        Ok(Answers { vhosts: listing, users, permissions, records, objects, exports, listings, parameters })
     }
 
     /// Whether the user warren logs in as has the `administrator` tag:

@@ -11,7 +11,7 @@ use super::definitions::{
 };
 use crate::broker::{Answers, Listing};
 use crate::diagnostic::Diagnostic;
-use crate::model::kinds::Kind;
+use crate::model::kinds::{KINDS, Kind};
 
 /// A queue as a listing gives it: an exclusive one is a connection's own,
 /// and exports leave it out.
@@ -55,6 +55,19 @@ pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> 
         defs.bindings.extend(export.bindings.into_iter().map(|b| BindingDef { vhost: vhost(), ..b }));
         defs.policies.extend(export.policies.into_iter().map(|p| PolicyDef { vhost: vhost(), ..p }));
         defs.parameters.extend(export.parameters.into_iter().map(|p| ParameterDef { vhost: vhost(), ..p }));
+    }
+    if let Some(text) = &a.parameters {
+        // Only the listed vhosts' (the listing is broker-wide), and only
+        // what a kind reads: vhost limits and operator policies come in
+        // their own listings.
+        let listed: std::collections::BTreeSet<&str> = a.listings.iter().map(|(v, _, _)| v.as_str()).collect();
+        for p in parse::<Vec<ParameterDef>>(text, "the runtime parameter listing", origin)? {
+            let item = serde_json::json!({ "component": p.component, "name": p.name, "value": p.value });
+            let read = KINDS.iter().any(|k| k.definitions == "parameters" && (k.read)(&item).is_some());
+            if read && p.vhost.as_deref().is_some_and(|v| listed.contains(v)) {
+                defs.parameters.push(p);
+            }
+        }
     }
     for (v, listing, text) in &a.listings {
         let what = format!("the {} of vhost \"{v}\"", listing.what());

@@ -114,3 +114,16 @@ fn a_broker_without_the_plugin_refuses_the_plan_and_names_it() {
     assert!(said.contains("(and 1 more)"), "one problem per kind: {said}");
     assert!(!broker.exists("vhosts/t-no-plugin"));
 }
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_policymaker_reads_its_vhosts_shovels_and_converges() {
+    let case = Case::policymaker("t-shovels-pm");
+    case.topology(
+        "vhosts = [\"{V}\"]\n[queues.a]\n[queues.b]\n[shovels.s]\nsrc-uri = \"amqp:///{V}\"\nsrc-queue = \"a\"\ndest-uri = \"amqp:///{V}\"\ndest-queue = \"b\"\nack-mode = \"on-publish\"\n",
+    );
+    case.apply_ok(&[], &[]);
+    assert_eq!(case.get("parameters/shovel/{V}/s")["value"]["ack-mode"], "on-publish");
+    let plan = case.plan(&["--detailed-exitcode"], &[]);
+    assert_eq!(plan.code, 0, "read back, nothing to do:\n{}\n{}", plan.stdout, plan.stderr);
+}

@@ -131,6 +131,15 @@ pub(super) fn kind_listings(s: &State) -> Vec<(&'static Kind, String)> {
     listed.map(|kind| (*kind, Json::Array(with_kept(kind)).to_string())).collect()
 }
 
+/// `GET /api/parameters` as a non-administrator: the runtime parameters
+/// of the vhosts it sees (the listing is broker-wide, filtered by access).
+pub(super) fn parameter_listing(s: &State, vhosts: &[&String]) -> String {
+    let kinds = KINDS.iter().filter(|k| k.definitions == "parameters");
+    let items = kinds.flat_map(|kind| items_of(s, kind));
+    let seen = items.filter(|i| i["vhost"].as_str().is_some_and(|v| vhosts.iter().any(|w| *w == v)));
+    Json::Array(seen.collect()).to_string()
+}
+
 /// Every object of `kind`, as its definitions list's items.
 fn items_of(s: &State, kind: &Kind) -> Vec<Json> {
     let in_vhosts = s.vhosts.iter().flat_map(|(n, v)| v.objects.iter().map(move |o| (Some(n.as_str()), o)));
