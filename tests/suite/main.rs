@@ -39,6 +39,7 @@ mod route;
 mod routing_conformance;
 mod routing_tests;
 mod saved_plan;
+mod super_streams;
 mod traffic;
 mod trust;
 mod validate;
