@@ -197,6 +197,13 @@ impl Merger<'_> {
         if let Some(node) = top.get("bindings") {
             self.bindings(&mut p, node, &names);
         }
+        // Not merged yet: said, rather than left out of the environment.
+        for (name, _, at) in p.named(&top, "super_streams") {
+            let d = Diagnostic::error("overlay", format!("an overlay cannot declare or change super stream \"{name}\" yet"))
+                .at(p.loc(at))
+                .help("declare the super stream in the base files; for one environment alone, in a base file of its own vhost");
+            p.r.report(d);
+        }
         self.objects(&mut p, &top, &names);
         if let Some(node) = top.get("external") {
             let external = p.external(node);
@@ -757,6 +764,13 @@ read = "^order\\."
         // The base's queue stays as it was.
         let q = &d.topology.vhosts["orders"].queues["orders.invoicing"];
         assert_eq!(q.arguments.get("x-max-length"), Some(&Value::Int(10)));
+    }
+
+    #[test]
+    fn a_super_stream_in_an_overlay_is_an_error_not_left_out() {
+        let d = merged("vhosts = [\"orders\"]\n[super_streams.events]\npartitions = 2\n");
+        let said = said(&d);
+        assert!(said.iter().any(|s| s.starts_with("overlay.toml:2:16 overlay")), "{said:?}");
     }
 
     #[test]

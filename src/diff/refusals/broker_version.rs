@@ -215,4 +215,50 @@ mod tests {
         assert!(diff_on(&ha, &ha, Some((4, 0))).problems.is_empty(), "kept as it is live");
         assert!(diff_on(&with_policy("max-length"), &none, Some((4, 0))).problems.is_empty());
     }
+
+    fn with_super_stream(arguments: &[(&str, &str)]) -> Topology {
+        let ss = crate::model::SuperStream {
+            name: "events".into(),
+            partitions: crate::model::Partitions::Count(2),
+            arguments: arguments
+                .iter()
+                .map(|(k, v)| (k.to_string(), crate::model::Value::String(v.to_string())))
+                .collect(),
+        };
+        let e = ss.expand();
+        let mut t = with_dqt(None);
+        let v = t.vhosts.get_mut("v").unwrap();
+        v.exchanges.insert(e.exchange.name.clone(), e.exchange);
+        v.queues.extend(e.queues.into_iter().map(|q| (q.name.clone(), q)));
+        v.bindings.extend(e.bindings);
+        t
+    }
+
+    #[test]
+    fn a_super_stream_is_a_problem_before_3_11_and_its_balanced_locator_before_3_13() {
+        let ownership = Ownership::default();
+        let none = with_dqt(None);
+        let diff_on =
+            |want: &Topology, version| diff(want, &none, &ownership, "default", &Options::default(), &on(version));
+        let balanced = with_super_stream(&[]);
+        let old = diff_on(&balanced, Some((3, 10)));
+        assert_eq!(old.problems.len(), 1, "{:?}", old.problems);
+        let said = &old.problems[0].diagnostic.message;
+        assert!(said.contains("RabbitMQ 3.10 has no super streams; they came in RabbitMQ 3.11"), "{said}");
+        let newer = diff_on(&balanced, Some((3, 12)));
+        assert_eq!(newer.problems.len(), 1, "{:?}", newer.problems);
+        assert!(newer.problems[0].diagnostic.message.contains("\"balanced\""), "{:?}", newer.problems);
+        assert!(
+            diff_on(&with_super_stream(&[("x-queue-leader-locator", "client-local")]), Some((3, 12)))
+                .problems
+                .is_empty()
+        );
+        for version in [Some((3, 13)), Some((4, 0)), None] {
+            let d = diff_on(&balanced, version);
+            assert!(d.problems.is_empty(), "{version:?}");
+            // Each object says which super stream it is part of.
+            assert_eq!(d.changes.len(), 5);
+            assert!(d.changes.iter().all(|c| c.super_stream.as_deref() == Some("events")), "{:?}", d.changes);
+        }
+    }
 }
