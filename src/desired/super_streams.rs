@@ -78,6 +78,7 @@ impl Parser<'_> {
             }
         }
         let mut fields = fields_at;
+        fields.insert(super::merge::SUPER_STREAM_MARK, self.loc(at.clone()));
         for (k, v) in argument_at.iter() {
             fields.insert(k.to_string(), v.clone());
         }
