@@ -135,6 +135,11 @@ fn a_super_stream_grows_and_shrinks_only_with_allow_destroy_or_is_refused_before
     let orders: Vec<_> =
         bound.as_array().unwrap().iter().map(|b| b["arguments"]["x-stream-partition-order"].clone()).collect();
     assert_eq!(orders, [json!(0), json!(1), json!(2)]);
+    // RabbitMQ's stream plugin takes warren's objects for a super stream.
+    let call = format!("rabbit_stream_manager:partitions(<<\"{}\">>, <<\"orders\">>).", case.vhost);
+    let out = case.broker.ctl(&["eval", &call]);
+    let said = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<String>();
+    assert_eq!(said, "{ok,[<<\"orders-0\">>,<<\"orders-1\">>,<<\"orders-2\">>]}", "{call}");
 
     // Messages in the partitions to go: the refusal is not for want of counts.
     case.publish("orders-1", 2);
