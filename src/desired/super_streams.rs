@@ -22,7 +22,7 @@ impl Parser<'_> {
     /// reports its names as unknown.
     pub(super) fn super_streams(&mut self, top: &Fields, decl: &mut FileDecl) {
         for (name, node, at) in self.named(top, "super_streams") {
-            match self.super_stream(name, node, at.clone()) {
+            match self.super_stream(name, node, at.clone(), None) {
                 Some((ss, fields)) => {
                     let expanded = ss.expand();
                     let at = self.loc(at);
@@ -45,12 +45,23 @@ impl Parser<'_> {
     }
 
     /// One super stream, with the places of its fields; `None` (reported)
-    /// when it has errors.
-    fn super_stream(&mut self, name: &str, node: &Node, at: Range<usize>) -> Option<(SuperStream, FieldLocations)> {
+    /// when it has errors. Over `base` (an overlay's), its partitions are
+    /// the base's unless it gives its own, and its arguments merge over the
+    /// base's.
+    pub(super) fn super_stream(
+        &mut self,
+        name: &str,
+        node: &Node,
+        at: Range<usize>,
+        base: Option<&SuperStream>,
+    ) -> Option<(SuperStream, FieldLocations)> {
         let f = Fields::new(&mut self.r, node, What::named("super stream", name), SUPER_STREAM_KEYS)?;
         let mut ok = self.check_name(name, &at, "super stream", true);
         let fields_at = self.fields_at(&f);
-        let partitions = self.partitions(&f, name, &at);
+        let partitions = match base {
+            Some(b) if f.get("partitions").is_none() && f.get("binding_keys").is_none() => Some(b.partitions.clone()),
+            _ => self.partitions(&f, name, &at),
+        };
         let arguments = f.values(&mut self.r, "arguments");
         let mut argument_at = FieldLocations::default();
         if let Some(Item::Table(t)) = f.get("arguments").map(|n| &n.item) {
@@ -82,6 +93,10 @@ impl Parser<'_> {
         for (k, v) in argument_at.iter() {
             fields.insert(k.to_string(), v.clone());
         }
+        let arguments = match base {
+            Some(b) => b.arguments.iter().map(|(k, v)| (k.clone(), v.clone())).chain(arguments).collect(),
+            None => arguments,
+        };
         let ss = SuperStream { name: name.to_string(), partitions: partitions?, arguments };
         ok &= self.partition_names(&ss, &at);
         ok.then_some((ss, fields))

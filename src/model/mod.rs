@@ -31,7 +31,7 @@ pub use record_kind::RecordKind;
 pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordWrite, Records};
 pub use set_builder::SetBuilder;
 pub use super_stream::{
-    DEFAULT_LEADER_LOCATOR, PARTITION_ORDER_ARGUMENT, Partitions, SUPER_STREAM_ARGUMENT, SUPER_STREAMS_SINCE,
+    DEFAULT_LEADER_LOCATOR, Expanded, PARTITION_ORDER_ARGUMENT, Partitions, SUPER_STREAM_ARGUMENT, SUPER_STREAMS_SINCE,
     SuperStream, is_super_stream_exchange, super_stream_of, super_streams,
 };
 pub use topology::*;
