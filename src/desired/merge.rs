@@ -209,9 +209,22 @@ fn claim<T>(
             e.insert(ObjectLocation { at: decl.at.clone(), fields: decl.fields.clone() });
             None
         }
-        Entry::Occupied(e) => Some(duplicate(e.key(), decl.at.clone(), e.get(), sources)),
+        Entry::Occupied(e) => {
+            let d = duplicate(e.key(), decl.at.clone(), e.get(), sources);
+            // An object a super stream makes is declared at the super stream.
+            let made = [&decl.fields, &e.get().fields].iter().any(|f| f.get(SUPER_STREAM_MARK).is_some());
+            let first_at = sources.position(&e.get().at);
+            Some(if made {
+                d.help(format!("it is first declared at {first_at}; a super stream declares its exchange, its `NAME-…` streams and their bindings itself: rename one of the two"))
+            } else {
+                d
+            })
+        }
     }
 }
+
+/// The field that marks the places of what a super stream makes.
+pub(super) const SUPER_STREAM_MARK: &str = "super_stream";
 
 /// `key`, first declared at `first`, is declared again `at`.
 fn duplicate(key: &ObjectKey, at: Location, first: &ObjectLocation, sources: &Sources) -> Diagnostic {

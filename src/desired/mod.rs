@@ -11,6 +11,7 @@ mod reader;
 mod removed;
 pub mod revision;
 pub mod schema;
+mod super_streams;
 pub(crate) mod tree;
 
 use std::collections::BTreeMap;

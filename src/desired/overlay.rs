@@ -23,7 +23,9 @@ use super::reader::{Fields, Reader};
 use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::{self as object_kinds, KINDS, Scope};
-use crate::model::{Exchange, ObjectKey, Permission, Policy, Queue, QueueType, Table, Topology, User, Vhost};
+use crate::model::{
+    Exchange, ObjectKey, Permission, Policy, Queue, QueueType, Table, Topology, User, Vhost, super_streams,
+};
 use crate::source::{FieldLocations, FileId, Location, Locations, ObjectLocation, Sources};
 
 /// Merges the overlay files, in order, over `desired`'s topology; their
@@ -119,6 +121,12 @@ const PERMISSIONS: Kind<Permission> = Kind {
 };
 
 /// The objects of kinds of `model::kinds` in vhost `v`, or broker-wide.
+impl<T> Kind<T> {
+    fn key_of(&self, v: &str, name: &str) -> ObjectKey {
+        (self.key)(v, name)
+    }
+}
+
 fn objects<'t>(t: &'t mut Topology, v: Option<&str>) -> &'t mut object_kinds::Objects {
     match v {
         Some(v) => &mut vhost(t, v).objects,
@@ -197,6 +205,9 @@ impl Merger<'_> {
         if let Some(node) = top.get("bindings") {
             self.bindings(&mut p, node, &names);
         }
+        for (name, node, at) in p.named(&top, "super_streams") {
+            self.super_stream(&mut p, name, node, at, &names);
+        }
         self.objects(&mut p, &top, &names);
         if let Some(node) = top.get("external") {
             let external = p.external(node);
@@ -208,6 +219,67 @@ impl Merger<'_> {
         }
         if let Some(node) = top.get("rename_vhosts") {
             self.read_renames(&mut p, node);
+        }
+    }
+
+    /// A super stream of the overlay, in each of its vhosts: the base's of
+    /// that name (its objects, as read back from them) is taken out whole,
+    /// and this one, merged over it, put in its place; `remove = true`
+    /// takes it out alone.
+    fn super_stream(&mut self, p: &mut Parser, name: &str, node: &Node, at: Range<usize>, vhosts: &[&str]) {
+        let (node, removal) = removal(p, node, Some("arguments"), false);
+        for v in vhosts {
+            let base = super_streams(vhost(self.topology, v)).into_iter().find(|s| s.name == name);
+            let mut base_args = base.clone();
+            if let (Some(b), Removal::Entries(entries)) = (&mut base_args, &removal) {
+                for (path, _) in entries {
+                    b.arguments.remove(path.trim_start_matches("arguments."));
+                }
+            }
+            let read = match &removal {
+                Removal::Object(_) => None,
+                _ => p.super_stream(name, &node, at.clone(), base_args.as_ref()),
+            };
+            if let Some(old) = &base {
+                self.take_out(v, &old.expand());
+            } else if let Removal::Object(at) = &removal {
+                let d = Diagnostic::error(
+                    "overlay-remove",
+                    format!("the overlay removes super stream \"{name}\" from vhost \"{v}\", which is not declared"),
+                )
+                .at(at.clone())
+                .help("name a super stream the base declares");
+                p.r.report(d);
+            }
+            let Some((ss, fields)) = read else { continue };
+            let site = ObjectLocation { at: p.loc(at.clone()), fields: std::sync::Arc::new(fields) };
+            let made = ss.expand();
+            let vh = vhost(self.topology, v);
+            vh.exchanges.insert(made.exchange.name.clone(), made.exchange.clone());
+            vh.queues.extend(made.queues.iter().map(|q| (q.name.clone(), q.clone())));
+            vh.bindings.extend(made.bindings.iter().cloned());
+            self.locations.objects.insert(EXCHANGES.key_of(v, &made.exchange.name), site.clone());
+            for q in &made.queues {
+                self.locations.objects.insert(QUEUES.key_of(v, &q.name), site.clone());
+            }
+            for b in made.bindings {
+                self.locations.bindings.insert(ObjectKey::Binding { vhost: v.to_string(), binding: b }, site.clone());
+            }
+        }
+    }
+
+    /// Takes a super stream's objects out of vhost `v`, places included.
+    fn take_out(&mut self, v: &str, made: &crate::model::Expanded) {
+        let vh = vhost(self.topology, v);
+        vh.exchanges.remove(&made.exchange.name);
+        self.locations.objects.remove(&EXCHANGES.key_of(v, &made.exchange.name));
+        for q in &made.queues {
+            vhost(self.topology, v).queues.remove(&q.name);
+            self.locations.objects.remove(&QUEUES.key_of(v, &q.name));
+        }
+        for b in &made.bindings {
+            vhost(self.topology, v).bindings.remove(b);
+            self.locations.bindings.remove(&ObjectKey::Binding { vhost: v.to_string(), binding: b.clone() });
         }
     }
 
@@ -714,7 +786,12 @@ read = "^order\\."
 
     /// The base, with `overlay` (file `overlay.toml`) merged over it.
     fn merged(overlay: &str) -> Desired {
-        let mut d = load_texts(Path::new("."), vec![(PathBuf::from("base.toml"), BASE.to_string())]);
+        merged_over(BASE, overlay)
+    }
+
+    /// `base` (file `base.toml`), with `overlay` merged over it.
+    fn merged_over(base: &str, overlay: &str) -> Desired {
+        let mut d = load_texts(Path::new("."), vec![(PathBuf::from("base.toml"), base.to_string())]);
         assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics);
         super::apply(&mut d, vec![(PathBuf::from("overlay.toml"), overlay.to_string())]);
         d
@@ -757,6 +834,43 @@ read = "^order\\."
         // The base's queue stays as it was.
         let q = &d.topology.vhosts["orders"].queues["orders.invoicing"];
         assert_eq!(q.arguments.get("x-max-length"), Some(&Value::Int(10)));
+    }
+
+    #[test]
+    fn a_super_stream_takes_the_overlay_fields_and_replaces_the_base_objects() {
+        let base = BASE.to_string()
+            + "[super_streams.stream]\npartitions = 2\narguments = { x-max-age = \"7D\", x-max-length-bytes = 1000 }\n";
+        let over = |overlay: &str| merged_over(&base, overlay);
+        let queues = |d: &Desired| -> Vec<String> {
+            d.topology.vhosts["orders"].queues.keys().filter(|q| q.starts_with("stream-")).cloned().collect()
+        };
+        let unchanged = over("vhosts = [\"orders\"]\n");
+        assert_eq!(queues(&unchanged), ["stream-0", "stream-1"]);
+        let d =
+            over("vhosts = [\"orders\"]\n[super_streams.stream]\npartitions = 3\narguments = { x-max-age = \"1D\" }\n");
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        assert_eq!(queues(&d), ["stream-0", "stream-1", "stream-2"]);
+        let q = &d.topology.vhosts["orders"].queues["stream-2"];
+        assert_eq!(q.arguments.get("x-max-age"), Some(&Value::String("1D".into())), "the overlay's value");
+        assert_eq!(q.arguments.get("x-max-length-bytes"), Some(&Value::Int(1000)), "the base's other arguments");
+        let key = ObjectKey::Queue { vhost: "orders".into(), name: "stream-2".into() };
+        assert_eq!(d.sources.position(&d.locations.locate(&key, None).unwrap()), "overlay.toml:2:16");
+        assert_eq!(d.topology.vhosts["orders"].bindings.iter().filter(|b| b.source == "stream").count(), 3);
+
+        let keyed = over("vhosts = [\"orders\"]\n[super_streams.stream]\nbinding_keys = [\"eu\"]\n");
+        assert_eq!(queues(&keyed), ["stream-eu"]);
+        let key = ObjectKey::Queue { vhost: "orders".into(), name: "stream-0".into() };
+        assert!(keyed.locations.locate(&key, None).is_none(), "the base's partitions and their places are gone");
+
+        let gone = over("vhosts = [\"orders\"]\n[super_streams.stream]\nremove = true\n");
+        assert!(gone.diagnostics.is_empty(), "{:?}", said(&gone));
+        assert!(queues(&gone).is_empty() && !gone.topology.vhosts["orders"].exchanges.contains_key("stream"));
+
+        let added =
+            over("vhosts = [\"orders\"]\n[super_streams.more]\npartitions = 1\narguments = { x-max-age = \"1D\" }\n");
+        assert!(added.topology.vhosts["orders"].queues.contains_key("more-0"));
+        let unsaid = over("vhosts = [\"orders\"]\n[super_streams.more]\narguments = { x-max-age = \"1D\" }\n");
+        assert!(said(&unsaid).iter().any(|s| s.starts_with("overlay.toml:2:16 missing-key")), "{:?}", said(&unsaid));
     }
 
     #[test]

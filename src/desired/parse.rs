@@ -32,6 +32,7 @@ pub(super) static TOP_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
         "operator_policies",
         "users",
         "permissions",
+        "super_streams",
     ];
     keys.extend(KINDS.iter().map(|k| k.table));
     keys.push("external");
@@ -139,6 +140,7 @@ impl Parser<'_> {
         if let Some(node) = top.get("bindings") {
             decl.bindings = self.bindings(node);
         }
+        self.super_streams(top, &mut decl);
         for (name, node, at) in self.named(top, "policies") {
             if let Some(p) = self.policy(name, node, at, false, None) {
                 decl.policies.push(p);

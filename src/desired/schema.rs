@@ -100,6 +100,13 @@ fn top(key: &str) -> Value {
         "policies" | "operator_policies" => named(object(POLICY_KEYS, policy_key)),
         "users" => named(object(USER_KEYS, user_key)),
         "permissions" => named(object(PERMISSION_KEYS, permission_key)),
+        "super_streams" => {
+            let mut o = named(object(super::super_streams::SUPER_STREAM_KEYS, super_stream_key));
+            o["description"] = json!(
+                "Super streams (RabbitMQ 3.11+): each becomes its exchange, its partition streams and their bindings."
+            );
+            o
+        }
         "external" => object(EXTERNAL_KEYS, |_| strings()),
         "removed" => {
             let mut o = object(super::removed::REMOVED_KEYS, |_| strings());
@@ -217,6 +224,23 @@ fn queue_key(key: &str) -> Value {
         }
         "lint_allow" => lint_allow(),
         other => panic!("the schema does not describe queue key `{other}`"),
+    }
+}
+
+fn super_stream_key(key: &str) -> Value {
+    match key {
+        "partitions" => {
+            json!({"type": "integer", "minimum": 1, "description": "Streams NAME-0 … NAME-(N-1), routed to by keys 0 … N-1."})
+        }
+        "binding_keys" => {
+            json!({"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "One stream NAME-KEY per key, routed to by that key."})
+        }
+        "arguments" => {
+            let stream = QUEUE_ARGUMENTS.iter().filter(|a| a.types.contains(&QueueType::Stream));
+            let p: serde_json::Map<String, Value> = stream.map(|a| (a.name.to_string(), expect(a.expect))).collect();
+            json!({"type": "object", "properties": p, "additionalProperties": false})
+        }
+        other => panic!("the schema does not describe super stream key `{other}`"),
     }
 }
 

@@ -74,6 +74,9 @@ pub struct Change {
     /// the broker (create, update, replace, migrate): what the plan's
     /// operation carries.
     pub declared: Option<Declared>,
+    /// The super stream the object is part of (its exchange, a partition
+    /// stream or a partition's binding), when it is one's.
+    pub super_stream: Option<String>,
 }
 
 /// An object as the files declare it. A binding is all in its key.
@@ -105,6 +108,7 @@ impl Change {
             rollback: None,
             owner: None,
             declared: None,
+            super_stream: None,
         }
     }
 }

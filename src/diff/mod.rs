@@ -32,6 +32,7 @@ mod policy_advice;
 mod queues;
 mod refusals;
 mod sides;
+mod super_streams;
 mod users;
 mod vhosts;
 mod walk;
@@ -106,6 +107,8 @@ pub fn diff(
         d.vhost(name, want, have.unwrap_or(&empty), &held);
     }
     d.vhosts_absent(desired, live);
+    d.super_streams_unsupported(desired, live);
+    d.super_stream_changes(desired, live);
     access::guard(&mut d.out.changes, live, facts.connected_user.as_deref(), &facts.stale_passwords);
     if options.comparing {
         for c in &mut d.out.changes {

@@ -10,6 +10,7 @@ mod names;
 mod parts;
 mod render;
 mod select;
+mod super_streams;
 
 use std::collections::BTreeSet;
 
@@ -126,9 +127,14 @@ pub fn import_skipping(
     }
     let selection = select::select(live, &wanted);
     let mut files = Vec::new();
-    let vhosts = selection.topology.vhosts.iter().map(|(name, v)| (name, parts::count(v, queues_per_file)));
+    // Each vhost without its super streams' objects, and those super streams.
+    let apart: std::collections::BTreeMap<&String, _> =
+        selection.topology.vhosts.iter().map(|(name, v)| (name, super_streams::apart(v))).collect();
+    let vhosts = apart.iter().map(|(name, (v, _))| (*name, parts::count(v, queues_per_file)));
     for (vhost, names) in names::vhost_files(vhosts) {
-        let v = &selection.topology.vhosts[vhost];
+        let whole = &selection.topology.vhosts[vhost];
+        let (v, streams) = &apart[vhost];
+        let v: &Vhost = v;
         let left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost() == Some(vhost)).collect();
         let skipped: Vec<&Skipped> = skipped
             .iter()
@@ -146,14 +152,14 @@ pub fn import_skipping(
         };
         let Some((own, further)) = names.split_first() else { continue };
         if further.is_empty() {
-            let text = render::vhost_file(v, &Share::Whole, &left_out, &skipped, source);
-            files.push(file(own, text, Counts::of(v, v.queues.len(), v.bindings.len())));
+            let text = render::vhost_file(v, streams, &Share::Whole, &left_out, &skipped, source);
+            files.push(file(own, text, Counts::of(whole, whole.queues.len(), whole.bindings.len())));
             continue;
         }
         let cut = parts::cut(v, queues_per_file);
         let counts = Counts::of(v, 0, cut.own.len());
         let share = Share::Own { bindings: cut.own, parts: further };
-        files.push(file(own, render::vhost_file(v, &share, &left_out, &skipped, source), counts));
+        files.push(file(own, render::vhost_file(v, streams, &share, &left_out, &skipped, source), counts));
         for (i, ((queues, bindings), name)) in cut.parts.iter().zip(further).enumerate() {
             let text = render::queues_file(v, queues, bindings, (i + 1, further.len()), own, source);
             let counts = Counts { queues: queues.len(), bindings: bindings.len(), ..Counts::default() };

@@ -8,8 +8,8 @@ use crate::desired::is_named;
 use crate::live::Skipped;
 use crate::model::kinds::{Name, Objects, Presence, has_password};
 use crate::model::{
-    ApplyTo, Binding, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User, Value, Vhost,
-    VhostSettings,
+    ApplyTo, Binding, Exchange, External, Partitions, Password, Permission, Policy, Queue, QueueType, SuperStream,
+    Table, User, Value, Vhost, VhostSettings,
 };
 use crate::toml_text::{inline_table, key, path, string, strings, value};
 
@@ -28,6 +28,7 @@ pub(super) enum Share<'a> {
 /// The text of a vhost's own file.
 pub(super) fn vhost_file(
     vhost: &Vhost,
+    streams: &[SuperStream],
     share: &Share,
     left_out: &[&LeftOut],
     skipped: &[&Skipped],
@@ -50,6 +51,9 @@ pub(super) fn vhost_file(
     w.external(&vhost.external, matches!(share, Share::Whole));
     for x in vhost.exchanges.values() {
         w.exchange(x);
+    }
+    for ss in streams {
+        w.super_stream(ss);
     }
     match share {
         Share::Whole => {
@@ -275,6 +279,20 @@ impl Writer {
         }
         if !q.arguments.is_empty() {
             self.table_field(&at, "arguments", &q.arguments);
+        }
+    }
+
+    /// A super stream as the parser reads it: its partitions by count when
+    /// they are `NAME-0`…, else by their keys.
+    fn super_stream(&mut self, ss: &SuperStream) {
+        let at = ["super_streams", ss.name.as_str()];
+        self.header(&path(&at));
+        match &ss.partitions {
+            Partitions::Count(n) => self.field("partitions", &n.to_string()),
+            Partitions::Keys(keys) => self.list("binding_keys", keys.iter()),
+        }
+        if !ss.arguments.is_empty() {
+            self.table_field(&at, "arguments", &ss.arguments);
         }
     }
 

@@ -56,19 +56,7 @@ pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> 
         defs.policies.extend(export.policies.into_iter().map(|p| PolicyDef { vhost: vhost(), ..p }));
         defs.parameters.extend(export.parameters.into_iter().map(|p| ParameterDef { vhost: vhost(), ..p }));
     }
-    if let Some(text) = &a.parameters {
-        // Only the listed vhosts' (the listing is broker-wide), and only
-        // what a kind reads: vhost limits and operator policies come in
-        // their own listings.
-        let listed: std::collections::BTreeSet<&str> = a.listings.iter().map(|(v, _, _)| v.as_str()).collect();
-        for p in parse::<Vec<ParameterDef>>(text, "the runtime parameter listing", origin)? {
-            let item = serde_json::json!({ "component": p.component, "name": p.name, "value": p.value });
-            let read = KINDS.iter().any(|k| k.definitions == "parameters" && (k.read)(&item).is_some());
-            if read && p.vhost.as_deref().is_some_and(|v| listed.contains(v)) {
-                defs.parameters.push(p);
-            }
-        }
-    }
+    parameter_listing(&mut defs, &a, origin)?;
     for (v, listing, text) in &a.listings {
         let what = format!("the {} of vhost \"{v}\"", listing.what());
         let vhost = || Some(v.clone());
@@ -113,6 +101,22 @@ pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> 
         }
     }
     Ok(defs)
+}
+
+/// A non-administrator's runtime parameter listing: only the listed
+/// vhosts' (the listing is broker-wide), and only what a kind reads, since
+/// vhost limits and operator policies come in listings of their own.
+fn parameter_listing(defs: &mut Definitions, a: &Answers, origin: &str) -> Result<(), Diagnostic> {
+    let Some(text) = &a.parameters else { return Ok(()) };
+    let listed: std::collections::BTreeSet<&str> = a.listings.iter().map(|(v, _, _)| v.as_str()).collect();
+    for p in parse::<Vec<ParameterDef>>(text, "the runtime parameter listing", origin)? {
+        let item = serde_json::json!({ "component": p.component, "name": p.name, "value": p.value });
+        let read = KINDS.iter().any(|k| k.definitions == "parameters" && (k.read)(&item).is_some());
+        if read && p.vhost.as_deref().is_some_and(|v| listed.contains(v)) {
+            defs.parameters.push(p);
+        }
+    }
+    Ok(())
 }
 
 /// The listing of each kind that has one, into the definitions list its

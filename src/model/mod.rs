@@ -14,6 +14,7 @@ mod record_kind;
 mod records;
 pub mod scaffold;
 mod set_builder;
+mod super_stream;
 mod topology;
 mod value;
 
@@ -29,5 +30,9 @@ pub use record_format::{RECORD_FORMAT, RecordError};
 pub use record_kind::RecordKind;
 pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordWrite, Records};
 pub use set_builder::SetBuilder;
+pub use super_stream::{
+    DEFAULT_LEADER_LOCATOR, Expanded, PARTITION_ORDER_ARGUMENT, Partitions, SUPER_STREAM_ARGUMENT, SUPER_STREAMS_SINCE,
+    SuperStream, is_super_stream_exchange, super_stream_of, super_streams,
+};
 pub use topology::*;
 pub use value::{Table, Value};

@@ -138,6 +138,9 @@ pub struct ChangeDoc {
     /// For `other_project`: the project that holds the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The super stream the object is part of, when it is one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub super_stream: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -315,6 +318,7 @@ fn change_doc(c: &Change, compiled: Option<&MigrationPlan>) -> ChangeDoc {
         after: c.after.clone(),
         rebind: texts(&c.rebind),
         owner: c.owner.clone(),
+        super_stream: c.super_stream.clone(),
         rollback: None,
         migration: c.migration.as_ref().map(|m| MigrationDoc {
             replaces: m.replaces.clone(),

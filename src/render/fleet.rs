@@ -340,6 +340,7 @@ mod tests {
             migration: None,
             rollback: None,
             owner: None,
+            super_stream: None,
         };
         let mut changes: Vec<ChangeDoc> = (0..n).map(|i| change(i, Action::Create)).collect();
         changes.push(change(n, Action::Destroy));

@@ -173,6 +173,9 @@ impl<'a> Voice<'a> {
 /// reason otherwise: the files say it).
 fn change(out: &mut String, c: &ChangeDoc, outside: bool, p: &Painter, voice: Voice) {
     let _ = writeln!(out, "  {}", p.paint(&format!("# {} {}", c.address, what(c, outside, voice)), BOLD));
+    if let Some(s) = &c.super_stream {
+        let _ = writeln!(out, "  # part of super stream \"{s}\"");
+    }
     if c.requires_allow_lockout {
         let _ = writeln!(out, "  {}", p.paint("# needs --allow-lockout: warren's own user loses access", RED));
     }

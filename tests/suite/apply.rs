@@ -46,7 +46,7 @@ impl Case {
 
     /// After an apply: the plan says no changes, and a second apply does
     /// nothing.
-    fn assert_converged(&self, env: &[(&str, Option<&str>)]) {
+    pub(crate) fn assert_converged(&self, env: &[(&str, Option<&str>)]) {
         let plan = self.plan(&["--detailed-exitcode"], env);
         assert_eq!(plan.code, 0, "the plan after apply is not empty:\n{}\n{}", plan.stdout, plan.stderr);
         assert!(plan.stdout.contains("No changes. The broker matches the topology."), "{}", plan.stdout);

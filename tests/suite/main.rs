@@ -40,6 +40,7 @@ mod routing_conformance;
 mod routing_tests;
 mod saved_plan;
 mod shovels;
+mod super_streams;
 mod traffic;
 mod trust;
 mod validate;

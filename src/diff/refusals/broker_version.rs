@@ -7,7 +7,10 @@ use crate::diagnostic::Diagnostic;
 use crate::diff::Problem;
 use crate::diff::differ::Differ;
 use crate::diff::sides::Sides;
-use crate::model::{ObjectKey, VhostSettings, policy_key};
+use crate::model::{
+    DEFAULT_LEADER_LOCATOR, Node, ObjectKey, SUPER_STREAMS_SINCE, Topology, Value, Vhost, VhostSettings,
+    is_super_stream_exchange, policy_key, super_stream_of,
+};
 
 impl Differ<'_> {
     /// RabbitMQ before 3.13 accepts a new default queue type for an
@@ -89,6 +92,56 @@ impl Differ<'_> {
             ));
             self.out.problems.push(Problem { key: ObjectKey::Object { vhost, name }, field: None, diagnostic });
         }
+    }
+
+    /// Super streams on a broker that has none (before 3.11), and, before
+    /// 3.13, partitions with the `balanced` leader locator RabbitMQ's own
+    /// tool gives them from 3.13 on: problems before any write.
+    pub(in crate::diff) fn super_streams_unsupported(&mut self, desired: &Topology, live: &Topology) {
+        let Some(version) = self.facts.broker_version else { return };
+        let (major, minor) = SUPER_STREAMS_SINCE;
+        for (v, want) in &desired.vhosts {
+            let have = live.vhosts.get(v);
+            for x in want.exchanges.values().filter(|x| is_super_stream_exchange(x)) {
+                let unchanged = have.and_then(|h| h.exchanges.get(&x.name)) == Some(x);
+                if version < SUPER_STREAMS_SINCE && !unchanged {
+                    let diagnostic = Diagnostic::error(
+                        BROKER_VERSION,
+                        format!(
+                            "super stream \"{}\" in vhost \"{v}\": RabbitMQ {}.{} has no super streams; they came in RabbitMQ {major}.{minor}",
+                            x.name, version.0, version.1
+                        ),
+                    )
+                    .help(format!("upgrade the broker to RabbitMQ {major}.{minor} or later, or remove the super stream from the files"));
+                    let key = ObjectKey::Exchange { vhost: v.clone(), name: x.name.clone() };
+                    self.out.problems.push(Problem { key, field: None, diagnostic });
+                } else if version < (3, 13) {
+                    self.balanced_refused(v, want, have, &x.name, version);
+                }
+            }
+        }
+    }
+
+    /// A new partition with the `balanced` leader locator, which RabbitMQ
+    /// knows from 3.13.
+    fn balanced_refused(&mut self, v: &str, want: &Vhost, have: Option<&Vhost>, name: &str, version: (u32, u32)) {
+        let node = |q: &str| Node::Queue(q.to_string());
+        let balanced = want.queues.values().find(|q| {
+            super_stream_of(want, &node(&q.name)) == Some(name)
+                && q.arguments.get("x-queue-leader-locator").and_then(Value::as_str) == Some(DEFAULT_LEADER_LOCATOR)
+                && have.and_then(|h| h.queues.get(&q.name)) != Some(*q)
+        });
+        let Some(q) = balanced else { return };
+        let diagnostic = Diagnostic::error(
+            BROKER_VERSION,
+            format!(
+                "super stream \"{name}\" in vhost \"{v}\": its partitions' leader locator \"balanced\" (the default) came in RabbitMQ 3.13, and this broker is {}.{}",
+                version.0, version.1
+            ),
+        )
+        .help("set `arguments = { \"x-queue-leader-locator\" = \"client-local\" }` on the super stream, or upgrade the broker to 3.13 or later");
+        let key = ObjectKey::Queue { vhost: v.into(), name: q.name.clone() };
+        self.out.problems.push(Problem { key, field: Some("arguments.x-queue-leader-locator".into()), diagnostic });
     }
 
     /// Objects of a kind the live broker's version does not have: one
@@ -188,5 +241,51 @@ mod tests {
         }
         assert!(diff_on(&ha, &ha, Some((4, 0))).problems.is_empty(), "kept as it is live");
         assert!(diff_on(&with_policy("max-length"), &none, Some((4, 0))).problems.is_empty());
+    }
+
+    fn with_super_stream(arguments: &[(&str, &str)]) -> Topology {
+        let ss = crate::model::SuperStream {
+            name: "events".into(),
+            partitions: crate::model::Partitions::Count(2),
+            arguments: arguments
+                .iter()
+                .map(|(k, v)| (k.to_string(), crate::model::Value::String(v.to_string())))
+                .collect(),
+        };
+        let e = ss.expand();
+        let mut t = with_dqt(None);
+        let v = t.vhosts.get_mut("v").unwrap();
+        v.exchanges.insert(e.exchange.name.clone(), e.exchange);
+        v.queues.extend(e.queues.into_iter().map(|q| (q.name.clone(), q)));
+        v.bindings.extend(e.bindings);
+        t
+    }
+
+    #[test]
+    fn a_super_stream_is_a_problem_before_3_11_and_its_balanced_locator_before_3_13() {
+        let ownership = Ownership::default();
+        let none = with_dqt(None);
+        let diff_on =
+            |want: &Topology, version| diff(want, &none, &ownership, "default", &Options::default(), &on(version));
+        let balanced = with_super_stream(&[]);
+        let old = diff_on(&balanced, Some((3, 10)));
+        assert_eq!(old.problems.len(), 1, "{:?}", old.problems);
+        let said = &old.problems[0].diagnostic.message;
+        assert!(said.contains("RabbitMQ 3.10 has no super streams; they came in RabbitMQ 3.11"), "{said}");
+        let newer = diff_on(&balanced, Some((3, 12)));
+        assert_eq!(newer.problems.len(), 1, "{:?}", newer.problems);
+        assert!(newer.problems[0].diagnostic.message.contains("\"balanced\""), "{:?}", newer.problems);
+        assert!(
+            diff_on(&with_super_stream(&[("x-queue-leader-locator", "client-local")]), Some((3, 12)))
+                .problems
+                .is_empty()
+        );
+        for version in [Some((3, 13)), Some((4, 0)), None] {
+            let d = diff_on(&balanced, version);
+            assert!(d.problems.is_empty(), "{version:?}");
+            // Each object says which super stream it is part of.
+            assert_eq!(d.changes.len(), 5);
+            assert!(d.changes.iter().all(|c| c.super_stream.as_deref() == Some("events")), "{:?}", d.changes);
+        }
     }
 }
