@@ -72,6 +72,7 @@ impl Memory {
             password_hash: hash("guest"),
             hashing_algorithm: SHA256.into(),
             tags: vec!["administrator".into()],
+            limits: BTreeMap::new(),
         };
         let state = State {
             version: state::VERSION.into(),
@@ -405,7 +406,7 @@ impl Broker for Memory {
         Ok(())
     }
 
-    async fn put_user(&self, user: &User, password: Option<&str>) -> Answer<()> {
+    async fn put_user(&self, user: &User, password: Option<&str>, remove_limits: &[String]) -> Answer<()> {
         let mut s = self.lock_state();
         self.admin(&s, || format!("create or update user \"{}\"", user.name))?;
         let (password_hash, hashing_algorithm) = match (&user.password, password) {
@@ -420,7 +421,17 @@ impl Broker for Memory {
             (Password::None, _) => (String::new(), SHA256.to_string()),
         };
         let tags = user.tags.iter().cloned().collect();
-        s.users.insert(user.name.clone(), UserState { password_hash, hashing_algorithm, tags });
+        // A user's PUT keeps its limits, as RabbitMQ's does.
+        let limits = s.users.get(&user.name).map(|u| u.limits.clone()).unwrap_or_default();
+        s.users.insert(user.name.clone(), UserState { password_hash, hashing_algorithm, tags, limits });
+        let u = s.users.get_mut(&user.name).expect("inserted above");
+        for (limit, value) in user.limits.iter().flatten() {
+            writes::set_user_limit(u, limit, *value)
+                .map_err(|why| self.said(why, format!("set limit {limit} of user \"{}\"", user.name)))?;
+        }
+        for limit in remove_limits {
+            u.limits.remove(limit);
+        }
         Ok(())
     }
 

@@ -52,9 +52,16 @@ pub(super) async fn delete_vhost(http: &Http, name: &str) -> Result<(), BrokerEr
     delete(http, &format!("vhosts/{}", segment(name)), &format!("delete vhost \"{name}\"")).await
 }
 
-/// Creates or updates a user; `password` is the value read from the
-/// environment for a user whose password comes from there.
-pub(super) async fn put_user(http: &Http, user: &User, password: Option<&str>) -> Result<(), BrokerError> {
+/// Creates or updates a user with its limits, and removes the limits named;
+/// `password` is the value read from the environment for a user whose
+/// password comes from there. The user's PUT keeps its limits: they are
+/// set and removed one by one after it.
+pub(super) async fn put_user(
+    http: &Http,
+    user: &User,
+    password: Option<&str>,
+    remove_limits: &[String],
+) -> Result<(), BrokerError> {
     let tags = user.tags.iter().cloned().collect::<Vec<_>>().join(",");
     let body = match (&user.password, password) {
         (Password::Env(_), Some(p)) => json!({ "password": p, "tags": tags }),
@@ -71,8 +78,17 @@ pub(super) async fn put_user(http: &Http, user: &User, password: Option<&str>) -
         }),
         (Password::None, _) => json!({ "password_hash": "", "tags": tags }),
     };
-    let path = format!("users/{}", segment(&user.name));
-    put(http, &path, body, &format!("create or update user \"{}\"", user.name)).await
+    let (name, u) = (&user.name, segment(&user.name));
+    put(http, &format!("users/{u}"), body, &format!("create or update user \"{name}\"")).await?;
+    for (limit, value) in user.limits.iter().flatten() {
+        let action = format!("set limit {limit} of user \"{name}\"");
+        put(http, &format!("user-limits/{u}/{}", segment(limit)), json!({ "value": value }), &action).await?;
+    }
+    for limit in remove_limits {
+        let action = format!("remove limit {limit} of user \"{name}\"");
+        delete(http, &format!("user-limits/{u}/{}", segment(limit)), &action).await?;
+    }
+    Ok(())
 }
 
 pub(super) async fn delete_user(http: &Http, name: &str) -> Result<(), BrokerError> {

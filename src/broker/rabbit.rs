@@ -443,8 +443,8 @@ impl Broker for Rabbit {
         ops::delete_vhost(&self.http, name).await
     }
 
-    async fn put_user(&self, user: &User, password: Option<&str>) -> Answer<()> {
-        ops::put_user(&self.http, user, password).await
+    async fn put_user(&self, user: &User, password: Option<&str>, remove_limits: &[String]) -> Answer<()> {
+        ops::put_user(&self.http, user, password, remove_limits).await
     }
 
     async fn delete_user(&self, name: &str) -> Answer<()> {

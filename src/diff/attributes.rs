@@ -59,7 +59,18 @@ pub(super) fn user(u: &User) -> Attributes {
         Password::Hash { .. } => "(sensitive: a password hash)".to_string(),
         Password::None => "(none)".to_string(),
     };
-    attrs([("password", json!(password)), ("tags", json!(u.tags))])
+    let mut out = attrs([("password", json!(password)), ("tags", json!(u.tags))]);
+    if let Some(l) = &u.limits {
+        out.insert("limits".into(), json!(l));
+    }
+    out
+}
+
+/// What a user's digest covers: its tags and limits, never its password.
+pub(super) fn digested_user(u: &User) -> Attributes {
+    let mut out = user(u);
+    out.remove("password");
+    out
 }
 
 pub(super) fn permission(p: &Permission) -> Attributes {

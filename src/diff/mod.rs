@@ -112,7 +112,7 @@ pub fn diff(
             c.requires_allow_lockout = false;
         }
     } else {
-        d.changed_outside(live);
+        d.changed_outside(live, desired);
     }
     d.out
 }
@@ -128,8 +128,10 @@ mod tests {
         for v in ["shared", "kept"] {
             live.vhosts.insert(v.into(), Vhost::new(v));
         }
-        live.users
-            .insert("app".into(), User { name: "app".into(), password: Password::None, tags: Default::default() });
+        live.users.insert(
+            "app".into(),
+            User { name: "app".into(), password: Password::None, tags: Default::default(), limits: None },
+        );
         let held = Inventory::of(&live);
         let mut desired = Topology::default();
         desired.vhosts.insert("kept".into(), Vhost::new("kept"));

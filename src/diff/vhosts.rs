@@ -9,6 +9,16 @@ use super::migrations::without_scaffolding;
 use super::sides::Sides;
 use crate::model::{LazyGraph, ObjectKey, Topology, Vhost, VhostSettings};
 
+/// The live settings `have` as the files' `want` manage them: the others
+/// left out, and an unset one read as empty.
+pub(super) fn managed(have: &VhostSettings, want: &VhostSettings) -> VhostSettings {
+    VhostSettings {
+        description: want.description.as_ref().map(|_| have.description.clone().unwrap_or_default()),
+        default_queue_type: want.default_queue_type.and(have.default_queue_type),
+        limits: want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default()),
+    }
+}
+
 impl Differ<'_> {
     /// Everything in vhost `v`, kind by kind; `held` is what its rollbacks
     /// take care of.
@@ -32,11 +42,7 @@ impl Differ<'_> {
             return;
         };
         // Only the settings the files manage are compared.
-        let mut managed = VhostSettings {
-            description: want.description.as_ref().map(|_| have.description.clone().unwrap_or_default()),
-            default_queue_type: want.default_queue_type.and(have.default_queue_type),
-            limits: want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default()),
-        };
+        let mut managed = managed(have, want);
         // A refused change is left out: the update would never converge.
         if self.default_queue_type_refused(name, want, have) {
             managed.default_queue_type = want.default_queue_type;

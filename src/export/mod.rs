@@ -12,7 +12,8 @@
 //! - operator policies and vhost limits are runtime parameters
 //!   (`operator_policy`, `vhost-limits`), as in the broker's own exports;
 //! - users always name their hashing algorithm, so no `rabbit_version` is
-//!   needed (import uses it only to guess a missing algorithm).
+//!   needed (import uses it only to guess a missing algorithm), and carry
+//!   their limits in `limits`, as the broker's own exports do.
 
 use serde_json::{Map, Value as Json, json};
 
@@ -68,7 +69,8 @@ fn user(u: &crate::model::User) -> Json {
         "password_hash": hash,
         "hashing_algorithm": algorithm,
         "tags": u.tags,
-        "limits": {},
+        // RabbitMQ 3.10.8 and 4.0.5 export and import a user's limits here.
+        "limits": u.limits.clone().unwrap_or_default(),
     })
 }
 
@@ -247,6 +249,7 @@ mod tests {
                 name: "app".into(),
                 password: Password::None,
                 tags: ["monitoring".to_string(), "management".to_string()].into(),
+                limits: None,
             },
         );
         t.users.insert(
@@ -258,6 +261,7 @@ mod tests {
                     algorithm: Some("rabbit_password_hashing_sha512".into()),
                 },
                 tags: Default::default(),
+                limits: None,
             },
         );
         t

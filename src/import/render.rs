@@ -137,6 +137,10 @@ pub(super) fn users_file<'a>(
         if !u.tags.is_empty() {
             w.field("tags", &strings(&u.tags));
         }
+        if let Some(limits) = &u.limits {
+            let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();
+            w.table_field(&["users", u.name.as_str()], "limits", &limits);
+        }
     }
     w.objects(objects);
     w.finish()

@@ -36,7 +36,7 @@ pub(super) fn settings(fields: &VhostFields, vhost: &str, notes: &mut Notes) -> 
     }
     let mut limits = BTreeMap::new();
     if let Some(l) = &fields.limits {
-        add_limits(&mut limits, l, vhost, notes);
+        add_limits(&mut limits, l, &format!("vhost \"{vhost}\""), notes);
     }
     VhostSettings { description, default_queue_type, limits: (!limits.is_empty()).then_some(limits) }
 }
@@ -56,8 +56,9 @@ fn queue_type(name: &str, vhost: &str, notes: &mut Notes) -> Option<QueueType> {
     parsed
 }
 
-/// Adds the limits in `json` (`{"max-queues": 10}`, or `[]` for none).
-pub(super) fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, vhost: &str, notes: &mut Notes) {
+/// Adds the limits in `json` (`{"max-queues": 10}`, or `[]` for none) of
+/// `owner` (`vhost "v"`, `user "u"`).
+pub(super) fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, owner: &str, notes: &mut Notes) {
     match json {
         Json::Object(map) => {
             for (k, v) in map {
@@ -66,8 +67,8 @@ pub(super) fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, vhost:
                         limits.insert(k.clone(), i);
                     }
                     None => notes.one(
-                        format!("vhost \"{vhost}\" has limit `{k}` = {v}, which is not a number; left out"),
-                        "vhost limits are integers (-1 for no limit)",
+                        format!("{owner} has limit `{k}` = {v}, which is not a number; left out"),
+                        "limits are integers (-1 for no limit)",
                     ),
                 }
             }
@@ -75,8 +76,8 @@ pub(super) fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, vhost:
         Json::Array(a) if a.is_empty() => {}
         Json::Null => {}
         other => notes.one(
-            format!("vhost \"{vhost}\" has limits in an unknown shape ({other}); left out"),
-            "vhost limits are an object such as {\"max-queues\": 100}",
+            format!("{owner} has limits in an unknown shape ({other}); left out"),
+            "limits are an object such as {\"max-connections\": 100}",
         ),
     }
 }

@@ -168,6 +168,19 @@ impl Inventory {
         if !broker_wide.is_empty() {
             out["object_digests"] = json!(broker_wide);
         }
+        // Users and vhosts: a digest of the settings the files manage.
+        let settings: BTreeMap<&str, BTreeMap<&str, &String>> =
+            self.digests.iter().fold(BTreeMap::new(), |mut out, (k, d)| {
+                match k {
+                    ObjectKey::User(u) => _ = out.entry("users").or_default().insert(u.as_str(), d),
+                    ObjectKey::Vhost(v) => _ = out.entry("vhosts").or_default().insert(v.as_str(), d),
+                    _ => {}
+                }
+                out
+            });
+        if !settings.is_empty() {
+            out["settings_digests"] = json!(settings);
+        }
         if !broker.is_empty() {
             out["objects"] = json!(broker);
         }
@@ -216,6 +229,15 @@ impl Inventory {
         for (group, names) in value["object_digests"].as_object().unwrap_or(&empty) {
             for (name, digest) in names.as_object().unwrap_or(&empty) {
                 let key = ObjectKey::Object { vhost: None, name: object_name(group, &id_parsed(group, name)?)? };
+                digests.insert(key, text(digest)?);
+            }
+        }
+        for (group, names) in value["settings_digests"].as_object().unwrap_or(&empty) {
+            for (name, digest) in names.as_object().unwrap_or(&empty) {
+                let key = match group.as_str() {
+                    "users" => ObjectKey::User(name.clone()),
+                    _ => ObjectKey::Vhost(name.clone()),
+                };
                 digests.insert(key, text(digest)?);
             }
         }
@@ -435,6 +457,8 @@ mod tests {
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv.clone()));
         inv.digests.insert(ObjectKey::Queue { vhost: "/".into(), name: "q".into() }, "0a1b".into());
         inv.digests.insert(ObjectKey::Permission { vhost: "/".into(), user: "u".into() }, "2c3d".into());
+        inv.digests.insert(ObjectKey::User("u".into()), "4e5f".into());
+        inv.digests.insert(ObjectKey::Vhost("/".into()), "6a7b".into());
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv));
     }
 

@@ -289,6 +289,9 @@ pub struct User {
     pub name: String,
     pub password: Password,
     pub tags: BTreeSet<String>,
+    /// `max-connections`, `max-channels`; `None` means "not managed" in the
+    /// desired state, and none set in the live state.
+    pub limits: Option<BTreeMap<String, i64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -174,7 +174,7 @@ fn users_items(s: &State) -> Vec<Json> {
         .map(|(name, u)| {
             json!({
                 "name": name, "password_hash": u.password_hash, "hashing_algorithm": u.hashing_algorithm,
-                "tags": u.tags, "limits": {},
+                "tags": u.tags, "limits": u.limits,
             })
         })
         .collect()

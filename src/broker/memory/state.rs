@@ -89,6 +89,7 @@ pub(super) struct UserState {
     pub password_hash: String,
     pub hashing_algorithm: String,
     pub tags: Vec<String>,
+    pub limits: BTreeMap<String, i64>,
 }
 
 impl UserState {

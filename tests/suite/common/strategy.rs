@@ -81,6 +81,7 @@ fn user() -> impl Strategy<Value = User> {
         name,
         password,
         tags: tags.into_iter().map(String::from).collect(),
+        limits: None,
     })
 }
 
