@@ -168,18 +168,8 @@ impl Inventory {
         if !broker_wide.is_empty() {
             out["object_digests"] = json!(broker_wide);
         }
-        // Users and vhosts: a digest of the settings the files manage.
-        let settings: BTreeMap<&str, BTreeMap<&str, &String>> =
-            self.digests.iter().fold(BTreeMap::new(), |mut out, (k, d)| {
-                match k {
-                    ObjectKey::User(u) => _ = out.entry("users").or_default().insert(u.as_str(), d),
-                    ObjectKey::Vhost(v) => _ = out.entry("vhosts").or_default().insert(v.as_str(), d),
-                    _ => {}
-                }
-                out
-            });
-        if !settings.is_empty() {
-            out["settings_digests"] = json!(settings);
+        if let Some(settings) = settings_digests_json(&self.digests) {
+            out["settings_digests"] = settings;
         }
         if !broker.is_empty() {
             out["objects"] = json!(broker);
@@ -257,6 +247,20 @@ fn digests_json(digests: &BTreeMap<ObjectKey, String>) -> Json {
         out.entry(vhost).or_default().entry(group).or_default().insert(name, json!(digest));
     }
     json!(out)
+}
+
+/// The digests of users and vhosts (of the settings the files manage), as
+/// `{"users": {NAME: DIGEST}, "vhosts": {…}}`; `None` when there are none.
+fn settings_digests_json(digests: &BTreeMap<ObjectKey, String>) -> Option<Json> {
+    let settings: BTreeMap<&str, BTreeMap<&str, &String>> = digests.iter().fold(BTreeMap::new(), |mut out, (k, d)| {
+        match k {
+            ObjectKey::User(u) => _ = out.entry("users").or_default().insert(u.as_str(), d),
+            ObjectKey::Vhost(v) => _ = out.entry("vhosts").or_default().insert(v.as_str(), d),
+            _ => {}
+        }
+        out
+    });
+    (!settings.is_empty()).then(|| json!(settings))
 }
 
 /// The inverse of [`digests_json`]; absent when no object has a digest.
