@@ -366,7 +366,9 @@ impl Broker for Memory {
     }
 
     /// A new vhost gives its creator every permission in it, as the
-    /// management API does; an update replaces the description (3.13).
+    /// management API does; an update replaces the description and tags
+    /// (3.13). As 3.13's, it has no deletion protection: it ignores
+    /// `protected_from_deletion`.
     async fn put_vhost(&self, name: &str, settings: &VhostSettings, remove_limits: &[String]) -> Answer<()> {
         let mut s = self.lock_state();
         let who = self.admin(&s, || format!("create or update vhost \"{name}\""))?;
@@ -385,6 +387,7 @@ impl Broker for Memory {
             }
         }
         let v = s.vhosts.get_mut(name).expect("made above");
+        v.tags = settings.tags.iter().flatten().cloned().collect();
         for (limit, value) in settings.limits.iter().flatten() {
             writes::set_limit(v, limit, *value)
                 .map_err(|why| self.said(why, format!("set limit {limit} of vhost \"{name}\"")))?;

@@ -35,6 +35,12 @@ pub(super) async fn put_vhost(
         body["default_queue_type"] = json!(t.as_str());
         body["defaultqueuetype"] = json!(t.as_str());
     }
+    if let Some(t) = &settings.tags {
+        body["tags"] = json!(t);
+    }
+    if let Some(p) = settings.protected_from_deletion {
+        body["protected_from_deletion"] = json!(p);
+    }
     let v = segment(name);
     put(http, &format!("vhosts/{v}"), body, &format!("create or update vhost \"{name}\"")).await?;
     for (limit, value) in settings.limits.iter().flatten() {

@@ -23,7 +23,7 @@ use crate::model::{
 };
 
 /// Every vhost with the settings warren reads.
-const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata";
+const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata,protected_from_deletion";
 
 /// A connection to one broker's management API (and its AMQP listener).
 #[derive(Clone)]

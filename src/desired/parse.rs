@@ -45,7 +45,8 @@ pub(super) static OVERLAY_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     keys.push("rename_vhosts");
     keys
 });
-pub(super) const VHOST_KEYS: &[&str] = &["description", "default_queue_type", "limits"];
+pub(super) const VHOST_KEYS: &[&str] =
+    &["description", "default_queue_type", "limits", "tags", "protected_from_deletion"];
 pub(super) const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments", "lint_allow"];
 pub(super) const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces", "lint_allow"];
 pub(super) const BINDING_KEYS: &[&str] = &["source", "queue", "exchange", "routing_key", "arguments", "lint_allow"];
@@ -268,9 +269,16 @@ impl Parser<'_> {
         let default_queue_type =
             self.queue_type(&f, "default_queue_type", &mut fields_at).or_else(|| base?.default_queue_type);
         let limits = self.limits(&f, "`limits` of [vhost]", LIMIT_KEYS, base.and_then(|b| b.limits.as_ref()))?;
+        let tags = match f.get("tags") {
+            None => base.and_then(|b| b.tags.clone()),
+            Some(_) => Some(f.strings(&mut self.r, "tags")?.into_iter().map(|(s, _)| s).collect()),
+        };
+        let protected_from_deletion =
+            f.bool(&mut self.r, "protected_from_deletion").or_else(|| base?.protected_from_deletion);
+        self.spot(&f, "protected_from_deletion", &mut fields_at);
         self.spot(&f, "description", &mut fields_at);
         Some(Decl {
-            value: VhostSettings { description, default_queue_type, limits },
+            value: VhostSettings { description, default_queue_type, limits, tags, protected_from_deletion },
             at: self.loc(node.span()),
             fields: fields_at.into(),
         })

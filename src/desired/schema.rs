@@ -188,6 +188,10 @@ fn vhost_key(key: &str) -> Value {
         "description" => json!({"type": "string"}),
         "default_queue_type" => queue_types(),
         "limits" => limits(LIMIT_KEYS),
+        "tags" => strings(),
+        "protected_from_deletion" => {
+            json!({"type": "boolean", "description": "RabbitMQ 4.1 or later: the vhost cannot be deleted."})
+        }
         other => panic!("the schema does not describe [vhost] key `{other}`"),
     }
 }

@@ -89,6 +89,12 @@ pub(super) fn vhost(s: &VhostSettings) -> Attributes {
     if let Some(l) = &s.limits {
         out.insert("limits".into(), json!(l));
     }
+    if let Some(t) = &s.tags {
+        out.insert("tags".into(), json!(t));
+    }
+    if let Some(p) = s.protected_from_deletion {
+        out.insert("protected_from_deletion".into(), json!(p));
+    }
     out
 }
 

@@ -16,6 +16,8 @@ pub(super) fn managed(have: &VhostSettings, want: &VhostSettings) -> VhostSettin
         description: want.description.as_ref().map(|_| have.description.clone().unwrap_or_default()),
         default_queue_type: want.default_queue_type.and(have.default_queue_type),
         limits: want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default()),
+        tags: want.tags.as_ref().map(|_| have.tags.clone().unwrap_or_default()),
+        protected_from_deletion: want.protected_from_deletion.map(|_| have.protected_from_deletion.unwrap_or(false)),
     }
 }
 
@@ -37,6 +39,7 @@ impl Differ<'_> {
 
     pub(super) fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {
         let key = ObjectKey::Vhost(name.into());
+        self.deletion_protection_refused(name, want);
         let Some(have) = have else {
             self.created(key, attributes::vhost(want), "declared in the files", Some(Declared::Vhost(want.clone())));
             return;

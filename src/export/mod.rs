@@ -74,17 +74,24 @@ fn user(u: &crate::model::User) -> Json {
     })
 }
 
-/// Only what the files manage: a vhost without settings is just named, and
-/// vhost tags (not in the model) are never written.
+/// Only what the files manage: a vhost without settings is just named.
+/// `protected_from_deletion` is written at the top only, where 4.x writes
+/// it (brokers before 4.1 ignore it).
 fn vhost(v: &Vhost) -> Json {
     let mut metadata = Map::new();
     if let Some(d) = &v.settings.description {
         metadata.insert("description".into(), json!(d));
     }
+    if let Some(t) = &v.settings.tags {
+        metadata.insert("tags".into(), json!(t));
+    }
     if let Some(q) = v.settings.default_queue_type {
         metadata.insert("default_queue_type".into(), json!(q.as_str()));
     }
     let mut out = metadata.clone();
+    if let Some(p) = v.settings.protected_from_deletion {
+        out.insert("protected_from_deletion".into(), json!(p));
+    }
     out.insert("name".into(), json!(v.name));
     if !metadata.is_empty() {
         out.insert("metadata".into(), Json::Object(metadata));

@@ -213,7 +213,7 @@ impl Writer {
 
     /// The `[vhost]` table, if the vhost sets anything.
     fn settings(&mut self, s: &VhostSettings) {
-        if s.description.is_none() && s.default_queue_type.is_none() && s.limits.is_none() {
+        if *s == VhostSettings::default() {
             return;
         }
         self.header("vhost");
@@ -222,6 +222,12 @@ impl Writer {
         }
         if let Some(t) = s.default_queue_type {
             self.field("default_queue_type", &string(t.as_str()));
+        }
+        if let Some(tags) = &s.tags {
+            self.field("tags", &strings(tags));
+        }
+        if let Some(p) = s.protected_from_deletion {
+            self.field("protected_from_deletion", &p.to_string());
         }
         if let Some(limits) = &s.limits {
             let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();

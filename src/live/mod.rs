@@ -261,7 +261,7 @@ fn has_items(d: &Definitions) -> bool {
 #[cfg(test)]
 mod tests;
 
-/// Fills vhost descriptions and default queue types from a `GET
+/// Fills vhost descriptions, default queue types, tags and deletion protection from a `GET
 /// /api/vhosts` listing: 3.10-3.12 exports leave them out of definitions.
 /// Limits stay as the definitions gave them.
 pub fn add_vhost_listing(live: &mut Live, listing: &str, origin: &str) -> Result<(), Diagnostic> {
@@ -273,6 +273,8 @@ pub fn add_vhost_listing(live: &mut Live, listing: &str, origin: &str) -> Result
             let s = vhosts::settings(&item.fields, &item.name, &mut notes);
             v.settings.description = s.description;
             v.settings.default_queue_type = s.default_queue_type;
+            v.settings.tags = s.tags;
+            v.settings.protected_from_deletion = s.protected_from_deletion;
         }
     }
     Ok(())

@@ -247,7 +247,8 @@ fn removed_limits(want: Option<&BTreeMap<String, i64>>, have: Option<&BTreeMap<S
 }
 
 /// The vhost a create or an update puts: the files' settings over the live
-/// ones, and the live limits the files no longer set removed.
+/// ones (a vhost's PUT replaces its description and tags, on 3.10.8 as on
+/// 4.0.5), and the live limits the files no longer set removed.
 fn put_vhost(name: &str, declared: Option<&Declared>, have: &Vhost) -> Op {
     let want = match declared {
         Some(Declared::Vhost(s)) => s.clone(),
@@ -259,6 +260,8 @@ fn put_vhost(name: &str, declared: Option<&Declared>, have: &Vhost) -> Op {
         description: want.description.or(have.description),
         default_queue_type: want.default_queue_type.or(have.default_queue_type),
         limits: want.limits.or(have.limits),
+        tags: want.tags.or(have.tags),
+        protected_from_deletion: want.protected_from_deletion.or(have.protected_from_deletion),
     };
     Op::PutVhost { name: name.to_string(), settings, remove_limits }
 }

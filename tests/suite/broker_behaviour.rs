@@ -528,6 +528,8 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
         description: Some("behaviour".into()),
         default_queue_type: Some(QueueType::Quorum),
         limits: Some(BTreeMap::from([("max-queues".to_string(), 50)])),
+        tags: Some(["orders".to_string(), "team-a".to_string()].into()),
+        protected_from_deletion: None,
     };
     b.put_vhost(v, &settings, &[]).await.unwrap();
     let user = User {

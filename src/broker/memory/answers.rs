@@ -16,14 +16,14 @@ fn table(t: &Table) -> Json {
 
 /// One `GET /api/vhosts` item with the columns warren asks for.
 fn vhost_item(name: &str, v: &VhostState) -> Json {
-    let mut metadata = json!({ "description": v.description, "tags": [] });
+    let mut metadata = json!({ "description": v.description, "tags": v.tags });
     if let Some(t) = v.default_queue_type {
         metadata["default_queue_type"] = json!(t.as_str());
     }
     json!({
         "name": name,
         "description": v.description,
-        "tags": [],
+        "tags": v.tags,
         "default_queue_type": v.default_queue_type.map_or("undefined", |t| t.as_str()),
         "metadata": metadata,
     })

@@ -38,6 +38,7 @@ pub(super) struct VhostState {
     pub description: String,
     pub default_queue_type: Option<QueueType>,
     pub limits: BTreeMap<String, i64>,
+    pub tags: Vec<String>,
     /// The broker's own exchanges included.
     pub exchanges: BTreeMap<String, Exchange>,
     pub queues: BTreeMap<String, QueueState>,
@@ -138,6 +139,7 @@ impl VhostState {
             description,
             default_queue_type,
             limits: BTreeMap::new(),
+            tags: Vec::new(),
             exchanges,
             queues: BTreeMap::new(),
             bindings: BTreeSet::new(),

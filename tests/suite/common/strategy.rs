@@ -103,8 +103,16 @@ fn settings() -> impl Strategy<Value = VhostSettings> {
             (Just(keys), vec(100i64..10_000, n))
         })
         .prop_map(|(keys, values)| keys.into_iter().map(String::from).zip(values).collect::<BTreeMap<_, _>>());
-    (option::of("[a-z][a-z ]{0,11}"), option::of(select(QueueType::ALL.to_vec())), option::of(limits))
-        .prop_map(|(description, default_queue_type, limits)| VhostSettings { description, default_queue_type, limits })
+    let tags = subsequence(vec!["orders", "team-a", "critical"], 1..=2)
+        .prop_map(|t| t.into_iter().map(String::from).collect::<BTreeSet<_>>());
+    (option::of("[a-z][a-z ]{0,11}"), option::of(select(QueueType::ALL.to_vec())), option::of(limits), option::of(tags))
+        .prop_map(|(description, default_queue_type, limits, tags)| VhostSettings {
+            description,
+            default_queue_type,
+            limits,
+            tags,
+            protected_from_deletion: None,
+        })
 }
 
 /// A binding before its ends are chosen among the vhost's objects.
