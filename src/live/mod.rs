@@ -27,7 +27,7 @@
 //!   with the default algorithm (SHA-256) has `algorithm: None`; one without
 //!   `hashing_algorithm` in a file of RabbitMQ 3.0 to 3.5 is MD5 (`users.rs`).
 //! - Not modelled, with a note: topic permissions, shovels and other vhost
-//!   parameters, other global parameters, vhost tags.
+//!   parameters, other global parameters.
 
 mod answers;
 pub(crate) mod definitions;
