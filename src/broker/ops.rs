@@ -41,17 +41,38 @@ pub(super) async fn put_vhost(
     if let Some(p) = settings.protected_from_deletion {
         body["protected_from_deletion"] = json!(p);
     }
-    let v = segment(name);
-    put(http, &format!("vhosts/{v}"), body, &format!("create or update vhost \"{name}\"")).await?;
-    for (limit, value) in settings.limits.iter().flatten() {
-        let action = format!("set limit {limit} of vhost \"{name}\"");
-        put(http, &format!("vhost-limits/{v}/{}", segment(limit)), json!({ "value": value }), &action).await?;
+    put(http, &format!("vhosts/{}", segment(name)), body, &format!("create or update vhost \"{name}\"")).await?;
+    let limits = Limits { path: "vhost-limits", owner: ("vhost", name) };
+    limits.put(http, settings.limits.as_ref(), remove_limits).await
+}
+
+/// The limits of one vhost or user: `PUT`/`DELETE /api/{path}/{owner}/{limit}`.
+struct Limits<'a> {
+    /// `vhost-limits` or `user-limits`.
+    path: &'static str,
+    /// (`vhost` or `user`, name), for messages and the path.
+    owner: (&'static str, &'a str),
+}
+
+impl Limits<'_> {
+    /// Sets `set`, then removes `remove`, one request each.
+    async fn put(
+        &self,
+        http: &Http,
+        set: Option<&std::collections::BTreeMap<String, i64>>,
+        remove: &[String],
+    ) -> Result<(), BrokerError> {
+        let ((what, name), path) = (self.owner, self.path);
+        let at = |limit: &str| format!("{path}/{}/{}", segment(name), segment(limit));
+        for (limit, value) in set.into_iter().flatten() {
+            let action = format!("set limit {limit} of {what} \"{name}\"");
+            put(http, &at(limit), json!({ "value": value }), &action).await?;
+        }
+        for limit in remove {
+            delete(http, &at(limit), &format!("remove limit {limit} of {what} \"{name}\"")).await?;
+        }
+        Ok(())
     }
-    for limit in remove_limits {
-        let action = format!("remove limit {limit} of vhost \"{name}\"");
-        delete(http, &format!("vhost-limits/{v}/{}", segment(limit)), &action).await?;
-    }
-    Ok(())
 }
 
 pub(super) async fn delete_vhost(http: &Http, name: &str) -> Result<(), BrokerError> {
@@ -84,17 +105,10 @@ pub(super) async fn put_user(
         }),
         (Password::None, _) => json!({ "password_hash": "", "tags": tags }),
     };
-    let (name, u) = (&user.name, segment(&user.name));
-    put(http, &format!("users/{u}"), body, &format!("create or update user \"{name}\"")).await?;
-    for (limit, value) in user.limits.iter().flatten() {
-        let action = format!("set limit {limit} of user \"{name}\"");
-        put(http, &format!("user-limits/{u}/{}", segment(limit)), json!({ "value": value }), &action).await?;
-    }
-    for limit in remove_limits {
-        let action = format!("remove limit {limit} of user \"{name}\"");
-        delete(http, &format!("user-limits/{u}/{}", segment(limit)), &action).await?;
-    }
-    Ok(())
+    let name = &user.name;
+    put(http, &format!("users/{}", segment(name)), body, &format!("create or update user \"{name}\"")).await?;
+    let limits = Limits { path: "user-limits", owner: ("user", name) };
+    limits.put(http, user.limits.as_ref(), remove_limits).await
 }
 
 pub(super) async fn delete_user(http: &Http, name: &str) -> Result<(), BrokerError> {
