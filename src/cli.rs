@@ -126,7 +126,8 @@ pub enum Command {
         #[arg(long)]
         allow_destroy: bool,
         /// Allow changes that take away the access of the user warren connects as: deleting it,
-        /// its permissions, its tags or its password. warren may not be able to finish such an apply.
+        /// its permissions, its tags or its password, or lowering its limits. warren may not be able
+        /// to finish such an apply.
         #[arg(long)]
         allow_lockout: bool,
         /// Destroy and recreate this queue when its immutable properties change (lossy). Repeatable.

@@ -231,6 +231,7 @@ mod tests {
                 name: "app-user".into(),
                 password: crate::model::Password::None,
                 tags: Default::default(),
+                limits: None,
             },
         );
         let mut theirs = records.clone();

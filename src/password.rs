@@ -132,7 +132,7 @@ mod tests {
         let mut t = Topology::default();
         t.users.insert(
             "app".into(),
-            User { name: "app".into(), password: Password::Env(var.into()), tags: Default::default() },
+            User { name: "app".into(), password: Password::Env(var.into()), tags: Default::default(), limits: None },
         );
         t
     }

@@ -239,7 +239,7 @@ async fn run_step<B: Broker>(broker: &B, step: &Step, ctx: &Context<B>) -> Resul
             }
             Ok(super::op::run(broker, &step.op, ctx.guard_deletes, None).await?)
         }
-        Op::PutUser { user } => {
+        Op::PutUser { user, .. } => {
             let password = ctx.passwords.get(&user.name).map(String::as_str);
             Ok(super::op::run(broker, &step.op, ctx.guard_deletes, password).await?)
         }

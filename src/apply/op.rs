@@ -16,7 +16,7 @@ pub(super) async fn run(
     match op {
         PutVhost { name, settings, remove_limits } => broker.put_vhost(name, settings, remove_limits).await,
         DeleteVhost { name } => broker.delete_vhost(name).await,
-        PutUser { user } => broker.put_user(user, password).await,
+        PutUser { user, remove_limits } => broker.put_user(user, password, remove_limits).await,
         DeleteUser { name } => broker.delete_user(name).await,
         DeclareExchange { vhost, exchange } => broker.declare_exchange(vhost, exchange).await,
         DeleteExchange { vhost, name } => broker.delete_exchange(vhost, name).await,

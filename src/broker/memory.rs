@@ -72,6 +72,7 @@ impl Memory {
             password_hash: hash("guest"),
             hashing_algorithm: SHA256.into(),
             tags: vec!["administrator".into()],
+            limits: BTreeMap::new(),
         };
         let state = State {
             version: state::VERSION.into(),
@@ -379,7 +380,9 @@ impl Broker for Memory {
     }
 
     /// A new vhost gives its creator every permission in it, as the
-    /// management API does; an update replaces the description (3.13).
+    /// management API does; an update replaces the description and tags
+    /// (3.13). As 3.13's, it has no deletion protection: it ignores
+    /// `protected_from_deletion`.
     async fn put_vhost(&self, name: &str, settings: &VhostSettings, remove_limits: &[String]) -> Answer<()> {
         let mut s = self.lock_state();
         let who = self.admin(&s, || format!("create or update vhost \"{name}\""))?;
@@ -398,6 +401,7 @@ impl Broker for Memory {
             }
         }
         let v = s.vhosts.get_mut(name).expect("made above");
+        v.tags = settings.tags.iter().flatten().cloned().collect();
         for (limit, value) in settings.limits.iter().flatten() {
             writes::set_limit(v, limit, *value)
                 .map_err(|why| self.said(why, format!("set limit {limit} of vhost \"{name}\"")))?;
@@ -419,7 +423,7 @@ impl Broker for Memory {
         Ok(())
     }
 
-    async fn put_user(&self, user: &User, password: Option<&str>) -> Answer<()> {
+    async fn put_user(&self, user: &User, password: Option<&str>, remove_limits: &[String]) -> Answer<()> {
         let mut s = self.lock_state();
         self.admin(&s, || format!("create or update user \"{}\"", user.name))?;
         let (password_hash, hashing_algorithm) = match (&user.password, password) {
@@ -434,7 +438,17 @@ impl Broker for Memory {
             (Password::None, _) => (String::new(), SHA256.to_string()),
         };
         let tags = user.tags.iter().cloned().collect();
-        s.users.insert(user.name.clone(), UserState { password_hash, hashing_algorithm, tags });
+        // A user's PUT keeps its limits, as RabbitMQ's does.
+        let limits = s.users.get(&user.name).map(|u| u.limits.clone()).unwrap_or_default();
+        s.users.insert(user.name.clone(), UserState { password_hash, hashing_algorithm, tags, limits });
+        let u = s.users.get_mut(&user.name).expect("inserted above");
+        for (limit, value) in user.limits.iter().flatten() {
+            writes::set_user_limit(u, limit, *value)
+                .map_err(|why| self.said(why, format!("set limit {limit} of user \"{}\"", user.name)))?;
+        }
+        for limit in remove_limits {
+            u.limits.remove(limit);
+        }
         Ok(())
     }
 

@@ -237,9 +237,15 @@ pub trait Broker: Clone + Send + Sync + 'static {
         remove_limits: &[String],
     ) -> impl Future<Output = Answer<()>> + Send;
     fn delete_vhost(&self, name: &str) -> impl Future<Output = Answer<()>> + Send;
-    /// Creates or updates a user; `password` is the value read from the
-    /// environment for a user whose password comes from there.
-    fn put_user(&self, user: &User, password: Option<&str>) -> impl Future<Output = Answer<()>> + Send;
+    /// Creates or updates a user with its limits, and removes the limits
+    /// named; `password` is the value read from the environment for a user
+    /// whose password comes from there.
+    fn put_user(
+        &self,
+        user: &User,
+        password: Option<&str>,
+        remove_limits: &[String],
+    ) -> impl Future<Output = Answer<()>> + Send;
     fn delete_user(&self, name: &str) -> impl Future<Output = Answer<()>> + Send;
     fn declare_exchange(&self, vhost: &str, exchange: &Exchange) -> impl Future<Output = Answer<()>> + Send;
     fn delete_exchange(&self, vhost: &str, name: &str) -> impl Future<Output = Answer<()>> + Send;

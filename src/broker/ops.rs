@@ -35,26 +35,60 @@ pub(super) async fn put_vhost(
         body["default_queue_type"] = json!(t.as_str());
         body["defaultqueuetype"] = json!(t.as_str());
     }
-    let v = segment(name);
-    put(http, &format!("vhosts/{v}"), body, &format!("create or update vhost \"{name}\"")).await?;
-    for (limit, value) in settings.limits.iter().flatten() {
-        let action = format!("set limit {limit} of vhost \"{name}\"");
-        put(http, &format!("vhost-limits/{v}/{}", segment(limit)), json!({ "value": value }), &action).await?;
+    if let Some(t) = &settings.tags {
+        body["tags"] = json!(t);
     }
-    for limit in remove_limits {
-        let action = format!("remove limit {limit} of vhost \"{name}\"");
-        delete(http, &format!("vhost-limits/{v}/{}", segment(limit)), &action).await?;
+    if let Some(p) = settings.protected_from_deletion {
+        body["protected_from_deletion"] = json!(p);
     }
-    Ok(())
+    put(http, &format!("vhosts/{}", segment(name)), body, &format!("create or update vhost \"{name}\"")).await?;
+    let limits = Limits { path: "vhost-limits", owner: ("vhost", name) };
+    limits.put(http, settings.limits.as_ref(), remove_limits).await
+}
+
+/// The limits of one vhost or user: `PUT`/`DELETE /api/{path}/{owner}/{limit}`.
+struct Limits<'a> {
+    /// `vhost-limits` or `user-limits`.
+    path: &'static str,
+    /// (`vhost` or `user`, name), for messages and the path.
+    owner: (&'static str, &'a str),
+}
+
+impl Limits<'_> {
+    /// Sets `set`, then removes `remove`, one request each.
+    async fn put(
+        &self,
+        http: &Http,
+        set: Option<&std::collections::BTreeMap<String, i64>>,
+        remove: &[String],
+    ) -> Result<(), BrokerError> {
+        let ((what, name), path) = (self.owner, self.path);
+        let at = |limit: &str| format!("{path}/{}/{}", segment(name), segment(limit));
+        for (limit, value) in set.into_iter().flatten() {
+            let action = format!("set limit {limit} of {what} \"{name}\"");
+            put(http, &at(limit), json!({ "value": value }), &action).await?;
+        }
+        for limit in remove {
+            delete(http, &at(limit), &format!("remove limit {limit} of {what} \"{name}\"")).await?;
+        }
+        Ok(())
+    }
 }
 
 pub(super) async fn delete_vhost(http: &Http, name: &str) -> Result<(), BrokerError> {
     delete(http, &format!("vhosts/{}", segment(name)), &format!("delete vhost \"{name}\"")).await
 }
 
-/// Creates or updates a user; `password` is the value read from the
-/// environment for a user whose password comes from there.
-pub(super) async fn put_user(http: &Http, user: &User, password: Option<&str>) -> Result<(), BrokerError> {
+/// Creates or updates a user with its limits, and removes the limits named;
+/// `password` is the value read from the environment for a user whose
+/// password comes from there. The user's PUT keeps its limits: they are
+/// set and removed one by one after it.
+pub(super) async fn put_user(
+    http: &Http,
+    user: &User,
+    password: Option<&str>,
+    remove_limits: &[String],
+) -> Result<(), BrokerError> {
     let tags = user.tags.iter().cloned().collect::<Vec<_>>().join(",");
     let body = match (&user.password, password) {
         (Password::Env(_), Some(p)) => json!({ "password": p, "tags": tags }),
@@ -71,8 +105,10 @@ pub(super) async fn put_user(http: &Http, user: &User, password: Option<&str>) -
         }),
         (Password::None, _) => json!({ "password_hash": "", "tags": tags }),
     };
-    let path = format!("users/{}", segment(&user.name));
-    put(http, &path, body, &format!("create or update user \"{}\"", user.name)).await
+    let name = &user.name;
+    put(http, &format!("users/{}", segment(name)), body, &format!("create or update user \"{name}\"")).await?;
+    let limits = Limits { path: "user-limits", owner: ("user", name) };
+    limits.put(http, user.limits.as_ref(), remove_limits).await
 }
 
 pub(super) async fn delete_user(http: &Http, name: &str) -> Result<(), BrokerError> {

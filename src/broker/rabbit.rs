@@ -23,7 +23,7 @@ use crate::model::{
 };
 
 /// Every vhost with the settings warren reads.
-const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata";
+const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata,protected_from_deletion";
 
 /// A connection to one broker's management API (and its AMQP listener).
 #[derive(Clone)]
@@ -494,8 +494,8 @@ impl Broker for Rabbit {
         ops::delete_vhost(&self.http, name).await
     }
 
-    async fn put_user(&self, user: &User, password: Option<&str>) -> Answer<()> {
-        ops::put_user(&self.http, user, password).await
+    async fn put_user(&self, user: &User, password: Option<&str>, remove_limits: &[String]) -> Answer<()> {
+        ops::put_user(&self.http, user, password, remove_limits).await
     }
 
     async fn delete_user(&self, name: &str) -> Answer<()> {

@@ -75,7 +75,7 @@ pub(super) fn of_plan(planned: &Planned, allow_destroy: bool, allow_lockout: boo
         return Some(Refusal::Destroys(lines));
     }
     plan.steps.iter().find_map(|s| match &s.op {
-        Op::PutUser { user } if !planned.passwords.contains_key(&user.name) => match &user.password {
+        Op::PutUser { user, .. } if !planned.passwords.contains_key(&user.name) => match &user.password {
             Password::Env(var) => Some(Refusal::PasswordUnset { user: user.name.clone(), var: var.clone() }),
             _ => None,
         },

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 
 pub(crate) use kinds::is_named;
 pub use parse::MAX_NAME_BYTES;
-pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, check_expect};
+pub(crate) use parse::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, USER_LIMIT_KEYS, check_expect};
 
 use crate::diagnostic::Diagnostic;
 use crate::model::Topology;

@@ -23,9 +23,7 @@ use super::reader::{Fields, Reader};
 use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::{self as object_kinds, KINDS, Scope};
-use crate::model::{
-    Exchange, ObjectKey, Permission, Policy, Queue, QueueType, Table, Topology, User, Vhost, super_streams,
-};
+use crate::model::{Exchange, ObjectKey, Permission, Policy, Queue, QueueType, Topology, User, Vhost, super_streams};
 use crate::source::{FieldLocations, FileId, Location, Locations, ObjectLocation, Sources};
 
 /// Merges the overlay files, in order, over `desired`'s topology; their
@@ -84,35 +82,40 @@ struct Kind<T> {
     table: Option<(&'static str, TableOf<T>)>,
 }
 
-/// An object's table of values, such as a queue's arguments.
-type TableOf<T> = fn(&mut T) -> &mut Table;
+/// Removes an entry of an object's table (a queue's arguments, a user's
+/// limits); whether it had one.
+type TableOf<T> = fn(&mut T, &str) -> bool;
 
 const EXCHANGES: Kind<Exchange> = Kind {
     noun: "exchange",
     map: |t, v| &mut vhost(t, v).exchanges,
     key: |v, n| ObjectKey::Exchange { vhost: v.into(), name: n.into() },
-    table: Some(("arguments", |x| &mut x.arguments)),
+    table: Some(("arguments", |x, e| x.arguments.remove(e).is_some())),
 };
 const QUEUES: Kind<Queue> = Kind {
     noun: "queue",
     map: |t, v| &mut vhost(t, v).queues,
     key: |v, n| ObjectKey::Queue { vhost: v.into(), name: n.into() },
-    table: Some(("arguments", |q| &mut q.arguments)),
+    table: Some(("arguments", |q, e| q.arguments.remove(e).is_some())),
 };
 const POLICIES: Kind<Policy> = Kind {
     noun: "policy",
     map: |t, v| &mut vhost(t, v).policies,
     key: |v, n| ObjectKey::Policy { vhost: v.into(), name: n.into() },
-    table: Some(("definition", |p| &mut p.definition)),
+    table: Some(("definition", |p, e| p.definition.remove(e).is_some())),
 };
 const OPERATOR_POLICIES: Kind<Policy> = Kind {
     noun: "operator policy",
     map: |t, v| &mut vhost(t, v).operator_policies,
     key: |v, n| ObjectKey::OperatorPolicy { vhost: v.into(), name: n.into() },
-    table: Some(("definition", |p| &mut p.definition)),
+    table: Some(("definition", |p, e| p.definition.remove(e).is_some())),
 };
-const USERS: Kind<User> =
-    Kind { noun: "user", map: |t, _| &mut t.users, key: |_, n| ObjectKey::User(n.into()), table: None };
+const USERS: Kind<User> = Kind {
+    noun: "user",
+    map: |t, _| &mut t.users,
+    key: |_, n| ObjectKey::User(n.into()),
+    table: Some(("limits", |u, e| u.limits.as_mut().and_then(|l| l.remove(e)).is_some())),
+};
 const PERMISSIONS: Kind<Permission> = Kind {
     noun: "permissions of user",
     map: |t, v| &mut vhost(t, v).permissions,
@@ -730,11 +733,10 @@ fn removal<'i>(p: &mut Parser, node: &Node<'i>, table: Option<&str>, by_content:
 
 /// Removes `remove = [...]`'s entries from an object's table.
 fn strip<T>(p: &mut Parser, kind: &Kind<T>, key: &ObjectKey, value: &mut T, entries: &[(String, Location)]) {
-    let Some((name, table)) = kind.table else { return };
-    let table = table(value);
+    let Some((name, remove)) = kind.table else { return };
     for (path, at) in entries {
         let entry = &path[name.len() + 1..];
-        if table.remove(entry).is_none() {
+        if !remove(value, entry) {
             p.r.report(absent_entry(key, path, at));
         }
     }
@@ -773,6 +775,7 @@ apply_to = "queues"
 definition = { max-length-bytes = 1000, delivery-limit = 20 }
 [users.app]
 password_env = "APP_PASSWORD"
+limits = { max-connections = 10, max-channels = 20 }
 [permissions.app]
 configure = "^$"
 write = "^events$"
@@ -989,6 +992,24 @@ read = "^order\\."
         let p = &d.topology.vhosts["orders"].permissions["app"];
         assert_eq!((p.write.as_str(), p.read.as_str()), ("^events$", "^orders\\.invoicing$"));
         assert_eq!(d.topology.users["app"].password, crate::model::Password::Env("STAGING_APP_PASSWORD".into()));
+    }
+
+    #[test]
+    fn a_users_limits_merge_entry_by_entry_and_one_can_be_removed() {
+        let d = merged(
+            "vhosts = [\"orders\"]\n[users.app]\nlimits = { max-connections = 50 }\nremove = [\"limits.max-channels\"]\n",
+        );
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        let limits = d.topology.users["app"].limits.clone().unwrap();
+        assert_eq!(limits, [("max-connections".to_string(), 50)].into());
+        assert_eq!(d.topology.users["app"].password, crate::model::Password::Env("APP_PASSWORD".into()));
+        let d = merged("vhosts = [\"orders\"]\n[users.app]\nremove = [\"limits.max-queues\"]\n");
+        assert_eq!(
+            said(&d),
+            [
+                "overlay.toml:3:11 overlay-remove the overlay removes `limits.max-queues` of user \"app\", which it does not have"
+            ]
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One topology file's text to a [`FileDecl`], with a diagnostic for every
 //! problem of syntax, keys, types and values.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -45,16 +46,19 @@ pub(super) static OVERLAY_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     keys.push("rename_vhosts");
     keys
 });
-pub(super) const VHOST_KEYS: &[&str] = &["description", "default_queue_type", "limits"];
+pub(super) const VHOST_KEYS: &[&str] =
+    &["description", "default_queue_type", "limits", "tags", "protected_from_deletion"];
 pub(super) const EXCHANGE_KEYS: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments", "lint_allow"];
 pub(super) const QUEUE_KEYS: &[&str] = &["type", "durable", "auto_delete", "arguments", "replaces", "lint_allow"];
 pub(super) const BINDING_KEYS: &[&str] = &["source", "queue", "exchange", "routing_key", "arguments", "lint_allow"];
 pub(super) const POLICY_KEYS: &[&str] = &["pattern", "apply_to", "priority", "definition", "lint_allow"];
 pub(super) const USER_KEYS: &[&str] =
-    &["password_env", "password_hash", "hashing_algorithm", "tags", "password", "lint_allow"];
+    &["password_env", "password_hash", "hashing_algorithm", "tags", "limits", "password", "lint_allow"];
 pub(super) const PERMISSION_KEYS: &[&str] = &["configure", "write", "read", "lint_allow"];
 pub(super) const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues"];
 pub(crate) const LIMIT_KEYS: &[&str] = &["max-queues", "max-connections"];
+/// The limits of a user the broker knows (`rabbit_auth_backend_internal`).
+pub(crate) const USER_LIMIT_KEYS: &[&str] = &["max-connections", "max-channels"];
 pub(crate) const EXCHANGE_TYPES: &[&str] = &["direct", "fanout", "topic", "headers"];
 pub(crate) const HASHING_ALGORITHMS: &[&str] =
     &["rabbit_password_hashing_sha256", "rabbit_password_hashing_sha512", "rabbit_password_hashing_md5"];
@@ -266,34 +270,56 @@ impl Parser<'_> {
         let description = f.string(&mut self.r, "description").or_else(|| base?.description.clone());
         let default_queue_type =
             self.queue_type(&f, "default_queue_type", &mut fields_at).or_else(|| base?.default_queue_type);
-        let mut limits = base.and_then(|b| b.limits.clone());
-        if let Some(t) = f.table(&mut self.r, "limits") {
-            let lf = Fields::new(&mut self.r, f.get("limits")?, "`limits` of [vhost]", LIMIT_KEYS)?;
-            let mut out = limits.unwrap_or_default();
-            for (k, _) in t.iter() {
-                let name = k.name.as_ref();
-                if !LIMIT_KEYS.contains(&name) {
-                    continue;
-                }
-                if let Some(v) = lf.int(&mut self.r, name) {
-                    if v < -1 {
-                        let d = Diagnostic::error("bad-value", format!("limit `{name}` cannot be {v}"))
-                            .at(self.loc(lf.span(name)?))
-                            .help("use a number of at least 0, or -1 for no limit");
-                        self.r.report(d);
-                        continue;
-                    }
-                    out.insert(name.to_string(), v);
-                }
-            }
-            limits = Some(out);
-        }
+        let limits = self.limits(&f, "`limits` of [vhost]", LIMIT_KEYS, base.and_then(|b| b.limits.as_ref()))?;
+        let tags = match f.get("tags") {
+            None => base.and_then(|b| b.tags.clone()),
+            Some(_) => Some(f.strings(&mut self.r, "tags")?.into_iter().map(|(s, _)| s).collect()),
+        };
+        let protected_from_deletion =
+            f.bool(&mut self.r, "protected_from_deletion").or_else(|| base?.protected_from_deletion);
+        self.spot(&f, "protected_from_deletion", &mut fields_at);
         self.spot(&f, "description", &mut fields_at);
         Some(Decl {
-            value: VhostSettings { description, default_queue_type, limits },
+            value: VhostSettings { description, default_queue_type, limits, tags, protected_from_deletion },
             at: self.loc(node.span()),
             fields: fields_at.into(),
         })
+    }
+
+    /// The `limits` table of `f` (named `what` in messages) over `base`'s:
+    /// each of `keys` an integer of at least -1; the base's when `f` has no
+    /// `limits` table.
+    #[allow(clippy::option_option)]
+    fn limits(
+        &mut self,
+        f: &Fields,
+        what: &str,
+        keys: &'static [&'static str],
+        base: Option<&BTreeMap<String, i64>>,
+    ) -> Option<Option<BTreeMap<String, i64>>> {
+        let Some(t) = f.table(&mut self.r, "limits") else {
+            // Not a table: reported, and the base's limits stand.
+            return Some(base.cloned());
+        };
+        let lf = Fields::new(&mut self.r, f.get("limits")?, What::said(what), keys)?;
+        let mut out = base.cloned().unwrap_or_default();
+        for (k, _) in t.iter() {
+            let name = k.name.as_ref();
+            if !keys.contains(&name) {
+                continue;
+            }
+            if let Some(v) = lf.int(&mut self.r, name) {
+                if v < -1 {
+                    let d = Diagnostic::error("bad-value", format!("limit `{name}` cannot be {v}"))
+                        .at(self.loc(lf.span(name)?))
+                        .help("use a number of at least 0, or -1 for no limit");
+                    self.r.report(d);
+                    continue;
+                }
+                out.insert(name.to_string(), v);
+            }
+        }
+        Some(Some(out))
     }
 
     /// The places of the fields an object has, in one pass over its table,
@@ -742,7 +768,9 @@ impl Parser<'_> {
             None => Some(base.map(|b| b.tags.clone()).unwrap_or_default()),
             Some(_) => f.strings(&mut self.r, "tags").map(|t| t.into_iter().map(|(s, _)| s).collect()),
         };
-        let value = User { name: name.to_string(), password, tags: tags? };
+        let what = format!("`limits` of user \"{name}\"");
+        let limits = self.limits(&f, &what, USER_LIMIT_KEYS, base.and_then(|b| b.limits.as_ref()));
+        let value = User { name: name.to_string(), password, tags: tags?, limits: limits? };
         ok.then(|| Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::kinds::{self as kind_keys, is_named};
 use super::parse::{
     BINDING_KEYS, EXCHANGE_KEYS, EXCHANGE_TYPES, EXTERNAL_KEYS, HASHING_ALGORITHMS, LIMIT_KEYS, PERMISSION_KEYS,
-    POLICY_KEYS, QUEUE_KEYS, TOP_KEYS, USER_KEYS, VHOST_KEYS,
+    POLICY_KEYS, QUEUE_KEYS, TOP_KEYS, USER_KEYS, USER_LIMIT_KEYS, VHOST_KEYS,
 };
 use crate::lint::rules::{Level, RULES};
 use crate::model::kinds::{self, Fixed, Kind, Presence, Type};
@@ -189,14 +189,21 @@ fn queue_types() -> Value {
     json!({"enum": types})
 }
 
+/// A `limits` table of these names, each an integer of at least -1.
+fn limits(keys: &[&str]) -> Value {
+    let p: serde_json::Map<String, Value> =
+        keys.iter().map(|k| (k.to_string(), json!({"type": "integer", "minimum": -1}))).collect();
+    json!({"type": "object", "properties": p, "additionalProperties": false})
+}
+
 fn vhost_key(key: &str) -> Value {
     match key {
         "description" => json!({"type": "string"}),
         "default_queue_type" => queue_types(),
-        "limits" => {
-            let p: serde_json::Map<String, Value> =
-                LIMIT_KEYS.iter().map(|k| (k.to_string(), json!({"type": "integer", "minimum": -1}))).collect();
-            json!({"type": "object", "properties": p, "additionalProperties": false})
+        "limits" => limits(LIMIT_KEYS),
+        "tags" => strings(),
+        "protected_from_deletion" => {
+            json!({"type": "boolean", "description": "RabbitMQ 4.1 or later: the vhost cannot be deleted."})
         }
         other => panic!("the schema does not describe [vhost] key `{other}`"),
     }
@@ -277,6 +284,7 @@ fn user_key(key: &str) -> Value {
         "password_hash" => json!({"type": "string"}),
         "hashing_algorithm" => json!({"enum": HASHING_ALGORITHMS}),
         "tags" => strings(),
+        "limits" => limits(USER_LIMIT_KEYS),
         "password" => json!({"not": {}, "description": "Refused: a plaintext password; use password_env."}),
         "lint_allow" => lint_allow(),
         other => panic!("the schema does not describe user key `{other}`"),

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use super::{Action, Change, Declared};
-use crate::model::{ObjectKey, Password, Topology};
+use crate::model::{ObjectKey, Password, Topology, User};
 
 /// Marks the changes to users and permissions that remove access, and
 /// those that take it from `connected` (the user warren runs as), saying
@@ -39,8 +39,17 @@ pub(super) fn guard(changes: &mut [Change], live: &Topology, connected: Option<&
 
 /// Whether a change to the connected user's user or permissions reduces
 /// what it may do: destroying either, removing a tag, a new password (the
-/// one warren holds stops working), or any change of its permissions (a
-/// regular expression cannot be proven to still cover what it did).
+/// one warren holds stops working), a limit lowered (warren's own AMQP
+/// connection and channels count against it), or any change of its
+/// permissions (a regular expression cannot be proven to still cover what
+/// it did).
+/// Whether `want` sets a limit below `have`'s: a number where there was
+/// none or `-1` (no limit), or a smaller one.
+fn lowers_a_limit(want: &User, have: &User) -> bool {
+    let had = |name: &str| have.limits.as_ref().and_then(|l| l.get(name)).copied().filter(|n| *n >= 0);
+    want.limits.iter().flatten().any(|(name, n)| *n >= 0 && had(name).is_none_or(|h| *n < h))
+}
+
 fn takes_access(c: &Change, live: &Topology, stale: &BTreeSet<String>) -> bool {
     match (&c.action, &c.key, &c.declared) {
         (Action::Destroy, _, _) => true,
@@ -52,7 +61,7 @@ fn takes_access(c: &Change, live: &Topology, stale: &BTreeSet<String>) -> bool {
                 Password::Env(_) => stale.contains(name),
                 hash => *hash != have.password,
             };
-            lost_tag || new_password
+            lost_tag || new_password || lowers_a_limit(want, have)
         }
         (Action::Update, ObjectKey::Permission { .. }, _) => true,
         _ => false,

@@ -59,7 +59,18 @@ pub(super) fn user(u: &User) -> Attributes {
         Password::Hash { .. } => "(sensitive: a password hash)".to_string(),
         Password::None => "(none)".to_string(),
     };
-    attrs([("password", json!(password)), ("tags", json!(u.tags))])
+    let mut out = attrs([("password", json!(password)), ("tags", json!(u.tags))]);
+    if let Some(l) = &u.limits {
+        out.insert("limits".into(), json!(l));
+    }
+    out
+}
+
+/// What a user's digest covers: its tags and limits, never its password.
+pub(super) fn digested_user(u: &User) -> Attributes {
+    let mut out = user(u);
+    out.remove("password");
+    out
 }
 
 pub(super) fn permission(p: &Permission) -> Attributes {
@@ -77,6 +88,12 @@ pub(super) fn vhost(s: &VhostSettings) -> Attributes {
     }
     if let Some(l) = &s.limits {
         out.insert("limits".into(), json!(l));
+    }
+    if let Some(t) = &s.tags {
+        out.insert("tags".into(), json!(t));
+    }
+    if let Some(p) = s.protected_from_deletion {
+        out.insert("protected_from_deletion".into(), json!(p));
     }
     out
 }

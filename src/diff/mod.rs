@@ -116,7 +116,7 @@ pub fn diff(
             c.requires_allow_lockout = false;
         }
     } else {
-        d.changed_outside(live);
+        d.changed_outside(live, desired);
     }
     d.out
 }
@@ -132,8 +132,10 @@ mod tests {
         for v in ["shared", "kept"] {
             live.vhosts.insert(v.into(), Vhost::new(v));
         }
-        live.users
-            .insert("app".into(), User { name: "app".into(), password: Password::None, tags: Default::default() });
+        live.users.insert(
+            "app".into(),
+            User { name: "app".into(), password: Password::None, tags: Default::default(), limits: None },
+        );
         let held = Inventory::of(&live);
         let mut desired = Topology::default();
         desired.vhosts.insert("kept".into(), Vhost::new("kept"));
@@ -149,5 +151,29 @@ mod tests {
         );
         let last = kinds(&Ownership::single("a", held));
         assert_eq!(last.iter().filter(|(_, a)| *a == Action::Destroy).count(), 2, "{last:?}");
+    }
+
+    #[test]
+    fn a_limit_lowered_on_the_user_warren_runs_as_needs_allow_lockout() {
+        let user = |limits: Option<&[(&str, i64)]>| User {
+            name: "warren".into(),
+            password: Password::None,
+            tags: Default::default(),
+            limits: limits.map(|l| l.iter().map(|(k, n)| (k.to_string(), *n)).collect()),
+        };
+        let with = |u: User| Topology { users: [(u.name.clone(), u)].into(), ..Topology::default() };
+        let facts = BrokerFacts { connected_user: Some("warren".into()), ..BrokerFacts::default() };
+        let lockout = |want: User, have: User| {
+            let d = diff(&with(want), &with(have), &Ownership::default(), "a", &Options::default(), &facts);
+            assert_eq!(d.changes.len(), 1, "{:?}", d.changes);
+            d.changes[0].requires_allow_lockout
+        };
+        let ten = [("max-connections", 10)];
+        assert!(lockout(user(Some(&ten)), user(None)), "a new limit");
+        assert!(lockout(user(Some(&[("max-connections", 5)])), user(Some(&ten))), "a lower one");
+        assert!(lockout(user(Some(&ten)), user(Some(&[("max-connections", -1)]))), "one where there was none");
+        assert!(!lockout(user(Some(&[("max-connections", 20)])), user(Some(&ten))), "a higher one");
+        assert!(!lockout(user(Some(&[("max-connections", -1)])), user(Some(&ten))), "no limit");
+        assert!(!lockout(user(Some(&[])), user(Some(&ten))), "removed");
     }
 }

@@ -5,9 +5,11 @@
 //! finds such an object different from the files, the live object's
 //! digest tells who moved: the same as recorded, the files changed; not,
 //! someone changed the broker since (terraform's "changed outside of
-//! Terraform"). Bindings have no digest (a binding is all identity), nor
-//! have vhosts (the files manage only some of their settings) or users
-//! (a password is never digested).
+//! Terraform"). Bindings have no digest (a binding is all identity). A
+//! user's digest covers its tags and, when the files set them, its limits
+//! (a password is never digested); a vhost's, the settings the files set:
+//! the live side is digested as the files manage it, so that a setting the
+//! files leave alone never reads as moved.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,10 +37,23 @@ pub fn digest(a: &Attributes) -> String {
 }
 
 /// The attributes of the object `key` names in `t`, for the kinds that
-/// have digests; `None` when it is absent or has none.
-pub fn attributes_of(t: &Topology, key: &ObjectKey) -> Option<Attributes> {
-    if let ObjectKey::Object { vhost: None, name } = key {
-        return t.objects.get(name).map(|body| attributes::object(name.kind, body));
+/// have digests; `None` when it is absent or has none. A user's or a
+/// vhost's are those of the settings `files` manage (`files` may be `t`).
+pub fn attributes_of(t: &Topology, key: &ObjectKey, files: &Topology) -> Option<Attributes> {
+    match key {
+        ObjectKey::Object { vhost: None, name } => {
+            return t.objects.get(name).map(|body| attributes::object(name.kind, body));
+        }
+        ObjectKey::User(name) => {
+            let (have, want) = (t.users.get(name)?, files.users.get(name)?);
+            let limits = super::users::managed_limits(have, want);
+            return Some(attributes::digested_user(&crate::model::User { limits, ..have.clone() }));
+        }
+        ObjectKey::Vhost(name) => {
+            let (have, want) = (&t.vhosts.get(name)?.settings, &files.vhosts.get(name)?.settings);
+            return Some(attributes::vhost(&super::vhosts::managed(have, want)));
+        }
+        _ => {}
     }
     let v = t.vhosts.get(key.vhost()?)?;
     match key {
@@ -64,7 +79,7 @@ pub fn recorded(
 ) -> BTreeMap<ObjectKey, String> {
     let digest_of = |key: &ObjectKey| match unsettled.contains(key) {
         true => earlier.get(key).cloned(),
-        false => attributes_of(desired, key).map(|a| digest(&a)),
+        false => attributes_of(desired, key, desired).map(|a| digest(&a)),
     };
     keys.iter().filter_map(|key| Some((key.clone(), digest_of(key)?))).collect()
 }
@@ -75,6 +90,7 @@ pub fn find<'k>(
     keys: impl Iterator<Item = &'k ObjectKey>,
     recorded: &BTreeMap<ObjectKey, String>,
     live: &Topology,
+    files: &Topology,
     last_applies: &BTreeMap<String, LastApply>,
 ) -> Vec<Outside> {
     let mut seen = BTreeSet::new();
@@ -84,7 +100,12 @@ pub fn find<'k>(
         if !seen.insert(key) {
             continue;
         }
-        let deleted = match attributes_of(live, key) {
+        // A user or vhost the files no longer declare has no managed
+        // settings to compare.
+        if matches!(key, ObjectKey::User(_) | ObjectKey::Vhost(_)) && !files.has(key) {
+            continue;
+        }
+        let deleted = match attributes_of(live, key, files) {
             None => true,
             Some(a) if digest(&a) != *applied => false,
             Some(_) => continue,
@@ -98,14 +119,14 @@ pub fn find<'k>(
 impl Differ<'_> {
     /// Tells which of the objects that differ were changed outside warren
     /// since its last apply, and says so in their changes' reasons.
-    pub(super) fn changed_outside(&mut self, live: &Topology) {
+    pub(super) fn changed_outside(&mut self, live: &Topology, files: &Topology) {
         let acting = self
             .out
             .changes
             .iter()
             .filter(|c| matches!(c.action, Action::Create | Action::Update | Action::Replace | Action::Destroy));
         let keys = acting.map(|c| &c.key).chain(self.out.problems.iter().map(|p| &p.key));
-        let found = find(keys, &self.inventory.digests, live, &self.facts.last_applies);
+        let found = find(keys, &self.inventory.digests, live, files, &self.facts.last_applies);
         let moved: BTreeMap<&ObjectKey, &Outside> = found.iter().map(|o| (&o.key, o)).collect();
         for c in &mut self.out.changes {
             let Some(o) = moved.get(&c.key) else { continue };
@@ -183,18 +204,18 @@ mod tests {
     #[test]
     fn the_live_object_tells_a_change_in_the_files_from_one_outside_warren() {
         let applied = recorded(&BTreeMap::new(), &topology(10), &all(10), &BTreeSet::new());
-        assert_eq!(applied.len(), 1);
+        assert_eq!(applied.len(), 2, "the queue and its vhost's settings");
         let last = BTreeMap::from([("shop".to_string(), LastApply { by: "ann@ci".into(), at: "t".into() })]);
         // The files now say 20; the broker still has the 10 warren applied.
-        assert_eq!(find([key()].iter(), &applied, &topology(10), &last), vec![]);
+        assert_eq!(find([key()].iter(), &applied, &topology(10), &topology(20), &last), vec![]);
         // Someone made it 30 on the broker.
-        let found = find([key()].iter(), &applied, &topology(30), &last);
+        let found = find([key()].iter(), &applied, &topology(30), &topology(20), &last);
         assert_eq!(found, vec![Outside { key: key(), deleted: false, since: Some(last["shop"].clone()) }]);
         // Someone deleted it.
-        let found = find([key(), key()].iter(), &applied, &Topology::default(), &BTreeMap::new());
+        let found = find([key(), key()].iter(), &applied, &Topology::default(), &topology(20), &BTreeMap::new());
         assert_eq!(found, vec![Outside { key: key(), deleted: true, since: None }]);
         // Never applied: nothing to tell.
-        assert_eq!(find([key()].iter(), &BTreeMap::new(), &topology(30), &last), vec![]);
+        assert_eq!(find([key()].iter(), &BTreeMap::new(), &topology(30), &topology(20), &last), vec![]);
     }
 
     #[test]
@@ -202,7 +223,41 @@ mod tests {
         let earlier = recorded(&BTreeMap::new(), &topology(10), &all(10), &BTreeSet::new());
         let unsettled = BTreeSet::from([key()]);
         assert_eq!(recorded(&earlier, &topology(20), &all(20), &unsettled), earlier);
-        assert_eq!(recorded(&BTreeMap::new(), &topology(20), &all(20), &unsettled), BTreeMap::new());
+        assert_eq!(recorded(&BTreeMap::new(), &topology(20), &all(20), &unsettled).get(&key()), None);
         assert_ne!(recorded(&earlier, &topology(20), &all(20), &BTreeSet::new()), earlier);
+    }
+
+    /// `topology(10)` with user "app" of these limits (`None`: not set).
+    fn with_user(limits: Option<&[(&str, i64)]>) -> Topology {
+        let mut t = topology(10);
+        let limits = limits.map(|l| l.iter().map(|(k, v)| (k.to_string(), *v)).collect());
+        let user = crate::model::User {
+            name: "app".into(),
+            password: crate::model::Password::Env("APP_PASSWORD".into()),
+            tags: Default::default(),
+            limits,
+        };
+        t.users.insert("app".into(), user);
+        t
+    }
+
+    #[test]
+    fn a_user_limit_changed_on_the_broker_is_told_and_an_unmanaged_one_is_not() {
+        let user = ObjectKey::User("app".into());
+        let files = with_user(Some(&[("max-connections", 10)]));
+        let applied = recorded(&BTreeMap::new(), &files, &BTreeSet::from([user.clone()]), &BTreeSet::new());
+        let found =
+            |live: &Topology, files: &Topology| find([user.clone()].iter(), &applied, live, files, &BTreeMap::new());
+        assert_eq!(found(&files, &files), vec![]);
+        let moved = with_user(Some(&[("max-connections", 10), ("max-channels", 5)]));
+        assert_eq!(found(&moved, &files), vec![Outside { key: user.clone(), deleted: false, since: None }]);
+        // Files that set no limits digest none: the live ones are not theirs.
+        let unmanaged = with_user(None);
+        let applied = recorded(&BTreeMap::new(), &unmanaged, &BTreeSet::from([user.clone()]), &BTreeSet::new());
+        assert_eq!(find([user.clone()].iter(), &applied, &moved, &unmanaged, &BTreeMap::new()), vec![]);
+        // The password is never part of it.
+        let mut other_password = files.clone();
+        other_password.users.get_mut("app").unwrap().password = crate::model::Password::None;
+        assert_eq!(found(&other_password, &files), vec![]);
     }
 }

@@ -7,6 +7,12 @@ use super::differ::Differ;
 use super::sides::Sides;
 use crate::model::{ObjectKey, Password, Topology, User};
 
+/// The live user's limits as the files manage them: none when the files
+/// do not set `limits`, else all of the live ones (none read as empty).
+pub(super) fn managed_limits(have: &User, want: &User) -> Option<std::collections::BTreeMap<String, i64>> {
+    want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default())
+}
+
 impl Differ<'_> {
     pub(super) fn users(&mut self, desired: &Topology, live: &Topology) {
         for (name, w) in &desired.users {
@@ -15,8 +21,9 @@ impl Differ<'_> {
                 None => {
                     self.created(key, attributes::user(w), "declared in the files", Some(Declared::User(w.clone())))
                 }
-                Some(h) if h.tags != w.tags || !self.same_password(w, h) => {
-                    self.updated(key, attributes::user(h), attributes::user(w), Declared::User(w.clone()))
+                Some(h) if h.tags != w.tags || managed_limits(h, w) != w.limits || !self.same_password(w, h) => {
+                    let before = User { limits: managed_limits(h, w), ..h.clone() };
+                    self.updated(key, attributes::user(&before), attributes::user(w), Declared::User(w.clone()))
                 }
                 Some(_) => {}
             }

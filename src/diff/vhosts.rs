@@ -9,6 +9,18 @@ use super::migrations::without_scaffolding;
 use super::sides::Sides;
 use crate::model::{LazyGraph, ObjectKey, Topology, Vhost, VhostSettings};
 
+/// The live settings `have` as the files' `want` manage them: the others
+/// left out, and an unset one read as empty.
+pub(super) fn managed(have: &VhostSettings, want: &VhostSettings) -> VhostSettings {
+    VhostSettings {
+        description: want.description.as_ref().map(|_| have.description.clone().unwrap_or_default()),
+        default_queue_type: want.default_queue_type.and(have.default_queue_type),
+        limits: want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default()),
+        tags: want.tags.as_ref().map(|_| have.tags.clone().unwrap_or_default()),
+        protected_from_deletion: want.protected_from_deletion.map(|_| have.protected_from_deletion.unwrap_or(false)),
+    }
+}
+
 impl Differ<'_> {
     /// Everything in vhost `v`, kind by kind; `held` is what its rollbacks
     /// take care of.
@@ -27,16 +39,13 @@ impl Differ<'_> {
 
     pub(super) fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {
         let key = ObjectKey::Vhost(name.into());
+        self.deletion_protection_refused(name, want);
         let Some(have) = have else {
             self.created(key, attributes::vhost(want), "declared in the files", Some(Declared::Vhost(want.clone())));
             return;
         };
         // Only the settings the files manage are compared.
-        let mut managed = VhostSettings {
-            description: want.description.as_ref().map(|_| have.description.clone().unwrap_or_default()),
-            default_queue_type: want.default_queue_type.and(have.default_queue_type),
-            limits: want.limits.as_ref().map(|_| have.limits.clone().unwrap_or_default()),
-        };
+        let mut managed = managed(have, want);
         // A refused change is left out: the update would never converge.
         if self.default_queue_type_refused(name, want, have) {
             managed.default_queue_type = want.default_queue_type;

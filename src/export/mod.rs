@@ -12,7 +12,8 @@
 //! - operator policies and vhost limits are runtime parameters
 //!   (`operator_policy`, `vhost-limits`), as in the broker's own exports;
 //! - users always name their hashing algorithm, so no `rabbit_version` is
-//!   needed (import uses it only to guess a missing algorithm).
+//!   needed (import uses it only to guess a missing algorithm), and carry
+//!   their limits in `limits`, as the broker's own exports do.
 
 use serde_json::{Map, Value as Json, json};
 
@@ -68,21 +69,29 @@ fn user(u: &crate::model::User) -> Json {
         "password_hash": hash,
         "hashing_algorithm": algorithm,
         "tags": u.tags,
-        "limits": {},
+        // RabbitMQ 3.10.8 and 4.0.5 export and import a user's limits here.
+        "limits": u.limits.clone().unwrap_or_default(),
     })
 }
 
-/// Only what the files manage: a vhost without settings is just named, and
-/// vhost tags (not in the model) are never written.
+/// Only what the files manage: a vhost without settings is just named.
+/// `protected_from_deletion` is written at the top only, where 4.x writes
+/// it (brokers before 4.1 ignore it).
 fn vhost(v: &Vhost) -> Json {
     let mut metadata = Map::new();
     if let Some(d) = &v.settings.description {
         metadata.insert("description".into(), json!(d));
     }
+    if let Some(t) = &v.settings.tags {
+        metadata.insert("tags".into(), json!(t));
+    }
     if let Some(q) = v.settings.default_queue_type {
         metadata.insert("default_queue_type".into(), json!(q.as_str()));
     }
     let mut out = metadata.clone();
+    if let Some(p) = v.settings.protected_from_deletion {
+        out.insert("protected_from_deletion".into(), json!(p));
+    }
     out.insert("name".into(), json!(v.name));
     if !metadata.is_empty() {
         out.insert("metadata".into(), Json::Object(metadata));
@@ -247,6 +256,7 @@ mod tests {
                 name: "app".into(),
                 password: Password::None,
                 tags: ["monitoring".to_string(), "management".to_string()].into(),
+                limits: None,
             },
         );
         t.users.insert(
@@ -258,6 +268,7 @@ mod tests {
                     algorithm: Some("rabbit_password_hashing_sha512".into()),
                 },
                 tags: Default::default(),
+                limits: None,
             },
         );
         t

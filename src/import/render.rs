@@ -141,6 +141,10 @@ pub(super) fn users_file<'a>(
         if !u.tags.is_empty() {
             w.field("tags", &strings(&u.tags));
         }
+        if let Some(limits) = &u.limits {
+            let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();
+            w.table_field(&["users", u.name.as_str()], "limits", &limits);
+        }
     }
     w.objects(objects);
     w.finish()
@@ -213,7 +217,7 @@ impl Writer {
 
     /// The `[vhost]` table, if the vhost sets anything.
     fn settings(&mut self, s: &VhostSettings) {
-        if s.description.is_none() && s.default_queue_type.is_none() && s.limits.is_none() {
+        if *s == VhostSettings::default() {
             return;
         }
         self.header("vhost");
@@ -222,6 +226,12 @@ impl Writer {
         }
         if let Some(t) = s.default_queue_type {
             self.field("default_queue_type", &string(t.as_str()));
+        }
+        if let Some(tags) = &s.tags {
+            self.field("tags", &strings(tags));
+        }
+        if let Some(p) = s.protected_from_deletion {
+            self.field("protected_from_deletion", &p.to_string());
         }
         if let Some(limits) = &s.limits {
             let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();

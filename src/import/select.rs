@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::desired::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, MAX_NAME_BYTES, check_expect};
+use crate::desired::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, MAX_NAME_BYTES, USER_LIMIT_KEYS, check_expect};
 use crate::model::{
     BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, ObjectKey, Password, Permission, Policy, QUEUE_ARGUMENTS,
     Queue, Table, Topology, User, Vhost, argument_rule, policy_key,
@@ -39,7 +39,9 @@ pub(super) fn select(live: &Topology, vhosts: &BTreeSet<String>) -> Selection {
     for (name, user) in live.users.iter().filter(|(n, _)| wanted_user(n)) {
         match user_problem(user) {
             None => {
-                s.topology.users.insert(name.clone(), user.clone());
+                let mut user = user.clone();
+                s.limits(&ObjectKey::User(name.clone()), USER_LIMIT_KEYS, &mut user.limits);
+                s.topology.users.insert(name.clone(), user);
             }
             Some(why) => s.leave_out(ObjectKey::User(name.clone()), why),
         }
@@ -68,7 +70,7 @@ impl Selection {
         let v = &live.name;
         let mut out = Vhost::new(v);
         out.settings = live.settings.clone();
-        self.limits(v, &mut out.settings.limits);
+        self.limits(&ObjectKey::Vhost(v.clone()), LIMIT_KEYS, &mut out.settings.limits);
         for (name, x) in &live.exchanges {
             match exchange_problem(x) {
                 None => {
@@ -118,23 +120,19 @@ impl Selection {
         out
     }
 
-    /// Keeps the vhost `v`'s `limits` that topology files can set, and
-    /// none at all when none is left.
-    fn limits(&mut self, v: &str, limits: &mut Option<BTreeMap<String, i64>>) {
+    /// Keeps the `limits` of the vhost or user `key` that topology files can
+    /// set (`known`), and none at all when none is left.
+    fn limits(&mut self, key: &ObjectKey, known: &[&str], limits: &mut Option<BTreeMap<String, i64>>) {
         if let Some(limits) = limits {
             limits.retain(|k, n| {
-                let why = if !LIMIT_KEYS.contains(&k.as_str()) {
-                    format!("topology files set only {}", LIMIT_KEYS.join(" and "))
+                let why = if !known.contains(&k.as_str()) {
+                    format!("topology files set only {}", known.join(" and "))
                 } else if *n < -1 {
                     format!("{n} is below -1")
                 } else {
                     return true;
                 };
-                self.left_out.push(LeftOut {
-                    key: ObjectKey::Vhost(v.to_string()),
-                    part: Some(format!("limit `{k}`")),
-                    why,
-                });
+                self.left_out.push(LeftOut { key: key.clone(), part: Some(format!("limit `{k}`")), why });
                 false
             });
         }
@@ -360,6 +358,7 @@ mod tests {
             name: "u".into(),
             password: Password::Hash { hash: "h".into(), algorithm: Some("bcrypt".into()) },
             tags: Default::default(),
+            limits: None,
         };
         assert!(user_problem(&user).unwrap().contains("bcrypt"));
     }
@@ -368,7 +367,10 @@ mod tests {
     fn a_vhost_filter_keeps_the_users_with_permissions_there() {
         let mut t = Topology::default();
         for u in ["a", "b"] {
-            t.users.insert(u.into(), User { name: u.into(), password: Password::None, tags: Default::default() });
+            t.users.insert(
+                u.into(),
+                User { name: u.into(), password: Password::None, tags: Default::default(), limits: None },
+            );
         }
         let mut v = Vhost::new("x");
         v.permissions.insert(

@@ -53,6 +53,7 @@ pub(crate) struct Definitions {
     pub metadata: Option<VhostMetadata>,
     pub limits: Option<Json>,
     pub tags: Option<Json>,
+    pub protected_from_deletion: Option<bool>,
 }
 
 impl Definitions {
@@ -70,6 +71,7 @@ impl Definitions {
             metadata: self.metadata.take(),
             limits: self.limits.take(),
             tags: self.tags.take(),
+            protected_from_deletion: self.protected_from_deletion.take(),
         }
     }
 }
@@ -87,6 +89,8 @@ pub(crate) struct VhostFields {
     /// 4.x: `{"max-queues": 10}`; older exports write `[]` for none.
     pub limits: Option<Json>,
     pub tags: Option<Json>,
+    /// 4.1+.
+    pub protected_from_deletion: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -103,6 +107,7 @@ pub(crate) struct VhostMetadata {
     pub description: Option<String>,
     pub default_queue_type: Option<String>,
     pub tags: Option<Json>,
+    pub protected_from_deletion: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

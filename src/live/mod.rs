@@ -30,7 +30,7 @@
 //!   in as the broker takes them: topic permissions, shovels, federation
 //!   upstreams and upstream sets, global parameters.
 //! - Not modelled, with a note: other vhost parameters (of plugins warren
-//!   has no kind for), user limits, vhost tags.
+//!   has no kind for).
 
 mod answers;
 pub(crate) mod definitions;
@@ -264,7 +264,7 @@ fn has_items(d: &Definitions) -> bool {
 #[cfg(test)]
 mod tests;
 
-/// Fills vhost descriptions and default queue types from a `GET
+/// Fills vhost descriptions, default queue types, tags and deletion protection from a `GET
 /// /api/vhosts` listing: 3.10-3.12 exports leave them out of definitions.
 /// Limits stay as the definitions gave them.
 pub fn add_vhost_listing(live: &mut Live, listing: &str, origin: &str) -> Result<(), Diagnostic> {
@@ -276,6 +276,8 @@ pub fn add_vhost_listing(live: &mut Live, listing: &str, origin: &str) -> Result
             let s = vhosts::settings(&item.fields, &item.name, &mut notes);
             v.settings.description = s.description;
             v.settings.default_queue_type = s.default_queue_type;
+            v.settings.tags = s.tags;
+            v.settings.protected_from_deletion = s.protected_from_deletion;
         }
     }
     Ok(())

@@ -15,7 +15,7 @@ use super::definitions::{
 use super::notes::Notes;
 use super::skipped::{self, Scope, Skipped, Text};
 use super::users::{default_algorithm, user};
-use super::vhosts::{add_limits, has_content, settings};
+use super::vhosts::{add_limits, settings};
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::{KINDS, Name, Scope as KindScope};
 use crate::model::{
@@ -270,7 +270,7 @@ impl Normaliser<'_> {
             }
             "vhost-limits" => {
                 let mut limits = self.vhost(&v).settings.limits.take().unwrap_or_default();
-                add_limits(&mut limits, &p.value, &v, &mut self.notes);
+                add_limits(&mut limits, &p.value, &format!("vhost \"{v}\""), &mut self.notes);
                 self.vhost(&v).settings.limits = (!limits.is_empty()).then_some(limits);
             }
             _ if self.kind_item("parameters", index, &parameter_json(&v, p)) => {}
@@ -554,13 +554,6 @@ impl Normaliser<'_> {
                     continue;
                 }
             };
-            if def.limits.as_ref().is_some_and(has_content) {
-                self.notes.add(
-                    "user limits are not modelled and were left out, for users",
-                    "warren does not manage user limits yet; set them with rabbitmqctl set_user_limits",
-                    &def.name,
-                );
-            }
             if self.topology.users.insert(def.name.clone(), u).is_some() {
                 self.notes.add(
                     "users listed more than once (the last entry is used)",

@@ -1,6 +1,7 @@
-//! Users as the live side sees them: password hash and algorithm, tags.
+//! Users as the live side sees them: password hash and algorithm, tags,
+//! limits (set only when the user has some).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::definitions::{Tags, UserDef};
 use super::notes::Notes;
@@ -40,7 +41,12 @@ pub(super) fn default_algorithm(version: Option<&str>) -> &'static str {
 /// `default_algorithm` is what a hash without `hashing_algorithm` was made with.
 pub(super) fn user(def: &UserDef, default_algorithm: &str, notes: &mut Notes) -> Result<User, String> {
     let password = password(def, default_algorithm, notes)?;
-    Ok(User { name: def.name.clone(), password, tags: tags(def.tags.as_ref()) })
+    let mut limits = BTreeMap::new();
+    if let Some(l) = &def.limits {
+        super::vhosts::add_limits(&mut limits, l, &format!("user \"{}\"", def.name), notes);
+    }
+    let limits = (!limits.is_empty()).then_some(limits);
+    Ok(User { name: def.name.clone(), password, tags: tags(def.tags.as_ref()), limits })
 }
 
 fn password(def: &UserDef, default_algorithm: &str, notes: &mut Notes) -> Result<Password, String> {

@@ -5,9 +5,10 @@
 //! Each field is `Some` only when the export says something about it:
 //! `description` when it is not empty (RabbitMQ stores `""` for none),
 //! `default_queue_type` when it names a queue type (`"undefined"` is none),
-//! `limits` when at least one limit is set.
+//! `limits` when at least one limit is set, `tags` when there is one,
+//! `protected_from_deletion` when it is true (4.1+; absent before).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as Json;
 
@@ -26,19 +27,31 @@ pub(super) fn settings(fields: &VhostFields, vhost: &str, notes: &mut Notes) -> 
         .or(meta.and_then(|m| m.default_queue_type.as_deref()))
         .or(fields.defaultqueuetype.as_deref());
     let default_queue_type = dqt.and_then(|t| queue_type(t, vhost, notes));
-    let tags = fields.tags.as_ref().or(meta.and_then(|m| m.tags.as_ref()));
-    if tags.is_some_and(has_content) {
-        notes.add(
-            "vhost tags are not modelled and were left out, in vhosts",
-            "warren does not manage vhost tags yet; set them with rabbitmqctl",
-            vhost,
-        );
-    }
+    let tags = fields.tags.as_ref().or(meta.and_then(|m| m.tags.as_ref())).map(tags).filter(|t| !t.is_empty());
     let mut limits = BTreeMap::new();
     if let Some(l) = &fields.limits {
-        add_limits(&mut limits, l, vhost, notes);
+        add_limits(&mut limits, l, &format!("vhost \"{vhost}\""), notes);
     }
-    VhostSettings { description, default_queue_type, limits: (!limits.is_empty()).then_some(limits) }
+    let protected_from_deletion =
+        fields.protected_from_deletion.or(meta.and_then(|m| m.protected_from_deletion)).filter(|p| *p);
+    VhostSettings {
+        description,
+        default_queue_type,
+        limits: (!limits.is_empty()).then_some(limits),
+        tags,
+        protected_from_deletion,
+    }
+}
+
+/// A vhost's tags: a list, or one comma-separated string as RabbitMQ
+/// accepts them; blanks dropped.
+fn tags(json: &Json) -> BTreeSet<String> {
+    let items: Vec<&str> = match json {
+        Json::Array(a) => a.iter().filter_map(Json::as_str).collect(),
+        Json::String(s) => s.split(',').collect(),
+        _ => Vec::new(),
+    };
+    items.into_iter().map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect()
 }
 
 /// A default queue type; `"undefined"` and `""` mean none.
@@ -56,8 +69,9 @@ fn queue_type(name: &str, vhost: &str, notes: &mut Notes) -> Option<QueueType> {
     parsed
 }
 
-/// Adds the limits in `json` (`{"max-queues": 10}`, or `[]` for none).
-pub(super) fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, vhost: &str, notes: &mut Notes) {
+/// Adds the limits in `json` (`{"max-queues": 10}`, or `[]` for none) of
+/// `owner` (`vhost "v"`, `user "u"`).
+pub(super) fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, owner: &str, notes: &mut Notes) {
     match json {
         Json::Object(map) => {
             for (k, v) in map {
@@ -66,8 +80,8 @@ pub(super) fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, vhost:
                         limits.insert(k.clone(), i);
                     }
                     None => notes.one(
-                        format!("vhost \"{vhost}\" has limit `{k}` = {v}, which is not a number; left out"),
-                        "vhost limits are integers (-1 for no limit)",
+                        format!("{owner} has limit `{k}` = {v}, which is not a number; left out"),
+                        "limits are integers (-1 for no limit)",
                     ),
                 }
             }
@@ -75,20 +89,9 @@ pub(super) fn add_limits(limits: &mut BTreeMap<String, i64>, json: &Json, vhost:
         Json::Array(a) if a.is_empty() => {}
         Json::Null => {}
         other => notes.one(
-            format!("vhost \"{vhost}\" has limits in an unknown shape ({other}); left out"),
-            "vhost limits are an object such as {\"max-queues\": 100}",
+            format!("{owner} has limits in an unknown shape ({other}); left out"),
+            "limits are an object such as {\"max-connections\": 100}",
         ),
-    }
-}
-
-/// Whether a value says anything: not `null`, `""`, `[]` or `{}`.
-pub(super) fn has_content(json: &Json) -> bool {
-    match json {
-        Json::Array(a) => !a.is_empty(),
-        Json::Object(o) => !o.is_empty(),
-        Json::String(s) => !s.is_empty(),
-        Json::Null => false,
-        _ => true,
     }
 }
 
@@ -161,9 +164,15 @@ mod tests {
     }
 
     #[test]
-    fn odd_limits_and_tags_are_noted() {
+    fn odd_limits_are_noted_and_tags_read() {
         let (s, notes) = read(r#"{"limits": {"max-queues": "many"}, "tags": ["a"]}"#);
         assert_eq!(s.limits, None);
-        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert_eq!(s.tags, Some(["a".to_string()].into()));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let (s, _) = read(r#"{"metadata": {"tags": "b, a,"}, "protected_from_deletion": true}"#);
+        assert_eq!(s.tags, Some(["a".to_string(), "b".to_string()].into()), "a string is split at commas");
+        assert_eq!(s.protected_from_deletion, Some(true));
+        let (s, _) = read(r#"{"tags": [], "protected_from_deletion": false}"#);
+        assert_eq!((s.tags, s.protected_from_deletion), (None, None), "no tags, no protection: nothing said");
     }
 }

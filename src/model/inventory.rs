@@ -168,6 +168,9 @@ impl Inventory {
         if !broker_wide.is_empty() {
             out["object_digests"] = json!(broker_wide);
         }
+        if let Some(settings) = settings_digests_json(&self.digests) {
+            out["settings_digests"] = settings;
+        }
         if !broker.is_empty() {
             out["objects"] = json!(broker);
         }
@@ -219,6 +222,15 @@ impl Inventory {
                 digests.insert(key, text(digest)?);
             }
         }
+        for (group, names) in value["settings_digests"].as_object().unwrap_or(&empty) {
+            for (name, digest) in names.as_object().unwrap_or(&empty) {
+                let key = match group.as_str() {
+                    "users" => ObjectKey::User(name.clone()),
+                    _ => ObjectKey::Vhost(name.clone()),
+                };
+                digests.insert(key, text(digest)?);
+            }
+        }
         Ok(Inventory { objects, scopes, digests })
     }
 }
@@ -235,6 +247,20 @@ fn digests_json(digests: &BTreeMap<ObjectKey, String>) -> Json {
         out.entry(vhost).or_default().entry(group).or_default().insert(name, json!(digest));
     }
     json!(out)
+}
+
+/// The digests of users and vhosts (of the settings the files manage), as
+/// `{"users": {NAME: DIGEST}, "vhosts": {…}}`; `None` when there are none.
+fn settings_digests_json(digests: &BTreeMap<ObjectKey, String>) -> Option<Json> {
+    let settings: BTreeMap<&str, BTreeMap<&str, &String>> = digests.iter().fold(BTreeMap::new(), |mut out, (k, d)| {
+        match k {
+            ObjectKey::User(u) => _ = out.entry("users").or_default().insert(u.as_str(), d),
+            ObjectKey::Vhost(v) => _ = out.entry("vhosts").or_default().insert(v.as_str(), d),
+            _ => {}
+        }
+        out
+    });
+    (!settings.is_empty()).then(|| json!(settings))
 }
 
 /// The inverse of [`digests_json`]; absent when no object has a digest.
@@ -435,6 +461,8 @@ mod tests {
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv.clone()));
         inv.digests.insert(ObjectKey::Queue { vhost: "/".into(), name: "q".into() }, "0a1b".into());
         inv.digests.insert(ObjectKey::Permission { vhost: "/".into(), user: "u".into() }, "2c3d".into());
+        inv.digests.insert(ObjectKey::User("u".into()), "4e5f".into());
+        inv.digests.insert(ObjectKey::Vhost("/".into()), "6a7b".into());
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv));
     }
 

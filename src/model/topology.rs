@@ -80,6 +80,9 @@ pub struct VhostSettings {
     pub default_queue_type: Option<QueueType>,
     /// `max-queues`, `max-connections`.
     pub limits: Option<BTreeMap<String, i64>>,
+    pub tags: Option<BTreeSet<String>>,
+    /// RabbitMQ 4.1+: the vhost cannot be deleted until this is unset.
+    pub protected_from_deletion: Option<bool>,
 }
 
 /// Names of objects that bindings may use but warren does not manage.
@@ -289,6 +292,9 @@ pub struct User {
     pub name: String,
     pub password: Password,
     pub tags: BTreeSet<String>,
+    /// `max-connections`, `max-channels`; `None` means "not managed" in the
+    /// desired state, and none set in the live state.
+    pub limits: Option<BTreeMap<String, i64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,6 +13,8 @@ mod op;
 mod rollback;
 mod routing;
 
+use std::collections::BTreeMap;
+
 pub use migration::{IfBusy, MigrationPlan, Stage, Step as MigrationStep, compile as compile_migration};
 pub use op::{Op, Phase};
 pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
@@ -164,8 +166,11 @@ fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
         }
         (ObjectKey::Vhost(name), _) => vec![phased(Op::DeleteVhost { name: name.clone() })],
         (ObjectKey::User(name), Action::Destroy) => vec![phased(Op::DeleteUser { name: name.clone() })],
-        (ObjectKey::User(_), _) => one(match declared {
-            Some(Declared::User(user)) => Some(Op::PutUser { user: user.clone() }),
+        (ObjectKey::User(name), _) => one(match declared {
+            Some(Declared::User(user)) => {
+                let live = live.users.get(name).and_then(|u| u.limits.as_ref());
+                Some(Op::PutUser { user: user.clone(), remove_limits: removed_limits(user.limits.as_ref(), live) })
+            }
             _ => None,
         }),
         (ObjectKey::Exchange { vhost, name }, _) => {
@@ -232,22 +237,31 @@ fn phased(op: Op) -> (Phase, Op) {
     (op.phase(), op)
 }
 
+/// The live limits that the files' `limits` do not list; none when the files
+/// do not manage limits.
+fn removed_limits(want: Option<&BTreeMap<String, i64>>, have: Option<&BTreeMap<String, i64>>) -> Vec<String> {
+    match (want, have) {
+        (Some(w), Some(h)) => h.keys().filter(|k| !w.contains_key(*k)).cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The vhost a create or an update puts: the files' settings over the live
-/// ones, and the live limits the files no longer set removed.
+/// ones (a vhost's PUT replaces its description and tags, on 3.10.8 as on
+/// 4.0.5), and the live limits the files no longer set removed.
 fn put_vhost(name: &str, declared: Option<&Declared>, have: &Vhost) -> Op {
     let want = match declared {
         Some(Declared::Vhost(s)) => s.clone(),
         _ => VhostSettings::default(),
     };
     let have = have.settings.clone();
-    let remove_limits = match (&want.limits, &have.limits) {
-        (Some(w), Some(h)) => h.keys().filter(|k| !w.contains_key(*k)).cloned().collect(),
-        _ => Vec::new(),
-    };
+    let remove_limits = removed_limits(want.limits.as_ref(), have.limits.as_ref());
     let settings = VhostSettings {
         description: want.description.or(have.description),
         default_queue_type: want.default_queue_type.or(have.default_queue_type),
         limits: want.limits.or(have.limits),
+        tags: want.tags.or(have.tags),
+        protected_from_deletion: want.protected_from_deletion.or(have.protected_from_deletion),
     };
     Op::PutVhost { name: name.to_string(), settings, remove_limits }
 }

@@ -16,8 +16,11 @@ pub enum Op {
     DeleteVhost {
         name: String,
     },
+    /// `user` as the files declare it, and the live limits the files no
+    /// longer set, to remove.
     PutUser {
         user: User,
+        remove_limits: Vec<String>,
     },
     DeleteUser {
         name: String,
@@ -171,7 +174,7 @@ impl std::fmt::Display for Op {
         match self {
             PutVhost { name, .. } => write!(f, "create or update vhost \"{name}\""),
             DeleteVhost { name } => write!(f, "delete vhost \"{name}\""),
-            PutUser { user } => write!(f, "create or update user \"{}\"", user.name),
+            PutUser { user, .. } => write!(f, "create or update user \"{}\"", user.name),
             DeleteUser { name } => write!(f, "delete user \"{name}\""),
             DeclareExchange { vhost, exchange } => {
                 write!(f, "declare exchange \"{}\" in vhost \"{vhost}\"", exchange.name)

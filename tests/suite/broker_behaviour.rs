@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use client::Traffic;
-use serde_json::json;
+use serde_json::{Value as Json, json};
 use warren::apply::migrate::without_leader;
 use warren::broker::{Broker, BrokerError, Freshness, Listing, RecordStore};
 use warren::model::kinds::{Name, Object, by_table};
@@ -73,6 +73,7 @@ cases!(
     records_round_trip,
     live_state_round_trip,
     broker_wide_objects_round_trip,
+    user_limits_round_trip,
     a_user_without_the_administrator_tag,
     counts_and_leaders,
 );
@@ -527,11 +528,17 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
         description: Some("behaviour".into()),
         default_queue_type: Some(QueueType::Quorum),
         limits: Some(BTreeMap::from([("max-queues".to_string(), 50)])),
+        tags: Some(["orders".to_string(), "team-a".to_string()].into()),
+        protected_from_deletion: None,
     };
     b.put_vhost(v, &settings, &[]).await.unwrap();
-    let user =
-        User { name: "t-beh-live-user".into(), password: Password::None, tags: ["management".to_string()].into() };
-    b.put_user(&user, None).await.unwrap();
+    let user = User {
+        name: "t-beh-live-user".into(),
+        password: Password::None,
+        tags: ["management".to_string()].into(),
+        limits: None,
+    };
+    b.put_user(&user, None, &[]).await.unwrap();
     let reader =
         Permission { user: user.name.clone(), configure: "^beh".into(), write: ".*".into(), read: ".*".into() };
     b.put_permission(v, &reader).await.unwrap();
@@ -631,15 +638,58 @@ async fn broker_wide_objects_round_trip<B: Traffic>(b: &B, v: &str) {
     assert!(!gone.topology.objects.contains_key(&name));
 }
 
+/// The limits of the user `name` as warren reads them, from the users'
+/// listing and from the whole broker's export.
+async fn user_limits<B: Traffic>(b: &B, v: &str, name: &str) -> (Option<BTreeMap<String, i64>>, Json) {
+    let live = warren::live::from_broker(b, &[v.to_string()]).await.unwrap();
+    let export: Json = serde_json::from_str(&b.definitions().await.unwrap()).unwrap();
+    let exported = export["users"].as_array().unwrap().iter().find(|u| u["name"] == name).unwrap()["limits"].clone();
+    (live.topology.users[name].limits.clone(), exported)
+}
+
+async fn user_limits_round_trip<B: Traffic>(b: &B, v: &str) {
+    let limits = |pairs: &[(&str, i64)]| Some(pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect());
+    let mut user = User {
+        name: format!("{v}-user"),
+        password: Password::None,
+        tags: BTreeSet::new(),
+        limits: limits(&[("max-connections", 10), ("max-channels", 20)]),
+    };
+    b.put_user(&user, None, &[]).await.unwrap();
+    let read = user_limits(b, v, &user.name).await;
+    assert_eq!(read, (user.limits.clone(), json!({"max-connections": 10, "max-channels": 20})));
+
+    // A user's PUT without limits keeps them; -1 is "no limit"; a limit
+    // named is removed.
+    let unmanaged = User { limits: None, tags: ["management".to_string()].into(), ..user.clone() };
+    b.put_user(&unmanaged, None, &[]).await.unwrap();
+    assert_eq!(user_limits(b, v, &user.name).await.0, user.limits);
+    user.limits = limits(&[("max-connections", -1)]);
+    b.put_user(&user, None, &["max-channels".to_string()]).await.unwrap();
+    assert_eq!(user_limits(b, v, &user.name).await, (user.limits.clone(), json!({"max-connections": -1})));
+    // Removing what is gone is no error.
+    b.put_user(&user, None, &["max-channels".to_string()]).await.unwrap();
+
+    // A limit the broker does not know is refused, with its reason.
+    let odd = User { limits: limits(&[("max-queues", 5)]), ..user.clone() };
+    let refused = refusal(b.put_user(&odd, None, &[]).await);
+    b.delete_user(&user.name).await.unwrap();
+    assert!(refused.contains("Unrecognised terms") && refused.contains("max-queues"), "{refused}");
+}
+
 fn full(user: &str) -> Permission {
     Permission { user: user.into(), configure: ".*".into(), write: ".*".into(), read: ".*".into() }
 }
 
 async fn a_user_without_the_administrator_tag<B: Traffic>(b: &B, v: &str) {
     let name = "t-beh-dev";
-    let dev =
-        User { name: name.into(), password: Password::Env("UNUSED".into()), tags: ["management".to_string()].into() };
-    b.put_user(&dev, Some("dev-password")).await.unwrap();
+    let dev = User {
+        name: name.into(),
+        password: Password::Env("UNUSED".into()),
+        tags: ["management".to_string()].into(),
+        limits: None,
+    };
+    b.put_user(&dev, Some("dev-password"), &[]).await.unwrap();
     b.put_permission(v, &full(name)).await.unwrap();
     b.declare_exchange(v, &exchange("x", "topic")).await.unwrap();
     b.declare_queue(v, &classic("q")).await.unwrap();

@@ -11,6 +11,7 @@ mod common;
 
 mod amqp_broker;
 mod apply;
+mod apply_settings;
 mod architecture;
 mod broker_behaviour;
 mod ci;

@@ -16,14 +16,14 @@ fn table(t: &Table) -> Json {
 
 /// One `GET /api/vhosts` item with the columns warren asks for.
 fn vhost_item(name: &str, v: &VhostState) -> Json {
-    let mut metadata = json!({ "description": v.description, "tags": [] });
+    let mut metadata = json!({ "description": v.description, "tags": v.tags });
     if let Some(t) = v.default_queue_type {
         metadata["default_queue_type"] = json!(t.as_str());
     }
     json!({
         "name": name,
         "description": v.description,
-        "tags": [],
+        "tags": v.tags,
         "default_queue_type": v.default_queue_type.map_or("undefined", |t| t.as_str()),
         "metadata": metadata,
     })
@@ -183,7 +183,7 @@ fn users_items(s: &State) -> Vec<Json> {
         .map(|(name, u)| {
             json!({
                 "name": name, "password_hash": u.password_hash, "hashing_algorithm": u.hashing_algorithm,
-                "tags": u.tags, "limits": {},
+                "tags": u.tags, "limits": u.limits,
             })
         })
         .collect()

@@ -40,6 +40,7 @@ pub(super) struct VhostState {
     pub description: String,
     pub default_queue_type: Option<QueueType>,
     pub limits: BTreeMap<String, i64>,
+    pub tags: Vec<String>,
     /// The broker's own exchanges included.
     pub exchanges: BTreeMap<String, Exchange>,
     pub queues: BTreeMap<String, QueueState>,
@@ -91,6 +92,7 @@ pub(super) struct UserState {
     pub password_hash: String,
     pub hashing_algorithm: String,
     pub tags: Vec<String>,
+    pub limits: BTreeMap<String, i64>,
 }
 
 impl UserState {
@@ -139,6 +141,7 @@ impl VhostState {
             description,
             default_queue_type,
             limits: BTreeMap::new(),
+            tags: Vec::new(),
             exchanges,
             queues: BTreeMap::new(),
             bindings: BTreeSet::new(),

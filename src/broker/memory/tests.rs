@@ -329,8 +329,9 @@ async fn the_lock_has_one_holder_and_frees_on_release_drop_or_cut() {
 #[tokio::test]
 async fn a_user_without_the_administrator_tag_reads_listings() {
     let m = broker(&["q"]).await;
-    let dev = User { name: "dev".into(), password: Password::None, tags: ["management".to_string()].into() };
-    m.put_user(&dev, None).await.unwrap();
+    let dev =
+        User { name: "dev".into(), password: Password::None, tags: ["management".to_string()].into(), limits: None };
+    m.put_user(&dev, None, &[]).await.unwrap();
     m.put_permission(V, &full_permission("dev")).await.unwrap();
     let as_dev = m.as_user("dev");
     assert!(!as_dev.is_administrator().await.unwrap());

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use regex::Regex;
 
-use super::state::{PolicyState, QueueState, VhostState};
+use super::state::{PolicyState, QueueState, UserState, VhostState};
 use crate::model::{
     Binding, DestinationKind, Exchange, Expect, Policy, QueueType, Table, Value, argument_rule, is_age, policy_key,
 };
@@ -415,6 +415,8 @@ fn erlang(v: &Value) -> String {
 
 /// The vhost limits the broker knows.
 pub(super) const LIMITS: [&str; 2] = ["max-connections", "max-queues"];
+/// The user limits the broker knows.
+pub(super) const USER_LIMITS: [&str; 2] = ["max-connections", "max-channels"];
 
 pub(super) fn set_limit(v: &mut VhostState, name: &str, value: i64) -> Result<(), Why> {
     if !LIMITS.contains(&name) {
@@ -423,5 +425,14 @@ pub(super) fn set_limit(v: &mut VhostState, name: &str, value: i64) -> Result<()
         )));
     }
     v.limits.insert(name.to_string(), value);
+    Ok(())
+}
+
+/// Sets a user's limit, as `PUT /api/user-limits/{user}/{name}` does.
+pub(super) fn set_user_limit(u: &mut UserState, name: &str, value: i64) -> Result<(), Why> {
+    if !USER_LIMITS.contains(&name) {
+        return Err(Why::Refused(format!("Unrecognised terms [{{<<\"{name}\">>,{value}}}] in user-limits")));
+    }
+    u.limits.insert(name.to_string(), value);
     Ok(())
 }

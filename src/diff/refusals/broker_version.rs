@@ -43,6 +43,32 @@ impl Differ<'_> {
         true
     }
 
+    /// Deletion protection came in RabbitMQ 4.1; earlier brokers accept
+    /// `protected_from_deletion` in a vhost's PUT and ignore it (4.0.5 and
+    /// 3.10.8 both did), so the vhost would stay deletable while apply
+    /// reported success. `false` is what every vhost of those brokers is:
+    /// only `true` is refused.
+    pub(in crate::diff) fn deletion_protection_refused(&mut self, name: &str, want: &VhostSettings) {
+        const SINCE: (u32, u32) = (4, 1);
+        let (Some(true), Some(version)) = (want.protected_from_deletion, self.facts.broker_version) else { return };
+        if version >= SINCE {
+            return;
+        }
+        let diagnostic = Diagnostic::error(
+            BROKER_VERSION,
+            format!(
+                "vhost \"{name}\" sets `protected_from_deletion`: RabbitMQ {}.{} has no deletion protection for vhosts; it came in RabbitMQ {}.{}",
+                version.0, version.1, SINCE.0, SINCE.1
+            ),
+        )
+        .help(format!(
+            "upgrade the broker to RabbitMQ {}.{} or later, or remove `protected_from_deletion` from [vhost]",
+            SINCE.0, SINCE.1
+        ));
+        let key = ObjectKey::Vhost(name.into());
+        self.out.problems.push(Problem { key, field: Some("protected_from_deletion".into()), diagnostic });
+    }
+
     /// RabbitMQ 4 removed classic queue mirroring and refuses a policy that
     /// sets an `ha-*` key (400 "not recognised policy settings"): creating
     /// or changing one is a problem before any write, not a failure halfway
@@ -210,6 +236,32 @@ mod tests {
         }
         let same = diff(&want, &want, &ownership, "default", &Options::default(), &on(Some((3, 10))));
         assert!(same.problems.is_empty() && same.changes.is_empty());
+    }
+
+    #[test]
+    fn deletion_protection_is_a_problem_before_4_1_naming_the_version_it_needs() {
+        let protected = |p: Option<bool>| {
+            let mut t = with_dqt(None);
+            t.vhosts.get_mut("v").unwrap().settings.protected_from_deletion = p;
+            t
+        };
+        let ownership = Ownership::default();
+        let diff_on = |want: &Topology, version| {
+            diff(want, &with_dqt(None), &ownership, "default", &Options::default(), &on(version))
+        };
+        for version in [(3, 10), (3, 13), (4, 0)] {
+            let d = diff_on(&protected(Some(true)), Some(version));
+            assert_eq!(d.problems.len(), 1, "{version:?}");
+            let message = &d.problems[0].diagnostic.message;
+            assert!(message.contains("`protected_from_deletion`") && message.contains("RabbitMQ 4.1"), "{message}");
+            assert_eq!(d.problems[0].field.as_deref(), Some("protected_from_deletion"));
+            assert!(diff_on(&protected(Some(false)), Some(version)).problems.is_empty(), "false is every vhost there");
+        }
+        for version in [Some((4, 1)), None] {
+            let d = diff_on(&protected(Some(true)), version);
+            assert!(d.problems.is_empty(), "{version:?}");
+            assert_eq!(d.changes.len(), 1);
+        }
     }
 
     #[test]

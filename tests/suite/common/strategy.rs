@@ -77,10 +77,19 @@ pub(crate) fn vhost_name() -> impl Strategy<Value = String> {
 
 fn user() -> impl Strategy<Value = User> {
     let tags = subsequence(vec!["administrator", "management", "monitoring"], 0..=2);
-    (name(), password(), tags).prop_map(|(name, password, tags)| User {
+    // Limits of at least 1: a plan that converges never sets up a
+    // connection limit of 0 that would stop the test's own user.
+    let limits = subsequence(vec!["max-connections", "max-channels"], 1..=2)
+        .prop_flat_map(|keys| {
+            let n = keys.len();
+            (Just(keys), vec(prop_oneof![Just(-1i64), 1i64..1_000], n))
+        })
+        .prop_map(|(keys, values)| keys.into_iter().map(String::from).zip(values).collect::<BTreeMap<_, _>>());
+    (name(), password(), tags, option::of(limits)).prop_map(|(name, password, tags, limits)| User {
         name,
         password,
         tags: tags.into_iter().map(String::from).collect(),
+        limits,
     })
 }
 
@@ -102,8 +111,16 @@ fn settings() -> impl Strategy<Value = VhostSettings> {
             (Just(keys), vec(100i64..10_000, n))
         })
         .prop_map(|(keys, values)| keys.into_iter().map(String::from).zip(values).collect::<BTreeMap<_, _>>());
-    (option::of("[a-z][a-z ]{0,11}"), option::of(select(QueueType::ALL.to_vec())), option::of(limits))
-        .prop_map(|(description, default_queue_type, limits)| VhostSettings { description, default_queue_type, limits })
+    let tags = subsequence(vec!["orders", "team-a", "critical"], 1..=2)
+        .prop_map(|t| t.into_iter().map(String::from).collect::<BTreeSet<_>>());
+    (option::of("[a-z][a-z ]{0,11}"), option::of(select(QueueType::ALL.to_vec())), option::of(limits), option::of(tags))
+        .prop_map(|(description, default_queue_type, limits, tags)| VhostSettings {
+            description,
+            default_queue_type,
+            limits,
+            tags,
+            protected_from_deletion: None,
+        })
 }
 
 /// A binding before its ends are chosen among the vhost's objects.
