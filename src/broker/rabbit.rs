@@ -402,19 +402,26 @@ impl Broker for Rabbit {
             other => other?,
         };
         // The plugins enabled by name, and the applications running: the
-        // first leaves out a plugin enabled as another's dependency, the
-        // second lags a node's start by seconds. A management part's
+        // first leaves out a plugin enabled as another's dependency. A
+        // node's statistics come some seconds after it starts: until then
+        // it has neither, and the extensions tell. A management part's
         // plugin is enabled with it.
-        let on_node = |n: &Json| -> BTreeSet<String> {
+        let on_node = |n: &Json| -> Option<BTreeSet<String>> {
             let enabled = n["enabled_plugins"].as_array().into_iter().flatten().filter_map(Json::as_str);
             let running = n["applications"].as_array().into_iter().flatten().filter_map(|a| a["name"].as_str());
             let names: BTreeSet<&str> = enabled.chain(running).collect();
             let parts = names.iter().filter_map(|p| p.strip_suffix("_management"));
-            names.iter().copied().chain(parts).map(str::to_string).collect()
+            let all: BTreeSet<String> = names.iter().copied().chain(parts).map(str::to_string).collect();
+            (!all.is_empty()).then_some(all)
         };
-        let mut each = nodes.as_array().into_iter().flatten().map(on_node);
-        let first = each.next().unwrap_or_default();
-        Ok(Some(each.fold(first, |all, n| all.intersection(&n).cloned().collect())))
+        let each: Option<Vec<BTreeSet<String>>> = nodes.as_array().into_iter().flatten().map(on_node).collect();
+        match each.filter(|e| !e.is_empty()) {
+            None => self.plugins_by_extension().await,
+            Some(mut sets) => {
+                let first = sets.pop().unwrap_or_default();
+                Ok(Some(sets.into_iter().fold(first, |all, n| all.intersection(&n).cloned().collect())))
+            }
+        }
     }
 
     async fn deprecated_features_used(&self) -> Result<Option<Vec<DeprecatedFeature>>, BrokerError> {
