@@ -160,7 +160,10 @@ async fn locked<B: Broker>(
     // With -v, where the run's time goes besides its steps (each phase's
     // time is told as it ends).
     let mut clock = super::Clock::new(out);
-    let before = apply::inventory_claim(&mine(&planned), &planned.desired.topology, &planned.live.topology, plan);
+    // The exchanges the files rename are kept and owned, with their
+    // forwarding bindings, as the plan has them.
+    let desired = crate::diff::moved::expand(&planned.desired.topology, &planned.live.topology);
+    let before = apply::inventory_claim(&mine(&planned), &desired, &planned.live.topology, plan);
     let claim = records(&planned, &planned.live.records, &before, recorder);
     if let Err(e) = broker.write_records(&claim).await {
         return (Err(Error::new(Kind::Records).line(format!("Nothing was changed: {e}."))), None);

@@ -134,6 +134,7 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
             .help(format!("set {} to compare it with the broker's and to write it", u.variable)),
         );
     }
+    notes.extend(diff::moved::notes(&desired.topology, &live.topology));
     let d = diff::diff(&desired_topology, &live.topology, &live.ownership, desired.project.name(), &options, &facts);
     let plan = plan::build(d, &live.topology);
     Draft { plan, passwords, notes }

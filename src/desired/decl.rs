@@ -51,6 +51,8 @@ pub(super) struct FileDecl {
     pub external: External,
     /// `[removed]`: objects to stop managing without deleting them.
     pub removed: Vec<Removed>,
+    /// `[moved]`: exchanges renamed.
+    pub moved: Vec<Moved>,
     /// The names whose declaration had errors.
     pub failed: Failed,
 }
@@ -65,6 +67,14 @@ pub(super) struct Failed {
     /// `[vhost] default_queue_type` was given but is unusable: the type of
     /// the file's queues that rely on it is unknown.
     pub default_queue_type: bool,
+}
+
+/// One exchange renamed in `[moved]`, in each of the file's vhosts.
+#[derive(Debug, Clone)]
+pub(super) struct Moved {
+    pub from: String,
+    pub to: String,
+    pub at: Location,
 }
 
 /// One object named in `[removed]`: its key in one of the file's vhosts

@@ -4,7 +4,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::decl::{Decl, FileDecl, ObjectDecl, Removed};
+use super::decl::{Decl, FileDecl, Moved, ObjectDecl, Removed};
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::Scope;
 use crate::model::{Binding, ObjectKey, SetBuilder, Topology, Vhost};
@@ -21,6 +21,7 @@ pub(super) fn merge(
     // they are placed on a thread of their own while the rest is merged.
     let bindings: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.bindings))).collect();
     let removed: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.removed))).collect();
+    let moved: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.moved))).collect();
     let (mut m, (sets, sites, found)) =
         rayon::join(|| merge_rest(files, sources), || place_bindings(bindings, sources));
     for (v, set) in sets {
@@ -28,6 +29,7 @@ pub(super) fn merge(
     }
     m.locations.bindings = sites;
     m.removed(removed);
+    m.moved(moved);
     diagnostics.append(&mut m.diagnostics);
     diagnostics.extend(found);
     (m.topology, m.locations)
@@ -53,6 +55,53 @@ impl Merger<'_> {
                         continue;
                     }
                     self.topology.removed.insert(key);
+                }
+            }
+        }
+    }
+}
+
+impl Merger<'_> {
+    /// The exchanges of `[moved]`, in every vhost of their file: the old
+    /// name must no longer be declared and the new one must be, once.
+    fn moved(&mut self, files: Vec<(Vec<String>, Vec<Moved>)>) {
+        for (vhosts, moved) in files {
+            for m in moved {
+                for v in &vhosts {
+                    let vhost = self.topology.vhosts.get(v);
+                    let declared = |name: &str| vhost.is_some_and(|x| x.exchanges.contains_key(name));
+                    let problem = if m.from == m.to {
+                        Some(("an exchange cannot move to its own name".to_string(), "drop the entry".to_string()))
+                    } else if declared(&m.from) {
+                        Some((
+                            format!("exchange \"{}\" in vhost \"{v}\" is both declared and moved", m.from),
+                            format!(
+                                "declare only the new name, \"{}\"; the old one is kept while the entry is here",
+                                m.to
+                            ),
+                        ))
+                    } else if !declared(&m.to) {
+                        Some((
+                            format!(
+                                "exchange \"{}\" in vhost \"{v}\" moves to \"{}\", which the files do not declare",
+                                m.from, m.to
+                            ),
+                            format!("declare `[exchanges.\"{}\"]` with the bindings the old one had", m.to),
+                        ))
+                    } else if vhost.is_some_and(|x| x.moved.contains_key(&m.from) || x.moved.contains_key(&m.to)) {
+                        Some((
+                            format!("exchange \"{}\" moves twice", m.from),
+                            "keep one entry per exchange".to_string(),
+                        ))
+                    } else {
+                        None
+                    };
+                    match problem {
+                        Some((message, help)) => {
+                            self.diagnostics.push(Diagnostic::error("moved", message).at(m.at.clone()).help(help))
+                        }
+                        None => _ = self.vhost(v).moved.insert(m.from.clone(), m.to.clone()),
+                    }
                 }
             }
         }

@@ -5,6 +5,7 @@ mod decl;
 pub mod expect;
 pub mod kinds;
 mod merge;
+mod moved;
 mod overlay;
 mod parse;
 mod reader;

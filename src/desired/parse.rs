@@ -38,6 +38,7 @@ pub(super) static TOP_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     keys.extend(KINDS.iter().map(|k| k.table));
     keys.push("external");
     keys.push("removed");
+    keys.push("moved");
     keys
 });
 /// The keys of an overlay file: a topology file's, and `rename_vhosts`.
@@ -121,6 +122,7 @@ impl Parser<'_> {
             objects: Vec::new(),
             external: External::default(),
             removed: Vec::new(),
+            moved: Vec::new(),
             failed: Failed::default(),
         };
         if let Some(node) = top.get("vhost") {
@@ -172,6 +174,9 @@ impl Parser<'_> {
         }
         if let Some(node) = top.get("removed") {
             decl.removed = self.removed(node);
+        }
+        if let Some(node) = top.get("moved") {
+            decl.moved = self.moved(node);
         }
         decl
     }

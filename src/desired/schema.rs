@@ -115,6 +115,11 @@ fn top(key: &str) -> Value {
             );
             o
         }
+        "moved" => {
+            let exchanges = json!({"type": "object", "additionalProperties": {"type": "string"}, "description": "Each old exchange name, to its new one."});
+            json!({"type": "object", "properties": {"exchanges": exchanges}, "additionalProperties": false,
+                   "description": "Exchanges renamed: the old one is kept, bound to the new, until the entry is dropped."})
+        }
         other => match kinds::by_table(other) {
             Some(k) => kind(k),
             None => panic!("the schema does not describe top-level key `{other}`"),

@@ -24,6 +24,7 @@ mod facts;
 mod immutable;
 mod in_flight;
 mod migrations;
+pub mod moved;
 mod objects;
 mod options;
 pub mod outside;
@@ -90,6 +91,9 @@ pub fn diff(
     options: &Options,
     facts: &BrokerFacts,
 ) -> Diff {
+    // A renamed exchange is kept, forwarding to its new name, as if declared.
+    let expanded = moved::expand(desired, live);
+    let desired: &Topology = &expanded;
     let declared: BTreeSet<String> = desired.vhosts.keys().cloned().collect();
     let inventory = &ownership.of(project);
     let removed = &desired.removed;

@@ -65,6 +65,9 @@ pub struct Vhost {
     pub objects: super::kinds::Objects,
     /// Objects referenced by bindings but owned by someone else (desired only).
     pub external: External,
+    /// Exchanges renamed in the files' `[moved]`: each old name to its new
+    /// one (desired only).
+    pub moved: BTreeMap<String, String>,
 }
 
 impl Vhost {

@@ -64,6 +64,7 @@ fn routing_part(v: &Vhost) -> Vhost {
         operator_policies: Default::default(),
         permissions: Default::default(),
         external: v.external.clone(),
+        moved: Default::default(),
     }
 }
 

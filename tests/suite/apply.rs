@@ -1040,8 +1040,8 @@ fn a_user_lacking_a_permission_is_told_what_it_may_not_do() {
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_refusal_part_way_reports_what_was_done_and_what_was_not() {
     let case = Case::admin("t-apply-refusal");
-    // The validator knows `federation-upstream-set`; a broker without the
-    // federation plugin (the test node) refuses it.
+    // warren reads a shovel's URI as text; the broker parses it and
+    // refuses one with a port that is not a number.
     let topology = r#"vhosts = ["{V}"]
 
 [exchanges."x.fed"]
@@ -1053,25 +1053,30 @@ type = "classic"
 [policies."p.federate"]
 pattern = "^x\\.fed$"
 apply_to = "exchanges"
-definition = { federation-upstream-set = "all" }
+definition = { alternate-exchange = "x.fed" }
+
+[shovels."s.bad"]
+src-uri = "amqp://localhost:notaport"
+src-queue = "q.fed"
+dest-uri = "amqp://"
+dest-exchange = "x.fed"
 "#;
     case.file("topology.toml", topology);
     let run = case.apply(&[], &[]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     let err = &run.stderr;
-    assert!(err.contains("Apply stopped: could not set policy \"p.federate\""), "{err}");
-    assert!(err.contains("the broker refused to set policy \"p.federate\""), "{err}");
-    assert!(err.contains("\"federation-upstream-set\""), "the broker's own reason, readable: {err}");
-    assert!(err.contains("are not recognised policy settings"), "{err}");
-    assert!(!err.contains("&lt;"), "the reason is not HTML-escaped: {err}");
+    assert!(err.contains("Apply stopped: could not set shovel \"s.bad\""), "{err}");
+    assert!(err.contains("the broker refused to set shovel \"s.bad\""), "{err}");
+    assert!(err.contains("\"amqp://localhost:notaport\" not a valid URI"), "the broker's own reason, readable: {err}");
+    assert!(!err.contains("&gt;") && !err.contains("&lt;"), "the reason is not HTML-escaped: {err}");
     let (done, not_done) = err.split_once("Not carried out").expect("a list of what was not carried out");
     assert!(done.contains("Carried out"), "{err}");
-    // Exchanges come before policies, queues after them (as in the
-    // broker's own import): the queue was not reached.
-    assert!(done.contains("+ exchange \"x.fed\""), "{err}");
-    assert!(not_done.contains("+ policy \"p.federate\"") && not_done.contains("+ queue \"q.fed\""), "{err}");
-    assert!(case.exists("exchanges/{V}/x.fed") && !case.exists("queues/{V}/q.fed"));
-    assert!(!case.exists("policies/{V}/p.federate"));
+    // Exchanges, policies and queues come before the kinds' objects (as in
+    // the broker's own import): they were made, the shovel was not.
+    assert!(done.contains("+ exchange \"x.fed\"") && done.contains("+ queue \"q.fed\""), "{err}");
+    assert!(not_done.contains("+ shovel \"s.bad\""), "{err}");
+    assert!(case.exists("exchanges/{V}/x.fed") && case.exists("queues/{V}/q.fed"));
+    assert!(!case.exists("parameters/shovel/{V}/s.bad"));
     let inv = case.inventory(&case.vhost).unwrap();
     assert!(inv["exchanges"].contains(&Json::from("x.fed").to_string()), "what was made is warren's: {inv:?}");
 
@@ -1081,7 +1086,7 @@ definition = { federation-upstream-set = "all" }
             "topology.toml",
             &topology
                 .replace("apply_to = \"exchanges\"", "apply_to = \"quorum_queues\"")
-                .replace("federation-upstream-set = \"all\"", "max-length = 10"),
+                .replace("alternate-exchange = \"x.fed\"", "max-length = 10"),
         );
         let run = case.apply(&[], &[]);
         assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
@@ -1089,12 +1094,9 @@ definition = { federation-upstream-set = "all" }
     }
 
     // Once fixed, apply finishes the job.
-    case.file(
-        "topology.toml",
-        &topology.replace("federation-upstream-set = \"all\"", "alternate-exchange = \"x.fed\""),
-    );
+    case.file("topology.toml", &topology.replace("amqp://localhost:notaport", "amqp:///{V}"));
     case.apply_ok(&[], &[]);
-    assert!(case.exists("policies/{V}/p.federate"));
+    assert!(case.exists("parameters/shovel/{V}/s.bad"));
     case.assert_converged(&[]);
 }
 
@@ -1786,4 +1788,62 @@ fn a_removed_object_leaves_the_inventory_and_stays_on_the_broker() {
     assert!(plan.stdout.contains("? queue \"q.legacy\""), "{}", plan.stdout);
     case.file("topology.toml", head);
     assert_eq!(case.plan(&["--detailed-exitcode"], &[]).code, 0, "[removed] can go once applied");
+}
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_moved_exchange_is_kept_forwarding_to_its_new_name_until_the_entry_goes() {
+    let case = Case::admin("t-apply-moved");
+    let queues = "[queues.billing]\ntype = \"classic\"\n\n[queues.audit]\ntype = \"classic\"\n\n";
+    let bound = |x: &str| {
+        format!(
+            "[[bindings]]\nsource = \"{x}\"\nqueue = \"billing\"\nrouting_key = \"order.*\"\n\n[[bindings]]\nsource = \"{x}\"\nqueue = \"audit\"\nrouting_key = \"#\"\n\n"
+        )
+    };
+    let head = "vhosts = [\"{V}\"]\n\n";
+    case.file("topology.toml", &format!("{head}[exchanges.orders]\ntype = \"topic\"\n\n{queues}{}", bound("orders")));
+    case.apply_ok(&[], &[]);
+
+    // Renamed in the files, the old name in [moved].
+    let renamed = format!(
+        "{head}[exchanges.\"shop.orders\"]\ntype = \"topic\"\n\n{queues}{}[moved]\nexchanges = {{ orders = \"shop.orders\" }}\n",
+        bound("shop.orders")
+    );
+    case.file("topology.toml", &renamed);
+    let plan = case.plan(&[], &[]);
+    assert!(plan.stderr.contains("warren::moved") && plan.stderr.contains("keys \"#\""), "{}", plan.stderr);
+    assert!(
+        !plan.stdout.contains("exchange \"orders\" in vhost"),
+        "the old exchange is kept as it is:\n{}",
+        plan.stdout
+    );
+    let routing = plan.stdout.split("Routing change").nth(1).unwrap_or_default();
+    assert!(routing.contains("new exchange \"shop.orders\""), "{}", plan.stdout);
+    assert!(!routing.contains("\"orders\""), "the old name routes as before:\n{}", plan.stdout);
+    case.apply_ok(&[], &[]);
+    assert!(case.exists("exchanges/{V}/orders"));
+    let forwarding = tuple("orders", "exchange", "shop.orders", "#", json!({}));
+    assert!(case.bindings().contains(&forwarding), "{:?}", case.bindings());
+    assert!(!case.bindings().iter().any(|b| b.0 == "orders" && b.1 == "queue"), "its own bindings went");
+    let publish = |x: &str, key: &str| {
+        let path = format!("exchanges/{}/{}/publish", seg(&case.vhost), seg(x));
+        let body = json!({"properties": {}, "routing_key": key, "payload": "m", "payload_encoding": "string"});
+        assert_eq!(case.broker.post(&path, body)["routed"], true, "{x} {key}");
+    };
+    publish("orders", "order.placed");
+    let arrived = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        case.messages("billing") == Some(1) && case.messages("audit") == Some(1)
+    });
+    assert!(arrived, "published to the old name, one copy in each queue");
+    assert_eq!(case.plan(&["--detailed-exitcode"], &[]).code, 0, "converged");
+    let held = case.inventory("t-apply-moved").unwrap_or_default();
+    assert!(held["exchanges"].contains(&Json::from("orders").to_string()), "kept and owned: {held:?}");
+
+    // The entry dropped: the old exchange goes.
+    let without = renamed.split("[moved]").next().unwrap().to_string();
+    case.file("topology.toml", &without);
+    case.apply_ok(&[], &[]);
+    assert!(!case.exists("exchanges/{V}/orders"));
+    assert!(case.exists("exchanges/{V}/shop.orders"));
 }
