@@ -53,6 +53,8 @@ pub(super) struct FileDecl {
     pub removed: Vec<Removed>,
     /// `[moved]`: exchanges renamed.
     pub moved: Vec<Moved>,
+    /// `[services.NAME]`: who publishes and consumes what.
+    pub services: Vec<Decl<crate::model::services::Service>>,
     /// The names whose declaration had errors.
     pub failed: Failed,
 }

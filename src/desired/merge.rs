@@ -22,6 +22,8 @@ pub(super) fn merge(
     let bindings: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.bindings))).collect();
     let removed: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.removed))).collect();
     let moved: Vec<_> = files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.moved))).collect();
+    let services: super::services::Filed =
+        files.iter_mut().map(|f| (vhost_names(f), std::mem::take(&mut f.services))).collect();
     let (mut m, (sets, sites, found)) =
         rayon::join(|| merge_rest(files, sources), || place_bindings(bindings, sources));
     for (v, set) in sets {
@@ -30,6 +32,8 @@ pub(super) fn merge(
     m.locations.bindings = sites;
     m.removed(removed);
     m.moved(moved);
+    let unmet = super::services::place(&mut m.topology, &mut m.locations, services, sources);
+    m.diagnostics.extend(unmet);
     diagnostics.append(&mut m.diagnostics);
     diagnostics.extend(found);
     (m.topology, m.locations)

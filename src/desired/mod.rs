@@ -12,6 +12,7 @@ mod reader;
 mod removed;
 pub mod revision;
 pub mod schema;
+mod services;
 mod super_streams;
 pub(crate) mod tree;
 

@@ -39,6 +39,7 @@ pub(super) static TOP_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     keys.push("external");
     keys.push("removed");
     keys.push("moved");
+    keys.push("services");
     keys
 });
 /// The keys of an overlay file: a topology file's, and `rename_vhosts`.
@@ -123,6 +124,7 @@ impl Parser<'_> {
             external: External::default(),
             removed: Vec::new(),
             moved: Vec::new(),
+            services: Vec::new(),
             failed: Failed::default(),
         };
         if let Some(node) = top.get("vhost") {
@@ -177,6 +179,9 @@ impl Parser<'_> {
         }
         if let Some(node) = top.get("moved") {
             decl.moved = self.moved(node);
+        }
+        for (name, node, at) in self.named(top, "services") {
+            decl.services.extend(self.service(name, node, at));
         }
         decl
     }

@@ -100,6 +100,12 @@ fn top(key: &str) -> Value {
         "policies" | "operator_policies" => named(object(POLICY_KEYS, policy_key)),
         "users" => named(object(USER_KEYS, user_key)),
         "permissions" => named(object(PERMISSION_KEYS, permission_key)),
+        "services" => {
+            let mut o = named(object(super::services::SERVICE_KEYS, service_key));
+            o["description"] =
+                json!("Services: who publishes and consumes what; their users' permissions are made from them.");
+            o
+        }
         "super_streams" => {
             let mut o = named(object(super::super_streams::SUPER_STREAM_KEYS, super_stream_key));
             o["description"] = json!(
@@ -293,6 +299,28 @@ fn user_key(key: &str) -> Value {
         "password" => json!({"not": {}, "description": "Refused: a plaintext password; use password_env."}),
         "lint_allow" => lint_allow(),
         other => panic!("the schema does not describe user key `{other}`"),
+    }
+}
+
+fn service_key(key: &str) -> Value {
+    match key {
+        "user" => {
+            json!({"type": "string", "description": "The broker user the service connects as, declared in [users]."})
+        }
+        "consumes" => {
+            json!({"type": "array", "items": {"type": "string"}, "description": "The queues it consumes from."})
+        }
+        "publishes" => {
+            let keys = json!({"type": "array", "items": {"type": "string"}, "description": "Its routing keys, or topic patterns of them."});
+            let entry = json!({"type": "object", "properties": {"exchange": {"type": "string"}, "keys": keys},
+                               "required": ["exchange"], "additionalProperties": false});
+            json!({"type": "array", "items": entry, "description": "The exchanges it publishes to, with its keys."})
+        }
+        "declares" => {
+            json!({"type": "object", "additionalProperties": false, "description": "The queues it declares itself.",
+            "properties": {"server_named": boolean(), "prefixes": strings()}})
+        }
+        other => panic!("the schema does not describe service key `{other}`"),
     }
 }
 

@@ -77,6 +77,9 @@ pub struct Change {
     /// The super stream the object is part of (its exchange, a partition
     /// stream or a partition's binding), when it is one's.
     pub super_stream: Option<String>,
+    /// The services whose needs made the object (a user's permissions or
+    /// topic permission), by name.
+    pub services: Vec<String>,
 }
 
 /// An object as the files declare it. A binding is all in its key.
@@ -109,6 +112,7 @@ impl Change {
             owner: None,
             declared: None,
             super_stream: None,
+            services: Vec::new(),
         }
     }
 }

@@ -113,6 +113,7 @@ pub fn diff(
     d.vhosts_absent(desired, live);
     d.super_streams_unsupported(desired, live);
     d.super_stream_changes(desired, live);
+    d.service_changes(desired);
     access::guard(&mut d.out.changes, live, facts.connected_user.as_deref(), &facts.stale_passwords);
     if options.comparing {
         for c in &mut d.out.changes {

@@ -13,6 +13,7 @@ mod record_format;
 mod record_kind;
 mod records;
 pub mod scaffold;
+pub mod services;
 mod set_builder;
 mod super_stream;
 mod topology;

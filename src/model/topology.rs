@@ -68,6 +68,9 @@ pub struct Vhost {
     /// Exchanges renamed in the files' `[moved]`: each old name to its new
     /// one (desired only).
     pub moved: BTreeMap<String, String>,
+    /// Who publishes and consumes what, by service name (desired only):
+    /// their users' permissions are derived from them (`services::grants`).
+    pub services: BTreeMap<String, super::services::Service>,
 }
 
 impl Vhost {

@@ -65,6 +65,7 @@ fn routing_part(v: &Vhost) -> Vhost {
         permissions: Default::default(),
         external: v.external.clone(),
         moved: Default::default(),
+        services: Default::default(),
     }
 }
 

@@ -141,6 +141,9 @@ pub struct ChangeDoc {
     /// The super stream the object is part of, when it is one's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub super_stream: Option<String>,
+    /// The services whose needs made the object: permissions made from them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -319,6 +322,7 @@ fn change_doc(c: &Change, compiled: Option<&MigrationPlan>) -> ChangeDoc {
         rebind: texts(&c.rebind),
         owner: c.owner.clone(),
         super_stream: c.super_stream.clone(),
+        services: c.services.clone(),
         rollback: None,
         migration: c.migration.as_ref().map(|m| MigrationDoc {
             replaces: m.replaces.clone(),

@@ -341,6 +341,7 @@ mod tests {
             rollback: None,
             owner: None,
             super_stream: None,
+            services: Vec::new(),
         };
         let mut changes: Vec<ChangeDoc> = (0..n).map(|i| change(i, Action::Create)).collect();
         changes.push(change(n, Action::Destroy));

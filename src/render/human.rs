@@ -176,6 +176,10 @@ fn change(out: &mut String, c: &ChangeDoc, outside: bool, p: &Painter, voice: Vo
     if let Some(s) = &c.super_stream {
         let _ = writeln!(out, "  # part of super stream \"{s}\"");
     }
+    if !c.services.is_empty() {
+        let named: Vec<String> = c.services.iter().map(|s| format!("\"{s}\"")).collect();
+        let _ = writeln!(out, "  # made for services {}: what they publish, consume and declare", named.join(", "));
+    }
     if c.requires_allow_lockout {
         let _ = writeln!(out, "  {}", p.paint("# needs --allow-lockout: warren's own user loses access", RED));
     }

@@ -40,6 +40,7 @@ mod route;
 mod routing_conformance;
 mod routing_tests;
 mod saved_plan;
+mod services;
 mod shovels;
 mod super_streams;
 mod traffic;

@@ -1,0 +1,287 @@
+//! `[services.NAME]`: who publishes and consumes what (`model::services`).
+//! Read here, checked against the topology and turned into their users'
+//! permissions when the files are merged (`merge.rs`).
+
+use std::collections::BTreeMap;
+
+use super::decl::Decl;
+use super::parse::Parser;
+use super::reader::{Fields, What};
+use super::tree::{Item, Node};
+use crate::diagnostic::Diagnostic;
+use crate::model::kinds::{Name, by_table};
+use crate::model::services::{Declares, Grant, Publish, Service, grants};
+use crate::model::{ObjectKey, Topology, Value, Vhost};
+use crate::source::{Location, Locations, ObjectLocation, Sources};
+
+pub(super) const SERVICE_KEYS: &[&str] = &["user", "publishes", "consumes", "declares"];
+pub(super) const PUBLISH_KEYS: &[&str] = &["exchange", "keys"];
+pub(super) const DECLARES_KEYS: &[&str] = &["server_named", "prefixes"];
+
+impl Parser<'_> {
+    /// One service; `None` when it does not read (each problem reported).
+    pub(super) fn service(&mut self, name: &str, node: &Node, at: std::ops::Range<usize>) -> Option<Decl<Service>> {
+        let f = Fields::new(&mut self.r, node, What::named("service", name), SERVICE_KEYS)?;
+        let fields_at = self.fields_at(&f);
+        let ok = self.check_name(name, &at, "service", false);
+        let user = f.required_string(&mut self.r, "user", at.clone(), "\"orders-app\"");
+        let consumes = match f.get("consumes") {
+            None => Some(Vec::new()),
+            Some(_) => f.strings(&mut self.r, "consumes").map(|q| q.into_iter().map(|(q, _)| q).collect()),
+        };
+        let publishes = self.publishes(&f, name);
+        let declares = match f.get("declares") {
+            None => Some(Declares::default()),
+            Some(node) => self.declares(node, name),
+        };
+        let value = Service {
+            name: name.to_string(),
+            user: user?,
+            publishes: publishes?,
+            consumes: consumes?,
+            declares: declares?,
+        };
+        ok.then(|| Decl { value, at: self.loc(at), fields: fields_at.into() })
+    }
+
+    /// `publishes`: an array of `{ exchange, keys }` tables.
+    fn publishes(&mut self, f: &Fields, service: &str) -> Option<Vec<Publish>> {
+        let Some(node) = f.get("publishes") else { return Some(Vec::new()) };
+        let Item::Array(items) = &node.item else {
+            self.r.wrong_type(node, format_args!("`publishes` of service \"{service}\""), "an array of tables");
+            return None;
+        };
+        let mut out = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for item in items {
+            let what = format!("a `publishes` entry of service \"{service}\"");
+            let Some(p) = Fields::new(&mut self.r, item, What::said(&what), PUBLISH_KEYS) else {
+                ok = false;
+                continue;
+            };
+            let exchange = p.required_string(&mut self.r, "exchange", item.span(), "\"shop.orders\"");
+            let keys = match p.get("keys") {
+                None => Some(Vec::new()),
+                Some(_) => p.strings(&mut self.r, "keys").map(|k| k.into_iter().map(|(k, _)| k).collect()),
+            };
+            match (exchange, keys) {
+                (Some(exchange), Some(keys)) => out.push(Publish { exchange, keys }),
+                _ => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn declares(&mut self, node: &Node, service: &str) -> Option<Declares> {
+        let what = format!("`declares` of service \"{service}\"");
+        let f = Fields::new(&mut self.r, node, What::said(&what), DECLARES_KEYS)?;
+        let server_named = match f.get("server_named") {
+            None => false,
+            Some(_) => f.bool(&mut self.r, "server_named")?,
+        };
+        let mut prefixes = Vec::new();
+        for (p, span) in f.strings(&mut self.r, "prefixes").unwrap_or_default() {
+            if p.is_empty() || p.starts_with("amq.") {
+                let d = Diagnostic::error("bad-value", format!("service \"{service}\" may not declare queues named \"{p}…\""))
+                    .at(self.loc(span))
+                    .help("give a prefix of its own, such as \"billing.tmp.\": the empty prefix would let it declare any queue, and `amq.` names are the broker's (use `server_named = true` for those)");
+                self.r.report(d);
+                return None;
+            }
+            prefixes.push(p);
+        }
+        Some(Declares { server_named, prefixes })
+    }
+}
+
+/// The services of each file, in each vhost of the file.
+pub(super) type Filed = Vec<(Vec<String>, Vec<Decl<Service>>)>;
+
+/// Places the services in their vhosts, checks what they name against the
+/// merged topology, and adds each service user's permissions and topic
+/// permissions (`model::services::grants`), located at the first service
+/// that asks for them. A user whose permissions the files also write by
+/// hand is an error: one of the two must go.
+pub(super) fn place(
+    topology: &mut Topology,
+    locations: &mut Locations,
+    files: Filed,
+    sources: &Sources,
+) -> Vec<Diagnostic> {
+    let (at, mut out) = placed(topology, files, sources);
+    for (v, vhost) in topology.vhosts.iter_mut().filter(|(_, x)| !x.services.is_empty()) {
+        for (user, grant) in grants(&vhost.services, &vhost.exchanges) {
+            let first = grant.services.iter().next().and_then(|s| at.get(&(v.clone(), s.clone()))).cloned();
+            let Some(first) = first else { continue };
+            out.extend(granted(v, vhost, locations, user, grant, first, sources));
+        }
+    }
+    out
+}
+
+/// The services in their vhosts, each checked; where each is declared.
+fn placed(
+    topology: &mut Topology,
+    files: Filed,
+    sources: &Sources,
+) -> (BTreeMap<(String, String), Location>, Vec<Diagnostic>) {
+    let mut out = Vec::new();
+    let mut at: BTreeMap<(String, String), Location> = BTreeMap::new();
+    for (vhosts, services) in files {
+        for s in services {
+            for v in &vhosts {
+                let key = (v.clone(), s.value.name.clone());
+                if let Some(first) = at.get(&key) {
+                    let d = Diagnostic::error(
+                        "duplicate",
+                        format!("service \"{}\" in vhost \"{v}\" is declared twice", s.value.name),
+                    )
+                    .at(s.at.clone())
+                    .help(format!("it is first declared at {}; keep one", sources.position(first)));
+                    out.push(d);
+                    continue;
+                }
+                let Some(vhost) = topology.vhosts.get(v) else { continue };
+                let problems = check(&s.value, v, vhost, topology.users.contains_key(&s.value.user));
+                if problems.is_empty() {
+                    topology
+                        .vhosts
+                        .get_mut(v)
+                        .expect("looked up")
+                        .services
+                        .insert(s.value.name.clone(), s.value.clone());
+                    at.insert(key, s.at.clone());
+                }
+                out.extend(problems.into_iter().map(|(code, field, message, help)| {
+                    let place = s.fields.get(field).cloned().unwrap_or_else(|| s.at.clone());
+                    Diagnostic::error(code, message).at(place).help(help)
+                }));
+            }
+        }
+    }
+    (at, out)
+}
+
+/// One user's grant added to its vhost, located at its first service;
+/// a problem where the files also write it by hand.
+fn granted(
+    v: &str,
+    vhost: &mut Vhost,
+    locations: &mut Locations,
+    user: String,
+    grant: Grant,
+    first: Location,
+    sources: &Sources,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let named: Vec<String> = grant.services.iter().map(|s| format!("\"{s}\"")).collect();
+    let key = ObjectKey::Permission { vhost: v.to_string(), user: user.clone() };
+    if let Some(hand) = locations.objects.get(&key) {
+        let d = Diagnostic::error(
+            "service-permissions",
+            format!("the permissions of \"{user}\" in vhost \"{v}\" are written here and also made for services {}", named.join(", ")),
+        )
+        .at(hand.at.clone())
+        .help(format!("remove [permissions.\"{user}\"]: its services give it what they need (see {}); or connect the services as another user", sources.position(&first)));
+        return vec![d];
+    }
+    locations.objects.insert(key, ObjectLocation { at: first.clone(), fields: Default::default() });
+    vhost.permissions.insert(user.clone(), grant.permission);
+    let kind = by_table("topic_permissions").expect("a kind");
+    for (exchange, write) in grant.topic {
+        let name = Name { kind, id: vec![user.clone(), exchange] };
+        let key = ObjectKey::Object { vhost: Some(v.to_string()), name: name.clone() };
+        if let Some(hand) = locations.objects.get(&key) {
+            let d = Diagnostic::error(
+                "service-permissions",
+                format!("{} is written here and also made for services {}", name.at(Some(v)), named.join(", ")),
+            )
+            .at(hand.at.clone())
+            .help("remove this [[topic_permissions]] entry: the services' keys make it");
+            out.push(d);
+            continue;
+        }
+        locations.objects.insert(key, ObjectLocation { at: first.clone(), fields: Default::default() });
+        let body = [("write", write), ("read", "^$".to_string())].map(|(k, v)| (k.to_string(), Value::String(v)));
+        vhost.objects.insert(name, body.into_iter().collect());
+    }
+    out
+}
+
+/// The broker's own exchanges a service may publish to, with their types.
+const BUILTIN: [(&str, &str); 5] = [
+    ("amq.direct", "direct"),
+    ("amq.fanout", "fanout"),
+    ("amq.topic", "topic"),
+    ("amq.headers", "headers"),
+    ("amq.match", "headers"),
+];
+
+/// One problem of a service: its code, the field it is at, the message
+/// and the help.
+type Problem = (&'static str, &'static str, String, String);
+
+/// What a service names that the vhost lacks, or keys its exchange's type
+/// cannot use.
+fn check(s: &Service, v: &str, vhost: &Vhost, user_declared: bool) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let who = format!("service \"{}\" in vhost \"{v}\"", s.name);
+    if !user_declared {
+        out.push((
+            "unknown-user",
+            "user",
+            format!("{who} connects as user \"{}\", declared nowhere", s.user),
+            format!(
+                "declare `[users.\"{}\"]` (with its `password_env`): warren gives it the permissions its services need",
+                s.user
+            ),
+        ));
+    }
+    for p in &s.publishes {
+        let kind = match (p.exchange.as_str(), vhost.exchanges.get(&p.exchange)) {
+            ("", _) => Some("direct"),
+            (_, Some(x)) => Some(x.kind.as_str()),
+            (name, None) => BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, k)| *k),
+        };
+        let Some(kind) = kind.or_else(|| vhost.external.exchanges.contains(&p.exchange).then_some("")) else {
+            out.push((
+                "unknown-name",
+                "publishes",
+                format!("{who} publishes to exchange \"{}\", which the files do not declare", p.exchange),
+                "declare it, or list it in `[external] exchanges` if another project does".to_string(),
+            ));
+            continue;
+        };
+        let pattern = p.keys.iter().find(|k| k.split('.').any(|w| w == "*" || w == "#"));
+        match kind {
+            "fanout" | "headers" if !p.keys.is_empty() => out.push((
+                "bad-value",
+                "publishes",
+                format!("{who} publishes to {kind} exchange \"{}\" with keys, which it ignores", p.exchange),
+                "leave `keys` out: every message goes to every binding's match".to_string(),
+            )),
+            "direct" => {
+                if let Some(k) = pattern {
+                    out.push((
+                        "bad-value",
+                        "publishes",
+                        format!("{who} publishes to direct exchange \"{}\" with the pattern \"{k}\"", p.exchange),
+                        "a direct exchange compares keys whole: list the keys the service publishes with".to_string(),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    for q in &s.consumes {
+        if !vhost.queues.contains_key(q) && !vhost.external.queues.contains(q) {
+            out.push((
+                "unknown-name",
+                "consumes",
+                format!("{who} consumes queue \"{q}\", which the files do not declare"),
+                "declare it, or list it in `[external] queues` if another project does".to_string(),
+            ));
+        }
+    }
+    out
+}
