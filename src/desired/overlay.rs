@@ -171,6 +171,15 @@ impl Merger<'_> {
             }
         }
         let names: Vec<&str> = vhosts.iter().map(|(v, _)| v.as_str()).collect();
+        // What an overlay cannot change yet is said, never silently left out.
+        for key in ["services", "moved", "removed"] {
+            if let Some(span) = top.span(key) {
+                let d = Diagnostic::error("overlay", format!("an overlay cannot declare `{key}`"))
+                    .at(p.loc(span))
+                    .help(format!("declare `{key}` in the base files: it holds in every environment"));
+                p.r.report(d);
+            }
+        }
         if let Some(node) = top.get("vhost") {
             self.settings(&mut p, node, &names);
         }
@@ -824,6 +833,18 @@ read = "^order\\."
         assert_eq!(d.sources.position(&at), "overlay.toml:3:26");
         let at = d.locations.locate(&key, Some("arguments.x-message-ttl")).unwrap();
         assert!(d.sources.position(&at).starts_with("base.toml:"));
+    }
+
+    #[test]
+    fn what_an_overlay_cannot_declare_is_an_error_not_left_out() {
+        let d = merged("vhosts = [\"orders\"]\n[services.s]\nuser = \"app\"\n[removed]\nqueues = [\"q\"]\n");
+        assert_eq!(
+            said(&d),
+            [
+                "overlay.toml:2:2 overlay an overlay cannot declare `services`",
+                "overlay.toml:4:1 overlay an overlay cannot declare `removed`"
+            ]
+        );
     }
 
     #[test]
