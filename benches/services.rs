@@ -22,7 +22,9 @@ fn main() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let topology = warren::testing::large_topology(queues, exchanges, bindings);
     let files = warren::import::import(&topology, &[], "generated").expect("the generated topology imports");
-    let (plain, with) = (dir.path().join("plain"), dir.path().join("services"));
+    // WARREN_BENCH_DIR keeps the files there, for a profiler.
+    let root = std::env::var_os("WARREN_BENCH_DIR").map_or_else(|| dir.path().to_path_buf(), Into::into);
+    let (plain, with) = (root.join("plain"), root.join("services"));
     for d in [&plain, &with] {
         std::fs::create_dir_all(d).unwrap();
         for f in &files.files {

@@ -43,11 +43,11 @@ pub(super) fn check(ctx: &mut Context) {
             }
         }
         // Services (users other than administrators) that may read each queue.
-        let readers: Vec<(&str, Regex)> = vhost
+        let readers: Vec<(&str, Reads)> = vhost
             .permissions
             .iter()
             .filter(|(user, p)| !p.read.is_empty() && ctx.topology.users.contains_key(*user) && !is_administrator(user))
-            .filter_map(|(user, p)| Some((user.as_str(), Regex::new(&p.read).ok()?)))
+            .filter_map(|(user, p)| Some((user.as_str(), Reads::of(&p.read)?)))
             .collect();
         if readers.len() < 2 {
             continue;
@@ -57,7 +57,7 @@ pub(super) fn check(ctx: &mut Context) {
         // is left to its own (allowed) finding.
         let mut groups: BTreeMap<Vec<&str>, Vec<&str>> = BTreeMap::new();
         for q in vhost.queues.values() {
-            let who: Vec<&str> = readers.iter().filter(|(_, r)| r.is_match(&q.name)).map(|(u, _)| *u).collect();
+            let who: Vec<&str> = readers.iter().filter(|(_, r)| r.matches(&q.name)).map(|(u, _)| *u).collect();
             if who.len() < 2 {
                 continue;
             }
@@ -77,6 +77,57 @@ pub(super) fn check(ctx: &mut Context) {
     for (key, field, d) in found {
         ctx.report(&key, field, d);
     }
+}
+
+/// The names a `read` expression lets a user read. Most are a list of
+/// names (`^(?:a\.b|c)$`, as services make them): a set of names then,
+/// since a hundred users' expressions matched against ten thousand queue
+/// names would be a million regex searches.
+enum Reads {
+    Names(std::collections::HashSet<String>),
+    Pattern(Regex),
+}
+
+impl Reads {
+    fn of(expression: &str) -> Option<Reads> {
+        let regex = Regex::new(expression).ok()?;
+        Some(literal_names(expression).map_or(Reads::Pattern(regex), Reads::Names))
+    }
+
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Reads::Names(names) => names.contains(name),
+            Reads::Pattern(r) => r.is_match(name),
+        }
+    }
+}
+
+/// The names `^name$` or `^(?:name|name…)$` lists, when each is a literal
+/// (escaped punctuation and plain characters only).
+fn literal_names(expression: &str) -> Option<std::collections::HashSet<String>> {
+    let inner = expression.strip_prefix('^')?.strip_suffix('$')?;
+    // `^a|b$` is `(^a)|(b$)`: an alternation is a list only in a group.
+    let inner = match inner.strip_prefix("(?:").and_then(|i| i.strip_suffix(')')) {
+        Some(group) => group,
+        None if inner.contains('|') => return None,
+        None => inner,
+    };
+    let mut names = std::collections::HashSet::new();
+    let mut name = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e) if !e.is_alphanumeric() => name.push(e),
+                _ => return None,
+            },
+            '|' => names.insert(std::mem::take(&mut name)).then_some(())?,
+            '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '^' | '$' => return None,
+            c => name.push(c),
+        }
+    }
+    names.insert(name);
+    Some(names)
 }
 
 /// Topic permissions on an exchange of another type: RabbitMQ checks them
@@ -149,6 +200,25 @@ fn guest_password(declared: Option<&Password>) -> String {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    use super::{Reads, literal_names};
+
+    #[test]
+    fn a_list_of_names_is_read_as_names_and_anything_else_as_a_pattern() {
+        let names = |e: &str| literal_names(e).map(|n| n.into_iter().collect::<std::collections::BTreeSet<_>>());
+        assert_eq!(
+            names(r"^(?:billing\.orders|audit)$").unwrap(),
+            ["audit", "billing.orders"].map(String::from).into()
+        );
+        assert_eq!(names(r"^billing\.orders$").unwrap(), ["billing.orders".to_string()].into());
+        for pattern in [r"^amq\.gen-.*$", "^orders.x$", ".*", r"^(?:a|b)c$", r"^(a|b)$", r"^\d$", "^a|b$"] {
+            assert_eq!(names(pattern), None, "{pattern}");
+        }
+        for (e, yes, no) in [(r"^(?:a\.b|c)$", "a.b", "a-b"), (r"^a\..*$", "a.x", "b.x")] {
+            let r = Reads::of(e).unwrap();
+            assert!(r.matches(yes) && !r.matches(no), "{e}");
+        }
+    }
 
     /// The help of each `guest-user` finding of `toml`, in file order.
     fn guest_helps(toml: &str) -> Vec<String> {
