@@ -14,7 +14,7 @@
 //! and when the changes it reaches are bindings of direct and topic
 //! exchanges, only the classes of keys those bindings take.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -188,21 +188,48 @@ struct Sides<'a> {
     next: FxHashMap<&'a str, BTreeSet<&'a str>>,
 }
 
+/// One side of a comparison: a vhost, routing by its own bindings or by
+/// `bindings` (ordered as a vhost orders its own) in their place.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub vhost: &'a Vhost,
+    pub bindings: Option<&'a [&'a Binding]>,
+}
+
+impl<'a> Side<'a> {
+    pub fn of(vhost: &'a Vhost) -> Self {
+        Side { vhost, bindings: None }
+    }
+
+    fn router(self, version: Version) -> Router<'a> {
+        match self.bindings {
+            Some(bs) => Router::for_routes_over(self.vhost, version, bs),
+            None => Router::for_routes(self.vhost, version),
+        }
+    }
+}
+
 /// The routing change from `before` to `after` (one vhost, both), by
 /// exchange name; exchanges whose keys all route alike are left out.
 /// Exchanges on one side only are in it, told class by class, or summed
 /// up past [`DETAILED`] of them or past their walk's limits.
 pub fn compare(before: &Vhost, after: &Vhost, version: Version) -> Vec<ExchangeChange> {
+    compare_with(Side::of(before), Side::of(after), version, true)
+}
+
+/// [`compare`] of two sides, either routing by bindings other than its
+/// vhost's own.
+pub fn compare_sides(before: Side, after: Side, version: Version) -> Vec<ExchangeChange> {
     compare_with(before, after, version, true)
 }
 
 /// [`compare`] of the exchanges on both sides only (a migration's check:
 /// an exchange it declares routes nothing of a client's before).
 pub fn compare_kept(before: &Vhost, after: &Vhost, version: Version) -> Vec<ExchangeChange> {
-    compare_with(before, after, version, false)
+    compare_with(Side::of(before), Side::of(after), version, false)
 }
 
-fn compare_with(before: &Vhost, after: &Vhost, version: Version, lifecycle: bool) -> Vec<ExchangeChange> {
+fn compare_with(before: Side, after: Side, version: Version, lifecycle: bool) -> Vec<ExchangeChange> {
     let sides = sides(before, after, version);
     if sides.hard.is_empty() && sides.soft.is_empty() {
         return Vec::new();
@@ -264,15 +291,19 @@ fn summed(s: &Sides, x: &str, e: Existence, why: String) -> ExchangeChange {
     }
 }
 
-fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
-    let (before, after) = (Router::for_routes(vb, version), Router::for_routes(va, version));
-    let mut names: BTreeSet<&str> = vb.exchanges.keys().chain(va.exchanges.keys()).map(String::as_str).collect();
-    for b in vb.bindings.iter().chain(&va.bindings) {
-        names.insert(&b.source);
-        if b.destination_kind == DestinationKind::Exchange {
-            names.insert(&b.destination);
-        }
+fn sides<'a>(sb: Side<'a>, sa: Side<'a>, version: Version) -> Sides<'a> {
+    let (vb, va) = (sb.vhost, sa.vhost);
+    let (before, after) = (sb.router(version), sa.router(version));
+    // The names in order, each once: gathered, then sorted (a set would
+    // compare each of the thousands of bindings' names with a dozen).
+    let mut names: Vec<&str> = vb.exchanges.keys().chain(va.exchanges.keys()).map(String::as_str).collect();
+    for (source, bindings) in before.sources().chain(after.sources()) {
+        names.push(source);
+        let into = bindings.iter().filter(|b| b.destination_kind == DestinationKind::Exchange);
+        names.extend(into.map(|b| b.destination.as_str()));
     }
+    names.sort_unstable();
+    names.dedup();
     let mut s = Sides {
         before,
         after,
@@ -303,8 +334,11 @@ fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
             _ => (b.destination_kind, b.destination.as_str(), b.routing_key.as_str(), Some(&b.arguments)),
         };
         let (lb, la) = (s.before.bindings_from(name), s.after.bindings_from(name));
-        // Most exchanges keep their bindings: told in one pass, unhashed.
-        let mut changed: Vec<&Binding> = if lb == la {
+        // Most exchanges keep their bindings: told in one pass, unhashed,
+        // most often the very same bindings (a plan's side laid over the
+        // live one).
+        let alike = lb.len() == la.len() && lb.iter().zip(la).all(|(b, a)| std::ptr::eq(*b, *a) || b == a);
+        let mut changed: Vec<&Binding> = if alike {
             Vec::new()
         } else {
             let bb: FxHashSet<_> = lb.iter().map(|b| routed(b)).collect();
@@ -351,14 +385,12 @@ fn concerned<'a>(s: &Sides<'a>, lifecycle: bool) -> Vec<&'a str> {
 /// What the exchanges of a vhost ask of keys, found once for all of them.
 #[derive(Default)]
 struct Index<'a> {
-    all: Vec<Matcher>,
+    all: Vec<Matcher<'a>>,
     ids: FxHashMap<(&'a str, bool), u32>,
     /// The matchers of each exchange's bindings (either side).
     own: FxHashMap<&'a str, Vec<u32>>,
     /// Those of its changed direct and topic bindings.
     changed: FxHashMap<&'a str, Vec<u32>>,
-    /// The exchanges whose bindings ask each matcher.
-    owners: Vec<Vec<&'a str>>,
     /// The ways into each exchange: from where, and what a key must answer
     /// to take it (`None`: any key that reaches there).
     into: FxHashMap<&'a str, Vec<(&'a str, Option<u32>)>>,
@@ -373,7 +405,6 @@ impl<'a> Index<'a> {
         }
         let id = self.all.len() as u32;
         self.all.push(Matcher::new(text, literal));
-        self.owners.push(Vec::new());
         self.ids.insert((text, literal), id);
         id
     }
@@ -395,9 +426,6 @@ impl<'a> Index<'a> {
                 for &literal in &forms {
                     let id = ix.id(&b.routing_key, literal);
                     ix.own.entry(e).or_default().push(id);
-                    if !ix.owners[id as usize].contains(&e) {
-                        ix.owners[id as usize].push(e);
-                    }
                     if changed.contains(b) {
                         ix.changed.entry(e).or_default().push(id);
                     }
@@ -429,18 +457,21 @@ impl<'a> Index<'a> {
     }
 }
 
-/// The exchanges `x` reaches on either side, itself included.
-fn reach<'a>(s: &Sides<'a>, x: &'a str) -> Vec<&'a str> {
-    let mut seen: BTreeSet<&str> = BTreeSet::from([x]);
-    let mut work = VecDeque::from([x]);
-    while let Some(e) = work.pop_front() {
+/// The exchanges `x` reaches on either side, itself included, in no
+/// order, and as a set.
+fn reach<'a>(s: &Sides<'a>, x: &'a str) -> (Vec<&'a str>, FxHashSet<&'a str>) {
+    let mut seen: FxHashSet<&str> = FxHashSet::from_iter([x]);
+    let mut out = vec![x];
+    let mut i = 0;
+    while let Some(&e) = out.get(i) {
         for n in s.next.get(e).into_iter().flatten() {
             if seen.insert(n) {
-                work.push_back(n);
+                out.push(n);
             }
         }
+        i += 1;
     }
-    seen.into_iter().collect()
+    (out, seen)
 }
 
 /// The questions that tell apart the keys from `x` that may route
@@ -451,15 +482,15 @@ fn questions<'a>(
     ix: &mut Index<'a>,
     x: &'a str,
     reached: &[&'a str],
+    set: &FxHashSet<&'a str>,
 ) -> (Vec<u32>, Option<FxHashSet<u32>>) {
-    let set: FxHashSet<&str> = reached.iter().copied().collect();
     let mut wanted: FxHashSet<u32> = FxHashSet::default();
     let mut every = false;
     for &e in reached {
         // A changed binding of `e` matters only for keys that can reach
         // `e` from `x`: those the last keyed bindings on the way take.
         if let Some(changed) = ix.changed.get(e) {
-            let taken: Vec<u32> = match keys_into(ix, e, x, &set) {
+            let taken: Vec<u32> = match keys_into(ix, e, x, set) {
                 None => changed.clone(),
                 Some(into) => changed
                     .iter()
@@ -472,7 +503,7 @@ fn questions<'a>(
         if e.is_empty() || e == "amq.default" {
             every = true;
         } else if s.hard.contains(e) {
-            match keys_into(ix, e, x, &set) {
+            match keys_into(ix, e, x, set) {
                 Some(keys) => wanted.extend(keys),
                 None => every = true,
             }
@@ -489,11 +520,23 @@ fn questions<'a>(
         }
         return (ids.into_iter().collect(), None);
     }
-    // Matchers that meet no wanted one take no key concerned.
+    // Matchers that meet no wanted one take no key concerned: those of
+    // the exchanges reached, each asked of the wanted ones when they are
+    // few, else picked from all that meet each wanted one (found once for
+    // the vhost, for the exchanges that reach most of it).
     let mut ids: BTreeSet<u32> = wanted.iter().copied().collect();
-    for &w in &wanted {
-        let near: Vec<u32> = ix.near(w).to_vec();
-        ids.extend(near.into_iter().filter(|m| ix.owners[*m as usize].iter().any(|o| set.contains(o))));
+    let owned = || reached.iter().flat_map(|e| ix.own.get(e).into_iter().flatten().copied());
+    let unmet = wanted.iter().filter(|w| !ix.near.contains_key(w)).count();
+    if owned().count() * wanted.len() <= unmet * ix.all.len() {
+        let all = &ix.all;
+        let meets = |m: u32| wanted.iter().any(|&w| classes::may_meet(&all[w as usize], &all[m as usize]));
+        ids.extend(owned().filter(|&m| meets(m)));
+    } else {
+        let owned: FxHashSet<u32> = owned().collect();
+        for &w in &wanted {
+            let near: Vec<u32> = ix.near(w).to_vec();
+            ids.extend(near.into_iter().filter(|m| owned.contains(m)));
+        }
     }
     (ids.into_iter().collect(), Some(wanted))
 }
@@ -529,8 +572,8 @@ fn exchange_change<'a>(
     table: &mut Index<'a>,
     existence: Option<Existence>,
 ) -> ExchangeChange {
-    let reached = reach(s, x);
-    let (ids, wanted) = questions(s, table, x, &reached);
+    let (reached, set) = reach(s, x);
+    let (ids, wanted) = questions(s, table, x, &reached, &set);
     let mut change = ExchangeChange {
         exchange: x.to_string(),
         existence,
@@ -580,17 +623,32 @@ fn exchange_change<'a>(
 }
 
 /// Queues reached, each once, in order.
-fn sorted(mut queues: Vec<&str>) -> Vec<&str> {
-    queues.sort_unstable();
-    queues.dedup();
-    queues
+///
+/// Each name is put in order by its first 16 bytes as one number, and by
+/// the rest only when those tie: a class's thousand queues behind a fanout
+/// exchange, routed for each class on each side, share their first bytes
+/// (`bench.q0…`), which a comparison of names reads again each time.
+fn sorted(queues: Vec<&str>) -> Vec<&str> {
+    let head = |q: &str| {
+        let mut bytes = [0u8; 16];
+        let n = q.len().min(16);
+        bytes[..n].copy_from_slice(&q.as_bytes()[..n]);
+        // Zeros after a shorter name: it comes first, as a prefix does,
+        // or ties and is told by the whole name.
+        u128::from_be_bytes(bytes)
+    };
+    let mut keyed: Vec<(u128, &str)> = queues.into_iter().map(|q| (head(q), q)).collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    keyed.dedup_by(|a, b| a.1 == b.1);
+    keyed.into_iter().map(|(_, q)| q).collect()
 }
 
 /// The class of keys that `accepts` (and no other of `ids`) take, as
 /// terms: the narrowest of them, less the others that meet them.
 fn describe(table: &Index, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term>) {
     let m = |i: u32| &table.all[i as usize];
-    let term = |i: u32| if m(i).literal { Term::Key(m(i).text.clone()) } else { Term::Pattern(m(i).text.clone()) };
+    let term =
+        |i: u32| if m(i).literal { Term::Key(m(i).text.to_string()) } else { Term::Pattern(m(i).text.to_string()) };
     if let Some(&l) = accepts.iter().find(|&&i| m(i).literal) {
         return (vec![term(l)], Vec::new());
     }
@@ -598,8 +656,8 @@ fn describe(table: &Index, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term
     for &i in accepts {
         let wider = accepts.iter().any(|&j| {
             j != i
-                && super::topic::covers(&m(i).text, &m(j).text)
-                && (!super::topic::covers(&m(j).text, &m(i).text) || j < i)
+                && super::topic::covers(m(i).text, m(j).text)
+                && (!super::topic::covers(m(j).text, m(i).text) || j < i)
         });
         if !wider {
             narrow.push(i);
@@ -609,9 +667,9 @@ fn describe(table: &Index, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term
     let meets = |i: u32| {
         narrow.iter().all(|&a| {
             if m(i).literal {
-                super::topic::matches(&m(a).text, &m(i).text)
+                super::topic::matches(m(a).text, m(i).text)
             } else {
-                super::topic::intersects(&m(a).text, &m(i).text)
+                super::topic::intersects(m(a).text, m(i).text)
             }
         })
     };
