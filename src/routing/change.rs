@@ -396,6 +396,56 @@ struct Index<'a> {
     into: FxHashMap<&'a str, Vec<(&'a str, Option<u32>)>>,
     /// The matchers that may meet each one, found when first asked.
     near: FxHashMap<u32, Vec<u32>>,
+    /// The queues' places in name order, made when a route first reaches
+    /// many.
+    ranks: Option<Ranks<'a>>,
+}
+
+/// The queue names of both sides in name order, each with its place: a
+/// route's queues are put in order by their places, not by comparing names
+/// (a class's thousand queues behind a fanout exchange, routed for each
+/// class, on each side, share their first bytes, `bench.q0…`).
+struct Ranks<'a> {
+    names: Vec<&'a str>,
+    of: FxHashMap<&'a str, u32>,
+    /// The places of the names routes hold, by where each name is held:
+    /// found by name once, then by address (the bindings' names, the same
+    /// on both sides and for every class).
+    at: FxHashMap<(usize, usize), u32>,
+}
+
+impl<'a> Ranks<'a> {
+    fn new(vb: &'a Vhost, va: &'a Vhost) -> Self {
+        let mut names: Vec<&str> = vb.queues.keys().map(String::as_str).collect();
+        if !std::ptr::eq(vb, va) {
+            names.extend(va.queues.keys().map(String::as_str));
+        }
+        names.extend(vb.external.queues.iter().chain(&va.external.queues).map(String::as_str));
+        names.sort_unstable();
+        names.dedup();
+        let of = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
+        Ranks { names, of, at: FxHashMap::default() }
+    }
+
+    /// [`sorted`], by places: the same queues in the same order.
+    fn sorted(&mut self, queues: Vec<&'a str>) -> Vec<&'a str> {
+        let mut placed: Vec<u32> = Vec::with_capacity(queues.len());
+        for q in &queues {
+            let at = (q.as_ptr().addr(), q.len());
+            let place = match self.at.get(&at) {
+                Some(p) => *p,
+                // A binding to a queue neither side declares has no place.
+                None => match self.of.get(q) {
+                    Some(&p) => *self.at.entry(at).or_insert(p),
+                    None => return sorted(queues),
+                },
+            };
+            placed.push(place);
+        }
+        placed.sort_unstable();
+        placed.dedup();
+        placed.into_iter().map(|i| self.names[i as usize]).collect()
+    }
 }
 
 impl<'a> Index<'a> {
@@ -421,7 +471,11 @@ impl<'a> Index<'a> {
                 .map(|(_, l)| *l)
                 .collect();
             let changed: FxHashSet<&Binding> = s.soft.get(e).into_iter().flatten().copied().collect();
-            for b in s.before.bindings_from(e).iter().chain(s.after.bindings_from(e)) {
+            // The after side's bindings, most often the very same as the
+            // before side's, ask nothing more then.
+            let (lb, la) = (s.before.bindings_from(e), s.after.bindings_from(e));
+            let same = lb.len() == la.len() && lb.iter().zip(la).all(|(b, a)| std::ptr::eq(*b, *a));
+            for b in lb.iter().chain(if same { &[][..] } else { la }) {
                 let mut taken = None;
                 for &literal in &forms {
                     let id = ix.id(&b.routing_key, literal);
@@ -603,7 +657,14 @@ fn exchange_change<'a>(
         // path, and no owned names but those of a class that changed (a
         // hub's keys reach a thousand queues alike on both sides).
         let (rb, ra) = (s.before.reach(&message, true, false), s.after.reach(&message, true, false));
-        let (qb, qa) = (sorted(rb.queues), sorted(ra.queues));
+        // Few queues are put in order as they are.
+        let mut order = |queues: Vec<&'a str>| {
+            if queues.len() < 32 {
+                return sorted(queues);
+            }
+            table.ranks.get_or_insert_with(|| Ranks::new(s.vb, s.va)).sorted(queues)
+        };
+        let (qb, qa) = (order(rb.queues), order(ra.queues));
         let (cb, ca) = (&rb.route.cannot_tell, &ra.route.cannot_tell);
         if !cb.is_empty() || !ca.is_empty() {
             if qb != qa || cb != ca {
