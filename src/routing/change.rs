@@ -450,13 +450,14 @@ impl<'a> Ranks<'a> {
 
 impl<'a> Index<'a> {
     fn id(&mut self, text: &'a str, literal: bool) -> u32 {
-        if let Some(id) = self.ids.get(&(text, literal)) {
-            return *id;
+        match self.ids.entry((text, literal)) {
+            std::collections::hash_map::Entry::Occupied(o) => *o.get(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let id = self.all.len() as u32;
+                self.all.push(Matcher::new(text, literal));
+                *v.insert(id)
+            }
         }
-        let id = self.all.len() as u32;
-        self.all.push(Matcher::new(text, literal));
-        self.ids.insert((text, literal), id);
-        id
     }
 
     fn new(s: &Sides<'a>) -> Self {
@@ -475,13 +476,15 @@ impl<'a> Index<'a> {
             // before side's, ask nothing more then.
             let (lb, la) = (s.before.bindings_from(e), s.after.bindings_from(e));
             let same = lb.len() == la.len() && lb.iter().zip(la).all(|(b, a)| std::ptr::eq(*b, *a));
+            // Gathered here, put in the maps once.
+            let (mut own, mut changed_ids) = (Vec::new(), Vec::new());
             for b in lb.iter().chain(if same { &[][..] } else { la }) {
                 let mut taken = None;
                 for &literal in &forms {
                     let id = ix.id(&b.routing_key, literal);
-                    ix.own.entry(e).or_default().push(id);
+                    own.push(id);
                     if changed.contains(b) {
-                        ix.changed.entry(e).or_default().push(id);
+                        changed_ids.push(id);
                     }
                     taken = Some(id);
                 }
@@ -489,6 +492,12 @@ impl<'a> Index<'a> {
                     let key = if forms.len() == 1 { taken } else { None };
                     ix.into.entry(&b.destination).or_default().push((e, key));
                 }
+            }
+            if !own.is_empty() {
+                ix.own.insert(e, own);
+            }
+            if !changed_ids.is_empty() {
+                ix.changed.insert(e, changed_ids);
             }
             for r in [&s.before, &s.after] {
                 if let Some(ae) = r.alternate(e) {
