@@ -660,12 +660,22 @@ fn exchange_change<'a>(
         }
     };
     let mut why: BTreeSet<String> = BTreeSet::new();
-    for atom in atoms {
-        let message = Message { exchange: x.to_string(), keys: Keys::one(&atom.key), headers: None };
-        // Only the queues are compared, by the names the vhosts hold: no
-        // path, and no owned names but those of a class that changed (a
-        // hub's keys reach a thousand queues alike on both sides).
-        let (rb, ra) = (s.before.reach(&message, true, false), s.after.reach(&message, true, false));
+    // Only the queues are compared, by the names the vhosts hold: no path,
+    // and no owned names but those of a class that changed (a hub's keys
+    // reach a thousand queues alike on both sides). The classes are routed
+    // on both cores, each on its own: the plan has read its inputs by now,
+    // and the routes from a fanout hub are most of the routing change.
+    let routed: Vec<_> = {
+        use rayon::prelude::*;
+        atoms
+            .par_iter()
+            .map(|atom| {
+                let message = Message { exchange: x.to_string(), keys: Keys::one(&atom.key), headers: None };
+                (s.before.reach(&message, true, false), s.after.reach(&message, true, false))
+            })
+            .collect()
+    };
+    for (atom, (rb, ra)) in atoms.into_iter().zip(routed) {
         // Few queues are put in order as they are.
         let mut order = |queues: Vec<&'a str>| {
             if queues.len() < 32 {
