@@ -14,7 +14,7 @@
 //! and when the changes it reaches are bindings of direct and topic
 //! exchanges, only the classes of keys those bindings take.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -188,21 +188,48 @@ struct Sides<'a> {
     next: FxHashMap<&'a str, BTreeSet<&'a str>>,
 }
 
+/// One side of a comparison: a vhost, routing by its own bindings or by
+/// `bindings` (ordered as a vhost orders its own) in their place.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub vhost: &'a Vhost,
+    pub bindings: Option<&'a [&'a Binding]>,
+}
+
+impl<'a> Side<'a> {
+    pub fn of(vhost: &'a Vhost) -> Self {
+        Side { vhost, bindings: None }
+    }
+
+    fn router(self, version: Version) -> Router<'a> {
+        match self.bindings {
+            Some(bs) => Router::for_routes_over(self.vhost, version, bs),
+            None => Router::for_routes(self.vhost, version),
+        }
+    }
+}
+
 /// The routing change from `before` to `after` (one vhost, both), by
 /// exchange name; exchanges whose keys all route alike are left out.
 /// Exchanges on one side only are in it, told class by class, or summed
 /// up past [`DETAILED`] of them or past their walk's limits.
 pub fn compare(before: &Vhost, after: &Vhost, version: Version) -> Vec<ExchangeChange> {
+    compare_with(Side::of(before), Side::of(after), version, true)
+}
+
+/// [`compare`] of two sides, either routing by bindings other than its
+/// vhost's own.
+pub fn compare_sides(before: Side, after: Side, version: Version) -> Vec<ExchangeChange> {
     compare_with(before, after, version, true)
 }
 
 /// [`compare`] of the exchanges on both sides only (a migration's check:
 /// an exchange it declares routes nothing of a client's before).
 pub fn compare_kept(before: &Vhost, after: &Vhost, version: Version) -> Vec<ExchangeChange> {
-    compare_with(before, after, version, false)
+    compare_with(Side::of(before), Side::of(after), version, false)
 }
 
-fn compare_with(before: &Vhost, after: &Vhost, version: Version, lifecycle: bool) -> Vec<ExchangeChange> {
+fn compare_with(before: Side, after: Side, version: Version, lifecycle: bool) -> Vec<ExchangeChange> {
     let sides = sides(before, after, version);
     if sides.hard.is_empty() && sides.soft.is_empty() {
         return Vec::new();
@@ -264,15 +291,19 @@ fn summed(s: &Sides, x: &str, e: Existence, why: String) -> ExchangeChange {
     }
 }
 
-fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
-    let (before, after) = (Router::for_routes(vb, version), Router::for_routes(va, version));
-    let mut names: BTreeSet<&str> = vb.exchanges.keys().chain(va.exchanges.keys()).map(String::as_str).collect();
-    for b in vb.bindings.iter().chain(&va.bindings) {
-        names.insert(&b.source);
-        if b.destination_kind == DestinationKind::Exchange {
-            names.insert(&b.destination);
-        }
+fn sides<'a>(sb: Side<'a>, sa: Side<'a>, version: Version) -> Sides<'a> {
+    let (vb, va) = (sb.vhost, sa.vhost);
+    let (before, after) = (sb.router(version), sa.router(version));
+    // The names in order, each once: gathered, then sorted (a set would
+    // compare each of the thousands of bindings' names with a dozen).
+    let mut names: Vec<&str> = vb.exchanges.keys().chain(va.exchanges.keys()).map(String::as_str).collect();
+    for (source, bindings) in before.sources().chain(after.sources()) {
+        names.push(source);
+        let into = bindings.iter().filter(|b| b.destination_kind == DestinationKind::Exchange);
+        names.extend(into.map(|b| b.destination.as_str()));
     }
+    names.sort_unstable();
+    names.dedup();
     let mut s = Sides {
         before,
         after,
@@ -303,8 +334,11 @@ fn sides<'a>(vb: &'a Vhost, va: &'a Vhost, version: Version) -> Sides<'a> {
             _ => (b.destination_kind, b.destination.as_str(), b.routing_key.as_str(), Some(&b.arguments)),
         };
         let (lb, la) = (s.before.bindings_from(name), s.after.bindings_from(name));
-        // Most exchanges keep their bindings: told in one pass, unhashed.
-        let mut changed: Vec<&Binding> = if lb == la {
+        // Most exchanges keep their bindings: told in one pass, unhashed,
+        // most often the very same bindings (a plan's side laid over the
+        // live one).
+        let alike = lb.len() == la.len() && lb.iter().zip(la).all(|(b, a)| std::ptr::eq(*b, *a) || b == a);
+        let mut changed: Vec<&Binding> = if alike {
             Vec::new()
         } else {
             let bb: FxHashSet<_> = lb.iter().map(|b| routed(b)).collect();
@@ -351,31 +385,79 @@ fn concerned<'a>(s: &Sides<'a>, lifecycle: bool) -> Vec<&'a str> {
 /// What the exchanges of a vhost ask of keys, found once for all of them.
 #[derive(Default)]
 struct Index<'a> {
-    all: Vec<Matcher>,
+    all: Vec<Matcher<'a>>,
     ids: FxHashMap<(&'a str, bool), u32>,
     /// The matchers of each exchange's bindings (either side).
     own: FxHashMap<&'a str, Vec<u32>>,
     /// Those of its changed direct and topic bindings.
     changed: FxHashMap<&'a str, Vec<u32>>,
-    /// The exchanges whose bindings ask each matcher.
-    owners: Vec<Vec<&'a str>>,
     /// The ways into each exchange: from where, and what a key must answer
     /// to take it (`None`: any key that reaches there).
     into: FxHashMap<&'a str, Vec<(&'a str, Option<u32>)>>,
     /// The matchers that may meet each one, found when first asked.
     near: FxHashMap<u32, Vec<u32>>,
+    /// The queues' places in name order, made when a route first reaches
+    /// many.
+    ranks: Option<Ranks<'a>>,
+}
+
+/// The queue names of both sides in name order, each with its place: a
+/// route's queues are put in order by their places, not by comparing names
+/// (a class's thousand queues behind a fanout exchange, routed for each
+/// class, on each side, share their first bytes, `bench.q0…`).
+struct Ranks<'a> {
+    names: Vec<&'a str>,
+    of: FxHashMap<&'a str, u32>,
+    /// The places of the names routes hold, by where each name is held:
+    /// found by name once, then by address (the bindings' names, the same
+    /// on both sides and for every class).
+    at: FxHashMap<(usize, usize), u32>,
+}
+
+impl<'a> Ranks<'a> {
+    fn new(vb: &'a Vhost, va: &'a Vhost) -> Self {
+        let mut names: Vec<&str> = vb.queues.keys().map(String::as_str).collect();
+        if !std::ptr::eq(vb, va) {
+            names.extend(va.queues.keys().map(String::as_str));
+        }
+        names.extend(vb.external.queues.iter().chain(&va.external.queues).map(String::as_str));
+        names.sort_unstable();
+        names.dedup();
+        let of = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
+        Ranks { names, of, at: FxHashMap::default() }
+    }
+
+    /// [`sorted`], by places: the same queues in the same order.
+    fn sorted(&mut self, queues: Vec<&'a str>) -> Vec<&'a str> {
+        let mut placed: Vec<u32> = Vec::with_capacity(queues.len());
+        for q in &queues {
+            let at = (q.as_ptr().addr(), q.len());
+            let place = match self.at.get(&at) {
+                Some(p) => *p,
+                // A binding to a queue neither side declares has no place.
+                None => match self.of.get(q) {
+                    Some(&p) => *self.at.entry(at).or_insert(p),
+                    None => return sorted(queues),
+                },
+            };
+            placed.push(place);
+        }
+        placed.sort_unstable();
+        placed.dedup();
+        placed.into_iter().map(|i| self.names[i as usize]).collect()
+    }
 }
 
 impl<'a> Index<'a> {
     fn id(&mut self, text: &'a str, literal: bool) -> u32 {
-        if let Some(id) = self.ids.get(&(text, literal)) {
-            return *id;
+        match self.ids.entry((text, literal)) {
+            std::collections::hash_map::Entry::Occupied(o) => *o.get(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let id = self.all.len() as u32;
+                self.all.push(Matcher::new(text, literal));
+                *v.insert(id)
+            }
         }
-        let id = self.all.len() as u32;
-        self.all.push(Matcher::new(text, literal));
-        self.owners.push(Vec::new());
-        self.ids.insert((text, literal), id);
-        id
     }
 
     fn new(s: &Sides<'a>) -> Self {
@@ -390,16 +472,19 @@ impl<'a> Index<'a> {
                 .map(|(_, l)| *l)
                 .collect();
             let changed: FxHashSet<&Binding> = s.soft.get(e).into_iter().flatten().copied().collect();
-            for b in s.before.bindings_from(e).iter().chain(s.after.bindings_from(e)) {
+            // The after side's bindings, most often the very same as the
+            // before side's, ask nothing more then.
+            let (lb, la) = (s.before.bindings_from(e), s.after.bindings_from(e));
+            let same = lb.len() == la.len() && lb.iter().zip(la).all(|(b, a)| std::ptr::eq(*b, *a));
+            // Gathered here, put in the maps once.
+            let (mut own, mut changed_ids) = (Vec::new(), Vec::new());
+            for b in lb.iter().chain(if same { &[][..] } else { la }) {
                 let mut taken = None;
                 for &literal in &forms {
                     let id = ix.id(&b.routing_key, literal);
-                    ix.own.entry(e).or_default().push(id);
-                    if !ix.owners[id as usize].contains(&e) {
-                        ix.owners[id as usize].push(e);
-                    }
+                    own.push(id);
                     if changed.contains(b) {
-                        ix.changed.entry(e).or_default().push(id);
+                        changed_ids.push(id);
                     }
                     taken = Some(id);
                 }
@@ -407,6 +492,12 @@ impl<'a> Index<'a> {
                     let key = if forms.len() == 1 { taken } else { None };
                     ix.into.entry(&b.destination).or_default().push((e, key));
                 }
+            }
+            if !own.is_empty() {
+                ix.own.insert(e, own);
+            }
+            if !changed_ids.is_empty() {
+                ix.changed.insert(e, changed_ids);
             }
             for r in [&s.before, &s.after] {
                 if let Some(ae) = r.alternate(e) {
@@ -429,18 +520,21 @@ impl<'a> Index<'a> {
     }
 }
 
-/// The exchanges `x` reaches on either side, itself included.
-fn reach<'a>(s: &Sides<'a>, x: &'a str) -> Vec<&'a str> {
-    let mut seen: BTreeSet<&str> = BTreeSet::from([x]);
-    let mut work = VecDeque::from([x]);
-    while let Some(e) = work.pop_front() {
+/// The exchanges `x` reaches on either side, itself included, in no
+/// order, and as a set.
+fn reach<'a>(s: &Sides<'a>, x: &'a str) -> (Vec<&'a str>, FxHashSet<&'a str>) {
+    let mut seen: FxHashSet<&str> = FxHashSet::from_iter([x]);
+    let mut out = vec![x];
+    let mut i = 0;
+    while let Some(&e) = out.get(i) {
         for n in s.next.get(e).into_iter().flatten() {
             if seen.insert(n) {
-                work.push_back(n);
+                out.push(n);
             }
         }
+        i += 1;
     }
-    seen.into_iter().collect()
+    (out, seen)
 }
 
 /// The questions that tell apart the keys from `x` that may route
@@ -451,15 +545,15 @@ fn questions<'a>(
     ix: &mut Index<'a>,
     x: &'a str,
     reached: &[&'a str],
+    set: &FxHashSet<&'a str>,
 ) -> (Vec<u32>, Option<FxHashSet<u32>>) {
-    let set: FxHashSet<&str> = reached.iter().copied().collect();
     let mut wanted: FxHashSet<u32> = FxHashSet::default();
     let mut every = false;
     for &e in reached {
         // A changed binding of `e` matters only for keys that can reach
         // `e` from `x`: those the last keyed bindings on the way take.
         if let Some(changed) = ix.changed.get(e) {
-            let taken: Vec<u32> = match keys_into(ix, e, x, &set) {
+            let taken: Vec<u32> = match keys_into(ix, e, x, set) {
                 None => changed.clone(),
                 Some(into) => changed
                     .iter()
@@ -472,7 +566,7 @@ fn questions<'a>(
         if e.is_empty() || e == "amq.default" {
             every = true;
         } else if s.hard.contains(e) {
-            match keys_into(ix, e, x, &set) {
+            match keys_into(ix, e, x, set) {
                 Some(keys) => wanted.extend(keys),
                 None => every = true,
             }
@@ -489,11 +583,23 @@ fn questions<'a>(
         }
         return (ids.into_iter().collect(), None);
     }
-    // Matchers that meet no wanted one take no key concerned.
+    // Matchers that meet no wanted one take no key concerned: those of
+    // the exchanges reached, each asked of the wanted ones when they are
+    // few, else picked from all that meet each wanted one (found once for
+    // the vhost, for the exchanges that reach most of it).
     let mut ids: BTreeSet<u32> = wanted.iter().copied().collect();
-    for &w in &wanted {
-        let near: Vec<u32> = ix.near(w).to_vec();
-        ids.extend(near.into_iter().filter(|m| ix.owners[*m as usize].iter().any(|o| set.contains(o))));
+    let owned = || reached.iter().flat_map(|e| ix.own.get(e).into_iter().flatten().copied());
+    let unmet = wanted.iter().filter(|w| !ix.near.contains_key(w)).count();
+    if owned().count() * wanted.len() <= unmet * ix.all.len() {
+        let all = &ix.all;
+        let meets = |m: u32| wanted.iter().any(|&w| classes::may_meet(&all[w as usize], &all[m as usize]));
+        ids.extend(owned().filter(|&m| meets(m)));
+    } else {
+        let owned: FxHashSet<u32> = owned().collect();
+        for &w in &wanted {
+            let near: Vec<u32> = ix.near(w).to_vec();
+            ids.extend(near.into_iter().filter(|m| owned.contains(m)));
+        }
     }
     (ids.into_iter().collect(), Some(wanted))
 }
@@ -529,8 +635,8 @@ fn exchange_change<'a>(
     table: &mut Index<'a>,
     existence: Option<Existence>,
 ) -> ExchangeChange {
-    let reached = reach(s, x);
-    let (ids, wanted) = questions(s, table, x, &reached);
+    let (reached, set) = reach(s, x);
+    let (ids, wanted) = questions(s, table, x, &reached, &set);
     let mut change = ExchangeChange {
         exchange: x.to_string(),
         existence,
@@ -554,13 +660,30 @@ fn exchange_change<'a>(
         }
     };
     let mut why: BTreeSet<String> = BTreeSet::new();
-    for atom in atoms {
-        let message = Message { exchange: x.to_string(), keys: Keys::one(&atom.key), headers: None };
-        // Only the queues are compared, by the names the vhosts hold: no
-        // path, and no owned names but those of a class that changed (a
-        // hub's keys reach a thousand queues alike on both sides).
-        let (rb, ra) = (s.before.reach(&message, true, false), s.after.reach(&message, true, false));
-        let (qb, qa) = (sorted(rb.queues), sorted(ra.queues));
+    // Only the queues are compared, by the names the vhosts hold: no path,
+    // and no owned names but those of a class that changed (a hub's keys
+    // reach a thousand queues alike on both sides). The classes are routed
+    // on both cores, each on its own: the plan has read its inputs by now,
+    // and the routes from a fanout hub are most of the routing change.
+    let routed: Vec<_> = {
+        use rayon::prelude::*;
+        atoms
+            .par_iter()
+            .map(|atom| {
+                let message = Message { exchange: x.to_string(), keys: Keys::one(&atom.key), headers: None };
+                (s.before.reach(&message, true, false), s.after.reach(&message, true, false))
+            })
+            .collect()
+    };
+    for (atom, (rb, ra)) in atoms.into_iter().zip(routed) {
+        // Few queues are put in order as they are.
+        let mut order = |queues: Vec<&'a str>| {
+            if queues.len() < 32 {
+                return sorted(queues);
+            }
+            table.ranks.get_or_insert_with(|| Ranks::new(s.vb, s.va)).sorted(queues)
+        };
+        let (qb, qa) = (order(rb.queues), order(ra.queues));
         let (cb, ca) = (&rb.route.cannot_tell, &ra.route.cannot_tell);
         if !cb.is_empty() || !ca.is_empty() {
             if qb != qa || cb != ca {
@@ -580,17 +703,32 @@ fn exchange_change<'a>(
 }
 
 /// Queues reached, each once, in order.
-fn sorted(mut queues: Vec<&str>) -> Vec<&str> {
-    queues.sort_unstable();
-    queues.dedup();
-    queues
+///
+/// Each name is put in order by its first 16 bytes as one number, and by
+/// the rest only when those tie: a class's thousand queues behind a fanout
+/// exchange, routed for each class on each side, share their first bytes
+/// (`bench.q0…`), which a comparison of names reads again each time.
+fn sorted(queues: Vec<&str>) -> Vec<&str> {
+    let head = |q: &str| {
+        let mut bytes = [0u8; 16];
+        let n = q.len().min(16);
+        bytes[..n].copy_from_slice(&q.as_bytes()[..n]);
+        // Zeros after a shorter name: it comes first, as a prefix does,
+        // or ties and is told by the whole name.
+        u128::from_be_bytes(bytes)
+    };
+    let mut keyed: Vec<(u128, &str)> = queues.into_iter().map(|q| (head(q), q)).collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    keyed.dedup_by(|a, b| a.1 == b.1);
+    keyed.into_iter().map(|(_, q)| q).collect()
 }
 
 /// The class of keys that `accepts` (and no other of `ids`) take, as
 /// terms: the narrowest of them, less the others that meet them.
 fn describe(table: &Index, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term>) {
     let m = |i: u32| &table.all[i as usize];
-    let term = |i: u32| if m(i).literal { Term::Key(m(i).text.clone()) } else { Term::Pattern(m(i).text.clone()) };
+    let term =
+        |i: u32| if m(i).literal { Term::Key(m(i).text.to_string()) } else { Term::Pattern(m(i).text.to_string()) };
     if let Some(&l) = accepts.iter().find(|&&i| m(i).literal) {
         return (vec![term(l)], Vec::new());
     }
@@ -598,8 +736,8 @@ fn describe(table: &Index, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term
     for &i in accepts {
         let wider = accepts.iter().any(|&j| {
             j != i
-                && super::topic::covers(&m(i).text, &m(j).text)
-                && (!super::topic::covers(&m(j).text, &m(i).text) || j < i)
+                && super::topic::covers(m(i).text, m(j).text)
+                && (!super::topic::covers(m(j).text, m(i).text) || j < i)
         });
         if !wider {
             narrow.push(i);
@@ -609,9 +747,9 @@ fn describe(table: &Index, ids: &[u32], accepts: &[u32]) -> (Vec<Term>, Vec<Term
     let meets = |i: u32| {
         narrow.iter().all(|&a| {
             if m(i).literal {
-                super::topic::matches(&m(a).text, &m(i).text)
+                super::topic::matches(m(a).text, m(i).text)
             } else {
-                super::topic::intersects(&m(a).text, &m(i).text)
+                super::topic::intersects(m(a).text, m(i).text)
             }
         })
     };

@@ -11,8 +11,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A word of a binding key as a matcher reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Word {
-    Lit(Box<str>),
+enum Word<'t> {
+    Lit(&'t str),
     /// `*` in a topic pattern: one word.
     Star,
     /// `#` in a topic pattern: zero or more words.
@@ -20,39 +20,56 @@ enum Word {
 }
 
 /// One question a key answers: does it equal this direct binding key
-/// (`literal`), or match this topic pattern.
+/// (`literal`), or match this topic pattern. It borrows its text: a plan's
+/// routing change makes one for each binding key of the vhost.
 #[derive(Debug, Clone)]
-pub(super) struct Matcher {
-    pub text: String,
+pub(super) struct Matcher<'t> {
+    pub text: &'t str,
     pub literal: bool,
-    words: Vec<Word>,
+    words: Vec<Word<'t>>,
+    /// How many bytes of `text` its leading literal words take, with the
+    /// dot after each but the last word: two matchers whose texts differ
+    /// within both such heads differ in a literal word, before any
+    /// wildcard (see [`may_meet`]).
+    fixed: usize,
 }
 
-impl Matcher {
-    pub(super) fn new(text: &str, literal: bool) -> Self {
-        let split: Vec<&str> = if text.is_empty() { Vec::new() } else { text.split('.').collect() };
+impl<'t> Matcher<'t> {
+    pub(super) fn new(text: &'t str, literal: bool) -> Self {
+        let split = (!text.is_empty()).then(|| text.split('.')).into_iter().flatten();
         let words = split
-            .into_iter()
             .map(|w| match w {
                 "*" if !literal => Word::Star,
                 "#" if !literal => Word::Hash,
-                w => Word::Lit(w.into()),
+                w => Word::Lit(w),
             })
-            .collect();
-        Matcher { text: text.to_string(), literal, words }
+            .collect::<Vec<_>>();
+        let mut fixed = 0;
+        for (i, w) in words.iter().enumerate() {
+            let Word::Lit(w) = w else { break };
+            fixed += w.len() + usize::from(i + 1 < words.len());
+        }
+        Matcher { text, literal, words, fixed }
     }
 
     /// Whether `key` answers yes.
     #[cfg(test)]
     pub(super) fn takes(&self, key: &str) -> bool {
-        if self.literal { self.text == key } else { super::topic::matches(&self.text, key) }
+        if self.literal { self.text == key } else { super::topic::matches(self.text, key) }
     }
 }
 
 /// Whether some key may answer yes to both: false only when none can,
 /// told cheaply from the words before the first `#` and after the last.
 pub(super) fn may_meet(a: &Matcher, b: &Matcher) -> bool {
-    fn agree<'w>(a: impl Iterator<Item = &'w Word>, b: impl Iterator<Item = &'w Word>) -> bool {
+    // Most pairs differ early in a literal word: told by one comparison.
+    let head = a.fixed.min(b.fixed);
+    a.text.as_bytes()[..head] == b.text.as_bytes()[..head] && words_agree(a, b)
+}
+
+/// [`may_meet`] word by word.
+fn words_agree(a: &Matcher, b: &Matcher) -> bool {
+    fn agree<'w, 't: 'w>(a: impl Iterator<Item = &'w Word<'t>>, b: impl Iterator<Item = &'w Word<'t>>) -> bool {
         let (mut a, mut b) = (a.peekable(), b.peekable());
         loop {
             match (a.next(), b.next()) {
@@ -90,7 +107,7 @@ pub(super) struct TooMany;
 /// walk stops where none can any more). `fresh` is a word no matcher
 /// names. At most `cap` states are walked.
 pub(super) fn atoms(
-    all: &[Matcher],
+    all: &[Matcher<'_>],
     ids: &[u32],
     wanted: Option<&FxHashSet<u32>>,
     fresh: &str,
@@ -149,7 +166,7 @@ fn key_of(states: &[Walked], mut i: usize, fresh: &str) -> Option<String> {
 }
 
 /// The matchers that take a key ending in `state`.
-fn accepting(all: &[Matcher], state: &State) -> Vec<u32> {
+fn accepting(all: &[Matcher<'_>], state: &State) -> Vec<u32> {
     let mut out: Vec<u32> =
         state.iter().filter(|(m, p)| all[*m as usize].words.len() == *p as usize).map(|(m, _)| *m).collect();
     out.dedup();
@@ -158,14 +175,14 @@ fn accepting(all: &[Matcher], state: &State) -> Vec<u32> {
 
 /// The states one word further, for each word that can tell keys apart
 /// here (`None`: any word no live position names).
-fn moves(all: &[Matcher], state: &State, wanted: Option<&FxHashSet<u32>>) -> Vec<(Option<Box<str>>, State)> {
+fn moves(all: &[Matcher<'_>], state: &State, wanted: Option<&FxHashSet<u32>>) -> Vec<(Option<Box<str>>, State)> {
     let word = |(m, p): &(u32, u16)| all[*m as usize].words.get(*p as usize);
     let mut by_word: FxHashMap<&str, Vec<(u32, u16)>> = FxHashMap::default();
     let mut wild: Vec<(u32, u16)> = Vec::new();
     let mut wanted_wild = false;
     for at in state {
         match word(at) {
-            Some(Word::Lit(w)) => by_word.entry(w).or_default().push((at.0, at.1 + 1)),
+            Some(Word::Lit(w)) => by_word.entry(*w).or_default().push((at.0, at.1 + 1)),
             Some(Word::Star) => {
                 wild.push((at.0, at.1 + 1));
                 wanted_wild |= wanted.is_none_or(|w| w.contains(&at.0));
@@ -196,7 +213,7 @@ fn moves(all: &[Matcher], state: &State, wanted: Option<&FxHashSet<u32>>) -> Vec
 }
 
 /// `state` with each `#` that can be passed without a word passed.
-fn closed(all: &[Matcher], mut state: State) -> State {
+fn closed(all: &[Matcher<'_>], mut state: State) -> State {
     let mut i = 0;
     while i < state.len() {
         let (m, p) = state[i];
@@ -211,7 +228,7 @@ fn closed(all: &[Matcher], mut state: State) -> State {
 }
 
 /// A word that no matcher names: `x`, else `x1`, `x2`…
-pub(super) fn fresh_word<'a>(matchers: impl Iterator<Item = &'a Matcher>) -> String {
+pub(super) fn fresh_word<'a, 't: 'a>(matchers: impl Iterator<Item = &'a Matcher<'t>>) -> String {
     let mut used: FxHashSet<&str> = FxHashSet::default();
     for m in matchers {
         for w in &m.words {
@@ -233,6 +250,31 @@ mod tests {
         let fresh = fresh_word(all.iter());
         let atoms = atoms(&all, &ids, None, &fresh, 10_000).unwrap();
         atoms.into_iter().map(|a| (a.accepts, a.key)).collect()
+    }
+
+    /// The comparison of the matchers' heads refuses only pairs that
+    /// their words refuse.
+    #[test]
+    fn heads_refuse_as_words_do() {
+        let mut texts = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = texts
+                .iter()
+                .flat_map(|t| {
+                    ["a", "b", "ab", "", "*", "#"]
+                        .map(|w| if t.is_empty() { w.to_string() } else { format!("{t}.{w}") })
+                })
+                .collect();
+            texts.extend(longer);
+        }
+        texts.sort();
+        texts.dedup();
+        let all: Vec<Matcher> = texts.iter().flat_map(|t| [Matcher::new(t, true), Matcher::new(t, false)]).collect();
+        for a in &all {
+            for b in &all {
+                assert_eq!(may_meet(a, b), words_agree(a, b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -9,13 +9,17 @@ use rustc_hash::FxHashMap;
 
 use super::policies::{Applied, Policies};
 use super::{CannotTell, Dropped, Hop, Keys, Message, Route, Version, Why, headers, topic};
-use crate::model::{Binding, DestinationKind, Policy, Queue, Vhost};
+use crate::model::{Binding, DestinationKind, Exchange, Policy, Queue, Vhost};
 
 /// One vhost's routing: its bindings by source, its policies resolved.
 pub struct Router<'a> {
     pub(super) vhost: &'a Vhost,
     pub(super) version: Version,
     by_source: FxHashMap<&'a str, Vec<&'a Binding>>,
+    /// The vhost's exchanges by name, hashed: a walk asks several times
+    /// of each exchange it visits, and a search of the vhost's ordered map
+    /// compares a name with a dozen others.
+    exchanges: FxHashMap<&'a str, &'a Exchange>,
     pub(super) into_queue: FxHashMap<&'a str, Vec<&'a Binding>>,
     pub(super) policies: Policies<'a>,
 }
@@ -55,15 +59,70 @@ struct Step<'a> {
 
 /// A destination of a step: a queue, or an exchange with the class that
 /// goes on there (a queue's needs none: the keys are made only for what
-/// routes on).
+/// routes on; `None`: the keys as they came, exact keys going on as they
+/// are).
 enum Target<'a> {
     Queue(&'a str),
-    Exchange(&'a str, Keys),
+    Exchange(&'a str, Option<Keys>),
+}
+
+/// The exchange types the router models, and the rest.
+#[derive(Clone, Copy)]
+enum Type {
+    Direct,
+    Fanout,
+    Topic,
+    Headers,
+    Plugin,
 }
 
 /// What a binding that takes a message hands on: the class as it came.
 fn same(keys: &Keys, _: &str) -> Keys {
     keys.clone()
+}
+
+/// The exchanges a walk has yet to visit. A message's keys never change on
+/// its way: its walk carries none (`None`: the keys as they came), and
+/// visits each exchange once. A class's walk carries its classes, and
+/// visits an exchange once per class that reaches it.
+struct Walk<'m> {
+    own: &'m Keys,
+    message_exact: bool,
+    seen: BTreeSet<(&'m str, Keys)>,
+    /// The exchanges visited, so that a message's next one is told in one
+    /// look (not by a scan of `seen`: quadratic in the exchanges a fanout
+    /// chain visits).
+    visited: rustc_hash::FxHashSet<&'m str>,
+    work: VecDeque<(&'m str, Option<Keys>)>,
+}
+
+impl<'m> Walk<'m> {
+    fn new(start: &'m str, own: &'m Keys) -> Self {
+        let message_exact = matches!(own, Keys::Exact(_));
+        let mut seen = BTreeSet::new();
+        if !message_exact {
+            seen.insert((start, own.clone()));
+        }
+        let visited = rustc_hash::FxHashSet::from_iter([start]);
+        Walk { own, message_exact, seen, visited, work: VecDeque::from([(start, None)]) }
+    }
+
+    /// Exchange `x` next, with class `k` (`None`: `keys`, those of the
+    /// exchange it comes from).
+    fn next(&mut self, x: &'m str, k: Option<Keys>, keys: &Keys) {
+        let first = self.visited.insert(x) || !matches!(keys, Keys::Exact(_));
+        if !first {
+            return;
+        }
+        if self.message_exact {
+            self.work.push_back((x, None));
+            return;
+        }
+        let k = k.unwrap_or_else(|| keys.clone());
+        if self.seen.insert((x, k.clone())) {
+            self.work.push_back((x, Some(k)));
+        }
+    }
 }
 
 /// What a message that went where `route_from` went reached, the queues
@@ -76,7 +135,7 @@ pub(super) struct Reached<'a> {
 
 impl<'a> Router<'a> {
     pub fn new(vhost: &'a Vhost, version: Version) -> Self {
-        Self::build(vhost, version, true)
+        Self::build(vhost, version, true, vhost.bindings.iter())
     }
 
     /// A router that only routes messages from exchanges (the plan's
@@ -84,17 +143,24 @@ impl<'a> Router<'a> {
     /// a list for each of thousands of queues that only dead letters and
     /// lint ask for ([`Router::bindings_into`] answers none).
     pub(super) fn for_routes(vhost: &'a Vhost, version: Version) -> Self {
-        Self::build(vhost, version, false)
+        Self::build(vhost, version, false, vhost.bindings.iter())
     }
 
-    fn build(vhost: &'a Vhost, version: Version, by_queue: bool) -> Self {
+    /// [`Router::for_routes`] of `vhost` with `bindings` (ordered as a
+    /// vhost orders its own) in place of its own: a plan's side once
+    /// applied, its bindings laid over the live vhost's without a copy.
+    pub(super) fn for_routes_over(vhost: &'a Vhost, version: Version, bindings: &[&'a Binding]) -> Self {
+        Self::build(vhost, version, false, bindings.iter().copied())
+    }
+
+    fn build(vhost: &'a Vhost, version: Version, by_queue: bool, bindings: impl Iterator<Item = &'a Binding>) -> Self {
         let mut by_source: FxHashMap<&str, Vec<&Binding>> = FxHashMap::default();
         let mut into_queue: FxHashMap<&str, Vec<&Binding>> =
             FxHashMap::with_capacity_and_hasher(if by_queue { vhost.queues.len() } else { 0 }, Default::default());
         // The bindings are ordered by source: each exchange's are one run,
         // put in the map once (lint makes a router of 20,000 bindings).
         let mut run: Vec<&Binding> = Vec::new();
-        for b in &vhost.bindings {
+        for b in bindings {
             if let Some(first) = run.first().filter(|first| first.source != b.source) {
                 by_source.insert(first.source.as_str(), std::mem::take(&mut run));
             }
@@ -106,7 +172,8 @@ impl<'a> Router<'a> {
         if let Some(first) = run.first() {
             by_source.insert(first.source.as_str(), run);
         }
-        Router { vhost, version, by_source, into_queue, policies: Policies::new(vhost, version.major) }
+        let exchanges = vhost.exchanges.iter().map(|(n, x)| (n.as_str(), x)).collect();
+        Router { vhost, version, by_source, exchanges, into_queue, policies: Policies::new(vhost, version.major) }
     }
 
     pub fn version(&self) -> Version {
@@ -117,7 +184,7 @@ impl<'a> Router<'a> {
     /// broker's own `amq.*` exchange; `None` for the default exchange and
     /// for one the vhost does not type (declared elsewhere, or not at all).
     pub fn kind_of(&self, name: &str) -> Option<&'a str> {
-        match self.vhost.exchanges.get(name) {
+        match self.exchanges.get(name) {
             Some(x) => Some(&x.kind),
             None => builtin(name).map(|(kind, _)| kind),
         }
@@ -138,7 +205,7 @@ impl<'a> Router<'a> {
         if name.is_empty() || name == "amq.default" {
             return Some(Kind::Default);
         }
-        if let Some(x) = self.vhost.exchanges.get(name) {
+        if let Some(x) = self.exchanges.get(name) {
             return Some(Kind::Typed { kind: &x.kind, internal: x.internal });
         }
         if let Some((kind, internal)) = builtin(name) {
@@ -151,13 +218,19 @@ impl<'a> Router<'a> {
     pub fn exchange_exists(&self, name: &str) -> bool {
         name.is_empty()
             || name == "amq.default"
-            || self.vhost.exchanges.contains_key(name)
+            || self.exchanges.contains_key(name)
             || builtin(name).is_some()
             || self.vhost.external.exchanges.contains(name)
     }
 
     pub fn queue_exists(&self, name: &str) -> bool {
         self.vhost.queues.contains_key(name) || self.vhost.external.queues.contains(name)
+    }
+
+    /// Each exchange that is the source of some binding, with those
+    /// bindings, in no order.
+    pub(super) fn sources(&self) -> impl Iterator<Item = (&'a str, &[&'a Binding])> {
+        self.by_source.iter().map(|(x, bs)| (*x, bs.as_slice()))
     }
 
     /// The bindings whose source is `exchange`.
@@ -174,7 +247,7 @@ impl<'a> Router<'a> {
     /// a policy gives one to the broker's own `amq.*` exchanges too (the
     /// default exchange routes by name alone: it never has one).
     pub fn alternate(&self, exchange: &str) -> Option<&'a str> {
-        match self.vhost.exchanges.get(exchange) {
+        match self.exchanges.get(exchange) {
             Some(x) => self.policies.alternate(exchange, Some(&x.arguments)),
             None if builtin(exchange).is_some() => self.policies.alternate(exchange, None),
             None => None,
@@ -220,24 +293,11 @@ impl<'a> Router<'a> {
             }
             _ => {}
         }
-        let mut seen: BTreeSet<(&str, Keys)> = BTreeSet::new();
-        // The exchanges visited, so that a message's next one is told in
-        // one look (not by a scan of `seen`: quadratic in the exchanges a
-        // fanout chain visits).
-        let mut visited: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::from_iter([start]);
-        let mut work: VecDeque<(&str, Keys)> = VecDeque::from([(start, message.keys.clone())]);
-        seen.insert((start, message.keys.clone()));
-        while let Some((name, keys)) = work.pop_front() {
-            let exact = matches!(keys, Keys::Exact(_));
-            let mut next = |x: &'m str, k: Keys| {
-                // A message visits each exchange once; a class once per
-                // class that reaches it.
-                let first = visited.insert(x) || !exact;
-                if first && seen.insert((x, k.clone())) {
-                    work.push_back((x, k));
-                }
-            };
-            let Some(step) = self.step(name, &keys, message, &mut out) else { continue };
+        let mut walk = Walk::new(start, &message.keys);
+        while let Some((name, carried)) = walk.work.pop_front() {
+            let keys = carried.as_ref().unwrap_or(walk.own);
+            let mut next = |x: &'m str, k: Option<Keys>| walk.next(x, k, keys);
+            let Some(step) = self.step(name, keys, message, &mut out) else { continue };
             let routed = !step.to.is_empty();
             queues.reserve(step.to.len());
             for (key, target) in step.to {
@@ -268,7 +328,7 @@ impl<'a> Router<'a> {
                     if path {
                         out.path.push(Hop::Alternate { exchange: name.to_string(), alternate: ae.to_string() });
                     }
-                    next(ae, keys);
+                    next(ae, None);
                 }
                 Some(ae) if !routed => out.dropped.push(Dropped {
                     exchange: name.to_string(),
@@ -297,17 +357,28 @@ impl<'a> Router<'a> {
             }
             Kind::Typed { kind, internal } => (kind, internal),
         };
-        let mut to = Vec::with_capacity(bindings.len());
-        let mut leftover = !matches!(keys, Keys::Exact(_));
+        // The type told once, not at each binding: a walk meets thousands.
+        let typed = match kind {
+            "direct" => Type::Direct,
+            "fanout" => Type::Fanout,
+            "topic" => Type::Topic,
+            "headers" => Type::Headers,
+            _ => Type::Plugin,
+        };
+        // A direct or topic exchange most often takes few of its bindings.
+        let mut to = Vec::with_capacity(if matches!(typed, Type::Fanout) { bindings.len() } else { 0 });
+        // Exact keys go on as they came: no class to make.
+        let exact = matches!(keys, Keys::Exact(_));
+        let mut leftover = !exact;
         for b in bindings {
             // The class that goes on, when the binding takes the message.
-            let through: fn(&Keys, &str) -> Keys = match kind {
-                "direct" if keys.admits(&b.routing_key) => Keys::through_key,
-                "fanout" => {
+            let through: fn(&Keys, &str) -> Keys = match typed {
+                Type::Direct if keys.admits(&b.routing_key) => Keys::through_key,
+                Type::Fanout => {
                     leftover = false;
                     same
                 }
-                "topic" if keys.meets_pattern(&b.routing_key) => {
+                Type::Topic if keys.meets_pattern(&b.routing_key) => {
                     if let Keys::Any = keys {
                         leftover &= !topic::covers(&b.routing_key, "#");
                     } else if let Keys::Matching(p) = keys {
@@ -315,7 +386,7 @@ impl<'a> Router<'a> {
                     }
                     Keys::through_pattern
                 }
-                "headers" => match &message.headers {
+                Type::Headers => match &message.headers {
                     Some(h) => {
                         leftover = false;
                         if !headers::matches(&b.arguments, h, self.version) {
@@ -328,15 +399,17 @@ impl<'a> Router<'a> {
                         return None;
                     }
                 },
-                "direct" | "topic" => continue,
-                other => {
-                    cannot(out, format!("its type `{other}` is a plugin's: warren does not model how it routes"));
+                Type::Direct | Type::Topic => continue,
+                Type::Plugin => {
+                    cannot(out, format!("its type `{kind}` is a plugin's: warren does not model how it routes"));
                     return None;
                 }
             };
             let target = match b.destination_kind {
                 DestinationKind::Queue => Target::Queue(&b.destination),
-                DestinationKind::Exchange => Target::Exchange(&b.destination, through(keys, &b.routing_key)),
+                DestinationKind::Exchange => {
+                    Target::Exchange(&b.destination, (!exact).then(|| through(keys, &b.routing_key)))
+                }
             };
             to.push((Some(b.routing_key.as_str()), target));
         }
