@@ -1,7 +1,9 @@
 //! The picture of a change in the pull-request comment: the routing around
 //! what the plan changes, the files' side with what the change removes
 //! from the live side, each binding, exchange and queue marked by what the
-//! change does to it (see [`crate::render::graph::picture`]).
+//! change does to it (see [`crate::render::graph::picture`]); and the
+//! services whose permissions change, with what they publish to and
+//! consume.
 
 use crate::diff::Action;
 use crate::model::{ObjectKey, Topology, Vhost, around};
@@ -31,8 +33,46 @@ pub(super) fn of_change(desired: &Topology, live: &Topology, plan: &Plan, routin
     // What the change deletes, with the bindings that go with it.
     let gone: Vec<ObjectKey> = changes().filter(|c| c.action == Action::Destroy).map(|c| c.key.clone()).collect();
     add(&mut part, around(live, &gone));
-    let nodes: usize = part.vhosts.values().map(|v| v.exchanges.len() + v.queues.len()).sum();
-    (nodes > 0 && nodes <= PICTURED).then(|| graph::picture(&part, &marks(&part, desired, live, routing)))
+    let served = services_changed(plan);
+    add_services(&mut part, desired, &served);
+    let nodes: usize = part.vhosts.values().map(|v| v.exchanges.len() + v.queues.len() + v.services.len()).sum();
+    let mut marks = marks(&part, desired, live, routing);
+    for (v, service) in served {
+        marks.vhosts.entry(v).or_default().services.insert(service, Mark::Changed);
+    }
+    (nodes > 0 && nodes <= PICTURED).then(|| graph::picture(&part, &marks))
+}
+
+/// The services whose permissions or topic permissions the plan changes,
+/// by vhost.
+fn services_changed(plan: &Plan) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = plan
+        .changes
+        .iter()
+        .filter_map(|c| c.key.vhost().map(|v| (v, &c.services)))
+        .flat_map(|(v, services)| services.iter().map(move |s| (v.to_string(), s.clone())))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Each of `served` into `part`, with the exchanges and queues it
+/// publishes to and consumes (as the files declare them).
+fn add_services(part: &mut Topology, desired: &Topology, served: &[(String, String)]) {
+    for (name, service) in served {
+        let Some(v) = desired.vhosts.get(name) else { continue };
+        let Some(s) = v.services.get(service) else { continue };
+        let into = part.vhosts.entry(name.clone()).or_insert_with(|| Vhost::new(name));
+        for x in s.publishes.iter().filter_map(|p| v.exchanges.get_key_value(&p.exchange)) {
+            into.exchanges.entry(x.0.clone()).or_insert_with(|| x.1.clone());
+        }
+        let sent = s.publishes.iter().filter(|p| p.exchange.is_empty()).flat_map(|p| &p.keys);
+        for q in s.consumes.iter().chain(sent).filter_map(|q| v.queues.get_key_value(q)) {
+            into.queues.entry(q.0.clone()).or_insert_with(|| q.1.clone());
+        }
+        into.services.insert(service.clone(), s.clone());
+    }
 }
 
 /// `more` into `part`: what `part` holds already stays as it is.
