@@ -183,8 +183,13 @@ impl Used {
         };
         let arrows = Mark::ALL.into_iter().filter(|m| !self.arrows[*m as usize].is_empty()).map(|m| m.legend(true));
         let nodes = Mark::ALL.into_iter().filter(|m| nodes_marked(*m)).map(|m| m.legend(false));
-        let services = self.service_changed.then_some("thick amber outlines are services whose permissions change");
-        let said: Vec<&str> = arrows.chain(nodes).chain(services).collect();
+        let mut said: Vec<String> = arrows.chain(nodes).map(str::to_string).collect();
+        if self.service_changed {
+            match said.last_mut().filter(|_| changed_nodes) {
+                Some(last) => *last += ", and services whose permissions change",
+                None => said.push("thick amber outlines are services whose permissions change".into()),
+            }
+        }
         if said.is_empty() {
             return String::new();
         }
