@@ -17,6 +17,7 @@ use std::collections::BTreeSet;
 
 pub use names::{USERS_FILE, slug};
 pub use select::LeftOut;
+pub use services::Consumed;
 
 use crate::diagnostic::Diagnostic;
 use crate::live::notes::Notes;
@@ -109,6 +110,19 @@ pub fn import_skipping(
     source: &str,
     queues_per_file: usize,
 ) -> Result<Import, Diagnostic> {
+    import_seeing(live, skipped, vhosts, source, queues_per_file, &Consumed::new())
+}
+
+/// [`import_skipping`], with the queues each user was seen consuming on a
+/// live broker: its proposed service consumes those (`services.rs`).
+pub fn import_seeing(
+    live: &Topology,
+    skipped: &[Skipped],
+    vhosts: &[String],
+    source: &str,
+    queues_per_file: usize,
+    consumed: &Consumed,
+) -> Result<Import, Diagnostic> {
     let wanted: BTreeSet<String> = vhosts.iter().cloned().collect();
     importable(live, &wanted, source)?;
     let selection = select::select(live, &wanted);
@@ -137,7 +151,7 @@ pub fn import_skipping(
             counts,
         };
         let Some((own, further)) = names.split_first() else { continue };
-        let proposal = services::lines(&services::proposed(whole, &selection.topology.users));
+        let proposal = services::lines(&services::proposed(whole, &selection.topology.users, consumed.get(vhost)));
         let tail = render::Tail { left_out: &left_out, skipped: &skipped, proposal: &proposal };
         if further.is_empty() {
             let text = render::vhost_file(v, streams, &Share::Whole, &tail, source);

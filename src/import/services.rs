@@ -7,11 +7,15 @@
 //! (`re:run`, unanchored), and so does the proposal: it proposes what the
 //! user may do today, not what its expression seems to mean.
 //!
+//! From a live broker, a user seen consuming is proposed the queues it
+//! consumes (`/api/consumers/{vhost}`), those its `read` matches and the
+//! files declare, rather than all its `read` matches.
+//!
 //! A proposal to review, never declared: written commented out at the end
 //! of the vhost's file, below the permissions it would replace, so that
 //! the files as imported still read as the broker is.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use regex::Regex;
 
@@ -22,20 +26,26 @@ use crate::toml_text::{path, string};
 /// The widest line of a list before it is written one item a line.
 const WIDTH: usize = 100;
 
+/// The queues each user was seen consuming, by vhost and user.
+pub type Consumed = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
 /// What the import proposes for one user of a vhost.
 pub(super) enum Proposal {
-    Service(Service),
+    /// A service; with, for a user seen consuming, how many queues its
+    /// `read` matches.
+    Service(Service, Option<usize>),
     /// Its permissions use an expression warren's regex engine does not
     /// read (RabbitMQ's is PCRE): no proposal, and why.
-    Unread {
-        user: String,
-        why: String,
-    },
+    Unread { user: String, why: String },
 }
 
 /// The proposals of `v`, one for each user of `users` with permissions in
 /// it that let it consume, publish or declare anything.
-pub(super) fn proposed(v: &Vhost, users: &BTreeMap<String, User>) -> Vec<Proposal> {
+pub(super) fn proposed(
+    v: &Vhost,
+    users: &BTreeMap<String, User>,
+    consumed: Option<&BTreeMap<String, BTreeSet<String>>>,
+) -> Vec<Proposal> {
     let mut out = Vec::new();
     for (user, p) in v.permissions.iter().filter(|(u, _)| users.contains_key(*u)) {
         let compiled = [&p.configure, &p.write, &p.read].map(|e| Regex::new(e).map_err(|_| e.clone()));
@@ -53,14 +63,21 @@ pub(super) fn proposed(v: &Vhost, users: &BTreeMap<String, User>) -> Vec<Proposa
         }
         let exchanges = v.exchanges.keys().filter(|x| write.is_match(x));
         publishes.extend(exchanges.map(|x| Publish { exchange: x.clone(), keys: Vec::new() }));
-        let consumes: Vec<String> = v.queues.keys().filter(|q| read.is_match(q)).cloned().collect();
+        let mut consumes: Vec<String> = v.queues.keys().filter(|q| read.is_match(q)).cloned().collect();
+        let seen = consumed.and_then(|c| c.get(user)).filter(|seen| !seen.is_empty());
+        let readable = seen.map(|seen| {
+            let readable = consumes.len();
+            consumes.retain(|q| seen.contains(q));
+            readable
+        });
         // A name the broker gives a queue it names itself.
         let server_named = configure.is_match("amq.gen-JzTY20BRgKO-HjmUJj0wLg");
         if publishes.is_empty() && consumes.is_empty() && !server_named {
             continue;
         }
         let declares = Declares { server_named, prefixes: Vec::new() };
-        out.push(Proposal::Service(Service { name: user.clone(), user: user.clone(), publishes, consumes, declares }));
+        let service = Service { name: user.clone(), user: user.clone(), publishes, consumes, declares };
+        out.push(Proposal::Service(service, readable));
     }
     out
 }
@@ -78,7 +95,14 @@ pub(super) fn lines(proposals: &[Proposal]) -> Vec<String> {
                 "# No service for user {}: {why} is not one warren reads (RabbitMQ's are PCRE).",
                 string(user)
             )),
-            Proposal::Service(s) => out.extend(service(s)),
+            Proposal::Service(s, readable) => {
+                if let Some(n) = readable {
+                    out.push(format!(
+                        "# consumes: the queues it consumed when imported (its `read` matches {n} of the vhost's)"
+                    ));
+                }
+                out.extend(service(s))
+            }
         }
     }
     out
@@ -152,7 +176,7 @@ mod tests {
         v.permissions.insert("app".into(), permission("app", "^work$"));
         // A user the files do not declare: its service could not be.
         v.permissions.insert("ghost".into(), permission("ghost", ".*"));
-        let text = lines(&proposed(&v, &users)).join("\n");
+        let text = lines(&proposed(&v, &users, None)).join("\n");
         assert!(text.contains("[services.app]\nuser = \"app\"\nconsumes = [\"work\"]"), "{text}");
         assert!(text.contains(r#"# No service for user "pcre": its expression '^(?!amq\.).*'"#), "{text}");
         assert!(!text.contains("ghost"), "{text}");
