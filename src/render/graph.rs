@@ -23,7 +23,7 @@ use crate::lint::view::View;
 use crate::model::{Binding, DestinationKind, Topology, Vhost};
 use crate::routing::Message;
 
-use super::service_routes::{ServiceRoute, service_routes};
+pub use super::service_routes::{ServiceRoute, service_routes};
 use crate::source::Locations;
 
 /// `--format` of `warren graph`.
@@ -111,6 +111,8 @@ pub struct VhostMarks {
     pub queues: FxHashMap<String, Mark>,
     /// Services, by name: a picture draws those of its topology.
     pub services: FxHashMap<String, Mark>,
+    /// What a service starts or stops publishing to or consuming.
+    pub service_routes: FxHashMap<ServiceRoute, Mark>,
 }
 
 /// What a picture marks, by vhost.
@@ -143,6 +145,10 @@ struct Used {
     counted: usize,
     /// A service is marked changed: the legend says what that means.
     service_changed: bool,
+    /// The marks on bindings (the legend's words for arrows are theirs).
+    bindings_marked: [bool; 3],
+    /// An arrow to or from a service is marked: the legend says so.
+    service_arrows: bool,
 }
 
 impl Used {
@@ -181,7 +187,7 @@ impl Used {
             Mark::Changed => changed_nodes,
             _ => !self.nodes[m as usize].is_empty(),
         };
-        let arrows = Mark::ALL.into_iter().filter(|m| !self.arrows[*m as usize].is_empty()).map(|m| m.legend(true));
+        let arrows = Mark::ALL.into_iter().filter(|m| self.bindings_marked[*m as usize]).map(|m| m.legend(true));
         let nodes = Mark::ALL.into_iter().filter(|m| nodes_marked(*m)).map(|m| m.legend(false));
         let mut said: Vec<String> = arrows.chain(nodes).map(str::to_string).collect();
         if self.service_changed {
@@ -189,6 +195,13 @@ impl Used {
                 Some(last) => *last += ", and services whose permissions change",
                 None => said.push("thick amber outlines are services whose permissions change".into()),
             }
+        }
+        if self.service_arrows {
+            said.push(
+                "an arrow from or to a service is thick and green where it starts publishing to or consuming, \
+                 red and dashed ending in a cross where it stops"
+                    .into(),
+            );
         }
         if said.is_empty() {
             return String::new();
@@ -365,7 +378,7 @@ impl<'a> Ids<'a> {
     }
 
     /// Each service route as the ids of its ends, with its label.
-    fn service_edges<'s>(&self, vi: usize, served: &'s [ServiceRoute]) -> Vec<(String, String, &'s str)> {
+    fn service_edges<'s>(&self, vi: usize, served: &'s [ServiceRoute]) -> Vec<(String, String, &'s ServiceRoute)> {
         let service = |s: &str| id(vi, "s", self.services.iter().position(|x| *x == s).expect("drawn"));
         let end = |r: &ServiceRoute| {
             if r.queue { id(vi, "q", self.queue(&r.end)) } else { id(vi, "x", self.exchange(&r.end)) }
@@ -377,7 +390,7 @@ impl<'a> Ids<'a> {
             .iter()
             .map(|r| {
                 let (from, to) = ends(r);
-                (from, to, r.label.as_str())
+                (from, to, r)
             })
             .collect()
     }
@@ -428,6 +441,9 @@ fn mermaid(vhosts: &[&Vhost], marks: &Marks, services: bool) -> (String, Used) {
             let mark = marks.bindings.get(b).copied();
             let arrow = Mark::arrow(mark);
             used.arrow(mark);
+            if let Some(m) = mark {
+                used.bindings_marked[m as usize] = true;
+            }
             if b.routing_key.is_empty() {
                 out += &format!("    {from} {arrow} {to}\n");
             } else {
@@ -438,12 +454,15 @@ fn mermaid(vhosts: &[&Vhost], marks: &Marks, services: bool) -> (String, Used) {
             used.arrow(None);
             out += &format!("    {from} -.->|\"{}\"| {to}\n", mermaid_text(label));
         }
-        for (from, to, label) in ids.service_edges(vi, served.as_deref().unwrap_or_default()) {
-            used.arrow(None);
-            if label.is_empty() {
-                out += &format!("    {from} --> {to}\n");
+        for (from, to, r) in ids.service_edges(vi, served.as_deref().unwrap_or_default()) {
+            let mark = marks.service_routes.get(r).copied();
+            let arrow = Mark::arrow(mark);
+            used.arrow(mark);
+            used.service_arrows |= mark.is_some();
+            if r.label.is_empty() {
+                out += &format!("    {from} {arrow} {to}\n");
             } else {
-                out += &format!("    {from} -->|\"{}\"| {to}\n", mermaid_text(label));
+                out += &format!("    {from} {arrow}|\"{}\"| {to}\n", mermaid_text(&r.label));
             }
         }
         out += "  end\n";
@@ -478,8 +497,8 @@ fn dot(vhosts: &[&Vhost], services: bool) -> String {
         for (from, to, label) in ids.side_edges(vi, &side) {
             out += &format!("    {from} -> {to} [style=dashed, label={}];\n", dot_text(label));
         }
-        for (from, to, label) in ids.service_edges(vi, served.as_deref().unwrap_or_default()) {
-            out += &format!("    {from} -> {to} [label={}];\n", dot_text(label));
+        for (from, to, r) in ids.service_edges(vi, served.as_deref().unwrap_or_default()) {
+            out += &format!("    {from} -> {to} [label={}];\n", dot_text(&r.label));
         }
         out += "  }\n";
     }

@@ -10,7 +10,7 @@ pub mod lint;
 pub mod markdown;
 pub mod route;
 pub mod routing;
-mod service_routes;
+pub mod service_routes;
 pub mod test_report;
 
 pub use document::{

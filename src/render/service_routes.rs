@@ -6,7 +6,8 @@
 use crate::model::Vhost;
 
 /// One edge between a service and an exchange or a queue.
-pub(super) struct ServiceRoute {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ServiceRoute {
     pub service: String,
     /// From the service (it publishes), or to it (it consumes).
     pub publishes: bool,
@@ -20,7 +21,7 @@ pub(super) struct ServiceRoute {
 /// goes straight to the queue each key names, as the broker delivers it;
 /// a key that names no queue of the files (or no key) draws nothing: it
 /// reaches no queue the picture could show.
-pub(super) fn service_routes(v: &Vhost) -> Vec<ServiceRoute> {
+pub fn service_routes(v: &Vhost) -> Vec<ServiceRoute> {
     let mut out = Vec::new();
     for s in v.services.values() {
         let service = || s.name.clone();

@@ -396,12 +396,21 @@ fn a_plans_picture_marks_the_services_whose_permissions_change() {
     let block = mermaid_block(&run.stdout);
     assert_mermaid("a service's permissions changed", block);
     let edges = named_edges(block);
+    // What it stops publishing to is drawn crossed out: `diff OLD NEW`
+    // has the old services (a broker has none).
     assert_eq!(
         edges,
-        ["storefront --> order.placed, order.cancelled shop.orders", "replies -->  storefront"],
+        [
+            "storefront --> order.placed, order.cancelled shop.orders",
+            "storefront --x  shop.audit",
+            "replies -->  storefront"
+        ],
         "{block}"
     );
     assert!(block.contains("  class v0s0 changed\n"), "{block}");
-    assert!(run.stdout.contains("Thick amber outlines are services whose permissions change."), "{}", run.stdout);
+    let legend = "Thick amber outlines are services whose permissions change; \
+                  an arrow from or to a service is thick and green where it starts publishing to or consuming, \
+                  red and dashed ending in a cross where it stops.";
+    assert!(run.stdout.contains(legend), "{}", run.stdout);
     insta::assert_snapshot!("picture-service-permissions-changed", block);
 }
