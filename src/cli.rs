@@ -238,6 +238,10 @@ pub enum Command {
         /// mermaid (a flowchart GitHub and GitLab draw in markdown) or dot (Graphviz).
         #[arg(long, value_enum, default_value_t = crate::render::graph::GraphFormat::Mermaid)]
         format: crate::render::graph::GraphFormat,
+        /// Draw the services too: an edge from each to the exchanges it publishes to (labelled with
+        /// its keys), and from each queue it consumes to it.
+        #[arg(long)]
+        services: bool,
     },
     /// Where a message goes: the queues it reaches and the path (each binding with its key,
     /// exchange-to-exchange hops, alternate exchanges), or why it reaches none; with

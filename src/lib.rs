@@ -131,7 +131,9 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             out.out(cli::completions(shell));
             Ok(error::Done::Ok)
         }
-        Command::Graph { path, vhost, format } => commands::graph::run(&path, vhost.as_deref(), format, out),
+        Command::Graph { path, vhost, format, services } => {
+            commands::graph::run(&path, vhost.as_deref(), format, services, out)
+        }
         Command::Lint { path, live, envs, format, deny, rules: false } => {
             let envs = if live { commands::fleet::against_broker(&path, envs, out)? } else { envs };
             let options = commands::lint::Options { live, format, deny_warnings: deny.is_some() };

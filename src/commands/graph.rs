@@ -7,8 +7,9 @@ use crate::error::{self, Done, Error};
 use crate::render::graph::{self, GraphFormat};
 use crate::writer::Writer;
 
-/// Draws the files' topology; files with errors are said, and drawn not.
-pub fn run(path: &Path, vhost: Option<&str>, format: GraphFormat, out: &Writer) -> error::Result {
+/// Draws the files' topology, with their services when `services`; files
+/// with errors are said, and drawn not.
+pub fn run(path: &Path, vhost: Option<&str>, format: GraphFormat, services: bool, out: &Writer) -> error::Result {
     let d = desired::load(path);
     if d.has_errors() {
         let errors: Vec<_> = d.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
@@ -20,6 +21,6 @@ pub fn run(path: &Path, vhost: Option<&str>, format: GraphFormat, out: &Writer) 
         return Err(Error::invalid()
             .line(format!("error: the files declare no vhost \"{v}\"\n  help: they declare {}", known.join(", "))));
     }
-    out.out(graph::render(&d.topology, vhost, format));
+    out.out(graph::render(&d.topology, vhost, format, services));
     Ok(Done::Ok)
 }

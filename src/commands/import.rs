@@ -41,13 +41,16 @@ struct Origin {
     live: Live,
     source: String,
     shown: String,
+    /// From a broker, the queues each user's connections consume.
+    consumed: import::Consumed,
 }
 
 fn read(state: Option<&Path>, vhosts: &[String], connection: &Connection) -> Result<Origin, Diagnostic> {
     let Some(state) = state else {
         let live = live_side::definitions_from_broker(connection, vhosts)?;
+        let consumed = consumed(connection, live.topology.vhosts.keys())?;
         let source = format!("the broker at {}", live_side::describe(connection));
-        return Ok(Origin { live, shown: source.clone(), source });
+        return Ok(Origin { live, shown: source.clone(), source, consumed });
     };
     let json = fs::read_to_string(state).map_err(|e| {
         Diagnostic::error("read", format!("cannot read {}: {e}", state.display()))
@@ -61,7 +64,25 @@ fn read(state: Option<&Path>, vhosts: &[String], connection: &Connection) -> Res
     };
     let live = live::from_vhost_definitions_only(&json, &origin, single, vhosts)?;
     let source = state.file_name().map_or(origin.clone(), |n| n.to_string_lossy().into_owned());
-    Ok(Origin { live, source, shown: origin })
+    Ok(Origin { live, source, shown: origin, consumed: import::Consumed::new() })
+}
+
+/// The queues each user consumes on the broker now, in each of `vhosts`
+/// (its proposed service consumes those: `import/services.rs`).
+fn consumed<'a>(
+    connection: &Connection,
+    vhosts: impl Iterator<Item = &'a String>,
+) -> Result<import::Consumed, Diagnostic> {
+    use crate::broker::Broker;
+    let broker = live_side::connect(connection)?;
+    let mut out = import::Consumed::new();
+    for v in vhosts {
+        let consumers = super::block_on(broker.consumers(v)).map_err(|e| live_side::diagnostic(&e))?;
+        for c in consumers {
+            out.entry(v.clone()).or_default().entry(c.user).or_default().insert(c.queue);
+        }
+    }
+    Ok(out)
 }
 
 fn import_files(
@@ -71,8 +92,9 @@ fn import_files(
     connection: &Connection,
     out: &Writer,
 ) -> Result<error::Result, Diagnostic> {
-    let Origin { live, source, shown } = read(state, vhosts, connection)?;
-    let imported = import::import_skipping(&live.topology, &live.skipped, vhosts, &source, import::QUEUES_PER_FILE)?;
+    let Origin { live, source, shown, consumed } = read(state, vhosts, connection)?;
+    let per_file = import::QUEUES_PER_FILE;
+    let imported = import::import_seeing(&live.topology, &live.skipped, vhosts, &source, per_file, &consumed)?;
     refuse_existing(out_dir)?;
     let written = write(out_dir, &imported.files)?;
 

@@ -1,7 +1,9 @@
 //! The picture of a change in the pull-request comment: the routing around
 //! what the plan changes, the files' side with what the change removes
 //! from the live side, each binding, exchange and queue marked by what the
-//! change does to it (see [`crate::render::graph::picture`]).
+//! change does to it (see [`crate::render::graph::picture`]); and the
+//! services whose permissions change, with what they publish to and
+//! consume.
 
 use crate::diff::Action;
 use crate::model::{ObjectKey, Topology, Vhost, around};
@@ -31,8 +33,77 @@ pub(super) fn of_change(desired: &Topology, live: &Topology, plan: &Plan, routin
     // What the change deletes, with the bindings that go with it.
     let gone: Vec<ObjectKey> = changes().filter(|c| c.action == Action::Destroy).map(|c| c.key.clone()).collect();
     add(&mut part, around(live, &gone));
-    let nodes: usize = part.vhosts.values().map(|v| v.exchanges.len() + v.queues.len()).sum();
-    (nodes > 0 && nodes <= PICTURED).then(|| graph::picture(&part, &marks(&part, desired, live, routing)))
+    let served = services_changed(plan);
+    add_services(&mut part, desired, live, &served);
+    let nodes: usize = part.vhosts.values().map(|v| v.exchanges.len() + v.queues.len() + v.services.len()).sum();
+    let mut marks = marks(&part, desired, live, routing);
+    mark_services(&mut marks, &part, desired, live, &served);
+    (nodes > 0 && nodes <= PICTURED).then(|| graph::picture(&part, &marks))
+}
+
+/// The services whose permissions or topic permissions the plan changes,
+/// by vhost.
+fn services_changed(plan: &Plan) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = plan
+        .changes
+        .iter()
+        .filter_map(|c| c.key.vhost().map(|v| (v, &c.services)))
+        .flat_map(|(v, services)| services.iter().map(move |s| (v.to_string(), s.clone())))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Each of `served` into `part`, with the exchanges and queues it
+/// publishes to and consumes; what it did on the live side (the old
+/// topology of `diff OLD NEW`: a broker has no services) too, so that a
+/// picture shows what it stops doing.
+fn add_services(part: &mut Topology, desired: &Topology, live: &Topology, served: &[(String, String)]) {
+    let empty = Vhost::default();
+    for (name, service) in served {
+        let Some(v) = desired.vhosts.get(name) else { continue };
+        let Some(s) = v.services.get(service) else { continue };
+        let was = live.vhosts.get(name).unwrap_or(&empty);
+        let mut s = s.clone();
+        if let Some(old) = was.services.get(service) {
+            s.publishes.extend(old.publishes.iter().filter(|p| !s.publishes.contains(p)).cloned().collect::<Vec<_>>());
+            s.consumes.extend(old.consumes.iter().filter(|q| !s.consumes.contains(q)).cloned().collect::<Vec<_>>());
+        }
+        let into = part.vhosts.entry(name.clone()).or_insert_with(|| Vhost::new(name));
+        for p in &s.publishes {
+            if let Some(x) = v.exchanges.get(&p.exchange).or_else(|| was.exchanges.get(&p.exchange)) {
+                into.exchanges.entry(p.exchange.clone()).or_insert_with(|| x.clone());
+            }
+        }
+        let sent = s.publishes.iter().filter(|p| p.exchange.is_empty()).flat_map(|p| &p.keys);
+        for q in s.consumes.iter().chain(sent) {
+            if let Some(queue) = v.queues.get(q).or_else(|| was.queues.get(q)) {
+                into.queues.entry(q.clone()).or_insert_with(|| queue.clone());
+            }
+        }
+        into.services.insert(service.clone(), s);
+    }
+}
+
+/// Each of `served` changed, and each of its routes in `part` that only
+/// the files have added, that only the live side has removed.
+fn mark_services(marks: &mut Marks, part: &Topology, desired: &Topology, live: &Topology, served: &[(String, String)]) {
+    for (v, service) in served {
+        marks.vhosts.entry(v.clone()).or_default().services.insert(service.clone(), Mark::Changed);
+    }
+    for (name, v) in part.vhosts.iter().filter(|(_, v)| !v.services.is_empty()) {
+        let routes = |t: &Topology| t.vhosts.get(name).map(graph::service_routes).unwrap_or_default();
+        let (now, was) = (routes(desired), routes(live));
+        let m = marks.vhosts.entry(name.clone()).or_default();
+        for r in graph::service_routes(v) {
+            match (now.contains(&r), was.contains(&r)) {
+                (true, false) if !was.is_empty() => m.service_routes.insert(r, Mark::Added),
+                (false, true) => m.service_routes.insert(r, Mark::Removed),
+                _ => None,
+            };
+        }
+    }
 }
 
 /// `more` into `part`: what `part` holds already stays as it is.

@@ -10,12 +10,14 @@ mod names;
 mod parts;
 mod render;
 mod select;
+mod services;
 mod super_streams;
 
 use std::collections::BTreeSet;
 
 pub use names::{USERS_FILE, slug};
 pub use select::LeftOut;
+pub use services::Consumed;
 
 use crate::diagnostic::Diagnostic;
 use crate::live::notes::Notes;
@@ -108,23 +110,21 @@ pub fn import_skipping(
     source: &str,
     queues_per_file: usize,
 ) -> Result<Import, Diagnostic> {
+    import_seeing(live, skipped, vhosts, source, queues_per_file, &Consumed::new())
+}
+
+/// [`import_skipping`], with the queues each user was seen consuming on a
+/// live broker: its proposed service consumes those (`services.rs`).
+pub fn import_seeing(
+    live: &Topology,
+    skipped: &[Skipped],
+    vhosts: &[String],
+    source: &str,
+    queues_per_file: usize,
+    consumed: &Consumed,
+) -> Result<Import, Diagnostic> {
     let wanted: BTreeSet<String> = vhosts.iter().cloned().collect();
-    let unknown: Vec<String> =
-        wanted.iter().filter(|v| !live.vhosts.contains_key(*v)).map(|v| format!("\"{v}\"")).collect();
-    if !unknown.is_empty() {
-        let have: Vec<String> = live.vhosts.keys().map(|v| format!("\"{v}\"")).collect();
-        return Err(Diagnostic::error("import", format!("{source} has no vhost {}", unknown.join(", "))).help(
-            if have.is_empty() {
-                "the export holds no vhost".to_string()
-            } else {
-                format!("its vhosts are {}", have.join(", "))
-            },
-        ));
-    }
-    if live.vhosts.is_empty() && live.users.is_empty() {
-        return Err(Diagnostic::error("import", format!("{source} holds no vhosts and no users: nothing to import"))
-            .help("export the definitions again; an empty file imports nothing"));
-    }
+    importable(live, &wanted, source)?;
     let selection = select::select(live, &wanted);
     let mut files = Vec::new();
     // Each vhost without its super streams' objects, and those super streams.
@@ -151,15 +151,17 @@ pub fn import_skipping(
             counts,
         };
         let Some((own, further)) = names.split_first() else { continue };
+        let proposal = services::lines(&services::proposed(whole, &selection.topology.users, consumed.get(vhost)));
+        let tail = render::Tail { left_out: &left_out, skipped: &skipped, proposal: &proposal };
         if further.is_empty() {
-            let text = render::vhost_file(v, streams, &Share::Whole, &left_out, &skipped, source);
+            let text = render::vhost_file(v, streams, &Share::Whole, &tail, source);
             files.push(file(own, text, Counts::of(whole, whole.queues.len(), whole.bindings.len())));
             continue;
         }
         let cut = parts::cut(v, queues_per_file);
         let counts = Counts::of(v, 0, cut.own.len());
         let share = Share::Own { bindings: cut.own, parts: further };
-        files.push(file(own, render::vhost_file(v, streams, &share, &left_out, &skipped, source), counts));
+        files.push(file(own, render::vhost_file(v, streams, &share, &tail, source), counts));
         for (i, ((queues, bindings), name)) in cut.parts.iter().zip(further).enumerate() {
             let text = render::queues_file(v, queues, bindings, (i + 1, further.len()), own, source);
             let counts = Counts { queues: queues.len(), bindings: bindings.len(), ..Counts::default() };
@@ -179,6 +181,27 @@ pub fn import_skipping(
     }
     let notes = notes(&selection);
     Ok(Import { files, topology: selection.topology, left_out: selection.left_out, notes })
+}
+
+/// An error when `live` lacks a vhost of `wanted`, or holds nothing.
+fn importable(live: &Topology, wanted: &BTreeSet<String>, source: &str) -> Result<(), Diagnostic> {
+    let unknown: Vec<String> =
+        wanted.iter().filter(|v| !live.vhosts.contains_key(*v)).map(|v| format!("\"{v}\"")).collect();
+    if !unknown.is_empty() {
+        let have: Vec<String> = live.vhosts.keys().map(|v| format!("\"{v}\"")).collect();
+        return Err(Diagnostic::error("import", format!("{source} has no vhost {}", unknown.join(", "))).help(
+            if have.is_empty() {
+                "the export holds no vhost".to_string()
+            } else {
+                format!("its vhosts are {}", have.join(", "))
+            },
+        ));
+    }
+    if live.vhosts.is_empty() && live.users.is_empty() {
+        return Err(Diagnostic::error("import", format!("{source} holds no vhosts and no users: nothing to import"))
+            .help("export the definitions again; an empty file imports nothing"));
+    }
+    Ok(())
 }
 
 fn notes(s: &select::Selection) -> Vec<Diagnostic> {

@@ -25,15 +25,18 @@ pub(super) enum Share<'a> {
     Own { bindings: Vec<&'a Binding>, parts: &'a [String] },
 }
 
+/// What a vhost's own file says besides its objects: what it leaves out
+/// and what the export held that RabbitMQ skips (at its top), and the
+/// services it proposes, uncommented (`services.rs`; at its end).
+pub(super) struct Tail<'a> {
+    pub left_out: &'a [&'a LeftOut],
+    pub skipped: &'a [&'a Skipped],
+    pub proposal: &'a [String],
+}
+
 /// The text of a vhost's own file.
-pub(super) fn vhost_file(
-    vhost: &Vhost,
-    streams: &[SuperStream],
-    share: &Share,
-    left_out: &[&LeftOut],
-    skipped: &[&Skipped],
-    source: &str,
-) -> String {
+pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, tail: &Tail, source: &str) -> String {
+    let Tail { left_out, skipped, proposal } = tail;
     let mut w = Writer::default();
     w.comment(&format!("vhost \"{}\", as `warren import` read it from {source}.", vhost.name));
     if let Share::Own { parts, .. } = share {
@@ -79,6 +82,12 @@ pub(super) fn vhost_file(
         w.permission(p);
     }
     w.objects(&vhost.objects);
+    if !proposal.is_empty() {
+        w.blank();
+        for line in proposal.iter() {
+            w.comment(line);
+        }
+    }
     w.finish()
 }
 

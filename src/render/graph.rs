@@ -4,12 +4,16 @@
 //! one subgraph per vhost. The routes that are no bindings are dashed
 //! edges: where a queue's dead letters go (its `x-dead-letter-exchange`
 //! argument or its policy's `dead-letter-exchange`), and an exchange's
-//! alternate exchange (its argument or its policy's).
+//! alternate exchange (its argument or its policy's). With `--services`,
+//! the services are nodes too: an edge from each to the exchanges it
+//! publishes to, and from each queue it consumes to it
+//! (`service_routes.rs`).
 //!
 //! A picture of a change ([`picture`]) marks what the change does: the
 //! bindings it adds (thick, green) and removes (ending in a cross, red and
 //! dashed), the exchanges and queues it creates or deletes (outlined the
-//! same), and those whose messages change (outlined amber); with a legend
+//! same), and those whose messages change, and the services whose
+//! permissions change (outlined amber); with a legend
 //! of the marks it uses. Each mark has a shape beside its colour, for a
 //! reader who tells no colours apart.
 
@@ -18,6 +22,8 @@ use rustc_hash::FxHashMap;
 use crate::lint::view::View;
 use crate::model::{Binding, DestinationKind, Topology, Vhost};
 use crate::routing::Message;
+
+pub use super::service_routes::{ServiceRoute, service_routes};
 use crate::source::Locations;
 
 /// `--format` of `warren graph`.
@@ -27,12 +33,13 @@ pub enum GraphFormat {
     Dot,
 }
 
-/// The graph of `topology`, of its vhost `only` when given.
-pub fn render(topology: &Topology, only: Option<&str>, format: GraphFormat) -> String {
+/// The graph of `topology`, of its vhost `only` when given; its services
+/// drawn when `services`.
+pub fn render(topology: &Topology, only: Option<&str>, format: GraphFormat, services: bool) -> String {
     let vhosts: Vec<&Vhost> = topology.vhosts.values().filter(|v| only.is_none_or(|o| v.name == o)).collect();
     match format {
-        GraphFormat::Mermaid => mermaid(&vhosts, &Marks::default()).0,
-        GraphFormat::Dot => dot(&vhosts),
+        GraphFormat::Mermaid => mermaid(&vhosts, &Marks::default(), services).0,
+        GraphFormat::Dot => dot(&vhosts, services),
     }
 }
 
@@ -45,7 +52,7 @@ pub enum Mark {
     /// The change deletes it.
     Removed,
     /// An exchange some of whose keys go elsewhere, a queue that starts or
-    /// stops receiving some.
+    /// stops receiving some, a service whose permissions change.
     Changed,
 }
 
@@ -102,6 +109,10 @@ pub struct VhostMarks {
     pub bindings: FxHashMap<Binding, Mark>,
     pub exchanges: FxHashMap<String, Mark>,
     pub queues: FxHashMap<String, Mark>,
+    /// Services, by name: a picture draws those of its topology.
+    pub services: FxHashMap<String, Mark>,
+    /// What a service starts or stops publishing to or consuming.
+    pub service_routes: FxHashMap<ServiceRoute, Mark>,
 }
 
 /// What a picture marks, by vhost.
@@ -121,7 +132,7 @@ pub struct Picture {
 /// `topology` as a mermaid flowchart with `marks` on it.
 pub fn picture(topology: &Topology, marks: &Marks) -> Picture {
     let vhosts: Vec<&Vhost> = topology.vhosts.values().collect();
-    let (mermaid, used) = mermaid(&vhosts, marks);
+    let (mermaid, used) = mermaid(&vhosts, marks, true);
     Picture { mermaid, legend: used.legend() }
 }
 
@@ -132,6 +143,12 @@ struct Used {
     nodes: [Vec<String>; 3],
     arrows: [Vec<usize>; 3],
     counted: usize,
+    /// A service is marked changed: the legend says what that means.
+    service_changed: bool,
+    /// The marks on bindings (the legend's words for arrows are theirs).
+    bindings_marked: [bool; 3],
+    /// An arrow to or from a service is marked: the legend says so.
+    service_arrows: bool,
 }
 
 impl Used {
@@ -163,9 +180,29 @@ impl Used {
     }
 
     fn legend(&self) -> String {
-        let arrows = Mark::ALL.into_iter().filter(|m| !self.arrows[*m as usize].is_empty()).map(|m| m.legend(true));
-        let nodes = Mark::ALL.into_iter().filter(|m| !self.nodes[*m as usize].is_empty()).map(|m| m.legend(false));
-        let said: Vec<&str> = arrows.chain(nodes).collect();
+        // The exchanges' and queues' mark, unless only services have it
+        // (a service's id has an `s` where theirs have `x` or `q`).
+        let changed_nodes = self.nodes[Mark::Changed as usize].iter().any(|n| !n.contains('s'));
+        let nodes_marked = |m: Mark| match m {
+            Mark::Changed => changed_nodes,
+            _ => !self.nodes[m as usize].is_empty(),
+        };
+        let arrows = Mark::ALL.into_iter().filter(|m| self.bindings_marked[*m as usize]).map(|m| m.legend(true));
+        let nodes = Mark::ALL.into_iter().filter(|m| nodes_marked(*m)).map(|m| m.legend(false));
+        let mut said: Vec<String> = arrows.chain(nodes).map(str::to_string).collect();
+        if self.service_changed {
+            match said.last_mut().filter(|_| changed_nodes) {
+                Some(last) => *last += ", and services whose permissions change",
+                None => said.push("thick amber outlines are services whose permissions change".into()),
+            }
+        }
+        if self.service_arrows {
+            said.push(
+                "an arrow from or to a service is thick and green where it starts publishing to or consuming, \
+                 red and dashed ending in a cross where it stops"
+                    .into(),
+            );
+        }
         if said.is_empty() {
             return String::new();
         }
@@ -194,6 +231,8 @@ struct Ids<'a> {
     queues: Vec<&'a str>,
     exchange_ids: FxHashMap<&'a str, usize>,
     queue_ids: FxHashMap<&'a str, usize>,
+    /// The services drawn, in order: their ids are their places.
+    services: Vec<&'a str>,
 }
 
 /// A route that is no binding, drawn dashed: from a queue (dead letters)
@@ -249,12 +288,14 @@ fn side_routes(v: &Vhost) -> Vec<Side> {
 }
 
 impl<'a> Ids<'a> {
-    fn of(v: &'a Vhost, side: &'a [Side]) -> Self {
+    /// `served`: the service routes, when the services are drawn.
+    fn of(v: &'a Vhost, side: &'a [Side], served: Option<&'a [ServiceRoute]>) -> Self {
         let mut ids = Ids {
             exchanges: Vec::new(),
             queues: Vec::new(),
             exchange_ids: FxHashMap::default(),
             queue_ids: FxHashMap::default(),
+            services: Vec::new(),
         };
         for x in v.exchanges.keys() {
             ids.add_exchange(x);
@@ -273,6 +314,12 @@ impl<'a> Ids<'a> {
             for (queue, name) in [(r.from_queue, &r.from), (r.to_queue, &r.to)] {
                 if queue { ids.add_queue(name) } else { ids.add_exchange(name) }
             }
+        }
+        for r in served.unwrap_or_default() {
+            if r.queue { ids.add_queue(&r.end) } else { ids.add_exchange(&r.end) }
+        }
+        if served.is_some() {
+            ids.services = v.services.keys().map(String::as_str).collect();
         }
         ids
     }
@@ -324,6 +371,30 @@ impl<'a> Ids<'a> {
         v.bindings.iter().map(|b| (id(vi, "x", self.exchange(&b.source)), end(b), b)).collect()
     }
 
+    /// Each service of vhost number `vi` drawn: its id, its name, its user.
+    fn service_nodes(&self, vi: usize, v: &'a Vhost) -> Vec<(String, &'a str, &'a str)> {
+        let user = |s: &str| v.services.get(s).map_or("", |s| s.user.as_str());
+        self.services.iter().enumerate().map(|(n, s)| (id(vi, "s", n), *s, user(s))).collect()
+    }
+
+    /// Each service route as the ids of its ends, with its label.
+    fn service_edges<'s>(&self, vi: usize, served: &'s [ServiceRoute]) -> Vec<(String, String, &'s ServiceRoute)> {
+        let service = |s: &str| id(vi, "s", self.services.iter().position(|x| *x == s).expect("drawn"));
+        let end = |r: &ServiceRoute| {
+            if r.queue { id(vi, "q", self.queue(&r.end)) } else { id(vi, "x", self.exchange(&r.end)) }
+        };
+        let ends = |r: &ServiceRoute| {
+            if r.publishes { (service(&r.service), end(r)) } else { (end(r), service(&r.service)) }
+        };
+        served
+            .iter()
+            .map(|r| {
+                let (from, to) = ends(r);
+                (from, to, r)
+            })
+            .collect()
+    }
+
     /// Each side route as the ids of its ends, with its label.
     fn side_edges<'s>(&self, vi: usize, side: &'s [Side]) -> Vec<(String, String, &'s str)> {
         let node = |queue: bool, name: &str| {
@@ -339,15 +410,17 @@ fn mermaid_text(s: &str) -> String {
     s.replace('#', "#35;").replace('"', "#quot;").replace('<', "#lt;").replace('>', "#gt;")
 }
 
-/// The flowchart, and the marks it uses.
-fn mermaid(vhosts: &[&Vhost], marks: &Marks) -> (String, Used) {
+/// The flowchart, and the marks it uses; the services drawn when
+/// `services`.
+fn mermaid(vhosts: &[&Vhost], marks: &Marks, services: bool) -> (String, Used) {
     let mut out = String::from("flowchart LR\n");
     let mut used = Used::default();
     let none = VhostMarks::default();
     for (vi, v) in vhosts.iter().enumerate() {
         let marks = marks.vhosts.get(&v.name).unwrap_or(&none);
         let side = side_routes(v);
-        let ids = Ids::of(v, &side);
+        let served = services.then(|| service_routes(v));
+        let ids = Ids::of(v, &side, served.as_deref());
         out += &format!("  subgraph v{vi}[\"vhost {}\"]\n", mermaid_text(&v.name));
         for (node, name, kind, queue) in ids.nodes(vi, v) {
             let label = format!("{} ({kind})", mermaid_text(name));
@@ -358,10 +431,19 @@ fn mermaid(vhosts: &[&Vhost], marks: &Marks) -> (String, Used) {
             };
             used.node(marks.node(queue, name), &node);
         }
+        for (node, name, user) in ids.service_nodes(vi, v) {
+            out += &format!("    {node}([\"{} (service, user {})\"])\n", mermaid_text(name), mermaid_text(user));
+            let mark = marks.services.get(name).copied();
+            used.service_changed |= mark == Some(Mark::Changed);
+            used.node(mark, &node);
+        }
         for (from, to, b) in ids.edges(vi, v) {
             let mark = marks.bindings.get(b).copied();
             let arrow = Mark::arrow(mark);
             used.arrow(mark);
+            if let Some(m) = mark {
+                used.bindings_marked[m as usize] = true;
+            }
             if b.routing_key.is_empty() {
                 out += &format!("    {from} {arrow} {to}\n");
             } else {
@@ -371,6 +453,17 @@ fn mermaid(vhosts: &[&Vhost], marks: &Marks) -> (String, Used) {
         for (from, to, label) in ids.side_edges(vi, &side) {
             used.arrow(None);
             out += &format!("    {from} -.->|\"{}\"| {to}\n", mermaid_text(label));
+        }
+        for (from, to, r) in ids.service_edges(vi, served.as_deref().unwrap_or_default()) {
+            let mark = marks.service_routes.get(r).copied();
+            let arrow = Mark::arrow(mark);
+            used.arrow(mark);
+            used.service_arrows |= mark.is_some();
+            if r.label.is_empty() {
+                out += &format!("    {from} {arrow} {to}\n");
+            } else {
+                out += &format!("    {from} {arrow}|\"{}\"| {to}\n", mermaid_text(&r.label));
+            }
         }
         out += "  end\n";
     }
@@ -383,21 +476,29 @@ fn dot_text(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-fn dot(vhosts: &[&Vhost]) -> String {
+fn dot(vhosts: &[&Vhost], services: bool) -> String {
     let mut out = String::from("digraph warren {\n  rankdir=LR;\n");
     for (vi, v) in vhosts.iter().enumerate() {
         let side = side_routes(v);
-        let ids = Ids::of(v, &side);
+        let served = services.then(|| service_routes(v));
+        let ids = Ids::of(v, &side, served.as_deref());
         out += &format!("  subgraph cluster_{vi} {{\n    label={};\n", dot_text(&format!("vhost {}", v.name)));
         for (node, name, kind, queue) in ids.nodes(vi, v) {
             let shape = if queue { "cylinder" } else { "hexagon" };
             out += &format!("    {node} [shape={shape}, label={}];\n", dot_text(&format!("{name} ({kind})")));
+        }
+        for (node, name, user) in ids.service_nodes(vi, v) {
+            let label = dot_text(&format!("{name} (service, user {user})"));
+            out += &format!("    {node} [shape=box, style=rounded, label={label}];\n");
         }
         for (from, to, b) in ids.edges(vi, v) {
             out += &format!("    {from} -> {to} [label={}];\n", dot_text(&b.routing_key));
         }
         for (from, to, label) in ids.side_edges(vi, &side) {
             out += &format!("    {from} -> {to} [style=dashed, label={}];\n", dot_text(label));
+        }
+        for (from, to, r) in ids.service_edges(vi, served.as_deref().unwrap_or_default()) {
+            out += &format!("    {from} -> {to} [label={}];\n", dot_text(&r.label));
         }
         out += "  }\n";
     }

@@ -10,6 +10,7 @@ pub mod lint;
 pub mod markdown;
 pub mod route;
 pub mod routing;
+pub mod service_routes;
 pub mod test_report;
 
 pub use document::{

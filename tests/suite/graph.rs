@@ -7,12 +7,14 @@ use crate::common::{examples, stem, warren};
 
 /// Checks each line of a flowchart against the grammar warren writes.
 fn assert_mermaid(what: &str, text: &str) {
-    let node = regex::Regex::new(r#"^    v\d+[xq]\d+(\{\{"[^"]*"\}\}|\[\("[^"]*"\)\])$"#).unwrap();
-    // Bindings: added (thick), removed (ending in a cross), or neither.
-    let edge = regex::Regex::new(r#"^    v\d+x\d+ (-->|==>|--x)(\|"[^"]*"\|)? v\d+[xq]\d+$"#).unwrap();
+    // Exchanges (hexagons), queues (cylinders), services (stadiums).
+    let node = regex::Regex::new(r#"^    v\d+[xqs]\d+(\{\{"[^"]*"\}\}|\[\("[^"]*"\)\]|\(\["[^"]*"\]\))$"#).unwrap();
+    // Bindings: added (thick), removed (ending in a cross), or neither;
+    // and what services publish to and consume.
+    let edge = regex::Regex::new(r#"^    v\d+[xqs]\d+ (-->|==>|--x)(\|"[^"]*"\|)? v\d+[xqs]\d+$"#).unwrap();
     // The marks of a change, after the last subgraph.
     let style = regex::Regex::new(
-        r#"^  (classDef (added|removed|changed) [-a-z:#0-9, ]+|class v\d+[xq]\d+(,v\d+[xq]\d+)* (added|removed|changed)|linkStyle \d+(,\d+)* [-a-z:#0-9, ]+)$"#,
+        r#"^  (classDef (added|removed|changed) [-a-z:#0-9, ]+|class v\d+[xqs]\d+(,v\d+[xqs]\d+)* (added|removed|changed)|linkStyle \d+(,\d+)* [-a-z:#0-9, ]+)$"#,
     )
     .unwrap();
     // Dead letters (from a queue) and alternate exchanges: dashed.
@@ -159,7 +161,7 @@ definition = { alternate-exchange = "payments.unrouted" }
 /// The edges of a mermaid flowchart by the names of their ends:
 /// `FROM ARROW LABEL TO`.
 fn named_edges(text: &str) -> Vec<String> {
-    let node = regex::Regex::new(r#"^    (v\d+[xq]\d+)(?:\{\{"|\[\(")([^"]*) \("#).unwrap();
+    let node = regex::Regex::new(r#"^    (v\d+[xqs]\d+)(?:\{\{"|\[\("|\(\[")([^"]*) \("#).unwrap();
     let names: std::collections::HashMap<String, String> =
         text.lines().filter_map(|l| node.captures(l)).map(|c| (c[1].to_string(), c[2].to_string())).collect();
     let edge = regex::Regex::new(r#"^    (\S+) (-->|-\.->|==>|--x)(?:\|"([^"]*)"\|)? (\S+)$"#).unwrap();
@@ -243,6 +245,11 @@ fn mermaid_parses_every_flowchart_warren_draws() {
     let run = warren(&["graph", side.path().to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     diagrams.push(serde_json::json!({"name": "dead letters and alternate exchanges", "text": run.stdout}));
+    let services = tempfile::tempdir().unwrap();
+    std::fs::write(services.path().join("services.toml"), SERVICES).unwrap();
+    let run = warren(&["graph", services.path().to_str().unwrap(), "--services"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    diagrams.push(serde_json::json!({"name": "services", "text": run.stdout}));
     let mut node = std::process::Command::new("node")
         .arg("check.mjs")
         .current_dir(&dir)
@@ -296,4 +303,114 @@ fn one_vhost_and_the_errors_of_the_files() {
     let run = warren(&["graph", "tests/invalid/16-exchange-type-topc.toml"]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("no graph was drawn"), "{}", run.stderr);
+}
+
+/// A shop of services: one publishing with keys to a topic exchange and
+/// to a fanout one, one consuming, one sending through the default
+/// exchange to a queue it names.
+const SERVICES: &str = r##"vhosts = ["svc"]
+
+[exchanges."shop.orders"]
+type = "topic"
+
+[exchanges."shop.audit"]
+type = "fanout"
+
+[queues."billing.orders"]
+[queues."audit.all"]
+[queues."replies"]
+
+[[bindings]]
+source = "shop.orders"
+queue = "billing.orders"
+routing_key = "order.placed"
+
+[[bindings]]
+source = "shop.audit"
+queue = "audit.all"
+
+[users.shop]
+password_env = "SHOP_PW"
+[users.billing]
+password_env = "BILLING_PW"
+
+[services.storefront]
+user = "shop"
+publishes = [{ exchange = "shop.orders", keys = ["order.placed", "order.cancelled"] }, { exchange = "shop.audit" }]
+consumes = ["replies"]
+
+[services.billing]
+user = "billing"
+consumes = ["billing.orders"]
+publishes = [{ exchange = "", keys = ["replies"] }]
+declares = { server_named = true }
+"##;
+
+#[test]
+fn services_are_drawn_from_what_they_publish_to_what_they_consume() {
+    // Seen: `graph` drew no services at all; `--services` asks for them.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("services.toml"), SERVICES).unwrap();
+    let path = dir.path().to_str().unwrap();
+    let run = warren(&["graph", path]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("service"), "no services unless asked: {}", run.stdout);
+
+    let run = warren(&["graph", path, "--services"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_mermaid("services", &run.stdout);
+    let edges = named_edges(&run.stdout);
+    for expected in [
+        "storefront --> order.placed, order.cancelled shop.orders",
+        "storefront -->  shop.audit",
+        "shop.orders --> order.placed billing.orders",
+        "billing.orders -->  billing",
+        "billing --> replies (default exchange) replies",
+        "replies -->  storefront",
+    ] {
+        assert!(edges.iter().any(|e| e == expected), "{expected:?} is not in {edges:#?}\n{}", run.stdout);
+    }
+    insta::assert_snapshot!("graph-services", run.stdout);
+
+    let dot = warren(&["graph", path, "--services", "--format", "dot"]);
+    assert_eq!(dot.code, 0, "{}", dot.stderr);
+    assert_eq!(dot.stdout.matches("shape=box, style=rounded").count(), 2, "{}", dot.stdout);
+    insta::assert_snapshot!("graph-services-dot", dot.stdout);
+}
+
+/// Seen: a change to a service's permissions drew no picture, since no
+/// exchange, queue or binding changed.
+#[test]
+fn a_plans_picture_marks_the_services_whose_permissions_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    std::fs::write(old.join("services.toml"), SERVICES).unwrap();
+    // The storefront no longer publishes to the audit exchange.
+    let changed = SERVICES.replace(", { exchange = \"shop.audit\" }]", "]");
+    assert_ne!(changed, SERVICES);
+    std::fs::write(new.join("services.toml"), changed).unwrap();
+    let run = warren(&["diff", old.to_str().unwrap(), new.to_str().unwrap(), "--format", "markdown"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let block = mermaid_block(&run.stdout);
+    assert_mermaid("a service's permissions changed", block);
+    let edges = named_edges(block);
+    // What it stops publishing to is drawn crossed out: `diff OLD NEW`
+    // has the old services (a broker has none).
+    assert_eq!(
+        edges,
+        [
+            "storefront --> order.placed, order.cancelled shop.orders",
+            "storefront --x  shop.audit",
+            "replies -->  storefront"
+        ],
+        "{block}"
+    );
+    assert!(block.contains("  class v0s0 changed\n"), "{block}");
+    let legend = "Thick amber outlines are services whose permissions change; \
+                  an arrow from or to a service is thick and green where it starts publishing to or consuming, \
+                  red and dashed ending in a cross where it stops.";
+    assert!(run.stdout.contains(legend), "{}", run.stdout);
+    insta::assert_snapshot!("picture-service-permissions-changed", block);
 }

@@ -95,3 +95,52 @@ fn a_user_who_may_not_read_the_definitions_is_told_so() {
     assert!(squash(&run.stderr).contains(&squash(&expected)), "{}", run.stderr);
     assert!(!out.exists());
 }
+
+/// Seen on the broker: a user with `read` on every queue, consuming one,
+/// is proposed a service consuming that one.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn import_from_a_broker_proposes_the_queues_each_user_consumes() {
+    use lapin::options::{BasicConsumeOptions, QueueDeclareOptions};
+    use lapin::types::FieldTable;
+    let _turn = crate::common::alone();
+    let broker = TestBroker::from_env();
+    let v = "t-import-consumed";
+    let _vhost = vhost(&broker, v);
+    let user = "t-import-consumer";
+    broker.put(&format!("users/{user}"), serde_json::json!({"password": "consumer-pw-3", "tags": ""}));
+    let _user = Made { broker: &broker, path: format!("users/{user}") };
+    let all = serde_json::json!({"configure": ".*", "write": "^$", "read": ".*"});
+    broker.put(&format!("permissions/{}/{user}", seg(v)), all);
+    let base =
+        broker.amqp().expect("WARREN_TEST_AMQP_URL").replacen("guest:guest@", &format!("{user}:consumer-pw-3@"), 1);
+    let url = crate::common::traffic::amqp_url_on(&base, v);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let _connection = runtime.block_on(async {
+        let c = lapin::Connection::connect(&url, lapin::ConnectionProperties::default()).await.unwrap();
+        let ch = c.create_channel().await.unwrap();
+        let durable = QueueDeclareOptions { durable: true, ..Default::default() };
+        for q in ["work.one", "work.two"] {
+            ch.queue_declare(q.into(), durable, FieldTable::default()).await.unwrap();
+        }
+        ch.basic_consume("work.one".into(), "t".into(), BasicConsumeOptions::default(), FieldTable::default())
+            .await
+            .unwrap();
+        (c, ch)
+    });
+    // The management API lists a consumer once its statistics are in.
+    let listed = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        broker.request("GET", &format!("consumers/{}", seg(v)), None).body.contains("work.one")
+    });
+    assert!(listed, "the consumer is listed");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let run = warren(&["--url", &broker.url, "import", "--vhost", v, "--out", path_str(&out)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let text = std::fs::read_to_string(out.join(format!("{v}.toml"))).unwrap();
+    let expected = format!(
+        "# # consumes: the queues it consumed when imported (its `read` matches 2 of the vhost's)\n# [services.{user}]\n# user = \"{user}\"\n# consumes = [\"work.one\"]\n# declares = {{ server_named = true }}\n"
+    );
+    assert!(text.contains(&expected), "{expected}\nis not in\n{text}");
+}

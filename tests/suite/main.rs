@@ -26,6 +26,7 @@ mod graph;
 mod history;
 mod import;
 mod import_broker;
+mod import_services;
 mod lint;
 mod lint_broker;
 mod live;

@@ -51,6 +51,29 @@ fn every_example_against_its_before_state() {
     }
 }
 
+/// examples/order-events says which queue each service consumes: the
+/// permissions warren makes from that are those the example wrote by hand
+/// before, each marked with its service.
+#[test]
+fn the_order_events_example_makes_its_permissions_from_its_services() {
+    let state = "examples/order-events/before.definitions.json";
+    let run = warren(&["plan", "examples/order-events", "--state", state, "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    for (user, read) in [("analytics", r"^orders\.analytics$"), ("fulfillment", r"^orders\.fulfillment$")] {
+        let change = plan["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["kind"] == "permissions" && c["name"] == user)
+            .unwrap_or_else(|| panic!("no permissions of {user}: {}", run.stdout));
+        assert_eq!(change["after"], serde_json::json!({"configure": "^$", "read": read, "write": "^$"}), "{user}");
+        assert_eq!(change["services"], serde_json::json!([user]), "{user}");
+    }
+    let access = std::fs::read_to_string(crate::common::root().join("examples/order-events/access.toml")).unwrap();
+    assert!(!access.contains("[permissions."), "the services make them:\n{access}");
+}
+
 #[test]
 fn the_readme_first_command_plans_a_migration() {
     let run = warren(&[
