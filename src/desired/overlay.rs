@@ -149,6 +149,18 @@ fn typo_of<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&
     names.into_iter().find(|n| *n != name && strsim::levenshtein(name, n) <= 2)
 }
 
+/// What an overlay cannot change: said, never silently left out.
+fn base_only(p: &mut Parser, top: &Fields) {
+    for key in ["services", "moved", "removed"] {
+        if let Some(span) = top.span(key) {
+            let d = Diagnostic::error("overlay", format!("an overlay cannot declare `{key}`"))
+                .at(p.loc(span))
+                .help(format!("declare `{key}` in the base files: it holds in every environment"));
+            p.r.report(d);
+        }
+    }
+}
+
 impl Merger<'_> {
     fn file(&mut self, mut r: Reader, text: &str) {
         let Some(whole) = parse::document(&mut r, text) else { return };
@@ -171,15 +183,7 @@ impl Merger<'_> {
             }
         }
         let names: Vec<&str> = vhosts.iter().map(|(v, _)| v.as_str()).collect();
-        // What an overlay cannot change yet is said, never silently left out.
-        for key in ["services", "moved", "removed"] {
-            if let Some(span) = top.span(key) {
-                let d = Diagnostic::error("overlay", format!("an overlay cannot declare `{key}`"))
-                    .at(p.loc(span))
-                    .help(format!("declare `{key}` in the base files: it holds in every environment"));
-                p.r.report(d);
-            }
-        }
+        base_only(&mut p, &top);
         if let Some(node) = top.get("vhost") {
             self.settings(&mut p, node, &names);
         }
