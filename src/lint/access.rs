@@ -56,7 +56,10 @@ pub(super) fn check(ctx: &mut Context) {
         // would otherwise make one per queue. A queue that allows the rule
         // is left to its own (allowed) finding.
         let mut groups: BTreeMap<Vec<&str>, Vec<&str>> = BTreeMap::new();
-        for q in vhost.queues.values() {
+        // Queues that services consume together are the services' rule's,
+        // which prints their fix.
+        let by_services = super::services::consumed_by_several(vhost);
+        for q in vhost.queues.values().filter(|q| !by_services.contains_key(q.name.as_str())) {
             let who: Vec<&str> = readers.iter().filter(|(_, r)| r.is_match(&q.name)).map(|(u, _)| *u).collect();
             if who.len() < 2 {
                 continue;
