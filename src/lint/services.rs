@@ -8,14 +8,50 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rustc_hash::FxHashSet;
+use std::rc::Rc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::view::View;
 use super::{Context, finding};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::services::Service;
 use crate::model::{DestinationKind, ObjectKey, Value, Vhost};
-use crate::routing::{DeadLetterRoutes, Keys, Message, Route, Why};
+use crate::routing::{DeadLetterRoutes, Keys, Landing, Message, Route, Why};
+
+/// What the rules ask of one vhost's routes, each answer worked out once.
+struct Reach<'v, 'a> {
+    vhost: &'a Vhost,
+    view: &'v View<'a>,
+    routes: DeadLetterRoutes<'v, 'a>,
+    below: Below<'a>,
+}
+
+impl<'a> Reach<'_, 'a> {
+    /// Adds to `out` where the dead letters of `queue` may land: the queues
+    /// the model names, and where it cannot tell, every queue below their
+    /// exchange. Thousands of queues share a landing, and an exchange: each
+    /// is added once (`seen`).
+    fn dead_letters(&mut self, queue: &str, seen: &mut Seen<'a>, out: &mut Vec<&'a str>) {
+        let Some(landing) = self.routes.of(queue) else { return };
+        if seen.landings.insert(Rc::as_ptr(&landing)) {
+            out.extend(landing.queues.iter().copied());
+        }
+        if landing.cannot_tell
+            && let Some((exchange, _)) = self.view.router.dead_letter_exchange(queue)
+            && seen.below.insert(exchange)
+        {
+            out.extend(self.below.of(self.vhost, self.view, exchange).iter());
+        }
+    }
+}
+
+/// The landings and exchanges whose queues were added.
+#[derive(Default)]
+struct Seen<'a> {
+    landings: FxHashSet<*const Landing<'a>>,
+    below: FxHashSet<&'a str>,
+}
 
 /// Where a finding goes: at a queue (whose `lint_allow` excuses it), or at
 /// a field of a service (`consumes.N`, `publishes.N`).
@@ -38,10 +74,11 @@ pub(super) fn check(ctx: &mut Context) {
         let view = &ctx.views[vname.as_str()];
         let mut out = Found::new();
         shared(vhost, view, &mut out);
-        let published = published(vhost, view, &mut out);
-        let dead_lettered = dead_lettered(vhost, view);
+        let mut reach = Reach { vhost, view, routes: DeadLetterRoutes::new(&view.router), below: Below::default() };
+        let published = published(&mut reach, &mut out);
+        let dead_lettered = dead_lettered(&mut reach);
         unconsumed(ctx, vname, vhost, &dead_lettered, &mut out);
-        unreachable(vhost, view, published, &mut out);
+        unreachable(&mut reach, published, &mut out);
         found.push((vname, out));
     }
     for (vname, out) in found {
@@ -129,7 +166,8 @@ fn shared_fix(vhost: &Vhost, view: &View, queue: &str, services: &[&str]) -> Str
 /// What each service publishes, routed: `publish-to-internal` where the
 /// exchange refuses it, `publish-unroutable` where it reaches no queue.
 /// Returns every queue some publish may reach, by the names the vhost holds.
-fn published<'a>(vhost: &'a Vhost, view: &View<'a>, out: &mut Found) -> FxHashSet<&'a str> {
+fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> FxHashSet<&'a str> {
+    let (vhost, view) = (reach.vhost, reach.view);
     let mut reached: FxHashSet<&'a str> = FxHashSet::default();
     for s in vhost.services.values() {
         for (i, p) in s.publishes.iter().enumerate() {
@@ -156,7 +194,7 @@ fn published<'a>(vhost: &'a Vhost, view: &View<'a>, out: &mut Found) -> FxHashSe
             for (_, r) in &routes {
                 reached.extend(r.queues.iter().filter_map(|q| held(vhost, q)));
                 for c in &r.cannot_tell {
-                    reached.extend(downstream(vhost, view, &c.exchange));
+                    reached.extend(reach.below.of(vhost, view, &c.exchange).iter());
                 }
             }
             if let Some(d) = unroutable(s, &exchange, &routes) {
@@ -219,6 +257,24 @@ fn unroutable(s: &Service, exchange: &str, routes: &[(Keys, Route)]) -> Option<D
     Some(d)
 }
 
+/// The queues below each exchange ([`downstream`]), each worked out once:
+/// thousands of queues dead-letter to one exchange.
+#[derive(Default)]
+struct Below<'a> {
+    memo: FxHashMap<String, Rc<[&'a str]>>,
+}
+
+impl<'a> Below<'a> {
+    fn of(&mut self, vhost: &'a Vhost, view: &View<'a>, exchange: &str) -> Rc<[&'a str]> {
+        if let Some(known) = self.memo.get(exchange) {
+            return Rc::clone(known);
+        }
+        let found: Rc<[&'a str]> = downstream(vhost, view, exchange).into();
+        self.memo.insert(exchange.to_string(), Rc::clone(&found));
+        found
+    }
+}
+
 /// Every queue a message at `exchange` may reach, whatever its keys and
 /// headers: each binding followed, and each alternate exchange. Where the
 /// model cannot tell (a headers exchange, the headers not given), this is
@@ -256,19 +312,12 @@ fn held<'a>(vhost: &'a Vhost, q: &str) -> Option<&'a str> {
 }
 
 /// The queues some queue's dead letters may land in.
-fn dead_lettered<'a>(vhost: &'a Vhost, view: &View<'a>) -> FxHashSet<&'a str> {
-    let mut routes = DeadLetterRoutes::new(&view.router);
-    let mut out = FxHashSet::default();
-    for q in vhost.queues.keys() {
-        let Some(landing) = routes.of(q) else { continue };
-        out.extend(landing.queues.iter().copied());
-        if landing.cannot_tell
-            && let Some((exchange, _)) = view.router.dead_letter_exchange(q)
-        {
-            out.extend(downstream(vhost, view, exchange));
-        }
+fn dead_lettered<'a>(reach: &mut Reach<'_, 'a>) -> FxHashSet<&'a str> {
+    let (mut seen, mut out) = (Seen::default(), Vec::new());
+    for q in reach.vhost.queues.keys() {
+        reach.dead_letters(q, &mut seen, &mut out);
     }
-    out
+    out.into_iter().collect()
 }
 
 /// `queue-without-consumer`: a declared queue that no service consumes,
@@ -319,19 +368,14 @@ fn unconsumed_finding(queues: &[&str]) -> Diagnostic {
 /// a service publishes reaches, directly or as a dead letter. A warning:
 /// publishers outside the services may feed them. One finding per
 /// service, at the first such queue of its `consumes`.
-fn unreachable<'a>(vhost: &'a Vhost, view: &View<'a>, mut reached: FxHashSet<&'a str>, out: &mut Found) {
+fn unreachable<'a>(reach: &mut Reach<'_, 'a>, mut reached: FxHashSet<&'a str>, out: &mut Found) {
+    let vhost = reach.vhost;
     // Dead letters of a reached queue reach where they land, and on.
-    let mut routes = DeadLetterRoutes::new(&view.router);
     let mut work: Vec<&str> = reached.iter().copied().collect();
+    let (mut seen, mut next) = (Seen::default(), Vec::new());
     while let Some(q) = work.pop() {
-        let Some(landing) = routes.of(q) else { continue };
-        let mut next: Vec<&str> = landing.queues.clone();
-        if landing.cannot_tell
-            && let Some((exchange, _)) = view.router.dead_letter_exchange(q)
-        {
-            next.extend(downstream(vhost, view, exchange));
-        }
-        work.extend(next.into_iter().filter(|n| reached.insert(n)));
+        reach.dead_letters(q, &mut seen, &mut next);
+        work.extend(next.drain(..).filter(|n| reached.insert(n)));
     }
     for s in vhost.services.values() {
         let lost: Vec<(usize, &str)> = (s.consumes.iter().enumerate())
@@ -504,5 +548,19 @@ consumes = ["orders.created"]
         assert!(shown[0].message.starts_with("5 queues (\"q0\", \"q1\", \"q2\" and 2 more)"), "{}", shown[0].message);
         assert_eq!(codes(&allowed), ["queue-without-consumer"]);
         assert!(allowed[0].message.contains("\"kept\""));
+    }
+
+    #[test]
+    fn a_user_who_may_read_a_queue_a_service_consumes_still_shares_it() {
+        // The services' users are looked up by what they consume, not
+        // matched: a hand-written reader of the same queue is still found.
+        let toml = format!(
+            "vhosts = [\"shop\"]\n[queues.jobs]\ntype = \"classic\"\n[services.billing]\nuser = \"billing\"\nconsumes = [\"jobs\"]\n[permissions.audit]\nconfigure = \"^$\"\nwrite = \"^$\"\nread = \"^jo\"\n{USERS}"
+        );
+        let (shown, _) = found(&toml);
+        let shared: Vec<_> = shown.iter().filter(|d| d.code == "shared-queue").collect();
+        assert_eq!(shared.len(), 1, "{shown:?}");
+        assert!(shared[0].message.contains("\"audit\", \"billing\""), "{}", shared[0].message);
+        assert_eq!(shared[0].severity, Severity::Warning, "may read, by permissions: a warning");
     }
 }
