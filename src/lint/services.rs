@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use std::rc::Rc;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::view::View;
 use super::{Context, finding};
@@ -24,14 +24,13 @@ struct Reach<'v, 'a> {
     vhost: &'a Vhost,
     view: &'v View<'a>,
     routes: DeadLetterRoutes<'v, 'a>,
-    below: Below<'a>,
 }
 
 impl<'a> Reach<'_, 'a> {
-    /// Adds to `out` where the dead letters of `queue` may land: the queues
-    /// the model names, and where it cannot tell, every queue below their
-    /// exchange. Thousands of queues share a landing, and an exchange: each
-    /// is added once (`seen`).
+    /// Adds to `out` where the dead letters of `queue` land, as the model
+    /// names them; where it cannot tell, their exchange waits in `seen`
+    /// for [`Reach::walk`]. Thousands of queues share a landing: each is
+    /// added once.
     fn dead_letters(&mut self, queue: &str, seen: &mut Seen<'a>, out: &mut Vec<&'a str>) {
         let Some(landing) = self.routes.of(queue) else { return };
         if seen.landings.insert(Rc::as_ptr(&landing)) {
@@ -39,18 +38,44 @@ impl<'a> Reach<'_, 'a> {
         }
         if landing.cannot_tell
             && let Some((exchange, _)) = self.view.router.dead_letter_exchange(queue)
-            && seen.below.insert(exchange)
         {
-            out.extend(self.below.of(self.vhost, self.view, exchange).iter());
+            seen.pending.push(exchange.to_string());
+        }
+    }
+
+    /// Adds to `out` every queue a message at the exchanges waiting in
+    /// `seen` may reach, whatever its keys and headers: each binding
+    /// followed, and each alternate exchange, each exchange once over all
+    /// the walks (a walk per exchange went over the vhost's bindings once
+    /// for each of a hundred headers exchanges).
+    fn walk(&self, seen: &mut Seen<'a>, out: &mut Vec<&'a str>) {
+        let mut work: Vec<String> = seen.pending.drain(..).filter(|x| seen.walked.insert(x.clone())).collect();
+        while let Some(x) = work.pop() {
+            for b in self.view.router.bindings_from(&x) {
+                match b.destination_kind {
+                    DestinationKind::Queue => out.extend(held(self.vhost, &b.destination)),
+                    DestinationKind::Exchange => {
+                        if seen.walked.insert(b.destination.clone()) {
+                            work.push(b.destination.clone());
+                        }
+                    }
+                }
+            }
+            if let Some(ae) = self.view.router.alternate(&x)
+                && seen.walked.insert(ae.to_string())
+            {
+                work.push(ae.to_string());
+            }
         }
     }
 }
 
-/// The landings and exchanges whose queues were added.
+/// The landings added, the exchanges walked, and those waiting to be.
 #[derive(Default)]
 struct Seen<'a> {
     landings: FxHashSet<*const Landing<'a>>,
-    below: FxHashSet<&'a str>,
+    walked: FxHashSet<String>,
+    pending: Vec<String>,
 }
 
 /// Where a finding goes: at a queue (whose `lint_allow` excuses it), or at
@@ -74,11 +99,11 @@ pub(super) fn check(ctx: &mut Context) {
         let view = &ctx.views[vname.as_str()];
         let mut out = Found::new();
         shared(vhost, view, &mut out);
-        let mut reach = Reach { vhost, view, routes: DeadLetterRoutes::new(&view.router), below: Below::default() };
-        let published = published(&mut reach, &mut out);
+        let mut reach = Reach { vhost, view, routes: DeadLetterRoutes::new(&view.router) };
+        let (published, seen) = published(&mut reach, &mut out);
         let dead_lettered = dead_lettered(&mut reach);
         unconsumed(ctx, vname, vhost, &dead_lettered, &mut out);
-        unreachable(&mut reach, published, &mut out);
+        unreachable(&mut reach, published, seen, &mut out);
         found.push((vname, out));
     }
     for (vname, out) in found {
@@ -165,10 +190,12 @@ fn shared_fix(vhost: &Vhost, view: &View, queue: &str, services: &[&str]) -> Str
 
 /// What each service publishes, routed: `publish-to-internal` where the
 /// exchange refuses it, `publish-unroutable` where it reaches no queue.
-/// Returns every queue some publish may reach, by the names the vhost holds.
-fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> FxHashSet<&'a str> {
+/// Returns every queue some publish may reach, by the names the vhost holds
+/// (where the model cannot tell, every queue below), and what was walked.
+fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a str>, Seen<'a>) {
     let (vhost, view) = (reach.vhost, reach.view);
     let mut reached: FxHashSet<&'a str> = FxHashSet::default();
+    let mut seen = Seen::default();
     for s in vhost.services.values() {
         for (i, p) in s.publishes.iter().enumerate() {
             let place = || Place::Service(s.name.clone(), format!("publishes.{i}"));
@@ -177,7 +204,7 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> FxHashSet<&'a st
                 .into_iter()
                 .map(|keys| {
                     let message = Message { exchange: p.exchange.clone(), keys: keys.clone(), headers: None };
-                    let route = view.router.route(&message);
+                    let route = view.router.route_without_path(&message);
                     (keys, route)
                 })
                 .collect();
@@ -193,16 +220,17 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> FxHashSet<&'a st
             }
             for (_, r) in &routes {
                 reached.extend(r.queues.iter().filter_map(|q| held(vhost, q)));
-                for c in &r.cannot_tell {
-                    reached.extend(reach.below.of(vhost, view, &c.exchange).iter());
-                }
+                seen.pending.extend(r.cannot_tell.iter().map(|c| c.exchange.clone()));
             }
             if let Some(d) = unroutable(s, &exchange, &routes) {
                 out.push((place(), d));
             }
         }
     }
-    reached
+    let mut below = Vec::new();
+    reach.walk(&mut seen, &mut below);
+    reached.extend(below);
+    (reached, seen)
 }
 
 /// The classes of keys a publish to `exchange` sends: each key (a topic
@@ -257,52 +285,6 @@ fn unroutable(s: &Service, exchange: &str, routes: &[(Keys, Route)]) -> Option<D
     Some(d)
 }
 
-/// The queues below each exchange ([`downstream`]), each worked out once:
-/// thousands of queues dead-letter to one exchange.
-#[derive(Default)]
-struct Below<'a> {
-    memo: FxHashMap<String, Rc<[&'a str]>>,
-}
-
-impl<'a> Below<'a> {
-    fn of(&mut self, vhost: &'a Vhost, view: &View<'a>, exchange: &str) -> Rc<[&'a str]> {
-        if let Some(known) = self.memo.get(exchange) {
-            return Rc::clone(known);
-        }
-        let found: Rc<[&'a str]> = downstream(vhost, view, exchange).into();
-        self.memo.insert(exchange.to_string(), Rc::clone(&found));
-        found
-    }
-}
-
-/// Every queue a message at `exchange` may reach, whatever its keys and
-/// headers: each binding followed, and each alternate exchange. Where the
-/// model cannot tell (a headers exchange, the headers not given), this is
-/// what it might reach.
-fn downstream<'a>(vhost: &'a Vhost, view: &View<'a>, exchange: &str) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut seen: FxHashSet<String> = FxHashSet::from_iter([exchange.to_string()]);
-    let mut work = vec![exchange.to_string()];
-    while let Some(x) = work.pop() {
-        for b in view.router.bindings_from(&x) {
-            match b.destination_kind {
-                DestinationKind::Queue => out.extend(held(vhost, &b.destination)),
-                DestinationKind::Exchange => {
-                    if seen.insert(b.destination.clone()) {
-                        work.push(b.destination.clone());
-                    }
-                }
-            }
-        }
-        if let Some(ae) = view.router.alternate(&x)
-            && seen.insert(ae.to_string())
-        {
-            work.push(ae.to_string());
-        }
-    }
-    out
-}
-
 /// Queue `q` by the name the vhost holds: declared or external.
 fn held<'a>(vhost: &'a Vhost, q: &str) -> Option<&'a str> {
     match vhost.queues.get_key_value(q) {
@@ -317,6 +299,7 @@ fn dead_lettered<'a>(reach: &mut Reach<'_, 'a>) -> FxHashSet<&'a str> {
     for q in reach.vhost.queues.keys() {
         reach.dead_letters(q, &mut seen, &mut out);
     }
+    reach.walk(&mut seen, &mut out);
     out.into_iter().collect()
 }
 
@@ -368,13 +351,20 @@ fn unconsumed_finding(queues: &[&str]) -> Diagnostic {
 /// a service publishes reaches, directly or as a dead letter. A warning:
 /// publishers outside the services may feed them. One finding per
 /// service, at the first such queue of its `consumes`.
-fn unreachable<'a>(reach: &mut Reach<'_, 'a>, mut reached: FxHashSet<&'a str>, out: &mut Found) {
+fn unreachable<'a>(reach: &mut Reach<'_, 'a>, mut reached: FxHashSet<&'a str>, mut seen: Seen<'a>, out: &mut Found) {
     let vhost = reach.vhost;
     // Dead letters of a reached queue reach where they land, and on.
     let mut work: Vec<&str> = reached.iter().copied().collect();
-    let (mut seen, mut next) = (Seen::default(), Vec::new());
-    while let Some(q) = work.pop() {
-        reach.dead_letters(q, &mut seen, &mut next);
+    let mut next = Vec::new();
+    loop {
+        while let Some(q) = work.pop() {
+            reach.dead_letters(q, &mut seen, &mut next);
+            work.extend(next.drain(..).filter(|n| reached.insert(n)));
+        }
+        if seen.pending.is_empty() {
+            break;
+        }
+        reach.walk(&mut seen, &mut next);
         work.extend(next.drain(..).filter(|n| reached.insert(n)));
     }
     for s in vhost.services.values() {
