@@ -12,9 +12,9 @@ use crate::diagnostic::Diagnostic;
 use crate::model::kinds::{Name, by_table};
 use crate::model::services::{Declares, Grant, Publish, Service, grants};
 use crate::model::{ObjectKey, Topology, Value, Vhost};
-use crate::source::{Location, Locations, ObjectLocation, Sources};
+use crate::source::{FieldLocations, Location, Locations, ObjectLocation, Sources};
 
-pub(super) const SERVICE_KEYS: &[&str] = &["user", "publishes", "consumes", "declares"];
+pub(super) const SERVICE_KEYS: &[&str] = &["user", "publishes", "consumes", "declares", "lint_allow"];
 pub(super) const PUBLISH_KEYS: &[&str] = &["exchange", "keys"];
 pub(super) const DECLARES_KEYS: &[&str] = &["server_named", "prefixes"];
 
@@ -22,14 +22,22 @@ impl Parser<'_> {
     /// One service; `None` when it does not read (each problem reported).
     pub(super) fn service(&mut self, name: &str, node: &Node, at: std::ops::Range<usize>) -> Option<Decl<Service>> {
         let f = Fields::new(&mut self.r, node, What::named("service", name), SERVICE_KEYS)?;
-        let fields_at = self.fields_at(&f);
+        let mut fields_at = self.fields_at(&f);
         let ok = self.check_name(name, &at, "service", false);
         let user = f.required_string(&mut self.r, "user", at.clone(), "\"orders-app\"");
         let consumes = match f.get("consumes") {
             None => Some(Vec::new()),
-            Some(_) => f.strings(&mut self.r, "consumes").map(|q| q.into_iter().map(|(q, _)| q).collect()),
+            Some(_) => f.strings(&mut self.r, "consumes").map(|q| {
+                q.into_iter()
+                    .enumerate()
+                    .map(|(i, (q, span))| {
+                        fields_at.insert(format!("consumes.{i}"), self.loc(span));
+                        q
+                    })
+                    .collect()
+            }),
         };
-        let publishes = self.publishes(&f, name);
+        let publishes = self.publishes(&f, name, &mut fields_at);
         let declares = match f.get("declares") {
             None => Some(Declares::default()),
             Some(node) => self.declares(node, name),
@@ -45,7 +53,7 @@ impl Parser<'_> {
     }
 
     /// `publishes`: an array of `{ exchange, keys }` tables.
-    fn publishes(&mut self, f: &Fields, service: &str) -> Option<Vec<Publish>> {
+    fn publishes(&mut self, f: &Fields, service: &str, fields_at: &mut FieldLocations) -> Option<Vec<Publish>> {
         let Some(node) = f.get("publishes") else { return Some(Vec::new()) };
         let Item::Array(items) = &node.item else {
             self.r.wrong_type(node, format_args!("`publishes` of service \"{service}\""), "an array of tables");
@@ -65,7 +73,10 @@ impl Parser<'_> {
                 Some(_) => p.strings(&mut self.r, "keys").map(|k| k.into_iter().map(|(k, _)| k).collect()),
             };
             match (exchange, keys) {
-                (Some(exchange), Some(keys)) => out.push(Publish { exchange, keys }),
+                (Some(exchange), Some(keys)) => {
+                    fields_at.insert(format!("publishes.{}", out.len()), self.loc(item.span()));
+                    out.push(Publish { exchange, keys });
+                }
                 _ => ok = false,
             }
         }
@@ -108,7 +119,7 @@ pub(super) fn place(
     files: Filed,
     sources: &Sources,
 ) -> Vec<Diagnostic> {
-    let (at, mut out) = placed(topology, files, sources);
+    let (at, mut out) = placed(topology, locations, files, sources);
     for (v, vhost) in topology.vhosts.iter_mut().filter(|(_, x)| !x.services.is_empty()) {
         for (user, grant) in grants(&vhost.services, &vhost.exchanges) {
             let first = grant.services.iter().next().and_then(|s| at.get(&(v.clone(), s.clone()))).cloned();
@@ -122,6 +133,7 @@ pub(super) fn place(
 /// The services in their vhosts, each checked; where each is declared.
 fn placed(
     topology: &mut Topology,
+    locations: &mut Locations,
     files: Filed,
     sources: &Sources,
 ) -> (BTreeMap<(String, String), Location>, Vec<Diagnostic>) {
@@ -150,6 +162,8 @@ fn placed(
                         .expect("looked up")
                         .services
                         .insert(s.value.name.clone(), s.value.clone());
+                    let site = ObjectLocation { at: s.at.clone(), fields: s.fields.clone() };
+                    locations.services.insert(key.clone(), site);
                     at.insert(key, s.at.clone());
                 }
                 out.extend(problems.into_iter().map(|(code, field, message, help)| {

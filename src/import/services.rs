@@ -58,7 +58,9 @@ pub(super) fn proposed(
             }
         };
         let mut publishes: Vec<Publish> = Vec::new();
-        if write.is_match(DEFAULT_EXCHANGE) {
+        // The default exchange reaches queues by name: in a vhost without
+        // queues, what the permission allows reaches nothing.
+        if write.is_match(DEFAULT_EXCHANGE) && !v.queues.is_empty() {
             publishes.push(Publish { exchange: String::new(), keys: Vec::new() });
         }
         let exchanges = v.exchanges.keys().filter(|x| write.is_match(x));

@@ -2,13 +2,13 @@
 //! queues that more than one service may read (each would get part of the
 //! messages: a queue hands each message to one consumer).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use regex::Regex;
 
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
-use crate::model::{ObjectKey, Password};
+use crate::model::{ObjectKey, Password, Vhost};
 
 /// Permissions to everything, as RabbitMQ's own `.*` default grants them.
 const ALL: &str = ".*";
@@ -42,48 +42,7 @@ pub(super) fn check(ctx: &mut Context) {
                 found.push((key, None, d));
             }
         }
-        // Services (users other than administrators) that may read each queue.
-        let readers: Vec<(&str, Reads)> = vhost
-            .permissions
-            .iter()
-            .filter(|(user, p)| !p.read.is_empty() && ctx.topology.users.contains_key(*user) && !is_administrator(user))
-            .filter_map(|(user, p)| Some((user.as_str(), Reads::of(&p.read)?)))
-            .collect();
-        if readers.len() < 2 {
-            continue;
-        }
-        // Each queue looked up once among the names listed, rather than in
-        // each reader's list; the patterns matched one by one.
-        let mut listing: std::collections::HashMap<&str, Vec<&str>> = std::collections::HashMap::new();
-        let mut patterns: Vec<(&str, &Regex)> = Vec::new();
-        for (user, reads) in &readers {
-            match reads {
-                Reads::Names(names) => names.iter().for_each(|n| listing.entry(n.as_str()).or_default().push(user)),
-                Reads::Pattern(r) => patterns.push((user, r)),
-            }
-        }
-        // One finding per set of readers: a user who may read every queue
-        // would otherwise make one per queue. A queue that allows the rule
-        // is left to its own (allowed) finding.
-        let mut groups: BTreeMap<Vec<&str>, Vec<&str>> = BTreeMap::new();
-        for q in vhost.queues.values() {
-            let mut who: Vec<&str> = listing.get(q.name.as_str()).cloned().unwrap_or_default();
-            who.extend(patterns.iter().filter(|(_, r)| r.is_match(&q.name)).map(|(u, _)| *u));
-            who.sort_unstable();
-            if who.len() < 2 {
-                continue;
-            }
-            let key = ObjectKey::Queue { vhost: vname.clone(), name: q.name.clone() };
-            if super::allowance(ctx.locations, &key, "shared-queue").is_some() {
-                found.push((key, None, shared(&[&q.name], &who, by_name(ctx, vname, &[&q.name]))));
-            } else {
-                groups.entry(who).or_default().push(&q.name);
-            }
-        }
-        for (who, queues) in groups {
-            let key = ObjectKey::Queue { vhost: vname.clone(), name: queues[0].to_string() };
-            found.push((key, None, shared(&queues, &who, by_name(ctx, vname, &queues))));
-        }
+        shared_readers(ctx, vname, vhost, &mut found);
     }
     topic_permissions(ctx, &mut found);
     for (key, field, d) in found {
@@ -91,56 +50,61 @@ pub(super) fn check(ctx: &mut Context) {
     }
 }
 
-/// The names a `read` expression lets a user read. Most are a list of
-/// names (`^(?:a\.b|c)$`, as services make them): a set of names then,
-/// since a hundred users' expressions matched against ten thousand queue
-/// names would be a million regex searches.
-enum Reads {
-    Names(std::collections::HashSet<String>),
-    Pattern(Regex),
-}
-
-impl Reads {
-    fn of(expression: &str) -> Option<Reads> {
-        let regex = Regex::new(expression).ok()?;
-        Some(literal_names(expression).map_or(Reads::Pattern(regex), Reads::Names))
-    }
-
-    #[cfg(test)]
-    fn matches(&self, name: &str) -> bool {
-        match self {
-            Reads::Names(names) => names.contains(name),
-            Reads::Pattern(r) => r.is_match(name),
+/// `shared-queue` by permissions: queues that more than one user (other
+/// than administrators) may read. The users of services read what their
+/// services consume, looked up rather than matched: their expressions are
+/// made from `consumes` (and `declares`, for queues made at run time), and
+/// matching 500 services' expressions against 10,000 queues took most of
+/// a `validate`. Queues that services consume together are the services'
+/// rule's (`services.rs`), which prints their fix.
+fn shared_readers<'a>(
+    ctx: &Context<'a>,
+    vname: &str,
+    vhost: &'a Vhost,
+    found: &mut Vec<(ObjectKey, Option<&'static str>, Diagnostic)>,
+) {
+    let is_administrator = |user: &str| ctx.topology.users.get(user).is_some_and(|u| u.tags.contains("administrator"));
+    let service_users: BTreeSet<&str> = vhost.services.values().map(|s| s.user.as_str()).collect();
+    let readers: Vec<(&str, Regex)> = vhost
+        .permissions
+        .iter()
+        .filter(|(user, p)| !p.read.is_empty() && ctx.topology.users.contains_key(*user) && !is_administrator(user))
+        .filter(|(user, _)| !service_users.contains(user.as_str()))
+        .filter_map(|(user, p)| Some((user.as_str(), Regex::new(&p.read).ok()?)))
+        .collect();
+    let mut consumers: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for s in vhost.services.values().filter(|s| !is_administrator(&s.user)) {
+        for q in &s.consumes {
+            consumers.entry(q.as_str()).or_default().push(&s.user);
         }
     }
-}
-
-/// The names `^name$` or `^(?:name|name…)$` lists, when each is a literal
-/// (escaped punctuation and plain characters only).
-fn literal_names(expression: &str) -> Option<std::collections::HashSet<String>> {
-    let inner = expression.strip_prefix('^')?.strip_suffix('$')?;
-    // `^a|b$` is `(^a)|(b$)`: an alternation is a list only in a group.
-    let inner = match inner.strip_prefix("(?:").and_then(|i| i.strip_suffix(')')) {
-        Some(group) => group,
-        None if inner.contains('|') => return None,
-        None => inner,
-    };
-    let mut names = std::collections::HashSet::new();
-    let mut name = String::new();
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some(e) if !e.is_alphanumeric() => name.push(e),
-                _ => return None,
-            },
-            '|' => names.insert(std::mem::take(&mut name)).then_some(())?,
-            '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '^' | '$' => return None,
-            c => name.push(c),
+    if readers.len() + service_users.len() < 2 {
+        return;
+    }
+    let by_services = super::services::consumed_by_several(vhost);
+    // One finding per set of readers: a user who may read every queue
+    // would otherwise make one per queue. A queue that allows the rule
+    // is left to its own (allowed) finding.
+    let mut groups: BTreeMap<Vec<&str>, Vec<&str>> = BTreeMap::new();
+    for q in vhost.queues.values().filter(|q| !by_services.contains_key(q.name.as_str())) {
+        let mut who: Vec<&str> = readers.iter().filter(|(_, r)| r.is_match(&q.name)).map(|(u, _)| *u).collect();
+        who.extend(consumers.get(q.name.as_str()).into_iter().flatten());
+        who.sort_unstable();
+        who.dedup();
+        if who.len() < 2 {
+            continue;
+        }
+        let key = ObjectKey::Queue { vhost: vname.to_string(), name: q.name.clone() };
+        if super::allowance(ctx.locations, &key, "shared-queue").is_some() {
+            found.push((key, None, shared(&[&q.name], &who, by_name(ctx, vname, &[&q.name]))));
+        } else {
+            groups.entry(who).or_default().push(&q.name);
         }
     }
-    names.insert(name);
-    Some(names)
+    for (who, queues) in groups {
+        let key = ObjectKey::Queue { vhost: vname.to_string(), name: queues[0].to_string() };
+        found.push((key, None, shared(&queues, &who, by_name(ctx, vname, &queues))));
+    }
 }
 
 /// Topic permissions on an exchange of another type: RabbitMQ checks them
@@ -213,25 +177,6 @@ fn guest_password(declared: Option<&Password>) -> String {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
-
-    use super::{Reads, literal_names};
-
-    #[test]
-    fn a_list_of_names_is_read_as_names_and_anything_else_as_a_pattern() {
-        let names = |e: &str| literal_names(e).map(|n| n.into_iter().collect::<std::collections::BTreeSet<_>>());
-        assert_eq!(
-            names(r"^(?:billing\.orders|audit)$").unwrap(),
-            ["audit", "billing.orders"].map(String::from).into()
-        );
-        assert_eq!(names(r"^billing\.orders$").unwrap(), ["billing.orders".to_string()].into());
-        for pattern in [r"^amq\.gen-.*$", "^orders.x$", ".*", r"^(?:a|b)c$", r"^(a|b)$", r"^\d$", "^a|b$"] {
-            assert_eq!(names(pattern), None, "{pattern}");
-        }
-        for (e, yes, no) in [(r"^(?:a\.b|c)$", "a.b", "a-b"), (r"^a\..*$", "a.x", "b.x")] {
-            let r = Reads::of(e).unwrap();
-            assert!(r.matches(yes) && !r.matches(no), "{e}");
-        }
-    }
 
     /// The help of each `guest-user` finding of `toml`, in file order.
     fn guest_helps(toml: &str) -> Vec<String> {

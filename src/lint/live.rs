@@ -157,13 +157,13 @@ fn fix(
 }
 
 /// The queue of its own that service `s` gets in place of `queue`.
-fn own_queue(queue: &str, s: &str) -> String {
+pub(super) fn own_queue(queue: &str, s: &str) -> String {
     format!("{queue}.{s}")
 }
 
 /// The TOML of queue `name`, of the type and arguments of `model` (if
 /// known), with `bindings` like the ones to `model`.
-fn queue_like(name: &str, model: Option<&Queue>, bindings: &[&Binding]) -> String {
+pub(super) fn queue_like(name: &str, model: Option<&Queue>, bindings: &[&Binding]) -> String {
     let mut out = format!("[queues.{}]\n", toml_text::key(name));
     if let Some(q) = model {
         out += &format!("type = {}\n", toml_text::string(q.kind.as_str()));

@@ -12,6 +12,7 @@ mod policies;
 mod queues;
 mod references;
 pub mod rules;
+mod services;
 mod settings;
 pub(crate) mod view;
 
@@ -75,7 +76,8 @@ pub fn check_for(
 }
 
 /// [`check`] without the rules that ask where messages go (`dlx-unroutable`,
-/// `dlx-cycle`, `ae-missing`, `unroutable-exchange`): the baseline of the
+/// `dlx-cycle`, `ae-missing`, `unroutable-exchange`, the services'
+/// contract): the baseline of the
 /// lint benchmark (docs/development.md), nothing more.
 #[doc(hidden)]
 pub fn check_without_routing(topology: &Topology, locations: &Locations, settings: &LintSettings) -> Findings {
@@ -116,7 +118,7 @@ fn checked(
                 .collect();
             rayon::join(
                 || run(&views, &[references::check, queues::check]),
-                || run(&views, &[dead_letters::check, exchanges::check, access::check]),
+                || run(&views, &[dead_letters::check, exchanges::check, access::check, services::check]),
             )
         },
         || run(&BTreeMap::new(), &[policies::check]),
@@ -273,6 +275,22 @@ impl<'a> Context<'a> {
             None => d,
         };
         let allow = allowance(self.locations, key, d.code);
+        match settle(d, allow, self.settings, self.version) {
+            Ok(d) => self.show(d),
+            Err(a) => self.out.allowed.push(a),
+        }
+    }
+
+    /// [`Context::report`] for a finding at `field` of service `service`
+    /// (its declaration when the field has no place), allowed by the
+    /// service's own `lint_allow`.
+    fn report_service(&mut self, vhost: &str, service: &str, field: &str, d: Diagnostic) {
+        let site = self.locations.services.get(&(vhost.to_string(), service.to_string()));
+        let d = match site {
+            Some(s) => d.at(s.fields.get(field).unwrap_or(&s.at).clone()),
+            None => d,
+        };
+        let allow = site.and_then(|s| s.fields.get(&format!("lint_allow.{}", d.code)));
         match settle(d, allow, self.settings, self.version) {
             Ok(d) => self.show(d),
             Err(a) => self.out.allowed.push(a),

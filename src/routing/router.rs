@@ -260,6 +260,12 @@ impl<'a> Router<'a> {
         self.route_from(message, true, true)
     }
 
+    /// [`Router::route`] without the path: for callers that ask only where
+    /// hundreds of messages go, and why those that go nowhere are dropped.
+    pub fn route_without_path(&self, message: &Message) -> Route {
+        self.route_from(message, true, false)
+    }
+
     /// [`Router::route`] for a message the broker publishes itself (a dead
     /// letter), which an internal exchange takes (`client` false); without
     /// the path when `path` is false, for callers that ask only where

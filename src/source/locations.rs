@@ -73,6 +73,9 @@ pub struct Locations {
     /// Exchanges, queues and users declared with errors, so that one mistake
     /// does not cascade into "undeclared" for the objects that name them.
     pub named: HashSet<ObjectKey, FastHash>,
+    /// Services, by vhost and name, with each `publishes.N` entry's and
+    /// each `consumes.N` queue's place: the contract's findings point there.
+    pub services: HashMap<(String, String), ObjectLocation, FastHash>,
 }
 
 impl Locations {
