@@ -128,10 +128,16 @@ fn import_from_a_broker_proposes_the_queues_each_user_consumes() {
             .unwrap();
         (c, ch)
     });
-    // The management API lists a consumer once its statistics are in.
-    let listed = (0..50).any(|_| {
+    // The management API lists a consumer once its statistics are in, and
+    // its channel's user once the channel's are (they come apart).
+    let listed = (0..100).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(200));
-        broker.request("GET", &format!("consumers/{}", seg(v)), None).body.contains("work.one")
+        let listing = broker.request("GET", &format!("consumers/{}", seg(v)), None).json();
+        listing
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["queue"]["name"] == "work.one" && c["channel_details"]["user"] == user)
     });
     assert!(listed, "the consumer is listed");
     let tmp = tempfile::tempdir().unwrap();
