@@ -11,7 +11,7 @@ use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::{Name, by_table};
 use crate::model::services::{Declares, Grant, Publish, Service, grants};
-use crate::model::{ObjectKey, Topology, Value, Vhost};
+use crate::model::{ObjectKey, Topology, Value, Vhost, builtin_exchange};
 use crate::source::{FieldLocations, Location, Locations, ObjectLocation, Sources};
 
 pub(super) const SERVICE_KEYS: &[&str] = &["user", "publishes", "consumes", "declares", "lint_allow"];
@@ -222,15 +222,6 @@ fn granted(
     out
 }
 
-/// The broker's own exchanges a service may publish to, with their types.
-const BUILTIN: [(&str, &str); 5] = [
-    ("amq.direct", "direct"),
-    ("amq.fanout", "fanout"),
-    ("amq.topic", "topic"),
-    ("amq.headers", "headers"),
-    ("amq.match", "headers"),
-];
-
 /// One problem of a service: its code, the field it is at, the message
 /// and the help.
 type Problem = (&'static str, &'static str, String, String);
@@ -255,7 +246,7 @@ fn check(s: &Service, v: &str, vhost: &Vhost, user_declared: bool) -> Vec<Proble
         let kind = match (p.exchange.as_str(), vhost.exchanges.get(&p.exchange)) {
             ("", _) => Some("direct"),
             (_, Some(x)) => Some(x.kind.as_str()),
-            (name, None) => BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, k)| *k),
+            (name, None) => builtin_exchange(name).map(|(kind, _)| kind),
         };
         let Some(kind) = kind.or_else(|| vhost.external.exchanges.contains(&p.exchange).then_some("")) else {
             out.push((

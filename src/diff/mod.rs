@@ -32,6 +32,7 @@ mod policies;
 mod policy_advice;
 mod queues;
 mod refusals;
+mod services;
 mod sides;
 mod super_streams;
 mod users;

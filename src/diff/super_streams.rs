@@ -28,23 +28,4 @@ impl Differ<'_> {
             c.super_stream = Some(name);
         }
     }
-
-    /// Marks each change to a permission or topic permission that services
-    /// make with their names.
-    pub(super) fn service_changes(&mut self, desired: &Topology) {
-        for c in &mut self.out.changes {
-            let (vhost, user, exchange) = match &c.key {
-                ObjectKey::Permission { vhost, user } => (vhost, user, None),
-                ObjectKey::Object { vhost: Some(vhost), name } if name.kind.table == "topic_permissions" => {
-                    (vhost, &name.id[0], name.id.get(1))
-                }
-                _ => continue,
-            };
-            let Some(v) = desired.vhosts.get(vhost) else { continue };
-            let asks = |s: &&crate::model::services::Service| {
-                s.user == *user && exchange.is_none_or(|x| s.publishes.iter().any(|p| p.exchange == *x))
-            };
-            c.services = v.services.values().filter(asks).map(|s| s.name.clone()).collect();
-        }
-    }
 }

@@ -83,7 +83,9 @@ fn grant(user: &str, services: &[&Service], exchanges: &BTreeMap<String, Exchang
     };
     let mut keys: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for p in services.iter().flat_map(|s| &s.publishes) {
-        let topic = exchanges.get(&p.exchange).is_some_and(|x| x.kind == "topic") || p.exchange == "amq.topic";
+        let kind =
+            exchanges.get(&p.exchange).map(|x| x.kind.as_str()).or(super::builtin_exchange(&p.exchange).map(|b| b.0));
+        let topic = kind == Some("topic");
         if topic && !p.keys.is_empty() {
             keys.entry(p.exchange.clone()).or_default().extend(p.keys.iter().map(|k| topic_regex(k)));
         }

@@ -315,6 +315,19 @@ pub struct Permission {
 pub const BUILTIN_EXCHANGES: [&str; 6] =
     ["amq.direct", "amq.fanout", "amq.topic", "amq.headers", "amq.match", "amq.rabbitmq.trace"];
 
+/// The type of one of the broker's own exchanges, and whether it is
+/// internal (the trace exchange: the broker publishes to it, no client).
+pub fn builtin_exchange(name: &str) -> Option<(&'static str, bool)> {
+    Some(match name {
+        "amq.direct" => ("direct", false),
+        "amq.fanout" => ("fanout", false),
+        "amq.topic" => ("topic", false),
+        "amq.headers" | "amq.match" => ("headers", false),
+        "amq.rabbitmq.trace" => ("topic", true),
+        _ => return None,
+    })
+}
+
 /// A live queue's message and consumer counts, as the broker last reported;
 /// `None` when the broker has not reported one yet.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -37,16 +37,7 @@ enum Kind<'a> {
 }
 
 /// The broker's own exchanges and their types.
-fn builtin(name: &str) -> Option<(&'static str, bool)> {
-    Some(match name {
-        "amq.direct" => ("direct", false),
-        "amq.fanout" => ("fanout", false),
-        "amq.topic" => ("topic", false),
-        "amq.headers" | "amq.match" => ("headers", false),
-        "amq.rabbitmq.trace" => ("topic", true),
-        _ => return None,
-    })
-}
+use crate::model::builtin_exchange as builtin;
 
 /// Where one exchange sends a message (or class): destinations, each with
 /// the key of the binding that took it there (`None`: the default

@@ -129,13 +129,8 @@ impl VhostState {
         };
         exchanges.insert(String::new(), builtin("", "direct", false));
         for name in BUILTIN_EXCHANGES {
-            let kind = match name {
-                "amq.direct" => "direct",
-                "amq.fanout" => "fanout",
-                "amq.headers" | "amq.match" => "headers",
-                _ => "topic",
-            };
-            exchanges.insert(name.to_string(), builtin(name, kind, name == "amq.rabbitmq.trace"));
+            let (kind, internal) = crate::model::builtin_exchange(name).expect("a builtin exchange");
+            exchanges.insert(name.to_string(), builtin(name, kind, internal));
         }
         VhostState {
             description,

@@ -16,10 +16,10 @@ pub(super) static KIND: Kind = Kind {
         Attribute::required("uri", Type::Uris, "the upstream broker; a credential must come from the environment")
             .secret(),
         Attribute::defaulted("prefetch-count", Type::Integer, Fixed::Int(1000), "how many messages in flight at most"),
-        Attribute::defaulted("reconnect-delay", Type::Integer, Fixed::Int(5), "seconds between reconnection attempts"),
+        parameter::RECONNECT_DELAY,
         Attribute::defaulted(
             "ack-mode",
-            Type::OneOf(&["on-confirm", "on-publish", "no-ack"]),
+            parameter::ACK_MODES,
             Fixed::Str("on-confirm"),
             "when a message is acknowledged upstream: `on-confirm` loses none",
         ),
@@ -91,18 +91,4 @@ pub(super) static KIND: Kind = Kind {
     delete,
 };
 
-fn read(item: &serde_json::Value) -> Option<Result<Object, String>> {
-    parameter::read(&KIND, COMPONENT, &[], item)
-}
-
-fn write(vhost: Option<&str>, o: &Object) -> serde_json::Value {
-    parameter::write(COMPONENT, vhost, o)
-}
-
-fn put(vhost: Option<&str>, o: &Object) -> Request {
-    parameter::put(COMPONENT, vhost, o, parameter::value(o))
-}
-
-fn delete(vhost: Option<&str>, id: &[String]) -> Vec<String> {
-    parameter::path(COMPONENT, vhost, id)
-}
+parameter::parameter_functions!(COMPONENT, &[]);

@@ -5,8 +5,16 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use super::{Kind, Object, Request, field};
+use super::{Attribute, Fixed, Kind, Object, Request, Type, field};
 use crate::model::{Table, Value};
+
+/// When a shovel or a federation link acknowledges a message at its
+/// source: `on-confirm` (the default) loses none.
+pub(super) const ACK_MODES: Type = Type::OneOf(&["on-confirm", "on-publish", "no-ack"]);
+
+/// The seconds a shovel or a federation link waits to reconnect.
+pub(super) const RECONNECT_DELAY: Attribute =
+    Attribute::defaulted("reconnect-delay", Type::Integer, Fixed::Int(5), "seconds between reconnection attempts");
 
 /// A `parameters` item of `component` as an object of `kind`: its value's
 /// keys are the kind's attributes (`renamed` maps a key an older broker
@@ -57,3 +65,27 @@ pub(super) fn put(component: &str, vhost: Option<&str>, o: &Object, value: Json)
 pub(super) fn path(component: &str, vhost: Option<&str>, id: &[String]) -> Vec<String> {
     vec!["parameters".into(), component.into(), vhost.unwrap_or_default().into(), id[0].clone()]
 }
+
+/// The four functions of a kind whose object is one parameter of
+/// `$component`, its value the object's body (`$renamed`: keys an older
+/// broker wrote, as `read` takes them).
+macro_rules! parameter_functions {
+    ($component:expr, $renamed:expr) => {
+        fn read(item: &serde_json::Value) -> Option<Result<Object, String>> {
+            parameter::read(&KIND, $component, $renamed, item)
+        }
+
+        fn write(vhost: Option<&str>, o: &Object) -> serde_json::Value {
+            parameter::write($component, vhost, o)
+        }
+
+        fn put(vhost: Option<&str>, o: &Object) -> Request {
+            parameter::put($component, vhost, o, parameter::value(o))
+        }
+
+        fn delete(vhost: Option<&str>, id: &[String]) -> Vec<String> {
+            parameter::path($component, vhost, id)
+        }
+    };
+}
+pub(super) use parameter_functions;

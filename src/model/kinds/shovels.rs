@@ -95,11 +95,11 @@ pub(super) static KIND: Kind = Kind {
         Attribute::optional("dest-message-annotations", Type::Any, "AMQP 1.0: message annotations to set"),
         Attribute::defaulted(
             "ack-mode",
-            Type::OneOf(&["on-confirm", "on-publish", "no-ack"]),
+            parameter::ACK_MODES,
             Fixed::Str("on-confirm"),
             "when a message is acknowledged at the source: `on-confirm` loses none",
         ),
-        Attribute::defaulted("reconnect-delay", Type::Integer, Fixed::Int(5), "seconds between reconnection attempts"),
+        parameter::RECONNECT_DELAY,
     ],
     about: "A dynamic shovel: it consumes from a source (a queue, an exchange, an AMQP 1.0 address) and \
             publishes to a destination, on this broker or another. Keys are the broker's own. A URI that \
@@ -129,18 +129,4 @@ const RENAMED: &[(&str, &str)] = &[
     ("publish-properties", "dest-publish-properties"),
 ];
 
-fn read(item: &serde_json::Value) -> Option<Result<Object, String>> {
-    parameter::read(&KIND, COMPONENT, RENAMED, item)
-}
-
-fn write(vhost: Option<&str>, o: &Object) -> serde_json::Value {
-    parameter::write(COMPONENT, vhost, o)
-}
-
-fn put(vhost: Option<&str>, o: &Object) -> Request {
-    parameter::put(COMPONENT, vhost, o, parameter::value(o))
-}
-
-fn delete(vhost: Option<&str>, id: &[String]) -> Vec<String> {
-    parameter::path(COMPONENT, vhost, id)
-}
+parameter::parameter_functions!(COMPONENT, RENAMED);
