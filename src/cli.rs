@@ -146,6 +146,16 @@ pub enum Command {
         #[arg(long = "env", value_name = "ENV")]
         envs: Vec<String>,
     },
+    /// Print a saved plan (`plan --out`) as `plan` showed it when it was saved, in any format,
+    /// without a broker. It shows what was reviewed; `apply PLANFILE` checks it against the broker.
+    Show {
+        /// The saved plan.
+        #[arg(value_name = "PLANFILE")]
+        plan: PathBuf,
+        /// human, json, markdown or github, as `plan --format` takes them.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
     /// In-flight migrations and where each stands, and the apply running now, if any.
     Status {
         /// The topology directory whose warren.toml declares the environments `--env` names

@@ -131,6 +131,7 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             out.out(cli::completions(shell));
             Ok(error::Done::Ok)
         }
+        Command::Show { plan, format } => commands::show::run(&plan, format, out),
         Command::Graph { path, vhost, format, services } => {
             commands::graph::run(&path, vhost.as_deref(), format, services, out)
         }

@@ -17,12 +17,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::Diagnostic;
+use crate::render::{FleetDocument, Origin, PlanDocument};
 
 /// The key that marks a saved plan; its value is the format version.
 pub const MARKER: &str = "warren_saved_plan";
 /// Bumped on any incompatible change to the file. 2: a digest per object
 /// the plan depends on (`depends_on`) instead of one of the whole live state.
-pub const FORMAT_VERSION: u32 = 2;
+/// 3: the plan as it was shown (`shown`), for `warren show`.
+pub const FORMAT_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,6 +56,42 @@ pub struct SavedPlan {
     /// `--project` given for files without one, which apply then takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// The plan as `plan` showed it. None in a plan of several environments,
+    /// whose report of them all ([`SavedPlans::shown`]) holds each one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<Shown>,
+}
+
+/// A plan as `plan` showed it, which `warren show` draws again in any
+/// format: the document, and what its formats draw beside it (the picture
+/// of the pull-request comment). Apply never reads it: it plans again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shown {
+    pub document: PlanDocument,
+    pub origin: Origin,
+}
+
+/// The report of several environments' plans as `plan --env` showed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FleetShown {
+    pub document: FleetDocument,
+    /// The origin of each environment's plan, in the document's order
+    /// (every environment of a saved report has a plan).
+    pub origins: Vec<Origin>,
+}
+
+impl FleetShown {
+    /// The report as it was shown, each plan with its origin again.
+    pub fn document(&self) -> FleetDocument {
+        let mut document = self.document.clone();
+        let plans = document.environments.iter_mut().filter_map(|e| e.plan.as_mut());
+        for (plan, origin) in plans.zip(&self.origins) {
+            plan.origin = origin.clone();
+        }
+        document
+    }
 }
 
 /// The saved plan of several environments (`plan --env ... --out`): one
@@ -64,6 +102,8 @@ pub struct SavedPlans {
     /// The format version, under the marker key.
     pub warren_saved_plan: u32,
     pub environments: Vec<SavedPlan>,
+    /// The report of them all as `plan` showed it.
+    pub shown: FleetShown,
 }
 
 /// What a saved-plan file holds.
@@ -178,6 +218,7 @@ mod tests {
             }],
             environment: None,
             project: Some("orders".into()),
+            shown: None,
         }
     }
 
@@ -186,7 +227,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("plans.json");
         let one = |name: &str| SavedPlan { environment: Some(name.into()), ..sample() };
-        let plans = SavedPlans { warren_saved_plan: FORMAT_VERSION, environments: vec![one("a"), one("b")] };
+        let shown = FleetShown { document: FleetDocument::new("topology", vec![]), origins: vec![] };
+        let plans = SavedPlans { warren_saved_plan: FORMAT_VERSION, environments: vec![one("a"), one("b")], shown };
         write(&plans, &file).unwrap();
         assert_eq!(read_any(&file).unwrap(), Saved::Environments(plans));
         let d = read(&file).unwrap_err();
@@ -200,7 +242,7 @@ mod tests {
         write(&sample(), &file).unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(looks_saved(&text));
-        assert!(text.contains("\"warren_saved_plan\": 2"), "{text}");
+        assert!(text.contains("\"warren_saved_plan\": 3"), "{text}");
         assert_eq!(read(&file).unwrap(), sample());
     }
 
@@ -214,7 +256,7 @@ mod tests {
             (&full[..full.len() / 2], "cut short"),
             ("{\"files\": []}", "no \"warren_saved_plan\" marker"),
             ("[1, 2]", "no \"warren_saved_plan\" marker"),
-            (&full.replace("\"warren_saved_plan\":2", "\"warren_saved_plan\":3"), "format version is 3"),
+            (&full.replace("\"warren_saved_plan\":3", "\"warren_saved_plan\":2"), "format version is 2"),
             (&full.replace("\"origin\"", "\"origin_\""), "unknown field"),
         ];
         for (text, expected) in cases {

@@ -18,7 +18,7 @@ use crate::error::{self, Done, Error, Kind};
 use crate::project::Environment;
 use crate::render::fleet::{self, EnvironmentDoc, FleetDocument};
 use crate::render::{DiagnosticDoc, Format, PlanDocument};
-use crate::saved_plan::{self, SavedPlans};
+use crate::saved_plan::{self, FleetShown, SavedPlans};
 use crate::writer::Writer;
 
 /// How many brokers are read at once: enough for a fleet, few enough for
@@ -214,7 +214,9 @@ pub fn plan(
         .zip(&planned)
         .filter_map(|(env, p)| p.as_ref().map(|p| saved(p, path, &show_as.replace, Some(&env.name))))
         .collect();
-    let plans = SavedPlans { warren_saved_plan: saved_plan::FORMAT_VERSION, environments };
+    let origins = planned.iter().flatten().map(|p| p.document.origin.clone()).collect();
+    let shown = FleetShown { document: doc.clone(), origins };
+    let plans = SavedPlans { warren_saved_plan: saved_plan::FORMAT_VERSION, environments, shown };
     match saved_plan::write(&plans, file) {
         Ok(()) => {
             out.note(format!(

@@ -19,6 +19,7 @@ pub mod rollout;
 pub mod route;
 pub mod saved_plan;
 pub mod session;
+pub mod show;
 pub mod status;
 pub mod test;
 pub mod validate;

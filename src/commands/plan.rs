@@ -34,13 +34,18 @@ pub fn print_invalid(desired: &Desired, path: &Path, live_origin: &str, format: 
 /// machine formats are always whole.
 pub fn print(planned: &Planned, format: Format, out: &Writer) {
     print_diagnostics(planned, out);
+    print_document(&planned.document, format, out);
+}
+
+/// The plan alone, as [`print`] shows it after its diagnostics.
+pub fn print_document(document: &PlanDocument, format: Format, out: &Writer) {
     if out.quiet() && format == Format::Human {
-        out.outln(render::human::summary_line(&planned.document));
+        out.outln(render::human::summary_line(document));
     } else {
-        out.out(render::render(&planned.document, format, out.color() && format == Format::Human));
+        out.out(render::render(document, format, out.color() && format == Format::Human));
     }
     if format == Format::Github {
-        super::findings::step_summary(&render::markdown::render(&planned.document), out);
+        super::findings::step_summary(&render::markdown::render(document), out);
     }
 }
 

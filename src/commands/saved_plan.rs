@@ -11,7 +11,7 @@ use crate::desired::{self, Desired};
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Kind};
 use crate::fingerprint;
-use crate::saved_plan::{self, Saved, SavedFile, SavedPlan, SavedPlans};
+use crate::saved_plan::{self, Saved, SavedFile, SavedPlan, SavedPlans, Shown};
 use crate::writer::Writer;
 
 /// `plan --out FILE`: saves what apply needs to make this plan again.
@@ -41,6 +41,9 @@ pub fn saved(planned: &Planned, path: &Path, replace: &[String], environment: Op
             .collect(),
         environment: environment.map(str::to_string),
         project: planned.desired.project.name.clone(),
+        shown: environment
+            .is_none()
+            .then(|| Shown { document: planned.document.clone(), origin: planned.document.origin.clone() }),
     }
 }
 

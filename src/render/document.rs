@@ -40,7 +40,9 @@ pub struct PlanDocument {
 }
 
 /// What made a plan document: the command, the project, the environment.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Not part of the JSON document; a saved plan keeps it beside the
+/// document, so that `warren show` draws the plan as it was shown.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
     /// `diff` compares two topologies offline: no broker is involved.
     pub diff: bool,

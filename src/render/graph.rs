@@ -123,7 +123,7 @@ pub struct Marks {
 
 /// A picture of a change: a mermaid flowchart with its marks, and the
 /// legend of the marks it uses (empty when it uses none).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Picture {
     pub mermaid: String,
     pub legend: String,

@@ -14,8 +14,9 @@ pub mod service_routes;
 pub mod test_report;
 
 pub use document::{
-    ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, MigrationStepDoc, PlanDocument, SummaryDoc,
+    ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, MigrationStepDoc, Origin, PlanDocument, SummaryDoc,
 };
+pub use fleet::FleetDocument;
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

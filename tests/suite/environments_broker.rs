@@ -266,6 +266,10 @@ fn a_saved_plan_of_three_environments_is_applied_each_checked_on_its_own_broker(
     let run = fleet.warren(name, &["plan", path, "--env", "all", "--out", file]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("Saved the plans of 3 environments"), "{}", run.stderr);
+    // `show` prints the report of the three as `plan` printed it, from the
+    // file alone.
+    let shown = fleet.warren(name, &["show", file]);
+    assert_eq!((shown.code, &shown.stdout), (0, &run.stdout), "{}", shown.stderr);
     // Broker two changes after the plan: its plan is refused there, and
     // only there; the stage it is in still ends, and the rollout stops.
     fleet.broker(1).put(&format!("vhosts/{name}"), json!({}));

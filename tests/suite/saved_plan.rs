@@ -74,7 +74,7 @@ fn a_saved_plan_is_applied_and_then_nothing_remains_to_do() {
     case.main_topology(TOPOLOGY);
     let text = case.save_plan(&[]);
     let saved: serde_json::Value = serde_json::from_str(&text).expect("the saved plan is JSON");
-    assert_eq!(saved["warren_saved_plan"], 2);
+    assert_eq!(saved["warren_saved_plan"], 3);
     assert_eq!(saved["warren_version"], env!("CARGO_PKG_VERSION"));
     assert!(!text.contains("guest:guest"), "credentials in the saved plan:\n{text}");
     assert!(!case.exists("vhosts/{V}"), "plan --out changed the broker");
@@ -253,7 +253,7 @@ fn a_broken_saved_plan_is_an_error_that_names_the_file() {
     let broken = [
         (text[..text.len() / 2].to_string(), "it is cut short"),
         ("{\"plan\": \"mine\"}".to_string(), "it has no \"warren_saved_plan\" marker"),
-        (text.replace("\"warren_saved_plan\": 2", "\"warren_saved_plan\": 99"), "its format version is 99"),
+        (text.replace("\"warren_saved_plan\": 3", "\"warren_saved_plan\": 99"), "its format version is 99"),
         ("{ not json at all".to_string(), "it is not valid JSON"),
     ];
     for (content, why) in broken {
@@ -308,7 +308,7 @@ fn plan_out_against_an_export_writes_a_saved_plan() {
     );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(saved["warren_saved_plan"], 2);
+    assert_eq!(saved["warren_saved_plan"], 3);
     assert_eq!(saved["origin"], "definitions file examples/shop/before.definitions.json");
     assert_eq!(saved["path"], "examples/shop");
     let files: Vec<&str> = saved["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
@@ -338,4 +338,34 @@ fn a_plan_saved_for_a_project_named_on_the_command_line_is_applied_as_that_proje
     case.save_plan(&[("WARREN_PROJECT", Some("named-once"))]);
     let run = case.apply_saved(&[], &[("WARREN_PROJECT", Some("someone-else"))]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+}
+
+/// No broker involved: `warren show` prints a saved plan exactly as `plan`
+/// printed it when it was saved, in every format, from the file alone.
+#[test]
+fn show_prints_a_saved_plan_as_it_was_printed_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("shop.plan").display().to_string();
+    // Nothing listens there: neither command may need a broker.
+    let nowhere = [("WARREN_URL", Some("http://guest:guest@127.0.0.1:9"))];
+    for format in ["human", "json", "markdown", "github"] {
+        let state = "examples/shop/before.definitions.json";
+        let plan = ["plan", "examples/shop", "--state", state, "--out", &file, "--format", format];
+        let planned = crate::common::warren_env(&plan, &nowhere);
+        assert_eq!(planned.code, 0, "{}\n{}", planned.stdout, planned.stderr);
+        let shown = crate::common::warren_env(&["show", &file, "--format", format], &nowhere);
+        assert_eq!(shown.code, 0, "{}\n{}", shown.stdout, shown.stderr);
+        assert_eq!(shown.stdout, planned.stdout, "show --format {format} differs from the plan");
+        assert!(shown.stderr.contains("made against definitions file examples/shop"), "{}", shown.stderr);
+    }
+    assert!(
+        crate::common::warren_env(&["show", &file, "--format", "markdown"], &nowhere).stdout.contains("```mermaid"),
+        "the pull-request comment's picture is shown too"
+    );
+
+    // A file that is not a saved plan is an error naming it.
+    std::fs::write(&file, "{\"plan\": 1}").unwrap();
+    let run = crate::common::warren_env(&["show", &file], &nowhere);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains(&format!("{file} is not a usable saved plan")), "{}", run.stderr);
 }

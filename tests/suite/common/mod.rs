@@ -151,8 +151,12 @@ fn names_project(args: &[&str]) -> bool {
     let commands = ["plan", "apply", "adopt", "lint", "status"];
     let Some(at) = args.iter().position(|a| commands.contains(a)) else { return false };
     let Some(path) = args.get(at + 1).map(|a| root().join(a)) else { return false };
+    // A saved plan names its project at the top (the plan it shows names
+    // one too, an empty one when there is none).
     let saved_plan = || {
-        std::fs::read_to_string(&path).is_ok_and(|t| t.contains("\"warren_saved_plan\"") && t.contains("\"project\""))
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|v| v.get("warren_saved_plan").is_some() && v.get("project").is_some())
     };
     path.join("warren.toml").is_file() || (path.is_file() && saved_plan())
 }
