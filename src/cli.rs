@@ -346,6 +346,24 @@ pub enum Command {
     /// Write topology files (one per vhost, more for a vhost of over 1,000
     /// queues, and users.toml) for what the broker holds, or a definitions
     /// export.
+    /// Start a project: write warren.toml (naming the project, from --project) and a first
+    /// topology file; with --state or --import, the topology an export or the broker holds now,
+    /// as `warren import` writes it. Never overwrites: the directory must hold no *.toml file yet.
+    Init {
+        /// The directory to start the project in (created if missing).
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// The first file's vhost (default "/"); with --state or --import, import only this vhost.
+        /// Repeatable.
+        #[arg(long = "vhost", value_name = "VHOST")]
+        vhosts: Vec<String>,
+        /// Import this definitions export instead of writing an example file (no broker needed).
+        #[arg(long, value_name = "FILE", conflicts_with = "import")]
+        state: Option<PathBuf>,
+        /// Import what the broker (--url, WARREN_URL) holds instead of writing an example file.
+        #[arg(long)]
+        import: bool,
+    },
     Import {
         /// Read this definitions export instead of the broker (no broker needed).
         #[arg(long, value_name = "FILE")]

@@ -144,6 +144,14 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
         Command::Route(args) => commands::route::run(&args, connection, out),
         Command::Diff { paths, envs, output } => commands::plan::diff_command(&paths, &envs, &show(output), out),
         Command::Export { path, out: file, envs } => commands::export::run(&path, &envs, file.as_deref(), out),
+        Command::Init { path, vhosts, state, import } => {
+            let from = match (state, import) {
+                (Some(file), _) => commands::init::From::State(file),
+                (None, true) => commands::init::From::Broker,
+                (None, false) => commands::init::From::Example,
+            };
+            commands::init::run(&path, &vhosts, from, connection, out)
+        }
         Command::Import { state, vhosts, out: dir } => {
             commands::import::run(state.as_deref(), &vhosts, &dir, connection, out)
         }

@@ -30,7 +30,21 @@ pub fn run(
     connection: &Connection,
     out: &Writer,
 ) -> error::Result {
-    import_files(state, vhosts, out_dir, connection, out)
+    import_files(state, vhosts, out_dir, None, connection, out)
+        .unwrap_or_else(|d| Err(Error::invalid().drawn([d], &Sources::default())))
+}
+
+/// `warren init --state FILE` / `--import`: the import, with the project
+/// file that names `project` written beside the imported files.
+pub fn with_project(
+    state: Option<&Path>,
+    vhosts: &[String],
+    out_dir: &Path,
+    project: &str,
+    connection: &Connection,
+    out: &Writer,
+) -> error::Result {
+    import_files(state, vhosts, out_dir, Some(project), connection, out)
         .unwrap_or_else(|d| Err(Error::invalid().drawn([d], &Sources::default())))
 }
 
@@ -89,6 +103,7 @@ fn import_files(
     state: Option<&Path>,
     vhosts: &[String],
     out_dir: &Path,
+    project: Option<&str>,
     connection: &Connection,
     out: &Writer,
 ) -> Result<error::Result, Diagnostic> {
@@ -97,6 +112,9 @@ fn import_files(
     let imported = import::import_seeing(&live.topology, &live.skipped, vhosts, &source, per_file, &consumed)?;
     refuse_existing(out_dir)?;
     let written = write(out_dir, &imported.files)?;
+    if let Some(name) = project {
+        super::init::write_project_file(out_dir, name, out)?;
+    }
 
     let mut notes = live.notes;
     notes.extend(imported.notes);
@@ -132,14 +150,15 @@ fn import_files(
     Ok(Ok(Done::Ok))
 }
 
-/// Refuses a directory that already holds topology files.
-fn refuse_existing(dir: &Path) -> Result<(), Diagnostic> {
+/// Refuses a directory that already holds topology files (or a project
+/// file): `import` and `init` start a topology, never add to one.
+pub fn refuse_existing(dir: &Path) -> Result<(), Diagnostic> {
     if !dir.exists() {
         return Ok(());
     }
     if !dir.is_dir() {
         return Err(Diagnostic::error("import", format!("{} exists and is not a directory", dir.display()))
-            .help("give --out a directory, new or without *.toml files"));
+            .help("give a directory, new or without *.toml files"));
     }
     let mut found = Vec::new();
     desired::collect(dir, &mut found).map_err(|e| {
@@ -159,7 +178,7 @@ fn refuse_existing(dir: &Path) -> Result<(), Diagnostic> {
             shown.join(", ")
         ),
     )
-    .help("warren import never overwrites files, nor adds to a topology (every *.toml below a directory is read as one); remove them or give --out a new directory"))
+    .help("warren never overwrites files here, nor adds to a topology (every *.toml below a directory is read as one); remove them or give a new directory"))
 }
 
 fn write(dir: &Path, files: &[File]) -> Result<Vec<PathBuf>, Diagnostic> {

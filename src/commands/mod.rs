@@ -9,6 +9,7 @@ pub mod findings;
 pub mod fleet;
 pub mod graph;
 pub mod import;
+pub mod init;
 pub mod lint;
 pub mod live_side;
 mod picture;

@@ -27,6 +27,7 @@ mod history;
 mod import;
 mod import_broker;
 mod import_services;
+mod init;
 mod lint;
 mod lint_broker;
 mod live;
