@@ -113,7 +113,7 @@ fn import_files(
     refuse_existing(out_dir)?;
     let written = write(out_dir, &imported.files)?;
     if let Some(name) = project {
-        super::init::write_project_file(out_dir, name, out)?;
+        write_project_file(out_dir, name, out)?;
     }
 
     let mut notes = live.notes;
@@ -148,6 +148,17 @@ fn import_files(
         ));
     }
     Ok(Ok(Done::Ok))
+}
+
+/// Writes `dir`'s project file, naming project `name`.
+pub fn write_project_file(dir: &Path, name: &str, out: &Writer) -> Result<(), Diagnostic> {
+    let file = dir.join(crate::project::FILE_NAME);
+    fs::write(&file, crate::project::template(name)).map_err(|e| {
+        Diagnostic::error("init", format!("cannot write {}: {e}", file.display()))
+            .help("check the directory's permissions and free space")
+    })?;
+    out.outln(format!("Wrote {}: project \"{name}\"", file.display()));
+    Ok(())
 }
 
 /// Refuses a directory that already holds topology files (or a project

@@ -10,7 +10,7 @@ use super::import;
 use crate::cli::Connection;
 use crate::diagnostic::Diagnostic;
 use crate::error::{self, Done, Error};
-use crate::project::{FILE_NAME, Project};
+use crate::project::Project;
 use crate::writer::Writer;
 
 /// Where the first topology comes from.
@@ -57,7 +57,7 @@ fn example(dir: &Path, vhosts: &[String], name: &str, out: &Writer) -> Result<Do
     import::refuse_existing(dir)?;
     let vhosts: Vec<String> = if vhosts.is_empty() { vec!["/".into()] } else { vhosts.to_vec() };
     fs::create_dir_all(dir).map_err(|e| cannot(dir, &e))?;
-    write_project_file(dir, name, out)?;
+    import::write_project_file(dir, name, out)?;
     let first = dir.join(FIRST_FILE);
     fs::write(&first, first_file(&vhosts)).map_err(|e| cannot(&first, &e))?;
     let shown: Vec<String> = vhosts.iter().map(|v| format!("\"{v}\"")).collect();
@@ -71,37 +71,9 @@ fn example(dir: &Path, vhosts: &[String], name: &str, out: &Writer) -> Result<Do
     Ok(Done::Ok)
 }
 
-/// Writes `dir`'s project file, naming project `name`.
-pub fn write_project_file(dir: &Path, name: &str, out: &Writer) -> Result<(), Diagnostic> {
-    let file = dir.join(FILE_NAME);
-    fs::write(&file, project_file(name)).map_err(|e| cannot(&file, &e))?;
-    out.outln(format!("Wrote {}: project \"{name}\"", file.display()));
-    Ok(())
-}
-
 fn cannot(what: &Path, e: &std::io::Error) -> Diagnostic {
     Diagnostic::error("init", format!("cannot write {}: {e}", what.display()))
         .help("check the directory's permissions and free space")
-}
-
-/// The project file's text: the name, and the settings a project adds
-/// next, commented out (docs/format.md, "The project file").
-fn project_file(name: &str) -> String {
-    let upper: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
-    format!(
-        r#"# The project these topology files belong to. What its applies create on a
-# broker is recorded as this project's, and warren destroys only what its
-# own project created. See docs/format.md, "The project file".
-[project]
-name = "{name}"
-
-# Brokers to plan and apply against by name (`--env staging`), each with
-# its own URL variable and overlays. See docs/environments.md.
-# [environments.staging]
-# url_env = "{upper}_STAGING_URL"
-"#
-    )
 }
 
 /// The first topology file's text: the vhosts, and one of each common
@@ -135,7 +107,7 @@ mod tests {
     #[test]
     fn the_files_init_writes_are_valid_and_name_the_project() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join(FILE_NAME), project_file("orders.api")).unwrap();
+        fs::write(dir.path().join(crate::project::FILE_NAME), crate::project::template("orders.api")).unwrap();
         fs::write(dir.path().join(FIRST_FILE), first_file(&["/".into(), "a\"b".into()])).unwrap();
         let desired = crate::desired::load(dir.path());
         assert!(desired.diagnostics.is_empty(), "{:?}", desired.diagnostics);

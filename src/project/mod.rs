@@ -114,6 +114,26 @@ struct Section {
     default_env: Option<toml::Spanned<String>>,
 }
 
+/// A new project's file (`warren init`): the name, and the settings a
+/// project adds next, commented out (docs/format.md, "The project file").
+pub fn template(name: &str) -> String {
+    let upper: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    format!(
+        r#"# The project these topology files belong to. What its applies create on a
+# broker is recorded as this project's, and warren destroys only what its
+# own project created. See docs/format.md, "The project file".
+[project]
+name = "{name}"
+
+# Brokers to plan and apply against by name (`--env staging`), each with
+# its own URL variable and overlays. See docs/environments.md.
+# [environments.staging]
+# url_env = "{upper}_STAGING_URL"
+"#
+    )
+}
+
 /// The project file of the topology at `path`, when `path` is a directory
 /// that has one. A single topology file belongs to project `default`: its
 /// plan would treat every other file of a project as removed.
