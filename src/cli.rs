@@ -65,6 +65,10 @@ pub struct Connection {
     /// The PEM private key of --client-cert.
     #[arg(long, global = true, env = "WARREN_CLIENT_KEY", value_name = "FILE", hide_env_values = true)]
     pub client_key: Option<PathBuf>,
+    /// With --env: how many environments' brokers are read at once, and applied to at once
+    /// within a stage.
+    #[arg(long, global = true, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallelism: u16,
 }
 
 /// How a plan is shown; shared by `plan` and `diff`.

@@ -21,10 +21,6 @@ use crate::render::{DiagnosticDoc, Format, PlanDocument};
 use crate::saved_plan::{self, FleetShown, SavedPlans};
 use crate::writer::Writer;
 
-/// How many brokers are read at once: enough for a fleet, few enough for
-/// the machine warren runs on.
-pub(super) const AT_ONCE: usize = 8;
-
 /// The environments `--env` picks, and the base they share.
 pub struct Chosen {
     /// The base's files as read, before the whole-topology checks, which
@@ -270,7 +266,7 @@ pub fn plan_all(
     let runtime = tokio::runtime::Handle::current();
     let (found, lives) = rayon::join(
         || started.par_iter().map(|s| findings(chosen, s)).collect::<Vec<_>>(),
-        || runtime.block_on(read_all(&started)),
+        || runtime.block_on(read_all(&started, usize::from(shared.parallelism))),
     );
     let parts: Vec<Part> = started
         .into_par_iter()
@@ -303,11 +299,11 @@ fn findings(chosen: &Chosen, s: &Started) -> Vec<Diagnostic> {
     if s.env.overlays.is_empty() { chosen.findings.clone() } else { desired::lint(&s.desired) }
 }
 
-/// Every environment's broker, read at most [`AT_ONCE`] at a time on the
+/// Every environment's broker, read at most `at_once` (--parallelism) at a time on the
 /// run's runtime, in the environments' order: one slow broker holds up
 /// only its own environment. None for files with errors, which get no plan,
 /// and for an environment without a connection.
-async fn read_all(started: &[Started<'_>]) -> Vec<Option<Result<LiveSide, Diagnostic>>> {
+async fn read_all(started: &[Started<'_>], at_once: usize) -> Vec<Option<Result<LiveSide, Diagnostic>>> {
     stream::iter(started)
         .map(|s| async move {
             match &s.connection {
@@ -315,7 +311,7 @@ async fn read_all(started: &[Started<'_>]) -> Vec<Option<Result<LiveSide, Diagno
                 _ => None,
             }
         })
-        .buffered(AT_ONCE)
+        .buffered(at_once)
         .collect()
         .await
 }

@@ -147,7 +147,7 @@ fn roll(
         super::block_on(
             stream::iter(stage.iter().enumerate())
                 .map(|(i, env)| async move { (i, environment(target, source, env, options, shared, out).await) })
-                .buffer_unordered(fleet::AT_ONCE)
+                .buffer_unordered(usize::from(shared.parallelism))
                 .for_each(|(i, (exit, said_there))| {
                     out.outln(format!("\n── environment {}: {} ──\n", stage[i].name, said(Some(exit))));
                     out.out(said_there);

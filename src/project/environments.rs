@@ -164,9 +164,12 @@ fn stages(
 
 impl super::Project {
     /// The environments `--env` picks, each once, in the order declared:
-    /// by name, `all`, or a glob (`prod-*`). Each pattern must pick one.
+    /// by name, `all`, or a glob (`prod-*`); a pattern after `!` leaves out
+    /// what it matches (`--env 'prod-*' --env '!prod-us'`), from every
+    /// environment when only exclusions are given. Each pattern must match
+    /// one: a misspelt exclusion would otherwise pick the very environment
+    /// it meant to spare.
     pub fn select(&self, patterns: &[String]) -> Result<Vec<&Environment>, Diagnostic> {
-        let names = || self.environments.iter().map(|e| format!("\"{}\"", e.name)).collect::<Vec<_>>().join(", ");
         if self.environments.is_empty() {
             return Err(Diagnostic::error(
                 "environment",
@@ -174,38 +177,63 @@ impl super::Project {
             )
             .help("declare them in warren.toml as [environments.NAME] with url_env (and overlays), or drop `--env`"));
         }
+        let (excluded, included): (Vec<&String>, Vec<&String>) = patterns.iter().partition(|p| p.starts_with('!'));
         let mut picked = BTreeSet::new();
-        for pattern in patterns {
-            let matcher = match globset::Glob::new(pattern) {
-                Ok(g) => g.compile_matcher(),
-                Err(e) => {
-                    return Err(Diagnostic::error(
-                        "environment",
-                        format!("`--env {pattern}` is not a valid glob: {e}"),
-                    )
-                    .help(format!(
-                        "name an environment, `all`, or a glob such as `prod-*`; the environments are {}",
-                        names()
-                    )));
-                }
-            };
-            let mut any = false;
-            for e in &self.environments {
-                if pattern == "all" || matcher.is_match(&e.name) {
-                    picked.insert(e.name.as_str());
-                    any = true;
-                }
-            }
-            if !any {
-                let d = Diagnostic::error("environment", format!("no environment is called \"{pattern}\""));
-                let close = crate::diagnostic::did_you_mean(pattern, self.environments.iter().map(|e| e.name.as_str()));
-                return Err(match close {
-                    Some(c) => d.help(format!("did you mean \"{c}\"? The environments are {}", names())),
-                    None => d.help(format!("the environments are {}; `all` picks every one", names())),
-                });
+        if included.is_empty() {
+            picked.extend(self.environments.iter().map(|e| e.name.as_str()));
+        }
+        for pattern in included {
+            picked.extend(self.matching(pattern)?);
+        }
+        for pattern in excluded {
+            for name in self.matching(&pattern[1..])? {
+                picked.remove(name);
             }
         }
+        if picked.is_empty() {
+            return Err(Diagnostic::error(
+                "environment",
+                "`--env` leaves no environment: its exclusions take every one it picks",
+            )
+            .help(format!("the environments are {}", self.names())));
+        }
         Ok(self.environments.iter().filter(|e| picked.contains(e.name.as_str())).collect())
+    }
+
+    /// The environments `pattern` (a name, `all` or a glob) names; none is
+    /// an error that says which there are.
+    fn matching(&self, pattern: &str) -> Result<Vec<&str>, Diagnostic> {
+        let matcher = match globset::Glob::new(pattern) {
+            Ok(g) => g.compile_matcher(),
+            Err(e) => {
+                return Err(Diagnostic::error("environment", format!("`--env {pattern}` is not a valid glob: {e}")).help(
+                    format!(
+                        "name an environment, `all`, or a glob such as `prod-*` (after `!` to leave it out); the environments are {}",
+                        self.names()
+                    ),
+                ));
+            }
+        };
+        let found: Vec<&str> = self
+            .environments
+            .iter()
+            .filter(|e| pattern == "all" || matcher.is_match(&e.name))
+            .map(|e| e.name.as_str())
+            .collect();
+        if !found.is_empty() {
+            return Ok(found);
+        }
+        let d = Diagnostic::error("environment", format!("no environment is called \"{pattern}\""));
+        let close = crate::diagnostic::did_you_mean(pattern, self.environments.iter().map(|e| e.name.as_str()));
+        Err(match close {
+            Some(c) => d.help(format!("did you mean \"{c}\"? The environments are {}", self.names())),
+            None => d.help(format!("the environments are {}; `all` picks every one", self.names())),
+        })
+    }
+
+    /// The declared environments' names, quoted, for help texts.
+    fn names(&self) -> String {
+        self.environments.iter().map(|e| format!("\"{}\"", e.name)).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -314,6 +342,17 @@ stages = [["staging"], ["prod-eu", "prod-us"]]
         assert!(pick(&["qa-*"]).unwrap_err().help.unwrap().contains("\"prod-eu\", \"prod-us\", \"staging\""));
         let (none, _) = read("[project]\nname = \"x\"\n");
         assert!(none.select(&["all".to_string()]).unwrap_err().message.contains("declares no environments"));
+        // `!` leaves out; alone, from every environment.
+        assert_eq!(pick(&["prod-*", "!prod-us"]).unwrap(), ["prod-eu"]);
+        assert_eq!(pick(&["!prod-*"]).unwrap(), ["staging"]);
+        assert_eq!(pick(&["!prod-us", "all"]).unwrap(), ["prod-eu", "staging"]);
+        // A misspelt exclusion is an error, never a silent pick of what it meant to spare.
+        let e = pick(&["prod-*", "!prod-uss"]).unwrap_err();
+        assert!(
+            e.message.contains("\"prod-uss\"") && e.help.as_deref().unwrap_or("").contains("did you mean \"prod-us\""),
+            "{e:?}"
+        );
+        assert!(pick(&["prod-eu", "!prod-*"]).unwrap_err().message.contains("leaves no environment"));
     }
 
     #[test]

@@ -37,6 +37,21 @@ fn a_broken_overlay_is_reported_at_its_own_file_and_line() {
 }
 
 #[test]
+fn an_exclusion_leaves_an_environment_out_and_a_misspelt_one_is_an_error() {
+    let run = warren(&["validate", "examples/environments", "--env", "!staging"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("environment prod is valid") && !run.stdout.contains("staging"), "{}", run.stdout);
+    let run = warren(&["validate", "examples/environments", "--env", "all", "--env", "!stagin"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("no environment is called \"stagin\""), "{}", run.stderr);
+    assert!(
+        !run.stdout.contains("environment prod"),
+        "no environment is validated on a misspelt exclusion: {}",
+        run.stdout
+    );
+}
+
+#[test]
 fn an_unknown_environment_is_an_error_that_lists_them() {
     let run = warren(&["validate", "examples/environments", "--env", "stagin"]);
     assert_eq!(run.code, 1);
