@@ -74,7 +74,7 @@ declares = { prefixes = ["shipping.tmp."] }
 [services.fraud]
 user = "t-svc-fraud"
 consumes = ["audit.all"]
-publishes = [{ exchange = "shop.match" }]
+publishes = [{ exchange = "shop.match", headers = [{ risk = "high" }] }]
 "##;
 
 /// What a user tried over AMQP.
