@@ -188,6 +188,9 @@ fn each_service_user_may_do_what_its_service_declares_and_nothing_else() {
     // The topic permission narrowed the key, not the exchange: the
     // storefront's allowed messages arrived.
     assert!(case.messages("billing.orders").is_some());
+    // The headers the fraud service declares reach the queue lint says
+    // they reach: its one message rests there.
+    assert_eq!(case.messages("fraud.checks"), Some(1));
 }
 
 /// The incident the services' `shared-queue` rule is for: a second
