@@ -310,8 +310,10 @@ fn deliver(
     let keys: Vec<&str> = publish["keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
     let exchange = publish["exchange"].as_str().unwrap();
     let mut sending = Traffic::start(&url(publisher.0, publisher.1), Publish::new(exchange, &keys).count(N).rate(1000));
+    // Every message answered; no consumer of its own to wait for.
     sending.wait_published();
-    let sent = sending.finish(Duration::from_secs(10));
+    sending.stop_publishing();
+    let sent = sending.report();
     assert_eq!(sent.confirmed.len() as u64, N, "every message confirmed: {:?}", sent.errors);
     assert!(sent.returned.is_empty() && sent.nacked.is_empty() && sent.errors.is_empty(), "{:?}", sent.errors);
     let deadline = Instant::now() + Duration::from_secs(60);
