@@ -121,7 +121,13 @@ impl Parser<'_> {
                     ok = false;
                     continue;
                 }
-                match self.r.value(v, &format_args!("header \"{}\" of {what}", k.name)) {
+                // A float stays one: a client publishing `1.0` sends a
+                // float, which RabbitMQ 4 tells from the integer 1.
+                let value = match &v.item {
+                    Item::Float(f) => Some(Value::Float(f.as_str().parse().unwrap_or(f64::NAN))),
+                    _ => self.r.value(v, &format_args!("header \"{}\" of {what}", k.name)),
+                };
+                match value {
                     Some(value) => {
                         headers.insert(k.name.to_string(), value);
                     }

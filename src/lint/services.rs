@@ -570,6 +570,15 @@ consumes = ["orders.created"]
     }
 
     #[test]
+    fn a_float_header_stays_a_float_which_rabbitmq_4_tells_from_an_integer() {
+        // The model routes at the newest version: `1.0` is not the binding's 1.
+        let binding = "arguments = { x-match = \"all\", n = 1 }";
+        let (shown, _) = found(&publishing("headers", binding, ", headers = [{ n = 1.0 }, { n = 1 }]"));
+        assert_eq!(codes(&shown), ["publish-unroutable"]);
+        assert!(shown[0].message.contains("headers { n = 1.0 }"), "{}", shown[0].message);
+    }
+
+    #[test]
     fn headers_that_reach_no_consumed_queue_leave_its_consumer_unreachable() {
         // Without headers the model cannot tell, and takes q as reached;
         // with them it can, and nothing reaches q.
