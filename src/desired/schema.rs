@@ -312,9 +312,12 @@ fn service_key(key: &str) -> Value {
         }
         "publishes" => {
             let keys = json!({"type": "array", "items": {"type": "string"}, "description": "Its routing keys, or topic patterns of them."});
-            let entry = json!({"type": "object", "properties": {"exchange": {"type": "string"}, "keys": keys},
+            let set = json!({"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}});
+            let headers = json!({"oneOf": [set, {"type": "array", "items": set}],
+                                 "description": "To a headers exchange: its messages' headers, one table per kind of message."});
+            let entry = json!({"type": "object", "properties": {"exchange": {"type": "string"}, "keys": keys, "headers": headers},
                                "required": ["exchange"], "additionalProperties": false});
-            json!({"type": "array", "items": entry, "description": "The exchanges it publishes to, with its keys."})
+            json!({"type": "array", "items": entry, "description": "The exchanges it publishes to, with its keys or headers."})
         }
         "declares" => {
             json!({"type": "object", "additionalProperties": false, "description": "The queues it declares itself.",

@@ -6,16 +6,16 @@ use std::collections::BTreeMap;
 
 use super::decl::Decl;
 use super::parse::Parser;
-use super::reader::{Fields, What};
+use super::reader::{Fields, What, kind_of};
 use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::{Name, by_table};
 use crate::model::services::{Declares, Grant, Publish, Service, grants};
-use crate::model::{ObjectKey, Topology, Value, Vhost, builtin_exchange};
+use crate::model::{ObjectKey, Table, Topology, Value, Vhost, builtin_exchange};
 use crate::source::{FieldLocations, Location, Locations, ObjectLocation, Sources};
 
 pub(super) const SERVICE_KEYS: &[&str] = &["user", "publishes", "consumes", "declares", "lint_allow"];
-pub(super) const PUBLISH_KEYS: &[&str] = &["exchange", "keys"];
+pub(super) const PUBLISH_KEYS: &[&str] = &["exchange", "keys", "headers"];
 pub(super) const DECLARES_KEYS: &[&str] = &["server_named", "prefixes"];
 
 impl Parser<'_> {
@@ -72,13 +72,69 @@ impl Parser<'_> {
                 None => Some(Vec::new()),
                 Some(_) => p.strings(&mut self.r, "keys").map(|k| k.into_iter().map(|(k, _)| k).collect()),
             };
-            match (exchange, keys) {
-                (Some(exchange), Some(keys)) => {
-                    fields_at.insert(format!("publishes.{}", out.len()), self.loc(item.span()));
-                    out.push(Publish { exchange, keys });
+            let headers = match p.get("headers") {
+                None => Some(Vec::new()),
+                Some(node) => self.header_sets(node, &what),
+            };
+            match (exchange, keys, headers) {
+                (Some(exchange), Some(keys), Some(headers)) => {
+                    let n = out.len();
+                    fields_at.insert(format!("publishes.{n}"), self.loc(item.span()));
+                    if let Some(at) = p.span("headers") {
+                        fields_at.insert(format!("publishes.{n}.headers"), self.loc(at));
+                    }
+                    out.push(Publish { exchange, keys, headers });
                 }
                 _ => ok = false,
             }
+        }
+        ok.then_some(out)
+    }
+
+    /// `headers`: a table of a message's headers, or an array of them (one
+    /// per kind of message), each value one a headers binding compares:
+    /// a string, a number or a boolean.
+    fn header_sets(&mut self, node: &Node, what: &str) -> Option<Vec<Table>> {
+        let label = format!("`headers` of {what}");
+        let sets: Vec<&Node> = match &node.item {
+            Item::Table(_) => vec![node],
+            Item::Array(items) if items.iter().all(|i| matches!(i.item, Item::Table(_))) => items.iter().collect(),
+            _ => {
+                self.r.wrong_type(node, &label, "a table of headers, or an array of such tables");
+                return None;
+            }
+        };
+        let mut out = Vec::with_capacity(sets.len());
+        let mut ok = true;
+        for set in sets {
+            let Item::Table(t) = &set.item else { continue };
+            let mut headers = Table::with_capacity(t.len());
+            for (k, v) in t.iter() {
+                if matches!(v.item, Item::Array(_) | Item::Table(_) | Item::Datetime) {
+                    let d = Diagnostic::error(
+                        "bad-value",
+                        format!("header \"{}\" of {what} is {}", k.name, kind_of(&v.item)),
+                    )
+                    .at(self.loc(v.span()))
+                    .help("give a string, a number or a boolean: the values a headers binding compares");
+                    self.r.report(d);
+                    ok = false;
+                    continue;
+                }
+                // A float stays one: a client publishing `1.0` sends a
+                // float, which RabbitMQ 4 tells from the integer 1.
+                let value = match &v.item {
+                    Item::Float(f) => Some(Value::Float(f.as_str().parse().unwrap_or(f64::NAN))),
+                    _ => self.r.value(v, &format_args!("header \"{}\" of {what}", k.name)),
+                };
+                match value {
+                    Some(value) => {
+                        headers.insert(k.name.to_string(), value);
+                    }
+                    None => ok = false,
+                }
+            }
+            out.push(headers);
         }
         ok.then_some(out)
     }
@@ -167,7 +223,7 @@ fn placed(
                     at.insert(key, s.at.clone());
                 }
                 out.extend(problems.into_iter().map(|(code, field, message, help)| {
-                    let place = s.fields.get(field).cloned().unwrap_or_else(|| s.at.clone());
+                    let place = s.fields.get(&field).cloned().unwrap_or_else(|| s.at.clone());
                     Diagnostic::error(code, message).at(place).help(help)
                 }));
             }
@@ -224,7 +280,7 @@ fn granted(
 
 /// One problem of a service: its code, the field it is at, the message
 /// and the help.
-type Problem = (&'static str, &'static str, String, String);
+type Problem = (&'static str, String, String, String);
 
 /// What a service names that the vhost lacks, or keys its exchange's type
 /// cannot use.
@@ -234,7 +290,7 @@ fn check(s: &Service, v: &str, vhost: &Vhost, user_declared: bool) -> Vec<Proble
     if !user_declared {
         out.push((
             "unknown-user",
-            "user",
+            "user".into(),
             format!("{who} connects as user \"{}\", declared nowhere", s.user),
             format!(
                 "declare `[users.\"{}\"]` (with its `password_env`): warren gives it the permissions its services need",
@@ -242,7 +298,7 @@ fn check(s: &Service, v: &str, vhost: &Vhost, user_declared: bool) -> Vec<Proble
             ),
         ));
     }
-    for p in &s.publishes {
+    for (i, p) in s.publishes.iter().enumerate() {
         let kind = match (p.exchange.as_str(), vhost.exchanges.get(&p.exchange)) {
             ("", _) => Some("direct"),
             (_, Some(x)) => Some(x.kind.as_str()),
@@ -251,17 +307,29 @@ fn check(s: &Service, v: &str, vhost: &Vhost, user_declared: bool) -> Vec<Proble
         let Some(kind) = kind.or_else(|| vhost.external.exchanges.contains(&p.exchange).then_some("")) else {
             out.push((
                 "unknown-name",
-                "publishes",
+                "publishes".into(),
                 format!("{who} publishes to exchange \"{}\", which the files do not declare", p.exchange),
                 "declare it, or list it in `[external] exchanges` if another project does".to_string(),
             ));
             continue;
         };
+        if !p.headers.is_empty() && !matches!(kind, "headers" | "") {
+            let target = match p.exchange.as_str() {
+                "" => "the default exchange".to_string(),
+                x => format!("{kind} exchange \"{x}\""),
+            };
+            out.push((
+                "bad-value",
+                format!("publishes.{i}.headers"),
+                format!("{who} publishes to {target} with headers, which it does not route by"),
+                "headers route a message only at a headers exchange: leave `headers` out, or give the `keys` this exchange routes by".to_string(),
+            ));
+        }
         let pattern = p.keys.iter().find(|k| k.split('.').any(|w| w == "*" || w == "#"));
         match kind {
             "fanout" | "headers" if !p.keys.is_empty() => out.push((
                 "bad-value",
-                "publishes",
+                "publishes".into(),
                 format!("{who} publishes to {kind} exchange \"{}\" with keys, which it ignores", p.exchange),
                 "leave `keys` out: every message goes to every binding's match".to_string(),
             )),
@@ -269,7 +337,7 @@ fn check(s: &Service, v: &str, vhost: &Vhost, user_declared: bool) -> Vec<Proble
                 if let Some(k) = pattern {
                     out.push((
                         "bad-value",
-                        "publishes",
+                        "publishes".into(),
                         format!("{who} publishes to direct exchange \"{}\" with the pattern \"{k}\"", p.exchange),
                         "a direct exchange compares keys whole: list the keys the service publishes with".to_string(),
                     ));
@@ -282,7 +350,7 @@ fn check(s: &Service, v: &str, vhost: &Vhost, user_declared: bool) -> Vec<Proble
         if !vhost.queues.contains_key(q) && !vhost.external.queues.contains(q) {
             out.push((
                 "unknown-name",
-                "consumes",
+                "consumes".into(),
                 format!("{who} consumes queue \"{q}\", which the files do not declare"),
                 "declare it, or list it in `[external] queues` if another project does".to_string(),
             ));

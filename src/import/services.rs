@@ -61,10 +61,10 @@ pub(super) fn proposed(
         // The default exchange reaches queues by name: in a vhost without
         // queues, what the permission allows reaches nothing.
         if write.is_match(DEFAULT_EXCHANGE) && !v.queues.is_empty() {
-            publishes.push(Publish { exchange: String::new(), keys: Vec::new() });
+            publishes.push(Publish { exchange: String::new(), keys: Vec::new(), headers: Vec::new() });
         }
         let exchanges = v.exchanges.keys().filter(|x| write.is_match(x));
-        publishes.extend(exchanges.map(|x| Publish { exchange: x.clone(), keys: Vec::new() }));
+        publishes.extend(exchanges.map(|x| Publish { exchange: x.clone(), keys: Vec::new(), headers: Vec::new() }));
         let mut consumes: Vec<String> = v.queues.keys().filter(|q| read.is_match(q)).cloned().collect();
         let seen = consumed.and_then(|c| c.get(user)).filter(|seen| !seen.is_empty());
         let readable = seen.map(|seen| {
@@ -117,9 +117,10 @@ permissions let it do in this vhost today. It consumes every queue its
 the default exchange, when `amq.default` matches), as RabbitMQ matches
 them: anywhere in the name. A proposal, commented out so that nothing
 changes: review each, narrow it to what the service does (and add the
-routing `keys` it publishes with), uncomment it, and remove its user's
-[permissions] above; warren then makes them from the service, the least
-that lets it. `warren validate` says if one of the two is left.";
+routing `keys` it publishes with, and the `headers` to a headers
+exchange), uncomment it, and remove its user's [permissions] above;
+warren then makes them from the service, the least that lets it.
+`warren validate` says if one of the two is left.";
 
 fn service(s: &Service) -> Vec<String> {
     let mut out = vec![format!("[{}]", path(&["services", &s.name])), format!("user = {}", string(&s.user))];

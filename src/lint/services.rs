@@ -15,8 +15,8 @@ use rustc_hash::FxHashSet;
 use super::view::View;
 use super::{Context, finding};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::services::Service;
-use crate::model::{DestinationKind, ObjectKey, Value, Vhost};
+use crate::model::services::{Publish, Service};
+use crate::model::{DestinationKind, ObjectKey, Table, Value, Vhost};
 use crate::routing::{DeadLetterRoutes, Keys, Landing, Message, Route, Why};
 
 /// What the rules ask of one vhost's routes, each answer worked out once.
@@ -200,12 +200,16 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
         for (i, p) in s.publishes.iter().enumerate() {
             let place = || Place::Service(s.name.clone(), format!("publishes.{i}"));
             let exchange = describe_exchange(&p.exchange);
-            let routes: Vec<(Keys, Route)> = classes(view, &p.exchange, &p.keys)
+            let routes: Vec<(Sent, Route)> = sent(view, p)
                 .into_iter()
-                .map(|keys| {
-                    let message = Message { exchange: p.exchange.clone(), keys: keys.clone(), headers: None };
+                .map(|sent| {
+                    let message = Message {
+                        exchange: p.exchange.clone(),
+                        keys: sent.keys.clone(),
+                        headers: sent.headers.clone(),
+                    };
                     let route = view.router.route_without_path(&message);
-                    (keys, route)
+                    (sent, route)
                 })
                 .collect();
             if routes.iter().any(|(_, r)| r.dropped.iter().any(|d| d.why == Why::Internal && d.exchange == p.exchange))
@@ -233,6 +237,35 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
     (reached, seen)
 }
 
+/// What one publish sends, as its messages are routed: a class of keys,
+/// with the headers the service gives (`None`: not given, any headers).
+struct Sent {
+    keys: Keys,
+    headers: Option<Table>,
+}
+
+impl Sent {
+    fn describe(&self) -> String {
+        let Some(headers) = &self.headers else { return self.keys.describe() };
+        let headers = crate::toml_text::value(&Value::Table(headers.clone())).unwrap_or_default();
+        match self.keys {
+            Keys::Any => format!("headers {headers}"),
+            _ => format!("{} with headers {headers}", self.keys.describe()),
+        }
+    }
+}
+
+/// The messages of publish `p`: each class of its keys, with each set of
+/// headers it gives (or headers not known, when it gives none).
+fn sent(view: &View, p: &Publish) -> Vec<Sent> {
+    let classes = classes(view, &p.exchange, &p.keys);
+    if p.headers.is_empty() {
+        return classes.into_iter().map(|keys| Sent { keys, headers: None }).collect();
+    }
+    let sets = p.headers.iter();
+    sets.flat_map(|h| classes.iter().map(|k| Sent { keys: k.clone(), headers: Some(h.clone()) })).collect()
+}
+
 /// The classes of keys a publish to `exchange` sends: each key (a topic
 /// pattern on a topic exchange as the class of keys it takes), or any key
 /// when it lists none.
@@ -257,11 +290,11 @@ fn classes(view: &View, exchange: &str, keys: &[String]) -> Vec<Keys> {
 /// `publish-unroutable` for the classes of `routes` that reach no queue
 /// and pass nowhere the model cannot tell. An error: the broker drops
 /// what it cannot route (or returns it, to a publisher that asked).
-fn unroutable(s: &Service, exchange: &str, routes: &[(Keys, Route)]) -> Option<Diagnostic> {
-    let lost: Vec<&(Keys, Route)> = routes.iter().filter(|(_, r)| r.nowhere()).collect();
+fn unroutable(s: &Service, exchange: &str, routes: &[(Sent, Route)]) -> Option<Diagnostic> {
+    let lost: Vec<&(Sent, Route)> = routes.iter().filter(|(_, r)| r.nowhere()).collect();
     let (_, first) = lost.first()?;
     let (what, them) = match lost.as_slice() {
-        [(Keys::Any, _)] => (String::new(), "what it publishes"),
+        [(Sent { keys: Keys::Any, headers: None }, _)] => (String::new(), "what it publishes"),
         [(k, _)] => (format!(" {}", k.describe()), "it"),
         _ => {
             let named: Vec<String> = lost.iter().take(LISTED).map(|(k, _)| k.describe()).collect();
@@ -271,7 +304,9 @@ fn unroutable(s: &Service, exchange: &str, routes: &[(Keys, Route)]) -> Option<D
         }
     };
     let why = first.dropped.first().map(|d| Route::explain(&d.why, &d.exchange)).unwrap_or_default();
-    let help = if exchange == describe_exchange("") {
+    let help = if lost.iter().any(|(sent, _)| sent.headers.is_some()) {
+        "the broker drops a message that reaches no queue: bind a queue whose arguments match these headers (`x-match` `all` or `any`), give the exchange an alternate exchange, or take the header set out of `headers` if the service does not publish it; if another project binds to it, say so with `lint_allow = [\"publish-unroutable\"]` on the service"
+    } else if exchange == describe_exchange("") {
         "the broker drops a message that reaches no queue, and the default exchange delivers to the queue its key names: publish with the queue's name as the key, or take the key out of `keys` if the service does not publish it"
     } else {
         "the broker drops a message that reaches no queue: bind a queue that takes them, give the exchange an alternate exchange, or take the keys out of `keys` if the service does not publish them; if another project binds to it, say so with `lint_allow = [\"publish-unroutable\"]` on the service"
@@ -514,6 +549,43 @@ consumes = ["orders.created"]
     fn a_headers_exchange_whose_headers_are_not_given_may_reach_each_bound_queue() {
         let toml = publishing("headers", "arguments = { x-match = \"all\", kind = \"created\" }", "");
         assert_eq!(codes(&found(&toml).0), Vec::<&str>::new(), "nothing lost, nothing unreachable");
+    }
+
+    #[test]
+    fn each_set_of_headers_a_service_gives_is_routed_and_those_reaching_nothing_are_named() {
+        let binding = "arguments = { x-match = \"any\", kind = \"created\", region = \"eu\" }";
+        // One table is one set; a set matching one `any` argument reaches q.
+        let toml = publishing("headers", binding, ", headers = { region = \"eu\", n = 1 }");
+        assert_eq!(codes(&found(&toml).0), Vec::<&str>::new());
+        let sets = ", headers = [{ kind = \"created\" }, { kind = \"paid\", region = \"us\" }, { flag = true }]";
+        let (shown, _) = found(&publishing("headers", binding, sets));
+        assert_eq!(codes(&shown), ["publish-unroutable"]);
+        let m = &shown[0].message;
+        assert!(
+            m.contains("publishes headers { kind = \"paid\", region = \"us\" }, headers { flag = true } to"),
+            "{m}"
+        );
+        assert!(!m.contains("created"), "the set that reaches q is not named: {m}");
+        assert!(shown[0].help.as_deref().unwrap().contains("whose arguments match these headers"));
+    }
+
+    #[test]
+    fn a_float_header_stays_a_float_which_rabbitmq_4_tells_from_an_integer() {
+        // The model routes at the newest version: `1.0` is not the binding's 1.
+        let binding = "arguments = { x-match = \"all\", n = 1 }";
+        let (shown, _) = found(&publishing("headers", binding, ", headers = [{ n = 1.0 }, { n = 1 }]"));
+        assert_eq!(codes(&shown), ["publish-unroutable"]);
+        assert!(shown[0].message.contains("headers { n = 1.0 }"), "{}", shown[0].message);
+    }
+
+    #[test]
+    fn headers_that_reach_no_consumed_queue_leave_its_consumer_unreachable() {
+        // Without headers the model cannot tell, and takes q as reached;
+        // with them it can, and nothing reaches q.
+        let binding = "arguments = { x-match = \"all\", kind = \"created\" }";
+        let toml = publishing("headers", binding, ", headers = [{ kind = \"paid\" }]");
+        let (shown, _) = found(&toml);
+        assert_eq!(codes(&shown), ["publish-unroutable", "consumer-unreachable"]);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Exchange, Permission};
+use super::{Exchange, Permission, Table};
 
 /// One service of a vhost, as the files declare it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub struct Publish {
     /// when the exchange ignores keys (fanout, headers) or the service does
     /// not say.
     pub keys: Vec<String>,
+    /// The headers of its messages to a headers exchange, one table per
+    /// kind of message; empty when the service does not say (any headers).
+    pub headers: Vec<Table>,
 }
 
 /// The queues a service declares for itself: server-named ones (reply
@@ -188,8 +191,11 @@ mod tests {
             consumes: consumes.iter().map(|q| q.to_string()).collect(),
             declares: Declares::default(),
         };
-        let publish =
-            |x: &str, keys: &[&str]| Publish { exchange: x.into(), keys: keys.iter().map(|k| k.to_string()).collect() };
+        let publish = |x: &str, keys: &[&str]| Publish {
+            exchange: x.into(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            headers: Vec::new(),
+        };
         let mut services = BTreeMap::new();
         services.insert("shop".into(), service("shop", "shop", vec![publish("shop.orders", &["order.placed"])], &[]));
         let mut billing = service("billing", "billing", vec![publish("", &["audit"])], &["billing.orders"]);

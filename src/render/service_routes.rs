@@ -1,9 +1,10 @@
 //! What a vhost's services publish to and consume, as edges of its routing
 //! graph (`warren graph --services`, and a plan's picture of the services
 //! whose permissions change): a service to each exchange it publishes to,
-//! labelled with its keys; each queue it consumes to the service.
+//! labelled with its keys (or the headers it publishes with); each queue it
+//! consumes to the service.
 
-use crate::model::Vhost;
+use crate::model::{Value, Vhost};
 
 /// One edge between a service and an exchange or a queue.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -33,7 +34,10 @@ pub fn service_routes(v: &Vhost) -> Vec<ServiceRoute> {
                 }
                 continue;
             }
-            let label = p.keys.join(", ");
+            // A headers exchange's edge shows the headers of each kind of message.
+            let headers =
+                p.headers.iter().map(|h| crate::toml_text::value(&Value::Table(h.clone())).unwrap_or_default());
+            let label = p.keys.iter().cloned().chain(headers).collect::<Vec<_>>().join(", ");
             out.push(ServiceRoute {
                 service: service(),
                 publishes: true,

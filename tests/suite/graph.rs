@@ -250,6 +250,10 @@ fn mermaid_parses_every_flowchart_warren_draws() {
     let run = warren(&["graph", services.path().to_str().unwrap(), "--services"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     diagrams.push(serde_json::json!({"name": "services", "text": run.stdout}));
+    std::fs::write(services.path().join("services.toml"), HEADERS_SERVICE).unwrap();
+    let run = warren(&["graph", services.path().to_str().unwrap(), "--services"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    diagrams.push(serde_json::json!({"name": "services with headers", "text": run.stdout}));
     let mut node = std::process::Command::new("node")
         .arg("check.mjs")
         .current_dir(&dir)
@@ -376,6 +380,43 @@ fn services_are_drawn_from_what_they_publish_to_what_they_consume() {
     assert_eq!(dot.code, 0, "{}", dot.stderr);
     assert_eq!(dot.stdout.matches("shape=box, style=rounded").count(), 2, "{}", dot.stdout);
     insta::assert_snapshot!("graph-services-dot", dot.stdout);
+}
+
+/// A service publishing two kinds of message to a headers exchange.
+const HEADERS_SERVICE: &str = r#"vhosts = ["svc"]
+[exchanges."shop.match"]
+type = "headers"
+[queues."fraud.checks"]
+[[bindings]]
+source = "shop.match"
+queue = "fraud.checks"
+arguments = { x-match = "any", risk = "high" }
+[users.shop]
+password_env = "SHOP_PW"
+[services.storefront]
+user = "shop"
+publishes = [{ exchange = "shop.match", headers = [{ risk = "high", region = "eu" }, { risk = "high" }] }]
+"#;
+
+#[test]
+fn a_service_publishing_to_a_headers_exchange_is_drawn_with_its_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("services.toml"), HEADERS_SERVICE).unwrap();
+    let path = dir.path().to_str().unwrap();
+    let run = warren(&["graph", path, "--services"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_mermaid("headers", &run.stdout);
+    let edges = named_edges(&run.stdout);
+    let expected =
+        "storefront --> { region = #quot;eu#quot;, risk = #quot;high#quot; }, { risk = #quot;high#quot; } shop.match";
+    assert!(edges.iter().any(|e| e == expected), "{expected:?} is not in {edges:#?}");
+    let dot = warren(&["graph", path, "--services", "--format", "dot"]);
+    assert_eq!(dot.code, 0, "{}", dot.stderr);
+    assert!(
+        dot.stdout.contains(r#"label="{ region = \"eu\", risk = \"high\" }, { risk = \"high\" }""#),
+        "{}",
+        dot.stdout
+    );
 }
 
 /// Seen: a change to a service's permissions drew no picture, since no

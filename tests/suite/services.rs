@@ -6,8 +6,11 @@ use lapin::options::{BasicConsumeOptions, BasicPublishOptions, ConfirmSelectOpti
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::{BasicProperties, Connection, ConnectionProperties};
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
 use crate::common::Case;
-use crate::common::traffic::amqp_url_on;
+use crate::common::traffic::{Publish, Traffic, amqp_url_on};
 
 const SHOP: &str = r##"
 vhosts = ["{V}"]
@@ -71,7 +74,7 @@ declares = { prefixes = ["shipping.tmp."] }
 [services.fraud]
 user = "t-svc-fraud"
 consumes = ["audit.all"]
-publishes = [{ exchange = "shop.match" }]
+publishes = [{ exchange = "shop.match", headers = [{ risk = "high" }] }]
 "##;
 
 /// What a user tried over AMQP.
@@ -185,4 +188,194 @@ fn each_service_user_may_do_what_its_service_declares_and_nothing_else() {
     // The topic permission narrowed the key, not the exchange: the
     // storefront's allowed messages arrived.
     assert!(case.messages("billing.orders").is_some());
+    // The headers the fraud service declares reach the queue lint says
+    // they reach: its one message rests there.
+    assert_eq!(case.messages("fraud.checks"), Some(1));
+}
+
+/// The incident the services' `shared-queue` rule is for: a second
+/// service pointed at an existing queue "to also receive the events".
+const SHARED: &str = r##"
+vhosts = ["{V}"]
+
+[exchanges."shop.orders"]
+type = "topic"
+
+[queues."orders.created"]
+type = "classic"
+
+[[bindings]]
+source = "shop.orders"
+queue = "orders.created"
+routing_key = "order.*"
+
+[users."t-shq-shop"]
+password_env = "T_SHQ_SHOP_PW"
+[users."t-shq-billing"]
+password_env = "T_SHQ_BILLING_PW"
+[users."t-shq-audit"]
+password_env = "T_SHQ_AUDIT_PW"
+
+[services.storefront]
+user = "t-shq-shop"
+publishes = [{ exchange = "shop.orders", keys = ["order.created", "order.paid"] }]
+
+[services.audit]
+user = "t-shq-audit"
+consumes = ["orders.created"]
+
+[services.billing]
+user = "t-shq-billing"
+consumes = ["orders.created"]
+"##;
+
+/// Messages the storefront publishes in each run.
+const N: u64 = 200;
+
+/// The fix that `warren lint` prints for the shared queue, as the help of
+/// its `shared-queue` finding says it: the TOML to add, and the services'
+/// new `consumes` tables. Each of its lines is also in the human output.
+fn printed_fix(case: &Case) -> (toml::Table, toml::Table) {
+    let path = case.path();
+    let human = case.warren_as_printed(&["lint", &path], &[]);
+    assert_eq!(human.code, 1, "the shared queue is an error:\n{}\n{}", human.stdout, human.stderr);
+    let json = case.warren(&["lint", &path, "--format", "json"], &[]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap_or_else(|e| panic!("{e}: {}", json.stdout));
+    let findings = doc["findings"].as_array().unwrap();
+    let codes: Vec<&str> = findings.iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["shared-queue"], "{}", json.stdout);
+    let help = findings[0]["help"].as_str().unwrap();
+    let shown = format!("{}{}", human.stdout, human.stderr);
+    for line in help.lines().skip(1).filter(|l| !l.is_empty()) {
+        assert!(shown.lines().any(|s| s.trim() == line.trim()), "{line:?} is not printed:\n{shown}");
+    }
+    let (_, fix) = help.split_once("# add to the files:\n").expect("the fix's first part");
+    let (add, put) = fix.split_once("# and put in place of these services' `consumes`:\n").expect("its second");
+    let parse =
+        |text: &str| text.parse::<toml::Table>().unwrap_or_else(|e| panic!("the printed fix is TOML: {e}\n{text}"));
+    (parse(add), parse(put))
+}
+
+/// `into` with `add` added: tables merged, arrays (of tables) extended.
+fn merge(into: &mut toml::Table, add: toml::Table) {
+    for (k, v) in add {
+        match (into.get_mut(&k), v) {
+            (Some(toml::Value::Table(t)), toml::Value::Table(a)) => merge(t, a),
+            (Some(toml::Value::Array(list)), toml::Value::Array(a)) => list.extend(a),
+            (Some(old), v) => panic!("the fix would change {k} from {old} to {v}"),
+            (None, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
+}
+
+/// The topology file with the printed fix applied: its additions added,
+/// and each service it names given the `consumes` it prints.
+fn apply_fix(case: &Case, add: toml::Table, put: toml::Table) {
+    let file = std::path::Path::new(&case.path()).join("topology.toml");
+    let mut topology: toml::Table = std::fs::read_to_string(&file).unwrap().parse().unwrap();
+    merge(&mut topology, add);
+    let services = topology["services"].as_table_mut().unwrap();
+    for (name, table) in put["services"].as_table().expect("[services.NAME] tables") {
+        let consumes = table["consumes"].clone();
+        services[name].as_table_mut().unwrap().insert("consumes".into(), consumes);
+    }
+    std::fs::write(&file, toml::to_string(&topology).unwrap()).unwrap();
+}
+
+/// Runs a consumer for each (user, password, queue), each over its own
+/// connection as that user, then publishes [`N`] messages as `publisher`
+/// with the keys its service declares, in turn; returns, for each consumer,
+/// how many copies of each message number it received. Waits for the
+/// consumers to be registered (consume-ok) before publishing, and for
+/// `enough` of the counts (bounded) before a quiet second and the end.
+fn deliver(
+    case: &Case,
+    publisher: (&str, &str),
+    consumers: &[(&str, &str, &str)],
+    enough: impl Fn(&[u64]) -> bool,
+) -> Vec<BTreeMap<u64, usize>> {
+    let url = |user: &str, pw: &str| {
+        amqp_url_on(&case.amqp().replacen("guest:guest@", &format!("{user}:{pw}@"), 1), &case.vhost)
+    };
+    let mut readers: Vec<Traffic> = Vec::new();
+    for (user, pw, queue) in consumers {
+        let mut t = Traffic::consumers(&url(user, pw));
+        t.add_consumer(queue, Duration::ZERO);
+        readers.push(t);
+    }
+    let topology: toml::Table = std::fs::read_to_string(case.path_of("topology.toml")).unwrap().parse().unwrap();
+    let publish = &topology["services"]["storefront"]["publishes"][0];
+    let keys: Vec<&str> = publish["keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+    let exchange = publish["exchange"].as_str().unwrap();
+    let mut sending = Traffic::start(&url(publisher.0, publisher.1), Publish::new(exchange, &keys).count(N).rate(1000));
+    // Every message answered; no consumer of its own to wait for.
+    sending.wait_published();
+    sending.stop_publishing();
+    let sent = sending.report();
+    assert_eq!(sent.confirmed.len() as u64, N, "every message confirmed: {:?}", sent.errors);
+    assert!(sent.returned.is_empty() && sent.nacked.is_empty() && sent.errors.is_empty(), "{:?}", sent.errors);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !enough(&readers.iter().map(|t| t.report().deliveries.len() as u64).collect::<Vec<_>>())
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    readers
+        .into_iter()
+        .map(|t| {
+            let report = t.finish(Duration::from_secs(10));
+            assert!(report.errors.is_empty() && report.cancelled.is_empty(), "{:?}", report.errors);
+            report.deliveries.into_iter().map(|(n, copies)| (n, copies.len())).collect()
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn two_services_on_one_queue_split_its_messages_and_the_printed_fix_gives_each_every_one() {
+    let users = ["t-shq-shop", "t-shq-billing", "t-shq-audit"];
+    let passwords = ["shq-shop-pw-7", "shq-billing-pw-7", "shq-audit-pw-7"];
+    let mut case = Case::admin("t-shared-queue").with_users(&users);
+    case.secrets = passwords.iter().map(|p| p.to_string()).collect();
+    for (var, pw) in ["T_SHQ_SHOP_PW", "T_SHQ_BILLING_PW", "T_SHQ_AUDIT_PW"].iter().zip(passwords) {
+        case.set_env(var, Some(pw));
+    }
+    case.topology(SHARED);
+    let (add, put) = printed_fix(&case);
+
+    // The incident: the error allowed, both services on the one queue.
+    let allowed = "[queues.\"orders.created\"]\ntype = \"classic\"\nlint_allow = [\"shared-queue\"]\n";
+    case.topology(&SHARED.replace("[queues.\"orders.created\"]\ntype = \"classic\"\n", allowed));
+    case.apply_ok(&[], &[]);
+    let billing = (users[1], passwords[1], "orders.created");
+    let audit = (users[2], passwords[2], "orders.created");
+    let split = deliver(&case, (users[0], passwords[0]), &[billing, audit], |got| got.iter().sum::<u64>() >= N);
+    let counts: Vec<u64> = split.iter().map(|m| m.values().sum::<usize>() as u64).collect();
+    assert_eq!(counts.iter().sum::<u64>(), N, "between them, every message once: {counts:?}");
+    assert!(counts.iter().all(|c| *c > 0 && *c < N), "each service got part of them: {counts:?}");
+    let both: BTreeSet<u64> = split[0].keys().filter(|n| split[1].contains_key(n)).copied().collect();
+    assert!(both.is_empty(), "no message reached both: {both:?}");
+
+    // The fix exactly as printed, applied to the files as they were.
+    case.topology(SHARED);
+    apply_fix(&case, add, put);
+    let path = case.path();
+    let lint = case.warren(&["lint", &path], &[]);
+    assert_eq!(lint.code, 0, "the fix ends the error:\n{}\n{}", lint.stdout, lint.stderr);
+    case.apply_ok(&[], &[]);
+    assert_eq!(case.plan(&["--detailed-exitcode"], &[]).code, 0, "converged");
+    let toml: toml::Table = std::fs::read_to_string(case.path_of("topology.toml")).unwrap().parse().unwrap();
+    let own = toml["services"]["billing"]["consumes"][0].as_str().unwrap().to_string();
+    assert_ne!(own, "orders.created");
+    let billing = (users[1], passwords[1], own.as_str());
+    let fixed = deliver(&case, (users[0], passwords[0]), &[billing, audit], |got| got.iter().all(|c| *c >= N));
+    for (service, got) in ["billing", "audit"].iter().zip(&fixed) {
+        let missing: Vec<u64> = (1..=N).filter(|n| !got.contains_key(n)).collect();
+        let twice: Vec<(&u64, &usize)> = got.iter().filter(|(_, c)| **c > 1).collect();
+        assert!(missing.is_empty(), "{service} missed {} messages: {missing:?}", missing.len());
+        assert!(twice.is_empty(), "{service} got some twice: {twice:?}");
+        assert_eq!(got.len() as u64, N, "{service} got exactly the messages sent");
+    }
 }
