@@ -160,6 +160,29 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
+    /// Plan the removal of everything the project owns in the vhosts its files declare (the
+    /// vhosts too, where no other project holds them), ask, and carry it out. Lossy removals need
+    /// --allow-destroy, as in apply; what the project does not own is never touched.
+    Destroy {
+        /// The project's topology directory: its files name the project and the vhosts.
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// Do not ask for confirmation (needed when there is no terminal).
+        #[arg(long)]
+        auto_approve: bool,
+        /// Allow the removals that lose messages or routes, or remove users and permissions.
+        #[arg(long)]
+        allow_destroy: bool,
+        /// Allow removing the access of the user warren connects as.
+        #[arg(long)]
+        allow_lockout: bool,
+        /// How long to wait for another apply to finish, then exit 5.
+        #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+        lock_timeout: std::time::Duration,
+        /// The environment (warren.toml) to destroy in: one, by name.
+        #[arg(long = "env", value_name = "ENV")]
+        env: Option<String>,
+    },
     /// In-flight migrations and where each stands, and the apply running now, if any.
     Status {
         /// The topology directory whose warren.toml declares the environments `--env` names

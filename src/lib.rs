@@ -93,6 +93,7 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
                 replace,
                 drain_timeout,
                 lock_timeout,
+                destroy: false,
             };
             let saved = commands::saved_plan::is_saved_plan(&path);
             let envs = if saved { envs } else { commands::fleet::against_broker(&path, envs, out)? };
@@ -102,6 +103,17 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             } else {
                 commands::rollout::run(&path, &envs, &options, connection, out)
             }
+        }
+        Command::Destroy { path, auto_approve, allow_destroy, allow_lockout, lock_timeout, env } => {
+            let options = commands::apply::Options {
+                auto_approve,
+                allow_destroy,
+                allow_lockout,
+                lock_timeout,
+                destroy: true,
+                ..commands::apply::Options::default()
+            };
+            commands::apply::destroy(&path, env, &options, connection, out)
         }
         Command::Status { path, path_option, envs } => {
             let path = path.or(path_option).unwrap_or_else(|| "topology".into());

@@ -103,10 +103,45 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize], desired:
     after
 }
 
+/// What `warren destroy` leaves of the project's records once its steps
+/// that were `done` (all, with no plan): nothing of the destroyed `vhosts`
+/// but what is still to go. A vhost or user another project also holds is
+/// not destroyed, and the project lets go of it; one whose removal did not
+/// happen stays held, for the next run to finish.
+pub fn released(mut inv: Inventory, plan: &Plan, done: &[usize], vhosts: &BTreeSet<String>) -> Inventory {
+    let (_, not_done) = execute::changes_done(plan, done);
+    let pending: BTreeSet<&ObjectKey> = not_done.iter().map(|c| &plan.changes[*c].key).collect();
+    let keeps = |inv: &Inventory, v: &str| {
+        inv.objects.iter().any(|k| k.vhost() == Some(v) && !matches!(k, ObjectKey::Vhost(_)))
+    };
+    let gone: Vec<ObjectKey> = inv
+        .objects
+        .iter()
+        .filter(|k| !pending.contains(k))
+        .filter(|k| match k {
+            ObjectKey::Vhost(v) => vhosts.contains(v) && !keeps(&inv, v),
+            ObjectKey::User(_) => inv.scopes.get(*k).is_none_or(|s| s.is_subset(vhosts)),
+            // The project's other objects there are destroyed, or pending.
+            _ => false,
+        })
+        .cloned()
+        .collect();
+    for k in &gone {
+        inv.objects.remove(k);
+        inv.scopes.remove(k);
+        inv.digests.remove(k);
+    }
+    inv
+}
+
 /// [`inventory_before`] when the broker already matches the files: every
 /// object the files declare gets its digest.
 pub fn inventory_matched(old: &Inventory, desired: &Topology, live: &Topology) -> Inventory {
     let mut now = inventory_before(old, desired, live);
+    // Only what is there: a vhost `warren destroy` took is declared (empty)
+    // but gone, and stays out of the records.
+    now.objects.retain(|k| live.has(k));
+    now.scopes.retain(|k, _| live.has(k));
     now.digests = outside::recorded(&old.digests, desired, &now.objects, &BTreeSet::new());
     now
 }

@@ -33,6 +33,9 @@ pub struct Options {
     pub drain_timeout: std::time::Duration,
     /// How long to wait for another apply's lock.
     pub lock_timeout: std::time::Duration,
+    /// `warren destroy`: remove everything the project owns in its files'
+    /// vhosts, instead of what the files declare.
+    pub destroy: bool,
 }
 
 pub fn run(path: &Path, options: &Options, connection: &Connection, out: &Writer) -> error::Result {
@@ -46,6 +49,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: &Writer
     if input.desired.has_errors() {
         return Err(print_invalid(&input.desired, &input.path, &live_side::describe(connection), Format::Human, out));
     }
+
     if let Err(d) = input.desired.project.resolve(connection.project.as_deref(), true) {
         return Err(before_any_write(d, &input.desired.sources, Kind::Invalid));
     }
@@ -56,9 +60,37 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: &Writer
     super::block_on(apply(&broker, input, options, out))
 }
 
+/// `warren destroy`: the plan to a topology of the files' vhosts emptied,
+/// carried out as apply does; in one environment at most, never a fleet.
+pub fn destroy(
+    path: &Path,
+    env: Option<String>,
+    options: &Options,
+    connection: &Connection,
+    out: &Writer,
+) -> error::Result {
+    if saved_plan::is_saved_plan(path) {
+        return Err(Error::invalid().line(format!(
+            "{} is a saved plan: warren destroy takes the project's topology directory, whose files name the project and its vhosts.",
+            path.display()
+        )));
+    }
+    let envs = super::fleet::against_broker(path, env.into_iter().collect(), out)?;
+    if envs.is_empty() {
+        return run(path, options, connection, out);
+    }
+    // A glob may pick several; an unknown name is the rollout's to report.
+    if crate::project::read(path).select(&envs).is_ok_and(|picked| picked.len() > 1) {
+        return Err(Error::invalid()
+            .line("warren destroy removes one environment's objects at a time: name one environment with --env."));
+    }
+    super::rollout::run(path, &envs, options, connection, out)
+}
+
 /// Applies valid input to `broker`.
 pub async fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, out: &Writer) -> error::Result {
-    let (desired, path) = (input.desired, input.path.as_path());
+    let desired = if options.destroy { input.desired.destroyed() } else { input.desired };
+    let path = input.path.as_path();
     let run = Request { path, replace: &input.replace, saved: input.saved.as_ref(), options };
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
     let place = match broker.place_of(desired.project.name(), &vhosts).await {
@@ -186,7 +218,10 @@ async fn locked<B: Broker>(
     };
     let outcome = apply::execute(broker, plan, &ctx).await;
     clock.lap("carry out the steps");
-    let after = apply::inventory_after(&before, plan, &outcome.done, &planned.desired.topology);
+    let mut after = apply::inventory_after(&before, plan, &outcome.done, &planned.desired.topology);
+    if planned.desired.destroy {
+        after = apply::released(after, plan, &outcome.done, &destroyed_vhosts(&planned));
+    }
     let claimed = planned.live.records.written(&claim);
     let recorded = broker.write_records(&records(&planned, &claimed, &after, recorder)).await;
     clock.lap("record the inventory");
@@ -254,6 +289,11 @@ fn records<B: Broker>(
     now.writes(&after, project, recorder.place())
 }
 
+/// The vhosts `warren destroy` empties: those the files declare.
+fn destroyed_vhosts(planned: &Planned) -> std::collections::BTreeSet<String> {
+    planned.desired.topology.vhosts.keys().cloned().collect()
+}
+
 /// Nothing to change on the broker, but the inventory may still be behind:
 /// objects the files declare that already matched them become warren's
 /// (so removing them from the files later destroys them), and entries for
@@ -265,7 +305,10 @@ async fn record_only<B: Broker>(
     out: &Writer,
 ) -> error::Result {
     let known = &mine(planned);
-    let now = apply::inventory_matched(known, &planned.desired.topology, &planned.live.topology);
+    let mut now = apply::inventory_matched(known, &planned.desired.topology, &planned.live.topology);
+    if planned.desired.destroy {
+        now = apply::released(now, &planned.plan, &[], &destroyed_vhosts(planned));
+    }
     let writes = records(planned, &planned.live.records, &now, recorder);
     if writes.is_empty() {
         return Ok(Done::Ok);

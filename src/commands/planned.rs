@@ -85,6 +85,7 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
         replace: replace.iter().cloned().collect(),
         comparing: purpose == Purpose::Compare,
         review: purpose == Purpose::Review,
+        destroy: desired.destroy,
     };
     let mut facts = BrokerFacts {
         queue_counts: live.queue_counts.clone(),

@@ -43,9 +43,29 @@ pub struct Desired {
     /// An environment's vhosts that its overlays rename: the base's name
     /// to the environment's.
     pub renamed: BTreeMap<String, String>,
+    /// `warren destroy`: the topology is the files' vhosts, emptied.
+    pub destroy: bool,
 }
 
 impl Desired {
+    /// What `warren destroy` plans to: the files' vhosts with nothing in
+    /// them (their settings as declared, so that a vhost another project
+    /// keeps is not changed), no users and no broker-wide objects. The plan
+    /// then removes what the project owns there, as it would objects taken
+    /// out of the files, and nothing else.
+    pub fn destroyed(mut self) -> Desired {
+        let vhosts = std::mem::take(&mut self.topology.vhosts);
+        self.topology = Topology::default();
+        for (name, v) in vhosts {
+            let emptied = crate::model::Vhost { settings: v.settings, ..crate::model::Vhost::new(&name) };
+            self.topology.vhosts.insert(name, emptied);
+        }
+        self.destroy = true;
+        // The files' findings are about what they declare, which is going.
+        self.diagnostics.retain(Diagnostic::is_error);
+        self
+    }
+
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
@@ -141,6 +161,7 @@ fn project_alone(file: &Path, text: &str) -> Result<Project, Desired> {
         diagnostics,
         project: Project::default(),
         renamed: BTreeMap::new(),
+        destroy: false,
     })
 }
 
@@ -314,7 +335,7 @@ fn from_texts(
     });
     let (topology, locations) = merge::merge(decls, &sources, &mut diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
-    Desired { topology, locations, sources, diagnostics, project, renamed: BTreeMap::new() }
+    Desired { topology, locations, sources, diagnostics, project, renamed: BTreeMap::new(), destroy: false }
 }
 
 /// Each file parsed, in order, with its diagnostics: the files are split

@@ -27,6 +27,12 @@ pub(super) struct Differ<'a> {
 }
 
 impl<'a> Differ<'a> {
+    /// Why an object the project owns goes: taken out of the files, or the
+    /// whole project destroyed (`warren destroy`).
+    pub(super) fn gone(&self) -> &'static str {
+        if self.options.destroy { "destroyed with the project (warren destroy)" } else { "removed from the files" }
+    }
+
     pub(super) fn push(&mut self, c: Change) {
         self.out.changes.push(c);
     }
@@ -46,7 +52,7 @@ impl<'a> Differ<'a> {
             }
             Some(p) if !self.inventory.contains(&key) || is_shared(&key) => theirs(key, p),
             _ if self.inventory.owns(&key, &self.declared) => {
-                let mut c = Change::new(key, Action::Destroy, "removed from the files");
+                let mut c = Change::new(key, Action::Destroy, self.gone());
                 c.requires_allow_destroy = lossy;
                 c
             }

@@ -45,7 +45,7 @@ impl Differ<'_> {
             }
             self.absent(key(name), attributes::object(name.kind, h), name.kind.destroy_loses.is_some());
             if let Some(loses) = name.kind.destroy_loses {
-                self.explain_last(&format!("removed from the files; {loses}"));
+                self.explain_last(&format!("{}; {loses}", self.gone()));
             }
         }
     }

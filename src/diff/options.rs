@@ -18,4 +18,7 @@ pub struct Options {
     /// A change reviewed offline (`warren diff OLD NEW`), not a plan to
     /// carry out now: what it would lose is said in the conditional.
     pub review: bool,
+    /// `warren destroy`: the files' vhosts are declared empty, and each goes
+    /// too when this project alone holds it, as if the files dropped it.
+    pub destroy: bool,
 }

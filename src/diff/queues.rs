@@ -110,15 +110,12 @@ impl Differ<'_> {
                 Some(Some(c)) if c.is_idle() => self.absent(key, before, false),
                 Some(Some(c)) => {
                     self.absent(key, before, true);
-                    self.explain_last(&format!("removed from the files; {}", c.describe()));
+                    self.explain_last(&format!("{}; {}", self.gone(), c.describe()));
                 }
                 _ => {
                     self.absent(key, before, true);
-                    self.explain_last(if self.options.review {
-                        "removed from the files; its messages, if any, would be lost with it"
-                    } else {
-                        "removed from the files; its messages, if any, are lost with it"
-                    });
+                    let lost = if self.options.review { "would be lost" } else { "are lost" };
+                    self.explain_last(&format!("{}; its messages, if any, {lost} with it", self.gone()));
                 }
             }
         }

@@ -41,7 +41,15 @@ impl Differ<'_> {
         let key = ObjectKey::Vhost(name.into());
         self.deletion_protection_refused(name, want);
         let Some(have) = have else {
-            self.created(key, attributes::vhost(want), "declared in the files", Some(Declared::Vhost(want.clone())));
+            // Destroying makes nothing, not even a vhost that is gone already.
+            if !self.options.destroy {
+                self.created(
+                    key,
+                    attributes::vhost(want),
+                    "declared in the files",
+                    Some(Declared::Vhost(want.clone())),
+                );
+            }
             return;
         };
         // Only the settings the files manage are compared.
@@ -55,16 +63,18 @@ impl Differ<'_> {
         }
     }
 
-    /// The live vhosts the files no longer declare: each goes, with
-    /// everything in it, when this project owns it and no other holds it.
+    /// The live vhosts the files no longer declare (with `destroy`, every
+    /// one): each goes, with everything in it, when this project owns it
+    /// and no other holds it.
     pub(super) fn vhosts_absent(&mut self, desired: &Topology, live: &Topology) {
-        for name in live.vhosts.keys().filter(|n| !desired.vhosts.contains_key(*n)) {
+        let destroy = self.options.destroy;
+        for name in live.vhosts.keys().filter(|n| destroy || !desired.vhosts.contains_key(*n)) {
             let key = ObjectKey::Vhost(name.clone());
             if self.inventory.owns(&key, &self.declared) && self.ownership.other_holder(&key, self.project).is_none() {
                 let reason = if self.options.review {
-                    "removed from the files: the vhost would go with everything in it"
+                    format!("{}: the vhost would go with everything in it", self.gone())
                 } else {
-                    "removed from the files: the vhost goes with everything in it"
+                    format!("{}: the vhost goes with everything in it", self.gone())
                 };
                 let mut c = Change::new(key, Action::Destroy, reason);
                 c.requires_allow_destroy = true;

@@ -1847,3 +1847,55 @@ fn a_moved_exchange_is_kept_forwarding_to_its_new_name_until_the_entry_goes() {
     assert!(!case.exists("exchanges/{V}/orders"));
     assert!(case.exists("exchanges/{V}/shop.orders"));
 }
+
+/// `warren destroy`: a project's objects go, with --allow-destroy for
+/// those that can lose messages; another project's objects in the same
+/// vhost, and the vhost it still holds, stay. Once the last holder is
+/// destroyed, the vhost goes too, and the records keep nothing of them.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn destroy_removes_what_the_project_owns_and_nothing_of_another_project() {
+    let case = Case::admin("t-apply-destroy");
+    let (a, b) = (case.project_path("team-a"), case.project_path("team-b"));
+    two_project_files(&case, true, false);
+    for p in [&a, &b] {
+        let run = case.warren(&["apply", p, "--auto-approve"], &[]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    }
+    case.publish("team-b.old", 3);
+    let queues = || -> BTreeSet<String> {
+        case.get("queues/{V}").as_array().unwrap().iter().map(|q| q["name"].as_str().unwrap().to_string()).collect()
+    };
+
+    // Messages are lost only when asked: nothing is changed without it.
+    let run = case.warren(&["destroy", &b, "--auto-approve"], &[]);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("- queue \"team-b.old\""), "{}", run.stdout);
+    assert!(run.stdout.contains("destroyed with the project (warren destroy)"), "{}", run.stdout);
+    let touched = |l: &str| l.trim_start().starts_with(['-', '+', '~']) && l.contains("team-a");
+    assert!(!run.stdout.lines().any(touched), "another project's objects are no part of it:\n{}", run.stdout);
+    assert!(run.stdout.contains("= queue \"team-a.work\""), "shown as theirs:\n{}", run.stdout);
+    assert!(!run.stdout.contains(&format!("- vhost \"{}\"", case.vhost)), "team-a holds the vhost:\n{}", run.stdout);
+    assert!(run.stderr.contains("Nothing was changed"), "{}", run.stderr);
+    assert_eq!(queues().len(), 3);
+
+    let run = case.warren(&["destroy", &b, "--auto-approve", "--allow-destroy"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(queues(), ["team-a.work".to_string()].into());
+    assert!(case.exists("exchanges/{V}/shared.events"), "team-a's exchange stays");
+    assert!(case.inventory_of("team-b", &case.vhost).is_none(), "team-b's records keep nothing of the vhost");
+    // Done: a second destroy has nothing to do, and makes nothing.
+    let run = case.warren(&["destroy", &b, "--auto-approve"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("No changes."), "{}", run.stdout);
+
+    // The last holder of the vhost takes it along.
+    let run = case.warren(&["destroy", &a, "--auto-approve", "--allow-destroy"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains(&format!("- vhost \"{}\"", case.vhost)), "{}", run.stdout);
+    assert!(!case.exists("vhosts/{V}"));
+    let run = case.warren(&["destroy", &a, "--auto-approve"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!case.exists("vhosts/{V}"), "a second destroy makes nothing, not even the vhost");
+    assert!(case.inventory_of("team-a", &case.vhost).is_none());
+}

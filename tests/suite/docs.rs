@@ -182,7 +182,7 @@ fn bash_completes_env_with_the_environments_of_the_project() {
     // Seen: `--env <TAB>` offered file names.
     let root = crate::common::root();
     let envs = ["all", "prod", "staging"];
-    for command in ["plan", "apply", "status", "history", "lint", "validate", "diff", "export"] {
+    for command in ["plan", "apply", "destroy", "status", "history", "lint", "validate", "diff", "export"] {
         let offered = bash_completes(&root, &[command, "examples/environments", "--env", ""]);
         assert_eq!(offered, envs, "warren {command} examples/environments --env <TAB>");
     }
@@ -200,11 +200,11 @@ fn zsh_and_fish_complete_env_with_the_environments_of_the_project() {
     // Neither shell is installed here: the scripts ask warren, as bash's does.
     let zsh = crate::common::warren(&["completions", "zsh"]).stdout;
     assert!(!zsh.contains(":ENV:_default"), "{zsh}");
-    assert_eq!(zsh.matches(":ENV:_warren_envs'").count(), 10, "{zsh}");
+    assert_eq!(zsh.matches(":ENV:_warren_envs'").count(), 11, "{zsh}");
     assert!(zsh.contains("_warren_envs() {") && zsh.contains("__complete-envs"), "{zsh}");
     let fish = crate::common::warren(&["completions", "fish"]).stdout;
     let env_lines: Vec<&str> = fish.lines().filter(|l| l.contains(" -l env ")).collect();
-    assert_eq!(env_lines.len(), 10, "{fish}");
+    assert_eq!(env_lines.len(), 11, "{fish}");
     assert!(env_lines.iter().all(|l| l.ends_with(" -r -f -a \"(__fish_warren_envs)\"")), "{fish}");
     assert!(fish.contains("function __fish_warren_envs") && fish.contains("__complete-envs"), "{fish}");
     // What they ask: the environments, one a line, `all` first.

@@ -148,7 +148,7 @@ impl TestBroker {
 /// then agree with it): a directory with a project file, or a saved plan
 /// that records the project it was made for.
 fn names_project(args: &[&str]) -> bool {
-    let commands = ["plan", "apply", "adopt", "lint", "status"];
+    let commands = ["plan", "apply", "destroy", "adopt", "lint", "status"];
     let Some(at) = args.iter().position(|a| commands.contains(a)) else { return false };
     let Some(path) = args.get(at + 1).map(|a| root().join(a)) else { return false };
     // A saved plan names its project at the top (the plan it shows names
