@@ -9,13 +9,15 @@ use reqwest::Method;
 use serde_json::Value as Json;
 
 use super::amqp::Amqp;
+use super::clients;
 use super::endpoint::{Endpoint, segment};
 use super::error::BrokerError;
 use super::http::Http;
 use super::lock::{LOCK_QUEUE, Lock};
 use super::records::RecordStore;
 use super::{
-    Answer, Answers, Broker, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading, ops, vhost_names,
+    Answer, Answers, Broker, Clients, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading, ops,
+    vhost_names,
 };
 use crate::model::kinds::{KINDS, Kind, Name, Object};
 use crate::model::{
@@ -117,6 +119,21 @@ impl Rabbit {
 
     pub fn endpoint(&self) -> &Endpoint {
         self.http.endpoint()
+    }
+
+    /// A vhost's listing of `kind` (`consumers`, `channels`), with `query`.
+    async fn vhost_listing(&self, vhost: &str, kind: &str, query: &str) -> Result<Json, BrokerError> {
+        let v = segment(vhost);
+        let path = match kind {
+            "consumers" => format!("consumers/{v}{query}"),
+            _ => format!("vhosts/{v}/{kind}{query}"),
+        };
+        self.http.get_json(&path, &format!("list the {kind} of vhost \"{vhost}\"")).await
+    }
+
+    async fn connections(&self, vhost: &str) -> Result<Json, BrokerError> {
+        let query = "?columns=name,user,user_provided_name,client_properties";
+        self.vhost_listing(vhost, "connections", query).await
     }
 
     /// GET, the answer as text.
@@ -347,48 +364,46 @@ impl Broker for Rabbit {
     /// Each consumer of a vhost's queues, with its user and the name its
     /// client gave its connection (two requests).
     async fn consumers(&self, vhost: &str) -> Result<Vec<Consumer>, BrokerError> {
-        let v = segment(vhost);
-        let (consumers_path, connections_path) = (format!("consumers/{v}"), format!("vhosts/{v}/connections"));
-        let (of_consumers, of_connections) =
-            (format!("list the consumers of vhost \"{vhost}\""), format!("list the connections of vhost \"{vhost}\""));
-        let (consumers, connections) = tokio::join!(
-            self.http.get_json(&consumers_path, &of_consumers),
-            self.http.get_json(&connections_path, &of_connections),
-        );
+        let (consumers, connections) =
+            tokio::join!(self.vhost_listing(vhost, "consumers", ""), self.connections(vhost));
         let (consumers, connections) = match (consumers, connections) {
             (Err(BrokerError::NotFound { .. }), _) | (_, Err(BrokerError::NotFound { .. })) => return Ok(Vec::new()),
             (c, n) => (c?, n?),
         };
-        let str_of = |v: &serde_json::Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
-        // The name a client gives its connection: 3.10 to 4.x list it as
-        // `user_provided_name`, and among the client's properties.
-        let client_names: BTreeMap<String, String> = connections
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| {
-                let given =
-                    str_of(&c["user_provided_name"]).or_else(|| str_of(&c["client_properties"]["connection_name"]));
-                Some((str_of(&c["name"])?, given?))
-            })
-            .collect();
-        let mut out: Vec<Consumer> = consumers
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| {
-                let channel = &c["channel_details"];
-                let connection = str_of(&channel["connection_name"]).unwrap_or_default();
-                Some(Consumer {
-                    queue: str_of(&c["queue"]["name"])?,
-                    user: str_of(&channel["user"]).unwrap_or_default(),
-                    client_name: client_names.get(&connection).cloned(),
-                    connection,
-                })
-            })
-            .collect();
-        out.sort();
-        Ok(out)
+        Ok(clients::consumers(&consumers, &clients::client_names(&connections)))
+    }
+
+    /// A vhost's consumers, connections and channels (three requests).
+    async fn clients(&self, vhost: &str) -> Result<Clients, BrokerError> {
+        let (consumers, connections, channels) = tokio::join!(
+            self.vhost_listing(vhost, "consumers", ""),
+            self.connections(vhost),
+            self.vhost_listing(vhost, "channels", "?columns=name,connection_details,message_stats"),
+        );
+        let (consumers, connections, channels) = match (consumers, connections, channels) {
+            (Err(BrokerError::NotFound { .. }), _, _)
+            | (_, Err(BrokerError::NotFound { .. }), _)
+            | (_, _, Err(BrokerError::NotFound { .. })) => return Ok(Clients::default()),
+            (c, n, h) => (c?, n?, h?),
+        };
+        let names = clients::client_names(&connections);
+        Ok(Clients {
+            consumers: clients::consumers(&consumers, &names),
+            connections: clients::connections(&connections, &channels, &names),
+        })
+    }
+
+    async fn channel_details_kept(&self) -> Result<bool, BrokerError> {
+        let overview = self.http.get_json("overview?columns=rates_mode", "read the statistics mode").await?;
+        Ok(overview["rates_mode"] == "detailed")
+    }
+
+    async fn published_to(&self, channel: &str) -> Result<BTreeSet<String>, BrokerError> {
+        let path = format!("channels/{}", segment(channel));
+        match self.http.get_json(&path, &format!("read channel \"{channel}\"")).await {
+            Err(BrokerError::NotFound { .. }) => Ok(BTreeSet::new()),
+            other => Ok(clients::exchanges(&other?)),
+        }
     }
 
     /// A user with the `monitoring` or `administrator` tag reads each
