@@ -202,3 +202,129 @@ fn by_user(vhost: &Vhost) -> BTreeMap<&str, Vec<&str>> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::lint::live::{Observed, check};
+
+    const FILES: &str = r#"vhosts = ["shop"]
+[exchanges.orders]
+type = "topic"
+[exchanges.audit]
+type = "fanout"
+[queues."orders.placed"]
+[[bindings]]
+source = "orders"
+queue = "orders.placed"
+routing_key = "order.placed"
+[users.shop]
+password_env = "A"
+[users.billing]
+password_env = "B"
+[users.reports]
+password_env = "C"
+[services.storefront]
+user = "shop"
+publishes = [{ exchange = "orders", keys = ["order.placed"] }]
+[services.billing]
+user = "billing"
+consumes = ["orders.placed"]
+[services.reports]
+user = "reports"
+[services.reports-nightly]
+user = "reports"
+"#;
+
+    fn client(user: &str, port: u16, published: u64) -> Client {
+        Client {
+            connection: format!("10.0.0.5:{port} -> 10.0.0.2:5672"),
+            user: user.into(),
+            client_name: None,
+            published,
+            publishing_channels: if published > 0 { vec![format!("ch{port}")] } else { Vec::new() },
+        }
+    }
+
+    fn consumer(user: &str, port: u16) -> Consumer {
+        Consumer {
+            queue: "orders.placed".into(),
+            user: user.into(),
+            connection: format!("10.0.0.5:{port} -> 10.0.0.2:5672"),
+            client_name: Some(format!("tool-{port}")),
+        }
+    }
+
+    /// The live findings of the services' codes for `observed`.
+    fn lint_live(observed: Observed) -> Vec<Diagnostic> {
+        let root = Path::new("/t");
+        let d = crate::desired::load_texts(root, vec![(root.join("t.toml"), FILES.to_string())]);
+        assert!(d.diagnostics.iter().all(|d| !d.is_error()), "{:?}", d.diagnostics);
+        let codes = ["foreign-consumer", "publish-undeclared", "service-idle", "shared-queue"];
+        let f = check(&d.topology, &d.locations, &d.project.lint, &observed);
+        f.shown.into_iter().filter(|d| codes.contains(&d.code)).collect()
+    }
+
+    /// Ten connections of a foreign user on a service's queue are one
+    /// finding that names three; ten services of one idle user, one.
+    #[test]
+    fn repeated_findings_are_one_per_queue_or_user() {
+        let mut consumers: Vec<Consumer> = (1..=10).map(|p| consumer("ops", p)).collect();
+        consumers.push(consumer("billing", 20));
+        let connections = (1..=10).map(|p| client("ops", p, 0)).chain([client("billing", 20, 0)]);
+        let observed = Observed {
+            consumers: BTreeMap::from([("shop".to_string(), consumers)]),
+            connections: BTreeMap::from([("shop".to_string(), connections.collect())]),
+            published_to: Some(BTreeMap::new()),
+            ..Observed::default()
+        };
+        let found = lint_live(observed);
+        let codes: Vec<&str> = found.iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["foreign-consumer", "service-idle", "service-idle"], "{found:#?}");
+        let m = &found[0].message;
+        assert!(m.contains("user \"ops\", of no service, on \"tool-1\" (10.0.0.5:1 -> 10.0.0.2:5672)"), "{m}");
+        assert!(m.contains("and 7 more") && m.contains("service \"billing\" (user \"billing\")"), "{m}");
+        let at = &found[0].location.as_ref().expect("a place").span;
+        assert_eq!((FILES[..at.start].matches('\n').count() + 1, &FILES[at.clone()]), (22, "\"orders.placed\""));
+        let idle: Vec<&str> = found[1..].iter().map(|d| d.message.as_str()).collect();
+        assert!(idle[0].contains("service \"reports\", \"reports-nightly\" (user \"reports\")"), "{idle:?}");
+        assert!(idle[1].contains("service \"storefront\" (user \"shop\")"), "{idle:?}");
+    }
+
+    /// With per-exchange statistics each undeclared exchange is named; a
+    /// declared one is not. Without them, a user whose services publish is
+    /// not judged, one that declares no publish is, and one info says so.
+    #[test]
+    fn undeclared_publishes_by_what_the_broker_keeps() {
+        let connections = vec![client("shop", 1, 40), client("billing", 2, 3), client("reports", 3, 0)];
+        let detailed = Observed {
+            connections: BTreeMap::from([("shop".to_string(), connections.clone())]),
+            published_to: Some(BTreeMap::from([
+                ("ch1".to_string(), BTreeSet::from(["orders".to_string(), "audit".to_string()])),
+                ("ch2".to_string(), BTreeSet::from([String::new()])),
+            ])),
+            ..Observed::default()
+        };
+        let found = lint_live(detailed);
+        let published: Vec<&str> =
+            found.iter().filter(|d| d.code == "publish-undeclared").map(|d| d.message.as_str()).collect();
+        assert_eq!(published.len(), 2, "{found:#?}");
+        assert!(published[0].contains("user \"billing\"") && published[0].contains("the default exchange"));
+        assert!(published[1].contains("user \"shop\"") && published[1].contains("exchange \"audit\""));
+        assert!(!published[1].contains("\"orders\""), "{}", published[1]);
+
+        let basic = Observed {
+            connections: BTreeMap::from([("shop".to_string(), connections)]),
+            published_to: None,
+            ..Observed::default()
+        };
+        let found = lint_live(basic);
+        let published: Vec<&Diagnostic> = found.iter().filter(|d| d.code == "publish-undeclared").collect();
+        assert_eq!(published.len(), 2, "{found:#?}");
+        assert!(published[0].message.contains("user \"billing\"") && published[0].message.contains("3 message(s)"));
+        assert!(published[0].location.is_some());
+        assert!(published[1].location.is_none() && published[1].severity == crate::diagnostic::Severity::Info);
+    }
+}
