@@ -142,16 +142,21 @@ fn lint_broker(d: &Desired, connection: Result<Connection, Diagnostic>) -> (Vec<
 }
 
 /// What the live rules read: the live state of the declared vhosts, every
-/// project's inventory, each vhost's clients (one listing each of
-/// consumers, connections and channels per vhost), the deprecated features
+/// project's inventory, each vhost's consumers and connections (and, in a
+/// vhost with services, its channels), the deprecated features
 /// in use and, where the broker keeps per-exchange statistics, the details
 /// of each channel of a service's user that published.
 async fn observe(broker: &impl Broker, d: &Desired) -> Result<lint::live::Observed, BrokerError> {
     // Independent requests, at once; no queue counts, which no rule reads.
     let clients = async {
         let mut out = BTreeMap::new();
-        for vhost in d.topology.vhosts.keys() {
-            out.insert(vhost.clone(), broker.clients(vhost).await?);
+        for (vhost, v) in &d.topology.vhosts {
+            // Connections and channels only where services make a contract.
+            let clients = match v.services.is_empty() {
+                true => Clients { consumers: broker.consumers(vhost).await?, connections: Vec::new() },
+                false => broker.clients(vhost).await?,
+            };
+            out.insert(vhost.clone(), clients);
         }
         Ok::<_, BrokerError>(out)
     };

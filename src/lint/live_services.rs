@@ -83,7 +83,9 @@ fn foreign_consumers(vname: &str, vhost: &Vhost, consumers: &[Consumer]) -> Vec<
         }
     }
     let mut foreign: BTreeMap<&str, BTreeMap<&str, Vec<String>>> = BTreeMap::new();
-    for c in consumers {
+    // A consumer is listed a moment before its channel's user is: unknown
+    // yet, it is nobody's.
+    for c in consumers.iter().filter(|c| !c.user.is_empty()) {
         let Some(services) = readers.get(c.queue.as_str()) else { continue };
         if services.iter().any(|(_, user, _)| *user == c.user) {
             continue;
@@ -273,6 +275,7 @@ user = "reports"
     fn repeated_findings_are_one_per_queue_or_user() {
         let mut consumers: Vec<Consumer> = (1..=10).map(|p| consumer("ops", p)).collect();
         consumers.push(consumer("billing", 20));
+        consumers.push(consumer("", 21));
         let connections = (1..=10).map(|p| client("ops", p, 0)).chain([client("billing", 20, 0)]);
         let observed = Observed {
             consumers: BTreeMap::from([("shop".to_string(), consumers)]),
