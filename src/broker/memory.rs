@@ -304,6 +304,10 @@ impl Broker for Memory {
         Ok(Clients::default())
     }
 
+    async fn sees_every_client(&self) -> Answer<bool> {
+        Ok(true)
+    }
+
     async fn channel_details_kept(&self) -> Answer<bool> {
         Ok(false)
     }

@@ -248,6 +248,9 @@ pub trait Broker: Clone + Send + Sync + 'static {
     /// The consumers and client connections of a vhost, each with who it
     /// is (one listing each of consumers, connections and channels).
     fn clients(&self, vhost: &str) -> impl Future<Output = Answer<Clients>> + Send;
+    /// Whether the listings of clients show every user's, or only those of
+    /// the user warren logs in as.
+    fn sees_every_client(&self) -> impl Future<Output = Answer<bool>> + Send;
     /// Whether the management plugin keeps per-exchange statistics of each
     /// channel (`management.rates_mode = detailed`): without them
     /// [`Broker::published_to`] knows nothing.

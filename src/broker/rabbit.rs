@@ -165,14 +165,19 @@ impl Rabbit {
 
     /// The user warren logs in as, and whether it has the `administrator` tag.
     pub async fn whoami(&self) -> Result<(String, bool), BrokerError> {
+        let (name, tags) = self.whoami_tags().await?;
+        Ok((name, tags.iter().any(|t| t == "administrator")))
+    }
+
+    /// The user warren logs in as, and its tags.
+    async fn whoami_tags(&self) -> Result<(String, Vec<String>), BrokerError> {
         let me = self.http.get_json("whoami", "read which user warren logs in as").await?;
         // 3.10 gives the tags as a list; older versions as one comma-separated string.
         let tags = match &me["tags"] {
             serde_json::Value::Array(list) => list.iter().filter_map(|t| t.as_str().map(str::to_string)).collect(),
             other => other.as_str().unwrap_or_default().split(',').map(|t| t.trim().to_string()).collect::<Vec<_>>(),
         };
-        let name = me["name"].as_str().unwrap_or_default().to_string();
-        Ok((name, tags.iter().any(|t| t == "administrator")))
+        Ok((me["name"].as_str().unwrap_or_default().to_string(), tags))
     }
 
     /// The listing of each kind that has one, for an administrator.
@@ -391,6 +396,14 @@ impl Broker for Rabbit {
             consumers: clients::consumers(&consumers, &names),
             connections: clients::connections(&connections, &channels, &names),
         })
+    }
+
+    /// The management API lists every user's connections, channels and
+    /// consumers to the `monitoring` and `administrator` tags only; to the
+    /// others, their own.
+    async fn sees_every_client(&self) -> Result<bool, BrokerError> {
+        let (_, tags) = self.whoami_tags().await?;
+        Ok(tags.iter().any(|t| t == "monitoring" || t == "administrator"))
     }
 
     async fn channel_details_kept(&self) -> Result<bool, BrokerError> {

@@ -161,12 +161,18 @@ async fn observe(broker: &impl Broker, d: &Desired) -> Result<lint::live::Observ
         Ok::<_, BrokerError>(out)
     };
     let with_services = d.topology.vhosts.values().any(|v| !v.services.is_empty());
-    let details = async { if with_services { broker.channel_details_kept().await } else { Ok(false) } };
+    let details = async {
+        if !with_services {
+            return Ok((false, true));
+        }
+        tokio::try_join!(broker.channel_details_kept(), broker.sees_every_client())
+    };
     let (state, clients, deprecated, details) =
         tokio::join!(live_side::read_state(broker, &d.topology), clients, broker.deprecated_features_used(), details);
     let (live, version) = state?;
     let clients = clients?;
-    let published_to = match details? {
+    let (kept, every_client) = details?;
+    let published_to = match kept && every_client {
         true => Some(published_to(broker, d, &clients).await?),
         false => None,
     };
@@ -180,6 +186,7 @@ async fn observe(broker: &impl Broker, d: &Desired) -> Result<lint::live::Observ
         deprecated: deprecated?,
         connections,
         published_to,
+        every_client,
     })
 }
 

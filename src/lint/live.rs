@@ -29,6 +29,9 @@ pub struct Observed {
     /// to, by channel; `None` when the broker keeps no per-exchange
     /// statistics (`management.rates_mode` other than `detailed`).
     pub published_to: Option<BTreeMap<String, BTreeSet<String>>>,
+    /// Whether the broker listed every user's clients (to warren's user
+    /// with the `monitoring` or `administrator` tag), not only its own.
+    pub every_client: bool,
 }
 
 /// The live rules' findings about the broker `observed` describes, for the
@@ -46,6 +49,7 @@ pub fn check(topology: &Topology, locations: &Locations, settings: &LintSettings
         consumers: &observed.consumers,
         connections: &observed.connections,
         published_to: observed.published_to.as_ref(),
+        every_client: observed.every_client,
     };
     super::live_services::check(&mut ctx, shown);
     ctx.out

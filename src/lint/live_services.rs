@@ -15,12 +15,24 @@ pub(super) struct Shown<'o> {
     pub consumers: &'o BTreeMap<String, Vec<Consumer>>,
     pub connections: &'o BTreeMap<String, Vec<Client>>,
     pub published_to: Option<&'o BTreeMap<String, BTreeSet<String>>>,
+    pub every_client: bool,
 }
 
 pub(super) fn check(ctx: &mut Context, observed: Shown) {
     let with_services: Vec<(&String, &Vhost)> =
         ctx.topology.vhosts.iter().filter(|(_, v)| !v.services.is_empty()).collect();
     if with_services.is_empty() {
+        return;
+    }
+    if !observed.every_client {
+        // Its own clients only: every other service would look idle, and
+        // no consumer foreign. Said once, about the broker.
+        let d = Diagnostic::info(
+            "service-idle",
+            "warren's user sees only its own connections and consumers (it has neither the `monitoring` nor the `administrator` tag): the services' live checks (`foreign-consumer`, `publish-undeclared`, `service-idle`) are skipped",
+        )
+        .help("run `warren lint --live` as a user with the `monitoring` tag");
+        ctx.out.shown.push(d);
         return;
     }
     let mut found: Vec<(&str, String, String, Diagnostic)> = Vec::new();
@@ -281,6 +293,7 @@ user = "reports"
             consumers: BTreeMap::from([("shop".to_string(), consumers)]),
             connections: BTreeMap::from([("shop".to_string(), connections.collect())]),
             published_to: Some(BTreeMap::new()),
+            every_client: true,
             ..Observed::default()
         };
         let found = lint_live(observed);
@@ -296,6 +309,15 @@ user = "reports"
         assert!(idle[1].contains("service \"storefront\" (user \"shop\")"), "{idle:?}");
     }
 
+    /// A user that sees only its own clients makes no service look idle:
+    /// one info says that the checks are skipped.
+    #[test]
+    fn a_user_that_sees_only_its_own_clients_skips_the_checks() {
+        let found = lint_live(Observed::default());
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].location.is_none() && found[0].message.contains("`monitoring`"), "{found:#?}");
+    }
+
     /// With per-exchange statistics each undeclared exchange is named; a
     /// declared one is not. Without them, a user whose services publish is
     /// not judged, one that declares no publish is, and one info says so.
@@ -308,6 +330,7 @@ user = "reports"
                 ("ch1".to_string(), BTreeSet::from(["orders".to_string(), "audit".to_string()])),
                 ("ch2".to_string(), BTreeSet::from([String::new()])),
             ])),
+            every_client: true,
             ..Observed::default()
         };
         let found = lint_live(detailed);
@@ -321,6 +344,7 @@ user = "reports"
         let basic = Observed {
             connections: BTreeMap::from([("shop".to_string(), connections)]),
             published_to: None,
+            every_client: true,
             ..Observed::default()
         };
         let found = lint_live(basic);
