@@ -31,7 +31,7 @@ pub use state::Message;
 use super::lock::{LOCK_QUEUE, LocalHold, Lock};
 use super::records::RecordStore;
 use super::{
-    Answer, Answers, Broker, BrokerError, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading,
+    Answer, Answers, Broker, BrokerError, Clients, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading,
 };
 use crate::model::kinds::{Kind, Name, Object};
 use crate::model::{
@@ -298,6 +298,22 @@ impl Broker for Memory {
     /// The in-memory broker counts consumers but knows no connections.
     async fn consumers(&self, _vhost: &str) -> Answer<Vec<Consumer>> {
         Ok(Vec::new())
+    }
+
+    async fn clients(&self, _vhost: &str) -> Answer<Clients> {
+        Ok(Clients::default())
+    }
+
+    async fn sees_every_client(&self) -> Answer<bool> {
+        Ok(true)
+    }
+
+    async fn channel_details_kept(&self) -> Answer<bool> {
+        Ok(false)
+    }
+
+    async fn published_to(&self, _channel: &str) -> Answer<BTreeSet<String>> {
+        Ok(BTreeSet::new())
     }
 
     async fn plugins(&self) -> Answer<Option<BTreeSet<String>>> {

@@ -5,6 +5,7 @@
 
 mod access;
 mod amqp;
+mod clients;
 mod endpoint;
 mod error;
 mod http;
@@ -150,6 +151,32 @@ pub struct Consumer {
     pub client_name: Option<String>,
 }
 
+/// A client connection to a vhost: who it is, and what its channels
+/// published, as the management statistics (up to one statistics interval
+/// old) count it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Client {
+    /// The broker's name of the connection (`10.0.0.5:41234 -> 10.0.0.2:5672`),
+    /// which names its peer.
+    pub connection: String,
+    /// The user it logged in as.
+    pub user: String,
+    /// The name the client gave it (`connection_name`), if any.
+    pub client_name: Option<String>,
+    /// Messages its channels published.
+    pub published: u64,
+    /// The names of its channels that published, to ask which exchanges
+    /// they published to ([`Broker::published_to`]).
+    pub publishing_channels: Vec<String>,
+}
+
+/// What a vhost's clients do: each consumer, and each connection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Clients {
+    pub consumers: Vec<Consumer>,
+    pub connections: Vec<Client>,
+}
+
 /// A deprecated feature the broker reports in use (3.13 and later).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeprecatedFeature {
@@ -218,6 +245,19 @@ pub trait Broker: Clone + Send + Sync + 'static {
     fn queue_leadership(&self, vhost: &str, queue: &str) -> impl Future<Output = Answer<Option<Leadership>>> + Send;
     /// The consumers of a vhost's queues, each with who consumes.
     fn consumers(&self, vhost: &str) -> impl Future<Output = Answer<Vec<Consumer>>> + Send;
+    /// The consumers and client connections of a vhost, each with who it
+    /// is (one listing each of consumers, connections and channels).
+    fn clients(&self, vhost: &str) -> impl Future<Output = Answer<Clients>> + Send;
+    /// Whether the listings of clients show every user's, or only those of
+    /// the user warren logs in as.
+    fn sees_every_client(&self) -> impl Future<Output = Answer<bool>> + Send;
+    /// Whether the management plugin keeps per-exchange statistics of each
+    /// channel (`management.rates_mode = detailed`): without them
+    /// [`Broker::published_to`] knows nothing.
+    fn channel_details_kept(&self) -> impl Future<Output = Answer<bool>> + Send;
+    /// The exchanges channel `channel` published to, by the per-exchange
+    /// statistics (empty without them, or when the channel is gone).
+    fn published_to(&self, channel: &str) -> impl Future<Output = Answer<BTreeSet<String>>> + Send;
     /// The deprecated features in use; `None` where the broker cannot say
     /// (before RabbitMQ 3.13).
     /// The plugins enabled on every node, when the user can tell: a kind

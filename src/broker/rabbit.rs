@@ -9,13 +9,15 @@ use reqwest::Method;
 use serde_json::Value as Json;
 
 use super::amqp::Amqp;
+use super::clients;
 use super::endpoint::{Endpoint, segment};
 use super::error::BrokerError;
 use super::http::Http;
 use super::lock::{LOCK_QUEUE, Lock};
 use super::records::RecordStore;
 use super::{
-    Answer, Answers, Broker, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading, ops, vhost_names,
+    Answer, Answers, Broker, Clients, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading, ops,
+    vhost_names,
 };
 use crate::model::kinds::{KINDS, Kind, Name, Object};
 use crate::model::{
@@ -119,6 +121,21 @@ impl Rabbit {
         self.http.endpoint()
     }
 
+    /// A vhost's listing of `kind` (`consumers`, `channels`), with `query`.
+    async fn vhost_listing(&self, vhost: &str, kind: &str, query: &str) -> Result<Json, BrokerError> {
+        let v = segment(vhost);
+        let path = match kind {
+            "consumers" => format!("consumers/{v}{query}"),
+            _ => format!("vhosts/{v}/{kind}{query}"),
+        };
+        self.http.get_json(&path, &format!("list the {kind} of vhost \"{vhost}\"")).await
+    }
+
+    async fn connections(&self, vhost: &str) -> Result<Json, BrokerError> {
+        let query = "?columns=name,user,user_provided_name,client_properties";
+        self.vhost_listing(vhost, "connections", query).await
+    }
+
     /// GET, the answer as text.
     async fn get_text(&self, path: &str, action: &str) -> Result<String, BrokerError> {
         self.http.send(Method::GET, path, None, action).await.map(|(_, text)| text)
@@ -148,14 +165,19 @@ impl Rabbit {
 
     /// The user warren logs in as, and whether it has the `administrator` tag.
     pub async fn whoami(&self) -> Result<(String, bool), BrokerError> {
+        let (name, tags) = self.whoami_tags().await?;
+        Ok((name, tags.iter().any(|t| t == "administrator")))
+    }
+
+    /// The user warren logs in as, and its tags.
+    async fn whoami_tags(&self) -> Result<(String, Vec<String>), BrokerError> {
         let me = self.http.get_json("whoami", "read which user warren logs in as").await?;
         // 3.10 gives the tags as a list; older versions as one comma-separated string.
         let tags = match &me["tags"] {
             serde_json::Value::Array(list) => list.iter().filter_map(|t| t.as_str().map(str::to_string)).collect(),
             other => other.as_str().unwrap_or_default().split(',').map(|t| t.trim().to_string()).collect::<Vec<_>>(),
         };
-        let name = me["name"].as_str().unwrap_or_default().to_string();
-        Ok((name, tags.iter().any(|t| t == "administrator")))
+        Ok((me["name"].as_str().unwrap_or_default().to_string(), tags))
     }
 
     /// The listing of each kind that has one, for an administrator.
@@ -347,48 +369,54 @@ impl Broker for Rabbit {
     /// Each consumer of a vhost's queues, with its user and the name its
     /// client gave its connection (two requests).
     async fn consumers(&self, vhost: &str) -> Result<Vec<Consumer>, BrokerError> {
-        let v = segment(vhost);
-        let (consumers_path, connections_path) = (format!("consumers/{v}"), format!("vhosts/{v}/connections"));
-        let (of_consumers, of_connections) =
-            (format!("list the consumers of vhost \"{vhost}\""), format!("list the connections of vhost \"{vhost}\""));
-        let (consumers, connections) = tokio::join!(
-            self.http.get_json(&consumers_path, &of_consumers),
-            self.http.get_json(&connections_path, &of_connections),
-        );
+        let (consumers, connections) =
+            tokio::join!(self.vhost_listing(vhost, "consumers", ""), self.connections(vhost));
         let (consumers, connections) = match (consumers, connections) {
             (Err(BrokerError::NotFound { .. }), _) | (_, Err(BrokerError::NotFound { .. })) => return Ok(Vec::new()),
             (c, n) => (c?, n?),
         };
-        let str_of = |v: &serde_json::Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
-        // The name a client gives its connection: 3.10 to 4.x list it as
-        // `user_provided_name`, and among the client's properties.
-        let client_names: BTreeMap<String, String> = connections
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| {
-                let given =
-                    str_of(&c["user_provided_name"]).or_else(|| str_of(&c["client_properties"]["connection_name"]));
-                Some((str_of(&c["name"])?, given?))
-            })
-            .collect();
-        let mut out: Vec<Consumer> = consumers
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| {
-                let channel = &c["channel_details"];
-                let connection = str_of(&channel["connection_name"]).unwrap_or_default();
-                Some(Consumer {
-                    queue: str_of(&c["queue"]["name"])?,
-                    user: str_of(&channel["user"]).unwrap_or_default(),
-                    client_name: client_names.get(&connection).cloned(),
-                    connection,
-                })
-            })
-            .collect();
-        out.sort();
-        Ok(out)
+        Ok(clients::consumers(&consumers, &clients::client_names(&connections)))
+    }
+
+    /// A vhost's consumers, connections and channels (three requests).
+    async fn clients(&self, vhost: &str) -> Result<Clients, BrokerError> {
+        let (consumers, connections, channels) = tokio::join!(
+            self.vhost_listing(vhost, "consumers", ""),
+            self.connections(vhost),
+            self.vhost_listing(vhost, "channels", "?columns=name,connection_details,message_stats"),
+        );
+        let (consumers, connections, channels) = match (consumers, connections, channels) {
+            (Err(BrokerError::NotFound { .. }), _, _)
+            | (_, Err(BrokerError::NotFound { .. }), _)
+            | (_, _, Err(BrokerError::NotFound { .. })) => return Ok(Clients::default()),
+            (c, n, h) => (c?, n?, h?),
+        };
+        let names = clients::client_names(&connections);
+        Ok(Clients {
+            consumers: clients::consumers(&consumers, &names),
+            connections: clients::connections(&connections, &channels, &names),
+        })
+    }
+
+    /// The management API lists every user's connections, channels and
+    /// consumers to the `monitoring` and `administrator` tags only; to the
+    /// others, their own.
+    async fn sees_every_client(&self) -> Result<bool, BrokerError> {
+        let (_, tags) = self.whoami_tags().await?;
+        Ok(tags.iter().any(|t| t == "monitoring" || t == "administrator"))
+    }
+
+    async fn channel_details_kept(&self) -> Result<bool, BrokerError> {
+        let overview = self.http.get_json("overview?columns=rates_mode", "read the statistics mode").await?;
+        Ok(overview["rates_mode"] == "detailed")
+    }
+
+    async fn published_to(&self, channel: &str) -> Result<BTreeSet<String>, BrokerError> {
+        let path = format!("channels/{}", segment(channel));
+        match self.http.get_json(&path, &format!("read channel \"{channel}\"")).await {
+            Err(BrokerError::NotFound { .. }) => Ok(BTreeSet::new()),
+            other => Ok(clients::exchanges(&other?)),
+        }
     }
 
     /// A user with the `monitoring` or `administrator` tag reads each

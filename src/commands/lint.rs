@@ -2,11 +2,11 @@
 //! broker the plan would read; each environment's merged topology with
 //! `--env`.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
 use super::{fleet, live_side};
-use crate::broker::{Broker, BrokerError};
+use crate::broker::{Broker, BrokerError, Clients};
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
 use crate::diagnostic::{Diagnostic, Severity, render};
@@ -142,25 +142,73 @@ fn lint_broker(d: &Desired, connection: Result<Connection, Diagnostic>) -> (Vec<
 }
 
 /// What the live rules read: the live state of the declared vhosts, every
-/// project's inventory, each vhost's consumers (one listing of consumers
-/// and one of connections per vhost) and the deprecated features in use.
+/// project's inventory, each vhost's consumers and connections (and, in a
+/// vhost with services, its channels), the deprecated features
+/// in use and, where the broker keeps per-exchange statistics, the details
+/// of each channel of a service's user that published.
 async fn observe(broker: &impl Broker, d: &Desired) -> Result<lint::live::Observed, BrokerError> {
     // Independent requests, at once; no queue counts, which no rule reads.
-    let consumers = async {
-        let mut out = std::collections::BTreeMap::new();
-        for vhost in d.topology.vhosts.keys() {
-            out.insert(vhost.clone(), broker.consumers(vhost).await?);
+    let clients = async {
+        let mut out = BTreeMap::new();
+        for (vhost, v) in &d.topology.vhosts {
+            // Connections and channels only where services make a contract.
+            let clients = match v.services.is_empty() {
+                true => Clients { consumers: broker.consumers(vhost).await?, connections: Vec::new() },
+                false => broker.clients(vhost).await?,
+            };
+            out.insert(vhost.clone(), clients);
         }
         Ok::<_, BrokerError>(out)
     };
-    let (state, consumers, deprecated) =
-        tokio::join!(live_side::read_state(broker, &d.topology), consumers, broker.deprecated_features_used(),);
+    let with_services = d.topology.vhosts.values().any(|v| !v.services.is_empty());
+    let details = async {
+        if !with_services {
+            return Ok((false, true));
+        }
+        tokio::try_join!(broker.channel_details_kept(), broker.sees_every_client())
+    };
+    let (state, clients, deprecated, details) =
+        tokio::join!(live_side::read_state(broker, &d.topology), clients, broker.deprecated_features_used(), details);
     let (live, version) = state?;
+    let clients = clients?;
+    let (kept, every_client) = details?;
+    let published_to = match kept && every_client {
+        true => Some(published_to(broker, d, &clients).await?),
+        false => None,
+    };
+    let (consumers, connections) =
+        clients.into_iter().map(|(v, c)| ((v.clone(), c.consumers), (v, c.connections))).unzip();
     Ok(lint::live::Observed {
         version: live_side::major_minor(&version),
         topology: live.topology,
         ownership: live.ownership,
-        consumers: consumers?,
+        consumers,
         deprecated: deprecated?,
+        connections,
+        published_to,
+        every_client,
     })
+}
+
+/// The exchanges each channel that published, of a connection of a
+/// service's user, published to: one request per such channel, eight at a
+/// time.
+async fn published_to(
+    broker: &impl Broker,
+    d: &Desired,
+    clients: &BTreeMap<String, Clients>,
+) -> Result<BTreeMap<String, BTreeSet<String>>, BrokerError> {
+    use futures_util::{StreamExt, TryStreamExt};
+    let mut channels: Vec<&String> = Vec::new();
+    for (vname, v) in &d.topology.vhosts {
+        let users: BTreeSet<&str> = v.services.values().map(|s| s.user.as_str()).collect();
+        let Some(c) = clients.get(vname) else { continue };
+        let of_services = c.connections.iter().filter(|c| users.contains(c.user.as_str()));
+        channels.extend(of_services.flat_map(|c| &c.publishing_channels));
+    }
+    futures_util::stream::iter(channels)
+        .map(|ch| async move { broker.published_to(ch).await.map(|x| (ch.clone(), x)) })
+        .buffer_unordered(8)
+        .try_collect()
+        .await
 }

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Context, Findings, LintSettings, finding};
-use crate::broker::{Consumer, DeprecatedFeature};
+use crate::broker::{Client, Consumer, DeprecatedFeature};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Binding, DestinationKind, ObjectKey, Ownership, Permission, Queue, QueueType, Topology};
 use crate::source::Locations;
@@ -23,6 +23,15 @@ pub struct Observed {
     pub consumers: BTreeMap<String, Vec<Consumer>>,
     /// `None`: the broker has no list of deprecated features in use.
     pub deprecated: Option<Vec<DeprecatedFeature>>,
+    /// The client connections of each declared vhost.
+    pub connections: BTreeMap<String, Vec<Client>>,
+    /// The exchanges each publishing channel of a service's user published
+    /// to, by channel; `None` when the broker keeps no per-exchange
+    /// statistics (`management.rates_mode` other than `detailed`).
+    pub published_to: Option<BTreeMap<String, BTreeSet<String>>>,
+    /// Whether the broker listed every user's clients (to warren's user
+    /// with the `monitoring` or `administrator` tag), not only its own.
+    pub every_client: bool,
 }
 
 /// The live rules' findings about the broker `observed` describes, for the
@@ -36,6 +45,13 @@ pub fn check(topology: &Topology, locations: &Locations, settings: &LintSettings
     unmanaged(&mut ctx, observed, &consumed);
     priorities(&mut ctx, observed, version);
     deprecated(&mut ctx, observed);
+    let shown = super::live_services::Shown {
+        consumers: &observed.consumers,
+        connections: &observed.connections,
+        published_to: observed.published_to.as_ref(),
+        every_client: observed.every_client,
+    };
+    super::live_services::check(&mut ctx, shown);
     ctx.out
 }
 
@@ -61,6 +77,12 @@ fn consumers_by_queue(observed: &Observed) -> Consumed<'_> {
 fn shared_queues(ctx: &mut Context, consumed: &Consumed, live: &Topology) {
     for (&vname, by_queue) in consumed {
         for (&queue, consumers) in by_queue {
+            // The files say who reads a queue that services consume:
+            // `foreign-consumer` names whoever else does, with the service.
+            let services = ctx.topology.vhosts.get(vname).map(|v| v.services.values());
+            if services.into_iter().flatten().any(|s| s.consumes.iter().any(|q| q == queue)) {
+                continue;
+            }
             let users: BTreeSet<&str> = consumers.iter().map(|c| c.user.as_str()).collect();
             let names: BTreeSet<&str> = consumers.iter().filter_map(|c| c.client_name.as_deref()).collect();
             if users.len() < 2 && names.len() < 2 {

@@ -8,6 +8,7 @@ mod access;
 mod dead_letters;
 mod exchanges;
 pub mod live;
+mod live_services;
 mod policies;
 mod queues;
 mod references;
@@ -162,6 +163,21 @@ fn grouped(found: Vec<Diagnostic>, counted: Vec<usize>) -> Vec<Diagnostic> {
         if n > 0 {
             d.message += &format!(" (and the same for {n} more queue(s) this sets it on)");
         }
+    }
+    out
+}
+
+/// Names listed in a message before "and N more".
+const LISTED: usize = 3;
+
+fn describe_exchange(exchange: &str) -> String {
+    if exchange.is_empty() { "the default exchange".to_string() } else { format!("exchange \"{exchange}\"") }
+}
+
+fn listed(names: &[&str]) -> String {
+    let mut out = names.iter().take(LISTED).map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
+    if names.len() > LISTED {
+        out += &format!(" and {} more", names.len() - LISTED);
     }
     out
 }

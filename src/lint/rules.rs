@@ -72,6 +72,19 @@ pub const RULES: &[Rule] = &[
     rule("consumer-unreachable", Warning, Files, "a service consumes a queue that nothing a service publishes reaches"),
     rule("deprecated-feature-used", Warning, Broker, "the broker reports a deprecated feature in use"),
     rule("unmanaged-consumer-queue", Warning, Broker, "a queue with consumers that no project owns"),
+    rule(
+        "foreign-consumer",
+        Warning,
+        Broker,
+        "a consumer of a service's queue from a user no service consuming it connects as",
+    ),
+    rule(
+        "publish-undeclared",
+        Warning,
+        Broker,
+        "a service's user publishes to an exchange none of its services declares",
+    ),
+    rule("service-idle", Info, Broker, "a declared service whose user has no connection to the vhost"),
 ];
 
 /// The rule of this code.

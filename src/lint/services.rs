@@ -13,7 +13,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashSet;
 
 use super::view::View;
-use super::{Context, finding};
+use super::{Context, LISTED, describe_exchange, finding, listed};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::services::{Publish, Service};
 use crate::model::{DestinationKind, ObjectKey, Table, Value, Vhost};
@@ -86,9 +86,6 @@ enum Place {
 }
 
 type Found = Vec<(Place, Diagnostic)>;
-
-/// Names listed in a message before "and N more".
-const LISTED: usize = 3;
 
 pub(super) fn check(ctx: &mut Context) {
     if !ctx.routing || ctx.topology.vhosts.values().all(|v| v.services.is_empty()) {
@@ -420,18 +417,6 @@ fn unreachable<'a>(reach: &mut Reach<'_, 'a>, mut reached: FxHashSet<&'a str>, m
         .help("declare the service that publishes to it (its `publishes`, with the keys that reach the queue), bind the queue to the exchange the publishers use, or stop consuming it; if a publisher outside these services feeds it, say so with `lint_allow = [\"consumer-unreachable\"]` on the service");
         out.push((Place::Service(s.name.clone(), format!("consumes.{first}")), d));
     }
-}
-
-fn describe_exchange(exchange: &str) -> String {
-    if exchange.is_empty() { "the default exchange".to_string() } else { format!("exchange \"{exchange}\"") }
-}
-
-fn listed(names: &[&str]) -> String {
-    let mut out = names.iter().take(LISTED).map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
-    if names.len() > LISTED {
-        out += &format!(" and {} more", names.len() - LISTED);
-    }
-    out
 }
 
 #[cfg(test)]

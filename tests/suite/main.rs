@@ -43,6 +43,7 @@ mod routing_conformance;
 mod routing_tests;
 mod saved_plan;
 mod services;
+mod services_live;
 mod shovels;
 mod super_streams;
 mod traffic;
