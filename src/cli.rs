@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::diff::target::Target;
 use crate::render::Format;
 
 #[derive(Debug, Parser)]
@@ -111,6 +112,11 @@ pub enum Command {
         /// report: a name, `all`, or a glob such as `prod-*`; repeatable.
         #[arg(long = "env", value_name = "ENV", conflicts_with = "state")]
         envs: Vec<String>,
+        /// Limit the plan to this object and what it needs (its vhost, a binding's ends, a
+        /// permission's user): KIND:VHOST/NAME with globs, such as queue:orders/orders.work,
+        /// queue:/orders.work (vhost "/") or user:alice. Repeatable. For exceptional cases only.
+        #[arg(long = "target", value_name = "KIND:VHOST/NAME", value_parser = parse_target)]
+        targets: Vec<Target>,
         #[command(flatten)]
         output: PlanOutput,
     },
@@ -149,6 +155,10 @@ pub enum Command {
         /// stage when an environment of a stage failed or paused.
         #[arg(long = "env", value_name = "ENV")]
         envs: Vec<String>,
+        /// Carry out only the changes of this object and what it needs, as `plan --target`.
+        /// Repeatable. Not with a saved plan, which records its own.
+        #[arg(long = "target", value_name = "KIND:VHOST/NAME", value_parser = parse_target)]
+        targets: Vec<Target>,
     },
     /// Print a saved plan (`plan --out`) as `plan` showed it when it was saved, in any format,
     /// without a broker. It shows what was reviewed; `apply PLANFILE` checks it against the broker.
@@ -460,6 +470,11 @@ fn parse_reason(s: &str) -> Result<crate::routing::Reason, String> {
 }
 
 /// `90s`, `10m`, `1h`, or plain seconds.
+/// `--target KIND:VHOST/NAME`.
+fn parse_target(text: &str) -> Result<Target, String> {
+    Target::parse(text)
+}
+
 pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: u64 = digits.parse().map_err(|_| format!("\"{s}\" is not a duration such as 90s, 10m or 1h"))?;

@@ -67,13 +67,14 @@ pub fn run(cli: Cli) -> Exit {
 // A match of one arm per command, each handing its arguments on: one piece.
 fn command(command: Command, connection: &cli::Connection, out: &Writer) -> error::Result {
     match command {
-        Command::Plan { path, state, vhost, out: file, envs, output } => {
+        Command::Plan { path, state, vhost, out: file, envs, targets, output } => {
             let envs = if state.is_none() { commands::fleet::against_broker(&path, envs, out)? } else { envs };
+            let show = commands::Show { targets, ..show(output) };
             if envs.is_empty() {
                 let state = state.as_deref().map(|path| StateFile { path, vhost: vhost.as_deref() });
-                commands::plan::plan_command(&path, state, file.as_deref(), &show(output), connection, out)
+                commands::plan::plan_command(&path, state, file.as_deref(), &show, connection, out)
             } else {
-                commands::fleet::plan(&path, &envs, file.as_deref(), &show(output), connection, out)
+                commands::fleet::plan(&path, &envs, file.as_deref(), &show, connection, out)
             }
         }
         Command::Apply {
@@ -85,6 +86,7 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             drain_timeout,
             lock_timeout,
             envs,
+            targets,
         } => {
             let options = commands::apply::Options {
                 auto_approve,
@@ -94,6 +96,7 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
                 drain_timeout,
                 lock_timeout,
                 destroy: false,
+                targets,
             };
             let saved = commands::saved_plan::is_saved_plan(&path);
             let envs = if saved { envs } else { commands::fleet::against_broker(&path, envs, out)? };
@@ -171,5 +174,5 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
 }
 
 fn show(o: cli::PlanOutput) -> commands::Show {
-    commands::Show { format: o.format, detailed_exitcode: o.detailed_exitcode, replace: o.replace }
+    commands::Show { format: o.format, detailed_exitcode: o.detailed_exitcode, replace: o.replace, targets: Vec::new() }
 }

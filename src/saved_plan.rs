@@ -56,6 +56,9 @@ pub struct SavedPlan {
     /// `--project` given for files without one, which apply then takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// The `--target` addresses the plan is limited to, as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
     /// The plan as `plan` showed it. None in a plan of several environments,
     /// whose report of them all ([`SavedPlans::shown`]) holds each one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -218,6 +221,7 @@ mod tests {
             }],
             environment: None,
             project: Some("orders".into()),
+            targets: vec![],
             shown: None,
         }
     }

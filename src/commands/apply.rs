@@ -36,11 +36,17 @@ pub struct Options {
     /// `warren destroy`: remove everything the project owns in its files'
     /// vhosts, instead of what the files declare.
     pub destroy: bool,
+    /// `--target`: only the changes of these objects and what they need.
+    pub targets: Vec<crate::diff::target::Target>,
 }
 
 pub fn run(path: &Path, options: &Options, connection: &Connection, out: &Writer) -> error::Result {
     // The files at `path`, or those of a saved plan with its --replace list.
     let mut input = saved_plan::apply_input(path, &options.replace, out)?;
+    if input.saved.is_some() && !options.targets.is_empty() {
+        return Err(Error::invalid()
+            .line("Nothing was changed: --target cannot be given with a saved plan, which records its own."));
+    }
     // A saved plan's findings are its files'.
     let out = &match &input.saved {
         Some(saved) => out.for_findings(super::findings::lint_of(&saved.path, &[]), false),
@@ -89,7 +95,11 @@ pub fn destroy(
 
 /// Applies valid input to `broker`.
 pub async fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, out: &Writer) -> error::Result {
-    let desired = if options.destroy { input.desired.destroyed() } else { input.desired };
+    let mut desired = if options.destroy { input.desired.destroyed() } else { input.desired };
+    // A saved plan's own targets came with its files.
+    if input.saved.is_none() {
+        desired.targets.clone_from(&options.targets);
+    }
     let path = input.path.as_path();
     let run = Request { path, replace: &input.replace, saved: input.saved.as_ref(), options };
     let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
@@ -195,7 +205,8 @@ async fn locked<B: Broker>(
     // The exchanges the files rename are kept and owned, with their
     // forwarding bindings, as the plan has them.
     let desired = crate::diff::moved::expand(&planned.desired.topology, &planned.live.topology);
-    let before = apply::inventory_claim(&mine(&planned), &desired, &planned.live.topology, plan);
+    let mut before = apply::inventory_claim(&mine(&planned), &desired, &planned.live.topology, plan);
+    not_targeted(&mut before, &planned);
     let claim = records(&planned, &planned.live.records, &before, recorder);
     if let Err(e) = broker.write_records(&claim).await {
         return (Err(Error::new(Kind::Records).line(format!("Nothing was changed: {e}."))), None);
@@ -289,6 +300,18 @@ fn records<B: Broker>(
     now.writes(&after, project, recorder.place())
 }
 
+/// With `--target`, the records claim nothing of what the plan left out
+/// but what the project had and is there: the rest was not made by this
+/// run.
+fn not_targeted(inventory: &mut Inventory, planned: &Planned) {
+    if planned.left_out.is_empty() {
+        return;
+    }
+    let (known, live) = (mine(planned), &planned.live.topology);
+    inventory.objects.retain(|k| !planned.left_out.contains(k) || (known.contains(k) && live.has(k)));
+    inventory.scopes.retain(|k, _| inventory.objects.contains(k));
+}
+
 /// The vhosts `warren destroy` empties: those the files declare.
 fn destroyed_vhosts(planned: &Planned) -> std::collections::BTreeSet<String> {
     planned.desired.topology.vhosts.keys().cloned().collect()
@@ -309,6 +332,7 @@ async fn record_only<B: Broker>(
     if planned.desired.destroy {
         now = apply::released(now, &planned.plan, &[], &destroyed_vhosts(planned));
     }
+    not_targeted(&mut now, planned);
     let writes = records(planned, &planned.live.records, &now, recorder);
     if writes.is_empty() {
         return Ok(Done::Ok);

@@ -190,7 +190,7 @@ pub fn plan(
     if let Err(d) = chosen.base.project.resolve(shared.project.as_deref(), true) {
         return Err(Error::invalid().drawn([d], &chosen.base.sources));
     }
-    let (doc, planned) = plan_all(&chosen, path, shared, &show_as.replace, out);
+    let (doc, planned) = plan_all(&chosen, path, shared, (&show_as.replace, &show_as.targets), out);
     print(&doc, show_as.format, out);
     let done = if doc.has_errors() {
         Err(Error::new(Kind::Environments))
@@ -246,7 +246,7 @@ pub fn plan_all(
     chosen: &Chosen,
     path: &Path,
     shared: &Connection,
-    replace: &[String],
+    (replace, targets): (&[String], &[crate::diff::target::Target]),
     out: &Writer,
 ) -> (FleetDocument, Vec<Option<Box<Planned>>>) {
     // Each environment's files, its connection, then every broker at once
@@ -257,7 +257,7 @@ pub fn plan_all(
         .par_iter()
         .map(|env| Started {
             env,
-            desired: desired::environment_unchecked(&chosen.base, path, env),
+            desired: Desired { targets: targets.to_vec(), ..desired::environment_unchecked(&chosen.base, path, env) },
             connection: connection(env, shared),
         })
         .collect();

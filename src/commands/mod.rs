@@ -38,6 +38,8 @@ pub struct Show {
     pub format: Format,
     pub detailed_exitcode: bool,
     pub replace: Vec<String>,
+    /// `plan --target`.
+    pub targets: Vec<crate::diff::target::Target>,
 }
 
 /// A broker error met before the first write, and what to do about it.

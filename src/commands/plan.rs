@@ -90,6 +90,7 @@ pub fn plan_command(
     };
     // An export does not depend on the files: read both at once.
     let (mut desired, from_state) = rayon::join(|| desired::load_unchecked(path), || state.map(live_side::from_state));
+    desired.targets.clone_from(&show.targets);
     clock.lap("read the files and the export");
     // A broker is planned for a named project; an export may be too.
     if !desired.has_errors()

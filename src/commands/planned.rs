@@ -20,6 +20,8 @@ pub struct Planned {
     pub live: LiveSide,
     /// Passwords read from the environment, by user.
     pub passwords: BTreeMap<String, String>,
+    /// With `--target`: the objects whose changes the plan leaves out.
+    pub left_out: std::collections::BTreeSet<crate::model::ObjectKey>,
 }
 
 /// Plans valid desired files against `live`.
@@ -70,6 +72,7 @@ pub struct Draft {
     plan: Plan,
     passwords: BTreeMap<String, String>,
     notes: Vec<Diagnostic>,
+    left_out: std::collections::BTreeSet<crate::model::ObjectKey>,
 }
 
 /// The plan of the files against `live`. It only reads them, so that it can
@@ -137,8 +140,44 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
     }
     notes.extend(diff::moved::notes(&desired.topology, &live.topology));
     let d = diff::diff(&desired_topology, &live.topology, &live.ownership, desired.project.name(), &options, &facts);
+    let (d, left_out) = targeted(d, &desired.targets, &mut notes);
     let plan = plan::build(d, &live.topology);
-    Draft { plan, passwords, notes }
+    Draft { plan, passwords, notes, left_out }
+}
+
+/// With `--target`, the diff limited to the targets and what they need,
+/// and a warning that says so in every format, as terraform's does.
+fn targeted(
+    d: diff::Diff,
+    targets: &[diff::target::Target],
+    notes: &mut Vec<Diagnostic>,
+) -> (diff::Diff, std::collections::BTreeSet<crate::model::ObjectKey>) {
+    if targets.is_empty() {
+        return (d, Default::default());
+    }
+    let (d, left_out) = diff::target::limit(d, targets);
+    let named: Vec<&str> = targets.iter().map(|t| t.text.as_str()).collect();
+    let others = match left_out.actions {
+        0 => "no other change is left out".to_string(),
+        1 => "1 other change is left out".to_string(),
+        n => format!("{n} other changes are left out"),
+    };
+    notes.push(
+        Diagnostic::warning(
+            "target",
+            if d.changes.is_empty() {
+                format!("--target {} names nothing the plan would change: {others}", named.join(", "))
+            } else {
+                let what = if named.len() == 1 { "what it needs" } else { "what they need" };
+                format!("the plan is limited to {} and {what}: {others}", named.join(", "))
+            },
+        )
+        .help(
+            "--target is for exceptional cases, such as a fix that cannot wait for the rest of a change: the broker \
+             then matches neither the files before nor after. Plan without it as soon as you can.",
+        ),
+    );
+    (d, left_out.keys)
 }
 
 /// Turns the plan's routing change off, for the benchmark's baseline
@@ -158,7 +197,7 @@ fn routing(live: &LiveSide, plan: &Plan) -> Vec<crate::render::routing::RoutingD
 
 /// The drafted plan with every diagnostic placed, as a document to show.
 pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -> Planned {
-    let Draft { plan, passwords, notes } = drafted;
+    let Draft { plan, passwords, notes, left_out } = drafted;
     let mut diagnostics: Vec<Diagnostic> = plan
         .problems
         .iter()
@@ -175,5 +214,5 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     document.origin.project = desired.project.name().to_string();
     document.routing = routing(&live, &plan);
     document.origin.picture = super::picture::of_change(&desired.topology, &live.topology, &plan, &document.routing);
-    Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
+    Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords, left_out }
 }

@@ -32,7 +32,7 @@ pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connect
     if let [env] = &chosen.environments[..] {
         return super::block_on(apply_one(&chosen, path, env, options, shared, out));
     }
-    let (doc, _) = fleet::plan_all(&chosen, path, shared, &options.replace, out);
+    let (doc, _) = fleet::plan_all(&chosen, path, shared, (&options.replace, &options.targets), out);
     fleet::print(&doc, Format::Human, out);
     if doc.has_errors() {
         return Err(Error::new(Kind::Environments)
@@ -75,9 +75,10 @@ fn run_saved(
     shared: &Connection,
     out: &Writer,
 ) -> error::Result {
-    if !options.replace.is_empty() {
-        return Err(Error::invalid()
-            .line("Nothing was changed: --replace cannot be given with a saved plan, which records its own."));
+    if !options.replace.is_empty() || !options.targets.is_empty() {
+        return Err(Error::invalid().line(
+            "Nothing was changed: --replace and --target cannot be given with a saved plan, which records its own.",
+        ));
     }
     let Some(first) = plans.environments.first() else {
         return Err(

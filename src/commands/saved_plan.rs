@@ -41,6 +41,7 @@ pub fn saved(planned: &Planned, path: &Path, replace: &[String], environment: Op
             .collect(),
         environment: environment.map(str::to_string),
         project: planned.desired.project.name.clone(),
+        targets: planned.desired.targets.iter().map(|t| t.text.clone()).collect(),
         shown: environment
             .is_none()
             .then(|| Shown { document: planned.document.clone(), origin: planned.document.origin.clone() }),
@@ -117,6 +118,12 @@ pub fn saved_input(path: &Path, saved: SavedPlan, replace: &[String], out: &Writ
     // A project named by --project when the plan was made is the plan's.
     if desired.project.name.is_none() {
         desired.project.name.clone_from(&saved.project);
+    }
+    for t in &saved.targets {
+        let target = crate::diff::target::Target::parse(t).map_err(|e| {
+            unusable(Diagnostic::error("saved-plan", format!("{} is not a usable saved plan: {e}", path.display())))
+        })?;
+        desired.targets.push(target);
     }
     Ok(ApplyInput { desired, path: saved.path.clone(), replace: saved.replace.clone(), saved: Some(saved) })
 }

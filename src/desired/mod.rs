@@ -45,6 +45,8 @@ pub struct Desired {
     pub renamed: BTreeMap<String, String>,
     /// `warren destroy`: the topology is the files' vhosts, emptied.
     pub destroy: bool,
+    /// `--target`: the plan is limited to these objects and what they need.
+    pub targets: Vec<crate::diff::target::Target>,
 }
 
 impl Desired {
@@ -162,6 +164,7 @@ fn project_alone(file: &Path, text: &str) -> Result<Project, Desired> {
         project: Project::default(),
         renamed: BTreeMap::new(),
         destroy: false,
+        targets: Vec::new(),
     })
 }
 
@@ -335,7 +338,16 @@ fn from_texts(
     });
     let (topology, locations) = merge::merge(decls, &sources, &mut diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
-    Desired { topology, locations, sources, diagnostics, project, renamed: BTreeMap::new(), destroy: false }
+    Desired {
+        topology,
+        locations,
+        sources,
+        diagnostics,
+        project,
+        renamed: BTreeMap::new(),
+        destroy: false,
+        targets: Vec::new(),
+    }
 }
 
 /// Each file parsed, in order, with its diagnostics: the files are split

@@ -35,6 +35,7 @@ mod refusals;
 mod services;
 mod sides;
 mod super_streams;
+pub mod target;
 mod users;
 mod vhosts;
 mod walk;

@@ -1899,3 +1899,28 @@ fn destroy_removes_what_the_project_owns_and_nothing_of_another_project() {
     assert!(!case.exists("vhosts/{V}"), "a second destroy makes nothing, not even the vhost");
     assert!(case.inventory_of("team-a", &case.vhost).is_none());
 }
+
+/// `apply --target`: only the named objects and what they need are made,
+/// and the records claim nothing of the rest, which the next full plan
+/// still creates.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_targeted_apply_makes_and_records_only_what_it_names() {
+    let case = Case::admin("t-apply-target");
+    case.topology(
+        "vhosts = [\"{V}\"]\n\n[exchanges.x]\ntype = \"topic\"\n\n[queues.a]\ntype = \"classic\"\n\n[queues.b]\ntype = \"classic\"\n\n\
+         [[bindings]]\nsource = \"x\"\nqueue = \"a\"\nrouting_key = \"a\"\n\n[[bindings]]\nsource = \"x\"\nqueue = \"b\"\nrouting_key = \"b\"\n",
+    );
+    let target = format!("binding:{}/a", case.vhost);
+    let run = case.apply(&["--target", &target], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("4 added"), "the vhost, x, a and the binding: {}", run.stdout);
+    assert!(case.exists("queues/{V}/a") && !case.exists("queues/{V}/b"));
+    let recorded = case.inventory(&case.vhost).unwrap();
+    assert_eq!(recorded["queues"], names(&["a"]), "nothing of queue b is claimed");
+    // The rest is still to do, and a full apply does it.
+    let plan = case.plan(&[], &[]);
+    assert!(plan.stdout.contains("Plan: 2 to add"), "{}", plan.stdout);
+    case.apply_ok(&[], &[]);
+    case.assert_converged(&[]);
+}

@@ -415,3 +415,41 @@ fn every_example_plan_follows_the_plan_schema() {
         assert_valid_plan(&serde_json::from_str(&run.stdout).unwrap());
     }
 }
+
+/// `plan --target`: only the objects named and what they need, with the
+/// warning in every format; a saved targeted plan keeps its targets.
+#[test]
+fn target_limits_the_plan_to_the_objects_named_and_what_they_need() {
+    let state = "examples/shop/before.definitions.json";
+    let nowhere = [("WARREN_URL", Some("http://guest:guest@127.0.0.1:9"))];
+    let plan = |extra: &[&str]| {
+        let mut args = vec!["plan", "examples/shop", "--state", state];
+        args.extend_from_slice(extra);
+        crate::common::warren_env(&args, &nowhere)
+    };
+    let run = plan(&["--target", "binding:/orders.shipping.pl"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let planned: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("  # ")).collect();
+    assert_eq!(
+        planned,
+        [
+            "  # queue \"orders.shipping.pl\" in vhost \"/\" will be created",
+            "  # binding shop.orders -> queue orders.shipping.pl key \"order.placed.pl\" in vhost \"/\" will be created",
+        ],
+        "the binding and the queue it needs (its exchange is there already):\n{}",
+        run.stdout
+    );
+    let said = flat(&run.stderr);
+    assert!(said.contains("the plan is limited to binding:/orders.shipping.pl and what it needs"), "{said}");
+    assert!(said.contains("14 other changes are left out"), "{said}");
+
+    let json = plan(&["--target", "queue:/orders.*.dlq", "--target", "exchange:shop.parking", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}\n{}", json.stdout, json.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["summary"]["add"], 4, "{}", json.stdout);
+    assert!(doc["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "target"), "{}", json.stdout);
+
+    let run = plan(&["--target", "queue"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("is not KIND:VHOST/NAME"), "{}", run.stderr);
+}

@@ -1,0 +1,151 @@
+//! `--target`: a plan limited to some objects and what they need, as
+//! terraform's `-target` is. For the exceptional case (a fix that cannot
+//! wait for the rest of a change); the plan says so.
+
+use std::collections::BTreeSet;
+
+use globset::{Glob, GlobMatcher};
+
+use super::{Action, Diff, Problem};
+use crate::model::{DestinationKind, ObjectKey};
+
+/// One `--target KIND:VHOST/NAME`: a kind, and globs on the vhost and the
+/// name. `KIND:NAME` is any vhost's; an empty VHOST is the default vhost `/`.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// As given, for the plan's warning.
+    pub text: String,
+    kind: String,
+    vhost: Option<GlobMatcher>,
+    name: GlobMatcher,
+}
+
+/// The kinds an address may name: as the plan names them, spaces as `_`.
+fn kind_word(key: &ObjectKey) -> String {
+    key.kind().replace(' ', "_")
+}
+
+impl Target {
+    /// Reads `KIND:VHOST/NAME`; the error says what is expected.
+    pub fn parse(text: &str) -> Result<Target, String> {
+        let Some((kind, address)) = text.split_once(':') else {
+            return Err(format!(
+                "`{text}` is not KIND:VHOST/NAME (such as queue:orders/orders.work, queue:/orders.work for vhost \"/\", or user:alice)"
+            ));
+        };
+        let broker_wide = matches!(kind, "vhost" | "user");
+        let (vhost, name) = match address.split_once('/') {
+            Some((v, n)) if !broker_wide => (Some(if v.is_empty() { "/" } else { v }), n),
+            _ => (None, address),
+        };
+        let glob = |g: &str| Glob::new(g).map(|g| g.compile_matcher()).map_err(|e| format!("`{text}`: {e}"));
+        if name.is_empty() {
+            return Err(format!("`{text}` names no object: KIND:VHOST/NAME"));
+        }
+        Ok(Target {
+            text: text.to_string(),
+            kind: kind.to_string(),
+            vhost: vhost.map(glob).transpose()?,
+            name: glob(name)?,
+        })
+    }
+
+    /// Whether `key` is an object this target names. A binding is named by
+    /// either end: `binding:V/orders.work` is every binding to or from it.
+    fn names(&self, key: &ObjectKey) -> bool {
+        if kind_word(key) != self.kind {
+            return false;
+        }
+        if let Some(v) = &self.vhost
+            && !key.vhost().is_some_and(|k| v.is_match(k))
+        {
+            return false;
+        }
+        match key {
+            ObjectKey::Binding { binding, .. } => {
+                self.name.is_match(&binding.source) || self.name.is_match(&binding.destination)
+            }
+            _ => self.name.is_match(key.name()),
+        }
+    }
+}
+
+/// What `key` cannot be made without: its vhost, a binding's ends, a
+/// permission's user.
+fn needs(key: &ObjectKey) -> Vec<ObjectKey> {
+    let mut out: Vec<ObjectKey> = key.vhost().map(|v| ObjectKey::Vhost(v.to_string())).into_iter().collect();
+    match key {
+        ObjectKey::Binding { vhost, binding } => {
+            out.push(ObjectKey::Exchange { vhost: vhost.clone(), name: binding.source.clone() });
+            let name = binding.destination.clone();
+            out.push(match binding.destination_kind {
+                DestinationKind::Queue => ObjectKey::Queue { vhost: vhost.clone(), name },
+                DestinationKind::Exchange => ObjectKey::Exchange { vhost: vhost.clone(), name },
+            });
+        }
+        ObjectKey::Permission { user, .. } => out.push(ObjectKey::User(user.clone())),
+        ObjectKey::Vhost(_) => out.clear(),
+        _ => {}
+    }
+    out
+}
+
+/// What a limited diff leaves out.
+#[derive(Debug, Default)]
+pub struct LeftOut {
+    /// Every object whose change is left out: apply records nothing of them.
+    pub keys: BTreeSet<ObjectKey>,
+    /// How many of those changes would have acted on the broker.
+    pub actions: usize,
+}
+
+/// `diff` limited to the changes the targets name and what those need.
+/// Objects only shown (unmanaged, another project's) go with the rest.
+pub fn limit(diff: Diff, targets: &[Target]) -> (Diff, LeftOut) {
+    let mut kept: BTreeSet<ObjectKey> =
+        diff.changes.iter().filter(|c| targets.iter().any(|t| t.names(&c.key))).map(|c| c.key.clone()).collect();
+    let mut todo: Vec<ObjectKey> = kept.iter().cloned().collect();
+    while let Some(k) = todo.pop() {
+        for n in needs(&k) {
+            if kept.insert(n.clone()) {
+                todo.push(n);
+            }
+        }
+    }
+    let Diff { changes, problems, in_flight, outside } = diff;
+    let (changes, left): (Vec<_>, Vec<_>) = changes.into_iter().partition(|c| kept.contains(&c.key));
+    let problems: Vec<Problem> = problems.into_iter().filter(|p| kept.contains(&p.key)).collect();
+    let shown_only = |a: Action| matches!(a, Action::Unmanaged | Action::OtherProject);
+    let actions = left.iter().filter(|c| !shown_only(c.action)).count();
+    let keys = left.into_iter().map(|c| c.key).collect();
+    (Diff { changes, problems, in_flight, outside }, LeftOut { keys, actions })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue(v: &str, n: &str) -> ObjectKey {
+        ObjectKey::Queue { vhost: v.into(), name: n.into() }
+    }
+
+    #[test]
+    fn addresses_name_kinds_vhosts_and_names_with_globs() {
+        let t = Target::parse("queue:shop/orders.*").unwrap();
+        assert!(t.names(&queue("shop", "orders.work")));
+        assert!(!t.names(&queue("other", "orders.work")));
+        assert!(!t.names(&ObjectKey::Exchange { vhost: "shop".into(), name: "orders.work".into() }));
+        // An empty vhost is "/"; none is any.
+        assert!(Target::parse("queue:/orders.work").unwrap().names(&queue("/", "orders.work")));
+        assert!(Target::parse("queue:orders.work").unwrap().names(&queue("x", "orders.work")));
+        assert!(Target::parse("user:alice").unwrap().names(&ObjectKey::User("alice".into())));
+        assert!(
+            Target::parse("operator_policy:/cap")
+                .unwrap()
+                .names(&ObjectKey::OperatorPolicy { vhost: "/".into(), name: "cap".into() })
+        );
+        for bad in ["queue", "queue:shop/", "queue:shop/[", "user:"] {
+            assert!(Target::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
