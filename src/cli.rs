@@ -380,9 +380,6 @@ pub enum Command {
         #[arg(long = "env", value_name = "ENV")]
         envs: Vec<String>,
     },
-    /// Write topology files (one per vhost, more for a vhost of over 1,000
-    /// queues, and users.toml) for what the broker holds, or a definitions
-    /// export.
     /// Start a project: write warren.toml (naming the project, from --project) and a first
     /// topology file; with --state or --import, the topology an export or the broker holds now,
     /// as `warren import` writes it. Never overwrites: the directory must hold no *.toml file yet.
@@ -401,6 +398,9 @@ pub enum Command {
         #[arg(long)]
         import: bool,
     },
+    /// Write topology files (one per vhost, more for a vhost of over 1,000
+    /// queues, and users.toml) for what the broker holds, or a definitions
+    /// export.
     Import {
         /// Read this definitions export instead of the broker (no broker needed).
         #[arg(long, value_name = "FILE")]

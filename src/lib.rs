@@ -116,7 +116,7 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
                 destroy: true,
                 ..commands::apply::Options::default()
             };
-            commands::apply::destroy(&path, env, &options, connection, out)
+            commands::destroy::run(&path, env, &options, connection, out)
         }
         Command::Status { path, path_option, envs } => {
             let path = path.or(path_option).unwrap_or_else(|| "topology".into());

@@ -66,33 +66,6 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: &Writer
     super::block_on(apply(&broker, input, options, out))
 }
 
-/// `warren destroy`: the plan to a topology of the files' vhosts emptied,
-/// carried out as apply does; in one environment at most, never a fleet.
-pub fn destroy(
-    path: &Path,
-    env: Option<String>,
-    options: &Options,
-    connection: &Connection,
-    out: &Writer,
-) -> error::Result {
-    if saved_plan::is_saved_plan(path) {
-        return Err(Error::invalid().line(format!(
-            "{} is a saved plan: warren destroy takes the project's topology directory, whose files name the project and its vhosts.",
-            path.display()
-        )));
-    }
-    let envs = super::fleet::against_broker(path, env.into_iter().collect(), out)?;
-    if envs.is_empty() {
-        return run(path, options, connection, out);
-    }
-    // A glob may pick several; an unknown name is the rollout's to report.
-    if crate::project::read(path).select(&envs).is_ok_and(|picked| picked.len() > 1) {
-        return Err(Error::invalid()
-            .line("warren destroy removes one environment's objects at a time: name one environment with --env."));
-    }
-    super::rollout::run(path, &envs, options, connection, out)
-}
-
 /// Applies valid input to `broker`.
 pub async fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, out: &Writer) -> error::Result {
     let mut desired = if options.destroy { input.desired.destroyed() } else { input.desired };

@@ -4,6 +4,7 @@
 pub mod abort;
 pub mod adopt;
 pub mod apply;
+pub mod destroy;
 pub mod export;
 pub mod findings;
 pub mod fleet;
