@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::Object;
+use crate::model::kinds::{Object, operator_policies};
 use crate::model::{Password, Policy, Table, Topology, Value, Vhost, binding_json};
 use crate::password;
 
@@ -133,11 +133,8 @@ fn policy(v: &Vhost, p: &Policy) -> Json {
 /// Operator policies, then the vhost's limits (when it declares some).
 fn parameters(v: &Vhost) -> Vec<Json> {
     let parameter = |component: &str, name: &str, value: Json| json!({ "vhost": v.name, "component": component, "name": name, "value": value });
-    let mut out: Vec<Json> = v
-        .operator_policies
-        .values()
-        .map(|p| parameter("operator_policy", &p.name, Json::Object(policy_value(p))))
-        .collect();
+    let of_kind = |p| (operator_policies::KIND.write)(Some(&v.name), &operator_policies::object(p));
+    let mut out: Vec<Json> = v.operator_policies.values().map(of_kind).collect();
     if let Some(limits) = v.settings.limits.as_ref().filter(|l| !l.is_empty()) {
         out.push(parameter("vhost-limits", "limits", json!(limits)));
     }
