@@ -19,7 +19,9 @@ use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::Table;
 use crate::model::Value;
-use crate::model::kinds::{Attribute, Fixed, KINDS, Kind, Name, Presence, Scope, Type, env_var, has_password};
+use crate::model::kinds::{
+    Attribute, Finding, Fixed, KINDS, Kind, Name, Object, Presence, Scope, Type, env_var, has_password,
+};
 
 /// Whether objects of `kind` are written `[table.NAME]` (one identity
 /// attribute, the table's name), rather than `[[table]]` with the identity
@@ -136,7 +138,11 @@ impl Parser<'_> {
             None => self.identity(kind, &f, &at),
         };
         let body = self.body(kind, &f, &at, base);
-        let value = ObjectDecl { name: Name { kind, id: id? }, body: body? };
+        let checked = match (&body, &id, kind.check) {
+            (Some(b), Some(id), Some(check)) => self.checked(&f, check(&Object { id: id.clone(), body: b.clone() })),
+            _ => true,
+        };
+        let value = ObjectDecl { name: Name { kind, id: id? }, body: body.filter(|_| checked)? };
         Some(Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 
@@ -241,6 +247,39 @@ impl Parser<'_> {
             return false;
         }
         true
+    }
+
+    /// Reports what a kind's check found, each at the attribute or key it
+    /// names, in the order they are in the file; whether it found nothing.
+    pub(super) fn checked(&mut self, f: &Fields, findings: Vec<Finding>) -> bool {
+        let mut placed: Vec<(Range<usize>, Diagnostic)> = (findings.into_iter())
+            .map(|finding| {
+                let span = self.finding_span(f, &finding);
+                let mut d = Diagnostic::error(finding.code, finding.message).at(self.loc(span.clone()));
+                if let Some(label) = finding.label {
+                    d = d.label(label);
+                }
+                (span, d.help(finding.help))
+            })
+            .collect();
+        placed.sort_by_key(|(span, _)| span.start);
+        let ok = placed.is_empty();
+        for (_, d) in placed {
+            self.r.report(d);
+        }
+        ok
+    }
+
+    /// Where a finding's path is in the file: the key within a table
+    /// attribute (or its value), else the attribute.
+    fn finding_span(&self, f: &Fields, finding: &Finding) -> Range<usize> {
+        let Some(node) = finding.path.first().and_then(|a| f.get(a)) else { return 0..0 };
+        if let (Some(key), Item::Table(t)) = (finding.path.get(1), &node.item)
+            && let Some((k, v)) = t.iter().find(|(k, _)| k.name.as_ref() == key.as_str())
+        {
+            return if finding.at_key { k.span() } else { v.span() };
+        }
+        node.span()
     }
 
     fn missing(&mut self, f: &Fields, a: &Attribute, at: &Range<usize>) {
@@ -373,6 +412,7 @@ pub(crate) mod testing {
         write: |_, _| serde_json::Value::Null,
         put: |_, _| Request { path: Vec::new(), body: serde_json::Value::Null },
         delete: |_, _| Vec::new(),
+        check: None,
     };
 }
 

@@ -31,6 +31,7 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
 };
 
 fn read(item: &Json) -> Option<Result<Object, String>> {

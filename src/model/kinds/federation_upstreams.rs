@@ -89,6 +89,7 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
 };
 
 parameter::parameter_functions!(COMPONENT, &[]);

@@ -42,6 +42,7 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
 };
 
 /// Global parameters the broker sets itself, or warren keeps its records in.

@@ -78,6 +78,11 @@ pub struct Kind {
     pub put: fn(Option<&str>, &Object) -> Request,
     /// The management API path that deletes an object.
     pub delete: fn(Option<&str>, &[String]) -> Vec<String>,
+    /// What the broker refuses in an object that its attributes' types
+    /// cannot say (an operator policy's `definition` keys, checked by the
+    /// policy-key tables): each finding an error at the attribute, or the
+    /// key within a table attribute, that it names. `None` for most kinds.
+    pub check: Option<fn(&Object) -> Vec<Finding>>,
 }
 
 impl Kind {
@@ -271,6 +276,21 @@ impl Object {
     pub fn text(&self, name: &str) -> Option<&str> {
         self.body.get(name).and_then(Value::as_str)
     }
+}
+
+/// What a kind's [`Kind::check`] finds wrong in an object, placed by the
+/// files' reader at what `path` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The attribute, and within a table attribute the key: `["definition", "max-age"]`.
+    pub path: Vec<String>,
+    /// Whether it is about the key itself, rather than its value.
+    pub at_key: bool,
+    /// The diagnostic's code: `operator-policy-key`.
+    pub code: &'static str,
+    pub message: String,
+    pub label: Option<String>,
+    pub help: String,
 }
 
 /// An object's name within its scope: its kind and identity.

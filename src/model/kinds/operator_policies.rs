@@ -11,8 +11,8 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use super::{Attribute, Fixed, Kind, Object, Request, Scope, Type, field};
-use crate::model::{ApplyTo, Policy, Table, Value};
+use super::{Attribute, Finding, Fixed, Kind, Object, Request, Scope, Type, field};
+use crate::model::{ApplyTo, Policy, Table, Value, definition_findings};
 
 /// The runtime parameters' component that holds operator policies.
 const COMPONENT: &str = "operator_policy";
@@ -60,7 +60,25 @@ pub static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: Some(check),
 };
+
+/// Its `definition`, by the policy-key tables: keys RabbitMQ knows, and
+/// of those only the ones an operator policy may set.
+fn check(o: &Object) -> Vec<Finding> {
+    match o.body.get("definition") {
+        Some(Value::Table(d)) => definition_findings(d, true),
+        None => Vec::new(),
+        Some(other) => vec![Finding {
+            path: vec!["definition".into()],
+            at_key: false,
+            code: "wrong-type",
+            message: format!("`definition` must be a table, not {}", other.kind()),
+            label: None,
+            help: "write `definition = { \"max-length\" = 1000 }` with the keys it sets".into(),
+        }],
+    }
+}
 
 /// The typed view of an object: `None` when its `apply_to` or its types
 /// are not an operator policy's (a file or a broker checked them first).
@@ -129,13 +147,10 @@ fn read(item: &Json) -> Option<Result<Object, String>> {
             body.insert("apply_to".into(), Value::String(a.to_string()));
         }
         match value.get("priority") {
-            None => {}
-            Some(Json::Number(n)) if n.is_i64() => {
-                _ = body.insert("priority".into(), Value::Int(n.as_i64().unwrap_or(0)))
-            }
-            // Some brokers write it as a string of digits.
-            Some(Json::String(s)) if s.parse::<i64>().is_ok() => {
-                body.insert("priority".into(), Value::Int(s.parse().unwrap_or(0)));
+            None | Some(Json::Null) => {}
+            Some(n @ Json::Number(_)) => {
+                let i = Value::from(n).as_int().ok_or_else(|| format!("its `priority` {n} is not an integer"))?;
+                body.insert("priority".into(), Value::Int(i));
             }
             Some(_) => return Err("its `priority` is not an integer".into()),
         }
@@ -185,6 +200,17 @@ mod tests {
         let bare = json!({ "component": COMPONENT, "name": "b", "value": { "pattern": ".*", "definition": {} } });
         let read = (KIND.read)(&bare).unwrap().unwrap();
         assert_eq!(policy("b", &read.body).map(|p| (p.apply_to, p.priority)), Some((ApplyTo::All, 0)));
+        let mut bad_key = o.clone();
+        bad_key.body.insert(
+            "definition".into(),
+            Value::Table([("dead-letter-exchange".to_string(), Value::String("x".into()))].into_iter().collect()),
+        );
+        let found = (KIND.check.unwrap())(&bad_key);
+        assert_eq!(
+            found.iter().map(|f| (f.code, f.path.join("."))).collect::<Vec<_>>(),
+            [("operator-policy-key", "definition.dead-letter-exchange".to_string())]
+        );
+        assert!((KIND.check.unwrap())(&o).is_empty());
         let bad = json!({ "component": COMPONENT, "name": "b", "value": { "pattern": ".*" } });
         assert!((KIND.read)(&bad).unwrap().is_err());
     }

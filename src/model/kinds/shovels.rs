@@ -118,6 +118,7 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
 };
 
 /// Keys RabbitMQ before 3.8 wrote, as they are called now.

@@ -62,6 +62,7 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
 };
 
 fn read(item: &serde_json::Value) -> Option<Result<Object, String>> {
