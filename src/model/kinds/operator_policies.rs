@@ -113,6 +113,13 @@ pub fn object(p: &Policy) -> Object {
     Object { id: vec![p.name.clone()], body: body.into_iter().map(|(k, v)| (k.to_string(), v)).collect() }
 }
 
+/// The objects of a vhost's typed operator policies, for the generic
+/// paths that already read them as objects (import's files).
+pub fn objects(policies: &std::collections::BTreeMap<String, Policy>) -> super::Objects {
+    let named = |p: &Policy| (super::Name { kind: &KIND, id: vec![p.name.clone()] }, object(p).body);
+    policies.values().map(named).collect()
+}
+
 /// The parameter's value, as exports and the management API write it
 /// (`apply-to` with a hyphen there).
 fn value(o: &Object) -> Json {
