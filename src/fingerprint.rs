@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sha2::{Digest, Sha256};
 
 use crate::diff::Action;
+use crate::model::kinds::operator_policies;
 use crate::model::{Inventory, Matcher, ObjectKey, Ownership, Topology, Vhost, scaffold};
 use crate::render::PlanDocument;
 
@@ -112,10 +113,10 @@ fn touching(v: &str, have: &Vhost, want: Option<&Vhost>, keys: &BTreeSet<ObjectK
             .map(|p| ObjectKey::Policy { vhost: v.to_string(), name: p.name.clone() }),
     );
     out.extend(
-        have.operator_policies
+        operator_policies::typed(&have.objects)
             .values()
             .filter(|p| matches(&Matcher::new(p)))
-            .map(|p| ObjectKey::OperatorPolicy { vhost: v.to_string(), name: p.name.clone() }),
+            .map(|p| operator_policies::key(v, &p.name)),
     );
     out
 }
@@ -135,7 +136,6 @@ fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
         ObjectKey::Queue { name, .. } => v.queues.get(name).map(|q| format!("{q:?}")),
         ObjectKey::Binding { binding, .. } => v.bindings.contains(binding).then(|| "bound".to_string()),
         ObjectKey::Policy { name, .. } => v.policies.get(name).map(|p| format!("{p:?}")),
-        ObjectKey::OperatorPolicy { name, .. } => v.operator_policies.get(name).map(|p| format!("{p:?}")),
         ObjectKey::Permission { user, .. } => v.permissions.get(user).map(|p| format!("{p:?}")),
         ObjectKey::Object { name, .. } => v.objects.get(name).map(|o| format!("{o:?}")),
         ObjectKey::User(_) => None,
@@ -295,7 +295,7 @@ mod tests {
         let records = Ownership::default();
         let mut after = live.clone();
         let limit = policy("limit", "^orders\\.", ApplyTo::Queues, 1, table(&[("max-length", Value::Int(5))]));
-        vhost(&mut after).operator_policies.insert("limit".into(), limit.clone());
+        vhost(&mut after).objects.extend(operator_policies::objects([&limit]));
         vhost(&mut after).policies.insert("limit".into(), limit);
         let to_exchanges = policy(
             "ae",

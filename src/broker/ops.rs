@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
-use crate::model::kinds::{Kind, Name, Object, operator_policies};
+use crate::model::kinds::{Kind, Name, Object};
 use crate::model::{
     Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, Table, User, Value,
     VhostSettings,
@@ -171,11 +171,7 @@ pub(super) async fn bind(http: &Http, vhost: &str, b: &Binding) -> Result<(), Br
     http.send(Method::POST, &path, Some(&body), &action).await.map(|_| ())
 }
 
-/// Sets a policy, or with `operator` an operator policy (as its kind says).
-pub(super) async fn put_policy(http: &Http, vhost: &str, p: &Policy, operator: bool) -> Result<(), BrokerError> {
-    if operator {
-        return put_object(http, Some(vhost), &operator_policies::KIND, &operator_policies::object(p)).await;
-    }
+pub(super) async fn put_policy(http: &Http, vhost: &str, p: &Policy) -> Result<(), BrokerError> {
     let body = json!({
         "pattern": p.pattern, "definition": table(&p.definition),
         "priority": p.priority, "apply-to": p.apply_to.as_str(),
@@ -183,11 +179,7 @@ pub(super) async fn put_policy(http: &Http, vhost: &str, p: &Policy, operator: b
     put(http, &policy_path(vhost, &p.name), body, &format!("set policy \"{}\" in vhost \"{vhost}\"", p.name)).await
 }
 
-pub(super) async fn delete_policy(http: &Http, vhost: &str, name: &str, operator: bool) -> Result<(), BrokerError> {
-    if operator {
-        let name = Name { kind: &operator_policies::KIND, id: vec![name.to_string()] };
-        return delete_object(http, Some(vhost), &name).await;
-    }
+pub(super) async fn delete_policy(http: &Http, vhost: &str, name: &str) -> Result<(), BrokerError> {
     delete(http, &policy_path(vhost, name), &format!("delete policy \"{name}\" in vhost \"{vhost}\"")).await
 }
 

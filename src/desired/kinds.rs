@@ -62,6 +62,7 @@ pub(crate) fn example(a: &Attribute) -> String {
         }
         (_, Type::Uris) => "{ env = \"VARIABLE\" }".into(),
         (_, Type::Any) => "\"…\"".into(),
+        (_, Type::Table) => "{ … }".into(),
     }
 }
 
@@ -132,7 +133,15 @@ impl Parser<'_> {
         };
         let f = Fields::new(&mut self.r, node, what, keys(kind))?;
         let at = name.as_ref().map_or(node.span(), |(_, at)| at.clone());
-        let fields_at = self.fields_at(&f);
+        let mut fields_at = self.fields_at(&f);
+        // A table attribute's keys are placed too, for what names one (lint, drift).
+        if let Some(a) = kind.table_attribute()
+            && let Some(Item::Table(t)) = f.get(a.name).map(|n| &n.item)
+        {
+            for (k, v) in t.iter() {
+                fields_at.insert(format!("{}.{}", a.name, k.name), self.loc(v.span()));
+            }
+        }
         let id = match &name {
             Some((n, span)) => self.check_name(n, span, kind.name, false).then(|| vec![n.to_string()]),
             None => self.identity(kind, &f, &at),
@@ -195,10 +204,19 @@ impl Parser<'_> {
         let mut ok = true;
         for a in kind.attributes {
             let value = match (f.get(a.name), base.and_then(|b| b.get(a.name)), a.presence) {
-                (Some(_), _, _) => {
+                (Some(_), base, _) => {
                     let v = f.typed(&mut self.r, a.name, a.ty).filter(|v| !a.secret || self.secret_ok(f, a, v));
                     ok &= v.is_some();
-                    v
+                    // An overlay's table merges over the base's key by key.
+                    match (v, base) {
+                        (Some(Value::Table(mut given)), Some(Value::Table(b))) if a.ty == Type::Table => {
+                            for (k, bv) in b {
+                                given.entry(k.clone()).or_insert_with(|| bv.clone());
+                            }
+                            Some(Value::Table(given))
+                        }
+                        (v, _) => v,
+                    }
                 }
                 (None, Some(b), _) => Some(b.clone()),
                 (None, None, Presence::Default(d)) => Some(d.value()),
@@ -291,11 +309,19 @@ impl Parser<'_> {
     }
 }
 
+/// Whether docs/format.md and the JSON schema describe `kind` by hand: an
+/// operator policy's `definition` takes the policy keys an operator policy
+/// may set, which the page lists in its own table and the schema key by key,
+/// and which an attribute's type cannot say.
+pub fn documented_apart(kind: &Kind) -> bool {
+    kind.table == "operator_policies"
+}
+
 /// The sections of docs/format.md on the kinds, one per kind, made from
 /// the kinds themselves (tests/suite/docs.rs keeps the page in step).
 pub fn reference() -> String {
     let mut out = String::new();
-    for k in KINDS {
+    for k in KINDS.iter().filter(|k| !documented_apart(k)) {
         out.push_str(&section(k));
     }
     out
@@ -413,6 +439,7 @@ pub(crate) mod testing {
         put: |_, _| Request { path: Vec::new(), body: serde_json::Value::Null },
         delete: |_, _| Vec::new(),
         check: None,
+        phase: crate::model::kinds::Phase::PutObject,
     };
 }
 

@@ -122,6 +122,7 @@ mod tests {
         put: |_, _| unreachable!(),
         delete: |_, _| unreachable!(),
         check: None,
+        phase: crate::model::kinds::Phase::PutObject,
     };
 
     const fn attribute(name: &'static str, immutable: bool, secret: bool) -> crate::model::kinds::Attribute {

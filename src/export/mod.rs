@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::{Object, operator_policies};
+use crate::model::kinds::{Name, Object};
 use crate::model::{Password, Policy, Table, Topology, Value, Vhost, binding_json};
 use crate::password;
 
@@ -40,7 +40,8 @@ pub fn definitions(topology: &Topology) -> Json {
         "exchanges": collect(exchanges),
         "bindings": collect(bindings),
     });
-    for (vhost, name, body) in topology.kind_objects() {
+    // A vhost's runtime parameters are written with it, in `parameters`.
+    for (vhost, name, body) in topology.kind_objects().filter(|(v, n, _)| v.is_none() || !is_parameter(n)) {
         let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
         let list = doc[name.kind.definitions].as_array_mut().expect("every kind's list is one of the above");
         list.push(item);
@@ -130,11 +131,18 @@ fn policy(v: &Vhost, p: &Policy) -> Json {
     Json::Object(m)
 }
 
-/// Operator policies, then the vhost's limits (when it declares some).
+/// Whether objects of `name`'s kind are runtime parameters of their vhost.
+fn is_parameter(name: &Name) -> bool {
+    name.kind.definitions == "parameters"
+}
+
+/// The vhost's runtime parameters of kinds (operator policies, shovels...),
+/// then its limits (when it declares some).
 fn parameters(v: &Vhost) -> Vec<Json> {
     let parameter = |component: &str, name: &str, value: Json| json!({ "vhost": v.name, "component": component, "name": name, "value": value });
-    let of_kind = |p| (operator_policies::KIND.write)(Some(&v.name), &operator_policies::object(p));
-    let mut out: Vec<Json> = v.operator_policies.values().map(of_kind).collect();
+    let of_kind =
+        |(n, body): (&Name, &Table)| (n.kind.write)(Some(&v.name), &Object { id: n.id.clone(), body: body.clone() });
+    let mut out: Vec<Json> = v.objects.iter().filter(|(n, _)| is_parameter(n)).map(of_kind).collect();
     if let Some(limits) = v.settings.limits.as_ref().filter(|l| !l.is_empty()) {
         out.push(parameter("vhost-limits", "limits", json!(limits)));
     }
@@ -240,7 +248,7 @@ mod tests {
             definition: Table::from_iter([("max-length".to_string(), Value::Int(10))]),
         };
         v.policies.insert("cap".into(), policy.clone());
-        v.operator_policies.insert("cap".into(), policy);
+        v.objects = crate::model::kinds::operator_policies::objects([&policy]);
         v.permissions.insert(
             "app".into(),
             Permission { user: "app".into(), configure: "^$".into(), write: "^$".into(), read: ".*".into() },

@@ -6,7 +6,7 @@
 use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
-use crate::model::kinds::{Name, Objects, Presence, has_password, operator_policies};
+use crate::model::kinds::{Name, Objects, Phase, Presence, has_password};
 use crate::model::{
     ApplyTo, Binding, Exchange, External, Partitions, Password, Permission, Policy, Queue, QueueType, SuperStream,
     Table, User, Value, Vhost, VhostSettings,
@@ -76,11 +76,14 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
     for p in vhost.policies.values() {
         w.policy(p);
     }
-    w.objects(&operator_policies::objects(&vhost.operator_policies));
+    // Objects set with policies (operator policies) are written after them.
+    let (with_policies, rest): (Objects, Objects) =
+        vhost.objects.clone().into_iter().partition(|(n, _)| n.kind.phase == Phase::PutPolicy);
+    w.objects(&with_policies);
     for p in vhost.permissions.values() {
         w.permission(p);
     }
-    w.objects(&vhost.objects);
+    w.objects(&rest);
     if !proposal.is_empty() {
         w.blank();
         for line in proposal.iter() {

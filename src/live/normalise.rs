@@ -530,10 +530,16 @@ impl Normaliser<'_> {
             definition: table(&body.definition),
         };
         let vhost = self.vhost(v);
-        let set = if operator { &mut vhost.operator_policies } else { &mut vhost.policies };
-        if set.insert(name.to_string(), policy).is_some() {
-            let kind = if operator { "operator policies" } else { "policies" };
-            self.duplicate(v, kind, name);
+        // An operator policy is held as its kind's object, through the typed view.
+        let again = match operator {
+            true => {
+                let o = operator_policies::object(&policy);
+                vhost.objects.insert(Name { kind: &operator_policies::KIND, id: o.id }, o.body).is_some()
+            }
+            false => vhost.policies.insert(name.to_string(), policy).is_some(),
+        };
+        if again {
+            self.duplicate(v, if operator { "operator policies" } else { "policies" }, name);
         }
     }
 

@@ -25,10 +25,6 @@ pub enum ObjectKey {
         vhost: String,
         name: String,
     },
-    OperatorPolicy {
-        vhost: String,
-        name: String,
-    },
     User(String),
     Permission {
         vhost: String,
@@ -50,7 +46,6 @@ impl ObjectKey {
             ObjectKey::Queue { .. } => "queue",
             ObjectKey::Binding { .. } => "binding",
             ObjectKey::Policy { .. } => "policy",
-            ObjectKey::OperatorPolicy { .. } => "operator policy",
             ObjectKey::User(_) => "user",
             ObjectKey::Permission { .. } => "permissions",
             ObjectKey::Object { name, .. } => name.kind.name,
@@ -61,10 +56,9 @@ impl ObjectKey {
     pub fn name(&self) -> String {
         match self {
             ObjectKey::Vhost(name) | ObjectKey::User(name) => name.clone(),
-            ObjectKey::Exchange { name, .. }
-            | ObjectKey::Queue { name, .. }
-            | ObjectKey::Policy { name, .. }
-            | ObjectKey::OperatorPolicy { name, .. } => name.clone(),
+            ObjectKey::Exchange { name, .. } | ObjectKey::Queue { name, .. } | ObjectKey::Policy { name, .. } => {
+                name.clone()
+            }
             ObjectKey::Binding { binding, .. } => binding.to_string(),
             ObjectKey::Permission { user, .. } => user.clone(),
             // A compound identity as its JSON array: names may hold spaces.
@@ -85,7 +79,6 @@ impl ObjectKey {
             ObjectKey::Queue { name, .. } => ObjectKey::Queue { vhost: to, name },
             ObjectKey::Binding { binding, .. } => ObjectKey::Binding { vhost: to, binding },
             ObjectKey::Policy { name, .. } => ObjectKey::Policy { vhost: to, name },
-            ObjectKey::OperatorPolicy { name, .. } => ObjectKey::OperatorPolicy { vhost: to, name },
             ObjectKey::Permission { user, .. } => ObjectKey::Permission { vhost: to, user },
             ObjectKey::Object { vhost: None, .. } => self,
             ObjectKey::Object { name, .. } => ObjectKey::Object { vhost: Some(to), name },
@@ -100,7 +93,6 @@ impl ObjectKey {
             | ObjectKey::Queue { vhost, .. }
             | ObjectKey::Binding { vhost, .. }
             | ObjectKey::Policy { vhost, .. }
-            | ObjectKey::OperatorPolicy { vhost, .. }
             | ObjectKey::Permission { vhost, .. } => Some(vhost),
             ObjectKey::Object { vhost, .. } => vhost.as_deref(),
         }
@@ -130,8 +122,7 @@ impl fmt::Display for ObjectKey {
             ObjectKey::User(u) => write!(f, "user \"{u}\""),
             ObjectKey::Exchange { vhost, name }
             | ObjectKey::Queue { vhost, name }
-            | ObjectKey::Policy { vhost, name }
-            | ObjectKey::OperatorPolicy { vhost, name } => {
+            | ObjectKey::Policy { vhost, name } => {
                 write!(f, "{} \"{name}\" in vhost \"{vhost}\"", self.kind())
             }
             ObjectKey::Binding { vhost, binding } => {

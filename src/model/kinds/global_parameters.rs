@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::{Attribute, Kind, Object, Presence, Request, Scope, Type, field};
+use super::{Attribute, Kind, Object, Phase, Presence, Request, Scope, Type, field};
 use crate::model::Value;
 
 pub(super) static KIND: Kind = Kind {
@@ -43,6 +43,7 @@ pub(super) static KIND: Kind = Kind {
     put,
     delete,
     check: None,
+    phase: Phase::PutObject,
 };
 
 /// Global parameters the broker sets itself, or warren keeps its records in.

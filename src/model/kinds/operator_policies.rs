@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use super::{Attribute, Finding, Fixed, Kind, Object, Request, Scope, Type, field};
+use super::{Attribute, Finding, Fixed, Kind, Object, Phase, Request, Scope, Type, field};
 use crate::model::{ApplyTo, Policy, Table, Value, definition_findings};
 
 /// The runtime parameters' component that holds operator policies.
@@ -43,7 +43,7 @@ pub static KIND: Kind = Kind {
         ),
         Attribute::required(
             "definition",
-            Type::Any,
+            Type::Table,
             "the keys it sets, each one an operator policy may set (see Policy keys)",
         ),
     ],
@@ -61,12 +61,22 @@ pub static KIND: Kind = Kind {
     put,
     delete,
     check: Some(check),
+    // Set before queues, as policies are: a queue is declared under its caps.
+    phase: Phase::PutPolicy,
 };
 
 /// Its `definition`, by the policy-key tables: keys RabbitMQ knows, and
 /// of those only the ones an operator policy may set.
 fn check(o: &Object) -> Vec<Finding> {
     match o.body.get("definition") {
+        Some(Value::Table(d)) if d.is_empty() => vec![Finding {
+            path: vec!["definition".into()],
+            at_key: false,
+            code: "bad-value",
+            message: format!("operator policy \"{}\" has an empty `definition`", o.id[0]),
+            label: None,
+            help: "RabbitMQ refuses a policy that sets nothing; add a key or remove the policy".into(),
+        }],
         Some(Value::Table(d)) => definition_findings(d, true),
         None => Vec::new(),
         Some(other) => vec![Finding {
@@ -113,11 +123,25 @@ pub fn object(p: &Policy) -> Object {
     Object { id: vec![p.name.clone()], body: body.into_iter().map(|(k, v)| (k.to_string(), v)).collect() }
 }
 
-/// The objects of a vhost's typed operator policies, for the generic
-/// paths that already read them as objects (import's files).
-pub fn objects(policies: &std::collections::BTreeMap<String, Policy>) -> super::Objects {
+/// The typed view of the operator policies among `objects` (a vhost's),
+/// by name: for what reads them as policies (lint, import's checks, what a
+/// plan depends on).
+pub fn typed(objects: &super::Objects) -> std::collections::BTreeMap<String, Policy> {
+    let of_kind = objects.iter().filter(|(n, _)| n.kind == &KIND);
+    of_kind.filter_map(|(n, body)| policy(&n.id[0], body)).map(|p| (p.name.clone(), p)).collect()
+}
+
+/// The key of operator policy `name` in vhost `vhost`.
+pub fn key(vhost: &str, name: &str) -> crate::model::ObjectKey {
+    let name = super::Name { kind: &KIND, id: vec![name.to_string()] };
+    crate::model::ObjectKey::Object { vhost: Some(vhost.to_string()), name }
+}
+
+/// The objects of typed operator policies (the in-memory broker keeps its
+/// own, validated as the broker does).
+pub fn objects<'p>(policies: impl IntoIterator<Item = &'p Policy>) -> super::Objects {
     let named = |p: &Policy| (super::Name { kind: &KIND, id: vec![p.name.clone()] }, object(p).body);
-    policies.values().map(named).collect()
+    policies.into_iter().map(named).collect()
 }
 
 /// The parameter's value, as exports and the management API write it

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{Attribute, Kind, Object, Presence, Request, Scope, Type, field};
+use super::{Attribute, Kind, Object, Phase, Presence, Request, Scope, Type, field};
 use crate::model::Value;
 
 pub(super) static KIND: Kind = Kind {
@@ -63,6 +63,7 @@ pub(super) static KIND: Kind = Kind {
     put,
     delete,
     check: None,
+    phase: Phase::PutObject,
 };
 
 fn read(item: &serde_json::Value) -> Option<Result<Object, String>> {
