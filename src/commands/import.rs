@@ -181,7 +181,7 @@ fn write(dir: &Path, files: &[File]) -> Result<Vec<PathBuf>, Diagnostic> {
 /// What one file declares: `vhost "/": 3 exchanges, 7 queues`.
 fn summary(file: &File) -> String {
     let c = &file.counts;
-    // A kind set with policies (operator policies) is said after them.
+    // A kind a plan sets with policies is said after them.
     let with_policies = |what: &str| KINDS.iter().any(|k| k.name == what && k.phase == Phase::PutPolicy);
     let kinds = |early: bool| {
         let of = c.kinds.iter().filter(move |(what, _)| with_policies(what) == early);

@@ -130,7 +130,7 @@ pub fn summary(t: &crate::model::Topology) -> String {
         let all = t.vhosts.values().map(|v| &v.objects).chain([&t.objects]);
         all.map(|o| o.keys().filter(|name| name.kind == kind).count()).sum::<usize>()
     };
-    // A kind set as policies are (operator policies) is counted with them.
+    // A kind a plan sets with policies is counted with them.
     let as_policies = |k: &&&Kind| k.phase == Phase::PutPolicy;
     let policies = sum(|v| v.policies.len()) + KINDS.iter().filter(as_policies).map(|k| count(k)).sum::<usize>();
     let mut parts = vec![

@@ -97,7 +97,7 @@ impl Removed {
             "policies" => ObjectKey::Policy { vhost, name },
             "permissions" => ObjectKey::Permission { vhost, user: name },
             "users" => ObjectKey::User(name),
-            // A kind of `model::kinds` named by one attribute (operator policies).
+            // A kind of `model::kinds` named by one attribute.
             kind => match crate::model::kinds::by_table(kind) {
                 Some(kind) => ObjectKey::Object { vhost: Some(vhost), name: Name { kind, id: vec![name] } },
                 None => ObjectKey::User(name),

@@ -657,7 +657,7 @@ impl Parser<'_> {
     }
 
     /// The keys of a policy's `definition`, checked by the policy-key
-    /// tables (`model::definition_findings`, as an operator policy's kind does).
+    /// tables (`model::definition_findings`).
     fn check_policy_keys(&mut self, f: &Fields, def: &Table) -> bool {
         self.checked(f, definition_findings(def, false))
     }

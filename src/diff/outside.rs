@@ -1,7 +1,7 @@
 //! What changed on the broker outside warren since its last apply.
 //!
 //! warren records in its inventory a digest of each exchange, queue,
-//! policy, operator policy and permission as it applied it. When a plan
+//! policy, permission and object of a kind as it applied it. When a plan
 //! finds such an object different from the files, the live object's
 //! digest tells who moved: the same as recorded, the files changed; not,
 //! someone changed the broker since (terraform's "changed outside of

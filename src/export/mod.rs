@@ -9,8 +9,9 @@
 //!   ignores the `type` field (which is written too, for readers);
 //! - vhosts carry the default queue type both at the top level and in
 //!   `metadata`: RabbitMQ 3.10 reads only `metadata.default_queue_type`;
-//! - operator policies and vhost limits are runtime parameters
-//!   (`operator_policy`, `vhost-limits`), as in the broker's own exports;
+//! - a vhost's limits are a runtime parameter (`vhost-limits`), written
+//!   after its objects of kinds that are parameters too, as the broker's
+//!   own exports do;
 //! - users always name their hashing algorithm, so no `rabbit_version` is
 //!   needed (import uses it only to guess a missing algorithm), and carry
 //!   their limits in `limits`, as the broker's own exports do.
@@ -136,7 +137,7 @@ fn is_parameter(name: &Name) -> bool {
     name.kind.definitions == "parameters"
 }
 
-/// The vhost's runtime parameters of kinds (operator policies, shovels...),
+/// The vhost's runtime parameters: its objects of kinds that are ones,
 /// then its limits (when it declares some).
 fn parameters(v: &Vhost) -> Vec<Json> {
     let parameter = |component: &str, name: &str, value: Json| json!({ "vhost": v.name, "component": component, "name": name, "value": value });

@@ -76,7 +76,7 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
     for p in vhost.policies.values() {
         w.policy(p);
     }
-    // Objects set with policies (operator policies) are written after them.
+    // The objects a plan sets with policies are written after them.
     let (with_policies, rest): (Objects, Objects) =
         vhost.objects.clone().into_iter().partition(|(n, _)| n.kind.phase == Phase::PutPolicy);
     w.objects(&with_policies);
@@ -357,8 +357,8 @@ impl Writer {
                 if matches!(a.presence, Presence::Default(d) if d.value() == *v) {
                     continue;
                 }
-                // A table (an operator policy's definition) too long for one
-                // line is a table of its own, as a policy's is.
+                // A table too long for one line is a table of its own, as
+                // a policy's definition is.
                 if let (Value::Table(t), true) = (v, is_named(k) && !a.secret) {
                     self.table_field(&[k.table, name.id[0].as_str()], a.name, t);
                     continue;

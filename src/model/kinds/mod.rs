@@ -7,10 +7,9 @@
 //! [`KINDS`]. A kind lives in the model, as a declaration over the model's
 //! values, so that every layer (the broker included) reads the same one.
 //! The kinds warren had before this seam (exchanges, queues, bindings,
-//! policies, users, permissions, vhosts) still have their own types;
-//! operator policies are on their way (docs/development.md, "Moving an
-//! old kind onto the seam"): their kind is declared, and the broker calls
-//! and the export use it.
+//! policies, users, permissions, vhosts) still have their own types, and
+//! move onto it one at a time (docs/development.md, "Moving an old kind
+//! onto the seam"); the first to have moved is in [`KINDS`].
 
 mod federation_upstream_sets;
 mod federation_upstreams;
@@ -80,8 +79,8 @@ pub struct Kind {
     /// The management API path that deletes an object.
     pub delete: fn(Option<&str>, &[String]) -> Vec<String>,
     /// What the broker refuses in an object that its attributes' types
-    /// cannot say (an operator policy's `definition` keys, checked by the
-    /// policy-key tables): each finding an error at the attribute, or the
+    /// cannot say (the keys of a table attribute, checked by the model's
+    /// tables): each finding an error at the attribute, or the
     /// key within a table attribute, that it names. `None` for most kinds.
     pub check: Option<fn(&Object) -> Vec<Finding>>,
     /// When a plan sets and deletes its objects.
