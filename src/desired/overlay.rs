@@ -915,6 +915,31 @@ read = "^order\\."
         assert_eq!(p.definition.get("delivery-limit"), Some(&Value::Int(20)));
     }
 
+    /// A table attribute of a kind (an operator policy's `definition`) is
+    /// merged key by key, and `remove` takes keys out, as a policy's is.
+    #[test]
+    fn an_operator_policy_changes_and_removes_keys_of_its_definition() {
+        let base = format!(
+            "{BASE}[operator_policies.cap]\npattern = \"^orders\\\\.debug$\"\ndefinition = {{ max-length-bytes = 10, overflow = \"reject-publish\" }}\n"
+        );
+        let definition = |d: &Desired| {
+            let o = &d.topology.vhosts["orders"].objects;
+            crate::model::kinds::operator_policies::typed(o)["cap"].definition.clone()
+        };
+        let d = merged_over(&base, "vhosts = [\"orders\"]\n[operator_policies.cap]\ndefinition.max-length-bytes = 5\n");
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        assert_eq!(definition(&d).get("max-length-bytes"), Some(&Value::Int(5)));
+        assert_eq!(definition(&d).get("overflow"), Some(&Value::String("reject-publish".into())));
+        let d =
+            merged_over(&base, "vhosts = [\"orders\"]\n[operator_policies.cap]\nremove = [\"definition.overflow\"]\n");
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        assert_eq!(definition(&d).keys().collect::<Vec<_>>(), ["max-length-bytes"]);
+        let d = merged_over(&base, "vhosts = [\"orders\"]\n[operator_policies.cap]\nremove = [\"definition.nope\"]\n");
+        assert!(said(&d).iter().any(|s| s.starts_with("overlay.toml:3:11 overlay-remove")), "{:?}", said(&d));
+        let d = merged_over(&base, "vhosts = [\"orders\"]\n[operator_policies.cap]\nremove = [\"pattern\"]\n");
+        assert!(said(&d).iter().any(|s| s.contains("overlay-remove")), "{:?}", said(&d));
+    }
+
     #[test]
     fn new_objects_are_added_and_a_likely_typo_is_said() {
         let d = merged(
