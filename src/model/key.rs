@@ -63,7 +63,7 @@ impl PartialOrd for ObjectKey {
 
 impl ObjectKey {
     /// Where the kind of object sorts among the others: an object of a kind
-    /// a plan sets with policies (operator policies) right after them, as
+    /// a plan sets with policies right after them, as
     /// it did before it was a kind's object, so that lists of objects keep
     /// their order; the other kinds' objects last.
     fn rank(&self) -> u8 {
