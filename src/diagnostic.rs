@@ -88,15 +88,7 @@ impl Diagnostic {
     }
 }
 
-/// The closest of `candidates` to `word`, when it is close enough to be a typo.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
+pub use crate::model::did_you_mean;
 
 /// Sort diagnostics the way a reader walks the files: by file, then offset.
 pub fn sort(diagnostics: &mut [Diagnostic]) {

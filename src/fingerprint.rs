@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sha2::{Digest, Sha256};
 
 use crate::diff::Action;
+use crate::model::kinds::operator_policies;
 use crate::model::{Inventory, Matcher, ObjectKey, Ownership, Topology, Vhost, scaffold};
 use crate::render::PlanDocument;
 
@@ -112,10 +113,10 @@ fn touching(v: &str, have: &Vhost, want: Option<&Vhost>, keys: &BTreeSet<ObjectK
             .map(|p| ObjectKey::Policy { vhost: v.to_string(), name: p.name.clone() }),
     );
     out.extend(
-        have.operator_policies
+        operator_policies::typed(&have.objects)
             .values()
             .filter(|p| matches(&Matcher::new(p)))
-            .map(|p| ObjectKey::OperatorPolicy { vhost: v.to_string(), name: p.name.clone() }),
+            .map(|p| operator_policies::key(v, &p.name)),
     );
     out
 }
@@ -135,10 +136,19 @@ fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
         ObjectKey::Queue { name, .. } => v.queues.get(name).map(|q| format!("{q:?}")),
         ObjectKey::Binding { binding, .. } => v.bindings.contains(binding).then(|| "bound".to_string()),
         ObjectKey::Policy { name, .. } => v.policies.get(name).map(|p| format!("{p:?}")),
-        ObjectKey::OperatorPolicy { name, .. } => v.operator_policies.get(name).map(|p| format!("{p:?}")),
         ObjectKey::Permission { user, .. } => v.permissions.get(user).map(|p| format!("{p:?}")),
-        ObjectKey::Object { name, .. } => v.objects.get(name).map(|o| format!("{o:?}")),
+        ObjectKey::Object { name, .. } => v.objects.get(name).map(|o| object_state(name, o)),
         ObjectKey::User(_) => None,
+    }
+}
+
+/// A vhost's object of a kind, as text: an operator policy as its typed
+/// view, as warren digested it before it was a kind's object, so that a
+/// plan saved then still applies.
+fn object_state(name: &crate::model::kinds::Name, body: &crate::model::Table) -> String {
+    match operator_policies::policy(&name.id[0], body).filter(|_| name.kind == &operator_policies::KIND) {
+        Some(p) => format!("{p:?}"),
+        None => format!("{body:?}"),
     }
 }
 
@@ -295,7 +305,7 @@ mod tests {
         let records = Ownership::default();
         let mut after = live.clone();
         let limit = policy("limit", "^orders\\.", ApplyTo::Queues, 1, table(&[("max-length", Value::Int(5))]));
-        vhost(&mut after).operator_policies.insert("limit".into(), limit.clone());
+        vhost(&mut after).objects.extend(operator_policies::objects([&limit]));
         vhost(&mut after).policies.insert("limit".into(), limit);
         let to_exchanges = policy(
             "ae",
@@ -319,6 +329,15 @@ mod tests {
                 "policy \"limit\" in vhost \"v\"",
             ]
         );
+    }
+
+    #[test]
+    fn an_operator_policy_is_digested_as_its_typed_view() {
+        let limit = policy("limit", "^orders\\.", ApplyTo::Queues, 1, table(&[("max-length", Value::Int(5))]));
+        let mut t = desired();
+        vhost(&mut t).objects.extend(operator_policies::objects([&limit]));
+        let key = operator_policies::key(V, "limit");
+        assert_eq!(state_of(&t, &key), Some(format!("{limit:?}")));
     }
 
     #[test]

@@ -33,7 +33,7 @@ use super::records::RecordStore;
 use super::{
     Answer, Answers, Broker, BrokerError, Clients, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading,
 };
-use crate::model::kinds::{Kind, Name, Object};
+use crate::model::kinds::{Kind, Name, Object, operator_policies};
 use crate::model::{
     Binding, Exchange, Password, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, Table, User,
     Value, VhostSettings,
@@ -521,16 +521,14 @@ impl Broker for Memory {
         }))
     }
 
-    async fn put_policy(&self, vhost: &str, policy: &Policy, operator: bool) -> Answer<()> {
-        let kind = if operator { "operator policy" } else { "policy" };
-        let action = || format!("set {kind} \"{}\" in vhost \"{vhost}\"", policy.name);
-        self.policies(vhost, operator, action, |set| writes::put_policy(set, policy, operator))
+    async fn put_policy(&self, vhost: &str, policy: &Policy) -> Answer<()> {
+        let action = || format!("set policy \"{}\" in vhost \"{vhost}\"", policy.name);
+        self.policies(vhost, false, action, |set| writes::put_policy(set, policy, false))
     }
 
-    async fn delete_policy(&self, vhost: &str, name: &str, operator: bool) -> Answer<()> {
-        let kind = if operator { "operator policy" } else { "policy" };
-        let action = || format!("delete {kind} \"{name}\" in vhost \"{vhost}\"");
-        gone_is_done(self.policies(vhost, operator, action, |set| {
+    async fn delete_policy(&self, vhost: &str, name: &str) -> Answer<()> {
+        let action = || format!("delete policy \"{name}\" in vhost \"{vhost}\"");
+        gone_is_done(self.policies(vhost, false, action, |set| {
             set.remove(name);
             Ok(())
         }))
@@ -558,9 +556,16 @@ impl Broker for Memory {
     }
 
     async fn put_object(&self, vhost: Option<&str>, kind: &'static Kind, object: &Object) -> Answer<()> {
-        let mut s = self.lock_state();
         let name = Name { kind, id: object.id.clone() };
         let action = || format!("set {}", name.at(vhost));
+        // Operator policies are kept apart, validated as the broker does.
+        if let (true, Some(v)) = (kind == &operator_policies::KIND, vhost) {
+            let Some(policy) = operator_policies::policy(&object.id[0], &object.body) else {
+                return Err(self.said(Why::Refused("not an operator policy".into()), action()));
+            };
+            return self.policies(v, true, action, |set| writes::put_policy(set, &policy, true));
+        }
+        let mut s = self.lock_state();
         self.admin(&s, action)?;
         if let Some(plugin) = kind.plugin.filter(|p| !s.plugins.contains(*p)) {
             // RabbitMQ: 400 "Validation failed\n\ncomponent shovel not found".
@@ -578,6 +583,13 @@ impl Broker for Memory {
     }
 
     async fn delete_object(&self, vhost: Option<&str>, name: &Name) -> Answer<()> {
+        if let (true, Some(v)) = (name.kind == &operator_policies::KIND, vhost) {
+            let action = || format!("delete {}", name.at(vhost));
+            return gone_is_done(self.policies(v, true, action, |set| {
+                set.remove(&name.id[0]);
+                Ok(())
+            }));
+        }
         let mut s = self.lock_state();
         self.admin(&s, || format!("delete {}", name.at(vhost)))?;
         match vhost {

@@ -302,9 +302,8 @@ pub trait Broker: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Answer<()>> + Send;
     fn bind(&self, vhost: &str, binding: &Binding) -> impl Future<Output = Answer<()>> + Send;
     fn unbind(&self, vhost: &str, binding: &Binding) -> impl Future<Output = Answer<()>> + Send;
-    /// Sets a policy, or with `operator` an operator policy.
-    fn put_policy(&self, vhost: &str, policy: &Policy, operator: bool) -> impl Future<Output = Answer<()>> + Send;
-    fn delete_policy(&self, vhost: &str, name: &str, operator: bool) -> impl Future<Output = Answer<()>> + Send;
+    fn put_policy(&self, vhost: &str, policy: &Policy) -> impl Future<Output = Answer<()>> + Send;
+    fn delete_policy(&self, vhost: &str, name: &str) -> impl Future<Output = Answer<()>> + Send;
     fn put_permission(&self, vhost: &str, permission: &Permission) -> impl Future<Output = Answer<()>> + Send;
     fn delete_permission(&self, vhost: &str, user: &str) -> impl Future<Output = Answer<()>> + Send;
     /// Creates or updates an object of `kind` (see `model::kinds`).

@@ -171,19 +171,16 @@ pub(super) async fn bind(http: &Http, vhost: &str, b: &Binding) -> Result<(), Br
     http.send(Method::POST, &path, Some(&body), &action).await.map(|_| ())
 }
 
-/// Sets a policy, or with `operator` an operator policy.
-pub(super) async fn put_policy(http: &Http, vhost: &str, p: &Policy, operator: bool) -> Result<(), BrokerError> {
+pub(super) async fn put_policy(http: &Http, vhost: &str, p: &Policy) -> Result<(), BrokerError> {
     let body = json!({
         "pattern": p.pattern, "definition": table(&p.definition),
         "priority": p.priority, "apply-to": p.apply_to.as_str(),
     });
-    let (kind, path) = policy_path(vhost, &p.name, operator);
-    put(http, &path, body, &format!("set {kind} \"{}\" in vhost \"{vhost}\"", p.name)).await
+    put(http, &policy_path(vhost, &p.name), body, &format!("set policy \"{}\" in vhost \"{vhost}\"", p.name)).await
 }
 
-pub(super) async fn delete_policy(http: &Http, vhost: &str, name: &str, operator: bool) -> Result<(), BrokerError> {
-    let (kind, path) = policy_path(vhost, name, operator);
-    delete(http, &path, &format!("delete {kind} \"{name}\" in vhost \"{vhost}\"")).await
+pub(super) async fn delete_policy(http: &Http, vhost: &str, name: &str) -> Result<(), BrokerError> {
+    delete(http, &policy_path(vhost, name), &format!("delete policy \"{name}\" in vhost \"{vhost}\"")).await
 }
 
 pub(super) async fn put_permission(http: &Http, vhost: &str, p: &Permission) -> Result<(), BrokerError> {
@@ -230,9 +227,8 @@ pub(super) async fn delete(http: &Http, path: &str, action: &str) -> Result<(), 
     }
 }
 
-fn policy_path(vhost: &str, name: &str, operator: bool) -> (&'static str, String) {
-    let (kind, base) = if operator { ("operator policy", "operator-policies") } else { ("policy", "policies") };
-    (kind, format!("{base}/{}/{}", segment(vhost), segment(name)))
+fn policy_path(vhost: &str, name: &str) -> String {
+    format!("policies/{}/{}", segment(vhost), segment(name))
 }
 
 fn binding_path(vhost: &str, b: &Binding) -> String {

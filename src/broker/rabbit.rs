@@ -561,12 +561,12 @@ impl Broker for Rabbit {
         ops::unbind(&self.http, vhost, binding).await
     }
 
-    async fn put_policy(&self, vhost: &str, policy: &Policy, operator: bool) -> Answer<()> {
-        ops::put_policy(&self.http, vhost, policy, operator).await
+    async fn put_policy(&self, vhost: &str, policy: &Policy) -> Answer<()> {
+        ops::put_policy(&self.http, vhost, policy).await
     }
 
-    async fn delete_policy(&self, vhost: &str, name: &str, operator: bool) -> Answer<()> {
-        ops::delete_policy(&self.http, vhost, name, operator).await
+    async fn delete_policy(&self, vhost: &str, name: &str) -> Answer<()> {
+        ops::delete_policy(&self.http, vhost, name).await
     }
 
     async fn put_permission(&self, vhost: &str, permission: &Permission) -> Answer<()> {

@@ -18,6 +18,7 @@ use crate::error::{self, Done, Error};
 use crate::import::{self, File};
 use crate::live::{self, Live};
 use crate::model::Topology;
+use crate::model::kinds::{KINDS, Phase};
 use crate::source::Sources;
 use crate::writer::Writer;
 
@@ -210,23 +211,30 @@ fn write(dir: &Path, files: &[File]) -> Result<Vec<PathBuf>, Diagnostic> {
 /// What one file declares: `vhost "/": 3 exchanges, 7 queues`.
 fn summary(file: &File) -> String {
     let c = &file.counts;
-    let kinds = c.kinds.iter().map(|(what, n)| plural(*n, what));
+    // A kind a plan sets with policies is said after them.
+    let with_policies = |what: &str| KINDS.iter().any(|k| k.name == what && k.phase == Phase::PutPolicy);
+    let kinds = |early: bool| {
+        let of = c.kinds.iter().filter(move |(what, _)| with_policies(what) == early);
+        of.map(|(what, n)| plural(*n, what)).collect::<Vec<_>>()
+    };
     let Some(v) = &file.vhost else {
-        return [plural(c.users, "user")].into_iter().chain(kinds).collect::<Vec<_>>().join(", ");
+        return [plural(c.users, "user")]
+            .into_iter()
+            .chain(kinds(true))
+            .chain(kinds(false))
+            .collect::<Vec<_>>()
+            .join(", ");
+    };
+    let said = |parts: &[(usize, &str)]| -> Vec<String> {
+        parts.iter().filter(|(n, _)| *n > 0).map(|(n, what)| plural(*n, what)).collect()
     };
     let parts: Vec<String> = [
-        (c.exchanges, "exchange"),
-        (c.queues, "queue"),
-        (c.bindings, "binding"),
-        (c.policies, "policy"),
-        (c.operator_policies, "operator policy"),
-        (c.permissions, "permission"),
+        said(&[(c.exchanges, "exchange"), (c.queues, "queue"), (c.bindings, "binding"), (c.policies, "policy")]),
+        kinds(true),
+        said(&[(c.permissions, "permission")]),
+        kinds(false),
     ]
-    .into_iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, what)| plural(n, what))
-    .chain(kinds)
-    .collect();
+    .concat();
     let parts = if parts.is_empty() { "no objects".to_string() } else { parts.join(", ") };
     format!("vhost \"{v}\", {parts}")
 }

@@ -124,18 +124,25 @@ fn report(
 /// `1 vhost, 3 exchanges, 8 queues, 7 bindings, 2 policies, 0 users`, then
 /// the objects of each kind of `model::kinds` the files declare.
 pub fn summary(t: &crate::model::Topology) -> String {
+    use crate::model::kinds::{KINDS, Kind, Phase};
     let sum = |f: fn(&crate::model::Vhost) -> usize| t.vhosts.values().map(f).sum::<usize>();
+    let count = |kind: &Kind| {
+        let all = t.vhosts.values().map(|v| &v.objects).chain([&t.objects]);
+        all.map(|o| o.keys().filter(|name| name.kind == kind).count()).sum::<usize>()
+    };
+    // A kind a plan sets with policies is counted with them.
+    let as_policies = |k: &&&Kind| k.phase == Phase::PutPolicy;
+    let policies = sum(|v| v.policies.len()) + KINDS.iter().filter(as_policies).map(|k| count(k)).sum::<usize>();
     let mut parts = vec![
         plural(t.vhosts.len(), "vhost"),
         plural(sum(|v| v.exchanges.len()), "exchange"),
         plural(sum(|v| v.queues.len()), "queue"),
         plural(sum(|v| v.bindings.len()), "binding"),
-        plural(sum(|v| v.policies.len() + v.operator_policies.len()), "policy"),
+        plural(policies, "policy"),
         plural(t.users.len(), "user"),
     ];
-    for kind in crate::model::kinds::KINDS {
-        let all = t.vhosts.values().map(|v| &v.objects).chain([&t.objects]);
-        let n = all.map(|o| o.keys().filter(|name| name.kind == *kind).count()).sum::<usize>();
+    for kind in KINDS.iter().filter(|k| !as_policies(k)) {
+        let n = count(kind);
         if n > 0 {
             parts.push(plural(n, kind.name));
         }

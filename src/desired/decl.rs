@@ -43,7 +43,6 @@ pub(super) struct FileDecl {
     pub queues: Vec<Decl<QueueDecl>>,
     pub bindings: Vec<Decl<Binding>>,
     pub policies: Vec<Decl<Policy>>,
-    pub operator_policies: Vec<Decl<Policy>>,
     pub users: Vec<Decl<User>>,
     pub permissions: Vec<Decl<Permission>>,
     /// Objects of the kinds of `model::kinds`, of every scope.
@@ -96,9 +95,13 @@ impl Removed {
             "exchanges" => ObjectKey::Exchange { vhost, name },
             "queues" => ObjectKey::Queue { vhost, name },
             "policies" => ObjectKey::Policy { vhost, name },
-            "operator_policies" => ObjectKey::OperatorPolicy { vhost, name },
             "permissions" => ObjectKey::Permission { vhost, user: name },
-            _ => ObjectKey::User(name),
+            "users" => ObjectKey::User(name),
+            // A kind of `model::kinds` named by one attribute.
+            kind => match crate::model::kinds::by_table(kind) {
+                Some(kind) => ObjectKey::Object { vhost: Some(vhost), name: Name { kind, id: vec![name] } },
+                None => ObjectKey::User(name),
+            },
         }
     }
 }

@@ -19,7 +19,9 @@ use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::Table;
 use crate::model::Value;
-use crate::model::kinds::{Attribute, Fixed, KINDS, Kind, Name, Presence, Scope, Type, env_var, has_password};
+use crate::model::kinds::{
+    Attribute, Finding, Fixed, KINDS, Kind, Name, Object, Presence, Scope, Type, env_var, has_password,
+};
 
 /// Whether objects of `kind` are written `[table.NAME]` (one identity
 /// attribute, the table's name), rather than `[[table]]` with the identity
@@ -60,6 +62,7 @@ pub(crate) fn example(a: &Attribute) -> String {
         }
         (_, Type::Uris) => "{ env = \"VARIABLE\" }".into(),
         (_, Type::Any) => "\"…\"".into(),
+        (_, Type::Table) => "{ … }".into(),
     }
 }
 
@@ -130,13 +133,25 @@ impl Parser<'_> {
         };
         let f = Fields::new(&mut self.r, node, what, keys(kind))?;
         let at = name.as_ref().map_or(node.span(), |(_, at)| at.clone());
-        let fields_at = self.fields_at(&f);
+        let mut fields_at = self.fields_at(&f);
+        // A table attribute's keys are placed too, for what names one (lint, drift).
+        if let Some(a) = kind.table_attribute()
+            && let Some(Item::Table(t)) = f.get(a.name).map(|n| &n.item)
+        {
+            for (k, v) in t.iter() {
+                fields_at.insert(format!("{}.{}", a.name, k.name), self.loc(v.span()));
+            }
+        }
         let id = match &name {
             Some((n, span)) => self.check_name(n, span, kind.name, false).then(|| vec![n.to_string()]),
             None => self.identity(kind, &f, &at),
         };
         let body = self.body(kind, &f, &at, base);
-        let value = ObjectDecl { name: Name { kind, id: id? }, body: body? };
+        let checked = match (&body, &id, kind.check) {
+            (Some(b), Some(id), Some(check)) => self.checked(&f, check(&Object { id: id.clone(), body: b.clone() })),
+            _ => true,
+        };
+        let value = ObjectDecl { name: Name { kind, id: id? }, body: body.filter(|_| checked)? };
         Some(Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 
@@ -189,10 +204,19 @@ impl Parser<'_> {
         let mut ok = true;
         for a in kind.attributes {
             let value = match (f.get(a.name), base.and_then(|b| b.get(a.name)), a.presence) {
-                (Some(_), _, _) => {
+                (Some(_), base, _) => {
                     let v = f.typed(&mut self.r, a.name, a.ty).filter(|v| !a.secret || self.secret_ok(f, a, v));
                     ok &= v.is_some();
-                    v
+                    // An overlay's table merges over the base's key by key.
+                    match (v, base) {
+                        (Some(Value::Table(mut given)), Some(Value::Table(b))) if a.ty == Type::Table => {
+                            for (k, bv) in b {
+                                given.entry(k.clone()).or_insert_with(|| bv.clone());
+                            }
+                            Some(Value::Table(given))
+                        }
+                        (v, _) => v,
+                    }
                 }
                 (None, Some(b), _) => Some(b.clone()),
                 (None, None, Presence::Default(d)) => Some(d.value()),
@@ -243,6 +267,39 @@ impl Parser<'_> {
         true
     }
 
+    /// Reports what a kind's check found, each at the attribute or key it
+    /// names, in the order they are in the file; whether it found nothing.
+    pub(super) fn checked(&mut self, f: &Fields, findings: Vec<Finding>) -> bool {
+        let mut placed: Vec<(Range<usize>, Diagnostic)> = (findings.into_iter())
+            .map(|finding| {
+                let span = self.finding_span(f, &finding);
+                let mut d = Diagnostic::error(finding.code, finding.message).at(self.loc(span.clone()));
+                if let Some(label) = finding.label {
+                    d = d.label(label);
+                }
+                (span, d.help(finding.help))
+            })
+            .collect();
+        placed.sort_by_key(|(span, _)| span.start);
+        let ok = placed.is_empty();
+        for (_, d) in placed {
+            self.r.report(d);
+        }
+        ok
+    }
+
+    /// Where a finding's path is in the file: the key within a table
+    /// attribute (or its value), else the attribute.
+    fn finding_span(&self, f: &Fields, finding: &Finding) -> Range<usize> {
+        let Some(node) = finding.path.first().and_then(|a| f.get(a)) else { return 0..0 };
+        if let (Some(key), Item::Table(t)) = (finding.path.get(1), &node.item)
+            && let Some((k, v)) = t.iter().find(|(k, _)| k.name.as_ref() == key.as_str())
+        {
+            return if finding.at_key { k.span() } else { v.span() };
+        }
+        node.span()
+    }
+
     fn missing(&mut self, f: &Fields, a: &Attribute, at: &Range<usize>) {
         let d = Diagnostic::error("missing-key", format!("{} has no `{}`", f.what, a.name))
             .at(self.loc(at.clone()))
@@ -252,11 +309,19 @@ impl Parser<'_> {
     }
 }
 
+/// Whether docs/format.md and the JSON schema describe `kind` by hand: an
+/// operator policy's `definition` takes the policy keys an operator policy
+/// may set, which the page lists in its own table and the schema key by key,
+/// and which an attribute's type cannot say.
+pub fn documented_apart(kind: &Kind) -> bool {
+    kind.table == "operator_policies"
+}
+
 /// The sections of docs/format.md on the kinds, one per kind, made from
 /// the kinds themselves (tests/suite/docs.rs keeps the page in step).
 pub fn reference() -> String {
     let mut out = String::new();
-    for k in KINDS {
+    for k in KINDS.iter().filter(|k| !documented_apart(k)) {
         out.push_str(&section(k));
     }
     out
@@ -373,6 +438,8 @@ pub(crate) mod testing {
         write: |_, _| serde_json::Value::Null,
         put: |_, _| Request { path: Vec::new(), body: serde_json::Value::Null },
         delete: |_, _| Vec::new(),
+        check: None,
+        phase: crate::model::kinds::Phase::PutObject,
     };
 }
 

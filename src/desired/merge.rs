@@ -347,10 +347,9 @@ impl Merger<'_> {
             let last = i + 1 == n;
             let v = v.as_str();
             let (exchanges, queues) = (own(&mut f.exchanges, last), own(&mut f.queues, last));
-            let (policies, operator_policies, permissions) =
-                (own(&mut f.policies, last), own(&mut f.operator_policies, last), own(&mut f.permissions, last));
+            let (policies, permissions) = (own(&mut f.policies, last), own(&mut f.permissions, last));
             let objects = exchanges.len() + queues.len();
-            self.locations.objects.reserve(objects + policies.len() + operator_policies.len() + permissions.len());
+            self.locations.objects.reserve(objects + policies.len() + permissions.len());
             let mut claimed = Vec::with_capacity(exchanges.len());
             for x in exchanges {
                 let key = ObjectKey::Exchange { vhost: v.into(), name: x.value.name.clone() };
@@ -382,12 +381,6 @@ impl Merger<'_> {
                 let key = ObjectKey::Policy { vhost: v.into(), name: p.value.name.clone() };
                 if self.claim(key, &p) {
                     self.vhost(v).policies.insert(p.value.name.clone(), p.value);
-                }
-            }
-            for p in operator_policies {
-                let key = ObjectKey::OperatorPolicy { vhost: v.into(), name: p.value.name.clone() };
-                if self.claim(key, &p) {
-                    self.vhost(v).operator_policies.insert(p.value.name.clone(), p.value);
                 }
             }
             for p in permissions {

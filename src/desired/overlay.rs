@@ -23,7 +23,9 @@ use super::reader::{Fields, Reader};
 use super::tree::{Item, Node};
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::{self as object_kinds, KINDS, Scope};
-use crate::model::{Exchange, ObjectKey, Permission, Policy, Queue, QueueType, Topology, User, Vhost, super_streams};
+use crate::model::{
+    Exchange, ObjectKey, Permission, Policy, Queue, QueueType, Topology, User, Value, Vhost, super_streams,
+};
 use crate::source::{FieldLocations, FileId, Location, Locations, ObjectLocation, Sources};
 
 /// Merges the overlay files, in order, over `desired`'s topology; their
@@ -102,12 +104,6 @@ const POLICIES: Kind<Policy> = Kind {
     noun: "policy",
     map: |t, v| &mut vhost(t, v).policies,
     key: |v, n| ObjectKey::Policy { vhost: v.into(), name: n.into() },
-    table: Some(("definition", |p, e| p.definition.remove(e).is_some())),
-};
-const OPERATOR_POLICIES: Kind<Policy> = Kind {
-    noun: "operator policy",
-    map: |t, v| &mut vhost(t, v).operator_policies,
-    key: |v, n| ObjectKey::OperatorPolicy { vhost: v.into(), name: n.into() },
     table: Some(("definition", |p, e| p.definition.remove(e).is_some())),
 };
 const USERS: Kind<User> = Kind {
@@ -201,12 +197,10 @@ impl Merger<'_> {
                 Some(Decl { value: decl.value.queue, at: decl.at, fields: decl.fields })
             });
         }
-        for (key, operator, kind) in [("policies", false, &POLICIES), ("operator_policies", true, &OPERATOR_POLICIES)] {
-            for (name, node, at) in p.named(&top, key) {
-                self.named(&mut p, kind, &names, name, node, at, |p, node, at, base| {
-                    p.policy(name, node, at, operator, base.map(|(b, _)| b))
-                });
-            }
+        for (name, node, at) in p.named(&top, "policies") {
+            self.named(&mut p, &POLICIES, &names, name, node, at, |p, node, at, base| {
+                p.policy(name, node, at, base.map(|(b, _)| b))
+            });
         }
         for (name, node, at) in p.named(&top, "users") {
             self.named(&mut p, &USERS, &[""], name, node, at, |p, node, at, base| {
@@ -409,7 +403,8 @@ impl Merger<'_> {
     ) {
         let named = name.as_ref().map(|(n, _)| *n);
         // A kind named inside its table keeps those keys beside `remove`.
-        let (node, removal) = removal(p, node, None, !kinds::is_named(kind));
+        let table = kind.table_attribute().map(|a| a.name);
+        let (node, removal) = removal(p, node, table, !kinds::is_named(kind));
         if let (Removal::Object(_), Item::Table(t)) = (&removal, &node.item)
             && let Some(other) = t.keys().find(|k| !kind.identity.iter().any(|a| a.name == k.name))
         {
@@ -446,7 +441,16 @@ impl Merger<'_> {
                 self.locations.objects.remove(&key);
                 continue;
             }
-            let Some(decl) = p.object(kind, name.clone(), &node, existing.as_ref()) else { continue };
+            let Some(mut decl) = p.object(kind, name.clone(), &node, existing.as_ref()) else { continue };
+            if let (Removal::Entries(entries), Some(t)) = (&removal, table) {
+                for (path, at) in entries {
+                    let entry = &path[t.len() + 1..];
+                    let Some(Value::Table(of)) = decl.value.body.get_mut(t) else { continue };
+                    if of.remove(entry).is_none() {
+                        p.r.report(absent_entry(&key, path, at));
+                    }
+                }
+            }
             let (fields, object_at) = match (&site, &existing) {
                 (Some(s), Some(_)) => (merge_fields(&s.fields, &decl.fields), s.at.clone()),
                 _ => {
@@ -909,6 +913,31 @@ read = "^order\\."
         assert_eq!(p.pattern, "^orders\\.");
         assert_eq!(p.definition.get("max-length-bytes"), Some(&Value::Int(5)));
         assert_eq!(p.definition.get("delivery-limit"), Some(&Value::Int(20)));
+    }
+
+    /// A table attribute of a kind (an operator policy's `definition`) is
+    /// merged key by key, and `remove` takes keys out, as a policy's is.
+    #[test]
+    fn an_operator_policy_changes_and_removes_keys_of_its_definition() {
+        let base = format!(
+            "{BASE}[operator_policies.cap]\npattern = \"^orders\\\\.debug$\"\ndefinition = {{ max-length-bytes = 10, overflow = \"reject-publish\" }}\n"
+        );
+        let definition = |d: &Desired| {
+            let o = &d.topology.vhosts["orders"].objects;
+            crate::model::kinds::operator_policies::typed(o)["cap"].definition.clone()
+        };
+        let d = merged_over(&base, "vhosts = [\"orders\"]\n[operator_policies.cap]\ndefinition.max-length-bytes = 5\n");
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        assert_eq!(definition(&d).get("max-length-bytes"), Some(&Value::Int(5)));
+        assert_eq!(definition(&d).get("overflow"), Some(&Value::String("reject-publish".into())));
+        let d =
+            merged_over(&base, "vhosts = [\"orders\"]\n[operator_policies.cap]\nremove = [\"definition.overflow\"]\n");
+        assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
+        assert_eq!(definition(&d).keys().collect::<Vec<_>>(), ["max-length-bytes"]);
+        let d = merged_over(&base, "vhosts = [\"orders\"]\n[operator_policies.cap]\nremove = [\"definition.nope\"]\n");
+        assert!(said(&d).iter().any(|s| s.starts_with("overlay.toml:3:11 overlay-remove")), "{:?}", said(&d));
+        let d = merged_over(&base, "vhosts = [\"orders\"]\n[operator_policies.cap]\nremove = [\"pattern\"]\n");
+        assert!(said(&d).iter().any(|s| s.contains("overlay-remove")), "{:?}", said(&d));
     }
 
     #[test]

@@ -290,6 +290,10 @@ impl<'t, 'i> Fields<'t, 'i> {
     /// `None` when absent or reported.
     pub(super) fn typed(&self, r: &mut Reader, key: &str, ty: Type) -> Option<Value> {
         let node = self.get(key)?;
+        if ty == Type::Table {
+            // Read as the old kinds read their tables (a policy's `definition`).
+            return self.values(r, key).map(Value::Table);
+        }
         let value = match (&node.item, ty) {
             (Item::String(s), Type::String | Type::OneOf(_) | Type::OneOfOrInteger(_)) => Value::String(s.to_string()),
             (Item::Integer(_), Type::OneOfOrInteger(_)) => r.value(node, &self.label(key))?,

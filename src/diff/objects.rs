@@ -121,6 +121,8 @@ mod tests {
         write: |_, _| serde_json::Value::Null,
         put: |_, _| unreachable!(),
         delete: |_, _| unreachable!(),
+        check: None,
+        phase: crate::model::kinds::Phase::PutObject,
     };
 
     const fn attribute(name: &'static str, immutable: bool, secret: bool) -> crate::model::kinds::Attribute {

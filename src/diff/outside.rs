@@ -1,7 +1,7 @@
 //! What changed on the broker outside warren since its last apply.
 //!
 //! warren records in its inventory a digest of each exchange, queue,
-//! policy, operator policy and permission as it applied it. When a plan
+//! policy, permission and object of a kind as it applied it. When a plan
 //! finds such an object different from the files, the live object's
 //! digest tells who moved: the same as recorded, the files changed; not,
 //! someone changed the broker since (terraform's "changed outside of
@@ -60,7 +60,6 @@ pub fn attributes_of(t: &Topology, key: &ObjectKey, files: &Topology) -> Option<
         ObjectKey::Exchange { name, .. } => v.exchanges.get(name).map(attributes::exchange),
         ObjectKey::Queue { name, .. } => v.queues.get(name).map(attributes::queue),
         ObjectKey::Policy { name, .. } => v.policies.get(name).map(attributes::policy),
-        ObjectKey::OperatorPolicy { name, .. } => v.operator_policies.get(name).map(attributes::policy),
         ObjectKey::Permission { user, .. } => v.permissions.get(user).map(attributes::permission),
         ObjectKey::Object { name, .. } => v.objects.get(name).map(|body| attributes::object(name.kind, body)),
         ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_) => None,

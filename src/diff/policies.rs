@@ -1,4 +1,4 @@
-//! Policies and operator policies: they change in place; and the policies
+//! Policies: they change in place; and the policies
 //! in force once a plan is applied, which the advice to set a queue's
 //! change by policy must beat.
 
@@ -19,13 +19,6 @@ impl Differ<'_> {
             |p| Declared::Policy(p.clone()),
         );
         self.mirroring_refused(s);
-        self.mutable(
-            &s.want.operator_policies,
-            &s.have.operator_policies,
-            |n| ObjectKey::OperatorPolicy { vhost: v.into(), name: n.into() },
-            attributes::policy,
-            |p| Declared::Policy(p.clone()),
-        );
     }
 
     /// The policies of the vhost once the plan is applied: those the files

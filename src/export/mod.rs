@@ -9,15 +9,16 @@
 //!   ignores the `type` field (which is written too, for readers);
 //! - vhosts carry the default queue type both at the top level and in
 //!   `metadata`: RabbitMQ 3.10 reads only `metadata.default_queue_type`;
-//! - operator policies and vhost limits are runtime parameters
-//!   (`operator_policy`, `vhost-limits`), as in the broker's own exports;
+//! - a vhost's limits are a runtime parameter (`vhost-limits`), written
+//!   after its objects of kinds that are parameters too, as the broker's
+//!   own exports do;
 //! - users always name their hashing algorithm, so no `rabbit_version` is
 //!   needed (import uses it only to guess a missing algorithm), and carry
 //!   their limits in `limits`, as the broker's own exports do.
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::Object;
+use crate::model::kinds::{Name, Object};
 use crate::model::{Password, Policy, Table, Topology, Value, Vhost, binding_json};
 use crate::password;
 
@@ -40,7 +41,8 @@ pub fn definitions(topology: &Topology) -> Json {
         "exchanges": collect(exchanges),
         "bindings": collect(bindings),
     });
-    for (vhost, name, body) in topology.kind_objects() {
+    // A vhost's runtime parameters are written with it, in `parameters`.
+    for (vhost, name, body) in topology.kind_objects().filter(|(v, n, _)| v.is_none() || !is_parameter(n)) {
         let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
         let list = doc[name.kind.definitions].as_array_mut().expect("every kind's list is one of the above");
         list.push(item);
@@ -130,14 +132,18 @@ fn policy(v: &Vhost, p: &Policy) -> Json {
     Json::Object(m)
 }
 
-/// Operator policies, then the vhost's limits (when it declares some).
+/// Whether objects of `name`'s kind are runtime parameters of their vhost.
+fn is_parameter(name: &Name) -> bool {
+    name.kind.definitions == "parameters"
+}
+
+/// The vhost's runtime parameters: its objects of kinds that are ones,
+/// then its limits (when it declares some).
 fn parameters(v: &Vhost) -> Vec<Json> {
     let parameter = |component: &str, name: &str, value: Json| json!({ "vhost": v.name, "component": component, "name": name, "value": value });
-    let mut out: Vec<Json> = v
-        .operator_policies
-        .values()
-        .map(|p| parameter("operator_policy", &p.name, Json::Object(policy_value(p))))
-        .collect();
+    let of_kind =
+        |(n, body): (&Name, &Table)| (n.kind.write)(Some(&v.name), &Object { id: n.id.clone(), body: body.clone() });
+    let mut out: Vec<Json> = v.objects.iter().filter(|(n, _)| is_parameter(n)).map(of_kind).collect();
     if let Some(limits) = v.settings.limits.as_ref().filter(|l| !l.is_empty()) {
         out.push(parameter("vhost-limits", "limits", json!(limits)));
     }
@@ -243,7 +249,7 @@ mod tests {
             definition: Table::from_iter([("max-length".to_string(), Value::Int(10))]),
         };
         v.policies.insert("cap".into(), policy.clone());
-        v.operator_policies.insert("cap".into(), policy);
+        v.objects = crate::model::kinds::operator_policies::objects([&policy]);
         v.permissions.insert(
             "app".into(),
             Permission { user: "app".into(), configure: "^$".into(), write: "^$".into(), read: ".*".into() },

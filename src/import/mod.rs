@@ -51,7 +51,6 @@ pub struct Counts {
     pub queues: usize,
     pub bindings: usize,
     pub policies: usize,
-    pub operator_policies: usize,
     pub permissions: usize,
     pub users: usize,
     /// Of each kind of `model::kinds` it declares, by the kind's name.
@@ -66,7 +65,6 @@ impl Counts {
             queues,
             bindings,
             policies: v.policies.len(),
-            operator_policies: v.operator_policies.len(),
             permissions: v.permissions.len(),
             users: 0,
             kinds: of_kinds(&v.objects),

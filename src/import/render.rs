@@ -6,7 +6,7 @@
 use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
-use crate::model::kinds::{Name, Objects, Presence, has_password};
+use crate::model::kinds::{Name, Objects, Phase, Presence, has_password};
 use crate::model::{
     ApplyTo, Binding, Exchange, External, Partitions, Password, Permission, Policy, Queue, QueueType, SuperStream,
     Table, User, Value, Vhost, VhostSettings,
@@ -73,15 +73,17 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
             }
         }
     }
-    for (group, policies) in [("policies", &vhost.policies), ("operator_policies", &vhost.operator_policies)] {
-        for p in policies.values() {
-            w.policy(group, p);
-        }
+    for p in vhost.policies.values() {
+        w.policy(p);
     }
+    // The objects a plan sets with policies are written after them.
+    let (with_policies, rest): (Objects, Objects) =
+        vhost.objects.clone().into_iter().partition(|(n, _)| n.kind.phase == Phase::PutPolicy);
+    w.objects(&with_policies);
     for p in vhost.permissions.values() {
         w.permission(p);
     }
-    w.objects(&vhost.objects);
+    w.objects(&rest);
     if !proposal.is_empty() {
         w.blank();
         for line in proposal.iter() {
@@ -355,6 +357,12 @@ impl Writer {
                 if matches!(a.presence, Presence::Default(d) if d.value() == *v) {
                     continue;
                 }
+                // A table too long for one line is a table of its own, as
+                // a policy's definition is.
+                if let (Value::Table(t), true) = (v, is_named(k) && !a.secret) {
+                    self.table_field(&[k.table, name.id[0].as_str()], a.name, t);
+                    continue;
+                }
                 let v = if a.secret { self.secret_from_env(name, a.name, v) } else { v.clone() };
                 if let Some(text) = value(&v) {
                     self.field(a.name, &text);
@@ -441,8 +449,8 @@ impl Writer {
         self.pending.push(sub.join("\n") + "\n");
     }
 
-    fn policy(&mut self, group: &str, p: &Policy) {
-        let at = [group, p.name.as_str()];
+    fn policy(&mut self, p: &Policy) {
+        let at = ["policies", p.name.as_str()];
         self.header(&path(&at));
         self.field("pattern", &string(&p.pattern));
         if p.apply_to != ApplyTo::All {

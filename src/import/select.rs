@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::desired::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, MAX_NAME_BYTES, USER_LIMIT_KEYS, check_expect};
+use crate::model::kinds::operator_policies;
 use crate::model::{
     BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, ObjectKey, Password, Permission, Policy, QUEUE_ARGUMENTS,
     Queue, Table, Topology, User, Vhost, argument_rule, policy_key,
@@ -108,7 +109,9 @@ impl Selection {
         // the attributes' types.
         out.objects = live.objects.clone();
         out.policies = self.policies(v, &live.policies, false);
-        out.operator_policies = self.policies(v, &live.operator_policies, true);
+        // Operator policies are checked as policies are, through their typed view.
+        let kept = self.policies(v, &operator_policies::typed(&live.objects), true);
+        out.objects.retain(|n, _| n.kind != &operator_policies::KIND || kept.contains_key(&n.id[0]));
         for (user, p) in &live.permissions {
             if let Some(why) = self.permission_problem(p) {
                 let key = ObjectKey::Permission { vhost: v.clone(), user: user.clone() };
@@ -148,11 +151,8 @@ impl Selection {
         for (name, p) in live {
             if let Some(why) = policy_problem(p, operator) {
                 let (vhost, name) = (v.to_string(), name.clone());
-                let key = if operator {
-                    ObjectKey::OperatorPolicy { vhost, name }
-                } else {
-                    ObjectKey::Policy { vhost, name }
-                };
+                let key =
+                    if operator { operator_policies::key(&vhost, &name) } else { ObjectKey::Policy { vhost, name } };
                 self.leave_out(key, why);
             } else {
                 out.insert(name.clone(), p.clone());

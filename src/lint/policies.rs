@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
+use crate::model::kinds::operator_policies;
 use crate::model::{
     Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Queue, Resolution, Value, Vhost, matching_queue, policy_key,
     resolution,
@@ -15,10 +16,11 @@ use crate::toml_text;
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
-        for (operator, set) in [(false, &vhost.policies), (true, &vhost.operator_policies)] {
-            let key_of = |p: &Policy| {
-                let (vhost, name) = (vname.clone(), p.name.clone());
-                if operator { ObjectKey::OperatorPolicy { vhost, name } } else { ObjectKey::Policy { vhost, name } }
+        let operator_policies = operator_policies::typed(&vhost.objects);
+        for (operator, set) in [(false, &vhost.policies), (true, &operator_policies)] {
+            let key_of = |p: &Policy| match operator {
+                true => operator_policies::key(vname, &p.name),
+                false => ObjectKey::Policy { vhost: vname.clone(), name: p.name.clone() },
             };
             for p in set.values() {
                 found.extend(mirroring(p).map(|(field, d)| (key_of(p), Some(field), d)));

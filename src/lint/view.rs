@@ -42,10 +42,9 @@ impl From<'_> {
             From::Argument => (object, format!("arguments.{argument}")),
             From::Policy(p, operator) => {
                 let (vhost, name) = (object.vhost().unwrap_or_default().to_string(), p.name.clone());
-                let key = if operator {
-                    ObjectKey::OperatorPolicy { vhost, name }
-                } else {
-                    ObjectKey::Policy { vhost, name }
+                let key = match operator {
+                    true => crate::model::kinds::operator_policies::key(&vhost, &name),
+                    false => ObjectKey::Policy { vhost, name },
                 };
                 (key, format!("definition.{policy_key}"))
             }

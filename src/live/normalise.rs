@@ -17,7 +17,7 @@ use super::skipped::{self, Scope, Skipped, Text};
 use super::users::{default_algorithm, user};
 use super::vhosts::{add_limits, settings};
 use crate::diagnostic::Diagnostic;
-use crate::model::kinds::{KINDS, Name, Scope as KindScope};
+use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies};
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
     Ownership, Permission, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder,
@@ -259,10 +259,10 @@ impl Normaliser<'_> {
         };
         match p.component.as_str() {
             "operator_policy" => {
-                let body: PolicyBody = serde_json::from_value(p.value.clone()).map_err(|e| {
+                let body = operator_policy(&parameter_json(&v, p)).map_err(|why| {
                     Diagnostic::error(
                         "definitions",
-                        format!("{}: operator policy \"{}\" (`parameters[{index}].value`) is malformed: {e}", self.origin, p.name),
+                        format!("{}: operator policy \"{}\" (`parameters[{index}].value`) is malformed: {why}", self.origin, p.name),
                     )
                     .help("an operator policy's value has `pattern`, `definition`, and optionally `priority` and `apply-to`")
                 })?;
@@ -530,10 +530,16 @@ impl Normaliser<'_> {
             definition: table(&body.definition),
         };
         let vhost = self.vhost(v);
-        let set = if operator { &mut vhost.operator_policies } else { &mut vhost.policies };
-        if set.insert(name.to_string(), policy).is_some() {
-            let kind = if operator { "operator policies" } else { "policies" };
-            self.duplicate(v, kind, name);
+        // An operator policy is held as its kind's object, through the typed view.
+        let again = match operator {
+            true => {
+                let o = operator_policies::object(&policy);
+                vhost.objects.insert(Name { kind: &operator_policies::KIND, id: o.id }, o.body).is_some()
+            }
+            false => vhost.policies.insert(name.to_string(), policy).is_some(),
+        };
+        if again {
+            self.duplicate(v, if operator { "operator policies" } else { "policies" }, name);
         }
     }
 
@@ -711,6 +717,22 @@ impl Normaliser<'_> {
 }
 
 /// A parameter as its definitions item, in vhost `vhost`.
+/// An `operator_policy` parameter, as its kind reads it, in the shape a
+/// policy of the `policies` list has: both are normalised alike.
+fn operator_policy(item: &Json) -> Result<PolicyBody, String> {
+    let o = (operator_policies::KIND.read)(item).unwrap_or_else(|| Err("it is not an operator policy".into()))?;
+    let definition = match o.body.get("definition").map(Json::from) {
+        Some(Json::Object(d)) => d,
+        _ => Map::new(),
+    };
+    Ok(PolicyBody {
+        pattern: o.text("pattern").unwrap_or_default().to_string(),
+        apply_to: o.text("apply_to").map(str::to_string),
+        priority: o.body.get("priority").and_then(Value::as_int),
+        definition,
+    })
+}
+
 fn parameter_json(vhost: &str, p: &ParameterDef) -> Json {
     json!({ "vhost": vhost, "component": p.component, "name": p.name, "value": p.value })
 }

@@ -196,7 +196,7 @@ fn operator_policies_come_from_parameters() {
              "value": {"pattern": ".*", "definition": {"max-length": 3},
                        "priority": 0, "apply-to": "queues"}}]}"#,
     );
-    let op = &vhost(&live, "/").operator_policies["cap"];
+    let op = &crate::model::kinds::operator_policies::typed(&vhost(&live, "/").objects)["cap"];
     assert_eq!(op.apply_to, ApplyTo::Queues);
     assert_eq!(op.definition.get("max-length"), Some(&Value::Int(3)));
     assert!(vhost(&live, "/").policies.is_empty());
@@ -506,7 +506,7 @@ fn a_3_10_single_vhost_export_names_the_vhost_in_policies_only() {
     assert_eq!(names(&live.topology.vhosts), ["copy"]);
     let v = vhost(&live, "copy");
     assert_eq!(names(&v.policies), ["p1"]);
-    assert_eq!(names(&v.operator_policies), ["op1"]);
+    assert_eq!(names(&crate::model::kinds::operator_policies::typed(&v.objects)), ["op1"]);
     assert_eq!(names(&v.queues), ["q"]);
     assert_eq!(v.settings.limits.as_ref().unwrap()["max-connections"], 20);
     assert!(live.notes.is_empty(), "{:?}", notes(&live));

@@ -3,6 +3,7 @@
 //! both read these tables, so the knowledge lives in one place.
 
 use super::topology::QueueType::{self, Classic, Quorum, Stream};
+use super::value::Value;
 
 /// The shape a value must have.
 #[derive(Debug, Clone, Copy)]
@@ -122,4 +123,33 @@ pub fn is_age(s: &str) -> bool {
     };
     let digits = &s[..s.len() - unit.len_utf8()];
     "YMDhms".contains(unit) && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// What is wrong with `value` for `expect`, as the end of a sentence.
+pub fn check_expect(expect: Expect, value: &Value) -> Option<String> {
+    let bad_kind = || Some(format!("must be {}, not {}", expect.describe(), value.kind()));
+    match expect {
+        Expect::Int(lo, hi) => match value.as_int() {
+            Some(i) if i < lo || i > hi => Some(format!("cannot be {i}")),
+            Some(_) => None,
+            None => bad_kind(),
+        },
+        Expect::IntOneOf(allowed) => match value.as_int() {
+            Some(i) if !allowed.contains(&i) => Some(format!("cannot be {i}")),
+            Some(_) => None,
+            None => bad_kind(),
+        },
+        Expect::Bool => (!matches!(value, Value::Bool(_))).then(bad_kind).flatten(),
+        Expect::Str => value.as_str().is_none().then(bad_kind).flatten(),
+        Expect::OneOf(allowed) => match value.as_str() {
+            Some(s) if !allowed.contains(&s) => Some(format!("cannot be \"{s}\"")),
+            Some(_) => None,
+            None => bad_kind(),
+        },
+        Expect::Age => match value.as_str() {
+            Some(s) if !is_age(s) => Some(format!("cannot be \"{s}\"")),
+            Some(_) => None,
+            None => bad_kind(),
+        },
+    }
 }

@@ -93,9 +93,6 @@ impl Inventory {
             objects.extend(vh.queues.keys().map(|n| ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.bindings.iter().map(|b| ObjectKey::Binding { vhost: vhost(), binding: b.clone() }));
             objects.extend(vh.policies.keys().map(|n| ObjectKey::Policy { vhost: vhost(), name: n.clone() }));
-            objects.extend(
-                vh.operator_policies.keys().map(|n| ObjectKey::OperatorPolicy { vhost: vhost(), name: n.clone() }),
-            );
             objects.extend(vh.permissions.keys().map(|u| ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
         }
         let of_kinds = topology.kind_objects();
@@ -278,14 +275,13 @@ fn digests_from(value: &Json) -> Result<BTreeMap<ObjectKey, String>, String> {
 }
 
 /// The vhost, inventory group and name of an object named within a vhost:
-/// an exchange, queue, policy, operator policy, permission or an object of
+/// an exchange, queue, policy, permission or an object of
 /// a vhost kind (whose name is its identity: see [`id_json`]).
 fn grouped(key: &ObjectKey) -> Option<(&str, &'static str, Json)> {
     match key {
         ObjectKey::Exchange { vhost, name } => Some((vhost, "exchanges", json!(name))),
         ObjectKey::Queue { vhost, name } => Some((vhost, "queues", json!(name))),
         ObjectKey::Policy { vhost, name } => Some((vhost, "policies", json!(name))),
-        ObjectKey::OperatorPolicy { vhost, name } => Some((vhost, "operator_policies", json!(name))),
         ObjectKey::Permission { vhost, user } => Some((vhost, "permissions", json!(user))),
         ObjectKey::Object { vhost: Some(vhost), name } => Some((vhost, name.kind.table, id_json(&name.id))),
         ObjectKey::Object { vhost: None, .. }
@@ -301,7 +297,6 @@ fn named(group: &str, vhost: String, item: &Json) -> Result<ObjectKey, String> {
         "exchanges" => ObjectKey::Exchange { vhost, name: text(item)? },
         "queues" => ObjectKey::Queue { vhost, name: text(item)? },
         "policies" => ObjectKey::Policy { vhost, name: text(item)? },
-        "operator_policies" => ObjectKey::OperatorPolicy { vhost, name: text(item)? },
         "permissions" => ObjectKey::Permission { vhost, user: text(item)? },
         kind => ObjectKey::Object { vhost: Some(vhost), name: object_name(kind, item)? },
     })

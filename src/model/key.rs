@@ -6,7 +6,8 @@ use std::fmt;
 use super::kinds::Name;
 use super::topology::Binding;
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Ordered by kind (see [`ObjectKey::rank`]), then by vhost and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ObjectKey {
     Vhost(String),
     Exchange {
@@ -25,10 +26,6 @@ pub enum ObjectKey {
         vhost: String,
         name: String,
     },
-    OperatorPolicy {
-        vhost: String,
-        name: String,
-    },
     User(String),
     Permission {
         vhost: String,
@@ -41,7 +38,48 @@ pub enum ObjectKey {
     },
 }
 
+impl Ord for ObjectKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        use ObjectKey as K;
+        self.rank().cmp(&other.rank()).then_with(|| match (self, other) {
+            (K::Vhost(a), K::Vhost(b)) | (K::User(a), K::User(b)) => a.cmp(b),
+            (K::Exchange { vhost: v, name: n }, K::Exchange { vhost: w, name: m })
+            | (K::Queue { vhost: v, name: n }, K::Queue { vhost: w, name: m })
+            | (K::Policy { vhost: v, name: n }, K::Policy { vhost: w, name: m })
+            | (K::Permission { vhost: v, user: n }, K::Permission { vhost: w, user: m }) => (v, n).cmp(&(w, m)),
+            (K::Binding { vhost: v, binding: a }, K::Binding { vhost: w, binding: b }) => (v, a).cmp(&(w, b)),
+            (K::Object { vhost: v, name: a }, K::Object { vhost: w, name: b }) => (v, a).cmp(&(w, b)),
+            // One rank is one variant.
+            _ => std::cmp::Ordering::Equal,
+        })
+    }
+}
+
+impl PartialOrd for ObjectKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl ObjectKey {
+    /// Where the kind of object sorts among the others: an object of a kind
+    /// a plan sets with policies right after them, as
+    /// it did before it was a kind's object, so that lists of objects keep
+    /// their order; the other kinds' objects last.
+    fn rank(&self) -> u8 {
+        match self {
+            ObjectKey::Vhost(_) => 0,
+            ObjectKey::Exchange { .. } => 1,
+            ObjectKey::Queue { .. } => 2,
+            ObjectKey::Binding { .. } => 3,
+            ObjectKey::Policy { .. } => 4,
+            ObjectKey::Object { name, .. } if name.kind.phase == super::kinds::Phase::PutPolicy => 5,
+            ObjectKey::User(_) => 6,
+            ObjectKey::Permission { .. } => 7,
+            ObjectKey::Object { .. } => 8,
+        }
+    }
+
     /// The kind of object, as the plan and diagnostics name it.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -50,7 +88,6 @@ impl ObjectKey {
             ObjectKey::Queue { .. } => "queue",
             ObjectKey::Binding { .. } => "binding",
             ObjectKey::Policy { .. } => "policy",
-            ObjectKey::OperatorPolicy { .. } => "operator policy",
             ObjectKey::User(_) => "user",
             ObjectKey::Permission { .. } => "permissions",
             ObjectKey::Object { name, .. } => name.kind.name,
@@ -61,10 +98,9 @@ impl ObjectKey {
     pub fn name(&self) -> String {
         match self {
             ObjectKey::Vhost(name) | ObjectKey::User(name) => name.clone(),
-            ObjectKey::Exchange { name, .. }
-            | ObjectKey::Queue { name, .. }
-            | ObjectKey::Policy { name, .. }
-            | ObjectKey::OperatorPolicy { name, .. } => name.clone(),
+            ObjectKey::Exchange { name, .. } | ObjectKey::Queue { name, .. } | ObjectKey::Policy { name, .. } => {
+                name.clone()
+            }
             ObjectKey::Binding { binding, .. } => binding.to_string(),
             ObjectKey::Permission { user, .. } => user.clone(),
             // A compound identity as its JSON array: names may hold spaces.
@@ -85,7 +121,6 @@ impl ObjectKey {
             ObjectKey::Queue { name, .. } => ObjectKey::Queue { vhost: to, name },
             ObjectKey::Binding { binding, .. } => ObjectKey::Binding { vhost: to, binding },
             ObjectKey::Policy { name, .. } => ObjectKey::Policy { vhost: to, name },
-            ObjectKey::OperatorPolicy { name, .. } => ObjectKey::OperatorPolicy { vhost: to, name },
             ObjectKey::Permission { user, .. } => ObjectKey::Permission { vhost: to, user },
             ObjectKey::Object { vhost: None, .. } => self,
             ObjectKey::Object { name, .. } => ObjectKey::Object { vhost: Some(to), name },
@@ -100,7 +135,6 @@ impl ObjectKey {
             | ObjectKey::Queue { vhost, .. }
             | ObjectKey::Binding { vhost, .. }
             | ObjectKey::Policy { vhost, .. }
-            | ObjectKey::OperatorPolicy { vhost, .. }
             | ObjectKey::Permission { vhost, .. } => Some(vhost),
             ObjectKey::Object { vhost, .. } => vhost.as_deref(),
         }
@@ -130,8 +164,7 @@ impl fmt::Display for ObjectKey {
             ObjectKey::User(u) => write!(f, "user \"{u}\""),
             ObjectKey::Exchange { vhost, name }
             | ObjectKey::Queue { vhost, name }
-            | ObjectKey::Policy { vhost, name }
-            | ObjectKey::OperatorPolicy { vhost, name } => {
+            | ObjectKey::Policy { vhost, name } => {
                 write!(f, "{} \"{name}\" in vhost \"{vhost}\"", self.kind())
             }
             ObjectKey::Binding { vhost, binding } => {

@@ -19,13 +19,15 @@ mod super_stream;
 mod topology;
 mod value;
 
-pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, is_age};
+pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, check_expect, is_age};
 pub use effective::{Matcher, SetBy, applied_to_queue, matching_queue, precedence, queue_setting};
 pub use graph::{LazyGraph, Node, RoutingGraph, around};
 pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_json, exported_bindings};
 pub use key::{ObjectKey, is_removed};
 pub use ownership::{DEFAULT_PROJECT, Ownership, is_shared};
-pub use policy_keys::{POLICY_KEYS, PolicyKey, Resolution, policy_key, resolution, unsupported_by};
+pub use policy_keys::{
+    POLICY_KEYS, PolicyKey, Resolution, definition_findings, policy_key, resolution, unsupported_by,
+};
 pub use progress::Progress;
 pub use record_format::{RECORD_FORMAT, RecordError};
 pub use record_kind::RecordKind;
@@ -37,3 +39,13 @@ pub use super_stream::{
 };
 pub use topology::*;
 pub use value::{Table, Value};
+
+/// The closest of `candidates` to `word`, when it is close enough to be a typo.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}

@@ -2,7 +2,9 @@
 //! wins when a queue argument sets the same thing (rabbit_amqqueue_process:process_args_policy,
 //! rabbit_quorum_queue and rabbit_stream_queue in RabbitMQ's source).
 
+use super::kinds::Finding;
 use super::topology::QueueType::{self, Classic, Quorum, Stream};
+use super::{QUEUE_ARGUMENTS, Table, check_expect, did_you_mean};
 
 /// How the broker combines a policy value with the queue's own argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,4 +159,55 @@ pub fn unsupported_by(key: &str, kind: QueueType, major: u32) -> bool {
         (Stream, true) => [STREAM, STREAM_4],
     };
     lists.iter().any(|list| list.contains(&key))
+}
+
+/// What RabbitMQ refuses in a policy's `definition` (with `operator`, an
+/// operator policy's): a key it does not know, one an operator policy may
+/// not set, a value of the wrong type. RabbitMQ rejects the whole policy.
+pub fn definition_findings(definition: &Table, operator: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let at = |key: &str| vec!["definition".to_string(), key.to_string()];
+    for (key, value) in definition {
+        let Some(known) = policy_key(key) else {
+            let help = match did_you_mean(key, POLICY_KEYS.iter().map(|p| p.name)) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => "see https://www.rabbitmq.com/docs/policies for the keys a policy can set".into(),
+            };
+            out.push(Finding {
+                path: at(key),
+                at_key: true,
+                code: "unknown-policy-key",
+                message: format!("`{key}` is not a policy key RabbitMQ knows"),
+                label: Some("RabbitMQ rejects the whole policy".into()),
+                help,
+            });
+            continue;
+        };
+        if operator && !known.operator {
+            let allowed: Vec<&str> = POLICY_KEYS.iter().filter(|p| p.operator).map(|p| p.name).collect();
+            out.push(Finding {
+                path: at(key),
+                at_key: true,
+                code: "operator-policy-key",
+                message: format!("`{key}` cannot be set by an operator policy"),
+                label: None,
+                help: format!("move it to a regular policy; operator policies accept only: {}", allowed.join(", ")),
+            });
+            continue;
+        }
+        let rule = QUEUE_ARGUMENTS.iter().find(|r| r.policy_key == Some(key));
+        if let Some(rule) = rule
+            && let Some(problem) = check_expect(rule.expect, value)
+        {
+            out.push(Finding {
+                path: at(key),
+                at_key: false,
+                code: "bad-value",
+                message: format!("policy key `{key}` {problem}"),
+                label: None,
+                help: format!("set `{key}` to {}", rule.expect.describe()),
+            });
+        }
+    }
+    out
 }

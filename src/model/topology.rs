@@ -41,7 +41,6 @@ impl Topology {
             K::Queue { vhost, name } => v(vhost).is_some_and(|x| x.queues.contains_key(name)),
             K::Binding { vhost, binding } => v(vhost).is_some_and(|x| x.bindings.contains(binding)),
             K::Policy { vhost, name } => v(vhost).is_some_and(|x| x.policies.contains_key(name)),
-            K::OperatorPolicy { vhost, name } => v(vhost).is_some_and(|x| x.operator_policies.contains_key(name)),
             K::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
             K::Object { vhost: None, name } => self.objects.contains_key(name),
             K::Object { vhost: Some(vhost), name } => v(vhost).is_some_and(|x| x.objects.contains_key(name)),
@@ -58,7 +57,6 @@ pub struct Vhost {
     pub queues: BTreeMap<String, Queue>,
     pub bindings: BTreeSet<Binding>,
     pub policies: BTreeMap<String, Policy>,
-    pub operator_policies: BTreeMap<String, Policy>,
     /// Keyed by user name.
     pub permissions: BTreeMap<String, Permission>,
     /// Objects of the vhost kinds of `model::kinds`.

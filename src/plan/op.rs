@@ -1,6 +1,6 @@
 //! The operations apply carries out, one per broker request or so.
 
-use crate::model::kinds::{Name, Object};
+use crate::model::kinds::{Name, Object, Phase as KindPhase};
 use crate::model::{Binding, Exchange, Permission, Policy, Queue, QueueType, User, VhostSettings};
 
 /// One operation on the broker. Plain data: apply interprets it.
@@ -53,12 +53,10 @@ pub enum Op {
     PutPolicy {
         vhost: String,
         policy: Policy,
-        operator: bool,
     },
     DeletePolicy {
         vhost: String,
         name: String,
-        operator: bool,
     },
     PutPermission {
         vhost: String,
@@ -69,7 +67,7 @@ pub enum Op {
         user: String,
     },
     /// Creates or updates an object of a kind of `model::kinds`; `vhost` is
-    /// `None` for a broker-wide kind.
+    /// `None` for a broker-wide kind. Its phase is its kind's.
     PutObject {
         vhost: Option<String>,
         name: Name,
@@ -153,8 +151,14 @@ impl Op {
             Op::PutPolicy { .. } => Phase::PutPolicy,
             Op::Bind { .. } => Phase::Bind,
             Op::PutPermission { .. } => Phase::PutPermission,
-            Op::PutObject { .. } => Phase::PutObject,
-            Op::DeleteObject { .. } => Phase::DeleteObject,
+            Op::PutObject { name, .. } => match name.kind.phase {
+                KindPhase::PutPolicy => Phase::PutPolicy,
+                KindPhase::PutObject => Phase::PutObject,
+            },
+            Op::DeleteObject { name, .. } => match name.kind.phase {
+                KindPhase::PutPolicy => Phase::DeletePolicy,
+                KindPhase::PutObject => Phase::DeleteObject,
+            },
             Op::Migrate(_) | Op::Rollback(_) => Phase::Migrate,
             Op::Unbind { .. } => Phase::Unbind,
             Op::DeletePolicy { .. } => Phase::DeletePolicy,
@@ -184,14 +188,8 @@ impl std::fmt::Display for Op {
             DeleteQueue { vhost, name, .. } => write!(f, "delete queue \"{name}\" in vhost \"{vhost}\""),
             Bind { vhost, binding } => write!(f, "bind {binding} in vhost \"{vhost}\""),
             Unbind { vhost, binding } => write!(f, "unbind {binding} in vhost \"{vhost}\""),
-            PutPolicy { vhost, policy, operator } => {
-                let kind = if *operator { "operator policy" } else { "policy" };
-                write!(f, "set {kind} \"{}\" in vhost \"{vhost}\"", policy.name)
-            }
-            DeletePolicy { vhost, name, operator } => {
-                let kind = if *operator { "operator policy" } else { "policy" };
-                write!(f, "delete {kind} \"{name}\" in vhost \"{vhost}\"")
-            }
+            PutPolicy { vhost, policy } => write!(f, "set policy \"{}\" in vhost \"{vhost}\"", policy.name),
+            DeletePolicy { vhost, name } => write!(f, "delete policy \"{name}\" in vhost \"{vhost}\""),
             PutPermission { vhost, permission } => {
                 write!(f, "set permissions of \"{}\" in vhost \"{vhost}\"", permission.user)
             }

@@ -69,7 +69,6 @@ fn routing_part(v: &Vhost) -> Vhost {
         bindings: Default::default(),
         policies: v.policies.clone(),
         objects: Default::default(),
-        operator_policies: Default::default(),
         permissions: Default::default(),
         external: v.external.clone(),
         moved: Default::default(),

@@ -1,10 +1,12 @@
 //! The settings that route, as the broker resolves arguments and policies:
 //! an exchange's alternate exchange, a queue's dead-letter exchange and key.
 
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::sync::{LazyLock, Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
 
+use crate::model::kinds::operator_policies;
 use crate::model::{Matcher, Policy, Queue, SetBy, Value, Vhost, precedence, queue_setting};
 
 /// The policy and the operator policy the broker applies to a queue.
@@ -40,6 +42,21 @@ fn applied_index(matchers: &[Matcher], queue: &Queue) -> Option<usize> {
     matching.min_by(|(_, a), (_, b)| precedence(a.policy, b.policy)).map(|(i, _)| i)
 }
 
+/// The vhost's operator policies through their kind's typed view (its
+/// objects are the kind's generic ones), each interned: a router's answers
+/// lend a policy for as long as the vhost (`Applied<'a>`, `SetBy<'a>`),
+/// which a copy owned by the router could not. Interning leaks each
+/// distinct operator policy once for the life of the process: they are
+/// few, and routers are made for every plan, lint and publish.
+fn operator_policies(vhost: &Vhost) -> Vec<&'static Policy> {
+    static INTERNED: LazyLock<Mutex<BTreeMap<String, &'static Policy>>> = LazyLock::new(Default::default);
+    let typed = (vhost.objects.iter())
+        .filter(|(n, _)| n.kind == &operator_policies::KIND)
+        .filter_map(|(n, body)| operator_policies::policy(&n.id[0], body));
+    let mut interned = INTERNED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    typed.map(|p| *interned.entry(format!("{p:?}")).or_insert_with(|| Box::leak(Box::new(p)))).collect()
+}
+
 impl<'a> Policies<'a> {
     /// The vhost's policies as a broker of major version `major` applies
     /// them to queues (which keys a queue type refuses changed in 4.0).
@@ -48,7 +65,7 @@ impl<'a> Policies<'a> {
         Policies {
             vhost,
             policies: vhost.policies.values().map(matcher).collect(),
-            operator: vhost.operator_policies.values().map(matcher).collect(),
+            operator: operator_policies(vhost).into_iter().map(matcher).collect(),
             applied: OnceLock::new(),
         }
     }

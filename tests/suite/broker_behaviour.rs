@@ -20,7 +20,7 @@ use client::Traffic;
 use serde_json::{Value as Json, json};
 use warren::apply::migrate::without_leader;
 use warren::broker::{Broker, BrokerError, Freshness, Listing, RecordStore};
-use warren::model::kinds::{Name, Object, by_table};
+use warren::model::kinds::{Name, Object, by_table, operator_policies};
 use warren::model::{
     ApplyTo, Binding, Exchange, JOURNAL_PARAMETER, Password, Permission, Place, Progress, Queue, QueueType, RecordKind,
     Table, User, Value, Vhost, VhostSettings,
@@ -250,7 +250,7 @@ async fn alternate_exchange_by_policy<B: Traffic>(b: &B, v: &str) {
     b.declare_exchange(v, &exchange("src", "direct")).await.unwrap();
     b.declare_exchange(v, &with_args(exchange("src.arg", "direct"), alternate("ae.arg"))).await.unwrap();
     let p = policy("ae", "^src", ApplyTo::Exchanges, 0, alternate("ae.policy"));
-    b.put_policy(v, &p, false).await.unwrap();
+    b.put_policy(v, &p).await.unwrap();
     for x in ["src", "src.arg"] {
         assert_eq!(policy_becomes(b, v, x, Some("ae")).await.as_deref(), Some("ae"), "{x}");
     }
@@ -262,23 +262,24 @@ async fn alternate_exchange_by_policy<B: Traffic>(b: &B, v: &str) {
 
 async fn policy_priority<B: Traffic>(b: &B, v: &str) {
     b.declare_exchange(v, &exchange("x", "direct")).await.unwrap();
-    b.put_policy(v, &policy("low", ".*", ApplyTo::All, 1, alternate("a1")), false).await.unwrap();
-    b.put_policy(v, &policy("high", "^x$", ApplyTo::Exchanges, 5, alternate("a2")), false).await.unwrap();
+    b.put_policy(v, &policy("low", ".*", ApplyTo::All, 1, alternate("a1"))).await.unwrap();
+    b.put_policy(v, &policy("high", "^x$", ApplyTo::Exchanges, 5, alternate("a2"))).await.unwrap();
     let queues = policy("queues", ".*", ApplyTo::Queues, 9, table(&[("max-length", Value::Int(1))]));
-    b.put_policy(v, &queues, false).await.unwrap();
+    b.put_policy(v, &queues).await.unwrap();
     assert_eq!(policy_becomes(b, v, "x", Some("high")).await.as_deref(), Some("high"));
-    b.delete_policy(v, "high", false).await.unwrap();
+    b.delete_policy(v, "high").await.unwrap();
     assert_eq!(policy_becomes(b, v, "x", Some("low")).await.as_deref(), Some("low"));
-    b.delete_policy(v, "low", false).await.unwrap();
+    b.delete_policy(v, "low").await.unwrap();
     assert_eq!(policy_becomes(b, v, "x", None).await, None);
     assert!(matches!(b.exchange_policy(v, "nope").await, Err(BrokerError::NotFound { .. })));
 
     let bad = |name: &str, definition: Table| policy(name, ".*", ApplyTo::All, 0, definition);
-    let reason = refusal(b.put_policy(v, &bad("p", table(&[("foo-bar", Value::Int(1))])), false).await);
+    let reason = refusal(b.put_policy(v, &bad("p", table(&[("foo-bar", Value::Int(1))]))).await);
     assert_eq!(reason, "Validation failed: [{<<\"foo-bar\">>,1}] are not recognised policy settings");
-    assert_eq!(refusal(b.put_policy(v, &bad("p", Table::new()), false).await), "Validation failed: no policy provided");
+    assert_eq!(refusal(b.put_policy(v, &bad("p", Table::new())).await), "Validation failed: no policy provided");
     let dlx = table(&[("dead-letter-exchange", text("d"))]);
-    let reason = refusal(b.put_policy(v, &bad("op", dlx), true).await);
+    let op = operator_policies::object(&bad("op", dlx));
+    let reason = refusal(b.put_object(Some(v), &operator_policies::KIND, &op).await);
     assert!(reason.ends_with("are not recognised policy settings"), "an operator policy's keys are few: {reason}");
 }
 
@@ -374,8 +375,9 @@ async fn deletes_of_what_is_gone<B: Traffic>(b: &B, v: &str) {
     b.delete_queue(v, "nope", QueueType::Quorum, true).await.unwrap();
     b.unbind(v, &to_queue("x", "nope", "k")).await.unwrap();
     b.unbind(v, &to_queue("nope", "nope", "k")).await.unwrap();
-    b.delete_policy(v, "nope", false).await.unwrap();
-    b.delete_policy(v, "nope", true).await.unwrap();
+    b.delete_policy(v, "nope").await.unwrap();
+    let nope = Name { kind: &operator_policies::KIND, id: vec!["nope".into()] };
+    b.delete_object(Some(v), &nope).await.unwrap();
     b.delete_permission(v, "t-beh-nobody").await.unwrap();
     b.delete_record(v, "warren.records.nope.1").await.unwrap();
     b.delete_user("t-beh-nobody").await.unwrap();
@@ -572,7 +574,7 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
     let ttl = policy("ttl", "^orders\\.created$", ApplyTo::Queues, 1, table(&[("max-length", Value::Int(1000))]));
     let cap = policy("cap", ".*", ApplyTo::Queues, 0, table(&[("max-length", Value::Int(5000))]));
     want.policies.insert(ttl.name.clone(), ttl);
-    want.operator_policies.insert(cap.name.clone(), cap);
+    want.objects.extend(operator_policies::objects([&cap]));
     for p in [full("guest"), reader.clone()] {
         want.permissions.insert(p.user.clone(), p);
     }
@@ -586,10 +588,11 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
     for binding in &want.bindings {
         b.bind(v, binding).await.unwrap();
     }
-    for (p, operator) in
-        want.policies.values().map(|p| (p, false)).chain(want.operator_policies.values().map(|p| (p, true)))
-    {
-        b.put_policy(v, p, operator).await.unwrap();
+    for p in want.policies.values() {
+        b.put_policy(v, p).await.unwrap();
+    }
+    for p in operator_policies::typed(&want.objects).values() {
+        b.put_object(Some(v), &operator_policies::KIND, &operator_policies::object(p)).await.unwrap();
     }
 
     // An object of a kind of `model::kinds`: a topic permission.
@@ -619,7 +622,7 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
     for _ in 0..2 {
         b.delete_object(Some(v), &Name { kind, id: topic.id.clone() }).await.unwrap();
     }
-    assert!(live_vhost(b, v).await.objects.is_empty());
+    assert!(live_vhost(b, v).await.objects.keys().all(|n| n.kind != kind), "the operator policy alone is left");
 }
 
 async fn broker_wide_objects_round_trip<B: Traffic>(b: &B, v: &str) {
@@ -694,9 +697,7 @@ async fn a_user_without_the_administrator_tag<B: Traffic>(b: &B, v: &str) {
     b.declare_exchange(v, &exchange("x", "topic")).await.unwrap();
     b.declare_queue(v, &classic("q")).await.unwrap();
     b.bind(v, &to_queue("x", "q", "k.#")).await.unwrap();
-    b.put_policy(v, &policy("p", "^q$", ApplyTo::Queues, 0, table(&[("max-length", Value::Int(9))])), false)
-        .await
-        .unwrap();
+    b.put_policy(v, &policy("p", "^q$", ApplyTo::Queues, 0, table(&[("max-length", Value::Int(9))]))).await.unwrap();
     let as_admin = live_vhost(b, v).await;
 
     let view = b.login(name, "dev-password");

@@ -43,7 +43,8 @@ fn the_format_sections_on_object_kinds_are_the_kinds() {
     let stop = text.find(end).expect("docs/format.md marks where the kinds end");
     let made = format!("{}{}\n{}", &text[..start], warren::desired::kinds::reference().trim_start(), &text[stop..]);
     assert_made(file, &made);
-    for k in warren::model::kinds::KINDS {
+    // Operator policies keep their hand-written section (desired::kinds::documented_apart).
+    for k in warren::model::kinds::KINDS.iter().filter(|k| !warren::desired::kinds::documented_apart(k)) {
         let section = made.split(&format!("### `{}`\n", k.table)).nth(1).expect("each kind has its section");
         for a in k.attributes {
             assert!(section.contains(&format!("\n| `{}` |", a.name)), "{}.{} is not documented", k.table, a.name);

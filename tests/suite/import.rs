@@ -55,8 +55,8 @@ fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> T
             ObjectKey::Policy { name, .. } => {
                 vh.policies.remove(name);
             }
-            ObjectKey::OperatorPolicy { name, .. } => {
-                vh.operator_policies.remove(name);
+            ObjectKey::Object { name, .. } => {
+                vh.objects.remove(name);
             }
             ObjectKey::Permission { user, .. } => {
                 vh.permissions.remove(user);

@@ -41,7 +41,7 @@ proptest! {
         prop_assert_eq!(len(&doc, "users"), t.users.len());
         prop_assert_eq!(len(&doc, "vhosts"), t.vhosts.len());
         let limits = t.vhosts.values().filter(|v| v.settings.limits.as_ref().is_some_and(|l| !l.is_empty())).count();
-        prop_assert_eq!(len(&doc, "parameters"), count(&t, |v| v.operator_policies.len()) + limits);
+        prop_assert_eq!(len(&doc, "parameters"), count(&t, |v| warren::model::kinds::operator_policies::typed(&v.objects).len()) + limits);
         prop_assert_eq!(text, to_text(&definitions(&t)), "the export is deterministic");
     }
 

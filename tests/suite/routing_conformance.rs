@@ -233,7 +233,7 @@ impl World {
             let pattern = rng.pick(&PATTERNS_OF_POLICIES).to_string();
             let apply_to = *rng.pick(&[ApplyTo::All, ApplyTo::Queues]);
             let op = Policy { name: "op".into(), pattern, apply_to, priority: 0, definition };
-            vhost.operator_policies.insert(op.name.clone(), op);
+            vhost.objects.extend(warren::model::kinds::operator_policies::objects([&op]));
         }
         let sources: Vec<String> = xs.iter().cloned().chain(BUILTIN.map(String::from)).collect();
         for _ in 0..8 + rng.below(12) {
@@ -301,7 +301,8 @@ impl World {
             j
         };
         let policies: Vec<Json> = self.vhost.policies.values().map(named).collect();
-        let operator_policies: Vec<Json> = self.vhost.operator_policies.values().map(named).collect();
+        let operator = warren::model::kinds::operator_policies::typed(&self.vhost.objects);
+        let operator_policies: Vec<Json> = operator.values().map(named).collect();
         json!({"vhost": self.vhost.name, "exchanges": exchanges, "queues": queues, "bindings": bindings, "policies": policies, "operator_policies": operator_policies})
     }
 }
@@ -526,8 +527,11 @@ type Landed = BTreeMap<(String, usize), usize>;
 async fn check(world: World, seed: u64, version: Version, base: &str) -> Outcome {
     let name = world.vhost.name.clone();
     let setup = {
-        let (name, policies, operator) =
-            (name.clone(), world.vhost.policies.clone(), world.vhost.operator_policies.clone());
+        let (name, policies, operator) = (
+            name.clone(),
+            world.vhost.policies.clone(),
+            warren::model::kinds::operator_policies::typed(&world.vhost.objects),
+        );
         let user = url::Url::parse(base).unwrap().username().to_string();
         tokio::task::spawn_blocking(move || {
             let broker = TestBroker::from_env();

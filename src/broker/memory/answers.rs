@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use super::super::lock::LOCK_QUEUE;
 use super::state::{PolicyState, State, VhostState};
-use crate::model::kinds::{KINDS, Kind, Object};
+use crate::model::kinds::{KINDS, Kind, Object, operator_policies};
 use crate::model::{Binding, Table, Value};
 
 fn table(t: &Table) -> Json {
@@ -63,13 +63,8 @@ fn parameters(vhost: &str, v: &VhostState) -> Vec<Json> {
     if !v.limits.is_empty() {
         out.push(json!({ "value": v.limits, "vhost": vhost, "component": "vhost-limits", "name": "limits" }));
     }
-    for p in v.operator_policies.values() {
-        let mut value = policy_item(vhost, p);
-        let body = value.as_object_mut().expect("a policy item is an object");
-        body.remove("vhost");
-        body.remove("name");
-        out.push(json!({ "value": value, "vhost": vhost, "component": "operator_policy", "name": p.policy.name }));
-    }
+    let of_kind = |p: &PolicyState| (operator_policies::KIND.write)(Some(vhost), &operator_policies::object(&p.policy));
+    out.extend(v.operator_policies.values().map(of_kind));
     out
 }
 

@@ -99,7 +99,7 @@ async fn the_alternate_exchange_argument_wins_over_the_policy() {
     m.declare_exchange(V, &exchange("plain", "direct")).await.unwrap();
     m.bind(V, &to_queue("src", "routed", "k")).await.unwrap();
     let ae = table(&[("alternate-exchange", text("ae-policy"))]);
-    m.put_policy(V, &policy("ae", "^(src|plain)$", 0, ae), false).await.unwrap();
+    m.put_policy(V, &policy("ae", "^(src|plain)$", 0, ae)).await.unwrap();
 
     assert!(send(&m, "src", "k", "matched"));
     assert!(send(&m, "src", "nomatch", "to-arg"));
@@ -227,7 +227,7 @@ async fn bindings_need_both_ends_and_go_with_them() {
     m.delete_exchange(V, "x").await.unwrap();
     m.delete_queue(V, "q", QueueType::Classic, true).await.unwrap();
     m.unbind(V, &to_queue("x", "q", "k")).await.unwrap();
-    m.delete_policy(V, "nope", false).await.unwrap();
+    m.delete_policy(V, "nope").await.unwrap();
     m.delete_exchange("nope", "x").await.unwrap();
     m.delete_vhost("nope").await.unwrap();
     m.delete_user("nope").await.unwrap();
@@ -284,26 +284,27 @@ async fn the_highest_priority_policy_applies_to_an_exchange() {
     let m = broker(&[]).await;
     m.declare_exchange(V, &exchange("x", "direct")).await.unwrap();
     let def = table(&[("alternate-exchange", text("ae"))]);
-    m.put_policy(V, &policy("low", ".*", 1, def.clone()), false).await.unwrap();
-    m.put_policy(V, &policy("high", "^x$", 5, def.clone()), false).await.unwrap();
+    m.put_policy(V, &policy("low", ".*", 1, def.clone())).await.unwrap();
+    m.put_policy(V, &policy("high", "^x$", 5, def.clone())).await.unwrap();
     let queues_only =
         Policy { apply_to: ApplyTo::Queues, ..policy("queues", ".*", 9, table(&[("max-length", Value::Int(1))])) };
-    m.put_policy(V, &queues_only, false).await.unwrap();
+    m.put_policy(V, &queues_only).await.unwrap();
     assert_eq!(m.exchange_policy(V, "x").await.unwrap().as_deref(), Some("high"));
-    m.delete_policy(V, "high", false).await.unwrap();
+    m.delete_policy(V, "high").await.unwrap();
     assert_eq!(m.exchange_policy(V, "x").await.unwrap().as_deref(), Some("low"));
     assert!(matches!(m.exchange_policy(V, "nope").await, Err(BrokerError::NotFound { .. })));
 
-    let reason = refusal(
-        m.put_policy(V, &policy("bad", ".*", 0, table(&[("foo-bar", Value::Int(1))])), false).await.unwrap_err(),
-    );
+    let reason =
+        refusal(m.put_policy(V, &policy("bad", ".*", 0, table(&[("foo-bar", Value::Int(1))]))).await.unwrap_err());
     assert_eq!(reason, "Validation failed: [{<<\"foo-bar\">>,1}] are not recognised policy settings");
-    let reason = refusal(m.put_policy(V, &policy("bad", ".*", 0, Table::new()), false).await.unwrap_err());
+    let reason = refusal(m.put_policy(V, &policy("bad", ".*", 0, Table::new())).await.unwrap_err());
     assert_eq!(reason, "Validation failed: no policy provided");
-    let reason = refusal(m.put_policy(V, &policy("bad", "(", 0, def.clone()), false).await.unwrap_err());
+    let reason = refusal(m.put_policy(V, &policy("bad", "(", 0, def.clone())).await.unwrap_err());
     assert!(reason.starts_with("Validation failed: pattern should be regular expression"), "{reason}");
     let dlx = table(&[("dead-letter-exchange", text("d"))]);
-    assert!(m.put_policy(V, &policy("op", ".*", 0, dlx), true).await.is_err(), "not an operator policy key");
+    use crate::model::kinds::operator_policies;
+    let op = operator_policies::object(&policy("op", ".*", 0, dlx));
+    assert!(m.put_object(Some(V), &operator_policies::KIND, &op).await.is_err(), "not an operator policy key");
 }
 
 #[tokio::test]

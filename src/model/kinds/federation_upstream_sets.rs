@@ -4,7 +4,7 @@
 
 use serde_json::Value as Json;
 
-use super::{Attribute, Kind, Object, Request, Scope, Type, field, parameter};
+use super::{Attribute, Kind, Object, Phase, Request, Scope, Type, field, parameter};
 use crate::model::Value;
 
 const COMPONENT: &str = "federation-upstream-set";
@@ -31,6 +31,8 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
+    phase: Phase::PutObject,
 };
 
 fn read(item: &Json) -> Option<Result<Object, String>> {

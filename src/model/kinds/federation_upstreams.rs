@@ -3,7 +3,7 @@
 //! `rabbit_federation_parameters`). A policy's `federation-upstream` or
 //! `federation-upstream-set` key makes exchanges or queues federated from them.
 
-use super::{Attribute, Fixed, Kind, Object, Request, Scope, Type, parameter};
+use super::{Attribute, Fixed, Kind, Object, Phase, Request, Scope, Type, parameter};
 
 const COMPONENT: &str = "federation-upstream";
 
@@ -89,6 +89,8 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
+    phase: Phase::PutObject,
 };
 
 parameter::parameter_functions!(COMPONENT, &[]);

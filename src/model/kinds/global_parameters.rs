@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::{Attribute, Kind, Object, Presence, Request, Scope, Type, field};
+use super::{Attribute, Kind, Object, Phase, Presence, Request, Scope, Type, field};
 use crate::model::Value;
 
 pub(super) static KIND: Kind = Kind {
@@ -42,6 +42,8 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
+    phase: Phase::PutObject,
 };
 
 /// Global parameters the broker sets itself, or warren keeps its records in.

@@ -7,11 +7,14 @@
 //! [`KINDS`]. A kind lives in the model, as a declaration over the model's
 //! values, so that every layer (the broker included) reads the same one.
 //! The kinds warren had before this seam (exchanges, queues, bindings,
-//! policies, users, permissions, vhosts) still have their own types.
+//! policies, users, permissions, vhosts) still have their own types, and
+//! move onto it one at a time (docs/development.md, "Moving an old kind
+//! onto the seam"); the first to have moved is in [`KINDS`].
 
 mod federation_upstream_sets;
 mod federation_upstreams;
 mod global_parameters;
+pub mod operator_policies;
 mod parameter;
 mod shovels;
 mod topic_permissions;
@@ -25,6 +28,7 @@ use super::value::{Table, Value};
 
 /// Every kind declared in this folder, in the order plans list them.
 pub static KINDS: &[&Kind] = &[
+    &operator_policies::KIND,
     &topic_permissions::KIND,
     &shovels::KIND,
     &federation_upstreams::KIND,
@@ -74,6 +78,24 @@ pub struct Kind {
     pub put: fn(Option<&str>, &Object) -> Request,
     /// The management API path that deletes an object.
     pub delete: fn(Option<&str>, &[String]) -> Vec<String>,
+    /// What the broker refuses in an object that its attributes' types
+    /// cannot say (the keys of a table attribute, checked by the model's
+    /// tables): each finding an error at the attribute, or the
+    /// key within a table attribute, that it names. `None` for most kinds.
+    pub check: Option<fn(&Object) -> Vec<Finding>>,
+    /// When a plan sets and deletes its objects.
+    pub phase: Phase,
+}
+
+/// When a plan sets and deletes a kind's objects (the plan's phases of
+/// the same names, `plan::Phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// With policies: after exchanges and before queues (a queue is then
+    /// declared under what they set), deleted after bindings go.
+    PutPolicy,
+    /// After bindings and permissions, deleted before policies go.
+    PutObject,
 }
 
 impl Kind {
@@ -90,6 +112,11 @@ impl Kind {
     /// `body` with the default of each attribute it lacks, as the broker
     /// takes an absent one: a broker keeps a parameter as it was given, so
     /// that one given with defaults and one without compare equal only so.
+    /// The attribute that is a table an overlay merges key by key, if any.
+    pub fn table_attribute(&self) -> Option<&'static Attribute> {
+        self.attributes.iter().find(|a| a.ty == Type::Table)
+    }
+
     pub fn with_defaults(&self, mut body: Table) -> Table {
         for a in self.attributes {
             if let (Presence::Default(d), false) = (a.presence, body.contains_key(a.name)) {
@@ -191,6 +218,9 @@ pub enum Type {
     OneOfOrInteger(&'static [&'static str]),
     /// A URI, or an array of URIs (the broker tries them in turn).
     Uris,
+    /// A table of any values: an overlay merges it key by key, and its
+    /// `remove = ["ATTRIBUTE.KEY"]` takes a key out.
+    Table,
     /// Any value: a string, a number, a boolean, an array or a table.
     Any,
 }
@@ -204,6 +234,7 @@ impl Type {
             Type::Boolean => "a boolean".into(),
             Type::Strings => "an array of strings".into(),
             Type::Any => "any value".into(),
+            Type::Table => "a table".into(),
             Type::Uris => "a URI or an array of URIs".into(),
             Type::OneOf(words) => format!("one of {}", quoted(words)),
             Type::OneOfOrInteger(words) => format!("one of {} or an integer", quoted(words)),
@@ -217,6 +248,7 @@ impl Type {
             (Type::Strings, Value::List(items)) => items.iter().all(|i| matches!(i, Value::String(_))),
             (Type::OneOf(words) | Type::OneOfOrInteger(words), Value::String(s)) => words.contains(&s.as_str()),
             (Type::OneOfOrInteger(_), Value::Int(_)) | (Type::Uris, Value::String(_)) | (Type::Any, _) => true,
+            (Type::Table, Value::Table(_)) => true,
             (Type::Uris, Value::List(items)) => items.iter().all(|i| matches!(i, Value::String(_))),
             _ => false,
         }
@@ -267,6 +299,21 @@ impl Object {
     pub fn text(&self, name: &str) -> Option<&str> {
         self.body.get(name).and_then(Value::as_str)
     }
+}
+
+/// What a kind's [`Kind::check`] finds wrong in an object, placed by the
+/// files' reader at what `path` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The attribute, and within a table attribute the key: `["definition", "max-age"]`.
+    pub path: Vec<String>,
+    /// Whether it is about the key itself, rather than its value.
+    pub at_key: bool,
+    /// The diagnostic's code: `operator-policy-key`.
+    pub code: &'static str,
+    pub message: String,
+    pub label: Option<String>,
+    pub help: String,
 }
 
 /// An object's name within its scope: its kind and identity.

@@ -3,7 +3,7 @@
 //! messages from a source (a queue, an exchange, an AMQP 1.0 address) to a
 //! destination, on this broker or another.
 
-use super::{Attribute, Fixed, Kind, Object, Request, Scope, Type, parameter};
+use super::{Attribute, Fixed, Kind, Object, Phase, Request, Scope, Type, parameter};
 
 const COMPONENT: &str = "shovel";
 const PROTOCOLS: &[&str] = &["amqp091", "amqp10"];
@@ -118,6 +118,8 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
+    phase: Phase::PutObject,
 };
 
 /// Keys RabbitMQ before 3.8 wrote, as they are called now.

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{Attribute, Kind, Object, Presence, Request, Scope, Type, field};
+use super::{Attribute, Kind, Object, Phase, Presence, Request, Scope, Type, field};
 use crate::model::Value;
 
 pub(super) static KIND: Kind = Kind {
@@ -62,6 +62,8 @@ pub(super) static KIND: Kind = Kind {
     write,
     put,
     delete,
+    check: None,
+    phase: Phase::PutObject,
 };
 
 fn read(item: &serde_json::Value) -> Option<Result<Object, String>> {

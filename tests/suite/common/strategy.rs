@@ -165,7 +165,7 @@ fn vhost(name: String, users: Vec<String>, profile: Profile) -> impl Strategy<Va
             v.queues = queues.into_iter().map(|q| (q.name.clone(), q)).collect();
             v.bindings = bindings(&v, seeds);
             v.policies = policies.into_iter().map(|p| (p.name.clone(), p)).collect();
-            v.operator_policies = operator.into_iter().map(|p| (p.name.clone(), p)).collect();
+            v.objects = warren::model::kinds::operator_policies::objects(&operator);
             v.permissions = users
                 .iter()
                 .zip(perms)
