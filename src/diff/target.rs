@@ -139,11 +139,10 @@ mod tests {
         assert!(Target::parse("queue:/orders.work").unwrap().names(&queue("/", "orders.work")));
         assert!(Target::parse("queue:orders.work").unwrap().names(&queue("x", "orders.work")));
         assert!(Target::parse("user:alice").unwrap().names(&ObjectKey::User("alice".into())));
-        assert!(
-            Target::parse("operator_policy:/cap")
-                .unwrap()
-                .names(&ObjectKey::OperatorPolicy { vhost: "/".into(), name: "cap".into() })
-        );
+        let kind = &crate::model::kinds::operator_policies::KIND;
+        let name = crate::model::kinds::Name { kind, id: vec!["cap".into()] };
+        let cap = ObjectKey::Object { vhost: Some("/".into()), name };
+        assert!(Target::parse("operator_policy:/cap").unwrap().names(&cap));
         for bad in ["queue", "queue:shop/", "queue:shop/[", "user:"] {
             assert!(Target::parse(bad).is_err(), "{bad}");
         }
