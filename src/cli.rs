@@ -409,8 +409,17 @@ pub enum Command {
         #[arg(long = "vhost", value_name = "VHOST")]
         vhosts: Vec<String>,
         /// The directory to write to; it must not hold *.toml files yet.
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
+        #[arg(long, value_name = "DIR", required_unless_present = "into")]
+        out: Option<PathBuf>,
+        /// Import only this object into an existing topology (--into): KIND:VHOST/NAME, as
+        /// `plan --target` takes it (queue:orders/orders.work, queue:/orders.work for vhost "/",
+        /// user:alice; globs). Repeatable.
+        #[arg(long = "object", value_name = "KIND:VHOST/NAME", value_parser = parse_target, requires = "into")]
+        objects: Vec<Target>,
+        /// The topology directory that --object adds to: the file that declares the object's
+        /// vhost (a new one if none does). The next apply records the objects as the project's.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "vhosts"], requires = "objects")]
+        into: Option<PathBuf>,
     },
 }
 

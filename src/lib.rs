@@ -167,9 +167,13 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             };
             commands::init::run(&path, &vhosts, from, connection, out)
         }
-        Command::Import { state, vhosts, out: dir } => {
-            commands::import::run(state.as_deref(), &vhosts, &dir, connection, out)
-        }
+        Command::Import { state, vhosts, out: dir, objects, into } => match (dir, into) {
+            (_, Some(into)) => commands::import_object::run(state.as_deref(), &objects, &into, connection, out),
+            (Some(dir), None) => commands::import::run(state.as_deref(), &vhosts, &dir, connection, out),
+            (None, None) => {
+                Err(error::Error::invalid().line("warren import needs --out DIR, or --object with --into DIR."))
+            }
+        },
     }
 }
 

@@ -52,15 +52,15 @@ pub fn with_project(
 /// The live state to import, with how the files' comments name where it
 /// came from (`defs.json`, `the broker at http://host:15672`) and how the
 /// summary does.
-struct Origin {
-    live: Live,
-    source: String,
+pub(super) struct Origin {
+    pub(super) live: Live,
+    pub(super) source: String,
     shown: String,
     /// From a broker, the queues each user's connections consume.
     consumed: import::Consumed,
 }
 
-fn read(state: Option<&Path>, vhosts: &[String], connection: &Connection) -> Result<Origin, Diagnostic> {
+pub(super) fn read(state: Option<&Path>, vhosts: &[String], connection: &Connection) -> Result<Origin, Diagnostic> {
     let Some(state) = state else {
         let live = live_side::definitions_from_broker(connection, vhosts)?;
         let consumed = consumed(connection, live.topology.vhosts.keys())?;
@@ -158,7 +158,9 @@ pub fn write_project_file(dir: &Path, name: &str, out: &Writer) -> Result<(), Di
         Diagnostic::error("init", format!("cannot write {}: {e}", file.display()))
             .help("check the directory's permissions and free space")
     })?;
-    out.outln(format!("Wrote {}: project \"{name}\"", file.display()));
+    if !out.quiet() {
+        out.outln(format!("Wrote {}: project \"{name}\"", file.display()));
+    }
     Ok(())
 }
 

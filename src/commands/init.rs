@@ -61,6 +61,9 @@ fn example(dir: &Path, vhosts: &[String], name: &str, out: &Writer) -> Result<Do
     let first = dir.join(FIRST_FILE);
     fs::write(&first, first_file(&vhosts)).map_err(|e| cannot(&first, &e))?;
     let shown: Vec<String> = vhosts.iter().map(|v| format!("\"{v}\"")).collect();
+    if out.quiet() {
+        return Ok(Done::Ok);
+    }
     out.outln(format!("Wrote {}: vhosts {}, and commented examples", first.display(), shown.join(", ")));
     let d = dir.display();
     out.outln(format!(

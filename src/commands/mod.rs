@@ -10,6 +10,7 @@ pub mod findings;
 pub mod fleet;
 pub mod graph;
 pub mod import;
+pub mod import_object;
 pub mod init;
 pub mod lint;
 pub mod live_side;

@@ -52,7 +52,7 @@ impl Target {
 
     /// Whether `key` is an object this target names. A binding is named by
     /// either end: `binding:V/orders.work` is every binding to or from it.
-    fn names(&self, key: &ObjectKey) -> bool {
+    pub fn names(&self, key: &ObjectKey) -> bool {
         if kind_word(key) != self.kind {
             return false;
         }

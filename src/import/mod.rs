@@ -7,6 +7,7 @@
 //! export lacks listed as external.
 
 mod names;
+pub mod object;
 mod parts;
 mod render;
 mod select;
@@ -121,9 +122,29 @@ pub fn import_seeing(
     queues_per_file: usize,
     consumed: &Consumed,
 ) -> Result<Import, Diagnostic> {
+    import_beside(live, skipped, vhosts, source, queues_per_file, consumed, &Topology::default())
+}
+
+/// [`import_seeing`], of objects to add to files that declare `beside`:
+/// what those declare is not listed as `[external]`.
+pub fn import_beside(
+    live: &Topology,
+    skipped: &[Skipped],
+    vhosts: &[String],
+    source: &str,
+    queues_per_file: usize,
+    consumed: &Consumed,
+    beside: &Topology,
+) -> Result<Import, Diagnostic> {
     let wanted: BTreeSet<String> = vhosts.iter().cloned().collect();
     importable(live, &wanted, source)?;
-    let selection = select::select(live, &wanted);
+    let mut selection = select::select(live, &wanted);
+    for (v, vh) in &mut selection.topology.vhosts {
+        if let Some(declared) = beside.vhosts.get(v) {
+            vh.external.exchanges.retain(|n| !declared.exchanges.contains_key(n));
+            vh.external.queues.retain(|n| !declared.queues.contains_key(n));
+        }
+    }
     let mut files = Vec::new();
     // Each vhost without its super streams' objects, and those super streams.
     let apart: std::collections::BTreeMap<&String, _> =

@@ -55,3 +55,39 @@ fn init_from_an_export_imports_it_beside_the_project_file() {
     let validate = warren_env(&["validate", &path], &[NOWHERE]);
     assert_eq!(validate.code, 0, "{}\n{}", validate.stdout, validate.stderr);
 }
+
+/// `import --object ADDRESS --into DIR`: one object of an export added to
+/// the file that declares its vhost, valid; what the files declare already
+/// is nothing to import, and a binding's ends declared in the files are
+/// not listed as external.
+#[test]
+fn import_object_adds_one_object_to_the_file_of_its_vhost() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t").display().to_string();
+    let state = "examples/shop/before.definitions.json";
+    assert_eq!(warren_env(&["init", &path, "--project", "shop"], &[NOWHERE]).code, 0);
+    let import = |objects: &[&str]| {
+        let mut args = vec!["import", "--state", state, "--into", &path];
+        for o in objects {
+            args.extend(["--object", o]);
+        }
+        warren_env(&args, &[NOWHERE])
+    };
+    let run = import(&["exchange:/shop.orders", "queue:/legacy.audit"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains(&format!("Added to {path}/main.toml")), "{}", run.stdout);
+    assert!(run.stdout.contains("exchange \"shop.orders\" in vhost \"/\", queue \"legacy.audit\""), "{}", run.stdout);
+    let run = import(&["binding:/legacy.audit"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let text = std::fs::read_to_string(dir.path().join("t/main.toml")).unwrap();
+    assert!(!text.contains("[external]"), "its ends are declared in the file:\n{text}");
+    assert!(text.contains("routing_key = \"#\""), "{text}");
+    let validate = warren_env(&["validate", &path], &[NOWHERE]);
+    assert_eq!(validate.code, 0, "{}\n{}", validate.stdout, validate.stderr);
+    assert!(validate.stdout.contains("1 exchange, 1 queue, 1 binding"), "{}", validate.stdout);
+
+    let again = import(&["queue:/legacy.audit"]);
+    assert_eq!(again.code, 1, "{}\n{}", again.stdout, again.stderr);
+    assert!(again.stderr.contains("Nothing to import"), "{}", again.stderr);
+    assert_eq!(std::fs::read_to_string(dir.path().join("t/main.toml")).unwrap(), text, "nothing was written");
+}
