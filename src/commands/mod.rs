@@ -7,6 +7,7 @@ pub mod apply;
 pub mod export;
 pub mod findings;
 pub mod fleet;
+pub mod fmt;
 pub mod graph;
 pub mod import;
 pub mod lint;

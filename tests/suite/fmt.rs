@@ -1,0 +1,132 @@
+//! `warren fmt`: the examples are in the canonical layout, `import` writes
+//! it, formatting is idempotent and never changes what a file means, and
+//! the command rewrites, checks and fails as docs/format.md says.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{realworld, root, warren};
+use warren::format::{FileKind, format};
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Each export, with the `--vhost` a single-vhost export needs.
+fn exports() -> Vec<(PathBuf, Option<&'static str>)> {
+    let mut out: Vec<(PathBuf, Option<&str>)> = Vec::new();
+    for dir in ["examples", "tests/definitions"] {
+        let mut found: Vec<PathBuf> = Vec::new();
+        walk(&root().join(dir), &mut found);
+        found.retain(|p| p.extension().is_some_and(|e| e == "json"));
+        found.sort();
+        out.extend(found.into_iter().map(|p| {
+            let vhost = p.ends_with("3.10-vhost-orders.json").then_some("orders");
+            (p, vhost)
+        }));
+    }
+    out.extend(realworld().into_iter().map(|p| (p, None)));
+    out
+}
+
+#[test]
+fn what_import_writes_is_in_the_canonical_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, (state, vhost)) in exports().iter().enumerate() {
+        let out = tmp.path().join(i.to_string());
+        let mut args = vec!["import", "--state", path_str(state), "--out", path_str(&out)];
+        if let Some(v) = vhost {
+            args.extend(["--vhost", v]);
+        }
+        let run = warren(&args);
+        assert_eq!(run.code, 0, "{}:\n{}{}", state.display(), run.stdout, run.stderr);
+        let check = warren(&["fmt", "--check", path_str(&out)]);
+        assert_eq!(check.code, 0, "{}:\n{}{}", state.display(), check.stdout, check.stderr);
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// Every TOML file of the repository's corpora that parses: formatting it
+/// twice gives what formatting it once does, and the same TOML value.
+#[test]
+fn formatting_is_idempotent_and_keeps_the_meaning_of_every_corpus_file() {
+    let mut files = Vec::new();
+    for dir in ["examples", "tests", "docs"] {
+        walk(&root().join(dir), &mut files);
+    }
+    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+    let mut checked = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let Ok(before) = toml::from_str::<toml::Table>(&text) else { continue };
+        let once = format(&text, FileKind::Topology).unwrap_or_else(|e| panic!("{}: {e:?}", file.display()));
+        let twice = format(&once, FileKind::Topology).unwrap();
+        assert_eq!(twice, once, "{}: not idempotent", file.display());
+        let after: toml::Table = toml::from_str(&once).unwrap();
+        assert_eq!(after, before, "{}: its meaning changed:\n{once}", file.display());
+        checked += 1;
+    }
+    assert!(checked > 100, "only {checked} files checked");
+}
+
+fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = tmp.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    tmp
+}
+
+const MESSY: &str = "[queues.'a']\ndurable=false\ntype = \"quorum\"   # why\n";
+const NEAT: &str = "[queues.a]\ntype = \"quorum\" # why\ndurable = false\n";
+
+#[test]
+fn fmt_rewrites_the_files_that_change_and_lists_them() {
+    let tmp = project(&[("t/a.toml", MESSY), ("t/b.toml", NEAT), ("t/warren.toml", "[project]\nname='x'\n")]);
+    let dir = tmp.path().join("t");
+    let run = warren(&["fmt", path_str(&dir)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let a = dir.join("a.toml");
+    let project_file = dir.join("warren.toml");
+    assert_eq!(run.stdout, format!("{}\n{}\n", a.display(), project_file.display()));
+    assert!(run.stderr.contains("2 of 3 files reformatted."), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), NEAT);
+    assert_eq!(std::fs::read_to_string(&project_file).unwrap(), "[project]\nname = \"x\"\n");
+    let again = warren(&["fmt", path_str(&dir)]);
+    assert_eq!((again.code, again.stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn check_changes_nothing_shows_a_diff_and_exits_1() {
+    let tmp = project(&[("a.toml", MESSY), ("b.toml", NEAT)]);
+    let run = warren(&["fmt", "--check", path_str(tmp.path())]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let a = tmp.path().join("a.toml").display().to_string();
+    assert!(run.stdout.starts_with(&format!("--- a/{a}\n+++ b/{a}\n@@ ")), "{}", run.stdout);
+    assert!(run.stdout.contains("-[queues.'a']\n") && run.stdout.contains("+[queues.a]\n"), "{}", run.stdout);
+    assert!(run.stderr.contains("1 file is not in the canonical layout"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(tmp.path().join("a.toml")).unwrap(), MESSY);
+    let quiet = warren(&["-q", "fmt", "--check", path_str(tmp.path())]);
+    assert_eq!((quiet.code, quiet.stdout), (1, format!("{a}\n")));
+}
+
+#[test]
+fn a_file_that_is_not_toml_is_an_error_at_its_place_and_nothing_is_written() {
+    let tmp = project(&[("a.toml", MESSY), ("b.toml", "vhosts = [\"/\"]\n[queues.a\n")]);
+    let run = warren(&["fmt", path_str(tmp.path())]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("b.toml:2:"), "{}", run.stderr);
+    assert!(run.stderr.contains("invalid TOML"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(tmp.path().join("a.toml")).unwrap(), MESSY);
+}
