@@ -11,6 +11,13 @@ fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+#[test]
+fn every_example_is_in_the_canonical_layout() {
+    let run = warren(&["fmt", "--check", "examples"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stdout, "");
+}
+
 /// Each export, with the `--vhost` a single-vhost export needs.
 fn exports() -> Vec<(PathBuf, Option<&'static str>)> {
     let mut out: Vec<(PathBuf, Option<&str>)> = Vec::new();
