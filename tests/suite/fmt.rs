@@ -137,3 +137,105 @@ fn a_file_that_is_not_toml_is_an_error_at_its_place_and_nothing_is_written() {
     assert!(run.stderr.contains("invalid TOML"), "{}", run.stderr);
     assert_eq!(std::fs::read_to_string(tmp.path().join("a.toml")).unwrap(), MESSY);
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use warren::format::{FileKind, format};
+
+    /// A key: known ones, odd ones that need quotes, and unknown ones.
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "type",
+                "durable",
+                "arguments",
+                "pattern",
+                "source",
+                "queue",
+                "zz",
+                "x-max-length"
+            ])
+            .prop_map(str::to_string),
+            "[a-z.\\- '\"\\\\]{1,8}",
+        ]
+    }
+
+    /// A value as a user may write it, with odd spacing and comments.
+    fn value() -> impl Strategy<Value = String> {
+        let string = "[a-z\\\\'\"\n\t .^$]{0,12}".prop_map(|s| format!("{s:?}"));
+        let scalar = prop_oneof![
+            string.clone(),
+            any::<i64>().prop_map(|i| i.to_string()),
+            any::<bool>().prop_map(|b| b.to_string()),
+            Just("1_000".to_string()),
+            Just("'^a\\.b$'".to_string()),
+            Just("\"\"\"two\nlines\"\"\"".to_string()),
+        ];
+        let leaf = scalar.clone();
+        prop_oneof![
+            4 => scalar,
+            1 => prop::collection::vec(leaf.clone(), 0..30)
+                .prop_map(|items| format!("[ {} ]", items.join(" ,\n  "))),
+            1 => (prop::collection::vec(leaf.clone(), 1..4), "[a-z ]{0,6}")
+                .prop_map(|(items, c)| format!("[\n  {}, # {c}\n]", items.join(","))),
+            1 => prop::collection::btree_map("[a-z-]{1,6}", leaf, 0..4).prop_map(|m| {
+                let entries: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("{{{}}}", entries.join(" , "))
+            }),
+        ]
+    }
+
+    /// A line of key and value, with a comment before or after it or not.
+    fn entry() -> impl Strategy<Value = (String, String)> {
+        (key(), value(), "( {0,3}# [a-z ]{0,10}\n)?", "( *# [a-z]{0,6})?", " {0,3}", "\n{1,3}").prop_map(
+            |(k, v, before, after, pad, gap)| (k.clone(), format!("{before}{pad}{k:?} ={pad}{v}{after}{gap}")),
+        )
+    }
+
+    /// A document: some root entries, then tables and [[bindings]] items.
+    fn document() -> impl Strategy<Value = String> {
+        let table = (
+            prop::sample::select(vec!["[queues.\"a.b\"]", "[exchanges.x]", "[[bindings]]", "[policies.'p']", "[zzz]"]),
+            prop::collection::vec(entry(), 0..5),
+            "(# [a-z]{0,8}\n)?",
+            "( *# [a-z]{0,6})?",
+        );
+        (prop::collection::vec(entry(), 0..4), prop::collection::vec(table, 0..6)).prop_map(|(root, tables)| {
+            let mut text = String::new();
+            let mut seen = std::collections::BTreeSet::new();
+            push_entries(&mut text, &root, &mut seen);
+            for (n, (header, entries, before, after)) in tables.into_iter().enumerate() {
+                // Tables once each, but [[bindings]] items as often as they come.
+                let header = if header.starts_with("[[") || n == 0 { header.to_string() } else { format!("[t{n}]") };
+                text.push_str(&format!("{before}{header}{after}\n"));
+                push_entries(&mut text, &entries, &mut std::collections::BTreeSet::new());
+            }
+            text
+        })
+    }
+
+    fn push_entries(text: &mut String, entries: &[(String, String)], seen: &mut std::collections::BTreeSet<String>) {
+        for (k, line) in entries {
+            if seen.insert(k.clone()) {
+                text.push_str(line);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// fmt(fmt(x)) == fmt(x), and fmt(x) means what x means.
+        #[test]
+        fn formatting_is_idempotent_and_keeps_the_meaning(text in document()) {
+            let Ok(before) = toml::from_str::<toml::Table>(&text) else { return Ok(()) };
+            let once = format(&text, FileKind::Topology).unwrap();
+            let after: toml::Table = toml::from_str(&once).map_err(|e| TestCaseError::fail(format!("{e}\n{once}")))?;
+            prop_assert_eq!(&after, &before, "meaning changed:\n{}\n=>\n{}", text, once);
+            let twice = format(&once, FileKind::Topology).unwrap();
+            prop_assert_eq!(&twice, &once, "not idempotent:\n{}", text);
+            prop_assert!(once.is_empty() || once.ends_with('\n') && !once.ends_with("\n\n"));
+            prop_assert!(once.lines().all(|l| l == l.trim_end()));
+        }
+    }
+}
