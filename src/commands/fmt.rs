@@ -141,9 +141,7 @@ fn show(report: &Report, check: bool, out: &Writer) {
 /// A unified diff of a file's layout, as `git diff` shows one.
 pub fn diff(c: &Changed) -> String {
     let name = c.path.display().to_string();
-    TextDiff::from_lines(&c.before, &c.after)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
-        .to_string()
+    // git's a/ and b/ prefixes read wrong before an absolute path.
+    let (a, b) = if c.path.is_absolute() { (name.clone(), name) } else { (format!("a/{name}"), format!("b/{name}")) };
+    TextDiff::from_lines(&c.before, &c.after).unified_diff().context_radius(3).header(&a, &b).to_string()
 }

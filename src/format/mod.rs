@@ -229,10 +229,11 @@ fn comments(raw: &str) -> String {
     out
 }
 
-/// The comment at the end of a line, one space after the value.
+/// The comment at the end of a line, after the spaces the user put before
+/// it (at least one, a tab as one), so that aligned comments stay aligned.
 fn line_comment(raw: &str) -> String {
     match raw.find('#') {
-        Some(i) => format!(" {}", raw[i..].trim_end()),
+        Some(i) => format!("{}{}", " ".repeat(raw[..i].chars().count().max(1)), raw[i..].trim_end()),
         None => String::new(),
     }
 }

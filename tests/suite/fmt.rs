@@ -95,7 +95,7 @@ fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
     tmp
 }
 
-const MESSY: &str = "[queues.'a']\ndurable=false\ntype = \"quorum\"   # why\n";
+const MESSY: &str = "[queues.'a']\ndurable=false\ntype = \"quorum\"\t# why\n";
 const NEAT: &str = "[queues.a]\ntype = \"quorum\" # why\ndurable = false\n";
 
 #[test]
@@ -120,10 +120,13 @@ fn check_changes_nothing_shows_a_diff_and_exits_1() {
     let run = warren(&["fmt", "--check", path_str(tmp.path())]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     let a = tmp.path().join("a.toml").display().to_string();
-    assert!(run.stdout.starts_with(&format!("--- a/{a}\n+++ b/{a}\n@@ ")), "{}", run.stdout);
+    assert!(run.stdout.starts_with(&format!("--- {a}\n+++ {a}\n@@ ")), "{}", run.stdout);
     assert!(run.stdout.contains("-[queues.'a']\n") && run.stdout.contains("+[queues.a]\n"), "{}", run.stdout);
     assert!(run.stderr.contains("1 file is not in the canonical layout"), "{}", run.stderr);
     assert_eq!(std::fs::read_to_string(tmp.path().join("a.toml")).unwrap(), MESSY);
+    // A relative path is named as git names it.
+    let relative = crate::common::warren_in(tmp.path(), &["fmt", "--check", "a.toml"], &[]);
+    assert!(relative.stdout.starts_with("--- a/a.toml\n+++ b/a.toml\n@@ "), "{}", relative.stdout);
     let quiet = warren(&["-q", "fmt", "--check", path_str(tmp.path())]);
     assert_eq!((quiet.code, quiet.stdout), (1, format!("{a}\n")));
 }
