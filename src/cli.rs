@@ -287,7 +287,8 @@ pub enum Command {
     /// would. A file that is not TOML is an error at its line and column, and then no file is
     /// written. See docs/format.md, "Canonical layout".
     Fmt {
-        /// A file, or a directory: every *.toml below it, warren.toml and *.test.toml included.
+        /// A file, or a directory: every *.toml below it (but in hidden directories), warren.toml and
+        /// *.test.toml included.
         #[arg(default_value = "topology")]
         path: PathBuf,
         /// Change nothing: show what would change, and exit 1 if anything would (for CI).

@@ -111,11 +111,15 @@ fn kind(file: &Path, project: bool) -> FileKind {
     }
 }
 
+/// Every `*.toml` below `dir`, but in hidden directories (`.git`, an
+/// editor's): fmt writes, and those files are no one's topology.
 fn below(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
-            below(&path, out)?;
+            if !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) {
+                below(&path, out)?;
+            }
         } else if path.extension().is_some_and(|e| e == "toml") {
             out.push(path);
         }

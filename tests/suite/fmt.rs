@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{realworld, root, warren};
+use crate::common::{files_dir, realworld, root, walk, warren};
 use warren::format::{FileKind, format};
 
 fn path_str(p: &Path) -> &str {
@@ -51,17 +51,6 @@ fn what_import_writes_is_in_the_canonical_layout() {
     }
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            walk(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
-
 /// Every TOML file of the repository's corpora that parses: formatting it
 /// twice gives what formatting it once does, and the same TOML value.
 #[test]
@@ -85,22 +74,14 @@ fn formatting_is_idempotent_and_keeps_the_meaning_of_every_corpus_file() {
     assert!(checked > 100, "only {checked} files checked");
 }
 
-fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = tmp.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    tmp
-}
-
 const MESSY: &str = "[queues.'a']\ndurable=false\ntype = \"quorum\"\t# why\n";
 const NEAT: &str = "[queues.a]\ntype = \"quorum\" # why\ndurable = false\n";
 
 #[test]
 fn fmt_rewrites_the_files_that_change_and_lists_them() {
-    let tmp = project(&[("t/a.toml", MESSY), ("t/b.toml", NEAT), ("t/warren.toml", "[project]\nname='x'\n")]);
+    let tmp = files_dir(&[("t/a.toml", MESSY), ("t/b.toml", NEAT), ("t/warren.toml", "[project]\nname='x'\n")]);
+    std::fs::create_dir_all(tmp.path().join("t/.git")).unwrap();
+    std::fs::write(tmp.path().join("t/.git/x.toml"), MESSY).unwrap();
     let dir = tmp.path().join("t");
     let run = warren(&["fmt", path_str(&dir)]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -116,7 +97,7 @@ fn fmt_rewrites_the_files_that_change_and_lists_them() {
 
 #[test]
 fn check_changes_nothing_shows_a_diff_and_exits_1() {
-    let tmp = project(&[("a.toml", MESSY), ("b.toml", NEAT)]);
+    let tmp = files_dir(&[("a.toml", MESSY), ("b.toml", NEAT)]);
     let run = warren(&["fmt", "--check", path_str(tmp.path())]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     let a = tmp.path().join("a.toml").display().to_string();
@@ -133,7 +114,7 @@ fn check_changes_nothing_shows_a_diff_and_exits_1() {
 
 #[test]
 fn a_file_that_is_not_toml_is_an_error_at_its_place_and_nothing_is_written() {
-    let tmp = project(&[("a.toml", MESSY), ("b.toml", "vhosts = [\"/\"]\n[queues.a\n")]);
+    let tmp = files_dir(&[("a.toml", MESSY), ("b.toml", "vhosts = [\"/\"]\n[queues.a\n")]);
     let run = warren(&["fmt", path_str(tmp.path())]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("b.toml:2:"), "{}", run.stderr);
