@@ -278,12 +278,7 @@ pub(crate) fn git(dir: &std::path::Path, args: &[&str]) {
 /// A git repository of `dir` as it stands, on branch `main`, in one commit.
 /// A temporary git repository holding `files` (path, text), committed.
 pub(crate) fn repository(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let repo = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = repo.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    let repo = files_dir(files);
     committed(repo.path());
     repo
 }
