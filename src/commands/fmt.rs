@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use similar::TextDiff;
 
 use crate::desired::expect::is_test_file;
@@ -57,18 +58,22 @@ pub fn report(path: &Path) -> error::Result<Report> {
     let mut problems = Vec::new();
     let mut changed = Vec::new();
     let files = files(path).map_err(|d| Error::invalid().drawn([d], &sources))?;
-    for (file, kind) in &files {
-        let before = match std::fs::read_to_string(file) {
-            Ok(text) => text,
-            Err(e) => {
-                problems.push(Diagnostic::error("read", format!("cannot read {}: {e}", file.display())));
-                continue;
-            }
-        };
-        match format::format(&before, *kind) {
-            Ok(after) if after == before => {}
-            Ok(after) => changed.push(Changed { path: file.clone(), before, after }),
-            Err(e) => {
+    // Each file on its own, in parallel as `desired` reads them; the
+    // results in the files' order.
+    let formatted: Vec<_> = files
+        .par_iter()
+        .map(|(file, kind)| {
+            let before = std::fs::read_to_string(file)?;
+            let after = format::format(&before, *kind);
+            Ok((before, after))
+        })
+        .collect::<Vec<std::io::Result<_>>>();
+    for ((file, _), result) in files.iter().zip(formatted) {
+        match result {
+            Err(e) => problems.push(Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))),
+            Ok((before, Ok(after))) if after == before => {}
+            Ok((before, Ok(after))) => changed.push(Changed { path: file.clone(), before, after }),
+            Ok((before, Err(e))) => {
                 let id = sources.add(file, before);
                 let d = Diagnostic::error("syntax", format!("invalid TOML: {}", e.message))
                     .at(Location { file: id, span: e.span })

@@ -56,7 +56,10 @@ pub fn format(text: &str, kind: FileKind) -> Result<String, SyntaxError> {
 fn table(t: &mut Table, kind: FileKind, path: &mut Vec<Step>, dotted: &str) {
     let order = known(kind, path);
     let names: Vec<String> = t.iter().map(|(k, _)| k.to_string()).collect();
-    let mut entries: Vec<(Key, Item)> = names.iter().filter_map(|k| t.remove_entry(k)).collect();
+    // Taken from the end, where removing is cheap (a table of 100,000
+    // queues), then put back in order.
+    let mut entries: Vec<(Key, Item)> = names.iter().rev().filter_map(|k| t.remove_entry(k)).collect();
+    entries.reverse();
     // The comments that open a file stay at its top, whatever key moves
     // there (`vhosts`).
     let opening = match entries.first_mut() {
@@ -189,7 +192,8 @@ fn inline_table(t: &mut InlineTable, kind: FileKind, path: &mut Vec<Step>) {
         || t.trailing().as_str().is_some_and(|s| s.contains('#'));
     let order = known(kind, path);
     let names: Vec<String> = t.iter().map(|(k, _)| k.to_string()).collect();
-    let mut entries: Vec<(Key, Value)> = names.iter().filter_map(|k| t.remove_entry(k)).collect();
+    let mut entries: Vec<(Key, Value)> = names.iter().rev().filter_map(|k| t.remove_entry(k)).collect();
+    entries.reverse();
     entries.sort_by_key(|(k, _)| rank(order, k.get()));
     for (old, mut v) in entries {
         path.push(Step::Key(old.get().to_string()));
