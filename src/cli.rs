@@ -325,6 +325,23 @@ pub enum Command {
         #[arg(long = "env", value_name = "ENV")]
         envs: Vec<String>,
     },
+    /// Lay out topology files canonically: known keys in the order `import` writes them, bare keys,
+    /// one blank line before each table, comments kept where they are. The order of tables and of
+    /// `[[bindings]]` across a file is never changed, nor what the files mean.
+    ///
+    /// Rewrites the files that change and lists them; with --check changes nothing, prints a
+    /// unified diff of each file that would change (only its name with -q) and exits 1 when any
+    /// would. A file that is not TOML is an error at its line and column, and then no file is
+    /// written. See docs/format.md, "Canonical layout".
+    Fmt {
+        /// A file, or a directory: every *.toml below it (but in hidden directories), warren.toml and
+        /// *.test.toml included.
+        #[arg(default_value = "topology")]
+        path: PathBuf,
+        /// Change nothing: show what would change, and exit 1 if anything would (for CI).
+        #[arg(long)]
+        check: bool,
+    },
     /// Run the routing tests (`*.test.toml` beside the topology): where messages and dead letters
     /// go, against the files, each environment's merged topology with --env, or the broker with
     /// --live (read only: nothing is published).

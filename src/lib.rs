@@ -14,6 +14,7 @@ pub mod error;
 pub mod exit;
 pub mod export;
 pub mod fingerprint;
+pub mod format;
 pub mod import;
 pub mod journal;
 pub mod lint;
@@ -141,6 +142,7 @@ fn command(command: Command, connection: &cli::Connection, out: &Writer) -> erro
             commands::adopt::run(&path, &from, auto_approve, lock_timeout, connection, out)
         }
         Command::Validate { path, envs, format } => commands::validate::run(&path, &envs, format, out),
+        Command::Fmt { path, check } => commands::fmt::run(&path, check, out),
         Command::Lint { rules: true, format, .. } => commands::lint::rules(format, out),
         Command::Completions { shell } => {
             out.out(cli::completions(shell));

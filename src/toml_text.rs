@@ -4,6 +4,10 @@
 
 use crate::model::Value;
 
+/// The widest line: a longer list is written one item a line, a longer
+/// inline table (by import) as a sub-table.
+pub(crate) const WIDTH: usize = 100;
+
 /// A key: bare when TOML allows it (`max-length`), else quoted (`"shop.orders"`).
 pub(crate) fn key(k: &str) -> String {
     let bare = !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
@@ -40,10 +44,15 @@ fn basic(s: &str) -> String {
     out
 }
 
-/// A list of strings: `["a", "b"]`.
-pub(crate) fn strings<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
-    let items: Vec<String> = items.into_iter().map(|s| string(s)).collect();
-    format!("[{}]", items.join(", "))
+/// `name = [...]` with items written already: on one line when it fits in
+/// [`WIDTH`], else one item a line; no final newline.
+pub(crate) fn list_field(name: &str, items: &[String]) -> String {
+    let one_line = format!("{} = [{}]", key(name), items.join(", "));
+    if one_line.len() <= WIDTH || items.is_empty() {
+        return one_line;
+    }
+    let lines: Vec<String> = items.iter().map(|i| format!("    {i},\n")).collect();
+    format!("{} = [\n{}]", key(name), lines.concat())
 }
 
 /// A value on one line; `None` when it holds a null, which TOML cannot write.

@@ -20,3 +20,6 @@ warren diff "$base:$topology" "$topology" --format markdown > "$comment"
 if [[ -n "${GITHUB_OUTPUT:-}" ]]; then
     echo "comment=$comment" >> "$GITHUB_OUTPUT"
 fi
+# The files' layout last, so that a layout slip never hides a finding or
+# the plan: the diff `warren fmt` would make, and exit 1 if any.
+warren fmt --check "$topology"

@@ -8,6 +8,7 @@ pub mod destroy;
 pub mod export;
 pub mod findings;
 pub mod fleet;
+pub mod fmt;
 pub mod graph;
 pub mod import;
 pub mod import_object;

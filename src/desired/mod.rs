@@ -398,3 +398,24 @@ pub(crate) fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()>
     }
     Ok(())
 }
+
+/// The keys the parser accepts in each table, by a name of the table's
+/// place, for the formatter's test that gives each of them its place.
+#[cfg(test)]
+pub(crate) fn known_keys() -> Vec<(&'static str, &'static [&'static str])> {
+    vec![
+        ("vhost", parse::VHOST_KEYS),
+        ("external", parse::EXTERNAL_KEYS),
+        ("exchange", parse::EXCHANGE_KEYS),
+        ("queue", parse::QUEUE_KEYS),
+        ("binding", parse::BINDING_KEYS),
+        ("policy", parse::POLICY_KEYS),
+        ("user", parse::USER_KEYS),
+        ("permission", parse::PERMISSION_KEYS),
+        ("service", services::SERVICE_KEYS),
+        ("publish", services::PUBLISH_KEYS),
+        ("declares", services::DECLARES_KEYS),
+        ("super stream", super_streams::SUPER_STREAM_KEYS),
+        ("removed", removed::REMOVED_KEYS),
+    ]
+}

@@ -11,10 +11,7 @@ use crate::model::{
     ApplyTo, Binding, Exchange, External, Partitions, Password, Permission, Policy, Queue, QueueType, SuperStream,
     Table, User, Value, Vhost, VhostSettings,
 };
-use crate::toml_text::{inline_table, key, path, string, strings, value};
-
-/// The widest line before a table is written as a sub-table instead.
-const WIDTH: usize = 100;
+use crate::toml_text::{WIDTH, inline_table, key, list_field, path, string, value};
 
 /// What of its vhost the vhost's own file holds.
 pub(super) enum Share<'a> {
@@ -49,7 +46,7 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
     w.left_out(left_out);
     w.skipped(skipped, source);
     w.blank();
-    w.line(&format!("vhosts = {}", strings([&vhost.name])));
+    w.list("vhosts", [&vhost.name].into_iter());
     w.settings(&vhost.settings);
     w.external(&vhost.external, matches!(share, Share::Whole));
     for x in vhost.exchanges.values() {
@@ -113,7 +110,7 @@ pub(super) fn queues_file(
     w.comment(&format!("and the bindings to them, as `warren import` read them from {source}."));
     w.comment(&format!("The rest of the vhost is in {own}."));
     w.blank();
-    w.line(&format!("vhosts = {}", strings([&vhost.name])));
+    w.list("vhosts", [&vhost.name].into_iter());
     for q in queues {
         w.queue(q, vhost);
     }
@@ -150,7 +147,7 @@ pub(super) fn users_file<'a>(
             Password::None => w.comment("no password in the export: add `password_env = \"VARIABLE\"` to give it one"),
         }
         if !u.tags.is_empty() {
-            w.field("tags", &strings(&u.tags));
+            w.list("tags", u.tags.iter());
         }
         if let Some(limits) = &u.limits {
             let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();
@@ -239,7 +236,7 @@ impl Writer {
             self.field("default_queue_type", &string(t.as_str()));
         }
         if let Some(tags) = &s.tags {
-            self.field("tags", &strings(tags));
+            self.list("tags", tags.iter());
         }
         if let Some(p) = s.protected_from_deletion {
             self.field("protected_from_deletion", &p.to_string());
@@ -364,8 +361,8 @@ impl Writer {
                     continue;
                 }
                 let v = if a.secret { self.secret_from_env(name, a.name, v) } else { v.clone() };
-                if let Some(text) = value(&v) {
-                    self.field(a.name, &text);
+                if let Some(line) = field_line(a.name, &v) {
+                    self.line(&line);
                 }
             }
         }
@@ -418,19 +415,11 @@ impl Writer {
         }
     }
 
-    /// A list of strings, one per line when it is long.
+    /// A list of strings, one per line when it is long (as `warren fmt`
+    /// lays lists out).
     fn list<'a>(&mut self, name: &str, items: impl Iterator<Item = &'a String>) {
-        let items: Vec<&String> = items.collect();
-        let one_line = format!("{name} = {}", strings(items.iter().copied()));
-        if one_line.len() <= WIDTH {
-            self.line(&one_line);
-            return;
-        }
-        self.line(&format!("{name} = ["));
-        for i in items {
-            self.line(&format!("    {},", string(i)));
-        }
-        self.line("]");
+        let items: Vec<String> = items.map(|i| string(i)).collect();
+        self.line(&list_field(name, &items));
     }
 
     /// An inline table, or a sub-table `[at.name]` after the plain fields
@@ -444,7 +433,7 @@ impl Writer {
         }
         let mut sub = vec![String::new(), format!("[{}]", path(&[at, &[name]].concat()))];
         for (k, v) in table {
-            sub.push(format!("{} = {}", key(k), value(v).unwrap_or_default()));
+            sub.push(field_line(k, v).unwrap_or_default());
         }
         self.pending.push(sub.join("\n") + "\n");
     }
@@ -472,6 +461,15 @@ impl Writer {
         self.flush();
         self.out
     }
+}
+
+/// `name = value`, a list one item a line when it is long; `None` for a
+/// null, which TOML cannot write.
+fn field_line(name: &str, v: &Value) -> Option<String> {
+    Some(match v {
+        Value::List(items) => list_field(name, &items.iter().map(value).collect::<Option<Vec<String>>>()?),
+        v => format!("{} = {}", key(name), value(v)?),
+    })
 }
 
 #[cfg(test)]

@@ -245,6 +245,9 @@ fn a_large_vhost_imports_into_several_files_and_plans_no_change() {
     let plan = warren(&["plan", out_name, "--state", path_str(&state)]);
     assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
     assert!(plan.stdout.contains("No changes. The broker matches the topology."), "{}", plan.stdout);
+    // The further files of a split vhost are in the canonical layout too.
+    let fmt = warren(&["fmt", "--check", out_name]);
+    assert_eq!(fmt.code, 0, "{}{}", fmt.stdout, fmt.stderr);
 }
 
 #[test]

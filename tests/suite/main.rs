@@ -22,6 +22,7 @@ mod environments;
 mod environments_broker;
 mod export;
 mod findings;
+mod fmt;
 mod graph;
 mod history;
 mod import;

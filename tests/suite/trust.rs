@@ -2,20 +2,10 @@
 //! project picked for them, a broken project file said once and at its
 //! place, and never a credential printed. Offline, through the real binary.
 
-use crate::common::{warren_env, warren_in};
+use crate::common::{files_dir, warren_env, warren_in};
 
 /// The variables a user's shell may carry, removed: each test says what it sets.
 const CLEAN: [(&str, Option<&str>); 3] = [("WARREN_URL", None), ("WARREN_PROJECT", None), ("WARREN_AMQP_URL", None)];
-
-fn dir(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
 
 fn with(env: &[(&'static str, Option<&'static str>)]) -> Vec<(&'static str, Option<&'static str>)> {
     let mut all = CLEAN.to_vec();
@@ -27,7 +17,7 @@ const TOPOLOGY: &str = "vhosts = [\"/\"]\n\n[queues.orders]\n";
 
 #[test]
 fn a_plan_against_a_broker_needs_a_project_and_shows_the_file_to_write() {
-    let d = dir(&[("topology.toml", TOPOLOGY)]);
+    let d = files_dir(&[("topology.toml", TOPOLOGY)]);
     // An address nothing listens on: the project is asked for first.
     let run = warren_in(d.path(), &["plan", "."], &with(&[("WARREN_URL", Some("http://u:p@127.0.0.1:9"))]));
     assert_eq!(run.code, 1, "{}", run.stderr);
@@ -51,7 +41,7 @@ fn a_plan_against_a_broker_needs_a_project_and_shows_the_file_to_write() {
 
 #[test]
 fn a_named_project_with_no_broker_given_is_told_how_to_name_one() {
-    let d = dir(&[("topology.toml", TOPOLOGY)]);
+    let d = files_dir(&[("topology.toml", TOPOLOGY)]);
     let run = warren_in(d.path(), &["plan", "."], &with(&[("WARREN_PROJECT", Some("orders"))]));
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("no broker given: warren has no default broker"), "{}", run.stderr);
@@ -62,7 +52,7 @@ fn a_named_project_with_no_broker_given_is_told_how_to_name_one() {
 
 #[test]
 fn the_project_named_on_the_command_line_must_agree_with_its_file() {
-    let d = dir(&[("topology.toml", TOPOLOGY), ("warren.toml", "[project]\nname = \"orders\"\n")]);
+    let d = files_dir(&[("topology.toml", TOPOLOGY), ("warren.toml", "[project]\nname = \"orders\"\n")]);
     let env = with(&[("WARREN_URL", Some("http://u:p@127.0.0.1:9"))]);
     let run = warren_in(d.path(), &["plan", ".", "--project", "billing"], &env);
     assert_eq!(run.code, 1, "{}", run.stderr);
@@ -73,7 +63,7 @@ const ENVIRONMENTS: &str = "[project]\nname = \"orders\"\n\n[environments.stagin
 
 #[test]
 fn a_project_with_environments_names_one_even_when_warren_url_is_set() {
-    let d = dir(&[("topology.toml", TOPOLOGY), ("warren.toml", ENVIRONMENTS)]);
+    let d = files_dir(&[("topology.toml", TOPOLOGY), ("warren.toml", ENVIRONMENTS)]);
     let env = with(&[("WARREN_URL", Some("http://u:p@127.0.0.1:9"))]);
     for command in [&["plan", "."][..], &["apply", ".", "--auto-approve"], &["lint", ".", "--live"]] {
         let run = warren_in(d.path(), command, &env);
@@ -97,7 +87,7 @@ fn a_project_with_environments_names_one_even_when_warren_url_is_set() {
 fn a_typo_in_the_project_file_is_one_error_at_its_place() {
     let project = "[environments.staging]\nurl_env = \"S\"\noverlays = [\"overlays/staging\"]\n\n[deploy]\nstagez = [[\"staging\"]]\n";
     let overlay = "rename_vhosts = { \"/\" = \"staging\" }\n";
-    let d = dir(&[("topology.toml", TOPOLOGY), ("warren.toml", project), ("overlays/staging/o.toml", overlay)]);
+    let d = files_dir(&[("topology.toml", TOPOLOGY), ("warren.toml", project), ("overlays/staging/o.toml", overlay)]);
     for args in [&["validate", "."][..], &["validate", ".", "--env", "staging"], &["plan", ".", "--env", "staging"]] {
         let run = warren_in(d.path(), args, &with(&[]));
         assert_eq!(run.code, 1, "{args:?}");
@@ -112,7 +102,7 @@ fn a_typo_in_the_project_file_is_one_error_at_its_place() {
 #[test]
 fn a_url_where_a_variable_belongs_fails_its_environment_alone_and_never_shows_the_password() {
     let project = "[project]\nname = \"orders\"\n\n[environments.staging]\nurl_env = \"http://guest:s3cret@127.0.0.1:15732\"\n\n[environments.prod]\nurl_env = \"ORDERS_PROD_URL\"\n";
-    let d = dir(&[("topology.toml", TOPOLOGY), ("warren.toml", project)]);
+    let d = files_dir(&[("topology.toml", TOPOLOGY), ("warren.toml", project)]);
     let run = warren_in(d.path(), &["validate", ".", "--env", "prod"], &with(&[]));
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     for args in [&["validate", ".", "--env", "staging"][..], &["validate", "."], &["plan", ".", "--env", "all"]] {

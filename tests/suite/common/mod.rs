@@ -187,7 +187,8 @@ pub(crate) fn examples() -> Vec<String> {
         .collect()
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file below `dir`, unsorted.
+pub(crate) fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -281,12 +282,7 @@ pub(crate) fn git(dir: &std::path::Path, args: &[&str]) {
 /// A git repository of `dir` as it stands, on branch `main`, in one commit.
 /// A temporary git repository holding `files` (path, text), committed.
 pub(crate) fn repository(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let repo = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = repo.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    let repo = files_dir(files);
     committed(repo.path());
     repo
 }
@@ -295,4 +291,16 @@ fn committed(dir: &std::path::Path) {
     git(dir, &["init", "-q", "-b", "main"]);
     git(dir, &["add", "."]);
     git(dir, &["commit", "-q", "-m", "v1"]);
+}
+
+/// A temporary directory holding these files (names relative to it, with
+/// their directories made).
+pub(crate) fn files_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
 }
