@@ -26,7 +26,7 @@ const USER: &[&str] =
     &["password_hash", "hashing_algorithm", "password_env", "password", "tags", "limits", "lint_allow"];
 const PERMISSION: &[&str] = &["configure", "write", "read", "lint_allow"];
 const SERVICE: &[&str] = &["user", "publishes", "consumes", "declares", "lint_allow"];
-const PUBLISH: &[&str] = &["exchange", "keys"];
+const PUBLISH: &[&str] = &["exchange", "keys", "headers"];
 const DECLARES: &[&str] = &["server_named", "prefixes"];
 const REMOVED: &[&str] = &["exchanges", "queues", "policies", "operator_policies", "permissions", "users"];
 const PROJECT: &[&str] = &["name", "default_env"];
