@@ -53,31 +53,7 @@ pub fn run(
     let imported =
         crate::import::import_beside(&found, skipped, &[], &origin.source, per_file, consumed, &before.topology)
             .map_err(|d| Error::invalid().drawn([d], &Sources::default()))?;
-    let mut written: Vec<(PathBuf, Option<String>)> = Vec::new();
-    for file in &imported.files {
-        // Beside the vhost's declaration, or a file of its own (users.toml
-        // for users), which must be new.
-        let (path, text) = match file.vhost.as_deref().and_then(|v| declaring(&before, v)) {
-            Some(path) => (path, format!("\n{}", object::body(&file.text))),
-            None => (dir.join(&file.name), file.text.clone()),
-        };
-        let was = fs::read_to_string(&path).ok();
-        let appends = text.starts_with('\n');
-        if was.is_some() && !appends {
-            restore(&written);
-            return Err(Error::invalid().line(format!(
-                "{} exists, and is not where warren declares what it would hold: nothing was written. Add them \
-                 by hand, or import them into a new directory with `warren import --out`.",
-                path.display()
-            )));
-        }
-        let new = format!("{}{text}", was.clone().unwrap_or_default());
-        if let Err(e) = fs::write(&path, new) {
-            restore(&written);
-            return Err(Error::invalid().line(format!("cannot write {}: {e}; nothing was written.", path.display())));
-        }
-        written.push((path, was));
-    }
+    let written = write_beside(&before, dir, &imported.files)?;
     let after = desired::load(dir);
     if after.has_errors() {
         let errors: Vec<Diagnostic> = after.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
@@ -99,6 +75,41 @@ pub fn run(
         after.project.name()
     ));
     Ok(Done::Ok)
+}
+
+/// Each imported file's text added to the file that declares its vhost,
+/// or written as a new file; on failure, every file as it was.
+fn write_beside(
+    before: &desired::Desired,
+    dir: &Path,
+    files: &[crate::import::File],
+) -> Result<Vec<(PathBuf, Option<String>)>, Error> {
+    let mut written: Vec<(PathBuf, Option<String>)> = Vec::new();
+    for file in files {
+        // Beside the vhost's declaration, or a file of its own (users.toml
+        // for users), which must be new.
+        let (path, text) = match file.vhost.as_deref().and_then(|v| declaring(before, v)) {
+            Some(path) => (path, format!("\n{}", object::body(&file.text))),
+            None => (dir.join(&file.name), file.text.clone()),
+        };
+        let was = fs::read_to_string(&path).ok();
+        let appends = text.starts_with('\n');
+        if was.is_some() && !appends {
+            restore(&written);
+            return Err(Error::invalid().line(format!(
+                "{} exists, and is not where warren declares what it would hold: nothing was written. Add them \
+                 by hand, or import them into a new directory with `warren import --out`.",
+                path.display()
+            )));
+        }
+        let new = format!("{}{text}", was.clone().unwrap_or_default());
+        if let Err(e) = fs::write(&path, new) {
+            restore(&written);
+            return Err(Error::invalid().line(format!("cannot write {}: {e}; nothing was written.", path.display())));
+        }
+        written.push((path, was));
+    }
+    Ok(written)
 }
 
 /// The first file of `desired` whose `vhosts` names `v`, when one does:
