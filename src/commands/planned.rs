@@ -70,6 +70,9 @@ pub struct Draft {
     plan: Plan,
     passwords: BTreeMap<String, String>,
     notes: Vec<Diagnostic>,
+    /// The plan's routing change, worked out with the plan: against an
+    /// export, beside the whole-topology checks (see `plan_command`).
+    routing: Vec<crate::render::routing::RoutingDoc>,
 }
 
 /// The plan of the files against `live`. It only reads them, so that it can
@@ -137,7 +140,8 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
     notes.extend(diff::moved::notes(&desired.topology, &live.topology));
     let d = diff::diff(&desired_topology, &live.topology, &live.ownership, desired.project.name(), &options, &facts);
     let plan = plan::build(d, &live.topology);
-    Draft { plan, passwords, notes }
+    let routing = routing(live, &plan);
+    Draft { plan, passwords, notes, routing }
 }
 
 /// Turns the plan's routing change off, for the benchmark's baseline
@@ -157,7 +161,7 @@ fn routing(live: &LiveSide, plan: &Plan) -> Vec<crate::render::routing::RoutingD
 
 /// The drafted plan with every diagnostic placed, as a document to show.
 pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -> Planned {
-    let Draft { plan, passwords, notes } = drafted;
+    let Draft { plan, passwords, notes, routing } = drafted;
     let mut diagnostics: Vec<Diagnostic> = plan
         .problems
         .iter()
@@ -172,7 +176,7 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     let mut document =
         PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
     document.origin.project = desired.project.name().to_string();
-    document.routing = routing(&live, &plan);
+    document.routing = routing;
     document.origin.picture = super::picture::of_change(&desired.topology, &live.topology, &plan, &document.routing);
     Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords }
 }
