@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use std::rc::Rc;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::view::View;
 use super::{Context, finding};
@@ -24,6 +24,18 @@ struct Reach<'v, 'a> {
     vhost: &'a Vhost,
     view: &'v View<'a>,
     routes: DeadLetterRoutes<'v, 'a>,
+    /// Each queue's landing, and the exchange to walk where the model
+    /// cannot tell: every queue is asked once for all of them, and the
+    /// queues publishes reach (thousands) again.
+    asked: FxHashMap<&'a str, Option<Asked<'a>>>,
+}
+
+/// Where one queue's dead letters land, and their exchange when the model
+/// cannot tell.
+#[derive(Clone)]
+struct Asked<'a> {
+    landing: Rc<Landing<'a>>,
+    pending: Option<&'a str>,
 }
 
 impl<'a> Reach<'_, 'a> {
@@ -31,16 +43,31 @@ impl<'a> Reach<'_, 'a> {
     /// names them; where it cannot tell, their exchange waits in `seen`
     /// for [`Reach::walk`]. Thousands of queues share a landing: each is
     /// added once.
-    fn dead_letters(&mut self, queue: &str, seen: &mut Seen<'a>, out: &mut Vec<&'a str>) {
-        let Some(landing) = self.routes.of(queue) else { return };
-        if seen.landings.insert(Rc::as_ptr(&landing)) {
-            out.extend(landing.queues.iter().copied());
+    fn dead_letters(&mut self, queue: &'a str, seen: &mut Seen<'a>, out: &mut Vec<&'a str>) {
+        let Some(asked) = self.asked(queue) else { return };
+        if seen.landings.insert(Rc::as_ptr(&asked.landing)) {
+            out.extend(asked.landing.queues.iter().copied());
         }
-        if landing.cannot_tell
-            && let Some((exchange, _)) = self.view.router.dead_letter_exchange(queue)
-        {
+        if let Some(exchange) = asked.pending {
             seen.pending.push(exchange.to_string());
         }
+    }
+
+    /// `queue`'s [`Asked`], worked out on its first question.
+    fn asked(&mut self, queue: &'a str) -> Option<Asked<'a>> {
+        if let Some(known) = self.asked.get(queue) {
+            return known.clone();
+        }
+        let asked = self.routes.of(queue).map(|landing| {
+            let pending = if landing.cannot_tell {
+                self.view.router.dead_letter_exchange(queue).map(|(exchange, _)| exchange)
+            } else {
+                None
+            };
+            Asked { landing, pending }
+        });
+        self.asked.insert(queue, asked.clone());
+        asked
     }
 
     /// Adds to `out` every queue a message at the exchanges waiting in
@@ -99,7 +126,7 @@ pub(super) fn check(ctx: &mut Context) {
         let view = &ctx.views[vname.as_str()];
         let mut out = Found::new();
         shared(vhost, view, &mut out);
-        let mut reach = Reach { vhost, view, routes: DeadLetterRoutes::new(&view.router) };
+        let mut reach = Reach { vhost, view, routes: DeadLetterRoutes::new(&view.router), asked: FxHashMap::default() };
         let (published, seen) = published(&mut reach, &mut out);
         let dead_lettered = dead_lettered(&mut reach);
         unconsumed(ctx, vname, vhost, &dead_lettered, &mut out);
@@ -120,14 +147,15 @@ pub(super) fn check(ctx: &mut Context) {
 /// services in name order: `shared-queue` says so here, and the check of
 /// who may read each queue (`access.rs`) leaves them to it.
 pub(super) fn consumed_by_several(vhost: &Vhost) -> BTreeMap<&str, Vec<&str>> {
-    let mut by_queue: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    // Hashed, then the few shared ones put in order: 500 services consume
+    // 10,000 queues, nearly all by one service each.
+    let mut by_queue: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
     for s in vhost.services.values() {
         for q in s.consumes.iter().collect::<BTreeSet<_>>() {
             by_queue.entry(q).or_default().push(&s.name);
         }
     }
-    by_queue.retain(|_, services| services.len() > 1);
-    by_queue
+    by_queue.into_iter().filter(|(_, services)| services.len() > 1).collect()
 }
 
 /// `shared-queue`: two services consuming one queue. An error: the files
@@ -196,18 +224,25 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
     let (vhost, view) = (reach.vhost, reach.view);
     let mut reached: FxHashSet<&'a str> = FxHashSet::default();
     let mut seen = Seen::default();
+    // Services often publish alike (to one exchange with the same keys):
+    // each such publish is routed once, and what it reaches added once.
+    let mut routed: FxHashMap<(&str, &[String]), Rc<Routes>> = FxHashMap::default();
     for s in vhost.services.values() {
         for (i, p) in s.publishes.iter().enumerate() {
             let place = || Place::Service(s.name.clone(), format!("publishes.{i}"));
             let exchange = describe_exchange(&p.exchange);
-            let routes: Vec<(Keys, Route)> = classes(view, &p.exchange, &p.keys)
-                .into_iter()
-                .map(|keys| {
-                    let message = Message { exchange: p.exchange.clone(), keys: keys.clone(), headers: None };
-                    let route = view.router.route_without_path(&message);
-                    (keys, route)
-                })
-                .collect();
+            let routes = match routed.get(&(p.exchange.as_str(), p.keys.as_slice())) {
+                Some(r) => Rc::clone(r),
+                None => {
+                    let routes = Rc::new(routes(view, &p.exchange, &p.keys));
+                    routed.insert((&p.exchange, &p.keys), Rc::clone(&routes));
+                    for (_, r) in routes.iter() {
+                        reached.extend(r.queues.iter().filter_map(|q| held(vhost, q)));
+                        seen.pending.extend(r.cannot_tell.iter().map(|c| c.exchange.clone()));
+                    }
+                    routes
+                }
+            };
             if routes.iter().any(|(_, r)| r.dropped.iter().any(|d| d.why == Why::Internal && d.exchange == p.exchange))
             {
                 let d = finding(
@@ -218,10 +253,6 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
                 out.push((place(), d));
                 continue;
             }
-            for (_, r) in &routes {
-                reached.extend(r.queues.iter().filter_map(|q| held(vhost, q)));
-                seen.pending.extend(r.cannot_tell.iter().map(|c| c.exchange.clone()));
-            }
             if let Some(d) = unroutable(s, &exchange, &routes) {
                 out.push((place(), d));
             }
@@ -231,6 +262,19 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
     reach.walk(&mut seen, &mut below);
     reached.extend(below);
     (reached, seen)
+}
+
+/// Each class of keys of a publish, routed.
+type Routes = Vec<(Keys, Route)>;
+
+/// Each class of keys of a publish to `exchange` with `keys`, routed.
+fn routes(view: &View, exchange: &str, keys: &[String]) -> Routes {
+    let route = |keys: Keys| {
+        let message = Message { exchange: exchange.to_string(), keys: keys.clone(), headers: None };
+        let route = view.router.route_without_path(&message);
+        (keys, route)
+    };
+    classes(view, exchange, keys).into_iter().map(route).collect()
 }
 
 /// The classes of keys a publish to `exchange` sends: each key (a topic
