@@ -16,7 +16,7 @@ use super::view::View;
 use super::{Context, finding};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::services::Service;
-use crate::model::{DestinationKind, ObjectKey, Value, Vhost};
+use crate::model::{DestinationKind, ObjectKey, Queue, Value, Vhost};
 use crate::routing::{DeadLetterRoutes, Keys, Landing, Message, Route, Why};
 
 /// What the rules ask of one vhost's routes, each answer worked out once.
@@ -43,8 +43,9 @@ impl<'a> Reach<'_, 'a> {
     /// names them; where it cannot tell, their exchange waits in `seen`
     /// for [`Reach::walk`]. Thousands of queues share a landing: each is
     /// added once.
-    fn dead_letters(&mut self, queue: &'a str, seen: &mut Seen<'a>, out: &mut Vec<&'a str>) {
-        let Some(asked) = self.asked(queue) else { return };
+    /// (`held`: the queue itself, when the caller has it.)
+    fn dead_letters(&mut self, queue: &'a str, held: Option<&'a Queue>, seen: &mut Seen<'a>, out: &mut Vec<&'a str>) {
+        let Some(asked) = self.asked(queue, held) else { return };
         if seen.landings.insert(Rc::as_ptr(&asked.landing)) {
             out.extend(asked.landing.queues.iter().copied());
         }
@@ -54,16 +55,18 @@ impl<'a> Reach<'_, 'a> {
     }
 
     /// `queue`'s [`Asked`], worked out on its first question.
-    fn asked(&mut self, queue: &'a str) -> Option<Asked<'a>> {
+    fn asked(&mut self, queue: &'a str, held: Option<&'a Queue>) -> Option<Asked<'a>> {
         if let Some(known) = self.asked.get(queue) {
             return known.clone();
         }
-        let asked = self.routes.of(queue).map(|landing| {
-            let pending = if landing.cannot_tell {
-                self.view.router.dead_letter_exchange(queue).map(|(exchange, _)| exchange)
-            } else {
-                None
-            };
+        let router = &self.view.router;
+        let exchange = match held {
+            Some(q) => router.dead_letter_exchange_of(q),
+            None => router.dead_letter_exchange(queue),
+        };
+        let asked = exchange.map(|(exchange, key)| {
+            let landing = self.routes.of_exchange(queue, exchange, key);
+            let pending = landing.cannot_tell.then_some(exchange);
             Asked { landing, pending }
         });
         self.asked.insert(queue, asked.clone());
@@ -226,7 +229,9 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
     let mut seen = Seen::default();
     // Services often publish alike (to one exchange with the same keys):
     // each such publish is routed once, and what it reaches added once.
-    let mut routed: FxHashMap<(&str, &[String]), Rc<Routes>> = FxHashMap::default();
+    let mut routed: FxHashMap<(&str, &[String]), Rc<Vec<Routed<'a>>>> = FxHashMap::default();
+    // The names reached, each looked up among the vhost's once at the end.
+    let mut names: FxHashSet<&'a str> = FxHashSet::default();
     for s in vhost.services.values() {
         for (i, p) in s.publishes.iter().enumerate() {
             let place = || Place::Service(s.name.clone(), format!("publishes.{i}"));
@@ -236,14 +241,14 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
                 None => {
                     let routes = Rc::new(routes(view, &p.exchange, &p.keys));
                     routed.insert((&p.exchange, &p.keys), Rc::clone(&routes));
-                    for (_, r) in routes.iter() {
-                        reached.extend(r.queues.iter().filter_map(|q| held(vhost, q)));
-                        seen.pending.extend(r.cannot_tell.iter().map(|c| c.exchange.clone()));
+                    for r in routes.iter() {
+                        names.extend(r.queues.iter().copied());
+                        seen.pending.extend(r.route.cannot_tell.iter().map(|c| c.exchange.clone()));
                     }
                     routes
                 }
             };
-            if routes.iter().any(|(_, r)| r.dropped.iter().any(|d| d.why == Why::Internal && d.exchange == p.exchange))
+            if routes.iter().any(|r| r.route.dropped.iter().any(|d| d.why == Why::Internal && d.exchange == p.exchange))
             {
                 let d = finding(
                     "publish-to-internal",
@@ -258,21 +263,34 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
             }
         }
     }
+    reached.extend(names.into_iter().filter_map(|q| held(vhost, q)));
     let mut below = Vec::new();
     reach.walk(&mut seen, &mut below);
     reached.extend(below);
     (reached, seen)
 }
 
-/// Each class of keys of a publish, routed.
-type Routes = Vec<(Keys, Route)>;
+/// One class of keys of a publish, routed: the queues it reaches apart
+/// from the rest of its route.
+struct Routed<'a> {
+    keys: Keys,
+    queues: Vec<&'a str>,
+    route: Route,
+}
+
+impl Routed<'_> {
+    /// Nothing reached and nothing the model cannot tell (as [`Route::nowhere`]).
+    fn nowhere(&self) -> bool {
+        self.queues.is_empty() && self.route.cannot_tell.is_empty()
+    }
+}
 
 /// Each class of keys of a publish to `exchange` with `keys`, routed.
-fn routes(view: &View, exchange: &str, keys: &[String]) -> Routes {
+fn routes<'a>(view: &View<'a>, exchange: &str, keys: &[String]) -> Vec<Routed<'a>> {
     let route = |keys: Keys| {
         let message = Message { exchange: exchange.to_string(), keys: keys.clone(), headers: None };
-        let route = view.router.route_without_path(&message);
-        (keys, route)
+        let (queues, route) = view.router.reach_without_path(&message);
+        Routed { keys, queues, route }
     };
     classes(view, exchange, keys).into_iter().map(route).collect()
 }
@@ -301,14 +319,14 @@ fn classes(view: &View, exchange: &str, keys: &[String]) -> Vec<Keys> {
 /// `publish-unroutable` for the classes of `routes` that reach no queue
 /// and pass nowhere the model cannot tell. An error: the broker drops
 /// what it cannot route (or returns it, to a publisher that asked).
-fn unroutable(s: &Service, exchange: &str, routes: &[(Keys, Route)]) -> Option<Diagnostic> {
-    let lost: Vec<&(Keys, Route)> = routes.iter().filter(|(_, r)| r.nowhere()).collect();
-    let (_, first) = lost.first()?;
+fn unroutable(s: &Service, exchange: &str, routes: &[Routed]) -> Option<Diagnostic> {
+    let lost: Vec<&Routed> = routes.iter().filter(|r| r.nowhere()).collect();
+    let first = &lost.first()?.route;
     let (what, them) = match lost.as_slice() {
-        [(Keys::Any, _)] => (String::new(), "what it publishes"),
-        [(k, _)] => (format!(" {}", k.describe()), "it"),
+        [Routed { keys: Keys::Any, .. }] => (String::new(), "what it publishes"),
+        [r] => (format!(" {}", r.keys.describe()), "it"),
         _ => {
-            let named: Vec<String> = lost.iter().take(LISTED).map(|(k, _)| k.describe()).collect();
+            let named: Vec<String> = lost.iter().take(LISTED).map(|r| r.keys.describe()).collect();
             let more = lost.len().saturating_sub(LISTED);
             let more = if more > 0 { format!(" and {more} more") } else { String::new() };
             (format!(" {}{more}", named.join(", ")), "them")
@@ -340,8 +358,8 @@ fn held<'a>(vhost: &'a Vhost, q: &str) -> Option<&'a str> {
 /// The queues some queue's dead letters may land in.
 fn dead_lettered<'a>(reach: &mut Reach<'_, 'a>) -> FxHashSet<&'a str> {
     let (mut seen, mut out) = (Seen::default(), Vec::new());
-    for q in reach.vhost.queues.keys() {
-        reach.dead_letters(q, &mut seen, &mut out);
+    for q in reach.vhost.queues.values() {
+        reach.dead_letters(&q.name, Some(q), &mut seen, &mut out);
     }
     reach.walk(&mut seen, &mut out);
     out.into_iter().collect()
@@ -402,7 +420,7 @@ fn unreachable<'a>(reach: &mut Reach<'_, 'a>, mut reached: FxHashSet<&'a str>, m
     let mut next = Vec::new();
     loop {
         while let Some(q) = work.pop() {
-            reach.dead_letters(q, &mut seen, &mut next);
+            reach.dead_letters(q, None, &mut seen, &mut next);
             work.extend(next.drain(..).filter(|n| reached.insert(n)));
         }
         if seen.pending.is_empty() {

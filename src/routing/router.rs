@@ -284,6 +284,18 @@ impl<'a> Router<'a> {
         route
     }
 
+    /// Where `message`, published by a client, goes, without the path,
+    /// and the queues it reaches apart: sorted, each once, by the names of
+    /// the bindings that reach them (the route's own `queues` left empty).
+    /// For callers that route hundreds of messages and keep where they go
+    /// in sets of their own, without a copy of each name.
+    pub(crate) fn reach_without_path(&self, message: &Message) -> (Vec<&'a str>, Route) {
+        let Reached { mut queues, route } = self.reach(message, true, false);
+        queues.sort_unstable();
+        queues.dedup();
+        (queues, route)
+    }
+
     /// [`Router::route_from`] with the queues reached apart, by the names
     /// the vhost holds: for callers that route thousands of messages and
     /// keep where they went.
