@@ -320,9 +320,8 @@ impl<'a> Router<'a> {
         let mut walk = Walk::new(start, &message.keys);
         while let Some((name, carried)) = walk.work.pop_front() {
             let keys = carried.as_ref().unwrap_or(walk.own);
-            let exact = walk.message_exact;
             let mut next = |x: &'m str, k: Option<Keys>| walk.next(x, k, keys);
-            if exact && !path && self.fanned(name, &mut queues, &mut out, |x| next(x, None)) {
+            if !path && self.fanned(name, &mut queues, &mut out, |x| next(x, None)) {
                 continue;
             }
             let Some(step) = self.step(name, keys, message, &mut out) else { continue };
@@ -371,10 +370,10 @@ impl<'a> Router<'a> {
         Reached { queues, route: out }
     }
 
-    /// A message's step through `name` when it is a fanout exchange with
-    /// bindings, which routes all it takes (no alternate exchange; one key
-    /// goes on as it came): its queues added at once, each exchange bound
-    /// handed to `next`. False for any other exchange.
+    /// A step through `name` when it is a fanout exchange with bindings,
+    /// which routes all it takes (no alternate exchange; the keys, one key
+    /// or a class, go on as they came): its queues added at once, each
+    /// exchange bound handed to `next`. False for any other exchange.
     fn fanned(&self, name: &str, queues: &mut Vec<&'a str>, out: &mut Route, mut next: impl FnMut(&'a str)) -> bool {
         let Some(f) = self.fanouts.get(name) else { return false };
         queues.extend_from_slice(&f.queues);
