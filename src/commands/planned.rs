@@ -73,6 +73,9 @@ pub struct Draft {
     passwords: BTreeMap<String, String>,
     notes: Vec<Diagnostic>,
     left_out: std::collections::BTreeSet<crate::model::ObjectKey>,
+    /// The plan's routing change, worked out with the plan: against an
+    /// export, beside the whole-topology checks (see `plan_command`).
+    routing: Vec<crate::render::routing::RoutingDoc>,
 }
 
 /// The plan of the files against `live`. It only reads them, so that it can
@@ -142,7 +145,8 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
     let d = diff::diff(&desired_topology, &live.topology, &live.ownership, desired.project.name(), &options, &facts);
     let (d, left_out) = targeted(d, &desired.targets, &mut notes);
     let plan = plan::build(d, &live.topology);
-    Draft { plan, passwords, notes, left_out }
+    let routing = routing(live, &plan);
+    Draft { plan, passwords, notes, left_out, routing }
 }
 
 /// With `--target`, the diff limited to the targets and what they need,
@@ -197,7 +201,7 @@ fn routing(live: &LiveSide, plan: &Plan) -> Vec<crate::render::routing::RoutingD
 
 /// The drafted plan with every diagnostic placed, as a document to show.
 pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -> Planned {
-    let Draft { plan, passwords, notes, left_out } = drafted;
+    let Draft { plan, passwords, notes, left_out, routing } = drafted;
     let mut diagnostics: Vec<Diagnostic> = plan
         .problems
         .iter()
@@ -212,7 +216,7 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     let mut document =
         PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
     document.origin.project = desired.project.name().to_string();
-    document.routing = routing(&live, &plan);
+    document.routing = routing;
     document.origin.picture = super::picture::of_change(&desired.topology, &live.topology, &plan, &document.routing);
     Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords, left_out }
 }

@@ -72,7 +72,8 @@ fn shared_readers<'a>(
         .filter(|(user, _)| !service_users.contains(user.as_str()))
         .filter_map(|(user, p)| Some((user.as_str(), Regex::new(&p.read).ok()?)))
         .collect();
-    let mut consumers: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    // Hashed: looked up for each of the vhost's queues.
+    let mut consumers: rustc_hash::FxHashMap<&str, Vec<&str>> = rustc_hash::FxHashMap::default();
     for s in vhost.services.values().filter(|s| !is_administrator(&s.user)) {
         for q in &s.consumes {
             consumers.entry(q.as_str()).or_default().push(&s.user);

@@ -102,10 +102,12 @@ fn checked(
         let counted = ctx.repeats.map(|r| r.more).unwrap_or_default();
         (ctx.out, counted)
     };
-    // Three parts at once, their findings kept in the order of the checks:
+    // Four parts at once, their findings kept in the order of the checks:
     // the dead letters' routes take about as long as the other checks of
-    // the views; the policy checks match on their own, without the views.
-    let ((first, second), third) = rayon::join(
+    // the views; the services' contract, which routes every publish and
+    // every queue's dead letters again, as long as those with many
+    // services; the policy checks match on their own, without the views.
+    let ((first, second, contract), third) = rayon::join(
         || {
             let views: BTreeMap<&str, View> = topology
                 .vhosts
@@ -117,15 +119,21 @@ fn checked(
                     )
                 })
                 .collect();
-            rayon::join(
-                || run(&views, &[references::check, queues::check]),
-                || run(&views, &[dead_letters::check, exchanges::check, access::check, services::check]),
-            )
+            let ((first, second), contract) = rayon::join(
+                || {
+                    rayon::join(
+                        || run(&views, &[references::check, queues::check]),
+                        || run(&views, &[dead_letters::check, exchanges::check, access::check]),
+                    )
+                },
+                || run(&views, &[services::check]),
+            );
+            (first, second, contract)
         },
         || run(&BTreeMap::new(), &[policies::check]),
     );
     let (mut out, mut counted) = first;
-    for (rest, rest_counted) in [second, third] {
+    for (rest, rest_counted) in [second, contract, third] {
         out.add(rest);
         counted.extend(rest_counted);
     }

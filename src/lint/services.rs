@@ -10,13 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use std::rc::Rc;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::view::View;
 use super::{Context, LISTED, describe_exchange, finding, listed};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::services::{Publish, Service};
-use crate::model::{DestinationKind, ObjectKey, Table, Value, Vhost};
+use crate::model::{DestinationKind, ObjectKey, Queue, Table, Value, Vhost};
 use crate::routing::{DeadLetterRoutes, Keys, Landing, Message, Route, Why};
 
 /// What the rules ask of one vhost's routes, each answer worked out once.
@@ -24,6 +24,18 @@ struct Reach<'v, 'a> {
     vhost: &'a Vhost,
     view: &'v View<'a>,
     routes: DeadLetterRoutes<'v, 'a>,
+    /// Each queue's landing, and the exchange to walk where the model
+    /// cannot tell: every queue is asked once for all of them, and the
+    /// queues publishes reach (thousands) again.
+    asked: FxHashMap<&'a str, Option<Asked<'a>>>,
+}
+
+/// Where one queue's dead letters land, and their exchange when the model
+/// cannot tell.
+#[derive(Clone)]
+struct Asked<'a> {
+    landing: Rc<Landing<'a>>,
+    pending: Option<&'a str>,
 }
 
 impl<'a> Reach<'_, 'a> {
@@ -31,16 +43,34 @@ impl<'a> Reach<'_, 'a> {
     /// names them; where it cannot tell, their exchange waits in `seen`
     /// for [`Reach::walk`]. Thousands of queues share a landing: each is
     /// added once.
-    fn dead_letters(&mut self, queue: &str, seen: &mut Seen<'a>, out: &mut Vec<&'a str>) {
-        let Some(landing) = self.routes.of(queue) else { return };
-        if seen.landings.insert(Rc::as_ptr(&landing)) {
-            out.extend(landing.queues.iter().copied());
+    /// (`held`: the queue itself, when the caller has it.)
+    fn dead_letters(&mut self, queue: &'a str, held: Option<&'a Queue>, seen: &mut Seen<'a>, out: &mut Vec<&'a str>) {
+        let Some(asked) = self.asked(queue, held) else { return };
+        if seen.landings.insert(Rc::as_ptr(&asked.landing)) {
+            out.extend(asked.landing.queues.iter().copied());
         }
-        if landing.cannot_tell
-            && let Some((exchange, _)) = self.view.router.dead_letter_exchange(queue)
-        {
+        if let Some(exchange) = asked.pending {
             seen.pending.push(exchange.to_string());
         }
+    }
+
+    /// `queue`'s [`Asked`], worked out on its first question.
+    fn asked(&mut self, queue: &'a str, held: Option<&'a Queue>) -> Option<Asked<'a>> {
+        if let Some(known) = self.asked.get(queue) {
+            return known.clone();
+        }
+        let router = &self.view.router;
+        let exchange = match held {
+            Some(q) => router.dead_letter_exchange_of(q),
+            None => router.dead_letter_exchange(queue),
+        };
+        let asked = exchange.map(|(exchange, key)| {
+            let landing = self.routes.of_exchange(queue, exchange, key);
+            let pending = landing.cannot_tell.then_some(exchange);
+            Asked { landing, pending }
+        });
+        self.asked.insert(queue, asked.clone());
+        asked
     }
 
     /// Adds to `out` every queue a message at the exchanges waiting in
@@ -96,7 +126,7 @@ pub(super) fn check(ctx: &mut Context) {
         let view = &ctx.views[vname.as_str()];
         let mut out = Found::new();
         shared(vhost, view, &mut out);
-        let mut reach = Reach { vhost, view, routes: DeadLetterRoutes::new(&view.router) };
+        let mut reach = Reach { vhost, view, routes: DeadLetterRoutes::new(&view.router), asked: FxHashMap::default() };
         let (published, seen) = published(&mut reach, &mut out);
         let dead_lettered = dead_lettered(&mut reach);
         unconsumed(ctx, vname, vhost, &dead_lettered, &mut out);
@@ -117,14 +147,15 @@ pub(super) fn check(ctx: &mut Context) {
 /// services in name order: `shared-queue` says so here, and the check of
 /// who may read each queue (`access.rs`) leaves them to it.
 pub(super) fn consumed_by_several(vhost: &Vhost) -> BTreeMap<&str, Vec<&str>> {
-    let mut by_queue: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    // Hashed, then the few shared ones put in order: 500 services consume
+    // 10,000 queues, nearly all by one service each.
+    let mut by_queue: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
     for s in vhost.services.values() {
         for q in s.consumes.iter().collect::<BTreeSet<_>>() {
             by_queue.entry(q).or_default().push(&s.name);
         }
     }
-    by_queue.retain(|_, services| services.len() > 1);
-    by_queue
+    by_queue.into_iter().filter(|(_, services)| services.len() > 1).collect()
 }
 
 /// `shared-queue`: two services consuming one queue. An error: the files
@@ -193,23 +224,32 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
     let (vhost, view) = (reach.vhost, reach.view);
     let mut reached: FxHashSet<&'a str> = FxHashSet::default();
     let mut seen = Seen::default();
+    // Services often publish alike (to one exchange with the same keys):
+    // each such publish is routed once, and what it reaches added once.
+    let mut routed: FxHashMap<(&str, &[String]), Rc<Vec<Routed<'a>>>> = FxHashMap::default();
+    // The names reached, each looked up among the vhost's once at the end.
+    let mut names: FxHashSet<&'a str> = FxHashSet::default();
     for s in vhost.services.values() {
         for (i, p) in s.publishes.iter().enumerate() {
             let place = || Place::Service(s.name.clone(), format!("publishes.{i}"));
             let exchange = describe_exchange(&p.exchange);
-            let routes: Vec<(Sent, Route)> = sent(view, p)
-                .into_iter()
-                .map(|sent| {
-                    let message = Message {
-                        exchange: p.exchange.clone(),
-                        keys: sent.keys.clone(),
-                        headers: sent.headers.clone(),
-                    };
-                    let route = view.router.route_without_path(&message);
-                    (sent, route)
-                })
-                .collect();
-            if routes.iter().any(|(_, r)| r.dropped.iter().any(|d| d.why == Why::Internal && d.exchange == p.exchange))
+            // A publish with headers is its own: they are rarely alike.
+            let cached = p.headers.is_empty().then(|| routed.get(&(p.exchange.as_str(), p.keys.as_slice()))).flatten();
+            let routes = match cached {
+                Some(r) => Rc::clone(r),
+                None => {
+                    let routes = Rc::new(routes(view, p));
+                    if p.headers.is_empty() {
+                        routed.insert((&p.exchange, &p.keys), Rc::clone(&routes));
+                    }
+                    for r in routes.iter() {
+                        names.extend(r.queues.iter().copied());
+                        seen.pending.extend(r.route.cannot_tell.iter().map(|c| c.exchange.clone()));
+                    }
+                    routes
+                }
+            };
+            if routes.iter().any(|r| r.route.dropped.iter().any(|d| d.why == Why::Internal && d.exchange == p.exchange))
             {
                 let d = finding(
                     "publish-to-internal",
@@ -219,19 +259,31 @@ fn published<'a>(reach: &mut Reach<'_, 'a>, out: &mut Found) -> (FxHashSet<&'a s
                 out.push((place(), d));
                 continue;
             }
-            for (_, r) in &routes {
-                reached.extend(r.queues.iter().filter_map(|q| held(vhost, q)));
-                seen.pending.extend(r.cannot_tell.iter().map(|c| c.exchange.clone()));
-            }
             if let Some(d) = unroutable(s, &exchange, &routes) {
                 out.push((place(), d));
             }
         }
     }
+    reached.extend(names.into_iter().filter_map(|q| held(vhost, q)));
     let mut below = Vec::new();
     reach.walk(&mut seen, &mut below);
     reached.extend(below);
     (reached, seen)
+}
+
+/// One message of a publish, routed: the queues it reaches apart from the
+/// rest of its route.
+struct Routed<'a> {
+    sent: Sent,
+    queues: Vec<&'a str>,
+    route: Route,
+}
+
+impl Routed<'_> {
+    /// Nothing reached and nothing the model cannot tell (as [`Route::nowhere`]).
+    fn nowhere(&self) -> bool {
+        self.queues.is_empty() && self.route.cannot_tell.is_empty()
+    }
 }
 
 /// What one publish sends, as its messages are routed: a class of keys,
@@ -263,6 +315,16 @@ fn sent(view: &View, p: &Publish) -> Vec<Sent> {
     sets.flat_map(|h| classes.iter().map(|k| Sent { keys: k.clone(), headers: Some(h.clone()) })).collect()
 }
 
+/// Each message of publish `p`, routed.
+fn routes<'a>(view: &View<'a>, p: &Publish) -> Vec<Routed<'a>> {
+    let route = |sent: Sent| {
+        let message = Message { exchange: p.exchange.clone(), keys: sent.keys.clone(), headers: sent.headers.clone() };
+        let (queues, route) = view.router.reach_without_path(&message);
+        Routed { sent, queues, route }
+    };
+    sent(view, p).into_iter().map(route).collect()
+}
+
 /// The classes of keys a publish to `exchange` sends: each key (a topic
 /// pattern on a topic exchange as the class of keys it takes), or any key
 /// when it lists none.
@@ -287,21 +349,21 @@ fn classes(view: &View, exchange: &str, keys: &[String]) -> Vec<Keys> {
 /// `publish-unroutable` for the classes of `routes` that reach no queue
 /// and pass nowhere the model cannot tell. An error: the broker drops
 /// what it cannot route (or returns it, to a publisher that asked).
-fn unroutable(s: &Service, exchange: &str, routes: &[(Sent, Route)]) -> Option<Diagnostic> {
-    let lost: Vec<&(Sent, Route)> = routes.iter().filter(|(_, r)| r.nowhere()).collect();
-    let (_, first) = lost.first()?;
+fn unroutable(s: &Service, exchange: &str, routes: &[Routed]) -> Option<Diagnostic> {
+    let lost: Vec<&Routed> = routes.iter().filter(|r| r.nowhere()).collect();
+    let first = &lost.first()?.route;
     let (what, them) = match lost.as_slice() {
-        [(Sent { keys: Keys::Any, headers: None }, _)] => (String::new(), "what it publishes"),
-        [(k, _)] => (format!(" {}", k.describe()), "it"),
+        [Routed { sent: Sent { keys: Keys::Any, headers: None }, .. }] => (String::new(), "what it publishes"),
+        [r] => (format!(" {}", r.sent.describe()), "it"),
         _ => {
-            let named: Vec<String> = lost.iter().take(LISTED).map(|(k, _)| k.describe()).collect();
+            let named: Vec<String> = lost.iter().take(LISTED).map(|r| r.sent.describe()).collect();
             let more = lost.len().saturating_sub(LISTED);
             let more = if more > 0 { format!(" and {more} more") } else { String::new() };
             (format!(" {}{more}", named.join(", ")), "them")
         }
     };
     let why = first.dropped.first().map(|d| Route::explain(&d.why, &d.exchange)).unwrap_or_default();
-    let help = if lost.iter().any(|(sent, _)| sent.headers.is_some()) {
+    let help = if lost.iter().any(|r| r.sent.headers.is_some()) {
         "the broker drops a message that reaches no queue: bind a queue whose arguments match these headers (`x-match` `all` or `any`), give the exchange an alternate exchange, or take the header set out of `headers` if the service does not publish it; if another project binds to it, say so with `lint_allow = [\"publish-unroutable\"]` on the service"
     } else if exchange == describe_exchange("") {
         "the broker drops a message that reaches no queue, and the default exchange delivers to the queue its key names: publish with the queue's name as the key, or take the key out of `keys` if the service does not publish it"
@@ -328,8 +390,8 @@ fn held<'a>(vhost: &'a Vhost, q: &str) -> Option<&'a str> {
 /// The queues some queue's dead letters may land in.
 fn dead_lettered<'a>(reach: &mut Reach<'_, 'a>) -> FxHashSet<&'a str> {
     let (mut seen, mut out) = (Seen::default(), Vec::new());
-    for q in reach.vhost.queues.keys() {
-        reach.dead_letters(q, &mut seen, &mut out);
+    for q in reach.vhost.queues.values() {
+        reach.dead_letters(&q.name, Some(q), &mut seen, &mut out);
     }
     reach.walk(&mut seen, &mut out);
     out.into_iter().collect()
@@ -390,7 +452,7 @@ fn unreachable<'a>(reach: &mut Reach<'_, 'a>, mut reached: FxHashSet<&'a str>, m
     let mut next = Vec::new();
     loop {
         while let Some(q) = work.pop() {
-            reach.dead_letters(q, &mut seen, &mut next);
+            reach.dead_letters(q, None, &mut seen, &mut next);
             work.extend(next.drain(..).filter(|n| reached.insert(n)));
         }
         if seen.pending.is_empty() {

@@ -15,11 +15,13 @@
 //! exchanges, only the classes of keys those bindings take.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use super::classes::{self, Matcher};
+use super::router::Reached;
 use super::{Keys, Message, Router, Version};
 use crate::model::{Binding, DestinationKind, Vhost};
 
@@ -397,8 +399,8 @@ struct Index<'a> {
     /// The matchers that may meet each one, found when first asked.
     near: FxHashMap<u32, Vec<u32>>,
     /// The queues' places in name order, made when a route first reaches
-    /// many.
-    ranks: Option<Ranks<'a>>,
+    /// many (on either core).
+    ranks: OnceLock<Ranks<'a>>,
 }
 
 /// The queue names of both sides in name order, each with its place: a
@@ -408,10 +410,6 @@ struct Index<'a> {
 struct Ranks<'a> {
     names: Vec<&'a str>,
     of: FxHashMap<&'a str, u32>,
-    /// The places of the names routes hold, by where each name is held:
-    /// found by name once, then by address (the bindings' names, the same
-    /// on both sides and for every class).
-    at: FxHashMap<(usize, usize), u32>,
 }
 
 impl<'a> Ranks<'a> {
@@ -424,23 +422,18 @@ impl<'a> Ranks<'a> {
         names.sort_unstable();
         names.dedup();
         let of = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
-        Ranks { names, of, at: FxHashMap::default() }
+        Ranks { names, of }
     }
 
     /// [`sorted`], by places: the same queues in the same order.
-    fn sorted(&mut self, queues: Vec<&'a str>) -> Vec<&'a str> {
+    fn sorted(&self, queues: Vec<&'a str>) -> Vec<&'a str> {
         let mut placed: Vec<u32> = Vec::with_capacity(queues.len());
         for q in &queues {
-            let at = (q.as_ptr().addr(), q.len());
-            let place = match self.at.get(&at) {
-                Some(p) => *p,
+            match self.of.get(q) {
+                Some(&p) => placed.push(p),
                 // A binding to a queue neither side declares has no place.
-                None => match self.of.get(q) {
-                    Some(&p) => *self.at.entry(at).or_insert(p),
-                    None => return sorted(queues),
-                },
-            };
-            placed.push(place);
+                None => return sorted(queues),
+            }
         }
         placed.sort_unstable();
         placed.dedup();
@@ -662,44 +655,72 @@ fn exchange_change<'a>(
     let mut why: BTreeSet<String> = BTreeSet::new();
     // Only the queues are compared, by the names the vhosts hold: no path,
     // and no owned names but those of a class that changed (a hub's keys
-    // reach a thousand queues alike on both sides). The classes are routed
-    // on both cores, each on its own: the plan has read its inputs by now,
-    // and the routes from a fanout hub are most of the routing change.
-    let routed: Vec<_> = {
+    // reach a thousand queues alike on both sides). The classes are routed,
+    // put in order and compared on both cores, each on its own: the plan
+    // has read its inputs by now, and the routes from a fanout hub, a
+    // thousand queues each, are most of the routing change.
+    let ranks = &table.ranks;
+    let compared: Vec<Compared> = {
         use rayon::prelude::*;
         atoms
             .par_iter()
             .map(|atom| {
                 let message = Message { exchange: x.to_string(), keys: Keys::one(&atom.key), headers: None };
-                (s.before.reach(&message, true, false), s.after.reach(&message, true, false))
+                let (rb, ra) = (s.before.reach(&message, true, false), s.after.reach(&message, true, false));
+                compared(s, ranks, rb, ra)
             })
             .collect()
     };
-    for (atom, (rb, ra)) in atoms.into_iter().zip(routed) {
-        // Few queues are put in order as they are.
-        let mut order = |queues: Vec<&'a str>| {
-            if queues.len() < 32 {
-                return sorted(queues);
+    for (atom, c) in atoms.into_iter().zip(compared) {
+        match c {
+            Compared::Alike => {}
+            Compared::CannotTell(w) => why.extend(w),
+            Compared::Differ(before, after) => {
+                let (keys, except) = describe(table, &ids, &atom.accepts);
+                change.classes.push(KeyClass { keys, except, example: atom.key, before, after });
             }
-            table.ranks.get_or_insert_with(|| Ranks::new(s.vb, s.va)).sorted(queues)
-        };
-        let (qb, qa) = (order(rb.queues), order(ra.queues));
-        let (cb, ca) = (&rb.route.cannot_tell, &ra.route.cannot_tell);
-        if !cb.is_empty() || !ca.is_empty() {
-            if qb != qa || cb != ca {
-                why.extend(cb.iter().chain(ca).map(|c| format!("exchange \"{}\": {}", c.exchange, c.why)));
-            }
-            continue;
-        }
-        if qb != qa {
-            let (keys, except) = describe(table, &ids, &atom.accepts);
-            let owned = |q: Vec<&str>| q.into_iter().map(str::to_string).collect();
-            change.classes.push(KeyClass { keys, except, example: atom.key, before: owned(qb), after: owned(qa) });
         }
     }
     change.classes.sort_by(|a, b| (&a.keys, &a.example).cmp(&(&b.keys, &b.example)));
     change.cannot_tell = why.into_iter().collect();
     change
+}
+
+/// How one class of keys routes before and after.
+enum Compared {
+    Alike,
+    /// Some route passes where the model cannot tell, and they differ:
+    /// why, for each exchange.
+    CannotTell(Vec<String>),
+    /// The queues before and after.
+    Differ(BTreeSet<String>, BTreeSet<String>),
+}
+
+/// The queues of one class routed before (`rb`) and after (`ra`),
+/// compared.
+fn compared<'a>(s: &Sides<'a>, ranks: &OnceLock<Ranks<'a>>, rb: Reached<'a>, ra: Reached<'a>) -> Compared {
+    // Few queues are put in order as they are.
+    let order = |queues: Vec<&'a str>| {
+        if queues.len() < 32 {
+            return sorted(queues);
+        }
+        ranks.get_or_init(|| Ranks::new(s.vb, s.va)).sorted(queues)
+    };
+    let (qb, qa) = (order(rb.queues), order(ra.queues));
+    let (cb, ca) = (&rb.route.cannot_tell, &ra.route.cannot_tell);
+    if !cb.is_empty() || !ca.is_empty() {
+        if qb != qa || cb != ca {
+            return Compared::CannotTell(
+                cb.iter().chain(ca).map(|c| format!("exchange \"{}\": {}", c.exchange, c.why)).collect(),
+            );
+        }
+        return Compared::Alike;
+    }
+    if qb == qa {
+        return Compared::Alike;
+    }
+    let owned = |q: Vec<&str>| q.into_iter().map(str::to_string).collect();
+    Compared::Differ(owned(qb), owned(qa))
 }
 
 /// Queues reached, each once, in order.

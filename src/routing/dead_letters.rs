@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::{Dropped, Keys, Message, Route, Router, Version, Why};
-use crate::model::{Binding, QueueType, SetBy, Table, Value};
+use crate::model::{Binding, Queue, QueueType, SetBy, Table, Value};
 
 /// Why a message is dead-lettered, as the broker names it in `x-death`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -108,7 +108,12 @@ impl<'a> Router<'a> {
     /// The queue's dead-letter exchange and routing key, as set by its
     /// arguments and policies; `None` when it dead-letters nowhere.
     pub fn dead_letter_exchange(&self, queue: &str) -> Option<(&'a str, Option<&'a str>)> {
-        let q = self.vhost.queues.get(queue)?;
+        self.dead_letter_exchange_of(self.vhost.queues.get(queue)?)
+    }
+
+    /// [`Router::dead_letter_exchange`] of `q`, one of the vhost's queues,
+    /// without looking it up by name: for callers that ask of each queue.
+    pub fn dead_letter_exchange_of(&self, q: &'a Queue) -> Option<(&'a str, Option<&'a str>)> {
         let (Value::String(exchange), _) =
             self.policies.setting(q, "x-dead-letter-exchange", "dead-letter-exchange")?
         else {

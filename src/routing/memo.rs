@@ -44,6 +44,12 @@ impl<'r, 'a> DeadLetterRoutes<'r, 'a> {
     /// keys to the same exchange share one answer.
     pub fn of(&mut self, queue: &str) -> Option<Rc<Landing<'a>>> {
         let (exchange, routing_key) = self.router.dead_letter_exchange(queue)?;
+        Some(self.of_exchange(queue, exchange, routing_key))
+    }
+
+    /// [`DeadLetterRoutes::of`] a queue whose dead-letter `exchange` and
+    /// `routing_key` are known (see [`Router::dead_letter_exchange`]).
+    pub fn of_exchange(&mut self, queue: &str, exchange: &'a str, routing_key: Option<&'a str>) -> Rc<Landing<'a>> {
         let keys = match routing_key {
             Some(k) => vec![Keys::one(k)],
             None => self.router.keys_into(queue),
@@ -52,7 +58,7 @@ impl<'r, 'a> DeadLetterRoutes<'r, 'a> {
         // Often every class of keys lands alike (a fanout dead-letter
         // exchange): one answer, shared.
         if landings.iter().all(|l| Rc::ptr_eq(l, &landings[0]) || **l == *landings[0]) {
-            return landings.pop();
+            return landings.pop().unwrap_or_default();
         }
         let mut out = Landing::default();
         for l in landings {
@@ -61,7 +67,7 @@ impl<'r, 'a> DeadLetterRoutes<'r, 'a> {
         }
         out.queues.sort_unstable();
         out.queues.dedup();
-        Some(Rc::new(out))
+        Rc::new(out)
     }
 
     /// Where dead letters of class `keys` published to `exchange` go.

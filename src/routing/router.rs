@@ -22,6 +22,19 @@ pub struct Router<'a> {
     exchanges: FxHashMap<&'a str, &'a Exchange>,
     pub(super) into_queue: FxHashMap<&'a str, Vec<&'a Binding>>,
     pub(super) policies: Policies<'a>,
+    /// The fanout exchanges with bindings, their destinations apart: a
+    /// message's walk takes them whatever its keys, and a route through a
+    /// fanout hub adds a thousand queues at once rather than binding by
+    /// binding (the plan's routing change routes each class of keys from
+    /// such a hub on both sides).
+    fanouts: FxHashMap<&'a str, Fanout<'a>>,
+}
+
+/// Where a fanout exchange sends every message: its queues, and its
+/// exchanges in the order of their bindings.
+struct Fanout<'a> {
+    queues: Vec<&'a str>,
+    exchanges: Vec<&'a str>,
 }
 
 /// An exchange's type as the router knows it.
@@ -163,8 +176,10 @@ impl<'a> Router<'a> {
         if let Some(first) = run.first() {
             by_source.insert(first.source.as_str(), run);
         }
-        let exchanges = vhost.exchanges.iter().map(|(n, x)| (n.as_str(), x)).collect();
-        Router { vhost, version, by_source, exchanges, into_queue, policies: Policies::new(vhost, version.major) }
+        let exchanges: FxHashMap<&str, &Exchange> = vhost.exchanges.iter().map(|(n, x)| (n.as_str(), x)).collect();
+        let fanouts = fanouts(&by_source, &exchanges);
+        let policies = Policies::new(vhost, version.major);
+        Router { vhost, version, by_source, exchanges, into_queue, policies, fanouts }
     }
 
     pub fn version(&self) -> Version {
@@ -269,6 +284,18 @@ impl<'a> Router<'a> {
         route
     }
 
+    /// Where `message`, published by a client, goes, without the path,
+    /// and the queues it reaches apart: sorted, each once, by the names of
+    /// the bindings that reach them (the route's own `queues` left empty).
+    /// For callers that route hundreds of messages and keep where they go
+    /// in sets of their own, without a copy of each name.
+    pub(crate) fn reach_without_path(&self, message: &Message) -> (Vec<&'a str>, Route) {
+        let Reached { mut queues, route } = self.reach(message, true, false);
+        queues.sort_unstable();
+        queues.dedup();
+        (queues, route)
+    }
+
     /// [`Router::route_from`] with the queues reached apart, by the names
     /// the vhost holds: for callers that route thousands of messages and
     /// keep where they went.
@@ -294,6 +321,9 @@ impl<'a> Router<'a> {
         while let Some((name, carried)) = walk.work.pop_front() {
             let keys = carried.as_ref().unwrap_or(walk.own);
             let mut next = |x: &'m str, k: Option<Keys>| walk.next(x, k, keys);
+            if !path && self.fanned(name, &mut queues, &mut out, |x| next(x, None)) {
+                continue;
+            }
             let Some(step) = self.step(name, keys, message, &mut out) else { continue };
             let routed = !step.to.is_empty();
             queues.reserve(step.to.len());
@@ -338,6 +368,23 @@ impl<'a> Router<'a> {
             }
         }
         Reached { queues, route: out }
+    }
+
+    /// A step through `name` when it is a fanout exchange with bindings,
+    /// which routes all it takes (no alternate exchange; the keys, one key
+    /// or a class, go on as they came): its queues added at once, each
+    /// exchange bound handed to `next`. False for any other exchange.
+    fn fanned(&self, name: &str, queues: &mut Vec<&'a str>, out: &mut Route, mut next: impl FnMut(&'a str)) -> bool {
+        let Some(f) = self.fanouts.get(name) else { return false };
+        queues.extend_from_slice(&f.queues);
+        for &dest in &f.exchanges {
+            if self.kind(dest).is_none() {
+                out.dropped.push(Dropped { exchange: dest.to_string(), why: Why::NoSuchExchange });
+            } else {
+                next(dest);
+            }
+        }
+        true
     }
 
     /// What exchange `name` does with `keys`; `None` when it cannot tell
@@ -445,6 +492,30 @@ impl<'a> Router<'a> {
     fn all_queues(&self) -> impl Iterator<Item = &'a str> {
         self.vhost.queues.keys().chain(self.vhost.external.queues.iter()).map(String::as_str)
     }
+}
+
+/// The [`Fanout`] of each fanout exchange (declared, or the broker's own)
+/// that has bindings.
+fn fanouts<'a>(
+    by_source: &FxHashMap<&'a str, Vec<&'a Binding>>,
+    exchanges: &FxHashMap<&'a str, &'a Exchange>,
+) -> FxHashMap<&'a str, Fanout<'a>> {
+    let fanout = |name: &str| match exchanges.get(name) {
+        Some(x) => x.kind == "fanout",
+        None => builtin(name).is_some_and(|(kind, _)| kind == "fanout"),
+    };
+    let mut out = FxHashMap::default();
+    for (&name, bindings) in by_source.iter().filter(|(name, bs)| !bs.is_empty() && fanout(name)) {
+        let mut f = Fanout { queues: Vec::new(), exchanges: Vec::new() };
+        for b in bindings {
+            match b.destination_kind {
+                DestinationKind::Queue => f.queues.push(b.destination.as_str()),
+                DestinationKind::Exchange => f.exchanges.push(b.destination.as_str()),
+            }
+        }
+        out.insert(name, f);
+    }
+    out
 }
 
 fn hop(exchange: &str, key: Option<&str>, kind: DestinationKind, destination: &str) -> Hop {
