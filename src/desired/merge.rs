@@ -395,6 +395,7 @@ impl Merger<'_> {
             let vh = self.vhost(v);
             vh.external.exchanges.extend(f.external.exchanges.iter().cloned());
             vh.external.queues.extend(f.external.queues.iter().cloned());
+            vh.external.users.extend(f.external.users.iter().cloned());
             for name in &f.failed.exchanges {
                 self.locations.named.insert(ObjectKey::Exchange { vhost: v.into(), name: name.clone() });
             }

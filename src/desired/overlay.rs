@@ -225,6 +225,7 @@ impl Merger<'_> {
                 let x = &mut vhost(self.topology, v).external;
                 x.exchanges.extend(external.exchanges.iter().cloned());
                 x.queues.extend(external.queues.iter().cloned());
+                x.users.extend(external.users.iter().cloned());
             }
         }
         if let Some(node) = top.get("rename_vhosts") {

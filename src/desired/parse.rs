@@ -60,7 +60,7 @@ pub(super) const POLICY_KEYS: &[&str] = &["pattern", "apply_to", "priority", "de
 pub(super) const USER_KEYS: &[&str] =
     &["password_env", "password_hash", "hashing_algorithm", "tags", "limits", "password", "lint_allow"];
 pub(super) const PERMISSION_KEYS: &[&str] = &["configure", "write", "read", "lint_allow"];
-pub(super) const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues"];
+pub(super) const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues", "users"];
 pub(crate) const LIMIT_KEYS: &[&str] = &["max-queues", "max-connections"];
 /// The limits of a user the broker knows (`rabbit_auth_backend_internal`).
 pub(crate) const USER_LIMIT_KEYS: &[&str] = &["max-connections", "max-channels"];
@@ -777,6 +777,9 @@ impl Parser<'_> {
         }
         for (name, _) in f.strings(&mut self.r, "queues").unwrap_or_default() {
             out.queues.insert(name);
+        }
+        for (name, _) in f.strings(&mut self.r, "users").unwrap_or_default() {
+            out.users.insert(name);
         }
         out
     }

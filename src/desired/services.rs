@@ -210,7 +210,9 @@ fn placed(
                     continue;
                 }
                 let Some(vhost) = topology.vhosts.get(v) else { continue };
-                let problems = check(&s.value, v, vhost, topology.users.contains_key(&s.value.user));
+                let user = &s.value.user;
+                let known = topology.users.contains_key(user) || vhost.external.users.contains(user);
+                let problems = check(&s.value, v, vhost, known);
                 if problems.is_empty() {
                     topology
                         .vhosts
@@ -293,7 +295,7 @@ fn check(s: &Service, v: &str, vhost: &Vhost, user_declared: bool) -> Vec<Proble
             "user".into(),
             format!("{who} connects as user \"{}\", declared nowhere", s.user),
             format!(
-                "declare `[users.\"{}\"]` (with its `password_env`): warren gives it the permissions its services need",
+                "declare `[users.\"{}\"]` (with its `password_env`), or list it in `[external] users` if it is made elsewhere: warren gives it the permissions its services need",
                 s.user
             ),
         ));

@@ -105,6 +105,7 @@ pub fn diff(
     d.objects(None, &desired.objects, &live.objects);
     d.kinds_unsupported(desired);
     d.plugins_missing(desired);
+    d.external_users_missing(desired, live);
     let empty = Vhost::default();
     for (name, want) in &desired.vhosts {
         let have = live.vhosts.get(name);

@@ -16,7 +16,7 @@ pub(super) enum Step {
 
 const ROOT: &[&str] = &["vhosts"];
 const VHOST: &[&str] = &["description", "default_queue_type", "tags", "protected_from_deletion", "limits"];
-const EXTERNAL: &[&str] = &["exchanges", "queues"];
+const EXTERNAL: &[&str] = &["exchanges", "queues", "users"];
 const EXCHANGE: &[&str] = &["type", "durable", "auto_delete", "internal", "arguments", "lint_allow"];
 const QUEUE: &[&str] = &["type", "durable", "auto_delete", "replaces", "arguments", "lint_allow"];
 const SUPER_STREAM: &[&str] = &["partitions", "binding_keys", "arguments"];

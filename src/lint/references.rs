@@ -74,8 +74,9 @@ fn permissions(ctx: &mut Context) {
     for (vname, vhost) in &ctx.topology.vhosts {
         for user in vhost.permissions.keys() {
             // A user declared with errors is declared all the same.
-            let declared =
-                ctx.topology.users.contains_key(user) || ctx.locations.named.contains(&ObjectKey::User(user.clone()));
+            let declared = ctx.topology.users.contains_key(user)
+                || ctx.locations.named.contains(&ObjectKey::User(user.clone()))
+                || vhost.external.users.contains(user);
             if !declared {
                 found.push(ObjectKey::Permission { vhost: vname.clone(), user: user.clone() });
             }
@@ -90,7 +91,9 @@ fn permissions(ctx: &mut Context) {
             format!("permissions are given to user \"{user}\", who is declared nowhere"),
         )
         .label("no [users] entry of this name")
-        .help(format!("declare the user under [users.{user}], or fix the name"));
+        .help(format!(
+            "declare the user under [users.{user}], list it in `[external] users` if it is made elsewhere, or fix the name"
+        ));
         ctx.report(&key, None, d);
     }
 }

@@ -94,6 +94,9 @@ pub struct VhostSettings {
 pub struct External {
     pub exchanges: BTreeSet<String>,
     pub queues: BTreeSet<String>,
+    /// Users made elsewhere (a directory, another tool) that the files give
+    /// permissions or services in the vhost: never created or changed.
+    pub users: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -379,3 +379,42 @@ fn two_services_on_one_queue_split_its_messages_and_the_printed_fix_gives_each_e
         assert_eq!(got.len() as u64, N, "{service} got exactly the messages sent");
     }
 }
+
+/// No broker: a service may connect as a user made elsewhere, listed in
+/// `[external] users`; warren gives it permissions and never the user, and
+/// a plan against an export without that user refuses before any write.
+#[test]
+fn an_external_user_gets_permissions_and_must_exist_on_the_broker() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("t");
+    std::fs::create_dir_all(&files).unwrap();
+    let topology = "vhosts = [\"ext\"]\n\n[external]\nusers = [\"billing\"]\n\n[exchanges.x]\ntype = \"topic\"\n\n\
+        [queues.q]\ntype = \"classic\"\n\n[[bindings]]\nsource = \"x\"\nqueue = \"q\"\nrouting_key = \"k\"\n\n\
+        [services.billing]\nuser = \"billing\"\npublishes = [{ exchange = \"x\", keys = [\"k\"] }]\nconsumes = [\"q\"]\n";
+    std::fs::write(files.join("main.toml"), topology).unwrap();
+    let path = files.display().to_string();
+    let nowhere = [("WARREN_URL", Some("http://guest:guest@127.0.0.1:9")), ("WARREN_PROJECT", Some("ext"))];
+    let run = crate::common::warren_env(&["validate", &path], &nowhere);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    let export = |users: serde_json::Value| {
+        let file = dir.path().join("export.json");
+        let json = serde_json::json!({"vhosts": [{"name": "ext"}], "users": users, "permissions": []});
+        std::fs::write(&file, json.to_string()).unwrap();
+        file.display().to_string()
+    };
+    let without = export(serde_json::json!([]));
+    let run = crate::common::warren_env(&["plan", &path, "--state", &without], &nowhere);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("warren::external-user-missing"), "{}", run.stderr);
+    let with = export(serde_json::json!([{"name": "billing", "password_hash": "", "tags": []}]));
+    let run = crate::common::warren_env(&["plan", &path, "--state", &with, "--format", "json"], &nowhere);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let made: Vec<&str> = (doc["changes"].as_array().unwrap().iter())
+        .filter(|c| c["action"] == "create")
+        .filter_map(|c| c["kind"].as_str())
+        .collect();
+    assert!(made.contains(&"permissions") && made.contains(&"topic permission"), "{}", run.stdout);
+    assert!(!made.contains(&"user"), "the user is never made: {}", run.stdout);
+}

@@ -10,6 +10,7 @@
 //! refuse, a queue property that never changes in place.
 
 mod broker_version;
+mod external_user;
 mod immutable_change;
 mod in_flight;
 mod other_project;
@@ -46,6 +47,9 @@ const ROUTES_MOVED: &str = "migration-routes-moved";
 const BROKER_VERSION: &str = "broker-version";
 /// Objects of a kind whose plugin the live broker has not enabled (exit 1).
 const PLUGIN_MISSING: &str = "plugin-missing";
+/// Permissions for a user the files list as external, which the broker
+/// lacks (exit 1).
+const EXTERNAL_USER_MISSING: &str = "external-user-missing";
 /// A queue property that never changes in place, changed with no way
 /// chosen to carry it out (exit 1).
 const IMMUTABLE_CHANGE: &str = "immutable-change";
