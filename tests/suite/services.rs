@@ -418,3 +418,32 @@ fn an_external_user_gets_permissions_and_must_exist_on_the_broker() {
     assert!(made.contains(&"permissions") && made.contains(&"topic permission"), "{}", run.stdout);
     assert!(!made.contains(&"user"), "the user is never made: {}", run.stdout);
 }
+
+/// On a broker: the external user, made by hand, gets the service's
+/// permissions and topic permission; the user itself is left as it was.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn an_external_user_is_given_its_services_permissions_on_the_broker() {
+    let case = Case::admin("t-svc-external");
+    let user = "t-svc-external-user";
+    case.broker.put(&format!("users/{user}"), serde_json::json!({"password": "ext-Pw-8814", "tags": "monitoring"}));
+    case.topology(&format!(
+        "vhosts = [\"{{V}}\"]\n\n[external]\nusers = [\"{user}\"]\n\n[exchanges.x]\ntype = \"topic\"\n\n\
+         [queues.q]\ntype = \"classic\"\n\n[[bindings]]\nsource = \"x\"\nqueue = \"q\"\nrouting_key = \"k\"\n\n\
+         [services.ext]\nuser = \"{user}\"\npublishes = [{{ exchange = \"x\", keys = [\"k\"] }}]\nconsumes = [\"q\"]\n"
+    ));
+    case.apply_ok(&[], &[]);
+    let p = case.get(&format!("permissions/{{V}}/{user}"));
+    assert_eq!(
+        (p["configure"].as_str(), p["write"].as_str(), p["read"].as_str()),
+        (Some("^$"), Some("^x$"), Some("^q$"))
+    );
+    assert!(case.exists(&format!("topic-permissions/{{V}}/{user}")));
+    assert_eq!(
+        case.get(&format!("users/{user}"))["tags"],
+        serde_json::json!(["monitoring"]),
+        "the user is not warren's"
+    );
+    case.assert_converged(&[]);
+    case.broker.delete(&format!("users/{user}"));
+}
