@@ -109,8 +109,8 @@ fn import_files(
     out: &Writer,
 ) -> Result<error::Result, Diagnostic> {
     let Origin { live, source, shown, consumed } = read(state, vhosts, connection)?;
-    let per_file = import::QUEUES_PER_FILE;
-    let imported = import::import_seeing(&live.topology, &live.skipped, vhosts, &source, per_file, &consumed)?;
+    let known = import::Known { skipped: &live.skipped, consumed: Some(&consumed), ..import::Known::default() };
+    let imported = import::import_knowing(&live.topology, vhosts, &source, &known)?;
     refuse_existing(out_dir)?;
     let written = write(out_dir, &imported.files)?;
     if let Some(name) = project {

@@ -12,7 +12,7 @@ use crate::desired;
 use crate::diagnostic::Diagnostic;
 use crate::diff::target::Target;
 use crate::error::{self, Done, Error};
-use crate::import::object;
+use crate::import::{Known, object};
 use crate::model::ObjectKey;
 use crate::source::Sources;
 use crate::writer::Writer;
@@ -48,11 +48,10 @@ pub fn run(
             dir.display()
         )));
     }
-    let (skipped, consumed) = (&[], &crate::import::Consumed::new());
-    let per_file = usize::MAX;
-    let imported =
-        crate::import::import_beside(&found, skipped, &[], &origin.source, per_file, consumed, &before.topology)
-            .map_err(|d| Error::invalid().drawn([d], &Sources::default()))?;
+    // One file per vhost: what is added goes beside the vhost's declaration.
+    let known = Known { beside: Some(&before.topology), queues_per_file: usize::MAX, ..Known::default() };
+    let imported = crate::import::import_knowing(&found, &[], &origin.source, &known)
+        .map_err(|d| Error::invalid().drawn([d], &Sources::default()))?;
     let written = write_beside(&before, dir, &imported.files)?;
     let after = desired::load(dir);
     if after.has_errors() {

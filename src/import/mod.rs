@@ -95,52 +95,41 @@ pub struct Import {
 /// `source` names the export in the files' first comment. An error names
 /// the vhosts `live` does not have.
 pub fn import(live: &Topology, vhosts: &[String], source: &str) -> Result<Import, Diagnostic> {
-    import_skipping(live, &[], vhosts, source, QUEUES_PER_FILE)
+    import_knowing(live, vhosts, source, &Known::default())
 }
 
-/// [`import`], with the items of the export that RabbitMQ skips too
-/// ([`crate::live::Live::skipped`]) listed at the top of the file each
-/// would have gone to (those that name no vhost, in every vhost's file),
-/// and at most `queues_per_file` queues in a file.
-pub fn import_skipping(
-    live: &Topology,
-    skipped: &[Skipped],
-    vhosts: &[String],
-    source: &str,
-    queues_per_file: usize,
-) -> Result<Import, Diagnostic> {
-    import_seeing(live, skipped, vhosts, source, queues_per_file, &Consumed::new())
+/// What an import knows besides the topology it writes.
+pub struct Known<'a> {
+    /// The items of the export that RabbitMQ skips too
+    /// ([`crate::live::Live::skipped`]), listed at the top of the file each
+    /// would have gone to (those that name no vhost, in every vhost's file).
+    pub skipped: &'a [Skipped],
+    /// On a live broker, the queues each user was seen consuming: its
+    /// proposed service consumes those (`services.rs`).
+    pub consumed: Option<&'a Consumed>,
+    /// What the files the import is added to declare (`import --object`):
+    /// not listed as `[external]`.
+    pub beside: Option<&'a Topology>,
+    /// At most this many queues in a file.
+    pub queues_per_file: usize,
 }
 
-/// [`import_skipping`], with the queues each user was seen consuming on a
-/// live broker: its proposed service consumes those (`services.rs`).
-pub fn import_seeing(
-    live: &Topology,
-    skipped: &[Skipped],
-    vhosts: &[String],
-    source: &str,
-    queues_per_file: usize,
-    consumed: &Consumed,
-) -> Result<Import, Diagnostic> {
-    import_beside(live, skipped, vhosts, source, queues_per_file, consumed, &Topology::default())
+impl Default for Known<'_> {
+    fn default() -> Self {
+        Known { skipped: &[], consumed: None, beside: None, queues_per_file: QUEUES_PER_FILE }
+    }
 }
 
-/// [`import_seeing`], of objects to add to files that declare `beside`:
-/// what those declare is not listed as `[external]`.
-pub fn import_beside(
-    live: &Topology,
-    skipped: &[Skipped],
-    vhosts: &[String],
-    source: &str,
-    queues_per_file: usize,
-    consumed: &Consumed,
-    beside: &Topology,
-) -> Result<Import, Diagnostic> {
+/// [`import`], with what else is known.
+pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &Known) -> Result<Import, Diagnostic> {
+    let Known { skipped, consumed, beside, queues_per_file } = *known;
+    let none = Consumed::new();
+    let consumed = consumed.unwrap_or(&none);
     let wanted: BTreeSet<String> = vhosts.iter().cloned().collect();
     importable(live, &wanted, source)?;
     let mut selection = select::select(live, &wanted);
     for (v, vh) in &mut selection.topology.vhosts {
-        if let Some(declared) = beside.vhosts.get(v) {
+        if let Some(declared) = beside.and_then(|b| b.vhosts.get(v)) {
             vh.external.exchanges.retain(|n| !declared.exchanges.contains_key(n));
             vh.external.queues.retain(|n| !declared.queues.contains_key(n));
         }

@@ -157,7 +157,8 @@ fn an_unknown_vhost_is_an_error_naming_the_known_ones() {
 #[test]
 fn a_vhost_of_many_queues_is_split_and_loads_back_equal() {
     let live = warren::testing::large_topology(25, 4, 60);
-    let imported = import::import_skipping(&live, &[], &[], "generated", 10).unwrap();
+    let known = import::Known { queues_per_file: 10, ..import::Known::default() };
+    let imported = import::import_knowing(&live, &[], "generated", &known).unwrap();
     let names: Vec<&str> = imported.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["bench.toml", "bench.queues-1.toml", "bench.queues-2.toml", "bench.queues-3.toml"]);
     let queues: Vec<usize> = imported.files.iter().map(|f| f.counts.queues).collect();
