@@ -18,6 +18,7 @@ mod set_builder;
 mod super_stream;
 mod topology;
 mod value;
+pub mod views;
 
 pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, check_expect, is_age};
 pub use effective::{Matcher, SetBy, applied_to_queue, matching_queue, precedence, queue_setting};

@@ -69,6 +69,8 @@ pub struct Vhost {
     /// Who publishes and consumes what, by service name (desired only):
     /// their users' permissions are derived from them (`services::grants`).
     pub services: BTreeMap<String, super::services::Service>,
+    /// Typed views of its objects that the routing model borrows.
+    pub views: super::views::Views,
 }
 
 impl Vhost {

@@ -73,6 +73,7 @@ fn routing_part(v: &Vhost) -> Vhost {
         external: v.external.clone(),
         moved: Default::default(),
         services: Default::default(),
+        views: Default::default(),
     }
 }
 

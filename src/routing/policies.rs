@@ -1,8 +1,7 @@
 //! The settings that route, as the broker resolves arguments and policies:
 //! an exchange's alternate exchange, a queue's dead-letter exchange and key.
 
-use std::collections::BTreeMap;
-use std::sync::{LazyLock, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
@@ -43,18 +42,14 @@ fn applied_index(matchers: &[Matcher], queue: &Queue) -> Option<usize> {
 }
 
 /// The vhost's operator policies through their kind's typed view (its
-/// objects are the kind's generic ones), each interned: a router's answers
-/// lend a policy for as long as the vhost (`Applied<'a>`, `SetBy<'a>`),
-/// which a copy owned by the router could not. Interning leaks each
-/// distinct operator policy once for the life of the process: they are
-/// few, and routers are made for every plan, lint and publish.
-fn operator_policies(vhost: &Vhost) -> Vec<&'static Policy> {
-    static INTERNED: LazyLock<Mutex<BTreeMap<String, &'static Policy>>> = LazyLock::new(Default::default);
+/// objects are the kind's generic ones), kept with the vhost: a router's
+/// answers lend a policy for as long as the vhost (`Applied<'a>`,
+/// `SetBy<'a>`), which a copy owned by the router could not.
+fn operator_policies(vhost: &Vhost) -> Vec<&Policy> {
     let typed = (vhost.objects.iter())
         .filter(|(n, _)| n.kind == &operator_policies::KIND)
         .filter_map(|(n, body)| operator_policies::policy(&n.id[0], body));
-    let mut interned = INTERNED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    typed.map(|p| *interned.entry(format!("{p:?}")).or_insert_with(|| Box::leak(Box::new(p)))).collect()
+    typed.map(|p| vhost.views.operator_policy(p)).collect()
 }
 
 impl<'a> Policies<'a> {
