@@ -165,7 +165,7 @@ fn fix(
     }
     if !by_user {
         out += "# these services log in as one user: give each a user of its own, so that each may read its own queue only\n";
-        return out;
+        return spaced(out);
     }
     out += "# put in place of these users' [permissions]:\n";
     let permission = |user: &str| -> Option<&Permission> {
@@ -175,7 +175,32 @@ fn fix(
         let own = if i == 0 { queue.to_string() } else { own_queue(queue, s) };
         out += &reading_only(s, own, queue, permission(s), consumed);
     }
-    out
+    spaced(out)
+}
+
+/// `help` with a blank line before each TOML table header but the first,
+/// and before the comments that lead to it, as `warren fmt` lays tables
+/// out: the fix is pasted into the files, and `fmt --check` in CI should
+/// not then fail on it.
+pub(super) fn spaced(help: String) -> String {
+    let mut out = String::with_capacity(help.len() + 64);
+    let mut comments = String::new();
+    let mut first = true;
+    for line in help.split_inclusive('\n') {
+        if line.starts_with('#') {
+            comments.push_str(line);
+            continue;
+        }
+        if line.starts_with('[') {
+            if !first {
+                out.push('\n');
+            }
+            first = false;
+        }
+        out.push_str(&std::mem::take(&mut comments));
+        out.push_str(line);
+    }
+    out + &comments
 }
 
 /// The queue of its own that service `s` gets in place of `queue`.

@@ -213,7 +213,7 @@ fn shared_fix(vhost: &Vhost, view: &View, queue: &str, services: &[&str]) -> Str
             .collect();
         out += &format!("[services.{}]\nconsumes = [{}]\n", crate::toml_text::key(s), consumes.join(", "));
     }
-    out
+    super::live::spaced(out)
 }
 
 /// What each service publishes, routed: `publish-to-internal` where the

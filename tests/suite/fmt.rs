@@ -223,3 +223,54 @@ mod properties {
         }
     }
 }
+
+/// Every fenced ```` ```toml ```` block of a markdown text: the line after
+/// its fence, its info string, and its text with the fence's indent taken
+/// off (a block inside a list is indented).
+fn toml_blocks(markdown: &str) -> Vec<(usize, String, String)> {
+    let mut blocks = Vec::new();
+    let mut lines = markdown.lines().enumerate();
+    while let Some((n, line)) = lines.next() {
+        let indent = line.len() - line.trim_start().len();
+        let Some(info) = line.trim_start().strip_prefix("```") else { continue };
+        let mut text = String::new();
+        for (_, body) in lines.by_ref() {
+            if body.trim_start().starts_with("```") {
+                break;
+            }
+            text.push_str(body.get(indent.min(body.len() - body.trim_start().len())..).unwrap_or(body));
+            text.push('\n');
+        }
+        if info.split_whitespace().next() == Some("toml") {
+            blocks.push((n + 2, info.to_string(), text));
+        }
+    }
+    blocks
+}
+
+/// A reader copies the docs' TOML into their files, and `fmt --check` in
+/// CI would then fail on what the docs taught them: every block that is
+/// TOML is in the layout `fmt` writes. A block that is not TOML on its own
+/// (a fragment with `...`) is left out.
+#[test]
+fn the_toml_of_the_docs_is_in_the_canonical_layout() {
+    let mut wrong = Vec::new();
+    for page in crate::docs_walk::pages() {
+        let text = std::fs::read_to_string(root().join(&page)).unwrap();
+        for (line, info, block) in toml_blocks(&text) {
+            let kind = if info.contains("warren.toml") {
+                FileKind::Project
+            } else if info.contains(".test.toml") {
+                FileKind::Test
+            } else {
+                FileKind::Topology
+            };
+            if let Ok(formatted) = format(&block, kind)
+                && formatted != block
+            {
+                wrong.push(format!("{page}:{line}\n--- as written\n{block}--- as fmt writes it\n{formatted}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} blocks are not in fmt's layout:\n{}", wrong.len(), wrong.join("\n"));
+}

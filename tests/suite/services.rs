@@ -250,6 +250,9 @@ fn printed_fix(case: &Case) -> (toml::Table, toml::Table) {
         assert!(shown.lines().any(|s| s.trim() == line.trim()), "{line:?} is not printed:\n{shown}");
     }
     let (_, fix) = help.split_once("# add to the files:\n").expect("the fix's first part");
+    let toml = format!("# add to the files:\n{fix}");
+    let laid_out = warren::format::format(&toml, warren::format::FileKind::Topology).expect("the fix is TOML");
+    assert_eq!(toml, laid_out, "the printed fix is in `warren fmt`'s layout");
     let (add, put) = fix.split_once("# and put in place of these services' `consumes`:\n").expect("its second");
     let parse =
         |text: &str| text.parse::<toml::Table>().unwrap_or_else(|e| panic!("the printed fix is TOML: {e}\n{text}"));

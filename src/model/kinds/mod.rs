@@ -109,14 +109,14 @@ impl Kind {
         version >= self.since
     }
 
-    /// `body` with the default of each attribute it lacks, as the broker
-    /// takes an absent one: a broker keeps a parameter as it was given, so
-    /// that one given with defaults and one without compare equal only so.
     /// The attribute that is a table an overlay merges key by key, if any.
     pub fn table_attribute(&self) -> Option<&'static Attribute> {
         self.attributes.iter().find(|a| a.ty == Type::Table)
     }
 
+    /// `body` with the default of each attribute it lacks, as the broker
+    /// takes an absent one: a broker keeps a parameter as it was given, so
+    /// that one given with defaults and one without compare equal only so.
     pub fn with_defaults(&self, mut body: Table) -> Table {
         for a in self.attributes {
             if let (Presence::Default(d), false) = (a.presence, body.contains_key(a.name)) {
