@@ -26,6 +26,14 @@ pub(super) struct Differ<'a> {
     pub(super) out: Diff,
 }
 
+/// Why a live object absent from the files is left alone: nothing made it.
+pub const NOT_WARRENS: &str = "live, but neither in the files nor created by warren";
+
+/// Why a user or vhost the project made is left alone: it was declared with
+/// vhosts the files no longer declare, and a project's topologies are told
+/// apart by their vhosts, so this run does not speak for those.
+pub const LEFT_WITH_ITS_VHOST: &str = "this project's, made with vhosts the files no longer declare: left as it is, since this run does not speak for them";
+
 impl<'a> Differ<'a> {
     /// Why an object the project owns goes: taken out of the files, or the
     /// whole project destroyed (`warren destroy`).
@@ -56,7 +64,8 @@ impl<'a> Differ<'a> {
                 c.requires_allow_destroy = lossy;
                 c
             }
-            _ => Change::new(key, Action::Unmanaged, "live, but neither in the files nor created by warren"),
+            _ if self.inventory.contains(&key) => Change::new(key, Action::Unmanaged, LEFT_WITH_ITS_VHOST),
+            _ => Change::new(key, Action::Unmanaged, NOT_WARRENS),
         };
         c.before = Some(before);
         self.push(c);

@@ -44,6 +44,7 @@ use std::collections::BTreeSet;
 
 pub use attributes::Attributes;
 pub use change::{Action, Change, Declared, InFlight, Migration};
+pub use differ::{LEFT_WITH_ITS_VHOST, NOT_WARRENS};
 pub use facts::BrokerFacts;
 pub use immutable::NOT_IN_PLACE;
 pub use options::Options;
@@ -159,6 +160,25 @@ mod tests {
         );
         let last = kinds(&Ownership::single("a", held));
         assert_eq!(last.iter().filter(|(_, a)| *a == Action::Destroy).count(), 2, "{last:?}");
+    }
+
+    #[test]
+    fn a_user_the_project_made_with_a_vhost_no_longer_declared_is_left_and_said_to_be_its_own() {
+        let mut live = Topology::default();
+        live.vhosts.insert("old".into(), Vhost::new("old"));
+        live.users.insert(
+            "app".into(),
+            User { name: "app".into(), password: Password::None, tags: Default::default(), limits: None },
+        );
+        let held = Inventory::of(&live);
+        live.vhosts.insert("new".into(), Vhost::new("new"));
+        let mut desired = Topology::default();
+        desired.vhosts.insert("new".into(), Vhost::new("new"));
+        let d = diff(&desired, &live, &Ownership::single("a", held), "a", &Options::default(), &BrokerFacts::default());
+        let user: Vec<_> = d.changes.iter().filter(|c| c.key.to_string() == "user \"app\"").collect();
+        assert_eq!(user.len(), 1, "{:?}", d.changes);
+        assert_eq!(user[0].action, Action::Unmanaged, "never touched: its vhost is out of this run's scope");
+        assert_eq!(user[0].reason, LEFT_WITH_ITS_VHOST, "and not called \"not created by warren\"");
     }
 
     #[test]

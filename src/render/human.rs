@@ -41,13 +41,23 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         }
     }
     out += &super::routing::human(&doc.routing);
-    let unmanaged: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action == Action::Unmanaged).collect();
-    if !unmanaged.is_empty() {
-        out += "Unmanaged (live, neither in the files nor created by warren; never touched):\n";
-        for c in unmanaged {
-            let _ = writeln!(out, "  {} {}", p.symbol(Action::Unmanaged), c.address);
+    let (left, unmanaged): (Vec<&ChangeDoc>, Vec<&ChangeDoc>) = doc
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Unmanaged)
+        .partition(|c| c.reason == crate::diff::LEFT_WITH_ITS_VHOST);
+    for (group, heading) in [
+        (unmanaged, "Unmanaged (live, neither in the files nor created by warren; never touched):"),
+        (left, "This project's, made with vhosts the files no longer declare (never touched):"),
+    ] {
+        if !group.is_empty() {
+            out += heading;
+            out += "\n";
+            for c in group {
+                let _ = writeln!(out, "  {} {}", p.symbol(Action::Unmanaged), c.address);
+            }
+            out += "\n";
         }
-        out += "\n";
     }
     let theirs: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action == Action::OtherProject).collect();
     if !theirs.is_empty() {
