@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use serde_json::Value as Json;
+
 /// The middle value of `values` (the upper one of an even count).
 pub(crate) fn median<T: PartialOrd + Copy>(mut values: Vec<T>) -> T {
     values.sort_by(|a, b| a.partial_cmp(b).expect("timings and their ratios are numbers"));
@@ -57,4 +59,56 @@ pub(crate) fn run_measured(cmd: &mut Command) -> u64 {
 
 pub(crate) fn ratio(a: Duration, b: Duration) -> f64 {
     a.as_secs_f64() / b.as_secs_f64()
+}
+
+pub(crate) fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(900)))
+        .build()
+        .into()
+}
+
+/// `(base, authorization)` of a broker URL `http://user:password@host:port`.
+pub(crate) fn api(url: &str) -> (String, String) {
+    let rest = url.strip_prefix("http://").expect("http://user:password@host:port");
+    let (userinfo, host) = rest.split_once('@').unwrap();
+    use base64::Engine;
+    (format!("http://{host}/api"), format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(userinfo)))
+}
+
+/// The vhost afresh, holding the definitions (a broker-wide export's, or
+/// one vhost's).
+pub(crate) fn load(url: &str, vhost: &str, defs: &Json) {
+    delete_vhost(url, vhost);
+    let (base, auth) = api(url);
+    let a = agent();
+    let put = a
+        .put(&format!("{base}/vhosts/{vhost}"))
+        .header("authorization", &auth)
+        .header("content-type", "application/json");
+    assert!(put.send("{}").unwrap().status().as_u16() < 300);
+    let post = a
+        .post(&format!("{base}/definitions"))
+        .header("authorization", &auth)
+        .header("content-type", "application/json");
+    let status = post.send(defs.to_string()).unwrap().status().as_u16();
+    assert!(status < 300, "import into {url}: HTTP {status}");
+}
+
+/// Deletes the vhost; thousands of queues can outlast the HTTP timeout,
+/// so it waits for the vhost to be gone.
+pub(crate) fn delete_vhost(url: &str, vhost: &str) {
+    let (base, auth) = api(url);
+    let a = agent();
+    let _ = a.delete(&format!("{base}/vhosts/{vhost}")).header("authorization", &auth).call();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let gone = || {
+        let answer = a.get(&format!("{base}/vhosts/{vhost}")).header("authorization", &auth).call();
+        answer.is_ok_and(|r| r.status().as_u16() == 404)
+    };
+    while !gone() {
+        assert!(Instant::now() < deadline, "vhost {vhost} is still there on {base}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }

@@ -13,7 +13,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{median, ratio, warren_binary};
+use common::{delete_vhost, load, median, ratio, warren_binary};
 use serde_json::{Value as Json, json};
 
 const VHOST: &str = "bench-fleet";
@@ -44,7 +44,7 @@ fn main() {
     std::thread::scope(|s| {
         for url in &urls {
             let defs = &defs;
-            s.spawn(move || load(url, defs));
+            s.spawn(move || load(url, VHOST, defs));
         }
     });
     eprintln!("loaded the three brokers in {:?}", loading.elapsed());
@@ -104,62 +104,11 @@ fn main() {
         (0..3).map(|i| format!("{:.2}", median(turns.iter().map(|t| t.1[i]).collect()).as_secs_f64())).collect();
 
     for url in &urls {
-        delete_vhost(url);
+        delete_vhost(url, VHOST);
     }
     println!("plan of 3 brokers, each {queues} queues / {exchanges} exchanges / {bindings} bindings ({runs} turns)");
     println!("  single plans (median, s):           {}", each.join(", "));
     println!("  slowest single plan (median):       {:>6.2} s", slowest.as_secs_f64());
     println!("  plan --env all (median):            {:>6.2} s", fleet.as_secs_f64());
     println!("  fleet / slowest single (median of turns): {:>5.2}  (target <= 1.3)", fleet_ratio);
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(900)))
-        .build()
-        .into()
-}
-
-/// `(base, authorization)` of a broker URL `http://user:password@host:port`.
-fn api(url: &str) -> (String, String) {
-    let rest = url.strip_prefix("http://").expect("http://user:password@host:port");
-    let (userinfo, host) = rest.split_once('@').unwrap();
-    use base64::Engine;
-    (format!("http://{host}/api"), format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(userinfo)))
-}
-
-/// The vhost afresh, holding the definitions.
-fn load(url: &str, defs: &Json) {
-    delete_vhost(url);
-    let (base, auth) = api(url);
-    let a = agent();
-    let put = a
-        .put(&format!("{base}/vhosts/{VHOST}"))
-        .header("authorization", &auth)
-        .header("content-type", "application/json");
-    assert!(put.send("{}").unwrap().status().as_u16() < 300);
-    let post = a
-        .post(&format!("{base}/definitions"))
-        .header("authorization", &auth)
-        .header("content-type", "application/json");
-    let status = post.send(defs.to_string()).unwrap().status().as_u16();
-    assert!(status < 300, "import into {url}: HTTP {status}");
-}
-
-/// Deletes the vhost; thousands of queues can outlast the HTTP timeout,
-/// so it waits for the vhost to be gone.
-fn delete_vhost(url: &str) {
-    let (base, auth) = api(url);
-    let a = agent();
-    let _ = a.delete(&format!("{base}/vhosts/{VHOST}")).header("authorization", &auth).call();
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let gone = || {
-        let answer = a.get(&format!("{base}/vhosts/{VHOST}")).header("authorization", &auth).call();
-        answer.is_ok_and(|r| r.status().as_u16() == 404)
-    };
-    while !gone() {
-        assert!(Instant::now() < deadline, "vhost {VHOST} is still there on {base}");
-        std::thread::sleep(Duration::from_millis(500));
-    }
 }

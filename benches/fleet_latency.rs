@@ -1,0 +1,304 @@
+//! A fleet as it is in production: twelve brokers, each reached through a
+//! link that adds 50 ms of round trip (benches/link.rs, a delaying proxy:
+//! this kernel has no `netem`), each holding a 1,000-queue vhost.
+//!
+//! - `plan --env all` against the slowest single plan over the same
+//!   links, measured in turns (target at most 1.3);
+//! - `apply --env all` of one stage of the twelve, each adding 20 queues,
+//!   against the slowest single apply of the same (target at most 1.5);
+//! - the requests (round trips) one plan makes, at 1,000 queues and at
+//!   100: the same, since a plan reads listings, never one object at a time.
+//!
+//! The benchmark starts its brokers (nodes `WARREN_BENCH_FLEET_NUMBERS`,
+//! default 51 to 62, with `scripts/broker`) and its links, and stops the
+//! brokers when it ends. The brokers share this machine's two cores: the
+//! link's latency is what a plan waits on, not their CPU.
+//!
+//! Run: `cargo bench --bench fleet_latency` (`WARREN_BENCH_SCALE=10` for a
+//! tenth of the queues).
+
+mod common;
+mod link;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{agent, api, delete_vhost, load, median, ratio, warren_binary};
+use link::{Crossed, Link};
+use serde_json::{Value as Json, json};
+
+const VHOST: &str = "bench-latency";
+/// Half the round trip each link adds.
+const ONE_WAY: Duration = Duration::from_millis(25);
+/// Queues each environment's apply adds.
+const ADDED: usize = 20;
+const RUNS: usize = 5;
+
+fn main() {
+    let numbers: Vec<u32> = std::env::var("WARREN_BENCH_FLEET_NUMBERS")
+        .ok()
+        .map(|s| s.split_whitespace().map(|n| n.parse().expect("node numbers")).collect())
+        .unwrap_or_else(|| (51..=62).collect());
+    let scale: usize = std::env::var("WARREN_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let queues = 1_000 / scale;
+    let brokers = Brokers::start(&numbers);
+    let direct: Vec<String> = numbers.iter().map(|n| format!("http://guest:guest@127.0.0.1:{}", 15700 + n)).collect();
+    let links: Vec<Link> =
+        numbers.iter().map(|n| Link::start(SocketAddr::from(([127, 0, 0, 1], 15700 + *n as u16)), ONE_WAY)).collect();
+    let linked: Vec<String> = links.iter().map(|l| format!("http://guest:guest@127.0.0.1:{}", l.port)).collect();
+
+    let loading = Instant::now();
+    let defs = definitions(VHOST, queues);
+    std::thread::scope(|s| {
+        for url in &direct {
+            let defs = &defs;
+            s.spawn(move || load(url, VHOST, defs));
+        }
+    });
+    eprintln!("started and loaded {} brokers in {:?}", numbers.len(), loading.elapsed() + brokers.took);
+
+    let dir = tempfile::tempdir().unwrap();
+    write_project(dir.path(), queues, numbers.len());
+    let fleet = Fleet { dir: dir.path(), urls: &linked };
+    // Every broker at once, as a fleet behind real links is read: the
+    // default (8) bounds the work a fleet of big vhosts does at once.
+    let at_once = linked.len().to_string();
+    // The first apply takes the loaded objects into the project's records.
+    fleet.run(&["apply", "--env", "all", "--auto-approve", "--parallelism", &at_once]);
+
+    // Plans: the twelve single plans, then the fleet's, in turns.
+    let mut plans: Vec<(Duration, Duration)> = Vec::new();
+    for turn in 0..=RUNS {
+        let slowest = (0..linked.len()).map(|i| fleet.timed(&["plan", "--env", &env(i)])).max().unwrap();
+        let all = fleet.timed(&["plan", "--env", "all", "--parallelism", &at_once]);
+        if turn > 0 {
+            plans.push((all, slowest));
+        }
+    }
+
+    // Round trips of one plan, at this size and at a tenth of it.
+    let before = links[0].counts();
+    fleet.run(&["plan", "--env", &env(0)]);
+    let big = links[0].counts() - before;
+    let small = round_trips_at(queues / 10, &direct[0], &linked[0], &links[0]);
+
+    // Applies: each adds ADDED queues, taken away again behind warren's
+    // back (straight to the broker, not through the link) after each turn.
+    std::fs::write(dir.path().join("added.toml"), added()).unwrap();
+    let mut applies: Vec<(Duration, Duration)> = Vec::new();
+    let mut apply_crossed = Crossed::default();
+    for turn in 0..=RUNS {
+        let mut slowest = Duration::ZERO;
+        for (i, url) in direct.iter().enumerate() {
+            let before = links[i].counts();
+            slowest = slowest.max(fleet.timed(&["apply", "--env", &env(i), "--auto-approve"]));
+            apply_crossed = links[i].counts() - before;
+            remove_added(url);
+        }
+        let all = fleet.timed(&["apply", "--env", "all", "--auto-approve", "--parallelism", &at_once]);
+        std::thread::scope(|s| {
+            for url in &direct {
+                s.spawn(move || remove_added(url));
+            }
+        });
+        if turn > 0 {
+            applies.push((all, slowest));
+        }
+    }
+    for url in &direct {
+        delete_vhost(url, VHOST);
+    }
+    drop(brokers);
+
+    let n = linked.len();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let report = |what: &str, turns: &[(Duration, Duration)], target: f64| {
+        let all = median(turns.iter().map(|t| t.0).collect());
+        let slowest = median(turns.iter().map(|t| t.1).collect());
+        let r = median(turns.iter().map(|t| ratio(t.0, t.1)).collect());
+        println!(
+            "  {what}: --env all {:.0} ms, slowest single {:.0} ms: {r:.2}  (target <= {target})",
+            ms(all),
+            ms(slowest)
+        );
+    };
+    println!(
+        "{n} brokers, each {queues} queues, behind links of {} ms round trip ({RUNS} turns, medians)",
+        2 * ONE_WAY.as_millis()
+    );
+    report("plan ", &plans, 1.3);
+    report("apply", &applies, 1.5);
+    println!(
+        "  requests of one plan: {} at {queues} queues, {} at {} queues ({} and {} kB through the link)",
+        big.requests,
+        small.requests,
+        queues / 10,
+        big.bytes / 1024,
+        small.bytes / 1024
+    );
+    println!("  requests of one apply adding {ADDED} queues: {}", apply_crossed.requests);
+}
+
+/// The environment of broker `i`.
+fn env(i: usize) -> String {
+    format!("b{i:02}")
+}
+
+/// The generated vhost's shape at `queues` queues: a twentieth as many
+/// exchanges (three at least, one of them the dead-letter exchange) and
+/// twice as many bindings.
+fn shape(queues: usize) -> (usize, usize, usize) {
+    (queues, (queues / 20).max(3), queues * 2)
+}
+
+/// The generated vhost's definitions, as the vhost `vhost`.
+fn definitions(vhost: &str, queues: usize) -> Json {
+    let (q, e, b) = shape(queues);
+    let mut defs: Json =
+        serde_json::from_str(&warren::testing::large_definitions(q, e, b)).expect("the generated definitions are JSON");
+    for key in ["queues", "exchanges", "bindings", "policies"] {
+        for item in defs[key].as_array_mut().into_iter().flatten() {
+            item["vhost"] = json!(vhost);
+        }
+    }
+    defs["vhosts"] = json!([{ "name": vhost }]);
+    defs["users"] = json!([]);
+    defs["permissions"] = json!([]);
+    defs
+}
+
+/// The generated vhost's files, as the vhost `vhost`, in `dir`.
+fn write_files(dir: &Path, vhost: &str, queues: usize) {
+    let (q, e, b) = shape(queues);
+    let mut topology = warren::testing::large_topology(q, e, b);
+    let mut vh = topology.vhosts.pop_first().unwrap().1;
+    vh.name = vhost.into();
+    topology.vhosts.insert(vhost.into(), vh);
+    for f in &warren::import::import(&topology, &[], "generated").unwrap().files {
+        std::fs::write(dir.join(&f.name), &f.text).unwrap();
+    }
+}
+
+/// The files of the generated vhost, and a project with one environment
+/// per broker, all in one stage.
+fn write_project(dir: &Path, queues: usize, brokers: usize) {
+    write_files(dir, VHOST, queues);
+    let envs: Vec<String> = (0..brokers).map(env).collect();
+    let mut project = String::from("[project]\nname = \"bench\"\n");
+    for e in &envs {
+        project += &format!("\n[environments.{e}]\nurl_env = \"BENCH_{}_URL\"\n", e.to_uppercase());
+    }
+    let stage: Vec<String> = envs.iter().map(|e| format!("{e:?}")).collect();
+    project += &format!("\n[deploy]\nstages = [[{}]]\n", stage.join(", "));
+    std::fs::write(dir.join("warren.toml"), project).unwrap();
+}
+
+/// The queues each apply adds.
+fn added() -> String {
+    let mut text = format!("vhosts = [{VHOST:?}]\n");
+    for i in 0..ADDED {
+        text += &format!("\n[queues.\"added.{i}\"]\ntype = \"classic\"\n");
+    }
+    text
+}
+
+/// Deletes the added queues straight from the broker.
+fn remove_added(url: &str) {
+    let (base, auth) = api(url);
+    let a = agent();
+    for i in 0..ADDED {
+        let answer = a.delete(&format!("{base}/queues/{VHOST}/added.{i}")).header("authorization", &auth).call();
+        assert!(answer.is_ok_and(|r| r.status().as_u16() < 300), "queue added.{i} was not there on {base}");
+    }
+}
+
+/// The requests of one plan of a `queues`-queue vhost on the broker behind
+/// `link`: the same generated shape, in a vhost and a project of its own.
+fn round_trips_at(queues: usize, direct: &str, linked: &str, link: &Link) -> Crossed {
+    const SMALL: &str = "bench-latency-small";
+    load(direct, SMALL, &definitions(SMALL, queues));
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), SMALL, queues);
+    let before = link.counts();
+    let out = Command::new(warren_binary())
+        .args(["plan", "-q", "--project", "bench-small"])
+        .arg(dir.path())
+        .env("WARREN_URL", linked)
+        .env_remove("WARREN_AMQP_URL")
+        .output()
+        .unwrap();
+    let crossed = link.counts() - before;
+    assert!(matches!(out.status.code(), Some(0 | 2)), "{}", String::from_utf8_lossy(&out.stderr));
+    delete_vhost(direct, SMALL);
+    crossed
+}
+
+/// The project directory and the URLs of its environments.
+struct Fleet<'a> {
+    dir: &'a Path,
+    urls: &'a [String],
+}
+
+impl Fleet<'_> {
+    /// Runs warren with `args` on the project, which must succeed.
+    fn run(&self, args: &[&str]) {
+        let mut c = Command::new(warren_binary());
+        c.arg(args[0]).arg(self.dir).arg("-q").args(&args[1..]);
+        c.env_remove("WARREN_URL").env_remove("WARREN_AMQP_URL");
+        for (i, u) in self.urls.iter().enumerate() {
+            c.env(format!("BENCH_{}_URL", env(i).to_uppercase()), u);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "warren {}:\n{}\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn timed(&self, args: &[&str]) -> Duration {
+        let t = Instant::now();
+        self.run(args);
+        t.elapsed()
+    }
+}
+
+/// The benchmark's brokers, stopped when dropped (a failed run too).
+struct Brokers {
+    numbers: String,
+    took: Duration,
+}
+
+impl Brokers {
+    fn start(numbers: &[u32]) -> Brokers {
+        let numbers: Vec<String> = numbers.iter().map(u32::to_string).collect();
+        let mut brokers = Brokers { numbers: numbers.join(" "), took: Duration::ZERO };
+        let t = Instant::now();
+        brokers.fleet("start");
+        brokers.took = t.elapsed();
+        brokers
+    }
+
+    fn fleet(&self, what: &str) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/broker");
+        let status = Command::new(script)
+            .args(["fleet", what])
+            .env("WARREN_TEST_FLEET_NUMBERS", &self.numbers)
+            .status()
+            .expect("scripts/broker runs");
+        assert!(status.success(), "scripts/broker fleet {what} failed for nodes {}", self.numbers);
+    }
+}
+
+impl Drop for Brokers {
+    fn drop(&mut self) {
+        if !self.numbers.is_empty() {
+            self.fleet("stop");
+            self.numbers.clear();
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! A network link with latency, for benchmarks on one machine: a TCP proxy
+//! in front of a broker that holds back each direction's bytes for a fixed
+//! delay, as a long wire does, without limiting how many bytes are in
+//! flight. This machine's kernel has no `netem` queueing discipline, which
+//! would be the usual way. It counts the HTTP requests that cross it, so a
+//! benchmark can tell how many round trips a command makes.
+//!
+//! Plain threads, four per connection (a reader and a writer each way): a
+//! benchmark's few dozen connections need no runtime, and the bench stays
+//! free of the tool's own async stack it measures.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// A link to one address, listening on a port of its own until the
+/// process ends.
+pub(crate) struct Link {
+    pub(crate) port: u16,
+    counts: Arc<Counts>,
+}
+
+#[derive(Default)]
+struct Counts {
+    /// HTTP/1.1 request lines sent through the link.
+    requests: AtomicU64,
+    /// Bytes in both directions.
+    bytes: AtomicU64,
+}
+
+/// What crossed a link, read with [`Link::counts`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Crossed {
+    pub(crate) requests: u64,
+    pub(crate) bytes: u64,
+}
+
+impl std::ops::Sub for Crossed {
+    type Output = Crossed;
+    fn sub(self, before: Crossed) -> Crossed {
+        Crossed { requests: self.requests - before.requests, bytes: self.bytes - before.bytes }
+    }
+}
+
+impl Link {
+    /// A link to `target` that delays each direction by `one_way` (half
+    /// the round trip it adds).
+    pub(crate) fn start(target: SocketAddr, one_way: Duration) -> Link {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a free local port");
+        let port = listener.local_addr().expect("a bound listener has an address").port();
+        let counts = Arc::new(Counts::default());
+        let shared = Arc::clone(&counts);
+        thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let counts = Arc::clone(&shared);
+                thread::spawn(move || connect(client, target, one_way, counts));
+            }
+        });
+        Link { port, counts }
+    }
+
+    pub(crate) fn counts(&self) -> Crossed {
+        Crossed {
+            requests: self.counts.requests.load(Ordering::Relaxed),
+            bytes: self.counts.bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Joins `client` to `target` through two delayed pipes; a failed connect
+/// drops the client, which sees the connection refused as it would be.
+fn connect(client: TcpStream, target: SocketAddr, one_way: Duration, counts: Arc<Counts>) {
+    let Ok(server) = TcpStream::connect(target) else { return };
+    for s in [&client, &server] {
+        let _ = s.set_nodelay(true);
+    }
+    let (Ok(client2), Ok(server2)) = (client.try_clone(), server.try_clone()) else { return };
+    pipe(client, server, one_way, Arc::clone(&counts), true);
+    pipe(server2, client2, one_way, counts, false);
+}
+
+/// The request line's end, as HTTP/1.1 clients write it: counted in the
+/// client's bytes (a JSON body never holds a bare CR LF after it).
+const REQUEST_LINE_END: &[u8] = b" HTTP/1.1\r\n";
+
+/// Copies `from` to `to`, each chunk written `one_way` after it was read.
+/// A reader and a writer apart, so that a chunk waiting its time never
+/// holds back the reading of the next: the delay adds latency only.
+fn pipe(mut from: TcpStream, mut to: TcpStream, one_way: Duration, counts: Arc<Counts>, requests: bool) {
+    let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    thread::spawn(move || {
+        for (due, chunk) in rx {
+            thread::sleep(due.saturating_duration_since(Instant::now()));
+            if to.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Write);
+    });
+    thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        // The end of the last chunk, so that a request line cut between
+        // two reads is counted once.
+        let mut tail: Vec<u8> = Vec::new();
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            counts.bytes.fetch_add(n as u64, Ordering::Relaxed);
+            if requests {
+                tail.extend_from_slice(&buf[..n]);
+                let found = tail.windows(REQUEST_LINE_END.len()).filter(|w| *w == REQUEST_LINE_END).count();
+                counts.requests.fetch_add(found as u64, Ordering::Relaxed);
+                let keep = tail.len().min(REQUEST_LINE_END.len() - 1);
+                tail.drain(..tail.len() - keep);
+            }
+            if tx.send((Instant::now() + one_way, buf[..n].to_vec())).is_err() {
+                break;
+            }
+        }
+        // Dropping `tx` lets the writer finish what is in flight, then
+        // close its side.
+    });
+}
