@@ -12,7 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value as Json, json};
 
-use super::{Attribute, Fixed, Kind, Object, Phase, Request, Scope, Type, field};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+
+use super::{Attribute, Finding, Fixed, Kind, Object, Phase, Request, Scope, Type, field};
 use crate::model::{Password, Table, User, Value};
 
 /// RabbitMQ's default `password_hashing_module`: a hash made with it is
@@ -55,9 +58,29 @@ pub static KIND: Kind = Kind {
     write,
     put,
     delete,
-    check: None,
+    check: Some(check),
     phase: Phase::PutObject,
 };
+
+/// What the broker refuses in a user that its attributes' types cannot
+/// say: a hash that is not base64 (the broker's reason would quote it) and
+/// a variable's name that is not one. The files' reader places each at the
+/// key that gives the password, a hash's without showing the line.
+pub fn check(o: &Object) -> Vec<Finding> {
+    let (message, help) = match o.body.get("password").and_then(password) {
+        Some(Password::Env(var)) if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => (
+            format!("\"{var}\" is not an environment variable name"),
+            "name the variable that holds the password, e.g. `password_env = \"ANALYTICS_PASSWORD\"`",
+        ),
+        Some(Password::Hash { hash, .. }) if STANDARD.decode(&hash).is_err() => (
+            format!("the `password_hash` of user \"{}\" is not base64", o.id[0]),
+            "RabbitMQ password hashes are base64, as in a definitions export or what `warren export` writes",
+        ),
+        _ => return Vec::new(),
+    };
+    let path = vec!["password".to_string()];
+    vec![Finding { path, at_key: false, code: "bad-value", message, label: None, help: help.into() }]
+}
 
 /// The typed view of an object: `None` when its attributes are not a
 /// user's (a file or a broker checked them first). A password read from
@@ -290,5 +313,18 @@ mod tests {
             Some(User { name: "t".into(), password: Password::None, tags, limits: None })
         );
         assert!((KIND.read)(&json!({ "password_hash": "" })).unwrap().is_err());
+    }
+
+    #[test]
+    fn a_hash_that_is_not_base64_and_a_variable_that_is_no_name_are_found() {
+        let found =
+            |p: Password| (KIND.check.unwrap())(&object(&app(p))).into_iter().map(|f| f.message).collect::<Vec<_>>();
+        assert!(each_password().into_iter().all(|p| found(p).is_empty()));
+        assert_eq!(
+            found(Password::Env("APP-PASSWORD".into())),
+            ["\"APP-PASSWORD\" is not an environment variable name"]
+        );
+        let bad = Password::Hash { hash: "not base64!".into(), algorithm: None };
+        assert_eq!(found(bad), ["the `password_hash` of user \"app\" is not base64"]);
     }
 }
