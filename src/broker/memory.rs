@@ -33,10 +33,10 @@ use super::records::RecordStore;
 use super::{
     Answer, Answers, Broker, BrokerError, Clients, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading,
 };
-use crate::model::kinds::{Kind, Name, Object, operator_policies};
+use crate::model::kinds::{Kind, Name, Object, operator_policies, users};
 use crate::model::{
-    Binding, Exchange, Password, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, Table, User,
-    Value, VhostSettings,
+    Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, Table, User, Value,
+    VhostSettings,
 };
 use access::{Need, Who, full_permission, permits, sees, who};
 use state::{LockEntry, NODE, ORIGIN, State, UserState, VhostState};
@@ -442,16 +442,15 @@ impl Broker for Memory {
     async fn put_user(&self, user: &User, password: Option<&str>, remove_limits: &[String]) -> Answer<()> {
         let mut s = self.lock_state();
         self.admin(&s, || format!("create or update user \"{}\"", user.name))?;
-        let (password_hash, hashing_algorithm) = match (&user.password, password) {
-            (Password::Env(_), Some(p)) => (hash(p), SHA256.to_string()),
-            (Password::Env(var), None) => {
-                return Err(BrokerError::Setup(format!(
-                    "the password of user \"{}\" comes from ${var}, which is not set",
-                    user.name
-                )));
-            }
-            (Password::Hash { hash, algorithm }, _) => (hash.clone(), algorithm.clone().unwrap_or(SHA256.into())),
-            (Password::None, _) => (String::new(), SHA256.to_string()),
+        // What the broker makes of the PUT that `ops::put_user` sends.
+        let request = (users::KIND.put)(None, &super::ops::user_object(user, password)?);
+        let text = |key: &str| request.body.get(key).and_then(Json::as_str);
+        let (password_hash, hashing_algorithm) = match text("password") {
+            Some(p) => (hash(p), SHA256.to_string()),
+            None => (
+                text("password_hash").unwrap_or_default().to_string(),
+                text("hashing_algorithm").unwrap_or(SHA256).to_string(),
+            ),
         };
         let tags = user.tags.iter().cloned().collect();
         // A user's PUT keeps its limits, as RabbitMQ's does.

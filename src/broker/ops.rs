@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
-use crate::model::kinds::{Kind, Name, Object};
+use crate::model::kinds::{Kind, Name, Object, users};
 use crate::model::{
     Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, Table, User, Value,
     VhostSettings,
@@ -89,30 +89,35 @@ pub(super) async fn put_user(
     password: Option<&str>,
     remove_limits: &[String],
 ) -> Result<(), BrokerError> {
-    let tags = user.tags.iter().cloned().collect::<Vec<_>>().join(",");
-    let body = match (&user.password, password) {
-        (Password::Env(_), Some(p)) => json!({ "password": p, "tags": tags }),
+    let request = (users::KIND.put)(None, &user_object(user, password)?);
+    let name = &user.name;
+    put(http, &path(&request.path), request.body, &format!("create or update user \"{name}\"")).await?;
+    let limits = Limits { path: "user-limits", owner: ("user", name) };
+    limits.put(http, user.limits.as_ref(), remove_limits).await
+}
+
+/// The user's object as its PUT sends it: a password from the environment
+/// read (`password`), or an error when it was not.
+pub(super) fn user_object(user: &User, password: Option<&str>) -> Result<Object, BrokerError> {
+    let mut object = users::object(user);
+    match (&user.password, password) {
+        (Password::Env(_), Some(p)) => {
+            object.body.insert("password".into(), Value::String(p.to_string()));
+        }
         (Password::Env(var), None) => {
             return Err(BrokerError::Setup(format!(
                 "the password of user \"{}\" comes from ${var}, which is not set",
                 user.name
             )));
         }
-        (Password::Hash { hash, algorithm }, _) => json!({
-            "password_hash": hash,
-            "hashing_algorithm": algorithm.as_deref().unwrap_or("rabbit_password_hashing_sha256"),
-            "tags": tags,
-        }),
-        (Password::None, _) => json!({ "password_hash": "", "tags": tags }),
-    };
-    let name = &user.name;
-    put(http, &format!("users/{}", segment(name)), body, &format!("create or update user \"{name}\"")).await?;
-    let limits = Limits { path: "user-limits", owner: ("user", name) };
-    limits.put(http, user.limits.as_ref(), remove_limits).await
+        _ => {}
+    }
+    Ok(object)
 }
 
 pub(super) async fn delete_user(http: &Http, name: &str) -> Result<(), BrokerError> {
-    delete(http, &format!("users/{}", segment(name)), &format!("delete user \"{name}\"")).await
+    let path = path(&(users::KIND.delete)(None, &[name.to_string()]));
+    delete(http, &path, &format!("delete user \"{name}\"")).await
 }
 
 pub(super) async fn declare_exchange(http: &Http, vhost: &str, x: &Exchange) -> Result<(), BrokerError> {

@@ -60,7 +60,7 @@ pub(crate) fn example(a: &Attribute) -> String {
         (_, Type::OneOf(words) | Type::OneOfOrInteger(words)) => {
             format!("\"{}\"", words.first().copied().unwrap_or_default())
         }
-        (_, Type::Uris) => "{ env = \"VARIABLE\" }".into(),
+        (_, Type::Uris | Type::Password) => "{ env = \"VARIABLE\" }".into(),
         (_, Type::Any) => "\"…\"".into(),
         (_, Type::Table) => "{ … }".into(),
     }

@@ -12,7 +12,7 @@ use super::reader::{Fields, Reader, What, did_you_mean};
 use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
 pub(crate) use crate::model::check_expect;
-use crate::model::kinds::{KINDS, Scope};
+use crate::model::kinds::{KINDS, Scope, users};
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User,
     VhostSettings, argument_rule, definition_findings,
@@ -689,6 +689,7 @@ impl Parser<'_> {
             self.bad_choice(&f, "hashing_algorithm", a, HASHING_ALGORITHMS);
             ok = false;
         }
+        let given = env.is_some() || hash.is_some();
         let password = match (env, hash) {
             (Some(_), Some(_)) => {
                 let d = Diagnostic::error(
@@ -700,32 +701,29 @@ impl Parser<'_> {
                 self.r.report(d);
                 return None;
             }
-            (Some(var), None) => {
-                if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    let d = Diagnostic::error("bad-value", format!("\"{var}\" is not an environment variable name"))
-                        .at(self.loc(f.span("password_env")?))
-                        .help(
-                            "name the variable that holds the password, e.g. `password_env = \"ANALYTICS_PASSWORD\"`",
-                        );
-                    self.r.report(d);
-                    ok = false;
-                }
-                Password::Env(var)
-            }
-            (None, Some(hash)) => {
-                if crate::password::decode(&hash).is_none() {
-                    // The broker would refuse it with a reason that quotes it.
-                    let d = Diagnostic::error("bad-value", format!("the `password_hash` of user \"{name}\" is not base64"))
-                        .at(self.loc(f.span("password_hash")?))
-                        .redacted()
-                        .help("RabbitMQ password hashes are base64, as in a definitions export or what `warren export` writes");
-                    self.r.report(d);
-                    ok = false;
-                }
-                Password::Hash { hash, algorithm }
-            }
+            (Some(var), None) => Password::Env(var),
+            (None, Some(hash)) => Password::Hash { hash, algorithm },
             (None, None) => base.map_or(Password::None, |b| b.password.clone()),
         };
+        if given {
+            // The kind's check, placed at the key that gives the password.
+            let user =
+                User { name: name.to_string(), password: password.clone(), tags: Default::default(), limits: None };
+            let (key, hidden) = match password {
+                Password::Env(_) => ("password_env", false),
+                _ => ("password_hash", true),
+            };
+            for finding in users::check(&users::object(&user)) {
+                let mut d =
+                    Diagnostic::error(finding.code, finding.message).at(self.loc(f.span(key)?)).help(finding.help);
+                if hidden {
+                    // The broker would refuse it with a reason that quotes it.
+                    d = d.redacted();
+                }
+                self.r.report(d);
+                ok = false;
+            }
+        }
         let tags = match f.get("tags") {
             None => Some(base.map(|b| b.tags.clone()).unwrap_or_default()),
             Some(_) => f.strings(&mut self.r, "tags").map(|t| t.into_iter().map(|(s, _)| s).collect()),

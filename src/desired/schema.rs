@@ -145,6 +145,7 @@ fn kind(k: &Kind) -> Value {
                 Fixed::Str(s) => json!(s),
                 Fixed::Int(i) => json!(i),
                 Fixed::Bool(b) => json!(b),
+                Fixed::Strings(items) => json!(items),
             };
         }
         v
@@ -173,6 +174,12 @@ fn of_type(ty: Type) -> Value {
             let env = json!({"type": "object", "properties": {"env": {"type": "string"}}, "required": ["env"], "additionalProperties": false});
             let one = json!({"anyOf": [{"type": "string"}, env]});
             json!({"anyOf": [one.clone(), {"type": "array", "items": one}]})
+        }
+        Type::Password => {
+            let env = json!({"type": "object", "properties": {"env": {"type": "string"}}, "required": ["env"], "additionalProperties": false});
+            let text = json!({"type": "string"});
+            let hash = json!({"type": "object", "properties": {"hash": text, "algorithm": text}, "required": ["hash"], "additionalProperties": false});
+            json!({"anyOf": [env, hash]})
         }
     }
 }

@@ -18,12 +18,11 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::{Name, Object};
-use crate::model::{Password, Policy, Table, Topology, Value, Vhost, binding_json};
-use crate::password;
+use crate::model::kinds::{Name, Object, users};
+use crate::model::{Policy, Table, Topology, Value, Vhost, binding_json};
 
 /// The definitions document of `topology`. Pure: passwords given as
-/// `Password::Env` must have been hashed by [`password::resolve`] first; one
+/// `Password::Env` must have been hashed by [`crate::password::resolve`] first; one
 /// left unresolved is written with an empty hash (no password login), never
 /// with the variable's value.
 pub fn definitions(topology: &Topology) -> Json {
@@ -62,18 +61,7 @@ fn table(t: &Table) -> Json {
 }
 
 fn user(u: &crate::model::User) -> Json {
-    let (hash, algorithm) = match &u.password {
-        Password::Hash { hash, algorithm } => (hash.as_str(), algorithm.as_deref().unwrap_or(password::SHA256)),
-        Password::None | Password::Env(_) => ("", password::SHA256),
-    };
-    json!({
-        "name": u.name,
-        "password_hash": hash,
-        "hashing_algorithm": algorithm,
-        "tags": u.tags,
-        // RabbitMQ 3.10.8 and 4.0.5 export and import a user's limits here.
-        "limits": u.limits.clone().unwrap_or_default(),
-    })
+    (users::KIND.write)(None, &users::object(u))
 }
 
 /// Only what the files manage: a vhost without settings is just named.
@@ -201,7 +189,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Permission, Queue, QueueType, User};
+    use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Password, Permission, Queue, QueueType, User};
 
     fn s(v: &str) -> Value {
         Value::String(v.into())
@@ -379,7 +367,7 @@ mod tests {
         assert_eq!(
             d["users"],
             json!([
-                {"name": "app", "password_hash": "", "hashing_algorithm": password::SHA256,
+                {"name": "app", "password_hash": "", "hashing_algorithm": crate::password::SHA256,
                  "tags": ["management", "monitoring"], "limits": {}},
                 {"name": "ops", "password_hash": "abc",
                  "hashing_algorithm": "rabbit_password_hashing_sha512", "tags": [], "limits": {}},

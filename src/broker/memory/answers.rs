@@ -7,8 +7,8 @@ use serde_json::{Value as Json, json};
 
 use super::super::lock::LOCK_QUEUE;
 use super::state::{PolicyState, State, VhostState};
-use crate::model::kinds::{KINDS, Kind, Object, operator_policies};
-use crate::model::{Binding, Table, Value};
+use crate::model::kinds::{KINDS, Kind, Object, operator_policies, users};
+use crate::model::{Binding, Password, Table, User, Value};
 
 fn table(t: &Table) -> Json {
     Json::from(&Value::Table(t.clone()))
@@ -172,16 +172,21 @@ pub(super) fn definitions(s: &State) -> String {
     doc.to_string()
 }
 
+/// Each user as RabbitMQ exports it, written by the kind.
 fn users_items(s: &State) -> Vec<Json> {
-    s.users
-        .iter()
-        .map(|(name, u)| {
-            json!({
-                "name": name, "password_hash": u.password_hash, "hashing_algorithm": u.hashing_algorithm,
-                "tags": u.tags, "limits": u.limits,
-            })
-        })
-        .collect()
+    let item = |(name, u): (&String, &super::state::UserState)| {
+        let password = match u.password_hash.as_str() {
+            "" => Password::None,
+            hash => {
+                let algorithm = (u.hashing_algorithm != users::DEFAULT_ALGORITHM).then(|| u.hashing_algorithm.clone());
+                Password::Hash { hash: hash.to_string(), algorithm }
+            }
+        };
+        let limits = Some(u.limits.clone()).filter(|l| !l.is_empty());
+        let user = User { name: name.clone(), password, tags: u.tags.iter().cloned().collect(), limits };
+        (users::KIND.write)(None, &users::object(&user))
+    };
+    s.users.iter().map(item).collect()
 }
 
 fn permission_items(s: &State) -> Vec<Json> {

@@ -2,7 +2,7 @@
 //! run against a real node in tests/suite/broker_behaviour.rs).
 
 use super::*;
-use crate::model::ApplyTo;
+use crate::model::{ApplyTo, Password};
 use crate::testing::objects::{exchange, queue, table, text, to_exchange, to_queue};
 
 fn policy(name: &str, pattern: &str, priority: i64, definition: Table) -> Policy {

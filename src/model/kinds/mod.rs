@@ -18,6 +18,7 @@ pub mod operator_policies;
 mod parameter;
 mod shovels;
 mod topic_permissions;
+pub mod users;
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -223,6 +224,12 @@ pub enum Type {
     Table,
     /// Any value: a string, a number, a boolean, an array or a table.
     Any,
+    /// A password, a secret that is not a URI: `{ env = "VARIABLE" }` (the
+    /// files' secret, read when warren plans and applies), the password
+    /// read from it (a string, held in memory only), or a RabbitMQ hash,
+    /// `{ hash = "…", algorithm = "…" }` (the algorithm when not the
+    /// default), which a file and an export may hold: it is no password.
+    Password,
 }
 
 impl Type {
@@ -236,6 +243,7 @@ impl Type {
             Type::Any => "any value".into(),
             Type::Table => "a table".into(),
             Type::Uris => "a URI or an array of URIs".into(),
+            Type::Password => "a password from `{ env = \"VARIABLE\" }`, or a password hash".into(),
             Type::OneOf(words) => format!("one of {}", quoted(words)),
             Type::OneOfOrInteger(words) => format!("one of {} or an integer", quoted(words)),
         }
@@ -250,6 +258,13 @@ impl Type {
             (Type::OneOfOrInteger(_), Value::Int(_)) | (Type::Uris, Value::String(_)) | (Type::Any, _) => true,
             (Type::Table, Value::Table(_)) => true,
             (Type::Uris, Value::List(items)) => items.iter().all(|i| matches!(i, Value::String(_))),
+            (Type::Password, Value::String(_)) => true,
+            (Type::Password, Value::Table(t)) => {
+                env_var(value).is_some()
+                    || (t.get("hash").is_some_and(|h| h.as_str().is_some())
+                        && t.keys().all(|k| k == "hash" || k == "algorithm")
+                        && t.get("algorithm").is_none_or(|a| a.as_str().is_some()))
+            }
             _ => false,
         }
     }
@@ -274,6 +289,8 @@ pub enum Fixed {
     Str(&'static str),
     Int(i64),
     Bool(bool),
+    /// A list of strings: `Strings(&[])` for an empty one.
+    Strings(&'static [&'static str]),
 }
 
 impl Fixed {
@@ -282,6 +299,7 @@ impl Fixed {
             Fixed::Str(s) => Value::String(s.to_string()),
             Fixed::Int(i) => Value::Int(i),
             Fixed::Bool(b) => Value::Bool(b),
+            Fixed::Strings(items) => Value::List(items.iter().map(|s| Value::String(s.to_string())).collect()),
         }
     }
 }
