@@ -147,8 +147,14 @@ fn top(key: &str) -> Value {
 /// string there: a placeholder alone takes its value's type).
 fn shapes() -> Value {
     let mut properties = serde_json::Map::new();
-    properties.insert("parameters".into(), json!({"type": "array", "items": {"type": "string"}, "description": "The parameters every stamp must give."}));
-    properties.insert("defaults".into(), json!({"type": "object", "description": "Parameters with a value a stamp may leave out."}));
+    properties.insert(
+        "parameters".into(),
+        json!({"type": "array", "items": {"type": "string"}, "description": "The parameters every stamp must give."}),
+    );
+    properties.insert(
+        "defaults".into(),
+        json!({"type": "object", "description": "Parameters with a value a stamp may leave out."}),
+    );
     properties.insert("description".into(), json!({"type": "string"}));
     for key in super::parse::SHAPE_BODY_KEYS.iter() {
         properties.insert(
