@@ -217,7 +217,10 @@ fn draw(handler: &GraphicalReportHandler, d: &Diagnostic, sources: &Sources, out
 pub fn render_short(d: &Diagnostic, sources: &Sources) -> String {
     let sev = d.severity.as_str();
     match &d.location {
-        Some(l) => format!("{}: {sev}[{}]: {}", sources.position(l), d.code, d.message),
+        Some(l) => match sources.origin(l) {
+            Some(origin) => format!("{}: {sev}[{}]: {} ({origin})", sources.position(l), d.code, d.message),
+            None => format!("{}: {sev}[{}]: {}", sources.position(l), d.code, d.message),
+        },
         None => format!("{sev}[{}]: {}", d.code, d.message),
     }
 }
@@ -235,6 +238,11 @@ struct Report<'a> {
 impl<'a> Report<'a> {
     fn new(d: &Diagnostic, sources: &'a Sources) -> Self {
         let mut message = d.message.clone();
+        // What a stamp made is shown at the shape's line, and says the
+        // stamp's line too: the user wrote both.
+        if let Some(origin) = d.location.as_ref().and_then(|l| sources.origin(l)) {
+            message = format!("{message} ({origin})");
+        }
         let (source, label) = match &d.location {
             Some(l) if d.redact => {
                 message = format!("{message} (at {})", sources.position(l));

@@ -115,7 +115,7 @@ fn write_beside(
 /// what is appended there belongs to its vhosts.
 fn declaring(desired: &desired::Desired, v: &str) -> Option<PathBuf> {
     let sources = &desired.sources;
-    sources.ids().map(|id| sources.get(id)).find_map(|f| {
+    sources.files().map(|id| sources.get(id)).find_map(|f| {
         let table: toml::Table = toml::from_str(&f.text).ok()?;
         let names = table.get("vhosts")?.as_array()?;
         names.iter().any(|n| n.as_str() == Some(v)).then(|| f.path.clone())

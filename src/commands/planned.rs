@@ -215,6 +215,12 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     diagnostic::sort(&mut diagnostics);
     let mut document =
         PlanDocument::new(&plan, &path.display().to_string(), &live.origin, &diagnostics, &desired.sources);
+    // What a stamp of a shape made says so (the objects themselves are
+    // ordinary ones: the planner never sees shapes).
+    for (doc, change) in document.changes.iter_mut().zip(&plan.changes) {
+        let at = desired.locations.locate(&change.key, None);
+        doc.shape = at.and_then(|l| crate::render::ShapeDoc::of(&l, &desired.sources));
+    }
     document.origin.project = desired.project.name().to_string();
     document.routing = routing;
     document.origin.picture = super::picture::of_change(&desired.topology, &live.topology, &plan, &document.routing);

@@ -32,8 +32,9 @@ pub fn saved(planned: &Planned, path: &Path, replace: &[String], environment: Op
         replace: replace.to_vec(),
         depends_on: depends_on(planned),
         plan_fingerprint: fingerprint::plan(&planned.document),
+        // What stamps made is made again from the files.
         files: sources
-            .ids()
+            .files()
             .map(|id| {
                 let f = sources.get(id);
                 SavedFile { path: f.path.clone(), text: f.text.to_string() }

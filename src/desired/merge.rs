@@ -281,7 +281,11 @@ pub(super) const SUPER_STREAM_MARK: &str = "super_stream";
 
 /// `key`, first declared at `first`, is declared again `at`.
 fn duplicate(key: &ObjectKey, at: Location, first: &ObjectLocation, sources: &Sources) -> Diagnostic {
-    let first_at = sources.position(&first.at);
+    let mut first_at = sources.position(&first.at);
+    // Two stamps of one shape make it at the same line: the stamps tell them apart.
+    if let Some(origin) = sources.origin(&first.at) {
+        first_at = format!("{first_at} ({origin})");
+    }
     let what = match key {
         ObjectKey::Vhost(_) => format!("the settings of {key} are"),
         _ => format!("{key} is"),

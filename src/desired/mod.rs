@@ -13,6 +13,8 @@ mod removed;
 pub mod revision;
 pub mod schema;
 mod services;
+mod shapes;
+mod stamps;
 mod super_streams;
 pub(crate) mod tree;
 
@@ -129,7 +131,10 @@ pub fn load_unchecked(path: &Path) -> Desired {
         None => Project::default(),
     };
     let mut texts = Vec::new();
-    match topology_files(path, &settings.overlay_dirs(path, None)) {
+    let shape_dirs = settings.shape_dirs(path);
+    let shape_files = shape_texts(&settings, &shape_dirs, &mut diagnostics);
+    let apart = [settings.overlay_dirs(path, None), shape_dirs].concat();
+    match topology_files(path, &apart) {
         Ok(files) => {
             for file in files {
                 match std::fs::read_to_string(&file) {
@@ -143,7 +148,47 @@ pub fn load_unchecked(path: &Path) -> Desired {
         }
         Err(d) => diagnostics.push(d),
     }
-    from_texts(texts, project, diagnostics)
+    from_texts(texts, project, shape_files, diagnostics)
+}
+
+/// The files of the project's shapes directories, in sorted order; what
+/// cannot be read is said at the project file's line that names it.
+fn shape_texts(settings: &Project, dirs: &[PathBuf], diagnostics: &mut Vec<Diagnostic>) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    for (dir, (named, at)) in dirs.iter().zip(&settings.shapes) {
+        let mut found = Vec::new();
+        if let Err(e) = collect(dir, &mut found) {
+            diagnostics.push(
+                Diagnostic::error("read", format!("cannot read the shapes directory {}: {e}", dir.display()))
+                    .at(at.clone())
+                    .label(format!("\"{}\"", named.display()))
+                    .help("create it, or fix its path in `[project] shapes` (relative to the project's directory)"),
+            );
+            continue;
+        }
+        found.sort();
+        for file in found {
+            match std::fs::read_to_string(&file) {
+                Ok(text) => files.push((file, text)),
+                Err(e) => diagnostics.push(
+                    Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
+                        .help("check the path and its permissions"),
+                ),
+            }
+        }
+    }
+    files
+}
+
+/// Files in memory: each path with its text.
+type Texts = Vec<(PathBuf, String)>;
+
+/// The files of `files` below the shapes directories `project` names,
+/// apart from the others.
+fn split_shapes(root: &Path, project: Option<&(PathBuf, String)>, files: Texts) -> (Texts, Texts) {
+    let declared = project.map(|(_, text)| project::parse(FileId(0), text, &mut Vec::new()));
+    let dirs = declared.map(|p| p.shape_dirs(root)).unwrap_or_default();
+    files.into_iter().partition(|(p, _)| dirs.iter().any(|d| p.starts_with(d)))
 }
 
 /// The project file read alone; when it does not read as one, the desired
@@ -174,7 +219,8 @@ fn project_alone(file: &Path, text: &str) -> Result<Project, Desired> {
 pub fn load_texts(root: &Path, mut files: Vec<(PathBuf, String)>) -> Desired {
     let project_path = root.join(project::FILE_NAME);
     let project = files.iter().position(|(p, _)| *p == project_path).map(|i| files.remove(i));
-    let mut desired = from_texts(files, project, Vec::new());
+    let (shape_files, files) = split_shapes(root, project.as_ref(), files);
+    let mut desired = from_texts(files, project, shape_files, Vec::new());
     let found = lint(&desired);
     desired.add_findings(found);
     desired
@@ -209,7 +255,8 @@ pub fn environment_texts(root: &Path, mut files: Vec<(PathBuf, String)>, env: &s
     let overlays = declared.map(|p| p.overlay_dirs(root, Some(env))).unwrap_or_default();
     let (over, files): (Vec<_>, Vec<_>) =
         files.into_iter().partition(|(p, _)| overlays.iter().any(|o| p.starts_with(o)));
-    let base = from_texts(files, project, Vec::new());
+    let (shape_files, files) = split_shapes(root, project.as_ref(), files);
+    let base = from_texts(files, project, shape_files, Vec::new());
     if !base.project.environments.iter().any(|e| e.name == env) {
         let mut d = base;
         d.diagnostics.push(
@@ -321,21 +368,43 @@ impl Desired {
 fn from_texts(
     files: Vec<(PathBuf, String)>,
     project_file: Option<(PathBuf, String)>,
+    shape_files: Vec<(PathBuf, String)>,
     mut diagnostics: Vec<Diagnostic>,
 ) -> Desired {
     let mut sources = Sources::default();
     let ids: Vec<FileId> = files.into_iter().map(|(path, text)| sources.add(&path, text)).collect();
-    let mut decls = Vec::new();
-    for (decl, found) in parse_all(&sources, &ids) {
-        decls.extend(decl);
-        diagnostics.extend(found);
-    }
+    // The texts apart from `sources`, which the stamps add to.
+    let texts: Vec<std::sync::Arc<str>> = ids.iter().map(|id| sources.get(*id).text.clone()).collect();
+    let parsed = parse_all(&texts, &ids);
     // Added after the topology files, which keep their ids.
     let project = project_file.map_or_else(Project::default, |(path, text)| {
         let id = sources.add(&path, text);
         let text = sources.get(id).text.clone();
         project::parse(id, &text, &mut diagnostics)
     });
+    let shape_ids: Vec<FileId> = shape_files.into_iter().map(|(path, text)| sources.add(&path, text)).collect();
+    let shape_texts: Vec<std::sync::Arc<str>> = shape_ids.iter().map(|id| sources.get(*id).text.clone()).collect();
+    let mut decls = Vec::new();
+    let mut stamping = Vec::new();
+    for ((parsed, found), id) in parsed.iter().zip(&ids) {
+        diagnostics.extend(found.iter().cloned());
+        let vhosts = parsed.decl.as_ref().map(|d| d.vhosts.clone()).unwrap_or_default();
+        stamping.push(stamps::Stamping {
+            file: *id,
+            shapes: parsed.shapes.as_ref(),
+            stamps: parsed.stamps.as_ref(),
+            vhosts,
+        });
+    }
+    let shape_texts: Vec<(FileId, &str)> = shape_ids.iter().copied().zip(shape_texts.iter().map(|t| &**t)).collect();
+    let made = stamps::expand(&stamping, &shape_texts, &mut sources, &mut diagnostics);
+    drop(stamping);
+    for (parsed, _) in parsed {
+        decls.extend(parsed.decl);
+    }
+    // What stamps made comes after what is written out: a duplicate is
+    // said at the stamp.
+    decls.extend(made);
     let (topology, locations) = merge::merge(decls, &sources, &mut diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
     Desired {
@@ -352,13 +421,13 @@ fn from_texts(
 
 /// Each file parsed, in order, with its diagnostics: the files are split
 /// among the machine's cores, since parsing is most of reading them.
-fn parse_all(sources: &Sources, ids: &[FileId]) -> Vec<(Option<decl::FileDecl>, Vec<Diagnostic>)> {
-    let parse = |id: &FileId| {
+fn parse_all<'i>(texts: &'i [std::sync::Arc<str>], ids: &[FileId]) -> Vec<(parse::ParsedFile<'i>, Vec<Diagnostic>)> {
+    let parse = |(id, text): (&FileId, &'i std::sync::Arc<str>)| {
         let mut found = Vec::new();
-        let decl = parse::parse_file(*id, &sources.get(*id).text, &mut found);
-        (decl, found)
+        let parsed = parse::parse_with_shapes(*id, text, &mut found);
+        (parsed, found)
     };
-    ids.par_iter().map(parse).collect()
+    ids.par_iter().zip(texts.par_iter()).map(parse).collect()
 }
 
 /// The topology files a path names, but those below `overlays`.

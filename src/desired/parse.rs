@@ -43,13 +43,23 @@ pub(super) static TOP_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     keys.push("removed");
     keys.push("moved");
     keys.push("services");
+    keys.push("shapes");
+    keys.push("stamps");
     keys
 });
 /// The keys of an overlay file: a topology file's, and `rename_vhosts`.
+/// Shapes are expanded before overlays apply: an overlay changes what
+/// stamps made as it changes what is written out.
 pub(super) static OVERLAY_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    let mut keys = TOP_KEYS.clone();
+    let mut keys: Vec<&str> = TOP_KEYS.iter().copied().filter(|k| !matches!(*k, "shapes" | "stamps")).collect();
     keys.push("rename_vhosts");
     keys
+});
+/// The keys of a shape's body: the objects a file declares, and stamps of
+/// other shapes; the file that stamps it says the vhosts.
+pub(super) static SHAPE_BODY_KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let settings = ["vhosts", "vhost", "external", "removed", "moved", "shapes"];
+    TOP_KEYS.iter().copied().filter(|k| !settings.contains(k)).collect()
 });
 pub(super) const VHOST_KEYS: &[&str] =
     &["description", "default_queue_type", "limits", "tags", "protected_from_deletion"];
@@ -72,12 +82,44 @@ pub(crate) const HASHING_ALGORITHMS: &[&str] =
 pub const MAX_NAME_BYTES: usize = 255;
 
 /// Parses one file. Returns `None` only when the file is not TOML at all.
+#[cfg(test)]
 pub(super) fn parse_file(file: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<FileDecl> {
+    parse_with_shapes(file, text, diagnostics).decl
+}
+
+/// One file read: what it declares, and its shapes and stamps, which are
+/// expanded once every file is read (`shapes.rs`, `stamps.rs`).
+pub(super) struct ParsedFile<'i> {
+    pub decl: Option<FileDecl>,
+    pub shapes: Option<Node<'i>>,
+    pub stamps: Option<Node<'i>>,
+}
+
+/// [`parse_file`], keeping the file's shapes and stamps.
+pub(super) fn parse_with_shapes<'i>(file: FileId, text: &'i str, diagnostics: &mut Vec<Diagnostic>) -> ParsedFile<'i> {
     let mut r = Reader { file, diagnostics };
-    let whole = document(&mut r, text)?;
-    let top = Fields::new(&mut r, &whole, "the file", TOP_KEYS.as_slice())?;
+    let none = ParsedFile { decl: None, shapes: None, stamps: None };
+    let Some(whole) = document(&mut r, text) else { return none };
+    let Some(top) = Fields::new(&mut r, &whole, "the file", TOP_KEYS.as_slice()) else { return none };
+    let (shapes, stamps) = (top.get("shapes").cloned(), top.get("stamps").cloned());
     let mut p = Parser { r };
-    Some(p.file(&top, text.len()))
+    ParsedFile { decl: Some(p.file(&top, text.len())), shapes, stamps }
+}
+
+/// The objects one stamp of a shape made (`body`, the shape's body with
+/// the stamp's values), in the vhosts of the file that stamped it. `file`
+/// is the stamp's own id (see `Sources::add_stamped`). The body's keys
+/// were checked once, with the shape.
+pub(super) fn parse_stamped(
+    file: FileId,
+    body: &Node,
+    vhosts: Vec<(String, Location)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<FileDecl> {
+    let mut r = Reader { file, diagnostics };
+    let top = Fields::new(&mut r, body, "the shape", SHAPE_BODY_KEYS.as_slice())?;
+    let mut p = Parser { r };
+    Some(p.declared(&top, vhosts))
 }
 
 /// A file's whole table, or `None` (with the syntax errors) when it is not
@@ -113,6 +155,12 @@ impl Parser<'_> {
 
     fn file(&mut self, top: &Fields, len: usize) -> FileDecl {
         let vhosts = self.vhosts(top, len);
+        self.declared(top, vhosts)
+    }
+
+    /// What a file (or a stamp) declares in `vhosts`. Its shapes and
+    /// stamps are read apart (`shapes.rs`).
+    fn declared(&mut self, top: &Fields, vhosts: Vec<(String, Location)>) -> FileDecl {
         let mut decl = FileDecl {
             vhosts,
             settings: None,
@@ -188,7 +236,10 @@ impl Parser<'_> {
         let Some(node) = top.get("vhosts") else {
             // A file that declares only users and other broker-wide objects
             // needs no vhosts.
-            let broker_wide = |k: &str| k == "users" || KINDS.iter().any(|x| x.table == k && x.scope == Scope::Broker);
+            // Nor does a file of shapes alone: the files that stamp them say theirs.
+            let broker_wide = |k: &str| {
+                k == "users" || k == "shapes" || KINDS.iter().any(|x| x.table == k && x.scope == Scope::Broker)
+            };
             if TOP_KEYS.iter().all(|k| *k == "vhosts" || broker_wide(k) || top.get(k).is_none()) {
                 return Vec::new();
             }

@@ -53,6 +53,7 @@ pub fn project() -> Value {
                 "properties": {
                     "name": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$", "description": "The owner of what this project's applies create; plan and apply against a broker need it."},
                     "default_env": {"type": "string", "description": "The environment plan, apply and lint --live use when --env is not given; one of [environments]."},
+                    "shapes": {"type": "array", "items": {"type": "string"}, "description": "Directories of shapes shared by many projects, relative to this file (docs/shapes.md)."},
                 },
                 "required": ["name"],
                 "additionalProperties": false,
@@ -126,11 +127,43 @@ fn top(key: &str) -> Value {
             json!({"type": "object", "properties": {"exchanges": exchanges}, "additionalProperties": false,
                    "description": "Exchanges renamed: the old one is kept, bound to the new, until the entry is dropped."})
         }
+        "shapes" => shapes(),
+        "stamps" => {
+            let each = json!({"description": "One use per entry: a list of tables of values, or a table of lists (every combination).",
+                              "type": ["array", "object"]});
+            json!({"type": "array", "description": "Uses of shapes: `shape` names one, the other keys are its parameters' values (docs/shapes.md).",
+                   "items": {"type": "object", "properties": {"shape": {"type": "string"}, "for_each": each},
+                             "required": ["shape"], "additionalProperties": true}})
+        }
         other => match kinds::by_table(other) {
             Some(k) => kind(k),
             None => panic!("the schema does not describe top-level key `{other}`"),
         },
     }
+}
+
+/// `[shapes.NAME]`: parameters, and a body of the top-level tables whose
+/// names and strings may hold `${parameter}` (so any value may be a
+/// string there: a placeholder alone takes its value's type).
+fn shapes() -> Value {
+    let mut properties = serde_json::Map::new();
+    properties.insert(
+        "parameters".into(),
+        json!({"type": "array", "items": {"type": "string"}, "description": "The parameters every stamp must give."}),
+    );
+    properties.insert(
+        "defaults".into(),
+        json!({"type": "object", "description": "Parameters with a value a stamp may leave out."}),
+    );
+    properties.insert("description".into(), json!({"type": "string"}));
+    for key in super::parse::SHAPE_BODY_KEYS.iter() {
+        properties.insert(
+            key.to_string(),
+            json!({"description": format!("`{key}` as at the top of a file, with ${{parameter}} placeholders")}),
+        );
+    }
+    json!({"type": "object", "description": "Sets of objects defined once with parameters and stamped by [[stamps]] (docs/shapes.md).",
+           "additionalProperties": {"type": "object", "properties": properties, "additionalProperties": false}})
 }
 
 /// The table of a kind of `model::kinds`, from its attributes.

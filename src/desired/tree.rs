@@ -84,6 +84,11 @@ impl<'i> Tree<'i> {
         (rest, taken)
     }
 
+    /// A table of these entries, in this order (names unique).
+    pub(crate) fn from_entries(entries: Vec<(Key<'i>, Node<'i>)>) -> Self {
+        Tree { entries }
+    }
+
     /// The toml crate's table.
     pub(crate) fn from_toml(table: DeTable<'i>) -> Self {
         let entries = table.into_iter().map(|(k, v)| (Key { span: k.span(), name: k.into_inner() }, node(v))).collect();

@@ -29,7 +29,10 @@ const SERVICE: &[&str] = &["user", "publishes", "consumes", "declares", "lint_al
 const PUBLISH: &[&str] = &["exchange", "keys", "headers"];
 const DECLARES: &[&str] = &["server_named", "prefixes"];
 const REMOVED: &[&str] = &["exchanges", "queues", "policies", "operator_policies", "permissions", "users"];
-const PROJECT: &[&str] = &["name", "default_env"];
+const PROJECT: &[&str] = &["name", "default_env", "shapes"];
+const SHAPE: &[&str] = &["description", "parameters", "defaults"];
+/// A stamp's parameters follow its shape, in the order written.
+const STAMP: &[&str] = &["shape"];
 const ENVIRONMENT: &[&str] = &["url_env", "amqp_url_env", "overlays"];
 
 /// The known keys of the table at `path`, in their order; empty when the
@@ -69,6 +72,10 @@ fn topology(names: &[&str]) -> &'static [&'static str] {
         ["services", _] => SERVICE,
         ["services", _, "declares"] => DECLARES,
         ["services", _, "publishes", "[]"] => PUBLISH,
+        ["shapes", _] => SHAPE,
+        ["stamps", "[]"] => STAMP,
+        // A shape's body is laid out as a file's tables are.
+        ["shapes", _, body @ ..] => topology(body),
         [table, second] => match by_table(table) {
             Some(k) if is_named(k) == (*second != "[]") => keys(k),
             _ => &[],

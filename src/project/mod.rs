@@ -41,9 +41,18 @@ pub struct Project {
     pub stages: Vec<Vec<String>>,
     /// The levels `[lint]` sets.
     pub lint: LintSettings,
+    /// `[project] shapes`: directories of shapes that many projects share,
+    /// relative to the project's directory, each with where it is named.
+    pub shapes: Vec<(std::path::PathBuf, Location)>,
 }
 
 impl Project {
+    /// The shapes directories below `root`, the project's directory: their
+    /// files hold shapes, not topology.
+    pub fn shape_dirs(&self, root: &Path) -> Vec<std::path::PathBuf> {
+        self.shapes.iter().map(|(dir, _)| root.join(dir)).collect()
+    }
+
     /// The overlay directories of environment `env` (of every environment
     /// when `None`), below `root`, the project's directory: files there
     /// are not part of the base topology.
@@ -112,6 +121,8 @@ struct File {
 struct Section {
     name: toml::Spanned<String>,
     default_env: Option<toml::Spanned<String>>,
+    #[serde(default)]
+    shapes: Vec<toml::Spanned<String>>,
 }
 
 /// A new project's file (`warren init`): the name, and the settings a
@@ -171,6 +182,7 @@ pub fn parse(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Proje
     let lint = lint::read(id, file.lint, diagnostics);
     let mut project = Project { environments, stages, lint, ..Project::default() };
     let Some(section) = file.project else { return project };
+    project.shapes = section.shapes.iter().map(|d| (d.get_ref().into(), at(d.span()))).collect();
     let name = section.name;
     if is_name(name.get_ref(), MAX_NAME) {
         project.name = Some(name.into_inner());

@@ -146,6 +146,9 @@ pub struct ChangeDoc {
     /// The services whose needs made the object: permissions made from them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<String>,
+    /// The shape whose stamp made the object, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<ShapeDoc>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,6 +196,34 @@ pub struct DiagnosticDoc {
     pub file: Option<String>,
     pub line: Option<usize>,
     pub column: Option<usize>,
+    /// For what a stamp of a shape made (the place above is then in the
+    /// shape): the shape, and the stamp the user wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<ShapeDoc>,
+}
+
+/// The shape an object or a finding comes from, and the stamp that used it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShapeDoc {
+    pub name: String,
+    /// `path:line:column` of the shape's table.
+    pub defined_at: String,
+    /// `path:line:column` of the stamp in the user's file (the outermost,
+    /// when a shape stamps another).
+    pub stamped_at: String,
+}
+
+impl ShapeDoc {
+    /// The shape that made what is at `l`, when a stamp did.
+    pub fn of(l: &crate::source::Location, sources: &Sources) -> Option<ShapeDoc> {
+        let stamps = sources.stamps(l);
+        let (inner, outer) = (stamps.first()?, stamps.last()?);
+        Some(ShapeDoc {
+            name: inner.shape.clone(),
+            defined_at: sources.position(&inner.defined),
+            stamped_at: sources.position(&outer.at),
+        })
+    }
 }
 
 impl DiagnosticDoc {
@@ -205,6 +236,7 @@ impl DiagnosticDoc {
             file: at.as_ref().map(|(f, _)| f.clone()),
             line: at.as_ref().map(|(_, (l, _))| *l),
             column: at.as_ref().map(|(_, (_, c))| *c),
+            shape: d.location.as_ref().and_then(|l| ShapeDoc::of(l, sources)),
         }
     }
 }
@@ -325,6 +357,7 @@ fn change_doc(c: &Change, compiled: Option<&MigrationPlan>) -> ChangeDoc {
         owner: c.owner.clone(),
         super_stream: c.super_stream.clone(),
         services: c.services.clone(),
+        shape: None,
         rollback: None,
         migration: c.migration.as_ref().map(|m| MigrationDoc {
             replaces: m.replaces.clone(),

@@ -320,6 +320,7 @@ mod tests {
             file: Some("topology/shop.toml".into()),
             line: Some(i),
             column: Some(1),
+            shape: None,
         }
     }
 
@@ -342,6 +343,7 @@ mod tests {
             owner: None,
             super_stream: None,
             services: Vec::new(),
+            shape: None,
         };
         let mut changes: Vec<ChangeDoc> = (0..n).map(|i| change(i, Action::Create)).collect();
         changes.push(change(n, Action::Destroy));

@@ -186,6 +186,9 @@ fn change(out: &mut String, c: &ChangeDoc, outside: bool, p: &Painter, voice: Vo
     if let Some(s) = &c.super_stream {
         let _ = writeln!(out, "  # part of super stream \"{s}\"");
     }
+    if let Some(s) = &c.shape {
+        let _ = writeln!(out, "  # from shape \"{}\" at {} (the shape: {})", s.name, s.stamped_at, s.defined_at);
+    }
     if !c.services.is_empty() {
         let named: Vec<String> = c.services.iter().map(|s| format!("\"{s}\"")).collect();
         let _ = writeln!(out, "  # made for services {}: what they publish, consume and declare", named.join(", "));

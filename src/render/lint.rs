@@ -59,6 +59,10 @@ pub struct FindingDoc {
     /// Where the exception that allows it is written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed: Option<PlaceDoc>,
+    /// For what a stamp of a shape made (the place above is then in the
+    /// shape): the shape, and the stamp the user wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<super::ShapeDoc>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -88,6 +92,7 @@ impl FindingDoc {
             line: at.as_ref().map(|p| p.line),
             column: at.as_ref().map(|p| p.column),
             allowed: allowed.map(|l| PlaceDoc::new(l, sources)),
+            shape: d.location.as_ref().and_then(|l| super::ShapeDoc::of(l, sources)),
         }
     }
 }

@@ -29,6 +29,21 @@ pub struct SourceFile {
     /// report of thousands of findings in one large file would otherwise
     /// count its lines from the top for each.
     lines: Arc<OnceLock<Vec<usize>>>,
+    /// For the objects one stamp of a shape makes: the stamp. The file is
+    /// then the shape's file again, under an id of its own, so that every
+    /// place in what the stamp made says which stamp made it.
+    pub stamp: Option<Arc<Stamp>>,
+}
+
+/// The stamp that made the objects of a file (see [`SourceFile::stamp`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// The shape's name.
+    pub shape: String,
+    /// The stamp: its table, or its `for_each` entry.
+    pub at: Location,
+    /// The shape's table header.
+    pub defined: Location,
 }
 
 impl SourceFile {
@@ -45,8 +60,48 @@ pub struct Sources {
 
 impl Sources {
     pub fn add(&mut self, path: &Path, text: String) -> FileId {
-        self.files.push(SourceFile { path: path.to_path_buf(), text: text.into(), lines: Arc::default() });
+        self.files.push(SourceFile { path: path.to_path_buf(), text: text.into(), lines: Arc::default(), stamp: None });
         FileId(self.files.len() - 1)
+    }
+
+    /// The file of what a stamp of a shape made: the shape's file (`of`)
+    /// again, under a new id that knows the stamp.
+    pub fn add_stamped(&mut self, of: FileId, stamp: Stamp) -> FileId {
+        let shape = self.get(of);
+        let file = SourceFile { stamp: Some(Arc::new(stamp)), ..shape.clone() };
+        self.files.push(file);
+        FileId(self.files.len() - 1)
+    }
+
+    /// The stamps that made what is at `location`, innermost first: none
+    /// for what a user wrote out.
+    pub fn stamps(&self, location: &Location) -> Vec<Arc<Stamp>> {
+        let mut out = Vec::new();
+        let mut file = location.file;
+        while let Some(stamp) = &self.get(file).stamp {
+            out.push(stamp.clone());
+            file = stamp.at.file;
+        }
+        out
+    }
+
+    /// `in shape "dlq" (shapes.toml:3:1) stamped at topology.toml:9:1`,
+    /// for each stamp that made what is at `location`; none for what a
+    /// user wrote out.
+    pub fn origin(&self, location: &Location) -> Option<String> {
+        let parts: Vec<String> = self
+            .stamps(location)
+            .iter()
+            .map(|s| {
+                format!("in shape \"{}\" ({}) stamped at {}", s.shape, self.position(&s.defined), self.position(&s.at))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+
+    /// The files read, without those of stamps (see [`Sources::add_stamped`]).
+    pub fn files(&self) -> impl Iterator<Item = FileId> + '_ {
+        self.ids().filter(|id| self.get(*id).stamp.is_none())
     }
 
     pub fn get(&self, id: FileId) -> &SourceFile {

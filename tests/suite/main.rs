@@ -45,6 +45,7 @@ mod routing_tests;
 mod saved_plan;
 mod services;
 mod services_live;
+mod shapes;
 mod shovels;
 mod super_streams;
 mod traffic;

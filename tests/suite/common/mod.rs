@@ -70,7 +70,8 @@ pub(crate) fn shop_with_key(dir: &Path, from: &str, to: &str) -> PathBuf {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
             let text = std::fs::read_to_string(&path).unwrap();
-            let text = text.replace(&format!("routing_key = \"{from}\""), &format!("routing_key = \"{to}\""));
+            // `routing_key = ...` of a binding, or `key = ...` of a stamp.
+            let text = text.replace(&format!("key = \"{from}\""), &format!("key = \"{to}\""));
             std::fs::write(changed.join(path.file_name().unwrap()), text).unwrap();
         }
     }
