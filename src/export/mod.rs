@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::{Name, Object};
+use crate::model::kinds::{Name, Object, policies};
 use crate::model::{Password, Policy, Table, Topology, Value, Vhost, binding_json};
 use crate::password;
 
@@ -116,20 +116,9 @@ fn permissions(v: &Vhost) -> Vec<Json> {
         .collect()
 }
 
-fn policy_value(p: &Policy) -> Map<String, Json> {
-    let mut m = Map::new();
-    m.insert("pattern".into(), json!(p.pattern));
-    m.insert("apply-to".into(), json!(p.apply_to.as_str()));
-    m.insert("priority".into(), json!(p.priority));
-    m.insert("definition".into(), table(&p.definition));
-    m
-}
-
+/// A policy's item, as its kind writes it.
 fn policy(v: &Vhost, p: &Policy) -> Json {
-    let mut m = policy_value(p);
-    m.insert("vhost".into(), json!(v.name));
-    m.insert("name".into(), json!(p.name));
-    Json::Object(m)
+    (policies::KIND.write)(Some(&v.name), &policies::object(p))
 }
 
 /// Whether objects of `name`'s kind are runtime parameters of their vhost.
