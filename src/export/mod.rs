@@ -18,8 +18,8 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::{Name, Object, policies};
-use crate::model::{Password, Policy, Table, Topology, Value, Vhost, binding_json};
+use crate::model::kinds::{Name, Object};
+use crate::model::{Password, Table, Topology, Value, Vhost, binding_json};
 use crate::password;
 
 /// The definitions document of `topology`. Pure: passwords given as
@@ -36,12 +36,13 @@ pub fn definitions(topology: &Topology) -> Json {
         "topic_permissions": [],
         "parameters": collect(parameters),
         "global_parameters": [],
-        "policies": collect(|v| v.policies.values().map(|p| policy(v, p)).collect()),
+        "policies": [],
         "queues": collect(queues),
         "exchanges": collect(exchanges),
         "bindings": collect(bindings),
     });
-    // A vhost's runtime parameters are written with it, in `parameters`.
+    // A vhost's runtime parameters are written with it, in `parameters`;
+    // its policies, by their kind, in `policies`.
     for (vhost, name, body) in topology.kind_objects().filter(|(v, n, _)| v.is_none() || !is_parameter(n)) {
         let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
         let list = doc[name.kind.definitions].as_array_mut().expect("every kind's list is one of the above");
@@ -116,11 +117,6 @@ fn permissions(v: &Vhost) -> Vec<Json> {
         .collect()
 }
 
-/// A policy's item, as its kind writes it.
-fn policy(v: &Vhost, p: &Policy) -> Json {
-    (policies::KIND.write)(Some(&v.name), &policies::object(p))
-}
-
 /// Whether objects of `name`'s kind are runtime parameters of their vhost.
 fn is_parameter(name: &Name) -> bool {
     name.kind.definitions == "parameters"
@@ -190,7 +186,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Permission, Queue, QueueType, User};
+    use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Permission, Policy, Queue, QueueType, User};
 
     fn s(v: &str) -> Value {
         Value::String(v.into())
@@ -237,8 +233,8 @@ mod tests {
             priority: 1,
             definition: Table::from_iter([("max-length".to_string(), Value::Int(10))]),
         };
-        v.policies.insert("cap".into(), policy.clone());
-        v.objects = crate::model::kinds::operator_policies::objects([&policy]);
+        v.set_policy(&policy);
+        v.objects.extend(crate::model::kinds::operator_policies::objects([&policy]));
         v.permissions.insert(
             "app".into(),
             Permission { user: "app".into(), configure: "^$".into(), write: "^$".into(), read: ".*".into() },

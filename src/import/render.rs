@@ -6,7 +6,7 @@
 use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
-use crate::model::kinds::{Name, Objects, Phase, Presence, has_password, policies};
+use crate::model::kinds::{KINDS, Name, Objects, Phase, Presence, has_password};
 use crate::model::{
     Binding, Exchange, External, Partitions, Password, Permission, Queue, QueueType, SuperStream, Table, User, Value,
     Vhost, VhostSettings,
@@ -70,11 +70,14 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
             }
         }
     }
-    w.objects(&policies::objects(vhost.policies.values()));
-    // The objects a plan sets with policies are written after them.
+    // Policies, then the other objects a plan sets with them, kind by kind.
     let (with_policies, rest): (Objects, Objects) =
         vhost.objects.clone().into_iter().partition(|(n, _)| n.kind.phase == Phase::PutPolicy);
-    w.objects(&with_policies);
+    for kind in KINDS.iter().filter(|k| k.phase == Phase::PutPolicy) {
+        w.objects(
+            &with_policies.iter().filter(|(n, _)| n.kind == *kind).map(|(n, b)| (n.clone(), b.clone())).collect(),
+        );
+    }
     for p in vhost.permissions.values() {
         w.permission(p);
     }

@@ -78,6 +78,14 @@ pub fn typed(objects: &super::Objects) -> std::collections::BTreeMap<String, Pol
     policies::typed_of(&KIND, objects)
 }
 
+impl crate::model::Vhost {
+    /// Its operator policies, by name, as [`crate::model::Vhost::policies`]
+    /// gives its policies.
+    pub fn operator_policies(&self) -> Vec<&Policy> {
+        policies::kept(self, &KIND)
+    }
+}
+
 /// The key of operator policy `name` in vhost `vhost`.
 pub fn key(vhost: &str, name: &str) -> crate::model::ObjectKey {
     policies::key_of(&KIND, vhost, name)

@@ -13,7 +13,7 @@
 use serde_json::{Map, Value as Json};
 
 use super::{Attribute, Finding, Fixed, Kind, Name, Object, Objects, Phase, Request, Scope, Type, field};
-use crate::model::{ApplyTo, ObjectKey, Policy, Table, Value, definition_findings};
+use crate::model::{ApplyTo, ObjectKey, Policy, Table, Value, Vhost, definition_findings};
 
 /// The values `apply_to` takes: the broker's, as [`ApplyTo::as_str`] gives them.
 pub(super) const APPLY_TO: Type =
@@ -117,13 +117,13 @@ pub fn object(p: &Policy) -> Object {
 }
 
 /// The typed view of `kind`'s objects among `objects` (a vhost's), by name.
-pub(super) fn typed_of(kind: &Kind, objects: &Objects) -> std::collections::BTreeMap<String, Policy> {
+pub fn typed_of(kind: &Kind, objects: &Objects) -> std::collections::BTreeMap<String, Policy> {
     let of_kind = objects.iter().filter(|(n, _)| n.kind == kind);
     of_kind.filter_map(|(n, body)| policy(&n.id[0], body)).map(|p| (p.name.clone(), p)).collect()
 }
 
 /// The key of `kind`'s object `name` in vhost `vhost`.
-pub(super) fn key_of(kind: &'static Kind, vhost: &str, name: &str) -> ObjectKey {
+pub fn key_of(kind: &'static Kind, vhost: &str, name: &str) -> ObjectKey {
     ObjectKey::Object { vhost: Some(vhost.to_string()), name: Name { kind, id: vec![name.to_string()] } }
 }
 
@@ -131,6 +131,39 @@ pub(super) fn key_of(kind: &'static Kind, vhost: &str, name: &str) -> ObjectKey 
 pub(super) fn objects_of<'p>(kind: &'static Kind, policies: impl IntoIterator<Item = &'p Policy>) -> Objects {
     let named = |p: &Policy| (Name { kind, id: vec![p.name.clone()] }, object(p).body);
     policies.into_iter().map(named).collect()
+}
+
+/// `kind`'s objects in `vhost`, by name, as typed views kept with the
+/// vhost (`model::views`).
+pub(super) fn kept<'v>(vhost: &'v Vhost, kind: &Kind) -> Vec<&'v Policy> {
+    let of_kind = vhost.objects.iter().filter(|(n, _)| n.kind == kind);
+    let typed = of_kind.filter_map(|(n, body)| policy(&n.id[0], body));
+    typed.map(|p| vhost.views.policy(p)).collect()
+}
+
+impl Vhost {
+    /// Its policies, by name, as their kind's typed view kept with the
+    /// vhost: what matches them (the routing model, lint, the planner)
+    /// lends them for as long as the vhost.
+    pub fn policies(&self) -> Vec<&Policy> {
+        kept(self, &KIND)
+    }
+
+    /// Its policy `name`, typed.
+    pub fn policy(&self, name: &str) -> Option<Policy> {
+        policy(name, self.objects.get(&Name { kind: &KIND, id: vec![name.to_string()] })?)
+    }
+
+    /// Sets policy `p`, as its kind's object; whether it had one of that name.
+    pub fn set_policy(&mut self, p: &Policy) -> bool {
+        let o = object(p);
+        self.objects.insert(Name { kind: &KIND, id: o.id }, o.body).is_some()
+    }
+
+    /// Takes its policy `name` out; whether it had one.
+    pub fn remove_policy(&mut self, name: &str) -> bool {
+        self.objects.remove(&Name { kind: &KIND, id: vec![name.to_string()] }).is_some()
+    }
 }
 
 /// The typed view of the policies among `objects` (a vhost's), by name.
