@@ -7,9 +7,9 @@
 //! [`KINDS`]. A kind lives in the model, as a declaration over the model's
 //! values, so that every layer (the broker included) reads the same one.
 //! The kinds warren had before this seam (exchanges, queues, bindings,
-//! policies, users, permissions, vhosts) still have their own types, and
-//! move onto it one at a time (docs/development.md, "Moving an old kind
-//! onto the seam"); the first to have moved is in [`KINDS`].
+//! users, permissions, vhosts) still have their own types, and move onto
+//! it one at a time (docs/development.md, "Moving an old kind onto the
+//! seam"); policies and operator policies have moved, and are in [`KINDS`].
 
 mod federation_upstream_sets;
 mod federation_upstreams;

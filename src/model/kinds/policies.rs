@@ -3,8 +3,9 @@
 //! `policies`. The broker applies to each queue and exchange the one of
 //! highest priority whose pattern its name matches.
 //!
-//! An old kind on its way onto the seam (docs/development.md, "Moving an
-//! old kind onto the seam"). What a policy is to a queue (its effective
+//! An old kind moved onto the seam (docs/development.md, "Moving an old
+//! kind onto the seam"): held as this kind's objects in `Vhost::objects`.
+//! What a policy is to a queue (its effective
 //! arguments, the routing model, lint, the migration compiler) is read
 //! from the typed view, [`policy`]; the functions here that make and read
 //! that view serve operator policies too, whose objects have the same
