@@ -80,7 +80,7 @@ fn with_service_policies(topology: &mut warren::model::Topology, n: usize) {
             ("expires".to_string(), Value::Int(14 * 24 * 3_600_000)),
         ]);
         let pattern = format!("^bench\\.q\\d{{3}}{k:02}$");
-        v.policies.insert(name.clone(), Policy { name, pattern, apply_to: ApplyTo::Queues, priority: 3, definition });
+        v.set_policy(&Policy { name, pattern, apply_to: ApplyTo::Queues, priority: 3, definition });
     }
 }
 
@@ -113,7 +113,7 @@ fn main() {
     let (queues, exchanges, bindings) = (10_000 / scale, 500 / scale, 20_000 / scale);
     let mut topology = warren::testing::large_topology(queues, exchanges, bindings);
     with_service_policies(&mut topology, SERVICE_POLICIES);
-    let policies = topology.vhosts.values().next().unwrap().policies.len();
+    let policies = topology.vhosts.values().next().unwrap().policies().len();
     let dir = tempfile::tempdir().unwrap();
     let reset = |vhost: &str| {
         api.delete_vhost(vhost);
@@ -157,7 +157,7 @@ fn main() {
                 Some(&body),
             );
         }
-        for p in t.policies.values() {
+        for p in t.policies() {
             let body = json!({"pattern": p.pattern, "definition": Json::from(&warren::model::Value::Table(p.definition.clone())), "priority": p.priority, "apply-to": p.apply_to.as_str()});
             api.call("PUT", &format!("policies/{}/{}", seg(v), seg(&p.name)), Some(&body));
         }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sha2::{Digest, Sha256};
 
 use crate::diff::Action;
-use crate::model::kinds::operator_policies;
+use crate::model::kinds::{operator_policies, policies};
 use crate::model::{Inventory, Matcher, ObjectKey, Ownership, Topology, Vhost, scaffold};
 use crate::render::PlanDocument;
 
@@ -106,18 +106,12 @@ fn touching(v: &str, have: &Vhost, want: Option<&Vhost>, keys: &BTreeSet<ObjectK
         .collect();
     let matches =
         |m: &Matcher| queues.iter().any(|q| m.matches_queue(q)) || exchanges.iter().any(|x| m.matches_exchange(x));
-    out.extend(
-        have.policies
-            .values()
-            .filter(|p| matches(&Matcher::new(p)))
-            .map(|p| ObjectKey::Policy { vhost: v.to_string(), name: p.name.clone() }),
-    );
-    out.extend(
-        operator_policies::typed(&have.objects)
-            .values()
-            .filter(|p| matches(&Matcher::new(p)))
-            .map(|p| operator_policies::key(v, &p.name)),
-    );
+    for (of_kind, key) in [
+        (have.policies(), policies::key as fn(&str, &str) -> ObjectKey),
+        (have.operator_policies(), operator_policies::key),
+    ] {
+        out.extend(of_kind.into_iter().filter(|p| matches(&Matcher::new(p))).map(|p| key(v, &p.name)));
+    }
     out
 }
 
@@ -135,18 +129,18 @@ fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
         ObjectKey::Exchange { name, .. } => v.exchanges.get(name).map(|x| format!("{x:?}")),
         ObjectKey::Queue { name, .. } => v.queues.get(name).map(|q| format!("{q:?}")),
         ObjectKey::Binding { binding, .. } => v.bindings.contains(binding).then(|| "bound".to_string()),
-        ObjectKey::Policy { name, .. } => v.policies.get(name).map(|p| format!("{p:?}")),
         ObjectKey::Permission { user, .. } => v.permissions.get(user).map(|p| format!("{p:?}")),
         ObjectKey::Object { name, .. } => v.objects.get(name).map(|o| object_state(name, o)),
         ObjectKey::User(_) => None,
     }
 }
 
-/// A vhost's object of a kind, as text: an operator policy as its typed
-/// view, as warren digested it before it was a kind's object, so that a
-/// plan saved then still applies.
+/// A vhost's object of a kind, as text: a policy or an operator policy as
+/// its typed view, as warren digested it before it was a kind's object, so
+/// that a plan saved then still applies.
 fn object_state(name: &crate::model::kinds::Name, body: &crate::model::Table) -> String {
-    match operator_policies::policy(&name.id[0], body).filter(|_| name.kind == &operator_policies::KIND) {
+    let typed = [&policies::KIND, &operator_policies::KIND].contains(&name.kind);
+    match policies::policy(&name.id[0], body).filter(|_| typed) {
         Some(p) => format!("{p:?}"),
         None => format!("{body:?}"),
     }
@@ -234,7 +228,7 @@ mod tests {
         vhost(&mut after).exchanges.insert("app.x".into(), exchange("app.x", "direct"));
         vhost(&mut after).bindings.insert(to_queue("app.x", "app.own", "k"));
         let elsewhere = policy("app", "^app\\.", ApplyTo::Queues, 0, table(&[("max-length", Value::Int(5))]));
-        vhost(&mut after).policies.insert("app".into(), elsewhere);
+        vhost(&mut after).set_policy(&elsewhere);
         after.users.insert(
             "app-user".into(),
             crate::model::User {
@@ -306,7 +300,7 @@ mod tests {
         let mut after = live.clone();
         let limit = policy("limit", "^orders\\.", ApplyTo::Queues, 1, table(&[("max-length", Value::Int(5))]));
         vhost(&mut after).objects.extend(operator_policies::objects([&limit]));
-        vhost(&mut after).policies.insert("limit".into(), limit);
+        vhost(&mut after).set_policy(&limit);
         let to_exchanges = policy(
             "ae",
             "^orders$",
@@ -314,10 +308,10 @@ mod tests {
             0,
             table(&[("alternate-exchange", Value::String("x".into()))]),
         );
-        vhost(&mut after).policies.insert("ae".into(), to_exchanges);
+        vhost(&mut after).set_policy(&to_exchanges);
         // Matches the name, but not a classic queue: not in force on it.
         let quorum_only = policy("qq", "^orders", ApplyTo::Queues, 0, table(&[("delivery-limit", Value::Int(5))]));
-        vhost(&mut after).policies.insert("qq".into(), quorum_only);
+        vhost(&mut after).set_policy(&quorum_only);
         vhost(&mut after).bindings.insert(to_queue("amq.topic", "orders.work", "extra"));
         let named: Vec<String> = changes(&live, &after, (&records, &records)).into_iter().map(|(n, _)| n).collect();
         assert_eq!(

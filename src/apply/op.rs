@@ -24,8 +24,6 @@ pub(super) async fn run(
         DeleteQueue { vhost, name, kind } => broker.delete_queue(vhost, name, *kind, guard_deletes).await,
         Bind { vhost, binding } => broker.bind(vhost, binding).await,
         Unbind { vhost, binding } => broker.unbind(vhost, binding).await,
-        PutPolicy { vhost, policy } => broker.put_policy(vhost, policy).await,
-        DeletePolicy { vhost, name } => broker.delete_policy(vhost, name).await,
         PutPermission { vhost, permission } => broker.put_permission(vhost, permission).await,
         DeletePermission { vhost, user } => broker.delete_permission(vhost, user).await,
         PutObject { vhost, name, object } => broker.put_object(vhost.as_deref(), name.kind, object).await,

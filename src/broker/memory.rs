@@ -33,7 +33,7 @@ use super::records::RecordStore;
 use super::{
     Answer, Answers, Broker, BrokerError, Clients, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading,
 };
-use crate::model::kinds::{Kind, Name, Object, operator_policies, users};
+use crate::model::kinds::{Kind, Name, Object, operator_policies, policies, users};
 use crate::model::{
     Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, Table, User, Value,
     VhostSettings,
@@ -179,6 +179,12 @@ impl Memory {
             change(if operator { &mut v.operator_policies } else { &mut v.policies })
         })
     }
+}
+
+/// Whether `kind` is the policies' (`Some(false)`) or the operator
+/// policies' (`Some(true)`), which the broker keeps apart.
+fn policy_kind(kind: &Kind) -> Option<bool> {
+    [&policies::KIND, &operator_policies::KIND].iter().position(|k| *k == kind).map(|i| i == 1)
 }
 
 /// A delete in a vhost that does not exist has nothing to delete.
@@ -521,16 +527,11 @@ impl Broker for Memory {
     }
 
     async fn put_policy(&self, vhost: &str, policy: &Policy) -> Answer<()> {
-        let action = || format!("set policy \"{}\" in vhost \"{vhost}\"", policy.name);
-        self.policies(vhost, false, action, |set| writes::put_policy(set, policy, false))
+        self.put_object(Some(vhost), &policies::KIND, &policies::object(policy)).await
     }
 
     async fn delete_policy(&self, vhost: &str, name: &str) -> Answer<()> {
-        let action = || format!("delete policy \"{name}\" in vhost \"{vhost}\"");
-        gone_is_done(self.policies(vhost, false, action, |set| {
-            set.remove(name);
-            Ok(())
-        }))
+        self.delete_object(Some(vhost), &Name { kind: &policies::KIND, id: vec![name.to_string()] }).await
     }
 
     async fn put_permission(&self, vhost: &str, permission: &Permission) -> Answer<()> {
@@ -557,12 +558,13 @@ impl Broker for Memory {
     async fn put_object(&self, vhost: Option<&str>, kind: &'static Kind, object: &Object) -> Answer<()> {
         let name = Name { kind, id: object.id.clone() };
         let action = || format!("set {}", name.at(vhost));
-        // Operator policies are kept apart, validated as the broker does.
-        if let (true, Some(v)) = (kind == &operator_policies::KIND, vhost) {
-            let Some(policy) = operator_policies::policy(&object.id[0], &object.body) else {
-                return Err(self.said(Why::Refused("not an operator policy".into()), action()));
+        // Policies and operator policies are kept apart, validated as the broker does.
+        if let (Some(operator), Some(v)) = (policy_kind(kind), vhost) {
+            let Some(policy) = policies::policy(&object.id[0], &object.body) else {
+                let not = if operator { "not an operator policy" } else { "not a policy" };
+                return Err(self.said(Why::Refused(not.into()), action()));
             };
-            return self.policies(v, true, action, |set| writes::put_policy(set, &policy, true));
+            return self.policies(v, operator, action, |set| writes::put_policy(set, &policy, operator));
         }
         let mut s = self.lock_state();
         self.admin(&s, action)?;
@@ -582,9 +584,9 @@ impl Broker for Memory {
     }
 
     async fn delete_object(&self, vhost: Option<&str>, name: &Name) -> Answer<()> {
-        if let (true, Some(v)) = (name.kind == &operator_policies::KIND, vhost) {
+        if let (Some(operator), Some(v)) = (policy_kind(name.kind), vhost) {
             let action = || format!("delete {}", name.at(vhost));
-            return gone_is_done(self.policies(v, true, action, |set| {
+            return gone_is_done(self.policies(v, operator, action, |set| {
                 set.remove(&name.id[0]);
                 Ok(())
             }));

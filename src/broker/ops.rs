@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
-use crate::model::kinds::{Kind, Name, Object, users};
+use crate::model::kinds::{Kind, Name, Object, policies, users};
 use crate::model::{
     Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, Table, User, Value,
     VhostSettings,
@@ -176,16 +176,13 @@ pub(super) async fn bind(http: &Http, vhost: &str, b: &Binding) -> Result<(), Br
     http.send(Method::POST, &path, Some(&body), &action).await.map(|_| ())
 }
 
+/// Sets a policy, as its kind says.
 pub(super) async fn put_policy(http: &Http, vhost: &str, p: &Policy) -> Result<(), BrokerError> {
-    let body = json!({
-        "pattern": p.pattern, "definition": table(&p.definition),
-        "priority": p.priority, "apply-to": p.apply_to.as_str(),
-    });
-    put(http, &policy_path(vhost, &p.name), body, &format!("set policy \"{}\" in vhost \"{vhost}\"", p.name)).await
+    put_object(http, Some(vhost), &policies::KIND, &policies::object(p)).await
 }
 
 pub(super) async fn delete_policy(http: &Http, vhost: &str, name: &str) -> Result<(), BrokerError> {
-    delete(http, &policy_path(vhost, name), &format!("delete policy \"{name}\" in vhost \"{vhost}\"")).await
+    delete_object(http, Some(vhost), &Name { kind: &policies::KIND, id: vec![name.to_string()] }).await
 }
 
 pub(super) async fn put_permission(http: &Http, vhost: &str, p: &Permission) -> Result<(), BrokerError> {
@@ -230,10 +227,6 @@ pub(super) async fn delete(http: &Http, path: &str, action: &str) -> Result<(), 
         Err(BrokerError::NotFound { .. }) => Ok(()),
         other => other.map(|_| ()),
     }
-}
-
-fn policy_path(vhost: &str, name: &str) -> String {
-    format!("policies/{}/{}", segment(vhost), segment(name))
 }
 
 fn binding_path(vhost: &str, b: &Binding) -> String {

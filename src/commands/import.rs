@@ -213,7 +213,7 @@ fn write(dir: &Path, files: &[File]) -> Result<Vec<PathBuf>, Diagnostic> {
 /// What one file declares: `vhost "/": 3 exchanges, 7 queues`.
 fn summary(file: &File) -> String {
     let c = &file.counts;
-    // A kind a plan sets with policies is said after them.
+    // Policies, and the kinds a plan sets with them, are said after bindings.
     let with_policies = |what: &str| KINDS.iter().any(|k| k.name == what && k.phase == Phase::PutPolicy);
     let kinds = |early: bool| {
         let of = c.kinds.iter().filter(move |(what, _)| with_policies(what) == early);
@@ -231,7 +231,7 @@ fn summary(file: &File) -> String {
         parts.iter().filter(|(n, _)| *n > 0).map(|(n, what)| plural(*n, what)).collect()
     };
     let parts: Vec<String> = [
-        said(&[(c.exchanges, "exchange"), (c.queues, "queue"), (c.bindings, "binding"), (c.policies, "policy")]),
+        said(&[(c.exchanges, "exchange"), (c.queues, "queue"), (c.bindings, "binding")]),
         kinds(true),
         said(&[(c.permissions, "permission")]),
         kinds(false),

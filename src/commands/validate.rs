@@ -132,7 +132,7 @@ pub fn summary(t: &crate::model::Topology) -> String {
     };
     // A kind a plan sets with policies is counted with them.
     let as_policies = |k: &&&Kind| k.phase == Phase::PutPolicy;
-    let policies = sum(|v| v.policies.len()) + KINDS.iter().filter(as_policies).map(|k| count(k)).sum::<usize>();
+    let policies = KINDS.iter().filter(as_policies).map(|k| count(k)).sum::<usize>();
     let mut parts = vec![
         plural(t.vhosts.len(), "vhost"),
         plural(sum(|v| v.exchanges.len()), "exchange"),

@@ -94,10 +94,9 @@ impl Removed {
         match self.kind {
             "exchanges" => ObjectKey::Exchange { vhost, name },
             "queues" => ObjectKey::Queue { vhost, name },
-            "policies" => ObjectKey::Policy { vhost, name },
             "permissions" => ObjectKey::Permission { vhost, user: name },
             "users" => ObjectKey::User(name),
-            // A kind of `model::kinds` named by one attribute.
+            // A kind of `model::kinds` named by one attribute (policies, operator policies).
             kind => match crate::model::kinds::by_table(kind) {
                 Some(kind) => ObjectKey::Object { vhost: Some(vhost), name: Name { kind, id: vec![name] } },
                 None => ObjectKey::User(name),

@@ -91,7 +91,7 @@ impl Parser<'_> {
     /// The objects of every kind a file declares.
     pub(super) fn objects(&mut self, top: &Fields) -> Vec<Decl<ObjectDecl>> {
         let mut out = Vec::new();
-        for kind in KINDS {
+        for kind in KINDS.iter().filter(|k| !read_apart(k)) {
             for (node, name) in self.entries(top, kind) {
                 out.extend(self.object(kind, name, node, None));
             }
@@ -309,12 +309,19 @@ impl Parser<'_> {
     }
 }
 
-/// Whether docs/format.md and the JSON schema describe `kind` by hand: an
-/// operator policy's `definition` takes the policy keys an operator policy
-/// may set, which the page lists in its own table and the schema key by key,
-/// and which an attribute's type cannot say.
+/// Whether docs/format.md and the JSON schema describe `kind` by hand: a
+/// policy's and an operator policy's `definition` take the policy keys
+/// (an operator policy only some), which the page lists in its own table
+/// and the schema key by key, and which an attribute's type cannot say.
 pub fn documented_apart(kind: &Kind) -> bool {
-    kind.table == "operator_policies"
+    ["policies", "operator_policies"].contains(&kind.table)
+}
+
+/// Whether the files' reader reads `kind` with a parser of its own rather
+/// than the kinds' generic one: policies, whose diagnostics (and an
+/// overlay's merge of them) are the old parser's, typed (`parse.rs`).
+pub(super) fn read_apart(kind: &Kind) -> bool {
+    kind.table == "policies"
 }
 
 /// The sections of docs/format.md on the kinds, one per kind, made from

@@ -381,10 +381,10 @@ impl Merger<'_> {
                 }
             }
             add_all(&mut self.vhost(v).queues, claimed);
+            // Read as typed policies (their own diagnostics), held as their kind's objects.
             for p in policies {
-                let key = ObjectKey::Policy { vhost: v.into(), name: p.value.name.clone() };
-                if self.claim(key, &p) {
-                    self.vhost(v).policies.insert(p.value.name.clone(), p.value);
+                if self.claim(crate::model::kinds::policies::key(v, &p.value.name), &p) {
+                    self.vhost(v).set_policy(&p.value);
                 }
             }
             for p in permissions {

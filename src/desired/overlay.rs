@@ -78,7 +78,7 @@ struct Kind<T> {
     /// `queue`, as messages name it.
     noun: &'static str,
     /// The objects of this kind in a vhost (users: the topology's).
-    map: for<'t> fn(&'t mut Topology, &str) -> &'t mut BTreeMap<String, T>,
+    map: for<'t> fn(&'t mut Topology, &str) -> &'t mut dyn Held<T>,
     key: fn(&str, &str) -> ObjectKey,
     /// The table whose entries `remove = [...]` may name, by its key.
     table: Option<(&'static str, TableOf<T>)>,
@@ -102,8 +102,8 @@ const QUEUES: Kind<Queue> = Kind {
 };
 const POLICIES: Kind<Policy> = Kind {
     noun: "policy",
-    map: |t, v| &mut vhost(t, v).policies,
-    key: |v, n| ObjectKey::Policy { vhost: v.into(), name: n.into() },
+    map: |t, v| vhost(t, v),
+    key: |v, n| object_kinds::policies::key(v, n),
     table: Some(("definition", |p, e| p.definition.remove(e).is_some())),
 };
 const USERS: Kind<User> = Kind {
@@ -141,6 +141,52 @@ fn vhost<'t>(t: &'t mut Topology, name: &str) -> &'t mut Vhost {
 }
 
 /// A name within two edits of one the base declares: likely a typo of it.
+/// Where the merger finds the objects of one kind by name: a map of
+/// them, or for policies the vhost's objects of their kind, typed.
+trait Held<T> {
+    fn get(&self, name: &str) -> Option<T>;
+    /// Whether it had one.
+    fn remove(&mut self, name: &str) -> bool;
+    fn insert(&mut self, name: String, value: T);
+    fn names(&self) -> Vec<String>;
+}
+
+impl<T: Clone> Held<T> for BTreeMap<String, T> {
+    fn get(&self, name: &str) -> Option<T> {
+        BTreeMap::get(self, name).cloned()
+    }
+
+    fn remove(&mut self, name: &str) -> bool {
+        BTreeMap::remove(self, name).is_some()
+    }
+
+    fn insert(&mut self, name: String, value: T) {
+        BTreeMap::insert(self, name, value);
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.keys().cloned().collect()
+    }
+}
+
+impl Held<Policy> for Vhost {
+    fn get(&self, name: &str) -> Option<Policy> {
+        self.policy(name)
+    }
+
+    fn remove(&mut self, name: &str) -> bool {
+        self.remove_policy(name)
+    }
+
+    fn insert(&mut self, _: String, value: Policy) {
+        self.set_policy(&value);
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.policies().into_iter().map(|p| p.name.clone()).collect()
+    }
+}
+
 fn typo_of<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     names.into_iter().find(|n| *n != name && strsim::levenshtein(name, n) <= 2)
 }
@@ -310,10 +356,10 @@ impl Merger<'_> {
         let (node, removal) = removal(p, node, kind.table.map(|(t, _)| t), false);
         for v in vhosts {
             let key = (kind.key)(v, name);
-            let existing = (kind.map)(self.topology, v).get(name).cloned();
+            let existing = (kind.map)(self.topology, v).get(name);
             let site = self.locations.objects.get(&key).cloned();
             if let Removal::Object(remove_at) = &removal {
-                if (kind.map)(self.topology, v).remove(name).is_none() {
+                if !(kind.map)(self.topology, v).remove(name) {
                     p.r.report(
                         Diagnostic::error(
                             "overlay-remove",
@@ -343,8 +389,8 @@ impl Merger<'_> {
             let object_at = match (&site, &existing) {
                 (Some(s), Some(_)) => s.at.clone(),
                 _ => {
-                    let siblings = (kind.map)(self.topology, v);
-                    if let Some(close) = typo_of(name, siblings.keys().map(String::as_str)) {
+                    let siblings = (kind.map)(self.topology, v).names();
+                    if let Some(close) = typo_of(name, siblings.iter().map(String::as_str)) {
                         p.r.report(
                             Diagnostic::warning(
                                 "overlay-adds",
@@ -371,7 +417,7 @@ impl Merger<'_> {
     /// declared twice in it is a `duplicate` error, as in a topology file.
     fn objects(&mut self, p: &mut Parser, top: &Fields, vhosts: &[&str]) {
         let mut seen: BTreeMap<object_kinds::Name, Location> = BTreeMap::new();
-        for kind in KINDS {
+        for kind in KINDS.iter().filter(|k| !kinds::read_apart(k)) {
             for (node, name) in p.entries(top, kind) {
                 let at = p.r.loc(name.as_ref().map_or(node.span(), |(_, span)| span.clone()));
                 if let Some(n) = kinds::name_of(kind, node, name.as_ref().map(|(n, _)| *n))
@@ -910,7 +956,7 @@ read = "^order\\."
     fn a_policy_changes_one_key_of_its_definition() {
         let d = merged("vhosts = [\"orders\"]\n[policies.limits]\ndefinition.max-length-bytes = 5\n");
         assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
-        let p = &d.topology.vhosts["orders"].policies["limits"];
+        let p = &d.topology.vhosts["orders"].policy("limits").unwrap();
         assert_eq!(p.pattern, "^orders\\.");
         assert_eq!(p.definition.get("max-length-bytes"), Some(&Value::Int(5)));
         assert_eq!(p.definition.get("delivery-limit"), Some(&Value::Int(20)));
@@ -1094,7 +1140,8 @@ read = "^order\\."
                 "overlay.toml:10:1 overlay-remove an object that is removed has no other keys",
             ]
         );
-        assert!(d.topology.vhosts["orders"].objects.is_empty());
+        // The base's policy is among the objects: no topic permission is left.
+        assert!(!d.topology.vhosts["orders"].objects.keys().any(|n| n.kind.table == "topic_permissions"));
         assert!(d.locations.locate(&key, None).is_none());
 
         let twice = "[[topic_permissions]]\nuser = \"app\"\nexchange = \"events\"\nread = \"^$\"\n";

@@ -12,10 +12,10 @@ use super::reader::{Fields, Reader, What, did_you_mean};
 use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
 pub(crate) use crate::model::check_expect;
-use crate::model::kinds::{KINDS, Scope, users};
+use crate::model::kinds::{KINDS, Object, Scope, policies, users};
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User,
-    VhostSettings, argument_rule, definition_findings,
+    Value, VhostSettings, argument_rule,
 };
 use crate::source::FieldLocations;
 use crate::source::{FileId, Location};
@@ -682,22 +682,22 @@ impl Parser<'_> {
         } else {
             f.values(&mut self.r, "definition")
         };
+        // What the types cannot say, the kind's check says (over an
+        // overlay's definition merged with the base's, never empty then).
+        let definition = definition.map(|d| merged(base.map(|b| &b.definition), d));
         if let Some(def) = &definition {
-            if def.is_empty() && base.is_none() {
-                let d = Diagnostic::error("bad-value", format!("{} has an empty `definition`", f.what))
-                    .at(self.loc(f.span("definition")?))
-                    .help("RabbitMQ refuses a policy that sets nothing; add a key or remove the policy");
-                self.r.report(d);
-                ok = false;
-            }
-            ok &= self.check_policy_keys(&f, def);
+            let body = [("definition".to_string(), Value::Table(def.clone()))].into_iter().collect();
+            ok &= self.checked(
+                &f,
+                (policies::KIND.check.expect("a policy's check"))(&Object { id: vec![name.into()], body }),
+            );
         }
         let value = Policy {
             name: name.to_string(),
             pattern: pattern?,
             apply_to: apply_to?,
             priority: priority?,
-            definition: merged(base.map(|b| &b.definition), definition?),
+            definition: definition?,
         };
         if let Some(Item::Table(t)) = f.get("definition").map(|n| &n.item) {
             for (k, v) in t.iter() {
@@ -705,12 +705,6 @@ impl Parser<'_> {
             }
         }
         ok.then(|| Decl { value, at: self.loc(at), fields: fields_at.into() })
-    }
-
-    /// The keys of a policy's `definition`, checked by the policy-key
-    /// tables (`model::definition_findings`).
-    fn check_policy_keys(&mut self, f: &Fields, def: &Table) -> bool {
-        self.checked(f, definition_findings(def, false))
     }
 
     pub(super) fn user(

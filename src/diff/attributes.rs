@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value as Json, json};
 
 use crate::model::kinds::Kind;
-use crate::model::{Binding, Exchange, Password, Permission, Policy, Queue, Table, User, Value, VhostSettings};
+use crate::model::{Binding, Exchange, Password, Permission, Queue, Table, User, Value, VhostSettings};
 
 /// Attribute name to value, sorted.
 pub type Attributes = BTreeMap<String, Json>;
@@ -40,15 +40,6 @@ pub(super) fn binding(b: &Binding) -> Attributes {
         (b.destination_kind.as_str(), json!(b.destination)),
         ("routing_key", json!(b.routing_key)),
         ("arguments", table(&b.arguments)),
-    ])
-}
-
-pub(super) fn policy(p: &Policy) -> Attributes {
-    attrs([
-        ("pattern", json!(p.pattern)),
-        ("apply_to", json!(p.apply_to.as_str())),
-        ("priority", json!(p.priority)),
-        ("definition", table(&p.definition)),
     ])
 }
 

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::attributes::Attributes;
-use crate::model::{Binding, Exchange, ObjectKey, Permission, Policy, Queue, User, VhostSettings};
+use crate::model::{Binding, Exchange, ObjectKey, Permission, Queue, User, VhostSettings};
 
 /// What happens to one object, with terraform's meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -90,7 +90,6 @@ pub enum Declared {
     User(User),
     Exchange(Exchange),
     Queue(Queue),
-    Policy(Policy),
     Permission(Permission),
     /// An object of a kind of `model::kinds`.
     Object(crate::model::kinds::Object),

@@ -103,7 +103,7 @@ pub fn diff(
     let mut d = Differ { inventory, ownership, project, options, facts, declared, removed, out: Diff::default() };
     d.theirs_declared(desired, live);
     d.users(desired, live);
-    d.objects(None, &desired.objects, &live.objects);
+    d.objects(None, &desired.objects, &live.objects, |_| true);
     d.kinds_unsupported(desired);
     d.plugins_missing(desired);
     d.external_users_missing(desired, live);

@@ -6,13 +6,14 @@ use super::attributes;
 use super::change::{Action, Change, Declared};
 use super::differ::Differ;
 use crate::model::ObjectKey;
-use crate::model::kinds::{Name, Object, Objects};
+use crate::model::kinds::{Kind, Name, Object, Objects};
 
 impl Differ<'_> {
-    /// The objects of one scope: a vhost's, or with `vhost` `None` the broker's.
-    pub(super) fn objects(&mut self, vhost: Option<&str>, want: &Objects, have: &Objects) {
+    /// The objects of one scope (a vhost's, or with `vhost` `None` the
+    /// broker's) of the kinds `of` takes.
+    pub(super) fn objects(&mut self, vhost: Option<&str>, want: &Objects, have: &Objects, of: fn(&Kind) -> bool) {
         let key = |name: &Name| ObjectKey::Object { vhost: vhost.map(str::to_string), name: name.clone() };
-        for (name, w) in want {
+        for (name, w) in want.iter().filter(|(n, _)| of(n.kind)) {
             let after = attributes::object(name.kind, w);
             let declared = || Some(Declared::Object(Object { id: name.id.clone(), body: w.clone() }));
             let Some(h) = have.get(name) else {
@@ -37,7 +38,7 @@ impl Differ<'_> {
             (c.before, c.after, c.declared) = (Some(before), Some(after), declared());
             self.push(c);
         }
-        for (name, h) in have.iter().filter(|(n, _)| !want.contains_key(*n)) {
+        for (name, h) in have.iter().filter(|(n, _)| of(n.kind) && !want.contains_key(*n)) {
             // A broker-wide object no project holds is the broker's or its
             // operators': shown in no plan, as undeclared vhosts are not.
             if vhost.is_none() && !self.ownership.projects.values().any(|i| i.contains(&key(name))) {

@@ -59,7 +59,6 @@ pub fn attributes_of(t: &Topology, key: &ObjectKey, files: &Topology) -> Option<
     match key {
         ObjectKey::Exchange { name, .. } => v.exchanges.get(name).map(attributes::exchange),
         ObjectKey::Queue { name, .. } => v.queues.get(name).map(attributes::queue),
-        ObjectKey::Policy { name, .. } => v.policies.get(name).map(attributes::policy),
         ObjectKey::Permission { user, .. } => v.permissions.get(user).map(attributes::permission),
         ObjectKey::Object { name, .. } => v.objects.get(name).map(|body| attributes::object(name.kind, body)),
         ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_) => None,

@@ -34,7 +34,8 @@ impl Differ<'_> {
         self.bindings(&s, &migrating);
         self.policies(&s);
         self.permissions(&s);
-        self.objects(Some(v), &want.objects, &have.objects);
+        // Policies were diffed at their place, above.
+        self.objects(Some(v), &want.objects, &have.objects, |k| k != &crate::model::kinds::policies::KIND);
     }
 
     pub(super) fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {

@@ -19,7 +19,7 @@
 use serde_json::{Map, Value as Json, json};
 
 use crate::model::kinds::{Name, Object, users};
-use crate::model::{Policy, Table, Topology, Value, Vhost, binding_json};
+use crate::model::{Table, Topology, Value, Vhost, binding_json};
 
 /// The definitions document of `topology`. Pure: passwords given as
 /// `Password::Env` must have been hashed by [`crate::password::resolve`] first; one
@@ -35,12 +35,13 @@ pub fn definitions(topology: &Topology) -> Json {
         "topic_permissions": [],
         "parameters": collect(parameters),
         "global_parameters": [],
-        "policies": collect(|v| v.policies.values().map(|p| policy(v, p)).collect()),
+        "policies": [],
         "queues": collect(queues),
         "exchanges": collect(exchanges),
         "bindings": collect(bindings),
     });
-    // A vhost's runtime parameters are written with it, in `parameters`.
+    // A vhost's runtime parameters are written with it, in `parameters`;
+    // its policies, by their kind, in `policies`.
     for (vhost, name, body) in topology.kind_objects().filter(|(v, n, _)| v.is_none() || !is_parameter(n)) {
         let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
         let list = doc[name.kind.definitions].as_array_mut().expect("every kind's list is one of the above");
@@ -102,22 +103,6 @@ fn permissions(v: &Vhost) -> Vec<Json> {
             })
         })
         .collect()
-}
-
-fn policy_value(p: &Policy) -> Map<String, Json> {
-    let mut m = Map::new();
-    m.insert("pattern".into(), json!(p.pattern));
-    m.insert("apply-to".into(), json!(p.apply_to.as_str()));
-    m.insert("priority".into(), json!(p.priority));
-    m.insert("definition".into(), table(&p.definition));
-    m
-}
-
-fn policy(v: &Vhost, p: &Policy) -> Json {
-    let mut m = policy_value(p);
-    m.insert("vhost".into(), json!(v.name));
-    m.insert("name".into(), json!(p.name));
-    Json::Object(m)
 }
 
 /// Whether objects of `name`'s kind are runtime parameters of their vhost.
@@ -189,7 +174,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::model::{ApplyTo, Binding, DestinationKind, Exchange, Password, Permission, Queue, QueueType, User};
+    use crate::model::{
+        ApplyTo, Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, User,
+    };
 
     fn s(v: &str) -> Value {
         Value::String(v.into())
@@ -236,8 +223,8 @@ mod tests {
             priority: 1,
             definition: Table::from_iter([("max-length".to_string(), Value::Int(10))]),
         };
-        v.policies.insert("cap".into(), policy.clone());
-        v.objects = crate::model::kinds::operator_policies::objects([&policy]);
+        v.set_policy(&policy);
+        v.objects.extend(crate::model::kinds::operator_policies::objects([&policy]));
         v.permissions.insert(
             "app".into(),
             Permission { user: "app".into(), configure: "^$".into(), write: "^$".into(), read: ".*".into() },

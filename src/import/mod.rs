@@ -51,7 +51,6 @@ pub struct Counts {
     pub exchanges: usize,
     pub queues: usize,
     pub bindings: usize,
-    pub policies: usize,
     pub permissions: usize,
     pub users: usize,
     /// Of each kind of `model::kinds` it declares, by the kind's name.
@@ -65,7 +64,6 @@ impl Counts {
             exchanges: v.exchanges.len(),
             queues,
             bindings,
-            policies: v.policies.len(),
             permissions: v.permissions.len(),
             users: 0,
             kinds: of_kinds(&v.objects),
@@ -73,7 +71,8 @@ impl Counts {
     }
 }
 
-/// How many `objects` of each kind there are, in the order of `KINDS`.
+/// How many `objects` of each kind there are, in the order of `KINDS`
+/// (policies first).
 fn of_kinds(objects: &crate::model::kinds::Objects) -> Vec<(&'static str, usize)> {
     let count = |k: &crate::model::kinds::Kind| objects.keys().filter(|n| n.kind == k).count();
     crate::model::kinds::KINDS.iter().map(|k| (k.name, count(k))).filter(|(_, n)| *n > 0).collect()

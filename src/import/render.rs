@@ -6,10 +6,10 @@
 use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
-use crate::model::kinds::{Name, Objects, Phase, Presence, has_password};
+use crate::model::kinds::{KINDS, Name, Objects, Phase, Presence, has_password};
 use crate::model::{
-    ApplyTo, Binding, Exchange, External, Partitions, Password, Permission, Policy, Queue, QueueType, SuperStream,
-    Table, User, Value, Vhost, VhostSettings,
+    Binding, Exchange, External, Partitions, Password, Permission, Queue, QueueType, SuperStream, Table, User, Value,
+    Vhost, VhostSettings,
 };
 use crate::toml_text::{WIDTH, inline_table, key, list_field, path, string, value};
 
@@ -70,13 +70,14 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
             }
         }
     }
-    for p in vhost.policies.values() {
-        w.policy(p);
-    }
-    // The objects a plan sets with policies are written after them.
+    // Policies, then the other objects a plan sets with them, kind by kind.
     let (with_policies, rest): (Objects, Objects) =
         vhost.objects.clone().into_iter().partition(|(n, _)| n.kind.phase == Phase::PutPolicy);
-    w.objects(&with_policies);
+    for kind in KINDS.iter().filter(|k| k.phase == Phase::PutPolicy) {
+        w.objects(
+            &with_policies.iter().filter(|(n, _)| n.kind == *kind).map(|(n, b)| (n.clone(), b.clone())).collect(),
+        );
+    }
     for p in vhost.permissions.values() {
         w.permission(p);
     }
@@ -436,19 +437,6 @@ impl Writer {
             sub.push(field_line(k, v).unwrap_or_default());
         }
         self.pending.push(sub.join("\n") + "\n");
-    }
-
-    fn policy(&mut self, p: &Policy) {
-        let at = ["policies", p.name.as_str()];
-        self.header(&path(&at));
-        self.field("pattern", &string(&p.pattern));
-        if p.apply_to != ApplyTo::All {
-            self.field("apply_to", &string(p.apply_to.as_str()));
-        }
-        if p.priority != 0 {
-            self.field("priority", &p.priority.to_string());
-        }
-        self.table_field(&at, "definition", &p.definition);
     }
 
     fn flush(&mut self) {

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::desired::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, MAX_NAME_BYTES, USER_LIMIT_KEYS, check_expect};
-use crate::model::kinds::operator_policies;
+use crate::model::kinds::{Kind, operator_policies, policies};
 use crate::model::{
     BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, ObjectKey, Password, Permission, Policy, QUEUE_ARGUMENTS,
     Queue, Table, Topology, User, Vhost, argument_rule, policy_key,
@@ -108,10 +108,11 @@ impl Selection {
         // Every object of a kind reads back as it is: its values are of
         // the attributes' types.
         out.objects = live.objects.clone();
-        out.policies = self.policies(v, &live.policies, false);
-        // Operator policies are checked as policies are, through their typed view.
-        let kept = self.policies(v, &operator_policies::typed(&live.objects), true);
-        out.objects.retain(|n, _| n.kind != &operator_policies::KIND || kept.contains_key(&n.id[0]));
+        // Policies and operator policies are checked through their typed view.
+        for kind in [&policies::KIND, &operator_policies::KIND] {
+            let kept = self.policies(v, &policies::typed_of(kind, &live.objects), kind);
+            out.objects.retain(|n, _| n.kind != kind || kept.contains_key(&n.id[0]));
+        }
         for (user, p) in &live.permissions {
             if let Some(why) = self.permission_problem(p) {
                 let key = ObjectKey::Permission { vhost: v.clone(), user: user.clone() };
@@ -144,16 +145,13 @@ impl Selection {
         }
     }
 
-    /// The policies of vhost `v` (`operator` ones, or not) the files can
-    /// declare.
-    fn policies(&mut self, v: &str, live: &BTreeMap<String, Policy>, operator: bool) -> BTreeMap<String, Policy> {
+    /// The policies of vhost `v` (of `kind`: policies or operator
+    /// policies) the files can declare.
+    fn policies(&mut self, v: &str, live: &BTreeMap<String, Policy>, kind: &'static Kind) -> BTreeMap<String, Policy> {
         let mut out = BTreeMap::new();
         for (name, p) in live {
-            if let Some(why) = policy_problem(p, operator) {
-                let (vhost, name) = (v.to_string(), name.clone());
-                let key =
-                    if operator { operator_policies::key(&vhost, &name) } else { ObjectKey::Policy { vhost, name } };
-                self.leave_out(key, why);
+            if let Some(why) = policy_problem(p, kind == &operator_policies::KIND) {
+                self.leave_out(policies::key_of(kind, v, name), why);
             } else {
                 out.insert(name.clone(), p.clone());
             }

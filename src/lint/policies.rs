@@ -6,26 +6,24 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
-use crate::model::kinds::operator_policies;
+use crate::model::kinds::{operator_policies, policies};
 use crate::model::{
-    Matcher, ObjectKey, Policy, QUEUE_ARGUMENTS, Queue, Resolution, Value, Vhost, matching_queue, policy_key,
-    resolution,
+    Matcher, Policy, QUEUE_ARGUMENTS, Queue, Resolution, Value, Vhost, matching_queue, policy_key, resolution,
 };
 use crate::toml_text;
 
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
-        let operator_policies = operator_policies::typed(&vhost.objects);
-        for (operator, set) in [(false, &vhost.policies), (true, &operator_policies)] {
-            let key_of = |p: &Policy| match operator {
-                true => operator_policies::key(vname, &p.name),
-                false => ObjectKey::Policy { vhost: vname.clone(), name: p.name.clone() },
-            };
+        for (kind, set) in [(&policies::KIND, vhost.policies()), (&operator_policies::KIND, vhost.operator_policies())]
+        {
+            let operator = kind == &operator_policies::KIND;
+            let key_of = |p: &Policy| policies::key_of(kind, vname, &p.name);
+            let set: BTreeMap<&str, &Policy> = set.into_iter().map(|p| (p.name.as_str(), p)).collect();
             for p in set.values() {
                 found.extend(mirroring(p).map(|(field, d)| (key_of(p), Some(field), d)));
             }
-            let matchers: Vec<Matcher> = set.values().map(Matcher::new).collect();
+            let matchers: Vec<Matcher> = set.values().map(|p| Matcher::new(p)).collect();
             // (winner, hidden) -> the queues where the winner hides keys.
             let mut hidden: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
             // The policies that match some declared object.

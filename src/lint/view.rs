@@ -44,7 +44,7 @@ impl From<'_> {
                 let (vhost, name) = (object.vhost().unwrap_or_default().to_string(), p.name.clone());
                 let key = match operator {
                     true => crate::model::kinds::operator_policies::key(&vhost, &name),
-                    false => ObjectKey::Policy { vhost, name },
+                    false => crate::model::kinds::policies::key(&vhost, &name),
                 };
                 (key, format!("definition.{policy_key}"))
             }

@@ -17,7 +17,7 @@ use super::skipped::{self, Scope, Skipped, Text};
 use super::users::{default_algorithm, user};
 use super::vhosts::{add_limits, settings};
 use crate::diagnostic::Diagnostic;
-use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies};
+use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies, policies};
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
     Ownership, Permission, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder,
@@ -529,15 +529,10 @@ impl Normaliser<'_> {
             priority: body.priority.unwrap_or(0),
             definition: table(&body.definition),
         };
-        let vhost = self.vhost(v);
-        // An operator policy is held as its kind's object, through the typed view.
-        let again = match operator {
-            true => {
-                let o = operator_policies::object(&policy);
-                vhost.objects.insert(Name { kind: &operator_policies::KIND, id: o.id }, o.body).is_some()
-            }
-            false => vhost.policies.insert(name.to_string(), policy).is_some(),
-        };
+        // Held as its kind's object, through the typed view.
+        let kind = if operator { &operator_policies::KIND } else { &policies::KIND };
+        let o = policies::object(&policy);
+        let again = self.vhost(v).objects.insert(Name { kind, id: o.id }, o.body).is_some();
         if again {
             self.duplicate(v, if operator { "operator policies" } else { "policies" }, name);
         }

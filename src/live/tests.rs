@@ -135,8 +135,8 @@ fn integral_floats_are_integers() {
     let v = vhost(&live, "/");
     assert_eq!(v.queues["q"].arguments.get("x-message-ttl"), Some(&Value::Int(15000)));
     assert_eq!(v.queues["q"].arguments.get("x-weight"), Some(&Value::Float(0.5)));
-    assert_eq!(v.policies["p"].definition.get("max-length"), Some(&Value::Int(10)));
-    assert_eq!(v.policies["p"].priority, 1);
+    assert_eq!(v.policy("p").unwrap().definition.get("max-length"), Some(&Value::Int(10)));
+    assert_eq!(v.policy("p").unwrap().priority, 1);
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn policies_default_to_all_and_priority_zero() {
             {"vhost": "/", "name": "full", "pattern": "^b", "apply-to": "quorum_queues",
              "priority": 5, "definition": {"delivery-limit": 3}}]}"#,
     );
-    let p = &vhost(&live, "/").policies;
+    let p = &crate::model::kinds::policies::typed(&vhost(&live, "/").objects);
     assert_eq!((p["bare"].apply_to, p["bare"].priority), (ApplyTo::All, 0));
     assert_eq!((p["full"].apply_to, p["full"].priority), (ApplyTo::QuorumQueues, 5));
 }
@@ -199,7 +199,7 @@ fn operator_policies_come_from_parameters() {
     let op = &crate::model::kinds::operator_policies::typed(&vhost(&live, "/").objects)["cap"];
     assert_eq!(op.apply_to, ApplyTo::Queues);
     assert_eq!(op.definition.get("max-length"), Some(&Value::Int(3)));
-    assert!(vhost(&live, "/").policies.is_empty());
+    assert!(vhost(&live, "/").policies().is_empty());
 }
 
 #[test]
@@ -222,8 +222,8 @@ fn unknown_policy_keys_and_apply_to_values_are_noted() {
              "definition": {"max-length": 1}}]}"#,
     );
     let v = vhost(&live, "/");
-    assert!(v.policies.contains_key("p"));
-    assert!(!v.policies.contains_key("q"));
+    assert!(v.policy("p").is_some());
+    assert!(v.policy("q").is_none());
     let n = notes(&live);
     assert!(n[0].contains("`max-lenght`"), "{n:?}");
     assert!(n[1].contains("\"everything\""), "{n:?}");
@@ -505,7 +505,7 @@ fn a_3_10_single_vhost_export_names_the_vhost_in_policies_only() {
     let live = from_vhost_definitions(json, "v.json", Some("copy")).unwrap();
     assert_eq!(names(&live.topology.vhosts), ["copy"]);
     let v = vhost(&live, "copy");
-    assert_eq!(names(&v.policies), ["p1"]);
+    assert_eq!(names(&crate::model::kinds::policies::typed(&v.objects)), ["p1"]);
     assert_eq!(names(&crate::model::kinds::operator_policies::typed(&v.objects)), ["op1"]);
     assert_eq!(names(&v.queues), ["q"]);
     assert_eq!(v.settings.limits.as_ref().unwrap()["max-connections"], 20);

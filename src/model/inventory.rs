@@ -92,7 +92,6 @@ impl Inventory {
             objects.extend(vh.exchanges.keys().map(|n| ObjectKey::Exchange { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.queues.keys().map(|n| ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.bindings.iter().map(|b| ObjectKey::Binding { vhost: vhost(), binding: b.clone() }));
-            objects.extend(vh.policies.keys().map(|n| ObjectKey::Policy { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.permissions.keys().map(|u| ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
         }
         let of_kinds = topology.kind_objects();
@@ -281,7 +280,6 @@ fn grouped(key: &ObjectKey) -> Option<(&str, &'static str, Json)> {
     match key {
         ObjectKey::Exchange { vhost, name } => Some((vhost, "exchanges", json!(name))),
         ObjectKey::Queue { vhost, name } => Some((vhost, "queues", json!(name))),
-        ObjectKey::Policy { vhost, name } => Some((vhost, "policies", json!(name))),
         ObjectKey::Permission { vhost, user } => Some((vhost, "permissions", json!(user))),
         ObjectKey::Object { vhost: Some(vhost), name } => Some((vhost, name.kind.table, id_json(&name.id))),
         ObjectKey::Object { vhost: None, .. }
@@ -296,7 +294,6 @@ fn named(group: &str, vhost: String, item: &Json) -> Result<ObjectKey, String> {
     Ok(match group {
         "exchanges" => ObjectKey::Exchange { vhost, name: text(item)? },
         "queues" => ObjectKey::Queue { vhost, name: text(item)? },
-        "policies" => ObjectKey::Policy { vhost, name: text(item)? },
         "permissions" => ObjectKey::Permission { vhost, user: text(item)? },
         kind => ObjectKey::Object { vhost: Some(vhost), name: object_name(kind, item)? },
     })

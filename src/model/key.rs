@@ -22,10 +22,6 @@ pub enum ObjectKey {
         vhost: String,
         binding: Binding,
     },
-    Policy {
-        vhost: String,
-        name: String,
-    },
     User(String),
     Permission {
         vhost: String,
@@ -45,7 +41,6 @@ impl Ord for ObjectKey {
             (K::Vhost(a), K::Vhost(b)) | (K::User(a), K::User(b)) => a.cmp(b),
             (K::Exchange { vhost: v, name: n }, K::Exchange { vhost: w, name: m })
             | (K::Queue { vhost: v, name: n }, K::Queue { vhost: w, name: m })
-            | (K::Policy { vhost: v, name: n }, K::Policy { vhost: w, name: m })
             | (K::Permission { vhost: v, user: n }, K::Permission { vhost: w, user: m }) => (v, n).cmp(&(w, m)),
             (K::Binding { vhost: v, binding: a }, K::Binding { vhost: w, binding: b }) => (v, a).cmp(&(w, b)),
             (K::Object { vhost: v, name: a }, K::Object { vhost: w, name: b }) => (v, a).cmp(&(w, b)),
@@ -62,17 +57,17 @@ impl PartialOrd for ObjectKey {
 }
 
 impl ObjectKey {
-    /// Where the kind of object sorts among the others: an object of a kind
-    /// a plan sets with policies right after them, as
-    /// it did before it was a kind's object, so that lists of objects keep
-    /// their order; the other kinds' objects last.
+    /// Where the kind of object sorts among the others: a policy after
+    /// bindings, and an object of another kind a plan sets with policies
+    /// right after them, as each did before it was a kind's object, so that
+    /// lists of objects keep their order; the other kinds' objects last.
     fn rank(&self) -> u8 {
         match self {
             ObjectKey::Vhost(_) => 0,
             ObjectKey::Exchange { .. } => 1,
             ObjectKey::Queue { .. } => 2,
             ObjectKey::Binding { .. } => 3,
-            ObjectKey::Policy { .. } => 4,
+            ObjectKey::Object { name, .. } if name.kind == &super::kinds::policies::KIND => 4,
             ObjectKey::Object { name, .. } if name.kind.phase == super::kinds::Phase::PutPolicy => 5,
             ObjectKey::User(_) => 6,
             ObjectKey::Permission { .. } => 7,
@@ -87,7 +82,6 @@ impl ObjectKey {
             ObjectKey::Exchange { .. } => "exchange",
             ObjectKey::Queue { .. } => "queue",
             ObjectKey::Binding { .. } => "binding",
-            ObjectKey::Policy { .. } => "policy",
             ObjectKey::User(_) => "user",
             ObjectKey::Permission { .. } => "permissions",
             ObjectKey::Object { name, .. } => name.kind.name,
@@ -98,9 +92,7 @@ impl ObjectKey {
     pub fn name(&self) -> String {
         match self {
             ObjectKey::Vhost(name) | ObjectKey::User(name) => name.clone(),
-            ObjectKey::Exchange { name, .. } | ObjectKey::Queue { name, .. } | ObjectKey::Policy { name, .. } => {
-                name.clone()
-            }
+            ObjectKey::Exchange { name, .. } | ObjectKey::Queue { name, .. } => name.clone(),
             ObjectKey::Binding { binding, .. } => binding.to_string(),
             ObjectKey::Permission { user, .. } => user.clone(),
             // A compound identity as its JSON array: names may hold spaces.
@@ -120,7 +112,6 @@ impl ObjectKey {
             ObjectKey::Exchange { name, .. } => ObjectKey::Exchange { vhost: to, name },
             ObjectKey::Queue { name, .. } => ObjectKey::Queue { vhost: to, name },
             ObjectKey::Binding { binding, .. } => ObjectKey::Binding { vhost: to, binding },
-            ObjectKey::Policy { name, .. } => ObjectKey::Policy { vhost: to, name },
             ObjectKey::Permission { user, .. } => ObjectKey::Permission { vhost: to, user },
             ObjectKey::Object { vhost: None, .. } => self,
             ObjectKey::Object { name, .. } => ObjectKey::Object { vhost: Some(to), name },
@@ -134,7 +125,6 @@ impl ObjectKey {
             ObjectKey::Exchange { vhost, .. }
             | ObjectKey::Queue { vhost, .. }
             | ObjectKey::Binding { vhost, .. }
-            | ObjectKey::Policy { vhost, .. }
             | ObjectKey::Permission { vhost, .. } => Some(vhost),
             ObjectKey::Object { vhost, .. } => vhost.as_deref(),
         }
@@ -162,9 +152,7 @@ impl fmt::Display for ObjectKey {
         match self {
             ObjectKey::Vhost(v) => write!(f, "vhost \"{v}\""),
             ObjectKey::User(u) => write!(f, "user \"{u}\""),
-            ObjectKey::Exchange { vhost, name }
-            | ObjectKey::Queue { vhost, name }
-            | ObjectKey::Policy { vhost, name } => {
+            ObjectKey::Exchange { vhost, name } | ObjectKey::Queue { vhost, name } => {
                 write!(f, "{} \"{name}\" in vhost \"{vhost}\"", self.kind())
             }
             ObjectKey::Binding { vhost, binding } => {

@@ -1,7 +1,7 @@
 //! Typed views of a vhost's generic objects, lent for as long as the vhost:
-//! the routing model matches a vhost's operator policies (objects of their
-//! kind) as [`Policy`] values, and its answers borrow them as they borrow
-//! the vhost's policies.
+//! the routing model, lint and the planner match a vhost's policies and
+//! operator policies (objects of their kinds) as [`Policy`] values, and
+//! what they answer borrows them for as long as the vhost.
 
 use std::fmt;
 
@@ -14,15 +14,16 @@ use super::Policy;
 /// compare equal whatever views they keep.
 #[derive(Default)]
 pub struct Views {
-    operator_policies: elsa::sync::FrozenVec<Box<Policy>>,
+    policies: elsa::sync::FrozenVec<Box<Policy>>,
 }
 
 impl Views {
-    /// `policy`, kept with the vhost.
-    pub fn operator_policy(&self, policy: Policy) -> &Policy {
-        match self.operator_policies.iter().find(|kept| **kept == policy) {
+    /// `policy` (a policy's or an operator policy's typed view), kept with
+    /// the vhost.
+    pub fn policy(&self, policy: Policy) -> &Policy {
+        match self.policies.iter().find(|kept| **kept == policy) {
             Some(kept) => kept,
-            None => self.operator_policies.push_get(Box::new(policy)),
+            None => self.policies.push_get(Box::new(policy)),
         }
     }
 }

@@ -198,15 +198,6 @@ fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
         (ObjectKey::Binding { vhost, binding }, _) => {
             vec![phased(Op::Bind { vhost: vhost.clone(), binding: binding.clone() })]
         }
-        (ObjectKey::Policy { vhost, name }, action) => {
-            if action == Action::Destroy {
-                return vec![phased(Op::DeletePolicy { vhost: vhost.clone(), name: name.clone() })];
-            }
-            one(match declared {
-                Some(Declared::Policy(p)) => Some(Op::PutPolicy { vhost: vhost.clone(), policy: p.clone() }),
-                _ => None,
-            })
-        }
         (ObjectKey::Permission { vhost, user }, Action::Destroy) => {
             vec![phased(Op::DeletePermission { vhost: vhost.clone(), user: user.clone() })]
         }

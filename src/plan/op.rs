@@ -1,7 +1,7 @@
 //! The operations apply carries out, one per broker request or so.
 
 use crate::model::kinds::{Name, Object, Phase as KindPhase};
-use crate::model::{Binding, Exchange, Permission, Policy, Queue, QueueType, User, VhostSettings};
+use crate::model::{Binding, Exchange, Permission, Queue, QueueType, User, VhostSettings};
 
 /// One operation on the broker. Plain data: apply interprets it.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,14 +49,6 @@ pub enum Op {
     Unbind {
         vhost: String,
         binding: Binding,
-    },
-    PutPolicy {
-        vhost: String,
-        policy: Policy,
-    },
-    DeletePolicy {
-        vhost: String,
-        name: String,
     },
     PutPermission {
         vhost: String,
@@ -148,7 +140,6 @@ impl Op {
             Op::PutUser { .. } => Phase::PutUser,
             Op::DeclareExchange { .. } => Phase::DeclareExchange,
             Op::DeclareQueue { .. } => Phase::DeclareQueue,
-            Op::PutPolicy { .. } => Phase::PutPolicy,
             Op::Bind { .. } => Phase::Bind,
             Op::PutPermission { .. } => Phase::PutPermission,
             Op::PutObject { name, .. } => match name.kind.phase {
@@ -161,7 +152,6 @@ impl Op {
             },
             Op::Migrate(_) | Op::Rollback(_) => Phase::Migrate,
             Op::Unbind { .. } => Phase::Unbind,
-            Op::DeletePolicy { .. } => Phase::DeletePolicy,
             Op::DeletePermission { .. } => Phase::DeletePermission,
             Op::DeleteQueue { .. } => Phase::DeleteQueue,
             Op::DeleteExchange { .. } => Phase::DeleteExchange,
@@ -188,8 +178,6 @@ impl std::fmt::Display for Op {
             DeleteQueue { vhost, name, .. } => write!(f, "delete queue \"{name}\" in vhost \"{vhost}\""),
             Bind { vhost, binding } => write!(f, "bind {binding} in vhost \"{vhost}\""),
             Unbind { vhost, binding } => write!(f, "unbind {binding} in vhost \"{vhost}\""),
-            PutPolicy { vhost, policy } => write!(f, "set policy \"{}\" in vhost \"{vhost}\"", policy.name),
-            DeletePolicy { vhost, name } => write!(f, "delete policy \"{name}\" in vhost \"{vhost}\""),
             PutPermission { vhost, permission } => {
                 write!(f, "set permissions of \"{}\" in vhost \"{vhost}\"", permission.user)
             }

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use super::Plan;
 use crate::diff::{Action, Change, Declared};
+use crate::model::kinds::{Name, policies};
 use crate::model::{Binding, DestinationKind, Node, ObjectKey, Topology, Vhost};
 use crate::routing::Version;
 use crate::routing::change::{ExchangeChange, Side, compare_sides};
@@ -38,20 +39,22 @@ pub fn routing_change(live: &Topology, plan: &Plan, version: Version) -> Vec<(St
 fn routes(c: &Change) -> bool {
     let acts =
         matches!(c.action, Action::Create | Action::Update | Action::Destroy | Action::Replace | Action::Migrate);
-    let kind = matches!(
-        c.key,
-        ObjectKey::Vhost(_)
-            | ObjectKey::Exchange { .. }
-            | ObjectKey::Queue { .. }
-            | ObjectKey::Binding { .. }
-            | ObjectKey::Policy { .. }
-    );
+    let kind = match &c.key {
+        ObjectKey::Vhost(_) | ObjectKey::Exchange { .. } | ObjectKey::Queue { .. } | ObjectKey::Binding { .. } => true,
+        ObjectKey::Object { name, .. } => is_policy(name),
+        ObjectKey::User(_) | ObjectKey::Permission { .. } => false,
+    };
     acts && kind
+}
+
+/// Whether `name` is a policy's: the only kind's objects that route.
+fn is_policy(name: &Name) -> bool {
+    name.kind == &policies::KIND
 }
 
 /// What of vhost `v` routes, but its bindings: its queues by name alone
 /// (their arguments, the most of a large vhost, route nothing here), the
-/// rest whole.
+/// rest whole (of its objects, its policies).
 fn routing_part(v: &Vhost) -> Vhost {
     let queue = |q: &crate::model::Queue| crate::model::Queue {
         name: q.name.clone(),
@@ -67,8 +70,7 @@ fn routing_part(v: &Vhost) -> Vhost {
         exchanges: v.exchanges.clone(),
         queues: v.queues.iter().map(|(n, q)| (n.clone(), queue(q))).collect(),
         bindings: Default::default(),
-        policies: v.policies.clone(),
-        objects: Default::default(),
+        objects: v.objects.iter().filter(|(n, _)| is_policy(n)).map(|(n, b)| (n.clone(), b.clone())).collect(),
         permissions: Default::default(),
         external: v.external.clone(),
         moved: Default::default(),
@@ -107,11 +109,11 @@ fn applied(before: &Vhost, changes: &[&Change]) -> Option<Vhost> {
             (ObjectKey::Queue { name, .. }, Some(Declared::Queue(q))) => {
                 v.queues.insert(name.clone(), q.clone());
             }
-            (ObjectKey::Policy { name, .. }, _) if gone => {
-                v.policies.remove(name);
+            (ObjectKey::Object { name, .. }, _) if gone && is_policy(name) => {
+                v.objects.remove(name);
             }
-            (ObjectKey::Policy { name, .. }, Some(Declared::Policy(p))) => {
-                v.policies.insert(name.clone(), p.clone());
+            (ObjectKey::Object { name, .. }, Some(Declared::Object(o))) if is_policy(name) => {
+                v.objects.insert(name.clone(), o.body.clone());
             }
             _ => {}
         }

@@ -292,7 +292,7 @@ mod tests {
             v.queues.insert(name.into(), queue(name, kind, Table::new()));
         }
         v.bindings.insert(bind("dlx", "sink", "", Table::new()));
-        v.policies = policies.into_iter().map(|p| (p.name.clone(), p)).collect();
+        v.objects.extend(crate::model::kinds::policies::objects(&policies));
         v
     }
 

@@ -5,7 +5,6 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
-use crate::model::kinds::operator_policies;
 use crate::model::{Matcher, Policy, Queue, SetBy, Value, Vhost, precedence, queue_setting};
 
 /// The policy and the operator policy the broker applies to a queue.
@@ -41,26 +40,18 @@ fn applied_index(matchers: &[Matcher], queue: &Queue) -> Option<usize> {
     matching.min_by(|(_, a), (_, b)| precedence(a.policy, b.policy)).map(|(i, _)| i)
 }
 
-/// The vhost's operator policies through their kind's typed view (its
-/// objects are the kind's generic ones), kept with the vhost: a router's
-/// answers lend a policy for as long as the vhost (`Applied<'a>`,
-/// `SetBy<'a>`), which a copy owned by the router could not.
-fn operator_policies(vhost: &Vhost) -> Vec<&Policy> {
-    let typed = (vhost.objects.iter())
-        .filter(|(n, _)| n.kind == &operator_policies::KIND)
-        .filter_map(|(n, body)| operator_policies::policy(&n.id[0], body));
-    typed.map(|p| vhost.views.operator_policy(p)).collect()
-}
-
 impl<'a> Policies<'a> {
     /// The vhost's policies as a broker of major version `major` applies
-    /// them to queues (which keys a queue type refuses changed in 4.0).
+    /// them to queues (which keys a queue type refuses changed in 4.0):
+    /// their kinds' typed views, kept with the vhost, since a router's
+    /// answers lend a policy for as long as the vhost (`Applied<'a>`,
+    /// `SetBy<'a>`), which a copy owned by the router could not.
     pub(super) fn new(vhost: &'a Vhost, major: u32) -> Self {
         let matcher = |p| Matcher::on_version(p, major);
         Policies {
             vhost,
-            policies: vhost.policies.values().map(matcher).collect(),
-            operator: operator_policies(vhost).into_iter().map(matcher).collect(),
+            policies: vhost.policies().into_iter().map(matcher).collect(),
+            operator: vhost.operator_policies().into_iter().map(matcher).collect(),
             applied: OnceLock::new(),
         }
     }
@@ -111,7 +102,7 @@ mod tests {
         let topology = crate::testing::large_topology(200, 12, 500);
         let v = topology.vhosts.values().next().unwrap();
         let policies = Policies::new(v, 4);
-        let matchers: Vec<Matcher> = v.policies.values().map(|p| Matcher::on_version(p, 4)).collect();
+        let matchers: Vec<Matcher> = v.policies().into_iter().map(|p| Matcher::on_version(p, 4)).collect();
         let name = |p: Option<&Policy>| p.map(|p| p.name.clone());
         for q in v.queues.values() {
             assert_eq!(name(policies.applied(q).0), name(applied_to_queue(&matchers, q)), "{}", q.name);

@@ -550,7 +550,7 @@ mod tests {
             priority: 0,
             definition,
         };
-        v.policies.insert("p".into(), p);
+        v.set_policy(&p);
         v.bindings.insert(Binding {
             source: "amq.fanout".into(),
             destination_kind: DestinationKind::Queue,

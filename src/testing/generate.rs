@@ -50,7 +50,7 @@ pub fn large_topology(queues: usize, exchanges: usize, bindings: usize) -> Topol
     let dlx = (exchanges > 2).then(|| exchange_name(2));
     v.queues.extend((0..queues).map(|i| (queue_name(i), queue(i, dlx.as_deref()))));
     v.bindings.extend((0..bindings).map(|k| binding(k, queues, exchanges)));
-    v.policies.extend(policies());
+    v.objects.extend(crate::model::kinds::policies::objects(policies().iter().map(|(_, p)| p)));
     let mut t = Topology::default();
     t.vhosts.insert(VHOST.into(), v);
     t
@@ -171,7 +171,7 @@ mod tests {
     fn has_exactly_the_counts_asked_for() {
         let t = large_topology(10_000, 500, 20_000);
         assert_eq!(counts(&t), (10_000, 500, 20_000, 800));
-        assert_eq!(t.vhosts[VHOST].policies.len(), 4);
+        assert_eq!(t.vhosts[VHOST].policies().len(), 4);
         assert_eq!(counts(&large_topology(0, 3, 10)), (0, 3, 10, 10));
         assert_eq!(counts(&large_topology(5, 0, 0)), (5, 0, 0, 0));
         assert_eq!(counts(&large_topology(1, 1, 30)), (1, 1, 30, 0));

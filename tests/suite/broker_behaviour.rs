@@ -573,7 +573,7 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
     ]);
     let ttl = policy("ttl", "^orders\\.created$", ApplyTo::Queues, 1, table(&[("max-length", Value::Int(1000))]));
     let cap = policy("cap", ".*", ApplyTo::Queues, 0, table(&[("max-length", Value::Int(5000))]));
-    want.policies.insert(ttl.name.clone(), ttl);
+    want.set_policy(&ttl);
     want.objects.extend(operator_policies::objects([&cap]));
     for p in [full("guest"), reader.clone()] {
         want.permissions.insert(p.user.clone(), p);
@@ -588,7 +588,7 @@ async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {
     for binding in &want.bindings {
         b.bind(v, binding).await.unwrap();
     }
-    for p in want.policies.values() {
+    for p in want.policies() {
         b.put_policy(v, p).await.unwrap();
     }
     for p in operator_policies::typed(&want.objects).values() {

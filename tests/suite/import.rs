@@ -52,9 +52,6 @@ fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> T
             ObjectKey::Binding { binding, .. } => {
                 vh.bindings.remove(binding);
             }
-            ObjectKey::Policy { name, .. } => {
-                vh.policies.remove(name);
-            }
             ObjectKey::Object { name, .. } => {
                 vh.objects.remove(name);
             }

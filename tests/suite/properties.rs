@@ -36,7 +36,7 @@ proptest! {
         prop_assert_eq!(len(&doc, "queues"), count(&t, |v| v.queues.len()));
         prop_assert_eq!(len(&doc, "exchanges"), count(&t, |v| v.exchanges.len()));
         prop_assert_eq!(len(&doc, "bindings"), count(&t, |v| v.bindings.len()));
-        prop_assert_eq!(len(&doc, "policies"), count(&t, |v| v.policies.len()));
+        prop_assert_eq!(len(&doc, "policies"), count(&t, |v| v.policies().len()));
         prop_assert_eq!(len(&doc, "permissions"), count(&t, |v| v.permissions.len()));
         prop_assert_eq!(len(&doc, "users"), t.users.len());
         prop_assert_eq!(len(&doc, "vhosts"), t.vhosts.len());

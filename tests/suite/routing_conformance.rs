@@ -219,7 +219,7 @@ impl World {
             let at = rng.below(priorities.len());
             let priority = priorities.remove(at);
             let policy = policy(&mut rng, i, priority, version, &targets, &dead_letter_targets, &qs);
-            vhost.policies.insert(policy.name.clone(), policy);
+            vhost.set_policy(&policy);
         }
         if rng.chance(30) {
             // An operator policy can give a queue a TTL, not a dead-letter
@@ -300,7 +300,7 @@ impl World {
             j["name"] = json!(p.name);
             j
         };
-        let policies: Vec<Json> = self.vhost.policies.values().map(named).collect();
+        let policies: Vec<Json> = self.vhost.policies().into_iter().map(named).collect();
         let operator = warren::model::kinds::operator_policies::typed(&self.vhost.objects);
         let operator_policies: Vec<Json> = operator.values().map(named).collect();
         json!({"vhost": self.vhost.name, "exchanges": exchanges, "queues": queues, "bindings": bindings, "policies": policies, "operator_policies": operator_policies})
@@ -529,7 +529,7 @@ async fn check(world: World, seed: u64, version: Version, base: &str) -> Outcome
     let setup = {
         let (name, policies, operator) = (
             name.clone(),
-            world.vhost.policies.clone(),
+            warren::model::kinds::policies::typed(&world.vhost.objects),
             warren::model::kinds::operator_policies::typed(&world.vhost.objects),
         );
         let user = url::Url::parse(base).unwrap().username().to_string();

@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use super::super::lock::LOCK_QUEUE;
 use super::state::{PolicyState, State, VhostState};
-use crate::model::kinds::{KINDS, Kind, Object, operator_policies, users};
+use crate::model::kinds::{KINDS, Kind, Object, operator_policies, policies, users};
 use crate::model::{Binding, Password, Table, User, Value};
 
 fn table(t: &Table) -> Json {
@@ -49,12 +49,10 @@ fn binding_item(b: &Binding) -> Json {
     })
 }
 
+/// A policy's (or an operator policy's) item, as a policy's kind writes
+/// it: the two listings give the same shape.
 fn policy_item(vhost: &str, p: &PolicyState) -> Json {
-    let p = &p.policy;
-    json!({
-        "vhost": vhost, "name": p.name, "pattern": p.pattern, "apply-to": p.apply_to.as_str(),
-        "definition": table(&p.definition), "priority": p.priority,
-    })
+    (policies::KIND.write)(Some(vhost), &policies::object(&p.policy))
 }
 
 /// The vhost's runtime parameters: its limits and operator policies.

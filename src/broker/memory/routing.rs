@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::state::VhostState;
-use crate::model::kinds::operator_policies;
+use crate::model::kinds::{operator_policies, policies};
 use crate::model::{Queue, Table, Vhost};
 use crate::routing::{Keys, Message, Router, Version};
 
@@ -45,7 +45,7 @@ fn model_of(v: &VhostState) -> Vhost {
         })
         .collect();
     vhost.bindings = v.bindings.clone();
-    vhost.policies = v.policies.iter().map(|(n, p)| (n.clone(), p.policy.clone())).collect();
-    vhost.objects = operator_policies::objects(v.operator_policies.values().map(|p| &p.policy));
+    vhost.objects = policies::objects(v.policies.values().map(|p| &p.policy));
+    vhost.objects.extend(operator_policies::objects(v.operator_policies.values().map(|p| &p.policy)));
     vhost
 }

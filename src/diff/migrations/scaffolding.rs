@@ -6,19 +6,21 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use crate::diff::sides::Sides;
+use crate::model::kinds::{Name, policies};
 use crate::model::{Binding, DestinationKind, Inventory, ObjectKey, Vhost, scaffold};
 
 /// The vhost less the objects of migrations in flight: those belong to
 /// their migration, not to this diff.
 pub(in crate::diff) fn without_scaffolding(v: &Vhost) -> Cow<'_, Vhost> {
-    let any = v.exchanges.keys().any(|n| scaffold::is_scaffolding(n))
-        || v.policies.keys().any(|n| scaffold::is_scaffolding(n));
+    // Of its objects, only policies are scaffolding.
+    let policy = |n: &Name| n.kind == &policies::KIND && scaffold::is_scaffolding(&n.id[0]);
+    let any = v.exchanges.keys().any(|n| scaffold::is_scaffolding(n)) || v.objects.keys().any(policy);
     if !any {
         return Cow::Borrowed(v);
     }
     let mut out = v.clone();
     out.exchanges.retain(|n, _| !scaffold::is_scaffolding(n));
-    out.policies.retain(|n, _| !scaffold::is_scaffolding(n));
+    out.objects.retain(|n, _| !policy(n));
     out.bindings.retain(|b| {
         let into_scaffolding =
             b.destination_kind == DestinationKind::Exchange && scaffold::is_scaffolding(&b.destination);

@@ -12,7 +12,7 @@ pub(super) fn warnings(s: &Sides, new: &Queue, old: &Queue, m: &Migration) -> Ve
     let p = &old.name;
     let mut found = Vec::new();
     for x in m.sources().into_iter().filter(|x| s.full.exchanges.contains_key(*x)) {
-        let federated = s.full.policies.values().any(|pol| {
+        let federated = s.full.policies().into_iter().any(|pol| {
             pol.definition.keys().any(|k| k.starts_with("federation-upstream")) && Matcher::new(pol).matches_exchange(x)
         });
         if federated {

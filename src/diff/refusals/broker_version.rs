@@ -76,8 +76,8 @@ impl Differ<'_> {
     /// left alone.
     pub(in crate::diff) fn mirroring_refused(&mut self, s: &Sides) {
         let Some(version) = self.facts.broker_version.filter(|b| *b >= (4, 0)) else { return };
-        let (want, have) = (&s.want.policies, &s.have.policies);
-        for (name, p) in want.iter().filter(|(n, p)| have.get(*n) != Some(*p)) {
+        for p in s.want.policies().into_iter().filter(|p| s.have.policy(&p.name).as_ref() != Some(*p)) {
+            let name = &p.name;
             for k in p.definition.keys().filter(|k| policy_key(k).is_some_and(|pk| pk.mirroring)) {
                 let diagnostic = Diagnostic::error(
                     BROKER_VERSION,
@@ -87,7 +87,7 @@ impl Differ<'_> {
                     ),
                 )
                 .help("remove the `ha-*` keys; quorum queues replicate (`type = \"quorum\"`)");
-                let key = ObjectKey::Policy { vhost: s.v.into(), name: name.clone() };
+                let key = crate::model::kinds::policies::key(s.v, name);
                 self.out.problems.push(Problem { key, field: Some(format!("definition.{k}")), diagnostic });
             }
         }
@@ -276,7 +276,7 @@ mod tests {
                 priority: 0,
                 definition,
             };
-            t.vhosts.get_mut("v").unwrap().policies.insert("p".into(), p);
+            t.vhosts.get_mut("v").unwrap().set_policy(&p);
             t
         };
         let (ha, none) = (with_policy("ha-mode"), with_dqt(None));

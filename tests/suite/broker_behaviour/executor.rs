@@ -226,7 +226,7 @@ async fn assert_settled(m: &Memory, queue: &str) {
     assert_eq!(v.queues.keys().collect::<Vec<_>>(), [queue]);
     assert_eq!(v.exchanges.keys().collect::<Vec<_>>(), ["events"]);
     assert_eq!(v.bindings, bound_to(queue));
-    assert!(v.policies.is_empty(), "{:?}", v.policies);
+    assert!(v.policies().is_empty(), "{:?}", v.policies());
 }
 
 /// A publisher of numbered messages to `events` and a consumer taking
@@ -470,7 +470,7 @@ async fn aborted_after_step(k: usize) {
     let v = live(&m).await;
     assert_eq!(v.bindings, bound_to(OLD), "k={k}");
     assert_eq!(v.exchanges.keys().collect::<Vec<_>>(), ["events"], "k={k}: the scaffolding is gone");
-    assert!(v.policies.is_empty());
+    assert!(v.policies().is_empty());
     assert!(v.queues.contains_key(OLD));
     // The new queue goes when it was empty; kept, it says why.
     assert_eq!(v.queues.contains_key(NEW), kept.is_some(), "k={k}: {kept:?}");

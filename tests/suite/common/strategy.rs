@@ -164,8 +164,8 @@ fn vhost(name: String, users: Vec<String>, profile: Profile) -> impl Strategy<Va
             v.exchanges = exchanges.into_iter().map(|x| (x.name.clone(), x)).collect();
             v.queues = queues.into_iter().map(|q| (q.name.clone(), q)).collect();
             v.bindings = bindings(&v, seeds);
-            v.policies = policies.into_iter().map(|p| (p.name.clone(), p)).collect();
-            v.objects = warren::model::kinds::operator_policies::objects(&operator);
+            v.objects = warren::model::kinds::policies::objects(&policies);
+            v.objects.extend(warren::model::kinds::operator_policies::objects(&operator));
             v.permissions = users
                 .iter()
                 .zip(perms)
