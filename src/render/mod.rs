@@ -14,7 +14,8 @@ pub mod service_routes;
 pub mod test_report;
 
 pub use document::{
-    ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, MigrationStepDoc, Origin, PlanDocument, SummaryDoc,
+    ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, MigrationStepDoc, NotReadDoc, Origin, PlanDocument,
+    SummaryDoc,
 };
 pub use fleet::FleetDocument;
 
