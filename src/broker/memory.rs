@@ -300,7 +300,7 @@ impl Broker for Memory {
         let s = self.lock_state();
         let who = who(&self.user, &s)?;
         let Some(v) = s.vhosts.get(vhost).filter(|_| sees(&s, &who, vhost)) else { return Ok(None) };
-        let exchanges = v.exchanges.keys().filter(|x| !x.starts_with("amq.")).count();
+        let exchanges = v.exchanges.keys().filter(|x| !named::is_builtin_exchange(x)).count();
         Ok(Some(Size { queues: v.queues.len() as u64, exchanges: exchanges as u64 }))
     }
 
