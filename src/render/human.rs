@@ -87,9 +87,7 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         };
         let _ = writeln!(out, "{}\n", p.paint(&warning, RED));
     }
-    out += &summary_line(doc);
-    out += "\n";
-    out
+    out + &summary_line(doc) + "\n"
 }
 
 /// One line per vhost read by name: what the plan did not read, in words.
