@@ -29,6 +29,7 @@ use serde_json::Value as Json;
 pub use state::Message;
 
 use super::lock::{LOCK_QUEUE, LocalHold, Lock};
+use super::named::{self, Named, Size, Wanted};
 use super::records::RecordStore;
 use super::{
     Answer, Answers, Broker, BrokerError, Clients, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading,
@@ -301,6 +302,55 @@ impl Broker for Memory {
         Ok(answers)
     }
 
+    async fn vhost_size(&self, vhost: &str) -> Answer<Option<Size>> {
+        let s = self.lock_state();
+        let who = who(&self.user, &s)?;
+        let Some(v) = s.vhosts.get(vhost).filter(|_| sees(&s, &who, vhost)) else { return Ok(None) };
+        let exchanges = v.exchanges.keys().filter(|x| !named::is_builtin_exchange(x)).count();
+        Ok(Some(Size { queues: v.queues.len() as u64, exchanges: exchanges as u64 }))
+    }
+
+    /// As `Rabbit::read_named`, from this broker's own listings.
+    async fn read_named(&self, vhost: &str, wanted: &Wanted) -> Answer<Named> {
+        let s = self.lock_state();
+        let who = who(&self.user, &s)?;
+        let Some(v) = s.vhosts.get(vhost).filter(|_| sees(&s, &who, vhost)) else { return Ok(Named::default()) };
+        let parse = |text: String| serde_json::from_str::<Vec<Json>>(&text).expect("the in-memory broker's own JSON");
+        let bindings: Vec<Json> =
+            parse(answers::binding_listing(vhost, v)).into_iter().filter(|b| named::touches(b, wanted)).collect();
+        let bindings = named::distinct_bindings([Json::Array(bindings)]);
+        let (mut more_q, mut more_x) = named::missing_ends(&bindings, &wanted.queues, &wanted.exchanges);
+        more_q.extend(wanted.referenced_queues.iter().cloned());
+        more_x.extend(wanted.referenced_exchanges.iter().cloned());
+        let queues: Vec<Json> = parse(answers::queue_listing(v, s.locks.contains_key(vhost)))
+            .into_iter()
+            .filter(|q| q["name"].as_str().is_some_and(|n| wanted.queues.contains(n) || more_q.contains(n)))
+            .collect();
+        let exchanges: Vec<Json> = parse(answers::exchange_listing(v))
+            .into_iter()
+            .filter(|x| {
+                x["name"]
+                    .as_str()
+                    .is_some_and(|n| wanted.exchanges.contains(n) || more_x.contains(n) || n.starts_with("warren."))
+            })
+            .collect();
+        let read = Size { queues: queues.len() as u64, exchanges: exchanges.len() as u64 };
+        let mut listings = vec![
+            (Listing::Exchanges, Json::Array(exchanges).to_string()),
+            (Listing::Queues, Json::Array(queues).to_string()),
+            (Listing::Bindings, Json::Array(bindings).to_string()),
+            (Listing::Policies, answers::policy_listing(vhost, v, false)),
+        ];
+        let parameters = match who.admin {
+            true => Some(answers::vhost_parameters(&s, vhost, v)),
+            false => {
+                listings.push((Listing::OperatorPolicies, answers::policy_listing(vhost, v, true)));
+                None
+            }
+        };
+        Ok(Named { listings, parameters, read })
+    }
+
     /// The in-memory broker counts consumers but knows no connections.
     async fn consumers(&self, _vhost: &str) -> Answer<Vec<Consumer>> {
         Ok(Vec::new())
@@ -333,12 +383,17 @@ impl Broker for Memory {
     }
 
     /// As `Rabbit::queue_counts`, with every count known at once.
-    async fn queue_counts(&self, vhost: &str) -> Answer<BTreeMap<String, QueueCounts>> {
+    async fn queue_counts(
+        &self,
+        vhost: &str,
+        only: Option<&BTreeSet<String>>,
+    ) -> Answer<BTreeMap<String, QueueCounts>> {
         let s = self.lock_state();
         who(&self.user, &s)?;
         let Some(v) = s.vhosts.get(vhost) else { return Ok(BTreeMap::new()) };
         Ok(v.queues
             .iter()
+            .filter(|(name, _)| only.is_none_or(|o| o.contains(*name)))
             .map(|(name, q)| {
                 let messages = Some(q.ready.len() as u64 + q.unacked);
                 (name.clone(), QueueCounts { messages, consumers: Some(q.consumers) })

@@ -11,6 +11,7 @@ mod error;
 mod http;
 mod lock;
 mod memory;
+mod named;
 mod ops;
 mod rabbit;
 mod records;
@@ -25,6 +26,7 @@ pub use endpoint::{Endpoint, Tls, segment};
 pub use error::BrokerError;
 pub use lock::{LOCK_QUEUE, Lock};
 pub use memory::{Memory, Message};
+pub use named::{Named, Size, Wanted};
 pub use rabbit::Rabbit;
 pub use records::{FoundJournal, JournalSlot, RecordStore};
 
@@ -33,7 +35,7 @@ use crate::model::{Binding, Exchange, Permission, Policy, Queue, QueueCounts, Qu
 
 /// A broker's answers for the live state of some vhosts, as it sent them:
 /// `live` reads each once.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Answers {
     /// The vhost listing.
     pub vhosts: String,
@@ -53,6 +55,13 @@ pub struct Answers {
     /// (shovels, federation upstreams), when it may list them (the
     /// `policymaker` tag).
     pub parameters: Option<String>,
+    /// With it, for each vhost read by name ([`Broker::read_named`]): the
+    /// vhost's runtime parameters as its export gives them (limits,
+    /// operator policies, the kinds' parameters), a JSON list.
+    pub vhost_parameters: Vec<(String, String)>,
+    /// The vhosts read by name, each with how many of its queues and
+    /// exchanges were left unread.
+    pub unread: Vec<(String, Size)>,
 }
 
 /// One listing of a vhost's objects.
@@ -229,9 +238,24 @@ pub trait Broker: Clone + Send + Sync + 'static {
     /// What the live state of the given vhosts is read from, with warren's
     /// broker-wide records.
     fn answers_of(&self, vhosts: &[String]) -> impl Future<Output = Answer<Answers>> + Send;
-    /// Message and consumer counts of a vhost's queues; a count the broker
-    /// has not reported yet is `None`.
-    fn queue_counts(&self, vhost: &str) -> impl Future<Output = Answer<BTreeMap<String, QueueCounts>>> + Send;
+    /// How many queues and exchanges a vhost holds, beside the broker's
+    /// own (the default and `amq.*` exchanges), as its paged listings count
+    /// them (two small requests); `None` when the vhost does not exist.
+    fn vhost_size(&self, vhost: &str) -> impl Future<Output = Answer<Option<Size>>> + Send;
+    /// The objects of a vhost that `wanted` names and every binding that
+    /// touches them, each read by name, with the objects at the other ends
+    /// of those bindings, warren's records in the vhost, and its policies
+    /// and operator policies (and, for an administrator, its runtime
+    /// parameters) whole: a read that grows with the project, not the vhost.
+    fn read_named(&self, vhost: &str, wanted: &Wanted) -> impl Future<Output = Answer<Named>> + Send;
+    /// Message and consumer counts of a vhost's queues (of those in `only`,
+    /// each asked by name, when given); a count the broker has not
+    /// reported yet is `None`.
+    fn queue_counts(
+        &self,
+        vhost: &str,
+        only: Option<&BTreeSet<String>>,
+    ) -> impl Future<Output = Answer<BTreeMap<String, QueueCounts>>> + Send;
     /// A queue's counters from fresh sources, with the time of the older
     /// one; `None` when the queue does not exist.
     fn read_queue(

@@ -14,6 +14,7 @@ use super::endpoint::{Endpoint, segment};
 use super::error::BrokerError;
 use super::http::Http;
 use super::lock::{LOCK_QUEUE, Lock};
+use super::named::{self, Named, Size, Wanted};
 use super::records::RecordStore;
 use super::{
     Answer, Answers, Broker, Clients, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading, ops,
@@ -23,6 +24,15 @@ use crate::model::kinds::{KINDS, Kind, Name, Object};
 use crate::model::{
     Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, User, VhostSettings,
 };
+
+/// How many single-object reads a read by name has under way at once.
+const NAMED_AT_ONCE: usize = 16;
+
+/// The columns of a queue that warren reads, in a listing or alone.
+const QUEUE_COLUMNS: &str = "name,type,durable,auto_delete,exclusive,arguments";
+
+/// The columns of an exchange that warren reads, in a listing or alone.
+const EXCHANGE_COLUMNS: &str = "name,type,durable,auto_delete,internal,arguments";
 
 /// Every vhost with the settings warren reads.
 const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata,protected_from_deletion";
@@ -59,10 +69,8 @@ struct SharedTotals(Mutex<HashMap<String, TotalsSlot>>);
 fn listing_path(listing: Listing, v: &str) -> String {
     let v = segment(v);
     match listing {
-        Listing::Exchanges => format!("exchanges/{v}?columns=name,type,durable,auto_delete,internal,arguments"),
-        Listing::Queues => {
-            format!("queues/{v}?disable_stats=true&columns=name,type,durable,auto_delete,exclusive,arguments")
-        }
+        Listing::Exchanges => format!("exchanges/{v}?columns={EXCHANGE_COLUMNS}"),
+        Listing::Queues => format!("queues/{v}?disable_stats=true&columns={QUEUE_COLUMNS}"),
         Listing::Bindings => format!("bindings/{v}"),
         Listing::Policies => format!("policies/{v}"),
         Listing::OperatorPolicies => format!("operator-policies/{v}"),
@@ -219,6 +227,127 @@ impl Rabbit {
         Ok(out)
     }
 
+    /// [`Broker::queue_counts`] of some queues, each asked by name (its
+    /// statistics: the totals are a listing's alone).
+    async fn queue_counts_of(
+        &self,
+        vhost: &str,
+        names: &BTreeSet<String>,
+    ) -> Result<BTreeMap<String, QueueCounts>, BrokerError> {
+        let v = segment(vhost);
+        let paths = names
+            .iter()
+            .map(|q| {
+                let path = format!("queues/{v}/{}?columns=name,type,messages,consumers", segment(q));
+                (q.clone(), path, format!("read the counts of queue \"{q}\""))
+            })
+            .collect();
+        let mut out = BTreeMap::new();
+        for (name, answer) in self.get_many(paths).await? {
+            let Some(q) = answer else { continue };
+            let consumers = q["consumers"].as_u64().or((q["type"] == "classic").then_some(0));
+            out.insert(name, QueueCounts { messages: q["messages"].as_u64(), consumers });
+        }
+        Ok(out)
+    }
+
+    /// A GET whose 404 is `None`: an object read by name that is not there.
+    async fn get_found(&self, path: &str, action: &str) -> Result<Option<Json>, BrokerError> {
+        match self.http.get_json(path, action).await {
+            Err(BrokerError::NotFound { .. }) => Ok(None),
+            other => other.map(Some),
+        }
+    }
+
+    /// Many GETs of single objects or their bindings, [`NAMED_AT_ONCE`] at
+    /// a time: (the path's key, the answer; `None` for a 404).
+    async fn get_many<K: Send + 'static>(
+        &self,
+        paths: Vec<(K, String, String)>,
+    ) -> Result<Vec<(K, Option<Json>)>, BrokerError> {
+        use futures_util::stream::{self, StreamExt, TryStreamExt};
+        stream::iter(paths)
+            .map(|(key, path, action)| async move { self.get_found(&path, &action).await.map(|j| (key, j)) })
+            .buffer_unordered(NAMED_AT_ONCE)
+            .try_collect()
+            .await
+    }
+
+    /// Every page of a name-filtered listing (a page holds at most 500).
+    async fn paged(&self, path: &str, action: &str) -> Result<Vec<Json>, BrokerError> {
+        let mut out = Vec::new();
+        for page in 1.. {
+            let Some(answer) = self.get_found(&format!("{path}&page={page}&page_size=500"), action).await? else {
+                break;
+            };
+            if let Some(Json::Array(items)) = answer.get("items") {
+                out.extend(items.iter().cloned());
+            }
+            if answer["page_count"].as_u64().is_none_or(|n| page >= n) {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The objects named, and for those read with their bindings, the
+    /// bindings: (queues, exchanges, bindings' listings).
+    async fn named_objects(
+        &self,
+        vhost: &str,
+        queues: &BTreeSet<String>,
+        exchanges: &BTreeSet<String>,
+        with_bindings: bool,
+        pairs: &BTreeSet<(String, bool, String)>,
+    ) -> Result<(Vec<Json>, Vec<Json>, Vec<Json>), BrokerError> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Got {
+            Queue,
+            Exchange,
+            Bindings,
+        }
+        let v = segment(vhost);
+        let mut paths = Vec::new();
+        for q in queues {
+            let (n, action) = (segment(q), format!("read queue \"{q}\" of vhost \"{vhost}\""));
+            paths.push((
+                Got::Queue,
+                format!("queues/{v}/{n}?disable_stats=true&columns={QUEUE_COLUMNS}"),
+                action.clone(),
+            ));
+            if with_bindings {
+                paths.push((Got::Bindings, format!("queues/{v}/{n}/bindings"), action));
+            }
+        }
+        for x in exchanges {
+            let (n, action) = (segment(x), format!("read exchange \"{x}\" of vhost \"{vhost}\""));
+            paths.push((Got::Exchange, format!("exchanges/{v}/{n}?columns={EXCHANGE_COLUMNS}"), action.clone()));
+            if with_bindings {
+                paths.push((Got::Bindings, format!("exchanges/{v}/{n}/bindings/source"), action.clone()));
+                paths.push((Got::Bindings, format!("exchanges/{v}/{n}/bindings/destination"), action));
+            }
+        }
+        for (source, to_exchange, destination) in pairs {
+            let kind = if *to_exchange { "e" } else { "q" };
+            let action = format!("read the bindings from \"{source}\" to \"{destination}\" in vhost \"{vhost}\"");
+            paths.push((
+                Got::Bindings,
+                format!("bindings/{v}/e/{}/{kind}/{}", segment(source), segment(destination)),
+                action,
+            ));
+        }
+        let (mut q, mut x, mut b) = (Vec::new(), Vec::new(), Vec::new());
+        for (got, answer) in self.get_many(paths).await? {
+            match (got, answer) {
+                (_, None) => {}
+                (Got::Queue, Some(j)) => q.push(j),
+                (Got::Exchange, Some(j)) => x.push(j),
+                (Got::Bindings, Some(j)) => b.push(j),
+            }
+        }
+        Ok((q, x, b))
+    }
+
     async fn plugins_by_extension(&self) -> Result<Option<BTreeSet<String>>, BrokerError> {
         const BY_EXTENSION: &[(&str, &str)] =
             &[("shovel.js", "rabbitmq_shovel"), ("federation.js", "rabbitmq_federation")];
@@ -351,7 +480,101 @@ impl Broker for Rabbit {
         let (exports, listings) = read?;
         let (users, permissions, records, objects, parameters) =
             (users?, permissions?, records?, objects?, parameters?);
-        Ok(Answers { vhosts: listing, users, permissions, records, objects, exports, listings, parameters })
+        Ok(Answers {
+            vhosts: listing,
+            users,
+            permissions,
+            records,
+            objects,
+            exports,
+            listings,
+            parameters,
+            ..Answers::default()
+        })
+    }
+
+    /// Two paged listings of one item each, whose answers carry the counts
+    /// (`filtered_count`); the exchanges' filtered to leave the broker's own out.
+    async fn vhost_size(&self, vhost: &str) -> Result<Option<Size>, BrokerError> {
+        let v = segment(vhost);
+        let action = format!("count the queues and exchanges of vhost \"{vhost}\"");
+        let queues = format!("queues/{v}?page=1&page_size=1&disable_stats=true&columns=name");
+        let exchanges = format!(
+            "exchanges/{v}?page=1&page_size=1&columns=name&use_regex=true&name={}",
+            segment(named::NOT_BUILTIN)
+        );
+        let (q, x) = tokio::join!(self.get_found(&queues, &action), self.get_found(&exchanges, &action));
+        let (Some(q), Some(x)) = (q?, x?) else { return Ok(None) };
+        let count = |j: &Json| {
+            j["filtered_count"].as_u64().ok_or_else(|| BrokerError::Unreadable {
+                action: action.clone(),
+                reason: "the paged listing has no filtered_count".into(),
+            })
+        };
+        Ok(Some(Size { queues: count(&q)?, exchanges: count(&x)? }))
+    }
+
+    /// In two rounds: the objects named with their bindings, warren's
+    /// records (a name-filtered listing), the policies and parameters;
+    /// then the objects at the bindings' other ends, without theirs.
+    async fn read_named(&self, vhost: &str, wanted: &Wanted) -> Result<Named, BrokerError> {
+        let admin = self.is_administrator().await?;
+        let v = segment(vhost);
+        let records =
+            format!("exchanges/{v}?columns={EXCHANGE_COLUMNS}&use_regex=true&name={}", segment(named::RECORDS));
+        let listing = |l: Listing| async move {
+            let action = format!("list the {} of vhost \"{vhost}\"", l.what());
+            self.get_text(&listing_path(l, vhost), &action).await.map(|t| (l, t))
+        };
+        let parameters = async {
+            match admin {
+                true => {
+                    let all = self.http.get_json("parameters", "list the runtime parameters").await?;
+                    let mine = all.as_array().into_iter().flatten().filter(|p| p["vhost"] == vhost);
+                    Ok(Some(Json::Array(mine.cloned().collect()).to_string()))
+                }
+                false => Ok(None),
+            }
+        };
+        let operator = async {
+            match admin {
+                true => Ok(None),
+                false => listing(Listing::OperatorPolicies).await.map(Some),
+            }
+        };
+        let records_action = format!("read warren's records in vhost \"{vhost}\"");
+        let (first, records, policies, operator, parameters) = tokio::join!(
+            self.named_objects(vhost, &wanted.queues, &wanted.exchanges, true, &wanted.pairs),
+            self.paged(&records, &records_action),
+            listing(Listing::Policies),
+            operator,
+            parameters,
+        );
+        let (mut queues, mut exchanges, bindings) = first?;
+        exchanges.extend(records?);
+        let bindings = named::distinct_bindings(bindings);
+        let (mut more_q, mut more_x) = named::missing_ends(&bindings, &wanted.queues, &wanted.exchanges);
+        more_q.extend(wanted.referenced_queues.difference(&wanted.queues).cloned());
+        more_x.extend(wanted.referenced_exchanges.difference(&wanted.exchanges).cloned());
+        let (q, x, _) = self.named_objects(vhost, &more_q, &more_x, false, &BTreeSet::new()).await?;
+        queues.extend(q);
+        exchanges.extend(x);
+        let names = |list: &[Json]| -> BTreeSet<String> {
+            list.iter()
+                .filter_map(|j| j["name"].as_str())
+                .filter(|n| !named::is_builtin_exchange(n))
+                .map(str::to_string)
+                .collect()
+        };
+        let read = Size { queues: names(&queues).len() as u64, exchanges: names(&exchanges).len() as u64 };
+        let mut listings = vec![
+            (Listing::Exchanges, Json::Array(exchanges).to_string()),
+            (Listing::Queues, Json::Array(queues).to_string()),
+            (Listing::Bindings, Json::Array(bindings).to_string()),
+            policies?,
+        ];
+        listings.extend(operator?);
+        Ok(Named { listings, parameters: parameters?, read })
     }
 
     /// Whether the user warren logs in as has the `administrator` tag:
@@ -483,7 +706,14 @@ impl Broker for Rabbit {
     /// per Ra tick), and the higher of the two counts. Consumers come only
     /// from the stats view: when a classic queue has none there yet, it
     /// counts as unused, since its delete is guarded by `if-unused`.
-    async fn queue_counts(&self, vhost: &str) -> Result<BTreeMap<String, QueueCounts>, BrokerError> {
+    async fn queue_counts(
+        &self,
+        vhost: &str,
+        only: Option<&BTreeSet<String>>,
+    ) -> Result<BTreeMap<String, QueueCounts>, BrokerError> {
+        if let Some(names) = only {
+            return self.queue_counts_of(vhost, names).await;
+        }
         let v = segment(vhost);
         let action = format!("list the queues of vhost \"{vhost}\"");
         let totals_path = format!("queues/{v}?disable_stats=true&enable_queue_totals=true&columns=name,type,messages");
@@ -616,19 +846,16 @@ impl Broker for Rabbit {
     }
 
     async fn record_exchanges(&self, vhost: Option<&str>) -> Answer<Vec<(String, String, String)>> {
+        // Filtered by name on the broker (a paged listing): a vhost may
+        // hold many exchanges, and only warren's records are wanted.
+        let only = format!("columns=name,vhost,arguments&use_regex=true&name={}", segment(named::RECORDS));
         let (path, action) = match vhost {
-            Some(v) => (
-                format!("exchanges/{}?columns=name,vhost,arguments", segment(v)),
-                format!("read warren's records in vhost \"{v}\""),
-            ),
-            None => ("exchanges?columns=name,vhost,arguments".to_string(), "read warren's records".to_string()),
+            Some(v) => (format!("exchanges/{}?{only}", segment(v)), format!("read warren's records in vhost \"{v}\"")),
+            None => (format!("exchanges?{only}"), "read warren's records".to_string()),
         };
-        let listing = match self.http.get_json(&path, &action).await {
-            Err(BrokerError::NotFound { .. }) => return Ok(Vec::new()),
-            other => other?,
-        };
+        let listing = self.paged(&path, &action).await?;
         let mut out = Vec::new();
-        for x in listing.as_array().into_iter().flatten() {
+        for x in &listing {
             let (Some(name), Some(text)) = (x["name"].as_str(), x["arguments"][RECORD_ARGUMENT].as_str()) else {
                 continue;
             };

@@ -78,7 +78,7 @@ async fn locked<B: Broker>(
     out: &Writer,
 ) -> (error::Result, Ended) {
     let project = &desired.project.name();
-    let live = match live_side::read(broker, &desired.topology).await {
+    let live = match live_side::read(broker, &desired.topology, None).await {
         Ok(l) => l,
         Err(e) => return (Err(super::unchanged(e)), None),
     };

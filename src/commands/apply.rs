@@ -107,7 +107,7 @@ async fn locked<B: Broker>(
     recorder: &apply::Recorder<B>,
     out: &Writer,
 ) -> (error::Result, Ended) {
-    let mut live = match live_side::read(broker, &desired.topology).await {
+    let mut live = match live_side::read(broker, &desired.topology, Some(desired.project.name())).await {
         Ok(l) => l,
         Err(e) => return (Err(before_any_write(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))), None),
     };

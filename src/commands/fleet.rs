@@ -307,7 +307,9 @@ async fn read_all(started: &[Started<'_>], at_once: usize) -> Vec<Option<Result<
     stream::iter(started)
         .map(|s| async move {
             match &s.connection {
-                Ok(c) if !s.desired.has_errors() => Some(live_side::from_broker(c, &s.desired.topology).await),
+                Ok(c) if !s.desired.has_errors() => {
+                    Some(live_side::from_broker(c, &s.desired.topology, s.desired.project.name()).await)
+                }
                 _ => None,
             }
         })

@@ -167,9 +167,13 @@ async fn observe(broker: &impl Broker, d: &Desired) -> Result<lint::live::Observ
         }
         tokio::try_join!(broker.channel_details_kept(), broker.sees_every_client())
     };
-    let (state, clients, deprecated, details) =
-        tokio::join!(live_side::read_state(broker, &d.topology), clients, broker.deprecated_features_used(), details);
-    let (live, version) = state?;
+    let (state, clients, deprecated, details) = tokio::join!(
+        live_side::read_state(broker, &d.topology, Some(d.project.name())),
+        clients,
+        broker.deprecated_features_used(),
+        details
+    );
+    let (live, version, _) = state?;
     let clients = clients?;
     let (kept, every_client) = details?;
     let published_to = match kept && every_client {

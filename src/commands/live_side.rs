@@ -35,6 +35,8 @@ pub struct LiveSide {
     /// The plugins enabled on the broker, when read from one whose plugins
     /// the files' kinds need and the user can tell.
     pub plugins: Option<BTreeSet<String>>,
+    /// How each declared vhost was read (whole, or by name) and why, for `-v`.
+    pub reads: Vec<String>,
 }
 
 /// A definitions export to plan against: `plan --state FILE [--vhost NAME]`.
@@ -134,6 +136,7 @@ fn side(l: Live, path: &Path, mut notes: Vec<Diagnostic>) -> LiveSide {
         broker_version: None,
         user: None,
         plugins: None,
+        reads: Vec::new(),
     }
 }
 
@@ -168,10 +171,11 @@ pub fn open(c: &Connection) -> Result<Rabbit, crate::error::Error> {
     connect(c).map_err(|d| crate::error::Error::invalid().line(format!("error: {}", d.message)))
 }
 
-/// The live side of the broker `c` reaches, for the files' topology.
-pub async fn from_broker(c: &Connection, desired: &Topology) -> Result<LiveSide, Diagnostic> {
+/// The live side of the broker `c` reaches, for the files' topology of
+/// `project`.
+pub async fn from_broker(c: &Connection, desired: &Topology, project: &str) -> Result<LiveSide, Diagnostic> {
     let broker = connect(c)?;
-    read(&broker, desired).await.map_err(|e| diagnostic(&e))
+    read(&broker, desired, Some(project)).await.map_err(|e| diagnostic(&e))
 }
 
 /// Reads the broker's topology as a definitions export gives it (one
@@ -195,10 +199,12 @@ pub fn definitions_from_broker(c: &Connection, only: &[String]) -> Result<Live, 
     super::block_on(read_definitions(&broker, only)).map(|(l, _)| l).map_err(|e| diagnostic(&e))
 }
 
-/// Reads the live state of the broker, with counts for the desired vhosts'
-/// queues. A broker error is returned as such so callers can tell kinds apart.
-pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, BrokerError> {
-    let (l, version) = read_state(broker, desired).await?;
+/// Reads the live state of the broker for `project` (`None`: every
+/// declared vhost whole), with counts for the
+/// desired vhosts' queues. A broker error is returned as such so callers
+/// can tell kinds apart.
+pub async fn read(broker: &impl Broker, desired: &Topology, project: Option<&str>) -> Result<LiveSide, BrokerError> {
+    let (l, version, reads) = read_state(broker, desired, project).await?;
     // Asked only when the files need a plugin: most projects do not.
     let plugins = match desired.kind_objects().any(|(_, n, _)| n.kind.plugin.is_some()) {
         true => broker.plugins().await?,
@@ -211,8 +217,16 @@ pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, 
     for (name, want) in &desired.vhosts {
         let Some(have) = l.topology.vhosts.get(name) else { continue };
         let replaced: Vec<&str> = want.queues.values().filter_map(|q| q.replaces.as_deref()).collect();
-        if have.queues.keys().any(|q| !want.queues.contains_key(q) && !replaced.contains(&q.as_str())) {
-            for (queue, c) in broker.queue_counts(name).await? {
+        let absent: BTreeSet<String> = have
+            .queues
+            .keys()
+            .filter(|q| !want.queues.contains_key(*q) && !replaced.contains(&q.as_str()))
+            .cloned()
+            .collect();
+        if !absent.is_empty() {
+            // A vhost read by name has its queues' counts read by name too.
+            let only = have.unread.is_some().then_some(&absent);
+            for (queue, c) in broker.queue_counts(name, only).await? {
                 counts.insert((name.clone(), queue), c);
             }
         }
@@ -229,21 +243,26 @@ pub async fn read(broker: &impl Broker, desired: &Topology) -> Result<LiveSide, 
         broker_version: major_minor(&version),
         user: Some(broker.user()),
         plugins,
+        reads,
     })
 }
 
-/// The live state of the declared vhosts and the broker's version, as
-/// [`read`] reads them, without the queue counts.
-pub async fn read_state(broker: &impl Broker, desired: &Topology) -> Result<(Live, String), BrokerError> {
-    let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
+/// The live state of the declared vhosts (each read whole or by name for
+/// `project`, [`live::narrow`]; `None`: whole), the broker's version, and how each vhost
+/// was read, as [`read`] reads them, without the queue counts.
+pub async fn read_state(
+    broker: &impl Broker,
+    desired: &Topology,
+    project: Option<&str>,
+) -> Result<(Live, String, Vec<String>), BrokerError> {
     // At once: with 10,000 queues the overview takes the broker 30-70 ms,
     // for nothing the reads need. Its error, if any, is the one said.
-    let (version, l) = tokio::join!(broker.check(), live::from_broker(broker, &declared));
-    let (version, l) = (version?, l?);
+    let (version, l) = tokio::join!(broker.check(), live::narrow::from_broker(broker, desired, project));
+    let (version, (l, reads)) = (version?, l?);
     if !broker.is_administrator().await? {
         beyond_vhosts(desired, &l.topology, broker)?;
     }
-    Ok((l, version))
+    Ok((l, version, reads))
 }
 
 /// A user without the `administrator` tag can plan only objects inside

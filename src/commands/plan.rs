@@ -110,13 +110,18 @@ pub fn plan_command(
     }
     let live = match from_state {
         Some(read) => read.and_then(|r| r.finish(&desired.topology)),
-        None => super::block_on(live_side::from_broker(connection, &desired.topology)),
+        None => super::block_on(live_side::from_broker(connection, &desired.topology, desired.project.name())),
     };
     clock.lap("read the live state");
     let live = match live {
         Ok(l) => l,
         Err(d) => return Err(Error::invalid().drawn([d], &desired.sources)),
     };
+    if out.verbose() {
+        for line in &live.reads {
+            out.errln(format!("warren: {line}"));
+        }
+    }
     let drafted = if checked {
         draft(&desired, &live, &show.replace)
     } else {
@@ -252,6 +257,7 @@ fn diff(
         broker_version: None,
         user: None,
         plugins: None,
+        reads: Vec::new(),
     };
     let mut planned = match &compared {
         Some(c) => compare(desired, new, live, &c.old, &c.new),

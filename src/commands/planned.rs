@@ -223,6 +223,15 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
     }
     document.origin.project = desired.project.name().to_string();
     document.routing = routing;
+    document.not_read = live
+        .topology
+        .vhosts
+        .iter()
+        .filter_map(|(v, h)| {
+            let u = h.unread?;
+            Some(crate::render::NotReadDoc { vhost: v.clone(), queues: u.queues, exchanges: u.exchanges })
+        })
+        .collect();
     document.origin.picture = super::picture::of_change(&desired.topology, &live.topology, &plan, &document.routing);
     Planned { plan, document, desired: Desired { diagnostics, ..desired }, live, passwords, left_out }
 }

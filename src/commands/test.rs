@@ -176,8 +176,9 @@ fn read_broker(t: &Target, shared: &Connection) -> Result<(Topology, Version), D
         None => shared.clone(),
     };
     let broker = live_side::connect(&connection)?;
-    let (live, version) =
-        super::block_on(live_side::read_state(&broker, &t.desired.topology)).map_err(|e| live_side::diagnostic(&e))?;
+    // Whole: a routing test follows messages through any exchange.
+    let (live, version, _) = super::block_on(live_side::read_state(&broker, &t.desired.topology, None))
+        .map_err(|e| live_side::diagnostic(&e))?;
     Ok((live.topology, Version::parse(Some(&version))))
 }
 

@@ -56,6 +56,10 @@ pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> 
         defs.policies.extend(export.policies.into_iter().map(|p| PolicyDef { vhost: vhost(), ..p }));
         defs.parameters.extend(export.parameters.into_iter().map(|p| ParameterDef { vhost: vhost(), ..p }));
     }
+    for (v, text) in &a.vhost_parameters {
+        let what = format!("the runtime parameters of vhost \"{v}\"");
+        defs.parameters.extend(parse::<Vec<ParameterDef>>(text, &what, origin)?);
+    }
     parameter_listing(&mut defs, &a, origin)?;
     for (v, listing, text) in &a.listings {
         let what = format!("the {} of vhost \"{v}\"", listing.what());

@@ -34,6 +34,7 @@
 
 mod answers;
 pub(crate) mod definitions;
+pub mod narrow;
 mod normalise;
 pub(crate) mod notes;
 mod skipped;
@@ -82,9 +83,17 @@ pub async fn from_broker(
     vhosts: &[String],
 ) -> Result<Live, crate::broker::BrokerError> {
     let answers = broker.answers_of(vhosts).await?;
-    let origin = broker.origin();
-    let defs = answers::read(answers, &origin);
-    defs.and_then(|d| from_parsed(d, Text::None, &origin, None, &[])).map_err(broker_error)
+    from_answers(answers, &broker.origin())
+}
+
+/// A broker's answers read as [`from_broker`] reads them; the vhosts read
+/// by name are marked so ([`crate::model::Vhost::unread`]).
+fn from_answers(answers: crate::broker::Answers, origin: &str) -> Result<Live, crate::broker::BrokerError> {
+    let unread = answers.unread.clone();
+    let defs = answers::read(answers, origin);
+    let mut live = defs.and_then(|d| from_parsed(d, Text::None, origin, None, &[])).map_err(broker_error)?;
+    narrow::mark(&mut live.topology, &unread);
+    Ok(live)
 }
 
 /// A live read's diagnostic as a broker error: one about warren's records

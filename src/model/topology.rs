@@ -70,6 +70,20 @@ pub struct Vhost {
     pub services: BTreeMap<String, super::services::Service>,
     /// Typed views of its objects that the routing model borrows.
     pub views: super::views::Views,
+    /// Live only: `Some` when the vhost was read by name, not whole. It
+    /// then holds only what the project declares, owns or references and
+    /// what touches those; an object absent from it may still be on the
+    /// broker, so nothing may read an absence here as "gone" but for the
+    /// names that were asked (the diff destroys only objects present).
+    pub unread: Option<Unread>,
+}
+
+/// What a read by name left out of a vhost: how many of its queues and
+/// exchanges (beside the broker's own) it did not read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unread {
+    pub queues: u64,
+    pub exchanges: u64,
 }
 
 impl Vhost {

@@ -76,6 +76,7 @@ fn routing_part(v: &Vhost) -> Vhost {
         moved: Default::default(),
         services: Default::default(),
         views: Default::default(),
+        unread: v.unread,
     }
 }
 

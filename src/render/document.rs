@@ -33,6 +33,11 @@ pub struct PlanDocument {
     /// exchange, the classes of keys whose queues change.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routing: Vec<super::routing::RoutingDoc>,
+    /// The vhosts read by name rather than whole: how much of each the
+    /// plan did not read (objects the project neither declares, owns nor
+    /// references, which it never touches).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read: Vec<NotReadDoc>,
     /// Who made it, for the pull-request comment's marker and wording: not
     /// part of the JSON document.
     #[serde(skip)]
@@ -69,6 +74,14 @@ pub struct InFlightDoc {
     pub total: usize,
     /// running, paused, stopped.
     pub state: String,
+}
+
+/// A vhost read by name: how many of its queues and exchanges were not read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotReadDoc {
+    pub vhost: String,
+    pub queues: u64,
+    pub exchanges: u64,
 }
 
 /// An object changed outside warren since its last apply.
@@ -312,6 +325,7 @@ impl PlanDocument {
                 })
                 .collect(),
             routing: Vec::new(),
+            not_read: Vec::new(),
             origin: Origin::default(),
         }
     }

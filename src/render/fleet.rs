@@ -370,6 +370,7 @@ mod tests {
             migrations_in_flight: vec![],
             routing: vec![],
             changed_outside: vec![],
+            not_read: vec![],
             origin: Origin { project: "shop".into(), ..Origin::default() },
         }
     }

@@ -68,6 +68,7 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         }
         out += "\n";
     }
+    not_read(&mut out, doc);
     if !doc.migrations_in_flight.is_empty() {
         out += "Migrations in flight:\n";
         for m in &doc.migrations_in_flight {
@@ -96,9 +97,22 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         };
         let _ = writeln!(out, "{}\n", p.paint(&warning, RED));
     }
-    out += &summary_line(doc);
-    out += "\n";
-    out
+    out + &summary_line(doc) + "\n"
+}
+
+/// One line per vhost read by name: what the plan did not read, in words.
+fn not_read(out: &mut String, doc: &PlanDocument) {
+    for n in &doc.not_read {
+        let _ = writeln!(
+            out,
+            "Not read: vhost \"{}\" holds {} other queue{} and {} other exchange{} (with their bindings) that this project neither declares, owns nor references; warren read that vhost by name and leaves them out of this plan, untouched.\n",
+            n.vhost.escape_debug(),
+            n.queues,
+            if n.queues == 1 { "" } else { "s" },
+            n.exchanges,
+            if n.exchanges == 1 { "" } else { "s" },
+        );
+    }
 }
 
 /// What the plan's changes that need --allow-destroy can lose, in words.

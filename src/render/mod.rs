@@ -14,8 +14,8 @@ pub mod service_routes;
 pub mod test_report;
 
 pub use document::{
-    ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, MigrationStepDoc, Origin, PlanDocument, ShapeDoc,
-    SummaryDoc,
+    ChangeDoc, DiagnosticDoc, FORMAT_VERSION, MigrationDoc, MigrationStepDoc, NotReadDoc, Origin, PlanDocument,
+    ShapeDoc, SummaryDoc,
 };
 pub use fleet::FleetDocument;
 

@@ -738,10 +738,10 @@ async fn counts_and_leaders<B: Traffic>(b: &B, v: &str) {
     assert!(send(b, v, "", "s", "a").await);
     let (_, r) = b.read_queue(v, "s", Freshness::Now).await.unwrap().expect("the stream");
     assert_eq!(r.consumers, 0);
-    let counts = b.queue_counts(v).await.unwrap();
+    let counts = b.queue_counts(v, None).await.unwrap();
     assert_eq!((counts["q"].messages, counts["q"].consumers), (Some(2), Some(0)));
     assert!(counts.contains_key("qq"));
-    assert!(b.queue_counts("t-beh-nowhere").await.unwrap().is_empty());
+    assert!(b.queue_counts("t-beh-nowhere", None).await.unwrap().is_empty());
     let leadership = b.queue_leadership(v, "qq").await.unwrap().expect("the queue");
     assert!(leadership.leader.is_some() && leadership.members.as_ref().is_some_and(|m| !m.is_empty()));
     assert_eq!(without_leader(&leadership), None);

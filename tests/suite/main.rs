@@ -34,6 +34,7 @@ mod lint_broker;
 mod live;
 mod live_broker;
 mod migrate;
+mod narrow;
 mod plan;
 mod properties;
 mod rabbitmq4;

@@ -133,6 +133,15 @@ pub(super) fn parameter_listing(s: &State, vhosts: &[&String]) -> String {
     Json::Array(seen.collect()).to_string()
 }
 
+/// `GET /api/parameters` as an administrator, of one vhost: its limits,
+/// operator policies and the kinds' parameters.
+pub(super) fn vhost_parameters(s: &State, vhost: &str, v: &VhostState) -> String {
+    let mut items = parameters(vhost, v);
+    let kinds = KINDS.iter().filter(|k| k.definitions == "parameters");
+    items.extend(kinds.flat_map(|kind| items_of(s, kind)).filter(|i| i["vhost"] == vhost));
+    Json::Array(items).to_string()
+}
+
 /// Every object of `kind`, as its definitions list's items.
 fn items_of(s: &State, kind: &Kind) -> Vec<Json> {
     let in_vhosts = s.vhosts.iter().flat_map(|(n, v)| v.objects.iter().map(move |o| (Some(n.as_str()), o)));

@@ -42,7 +42,7 @@ async fn plan(m: &Memory, files: &str) -> Planned {
     let root = Path::new("/beh");
     let desired = warren::desired::load_texts(root, vec![(root.join("topology.toml"), files.to_string())]);
     assert!(!desired.has_errors(), "{:?}", desired.diagnostics);
-    let live = live_side::read(m, &desired.topology).await.unwrap();
+    let live = live_side::read(m, &desired.topology, Some(desired.project.name())).await.unwrap();
     compute(desired, &PathBuf::from("/beh"), live, &[])
 }
 

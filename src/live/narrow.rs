@@ -1,0 +1,273 @@
+//! A plan's reads grow with the project, not the broker: a declared vhost
+//! much larger than what the project declares, owns and references is read
+//! by name ([`Broker::read_named`]) rather than whole, and marked as
+//! partly read ([`crate::model::Unread`]), so that what the read leaves
+//! out is never taken for gone.
+//!
+//! What is read by name: the objects the files declare and reference
+//! (binding ends, `replaces`, `[moved]`, `[external]`, alternate and
+//! dead-letter exchanges of declared objects and policies), the objects
+//! the project's inventory lists, every binding to or from those, and the
+//! objects at the other ends of those bindings. Policies, operator
+//! policies, runtime parameters, users and permissions are read whole:
+//! they are few, and policies decide what applies to the project's queues.
+//!
+//! Which way is taken follows the vhost's size as its paged listings count
+//! it, measured against what a read by name costs (docs/development.md,
+//! "Reads that grow with the project").
+
+use crate::broker::{Answers, Broker, BrokerError, Size, Wanted};
+use crate::model::{DestinationKind, Inventory, ObjectKey, Topology, Unread, Value, Vhost};
+
+use super::Live;
+
+/// Below this many queues and exchanges a vhost is read whole: one
+/// request, cheaper than the two rounds of a read by name.
+pub const NARROW_FROM: u64 = 2_000;
+
+/// A vhost is read by name only when it holds at least this many times as
+/// many queues and exchanges as the names asked: a name costs two to three
+/// requests, an object of a whole read a share of one.
+pub const NARROW_RATIO: u64 = 20;
+
+/// The hidden switch of tests: `WARREN_TEST_NARROW_FROM=N` reads by name
+/// every vhost of at least N queues and exchanges, whatever the project's
+/// size (`0`: always; a large N: never).
+const NARROW_FROM_VARIABLE: &str = "WARREN_TEST_NARROW_FROM";
+
+/// How each declared vhost was read, and why, for `-v`.
+pub type Reasons = Vec<String>;
+
+/// The live state of the vhosts the files declare (`desired`), each read
+/// whole or by name for `project` (`None`: each whole), with the reasons.
+pub async fn from_broker(
+    broker: &impl Broker,
+    desired: &Topology,
+    project: Option<&str>,
+) -> Result<(Live, Reasons), BrokerError> {
+    let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
+    let Some(project) = project else {
+        let reasons = declared.iter().map(|v| format!("vhost \"{v}\": read whole, as this command reads")).collect();
+        return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
+    };
+    let forced = std::env::var(NARROW_FROM_VARIABLE).ok().and_then(|v| v.parse::<u64>().ok());
+    let floor = forced.unwrap_or(NARROW_FROM);
+    let sizes = futures_util::future::try_join_all(declared.iter().map(|v| broker.vhost_size(v))).await?;
+    let mut reasons = Vec::new();
+    let mut large = Vec::new();
+    for (v, size) in declared.iter().zip(&sizes) {
+        match size {
+            Some(s) if s.total() >= floor => large.push((v.clone(), *s)),
+            Some(s) => reasons.push(format!(
+                "vhost \"{v}\": read whole: it holds {} queues and {} exchanges, fewer than {floor}",
+                s.queues, s.exchanges
+            )),
+            None => reasons.push(format!("vhost \"{v}\": does not exist (or this user cannot see it)")),
+        }
+    }
+    if large.is_empty() {
+        return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
+    }
+    // Round one: the records, to know what the project owns.
+    let nothing = Wanted::default();
+    let (base, named) = tokio::join!(
+        broker.answers_of(&[]),
+        futures_util::future::try_join_all(large.iter().map(|(v, _)| broker.read_named(v, &nothing))),
+    );
+    let (base, named) = (base?, named?);
+    let mut first = base.clone();
+    for ((v, _), n) in large.iter().zip(named) {
+        add_named(&mut first, v, n, Size::default());
+    }
+    let origin = broker.origin();
+    let records = super::from_answers(first, &origin)?;
+    let inventory = records.ownership.of(project);
+    let mut by_name = Vec::new();
+    for (v, size) in &large {
+        let wanted = wanted(desired.vhosts.get(v), &inventory, v);
+        let in_flight = records.migrations.values().any(|m| &m.vhost == v);
+        let (asked, held) = (wanted.len() as u64, size.total());
+        let why = format!("it holds {} queues and {} exchanges", size.queues, size.exchanges);
+        if in_flight {
+            reasons.push(format!("vhost \"{v}\": read whole: a migration is in flight there ({why})"));
+        } else if forced.is_none() && held < NARROW_RATIO * asked.max(1) {
+            reasons.push(format!(
+                "vhost \"{v}\": read whole: {why}, fewer than {NARROW_RATIO} times the {asked} names the project would read"
+            ));
+        } else {
+            reasons.push(format!(
+                "vhost \"{v}\": read by name: {why}; the project declares, owns or references {} queues, {} exchanges and {} other bindings",
+                wanted.queues.len(),
+                wanted.exchanges.len(),
+                wanted.pairs.len()
+            ));
+            by_name.push((v.clone(), *size, wanted));
+        }
+    }
+    let whole: Vec<String> = declared.iter().filter(|v| !by_name.iter().any(|(n, _, _)| n == *v)).cloned().collect();
+    // Round two: the vhosts read whole (with the users, permissions and
+    // records again, when there are any), and the others by name.
+    let (answers, named) = tokio::join!(
+        async { if whole.is_empty() { Ok(base) } else { broker.answers_of(&whole).await } },
+        futures_util::future::try_join_all(by_name.iter().map(|(v, _, w)| broker.read_named(v, w))),
+    );
+    let mut answers = answers?;
+    for ((v, size, _), n) in by_name.iter().zip(named?) {
+        add_named(&mut answers, v, n, *size);
+    }
+    let live = super::from_answers(answers, &origin)?;
+    Ok((live, reasons))
+}
+
+/// Adds a vhost read by name to `answers`; `size` is the whole vhost's.
+fn add_named(answers: &mut Answers, v: &str, named: crate::broker::Named, size: Size) {
+    let unread = Size {
+        queues: size.queues.saturating_sub(named.read.queues),
+        exchanges: size.exchanges.saturating_sub(named.read.exchanges),
+    };
+    answers.listings.extend(named.listings.into_iter().map(|(l, text)| (v.to_string(), l, text)));
+    answers.vhost_parameters.extend(named.parameters.map(|p| (v.to_string(), p)));
+    answers.unread.push((v.to_string(), unread));
+}
+
+/// Marks the vhosts read by name with what was left unread.
+pub(super) fn mark(topology: &mut Topology, unread: &[(String, Size)]) {
+    for (v, size) in unread {
+        let vhost = topology.vhosts.entry(v.clone()).or_insert_with(|| Vhost::new(v));
+        vhost.unread = Some(Unread { queues: size.queues, exchanges: size.exchanges });
+    }
+}
+
+/// What a read by name of vhost `v` asks for: what the files declare and
+/// reference there (`want`), and what `inventory` says the project owns.
+pub fn wanted(want: Option<&Vhost>, inventory: &Inventory, v: &str) -> Wanted {
+    let mut w = Wanted::default();
+    if let Some(want) = want {
+        declared(want, &mut w);
+    }
+    let mut bindings = Vec::new();
+    for key in &inventory.objects {
+        match key {
+            ObjectKey::Queue { vhost, name } if vhost == v => {
+                w.queues.insert(name.clone());
+            }
+            ObjectKey::Exchange { vhost, name } if vhost == v => {
+                w.exchanges.insert(name.clone());
+            }
+            ObjectKey::Binding { vhost, binding } if vhost == v => bindings.push(binding),
+            _ => {}
+        }
+    }
+    // A binding between objects read above comes with their bindings.
+    for b in bindings {
+        let to_exchange = b.destination_kind == DestinationKind::Exchange;
+        let destination_read = match to_exchange {
+            true => w.exchanges.contains(&b.destination),
+            false => w.queues.contains(&b.destination),
+        };
+        if !w.exchanges.contains(&b.source) && !destination_read {
+            w.pairs.insert((b.source.clone(), to_exchange, b.destination.clone()));
+        }
+    }
+    let builtin = |x: &String| x.is_empty() || x.starts_with("amq.");
+    w.exchanges.retain(|x| !builtin(x));
+    let (queues, exchanges) = (&w.queues, &w.exchanges);
+    w.referenced_queues.retain(|q| !queues.contains(q));
+    w.referenced_exchanges.retain(|x| !builtin(x) && !exchanges.contains(x));
+    w
+}
+
+/// The names a vhost of the files declares or references.
+fn declared(want: &Vhost, w: &mut Wanted) {
+    let named_exchange = |args: &crate::model::Table, key: &str| match args.get(key) {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    // Declared (and replaced, and renamed) objects come with their
+    // bindings; what they only reference comes alone.
+    for (name, q) in &want.queues {
+        w.queues.insert(name.clone());
+        w.queues.extend(q.replaces.clone());
+        w.referenced_exchanges.extend(named_exchange(&q.arguments, "x-dead-letter-exchange"));
+    }
+    for (name, x) in &want.exchanges {
+        w.exchanges.insert(name.clone());
+        w.referenced_exchanges.extend(named_exchange(&x.arguments, "alternate-exchange"));
+    }
+    for p in want.policies() {
+        w.referenced_exchanges.extend(named_exchange(&p.definition, "dead-letter-exchange"));
+        w.referenced_exchanges.extend(named_exchange(&p.definition, "alternate-exchange"));
+    }
+    for b in &want.bindings {
+        w.referenced_exchanges.insert(b.source.clone());
+        match b.destination_kind {
+            DestinationKind::Queue => w.referenced_queues.insert(b.destination.clone()),
+            DestinationKind::Exchange => w.referenced_exchanges.insert(b.destination.clone()),
+        };
+    }
+    for (old, new) in &want.moved {
+        w.exchanges.insert(old.clone());
+        w.exchanges.insert(new.clone());
+    }
+    w.referenced_exchanges.extend(want.external.exchanges.iter().cloned());
+    w.referenced_queues.extend(want.external.queues.iter().cloned());
+}
+
+/// The names of `wanted` as one set per kind, for tests.
+#[cfg(test)]
+fn names(w: &Wanted) -> (std::collections::BTreeSet<&str>, std::collections::BTreeSet<&str>) {
+    (w.queues.iter().map(String::as_str).collect(), w.exchanges.iter().map(String::as_str).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Binding, Queue, QueueType};
+
+    fn queue(name: &str) -> Queue {
+        Queue {
+            name: name.into(),
+            kind: QueueType::Classic,
+            durable: true,
+            auto_delete: false,
+            arguments: Default::default(),
+            replaces: None,
+        }
+    }
+
+    fn binding(source: &str, queue: &str) -> Binding {
+        Binding {
+            source: source.into(),
+            destination_kind: DestinationKind::Queue,
+            destination: queue.into(),
+            routing_key: "k".into(),
+            arguments: Default::default(),
+        }
+    }
+
+    #[test]
+    fn declared_referenced_and_owned_names_are_asked() {
+        let mut want = Vhost::new("v");
+        let mut q = queue("orders");
+        q.arguments.insert("x-dead-letter-exchange".into(), Value::String("dlx".into()));
+        q.replaces = Some("orders.old".into());
+        want.queues.insert("orders".into(), q);
+        want.bindings.insert(binding("theirs", "orders"));
+        want.bindings.insert(binding("amq.topic", "orders"));
+        let mut inventory = Inventory::default();
+        let key = |name: &str| ObjectKey::Queue { vhost: "v".into(), name: name.into() };
+        inventory.objects.insert(key("gone"));
+        inventory.objects.insert(ObjectKey::Queue { vhost: "elsewhere".into(), name: "no".into() });
+        let far = binding("a", "b");
+        inventory.objects.insert(ObjectKey::Binding { vhost: "v".into(), binding: far });
+        inventory.objects.insert(ObjectKey::Binding { vhost: "v".into(), binding: binding("x", "gone") });
+        let w = wanted(Some(&want), &inventory, "v");
+        let (queues, exchanges) = names(&w);
+        assert_eq!(queues, ["gone", "orders", "orders.old"].into(), "with their bindings");
+        assert!(exchanges.is_empty(), "{exchanges:?}");
+        let alone: std::collections::BTreeSet<&str> = w.referenced_exchanges.iter().map(String::as_str).collect();
+        assert_eq!(alone, ["dlx", "theirs"].into(), "referenced only, read alone; amq.* are the broker's own");
+        assert!(w.referenced_queues.is_empty(), "orders is read with its bindings already");
+        assert_eq!(w.pairs, [("a".to_string(), false, "b".to_string())].into(), "only the binding no read reaches");
+    }
+}
