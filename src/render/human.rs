@@ -41,33 +41,7 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         }
     }
     out += &super::routing::human(&doc.routing);
-    let (left, unmanaged): (Vec<&ChangeDoc>, Vec<&ChangeDoc>) = doc
-        .changes
-        .iter()
-        .filter(|c| c.action == Action::Unmanaged)
-        .partition(|c| c.reason == crate::diff::LEFT_WITH_ITS_VHOST);
-    for (group, heading) in [
-        (unmanaged, "Unmanaged (live, neither in the files nor created by warren; never touched):"),
-        (left, "This project's, made with vhosts the files no longer declare (never touched):"),
-    ] {
-        if !group.is_empty() {
-            out += heading;
-            out += "\n";
-            for c in group {
-                let _ = writeln!(out, "  {} {}", p.symbol(Action::Unmanaged), c.address);
-            }
-            out += "\n";
-        }
-    }
-    let theirs: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action == Action::OtherProject).collect();
-    if !theirs.is_empty() {
-        out += "Owned by other projects (never touched):\n";
-        for c in theirs {
-            let owner = c.owner.as_deref().unwrap_or_default();
-            let _ = writeln!(out, "  {} {} (project {owner})", p.symbol(Action::OtherProject), c.address);
-        }
-        out += "\n";
-    }
+    left_alone(&mut out, doc, &p);
     not_read(&mut out, doc);
     if !doc.migrations_in_flight.is_empty() {
         out += "Migrations in flight:\n";
@@ -98,6 +72,39 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
         let _ = writeln!(out, "{}\n", p.paint(&warning, RED));
     }
     out + &summary_line(doc) + "\n"
+}
+
+/// The live objects the plan leaves alone, each group under its heading:
+/// nobody's, this project's from vhosts the files no longer declare, and
+/// other projects'.
+fn left_alone(out: &mut String, doc: &PlanDocument, p: &Painter) {
+    let (left, unmanaged): (Vec<&ChangeDoc>, Vec<&ChangeDoc>) = doc
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Unmanaged)
+        .partition(|c| c.reason == crate::diff::LEFT_WITH_ITS_VHOST);
+    for (group, heading) in [
+        (unmanaged, "Unmanaged (live, neither in the files nor created by warren; never touched):"),
+        (left, "This project's, made with vhosts the files no longer declare (never touched):"),
+    ] {
+        if !group.is_empty() {
+            *out += heading;
+            *out += "\n";
+            for c in group {
+                let _ = writeln!(out, "  {} {}", p.symbol(Action::Unmanaged), c.address);
+            }
+            *out += "\n";
+        }
+    }
+    let theirs: Vec<&ChangeDoc> = doc.changes.iter().filter(|c| c.action == Action::OtherProject).collect();
+    if !theirs.is_empty() {
+        *out += "Owned by other projects (never touched):\n";
+        for c in theirs {
+            let owner = c.owner.as_deref().unwrap_or_default();
+            let _ = writeln!(out, "  {} {} (project {owner})", p.symbol(Action::OtherProject), c.address);
+        }
+        *out += "\n";
+    }
 }
 
 /// One line per vhost read by name: what the plan did not read, in words.
