@@ -96,6 +96,26 @@ impl<'s, 'i> Stamper<'s, 'i> {
             Some(each) => self.for_each(file, each, shape, outer),
             None => vec![(node.span(), Values::new())],
         };
+        // A value given beside `for_each` and in it would leave one of the
+        // two unused without a word: which one the user meant is theirs to say.
+        let twice: Vec<&Key<'i>> = table
+            .iter()
+            .map(|(key, _)| key)
+            .filter(|key| given.contains_key(key.name.as_ref()))
+            .filter(|key| uses.iter().any(|(_, each)| each.contains_key(key.name.as_ref())))
+            .collect();
+        for key in &twice {
+            let d = Diagnostic::error(
+                "duplicate-parameter",
+                format!("parameter \"{}\" is given both here and in the stamp's `for_each`", key.name),
+            )
+            .label("given twice")
+            .help("give it once: here, for every use of the shape, or in `for_each`, for each use");
+            self.error(file, key.span(), d);
+        }
+        if !twice.is_empty() {
+            return;
+        }
         let mut missing_said = false;
         for (span, each) in uses {
             let mut values = shape.defaults.clone();
