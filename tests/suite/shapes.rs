@@ -62,8 +62,8 @@ fn an_error_in_a_stamped_object_is_at_the_shape_and_at_the_stamp() {
 
 /// The project and its shared shapes directory, beside it.
 fn shared_project(case: &Case) {
-    case.file("shared/shapes.toml", SHAPES);
-    case.file("project/warren.toml", "[project]\nname = \"t-shapes\"\nshapes = [\"../shared\"]\n");
+    case.file("team-shapes/shapes.toml", SHAPES);
+    case.file("project/warren.toml", "[project]\nname = \"t-shapes\"\nshapes = [\"../team-shapes\"]\n");
     case.file(
         "project/topology.toml",
         r#"vhosts = ["{V}"]
