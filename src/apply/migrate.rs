@@ -345,6 +345,23 @@ pub fn without_leader(l: &Leadership) -> Option<String> {
     None
 }
 
+/// Which members of a quorum queue are not online, or `None` when all are
+/// (or the broker does not say). Checked right before a deletion: a
+/// member whose node is down keeps the queue's Ra log, and when its node
+/// returns after the queue was deleted and declared again under the same
+/// name (a rollback's new queue, migrated again; a name reused), it can
+/// rejoin as that queue's member, even its leader, and replay old
+/// messages (rabbitmq-server#12366). The migration waits for it instead.
+fn members_down(l: &Leadership) -> Option<String> {
+    let (Some(members), Some(online)) = (&l.members, &l.online) else { return None };
+    let down: Vec<&str> = members.iter().filter(|m| !online.contains(m)).map(String::as_str).collect();
+    match down.as_slice() {
+        [] => None,
+        [one] => Some(format!("its member {one} is not online")),
+        many => Some(format!("its members {} are not online", many.join(", "))),
+    }
+}
+
 fn rate(history: &[(Instant, Reading)]) -> f64 {
     let (Some((t0, a)), Some((t1, b))) = (history.iter().rev().nth(5).or(history.first()), history.last()) else {
         return 0.0;
@@ -372,6 +389,11 @@ async fn retire(broker: &impl Broker, v: &str, p: &str, kind: QueueType, settle:
         Emptiness::Leaderless(why) => {
             return Err(Failure::Paused(format!(
                 "quorum queue \"{p}\" has no leader right before deletion ({why}), so its reading of 0 messages proves nothing; it is kept: run apply again once a majority of its members is back"
+            )));
+        }
+        Emptiness::MembersDown(why) => {
+            return Err(Failure::Paused(format!(
+                "quorum queue \"{p}\" is drained but {why} right before deletion; {MEMBER_DOWN_RISK}; it is kept: run apply again once every member is back, or first remove a member whose node will not return (rabbitmq-queues delete_member)"
             )));
         }
         Emptiness::Empty => {}
@@ -409,6 +431,9 @@ async fn retire_or_keep(broker: &impl Broker, v: &str, q: &str, kind: QueueType,
         Ok(Emptiness::Leaderless(why)) => kept(format!(
             "it is a quorum queue without a leader ({why}), so its reading of 0 messages proves nothing. Nothing routes to it any more; delete it once it is back and empty."
         )),
+        Ok(Emptiness::MembersDown(why)) => kept(format!(
+            "it is empty, but {why}; {MEMBER_DOWN_RISK}. Nothing routes to it any more; delete it once every member is back."
+        )),
         Ok(Emptiness::Gone) => None,
         Err(e) => kept(format!("could not read its counts: {e}.")),
     }
@@ -434,8 +459,12 @@ pub async fn busy(
         Emptiness::Leaderless(why) => {
             Some(format!("it has no leader right before deletion ({why}), so its reading of 0 messages proves nothing"))
         }
+        Emptiness::MembersDown(why) => Some(format!("{why} right before deletion; {MEMBER_DOWN_RISK}")),
     })
 }
+
+/// Why a quorum queue is never deleted while one of its members is down.
+const MEMBER_DOWN_RISK: &str = "a member that is down when its queue is deleted can come back with the queue's old log and deliver its messages again to a queue of the same name (rabbitmq-server#12366)";
 
 /// What the last look before deleting a queue found.
 enum Emptiness {
@@ -445,6 +474,9 @@ enum Emptiness {
     Busy(Reading),
     /// A quorum queue without a leader: its zeros prove nothing.
     Leaderless(String),
+    /// A quorum queue with a member down: deleting it now could bring its
+    /// log back (see [`members_down`]).
+    MembersDown(String),
 }
 
 /// Whether a queue is empty and unused right now, as the queue itself
@@ -476,6 +508,9 @@ async fn empty_and_unused(
             let Some(leadership) = broker.queue_leadership(v, q).await? else { return Ok(Emptiness::Gone) };
             if let Some(why) = without_leader(&leadership) {
                 return Ok(Emptiness::Leaderless(why));
+            }
+            if let Some(why) = members_down(&leadership) {
+                return Ok(Emptiness::MembersDown(why));
             }
         }
         if r.empty() {
@@ -624,5 +659,16 @@ mod tests {
         assert!(lone.contains("1 of its 3 members"), "{lone}");
         assert!(without_leader(&leadership("a", &["a", "b", "c", "d"], &["a", "b"], None)).is_some(), "2 of 4");
         assert!(without_leader(&Leadership::default()).is_some(), "nothing reported confirms nothing");
+    }
+
+    #[test]
+    fn a_quorum_queue_is_deleted_only_with_every_member_online() {
+        assert_eq!(members_down(&leadership("a", &["a", "b", "c"], &["a", "b", "c"], Some("running"))), None);
+        // A majority is enough to read it, not to delete it.
+        let one = members_down(&leadership("a", &["a", "b", "c"], &["a", "c"], Some("running"))).unwrap();
+        assert_eq!(one, "its member b is not online");
+        let two = members_down(&leadership("a", &["a", "b", "c", "d", "e"], &["a", "b", "e"], None)).unwrap();
+        assert_eq!(two, "its members c, d are not online");
+        assert_eq!(members_down(&Leadership { leader: Some("a".into()), ..Leadership::default() }), None, "not said");
     }
 }

@@ -1370,6 +1370,26 @@ fn rabbitmqctl(node: &str, args: &[&str]) {
     assert!(out.status.success(), "rabbitmqctl -n {node} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Waits up to 60 s until every member of quorum queue `name` is online,
+/// as the broker lists it.
+fn await_every_member_online(case: &Case, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let q = case.get(&format!("queues/{{V}}/{name}"));
+        let nodes = |key: &str| -> Vec<String> {
+            let mut v: Vec<String> =
+                q[key].as_array().into_iter().flatten().filter_map(|n| n.as_str().map(str::to_string)).collect();
+            v.sort();
+            v
+        };
+        if !nodes("members").is_empty() && nodes("members") == nodes("online") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the members of {name} were not all online within 60 s: {q}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 /// The three-node cluster scripts/test starts (`WARREN_TEST_CLUSTER_*`).
 struct Cluster {
     nodes: Vec<String>,
@@ -1523,9 +1543,21 @@ fn a_quorum_migration_finishes_with_the_old_queues_leader_stopped_midway() {
     // is the consumer stopped here: in the first case it still has the
     // handed-back messages to drain, and is stopped once it has: left
     // attached, it would pause the next apply too.
+    // The usual outcome is a third one: the old queue drains through the
+    // new leader, and warren keeps it while the stopped member is down,
+    // since a member down at its deletion can bring its log back
+    // (rabbitmq-server#12366). The member is started again, and the next
+    // apply deletes the queue.
+    let said = format!("{}{}", during.run.stdout, during.run.stderr);
     let run = match during.run.code {
+        3 if said.contains("not online right before deletion") => {
+            eprintln!("paused with a member down, as it should:\n{said}");
+            traffic.stop_consumer(old);
+            drop(down.take());
+            await_every_member_online(&case, OLD);
+            case.apply(&["--drain-timeout", "90s"], &[])
+        }
         3 => {
-            let said = format!("{}{}", during.run.stdout, during.run.stderr);
             let attached = said.contains("consumer(s) are still attached");
             assert!(attached || said.contains("is not empty and unused right before deletion"), "{said}");
             let deadline = Instant::now() + Duration::from_secs(60);
@@ -1576,6 +1608,8 @@ fn a_quorum_old_queue_without_a_leader_pauses_the_drain_and_a_later_apply_finish
     assert!(said.contains("run apply again once a majority of its members is back"), "{said}");
     case.assert_paused_in_place(&["shop"]);
     drop(down);
+    // Deleted only with every member online (see the test above).
+    await_every_member_online(&case, OLD);
 
     // The members are back: the old queue elects a leader, its consumer
     // takes the backlog, and apply finishes.
