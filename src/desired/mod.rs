@@ -136,15 +136,7 @@ pub fn load_unchecked(path: &Path) -> Desired {
     let apart = [settings.overlay_dirs(path, None), shape_dirs].concat();
     match topology_files(path, &apart) {
         Ok(files) => {
-            for file in files {
-                match std::fs::read_to_string(&file) {
-                    Ok(text) => texts.push((file, text)),
-                    Err(e) => diagnostics.push(
-                        Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
-                            .help("check the path and its permissions"),
-                    ),
-                }
-            }
+            read_texts(files, &mut texts, &mut diagnostics);
         }
         Err(d) => diagnostics.push(d),
     }
@@ -167,21 +159,27 @@ fn shape_texts(settings: &Project, dirs: &[PathBuf], diagnostics: &mut Vec<Diagn
             continue;
         }
         found.sort();
-        for file in found {
-            match std::fs::read_to_string(&file) {
-                Ok(text) => files.push((file, text)),
-                Err(e) => diagnostics.push(
-                    Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
-                        .help("check the path and its permissions"),
-                ),
-            }
-        }
+        read_texts(found, &mut files, diagnostics);
     }
     files
 }
 
 /// Files in memory: each path with its text.
 type Texts = Vec<(PathBuf, String)>;
+
+/// Reads each of `files` into `texts`; what cannot be read is an error
+/// that names the file.
+fn read_texts(files: Vec<PathBuf>, texts: &mut Texts, diagnostics: &mut Vec<Diagnostic>) {
+    for file in files {
+        match std::fs::read_to_string(&file) {
+            Ok(text) => texts.push((file, text)),
+            Err(e) => diagnostics.push(
+                Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
+                    .help("check the path and its permissions"),
+            ),
+        }
+    }
+}
 
 /// The files of `files` below the shapes directories `project` names,
 /// apart from the others.
@@ -305,15 +303,7 @@ fn overlay_texts(root: &Path, env: &Environment, diagnostics: &mut Vec<Diagnosti
             );
         }
         found.sort();
-        for file in found {
-            match std::fs::read_to_string(&file) {
-                Ok(text) => files.push((file, text)),
-                Err(e) => diagnostics.push(
-                    Diagnostic::error("read", format!("cannot read {}: {e}", file.display()))
-                        .help("check the path and its permissions"),
-                ),
-            }
-        }
+        read_texts(found, &mut files, diagnostics);
     }
     files
 }

@@ -68,7 +68,10 @@ pub struct Change {
     pub migration: Option<Migration>,
     /// For [`Action::Rollback`]: the journal's record of the migration.
     pub rollback: Option<crate::journal::Migration>,
-    /// For [`Action::OtherProject`]: the project that holds the object.
+    /// For [`Action::OtherProject`]: the project that holds the object; for
+    /// [`Action::Unmanaged`], this project, when its inventory holds the
+    /// object but the run does not speak for it (made with vhosts the files
+    /// no longer declare).
     pub owner: Option<String>,
     /// The object as the files declare it, for a change that puts it on
     /// the broker (create, update, replace, migrate): what the plan's

@@ -64,7 +64,11 @@ impl<'a> Differ<'a> {
                 c.requires_allow_destroy = lossy;
                 c
             }
-            _ if self.inventory.contains(&key) => Change::new(key, Action::Unmanaged, LEFT_WITH_ITS_VHOST),
+            _ if self.inventory.contains(&key) => {
+                let mut c = Change::new(key, Action::Unmanaged, LEFT_WITH_ITS_VHOST);
+                c.owner = Some(self.project.to_string());
+                c
+            }
             _ => Change::new(key, Action::Unmanaged, NOT_WARRENS),
         };
         c.before = Some(before);

@@ -179,6 +179,7 @@ mod tests {
         assert_eq!(user.len(), 1, "{:?}", d.changes);
         assert_eq!(user[0].action, Action::Unmanaged, "never touched: its vhost is out of this run's scope");
         assert_eq!(user[0].reason, LEFT_WITH_ITS_VHOST, "and not called \"not created by warren\"");
+        assert_eq!(user[0].owner.as_deref(), Some("a"), "and held by this project, as data the renderers group by");
     }
 
     #[test]

@@ -150,7 +150,9 @@ pub struct ChangeDoc {
     pub migration: Option<MigrationDoc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<RollbackDoc>,
-    /// For `other_project`: the project that holds the object.
+    /// For `other_project`: the project that holds the object; for
+    /// `unmanaged`, this project, when its inventory holds the object but
+    /// the plan does not speak for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
     /// The super stream the object is part of, when it is one's.

@@ -78,11 +78,8 @@ pub fn render(doc: &PlanDocument, color: bool) -> String {
 /// nobody's, this project's from vhosts the files no longer declare, and
 /// other projects'.
 fn left_alone(out: &mut String, doc: &PlanDocument, p: &Painter) {
-    let (left, unmanaged): (Vec<&ChangeDoc>, Vec<&ChangeDoc>) = doc
-        .changes
-        .iter()
-        .filter(|c| c.action == Action::Unmanaged)
-        .partition(|c| c.reason == crate::diff::LEFT_WITH_ITS_VHOST);
+    let (left, unmanaged): (Vec<&ChangeDoc>, Vec<&ChangeDoc>) =
+        doc.changes.iter().filter(|c| c.action == Action::Unmanaged).partition(|c| c.owner.is_some());
     for (group, heading) in [
         (unmanaged, "Unmanaged (live, neither in the files nor created by warren; never touched):"),
         (left, "This project's, made with vhosts the files no longer declare (never touched):"),
