@@ -248,6 +248,16 @@ impl Broker for Memory {
         Ok(s.version.clone())
     }
 
+    async fn object_totals(&self) -> Answer<Option<Size>> {
+        let s = self.lock_state();
+        let who = who(&self.user, &s)?;
+        let seen = s.vhosts.iter().filter(|(name, _)| sees(&s, &who, name)).map(|(_, v)| v);
+        Ok(Some(seen.fold(Size::default(), |t, v| Size {
+            queues: t.queues + v.queues.len() as u64,
+            exchanges: t.exchanges + v.exchanges.len() as u64,
+        })))
+    }
+
     async fn is_administrator(&self) -> Answer<bool> {
         Ok(who(&self.user, &self.lock_state())?.admin)
     }

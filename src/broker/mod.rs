@@ -227,6 +227,11 @@ pub trait Broker: Clone + Send + Sync + 'static {
     /// Checks that the broker answers and accepts the credentials; returns
     /// its RabbitMQ version.
     fn check(&self) -> impl Future<Output = Answer<String>> + Send;
+    /// How many queues and exchanges the broker holds in all, as its
+    /// overview counts them for this user (the broker's own exchanges
+    /// included); `None` when it does not say. Asked once with
+    /// [`Broker::check`]'s version: a bound on every vhost's size.
+    fn object_totals(&self) -> impl Future<Output = Answer<Option<Size>>> + Send;
     /// Whether the user warren logs in as has the `administrator` tag:
     /// without it, definitions exports and the users and permissions are
     /// out of reach, and warren reads each vhost's listings instead.

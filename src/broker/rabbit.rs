@@ -46,6 +46,9 @@ pub struct Rabbit {
     totals: Arc<SharedTotals>,
     /// Whether the user has the `administrator` tag, asked once.
     administrator: Arc<tokio::sync::OnceCell<bool>>,
+    /// The version and object totals of `/api/overview`, asked once: a
+    /// plan needs both, an apply asks for the version first.
+    overview: Arc<tokio::sync::OnceCell<(String, Option<Size>)>>,
 }
 
 /// How old a vhost's queue totals may be when a drain wait reads them: one
@@ -84,7 +87,24 @@ impl Rabbit {
     pub fn new(endpoint: Endpoint, amqp_url: Option<&str>) -> Result<Rabbit, BrokerError> {
         let http = Http::new(endpoint)?;
         let amqp = Amqp::new(amqp_url, http.clone())?;
-        Ok(Rabbit { http, amqp, totals: Arc::default(), administrator: Arc::default() })
+        Ok(Rabbit { http, amqp, totals: Arc::default(), administrator: Arc::default(), overview: Arc::default() })
+    }
+
+    /// The broker's version and object totals, from one `/api/overview`
+    /// asked once per connection.
+    async fn overview(&self) -> Result<&(String, Option<Size>), BrokerError> {
+        self.overview
+            .get_or_try_init(|| async {
+                let o = self.http.get_json("overview", "read the broker overview").await?;
+                let version = o["rabbitmq_version"].as_str().unwrap_or("unknown").to_string();
+                let totals = &o["object_totals"];
+                let totals = match (totals["queues"].as_u64(), totals["exchanges"].as_u64()) {
+                    (Some(queues), Some(exchanges)) => Some(Size { queues, exchanges }),
+                    _ => None,
+                };
+                Ok((version, totals))
+            })
+            .await
     }
 
     /// The vhost's totals listing if it is at most [`TOTALS_MAX_AGE`] old,
@@ -425,8 +445,11 @@ impl Broker for Rabbit {
     /// Checks that the broker answers and accepts the credentials; returns
     /// its RabbitMQ version.
     async fn check(&self) -> Result<String, BrokerError> {
-        let o = self.http.get_json("overview", "read the broker overview").await?;
-        Ok(o["rabbitmq_version"].as_str().unwrap_or("unknown").to_string())
+        Ok(self.overview().await?.0.clone())
+    }
+
+    async fn object_totals(&self) -> Result<Option<Size>, BrokerError> {
+        Ok(self.overview().await?.1)
     }
 
     /// The whole broker's definitions export, as text, in one request.

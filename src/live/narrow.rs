@@ -52,6 +52,16 @@ pub async fn from_broker(
     };
     let forced = std::env::var(NARROW_FROM_VARIABLE).ok().and_then(|v| v.parse::<u64>().ok());
     let floor = forced.unwrap_or(NARROW_FROM);
+    // The broker's totals bound every vhost's: below the floor no vhost
+    // needs counting, and a plan of a small broker asks nothing more.
+    if let Some(all) = broker.object_totals().await?.filter(|t| t.total() < floor) {
+        let why = format!(
+            "the broker holds {} queues and {} exchanges in all, fewer than {floor}",
+            all.queues, all.exchanges
+        );
+        let reasons = declared.iter().map(|v| format!("vhost \"{v}\": read whole: {why}")).collect();
+        return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
+    }
     let sizes = futures_util::future::try_join_all(declared.iter().map(|v| broker.vhost_size(v))).await?;
     let mut reasons = Vec::new();
     let mut large = Vec::new();

@@ -121,6 +121,29 @@ async fn planned(m: &Memory, files: &str, by_name: bool) -> Planned {
     compute(desired, &PathBuf::from("/narrow"), live, &[])
 }
 
+/// A broker whose totals are below the floor is read whole without counting
+/// any vhost: a small broker's plan asks nothing more than before reads by
+/// name existed, and `-v` says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_broker_is_read_whole_without_counting_its_vhosts() {
+    let m = Memory::new();
+    m.put_vhost("small", &Default::default(), &[]).await.unwrap();
+    m.declare_queue("small", &queue("team.a")).await.unwrap();
+    let root = Path::new("/narrow");
+    let desired = warren::desired::load_texts(
+        root,
+        vec![
+            (root.join("warren.toml"), "[project]\nname = \"team\"\n".into()),
+            (root.join("topology.toml"), FILES.replace("{V}", "small")),
+        ],
+    );
+    let live = live_side::read(&m, &desired.topology, Some("team")).await.unwrap();
+    assert_eq!(live.reads.len(), 1, "{:?}", live.reads);
+    let said = &live.reads[0];
+    assert!(said.starts_with("vhost \"small\": read whole: the broker holds 1 queues and "), "{said}");
+    assert!(said.ends_with("exchanges in all, fewer than 2000"), "{said}");
+}
+
 /// On the in-memory broker: the project owns three queues, one deleted by
 /// hand, one it no longer declares (destroyed), one it still declares;
 /// the vhost holds thousands of another's queues. Planned by name and
