@@ -52,29 +52,12 @@ pub async fn from_broker(
     };
     let forced = std::env::var(NARROW_FROM_VARIABLE).ok().and_then(|v| v.parse::<u64>().ok());
     let floor = forced.unwrap_or(NARROW_FROM);
-    // The broker's totals bound every vhost's: below the floor no vhost
-    // needs counting, and a plan of a small broker asks nothing more.
-    if let Some(all) = broker.object_totals().await?.filter(|t| t.total() < floor) {
-        let why = format!(
-            "the broker holds {} queues and {} exchanges in all, fewer than {floor}",
-            all.queues, all.exchanges
-        );
+    if let Some(why) = small(broker, floor).await? {
         let reasons = declared.iter().map(|v| format!("vhost \"{v}\": read whole: {why}")).collect();
         return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
     }
     let sizes = futures_util::future::try_join_all(declared.iter().map(|v| broker.vhost_size(v))).await?;
-    let mut reasons = Vec::new();
-    let mut large = Vec::new();
-    for (v, size) in declared.iter().zip(&sizes) {
-        match size {
-            Some(s) if s.total() >= floor => large.push((v.clone(), *s)),
-            Some(s) => reasons.push(format!(
-                "vhost \"{v}\": read whole: it holds {} queues and {} exchanges, fewer than {floor}",
-                s.queues, s.exchanges
-            )),
-            None => reasons.push(format!("vhost \"{v}\": does not exist (or this user cannot see it)")),
-        }
-    }
+    let (mut reasons, large) = at_least(&declared, &sizes, floor);
     if large.is_empty() {
         return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
     }
@@ -127,6 +110,33 @@ pub async fn from_broker(
     }
     let live = super::from_answers(answers, &origin)?;
     Ok((live, reasons))
+}
+
+/// The vhosts of `declared` whose `sizes` reach `floor`, with their size;
+/// why each other is read whole.
+fn at_least(declared: &[String], sizes: &[Option<Size>], floor: u64) -> (Reasons, Vec<(String, Size)>) {
+    let mut reasons = Vec::new();
+    let mut large = Vec::new();
+    for (v, size) in declared.iter().zip(sizes) {
+        match size {
+            Some(s) if s.total() >= floor => large.push((v.clone(), *s)),
+            Some(s) => reasons.push(format!(
+                "vhost \"{v}\": read whole: it holds {} queues and {} exchanges, fewer than {floor}",
+                s.queues, s.exchanges
+            )),
+            None => reasons.push(format!("vhost \"{v}\": does not exist (or this user cannot see it)")),
+        }
+    }
+    (reasons, large)
+}
+
+/// Why no vhost needs counting, when the broker's totals, which bound
+/// every vhost's, are below `floor`: a plan of a small broker then asks
+/// nothing more than a whole read.
+async fn small(broker: &impl Broker, floor: u64) -> Result<Option<String>, BrokerError> {
+    Ok(broker.object_totals().await?.filter(|t| t.total() < floor).map(|all| {
+        format!("the broker holds {} queues and {} exchanges in all, fewer than {floor}", all.queues, all.exchanges)
+    }))
 }
 
 /// Adds a vhost read by name to `answers`; `size` is the whole vhost's.
