@@ -12,6 +12,7 @@ mod parts;
 mod render;
 mod select;
 mod services;
+mod shapes;
 mod super_streams;
 
 use std::collections::BTreeSet;
@@ -158,7 +159,12 @@ pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &
             counts,
         };
         let Some((own, further)) = names.split_first() else { continue };
-        let proposal = services::lines(&services::proposed(whole, &selection.topology.users, consumed.get(vhost)));
+        let mut proposal = shapes::lines(&shapes::proposed(v), v);
+        let services = services::lines(&services::proposed(whole, &selection.topology.users, consumed.get(vhost)));
+        if !proposal.is_empty() && !services.is_empty() {
+            proposal.push(String::new());
+        }
+        proposal.extend(services);
         let tail = render::Tail { left_out: &left_out, skipped: &skipped, proposal: &proposal };
         if further.is_empty() {
             let text = render::vhost_file(v, streams, &Share::Whole, &tail, source);

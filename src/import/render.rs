@@ -91,6 +91,23 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
     w.finish()
 }
 
+/// The body of shape `shape`: the exchanges, queues and bindings of `body`
+/// (one stamp's) as tables of `shapes.NAME`, each queue's type left out
+/// when it is the default of `vhost`, which stamps it.
+pub(super) fn shape_body(shape: &str, body: &Vhost, vhost: &Vhost) -> String {
+    let mut w = Writer { within: vec!["shapes".to_string(), shape.to_string()], ..Writer::default() };
+    for x in body.exchanges.values() {
+        w.exchange(x);
+    }
+    for q in body.queues.values() {
+        w.queue(q, vhost);
+    }
+    for b in &body.bindings {
+        w.binding(b);
+    }
+    w.finish()
+}
+
 /// The text of a further file of a vhost: `queues`, part `part` (from 1)
 /// of `parts`, with the `bindings` to them; `own` names the vhost's file.
 pub(super) fn queues_file(
@@ -165,6 +182,9 @@ struct Writer {
     out: String,
     /// Sub-tables to write once the current table's plain fields are done.
     pending: Vec<String>,
+    /// The table the objects are written in: none for a file's own,
+    /// `shapes.NAME` for a shape's body.
+    within: Vec<String>,
 }
 
 impl Writer {
@@ -272,8 +292,14 @@ impl Writer {
         }
     }
 
+    /// `keys` inside the table the objects are written in.
+    fn at(&self, keys: &[&str]) -> Vec<String> {
+        self.within.iter().map(String::as_str).chain(keys.iter().copied()).map(str::to_string).collect()
+    }
+
     fn exchange(&mut self, x: &Exchange) {
-        let at = ["exchanges", x.name.as_str()];
+        let at = self.at(&["exchanges", x.name.as_str()]);
+        let at: Vec<&str> = at.iter().map(String::as_str).collect();
         self.header(&path(&at));
         self.field("type", &string(&x.kind));
         self.flag("durable", x.durable, true);
@@ -286,7 +312,8 @@ impl Writer {
 
     /// A queue of `vhost`, its type left out when it is the vhost's default.
     fn queue(&mut self, q: &Queue, vhost: &Vhost) {
-        let at = ["queues", q.name.as_str()];
+        let at = self.at(&["queues", q.name.as_str()]);
+        let at: Vec<&str> = at.iter().map(String::as_str).collect();
         self.header(&path(&at));
         if q.kind != vhost.settings.default_queue_type.unwrap_or(QueueType::Classic) {
             self.field("type", &string(q.kind.as_str()));
@@ -316,15 +343,17 @@ impl Writer {
     }
 
     fn binding(&mut self, b: &Binding) {
+        let at = self.at(&["bindings"]);
+        let at: Vec<&str> = at.iter().map(String::as_str).collect();
         self.blank();
-        self.line("[[bindings]]");
+        self.line(&format!("[[{}]]", path(&at)));
         self.field("source", &string(&b.source));
         self.field(b.destination_kind.as_str(), &string(&b.destination));
         if !b.routing_key.is_empty() {
             self.field("routing_key", &string(&b.routing_key));
         }
         if !b.arguments.is_empty() {
-            self.table_field(&["bindings"], "arguments", &b.arguments);
+            self.table_field(&at, "arguments", &b.arguments);
         }
     }
 

@@ -564,3 +564,41 @@ read = "it's"
     assert!(run.stdout.contains(", 1 user, 4 topic permissions"), "{}", run.stdout);
     assert_eq!(imported.topology, source.topology);
 }
+
+/// `import` proposes, commented out, a shape for queues that each come
+/// with the same objects named after them; used as proposed (uncommented,
+/// in place of the objects its stamps make), the files plan no change
+/// against the export they came from.
+#[test]
+fn the_shapes_import_proposes_plan_no_change_once_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported");
+    let state = "tests/definitions/repeated-shapes.json";
+    let run = warren(&["import", "--state", state, "--out", path_str(&out)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(out.join("default.toml")).unwrap();
+    let (files, proposal) = text.split_once("# Proposed shapes").expect("a proposal");
+    assert!(proposal.contains("for_each = { name = [\"orders\", \"payments\", \"refunds\"] }"), "{proposal}");
+    assert!(proposal.contains("{ name = \"case.rh.uac\", key = \"event.uac.update\" }"), "{proposal}");
+    let check = warren(&["validate", path_str(&out)]);
+    assert_eq!(check.code, 0, "the proposal is commented out:\n{}", check.stderr);
+
+    let uncommented: Vec<&str> = proposal
+        .lines()
+        .skip_while(|l| !l.starts_with("# # Shape"))
+        .map(|l| l.strip_prefix("# ").or_else(|| l.strip_prefix('#')).unwrap_or(l))
+        .collect();
+    let stamped = ["orders", "payments", "refunds", "case.rh.case", "case.rh.uac"];
+    let made = |n: &str| stamped.iter().any(|s| n == *s || n.starts_with(&format!("{s}.")));
+    let mut doc: toml_edit::DocumentMut = files.parse().unwrap();
+    for table in ["queues", "exchanges"] {
+        doc[table].as_table_mut().unwrap().retain(|name, _| !made(name));
+    }
+    let bindings = doc["bindings"].as_array_of_tables_mut().unwrap();
+    bindings.retain(|b| !made(b.get("queue").and_then(|q| q.as_str()).unwrap_or_default()));
+    std::fs::write(out.join("default.toml"), format!("{doc}\n{}\n", uncommented.join("\n"))).unwrap();
+    let plan = warren(&["plan", path_str(&out), "--state", state]);
+    assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains("No changes"), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("Unmanaged"), "the stamps make every object they replace:\n{}", plan.stdout);
+}
