@@ -204,6 +204,9 @@ pub fn sarif(doc: &LintDocument) -> String {
                 r["locations"] =
                     serde_json::json!([{"physicalLocation": {"artifactLocation": {"uri": file}, "region": region}}]);
             }
+            if let Some(shape) = &f.shape {
+                r["relatedLocations"] = related(shape);
+            }
             if f.allowed.is_some() {
                 r["suppressions"] = serde_json::json!([{"kind": "inSource"}]);
             }
@@ -219,6 +222,34 @@ pub fn sarif(doc: &LintDocument) -> String {
         }],
     });
     serde_json::to_string_pretty(&sarif).expect("a SARIF log serialises") + "\n"
+}
+
+/// For what a stamp made (the result is at the shape's line): the stamp
+/// the user wrote, and the shape's table, as SARIF's related locations.
+fn related(shape: &super::ShapeDoc) -> serde_json::Value {
+    let places = [
+        (&shape.stamped_at, format!("the stamp of shape \"{}\" that made it", shape.name)),
+        (&shape.defined_at, format!("shape \"{}\"", shape.name)),
+    ];
+    let locations: Vec<serde_json::Value> = places
+        .iter()
+        .enumerate()
+        .filter_map(|(id, (at, text))| {
+            // `path:line:column`, the path possibly holding `:` itself.
+            let mut parts = at.rsplitn(3, ':');
+            let (column, line, file) =
+                (parts.next()?.parse::<u64>().ok()?, parts.next()?.parse::<u64>().ok()?, parts.next()?);
+            Some(serde_json::json!({
+                "id": id,
+                "physicalLocation": {
+                    "artifactLocation": {"uri": file},
+                    "region": {"startLine": line, "startColumn": column},
+                },
+                "message": {"text": text},
+            }))
+        })
+        .collect();
+    serde_json::Value::Array(locations)
 }
 
 /// Fingerprints that stay the same from run to run: a finding's code,

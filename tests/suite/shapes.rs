@@ -54,6 +54,16 @@ fn an_error_in_a_stamped_object_is_at_the_shape_and_at_the_stamp() {
         assert_eq!(f["shape"]["defined_at"], format!("{path}:3:9"));
         assert_eq!(f["shape"]["stamped_at"], format!("{path}:11:{col}"));
     }
+    // In SARIF, the stamp and the shape are the result's related locations.
+    let sarif: serde_json::Value =
+        serde_json::from_str(&warren(&["validate", &path, "--format", "sarif"]).stdout).unwrap();
+    let related = &sarif["runs"][0]["results"][0]["relatedLocations"];
+    let place = |i: usize| {
+        let p = &related[i]["physicalLocation"];
+        (p["artifactLocation"]["uri"].as_str(), p["region"]["startLine"].as_u64(), p["region"]["startColumn"].as_u64())
+    };
+    assert_eq!(place(0), (Some(path.as_str()), Some(11), Some(22)), "the stamp: {related}");
+    assert_eq!(place(1), (Some(path.as_str()), Some(3), Some(9)), "the shape: {related}");
     let run = warren(&["validate", &path]);
     let text = crate::common::flat(&run.stderr);
     assert!(text.contains(&format!("stamped at {path}:11:22")), "{text}");
