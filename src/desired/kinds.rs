@@ -443,7 +443,7 @@ pub(crate) mod testing {
         destroy_loses: None,
         read: |_| None,
         write: |_, _| serde_json::Value::Null,
-        put: |_, _| Request { path: Vec::new(), body: serde_json::Value::Null },
+        put: |_, _| Vec::<Request>::new(),
         delete: |_, _| Vec::new(),
         check: None,
         phase: crate::model::kinds::Phase::PutObject,

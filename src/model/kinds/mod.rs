@@ -77,8 +77,10 @@ pub struct Kind {
     pub read: fn(&Json) -> Option<Result<Object, String>>,
     /// The definitions item of an object in vhost `vhost`.
     pub write: fn(Option<&str>, &Object) -> Json,
-    /// The management API request that creates or updates an object.
-    pub put: fn(Option<&str>, &Object) -> Request,
+    /// The management API requests that create or update an object, in
+    /// the order they are sent: most kinds' one, a user's PUT and one per
+    /// limit (the broker keeps a user's limits apart).
+    pub put: fn(Option<&str>, &Object) -> Vec<Request>,
     /// The management API path that deletes an object.
     pub delete: fn(Option<&str>, &[String]) -> Vec<String>,
     /// What the broker refuses in an object that its attributes' types
@@ -379,6 +381,17 @@ impl fmt::Display for Name {
 pub struct Request {
     pub path: Vec<String>,
     pub body: Json,
+    /// What it sets of the object when it is not the object itself, as
+    /// the broker's action texts say it: `limit max-connections` (then
+    /// "set limit max-connections of user \"app\"").
+    pub part: Option<String>,
+}
+
+impl Request {
+    /// A request that sets the object itself.
+    pub fn new(path: Vec<String>, body: Json) -> Request {
+        Request { path, body, part: None }
+    }
 }
 
 /// Objects of any kind in one scope, by name.
