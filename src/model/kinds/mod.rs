@@ -114,6 +114,12 @@ impl Kind {
         version >= self.since
     }
 
+    /// The attribute a topology file's key gives (`password_env` gives a
+    /// [`Type::Password`] attribute), in the identity or the body.
+    pub fn attribute_of_key(&self, key: &str) -> Option<&'static Attribute> {
+        self.identity.iter().chain(self.attributes).find(|a| a.file_keys().contains(&key))
+    }
+
     /// The attribute that is a table an overlay merges key by key, if any.
     pub fn table_attribute(&self) -> Option<&'static Attribute> {
         self.attributes.iter().find(|a| a.ty == Type::Table)
@@ -207,6 +213,37 @@ impl Attribute {
     pub(super) const fn secret(self) -> Attribute {
         Attribute { secret: true, ..self }
     }
+
+    /// The keys of a topology file that give the attribute: its name, but
+    /// for a [`Type::Password`] the three keys the files spell one with
+    /// ([`PASSWORD_KEYS`]).
+    pub fn file_keys(&'static self) -> &'static [&'static str] {
+        match self.ty {
+            Type::Password => &PASSWORD_KEYS,
+            _ => std::slice::from_ref(&self.name),
+        }
+    }
+}
+
+/// The keys a topology file gives a [`Type::Password`] with, as RabbitMQ's
+/// definitions name a user's: `password_env = "VARIABLE"` (the value
+/// `{ env = "VARIABLE" }`), or `password_hash` with `hashing_algorithm`
+/// when not the default (`{ hash = "…", algorithm = "…" }`). The first two
+/// exclude each other.
+pub const PASSWORD_KEYS: [&str; 3] = ["password_env", "password_hash", "hashing_algorithm"];
+
+/// A [`Type::Password`] value as the files' keys spell it, in
+/// [`PASSWORD_KEYS`] order: `[("password_env", "VARIABLE")]`, or the hash
+/// and its algorithm when given. Nothing for a value of another shape (a
+/// password read from its variable is never written).
+pub fn password_keys(value: &Value) -> Vec<(&'static str, &str)> {
+    if let Some(var) = env_var(value) {
+        return vec![(PASSWORD_KEYS[0], var)];
+    }
+    let Value::Table(t) = value else { return Vec::new() };
+    let Some(hash) = t.get("hash").and_then(Value::as_str) else { return Vec::new() };
+    let algorithm = t.get("algorithm").and_then(Value::as_str).map(|a| (PASSWORD_KEYS[2], a));
+    std::iter::once((PASSWORD_KEYS[1], hash)).chain(algorithm).collect()
 }
 
 /// What values an attribute takes.
