@@ -397,10 +397,10 @@ impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = self.kind.name;
         match self.id.as_slice() {
-            // A policy's name as plans, records' messages and the broker's
-            // action texts said it before it was a kind's object: as
-            // exchanges' and queues' are, unescaped.
-            [one] if self.kind == &policies::KIND => write!(f, "{kind} \"{one}\""),
+            // A policy's and a user's name as plans, records' messages and
+            // the broker's action texts said it before it was a kind's
+            // object: as exchanges' and queues' are, unescaped.
+            [one] if self.kind == &policies::KIND || self.kind == &users::KIND => write!(f, "{kind} \"{one}\""),
             [one] => write!(f, "{kind} \"{}\"", one.escape_debug()),
             parts => {
                 let named: Vec<String> = (self.kind.identity.iter().zip(parts))

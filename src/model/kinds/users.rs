@@ -333,6 +333,35 @@ mod tests {
     }
 
     #[test]
+    fn a_user_s_key_says_and_sorts_as_the_old_key_did() {
+        use crate::model::ObjectKey;
+        let others = [
+            ObjectKey::Binding {
+                vhost: "v".into(),
+                binding: crate::model::Binding {
+                    source: "x".into(),
+                    destination: "q".into(),
+                    destination_kind: crate::model::DestinationKind::Queue,
+                    routing_key: String::new(),
+                    arguments: Table::new(),
+                },
+            },
+            crate::model::kinds::policies::key("v", "p"),
+            ObjectKey::Permission { vhost: "v".into(), user: "app".into() },
+        ];
+        for name in ["app", "a \"quoted\" name", "ünïcode\\"] {
+            let (new, old) = (key(name), ObjectKey::User(name.to_string()));
+            assert_eq!(new.to_string(), old.to_string());
+            assert_eq!((new.kind(), new.name(), new.vhost()), (old.kind(), old.name(), old.vhost()));
+            assert_eq!(new.clone().in_vhost("w").to_string(), old.clone().in_vhost("w").to_string());
+            for other in &others {
+                assert_eq!(new.cmp(other), old.cmp(other), "{name} against {other}");
+                assert_eq!(other.cmp(&new), other.cmp(&old), "{other} against {name}");
+            }
+        }
+    }
+
+    #[test]
     fn a_hash_that_is_not_base64_and_a_variable_that_is_no_name_are_found() {
         let found =
             |p: Password| (KIND.check.unwrap())(&object(&app(p))).into_iter().map(|f| f.message).collect::<Vec<_>>();
