@@ -513,8 +513,10 @@ impl Broker for Memory {
     async fn put_user(&self, user: &User, password: Option<&str>, remove_limits: &[String]) -> Answer<()> {
         let mut s = self.lock_state();
         self.admin(&s, || format!("create or update user \"{}\"", user.name))?;
-        // What the broker makes of the PUT that `ops::put_user` sends.
-        let request = (users::KIND.put)(None, &super::ops::user_object(user, password)?);
+        // What the broker makes of the requests that `ops::put_user` sends:
+        // the user's PUT, then one per limit.
+        let requests = (users::KIND.put)(None, &super::ops::user_object(user, password)?);
+        let Some((request, set_limits)) = requests.split_first() else { return Ok(()) };
         let text = |key: &str| request.body.get(key).and_then(Json::as_str);
         let (password_hash, hashing_algorithm) = match text("password") {
             Some(p) => (hash(p), SHA256.to_string()),
@@ -528,8 +530,9 @@ impl Broker for Memory {
         let limits = s.users.get(&user.name).map(|u| u.limits.clone()).unwrap_or_default();
         s.users.insert(user.name.clone(), UserState { password_hash, hashing_algorithm, tags, limits });
         let u = s.users.get_mut(&user.name).expect("inserted above");
-        for (limit, value) in user.limits.iter().flatten() {
-            writes::set_user_limit(u, limit, *value)
+        for r in set_limits {
+            let (limit, value) = (&r.path[2], r.body["value"].as_i64().unwrap_or_default());
+            writes::set_user_limit(u, limit, value)
                 .map_err(|why| self.said(why, format!("set limit {limit} of user \"{}\"", user.name)))?;
         }
         for limit in remove_limits {

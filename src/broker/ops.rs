@@ -79,21 +79,27 @@ pub(super) async fn delete_vhost(http: &Http, name: &str) -> Result<(), BrokerEr
     delete(http, &format!("vhosts/{}", segment(name)), &format!("delete vhost \"{name}\"")).await
 }
 
-/// Creates or updates a user with its limits, and removes the limits named;
-/// `password` is the value read from the environment for a user whose
-/// password comes from there. The user's PUT keeps its limits: they are
-/// set and removed one by one after it.
+/// Creates or updates a user with its limits (the kind's requests: its
+/// PUT, then one per limit), and removes the limits named; `password` is
+/// the value read from the environment for a user whose password comes
+/// from there. The user's PUT keeps its limits: they are set and removed
+/// one by one after it.
 pub(super) async fn put_user(
     http: &Http,
     user: &User,
     password: Option<&str>,
     remove_limits: &[String],
 ) -> Result<(), BrokerError> {
-    let request = (users::KIND.put)(None, &user_object(user, password)?);
     let name = &user.name;
-    put(http, &path(&request.path), request.body, &format!("create or update user \"{name}\"")).await?;
+    for request in (users::KIND.put)(None, &user_object(user, password)?) {
+        let action = match &request.part {
+            None => format!("create or update user \"{name}\""),
+            Some(part) => format!("set {part} of user \"{name}\""),
+        };
+        put(http, &path(&request.path), request.body, &action).await?;
+    }
     let limits = Limits { path: "user-limits", owner: ("user", name) };
-    limits.put(http, user.limits.as_ref(), remove_limits).await
+    limits.put(http, None, remove_limits).await
 }
 
 /// The user's object as its PUT sends it: a password from the environment
@@ -202,9 +208,15 @@ pub(super) async fn put_object(
     kind: &'static Kind,
     object: &Object,
 ) -> Result<(), BrokerError> {
-    let request = (kind.put)(vhost, object);
     let name = Name { kind, id: object.id.clone() };
-    put(http, &path(&request.path), request.body, &format!("set {}", name.at(vhost))).await
+    for request in (kind.put)(vhost, object) {
+        let action = match &request.part {
+            None => format!("set {}", name.at(vhost)),
+            Some(part) => format!("set {part} of {}", name.at(vhost)),
+        };
+        put(http, &path(&request.path), request.body, &action).await?;
+    }
+    Ok(())
 }
 
 pub(super) async fn delete_object(http: &Http, vhost: Option<&str>, name: &Name) -> Result<(), BrokerError> {

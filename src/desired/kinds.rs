@@ -20,7 +20,7 @@ use crate::diagnostic::Diagnostic;
 use crate::model::Table;
 use crate::model::Value;
 use crate::model::kinds::{
-    Attribute, Finding, Fixed, KINDS, Kind, Name, Object, Presence, Scope, Type, env_var, has_password,
+    Attribute, Finding, Fixed, KINDS, Kind, Name, Object, PASSWORD_KEYS, Presence, Scope, Type, env_var, has_password,
 };
 
 /// Whether objects of `kind` are written `[table.NAME]` (one identity
@@ -44,7 +44,7 @@ pub(crate) fn keys(kind: &Kind) -> &'static [&'static str] {
 
 fn keys_of(k: &Kind) -> Vec<&'static str> {
     let identity = if is_named(k) { &[][..] } else { k.identity };
-    let mut keys: Vec<&str> = identity.iter().chain(k.attributes).map(|a| a.name).collect();
+    let mut keys: Vec<&str> = identity.iter().chain(k.attributes).flat_map(|a| a.file_keys().iter().copied()).collect();
     keys.push("lint_allow");
     keys
 }
@@ -60,7 +60,8 @@ pub(crate) fn example(a: &Attribute) -> String {
         (_, Type::OneOf(words) | Type::OneOfOrInteger(words)) => {
             format!("\"{}\"", words.first().copied().unwrap_or_default())
         }
-        (_, Type::Uris | Type::Password) => "{ env = \"VARIABLE\" }".into(),
+        (_, Type::Uris) => "{ env = \"VARIABLE\" }".into(),
+        (_, Type::Password) => "\"VARIABLE\"".into(),
         (_, Type::Any) => "\"…\"".into(),
         (_, Type::Table) => "{ … }".into(),
     }
@@ -148,7 +149,16 @@ impl Parser<'_> {
         };
         let body = self.body(kind, &f, &at, base);
         let checked = match (&body, &id, kind.check) {
-            (Some(b), Some(id), Some(check)) => self.checked(&f, check(&Object { id: id.clone(), body: b.clone() })),
+            (Some(b), Some(id), Some(check)) => {
+                let mut findings = check(&Object { id: id.clone(), body: b.clone() });
+                // A finding about a password is placed at the key that gave it.
+                for x in &mut findings {
+                    if let Some(a) = x.path.first().and_then(|n| kind.attribute(n)) {
+                        x.path[0] = given_key(&f, a).to_string();
+                    }
+                }
+                self.checked(&f, findings)
+            }
             _ => true,
         };
         let value = ObjectDecl { name: Name { kind, id: id? }, body: body.filter(|_| checked)? };
@@ -203,7 +213,19 @@ impl Parser<'_> {
         let mut body = Table::with_capacity(kind.attributes.len());
         let mut ok = true;
         for a in kind.attributes {
+            let given = match a.ty {
+                // A password is given by its file keys, not its name.
+                Type::Password => match self.password(f, a) {
+                    Some(v) => v,
+                    None => {
+                        ok = false;
+                        continue;
+                    }
+                },
+                _ => None,
+            };
             let value = match (f.get(a.name), base.and_then(|b| b.get(a.name)), a.presence) {
+                _ if given.is_some() => given,
                 (Some(_), base, _) => {
                     let v = f.typed(&mut self.r, a.name, a.ty).filter(|v| !a.secret || self.secret_ok(f, a, v));
                     ok &= v.is_some();
@@ -234,16 +256,61 @@ impl Parser<'_> {
         ok.then_some(body)
     }
 
+    /// A [`Type::Password`] attribute from its file keys
+    /// ([`PASSWORD_KEYS`]): `Some(None)` when none is given, `None` when
+    /// what is given is wrong (reported). `password_env` and
+    /// `password_hash` exclude each other; `hashing_algorithm` goes with a
+    /// hash.
+    fn password(&mut self, f: &Fields, a: &Attribute) -> Option<Option<Value>> {
+        let [env_key, hash_key, algorithm_key] = PASSWORD_KEYS;
+        let env = f.get(env_key).map(|_| f.string(&mut self.r, env_key));
+        let hash = f.get(hash_key).map(|_| f.string(&mut self.r, hash_key));
+        let algorithm = f.get(algorithm_key).map(|_| f.string(&mut self.r, algorithm_key));
+        let text = |k: &str, v: String| (k.to_string(), Value::String(v));
+        let value = match (env, hash) {
+            (Some(_), Some(_)) => {
+                let d = Diagnostic::error("bad-value", format!("{} has both `{env_key}` and `{hash_key}`", f.what))
+                    .at(self.loc(f.span(hash_key).unwrap_or(0..0)))
+                    .help("keep one of them");
+                self.r.report(d);
+                return None;
+            }
+            (Some(var), None) => Value::Table([text("env", var?)].into_iter().collect()),
+            (None, Some(hash)) => {
+                let algorithm = algorithm.map_or(Some(None), |a| a.map(Some))?;
+                let parts = std::iter::once(text("hash", hash?)).chain(algorithm.map(|a| text("algorithm", a)));
+                Value::Table(parts.collect())
+            }
+            (None, None) => {
+                if algorithm.is_some() {
+                    let d = Diagnostic::error(
+                        "bad-value",
+                        format!("{} has `{algorithm_key}` without `{hash_key}`", f.what),
+                    )
+                    .at(self.loc(f.span(algorithm_key).unwrap_or(0..0)))
+                    .help(format!("`{algorithm_key}` says what `{hash_key}` was made with: give both, or neither"));
+                    self.r.report(d);
+                    return None;
+                }
+                return Some(None);
+            }
+        };
+        (!a.secret || self.secret_ok(f, a, &value)).then_some(Some(value))
+    }
+
     /// Whether a secret attribute's value keeps its secrets out of the
     /// file: a URI with a password is an error that never shows the line,
     /// and a variable must be one a shell can set.
     fn secret_ok(&mut self, f: &Fields, a: &Attribute, value: &Value) -> bool {
-        let span = f.span(a.name).unwrap_or(0..0);
+        let span = f.span(given_key(f, a)).unwrap_or(0..0);
         let items = match value {
             Value::List(items) => items.as_slice(),
             one => std::slice::from_ref(one),
         };
-        let example = format!("`{} = {{ env = \"VARIABLE\" }}`", a.name);
+        let example = match a.ty {
+            Type::Password => format!("`{} = \"VARIABLE\"`", PASSWORD_KEYS[0]),
+            _ => format!("`{} = {{ env = \"VARIABLE\" }}`", a.name),
+        };
         for item in items {
             let d = match (item, env_var(item)) {
                 (Value::String(uri), _) if has_password(uri) => {
@@ -274,6 +341,10 @@ impl Parser<'_> {
             .map(|finding| {
                 let span = self.finding_span(f, &finding);
                 let mut d = Diagnostic::error(finding.code, finding.message).at(self.loc(span.clone()));
+                if finding.path.first().is_some_and(|k| k == PASSWORD_KEYS[1]) {
+                    // A hash's line is not shown: the broker's reason would quote it.
+                    d = d.redacted();
+                }
                 if let Some(label) = finding.label {
                     d = d.label(label);
                 }
@@ -301,11 +372,22 @@ impl Parser<'_> {
     }
 
     fn missing(&mut self, f: &Fields, a: &Attribute, at: &Range<usize>) {
-        let d = Diagnostic::error("missing-key", format!("{} has no `{}`", f.what, a.name))
+        // A password is asked for as its variable's key.
+        let key = if a.ty == Type::Password { PASSWORD_KEYS[0] } else { a.name };
+        let d = Diagnostic::error("missing-key", format!("{} has no `{key}`", f.what))
             .at(self.loc(at.clone()))
-            .label(format!("`{}` is required here", a.name))
-            .help(format!("add `{} = {}`: {}", a.name, example(a), a.about));
+            .label(format!("`{key}` is required here"))
+            .help(format!("add `{key} = {}`: {}", example(a), a.about));
         self.r.report(d);
+    }
+}
+
+/// The key of a file that gives attribute `a`: its name, or for a
+/// [`Type::Password`] the one of `password_env` and `password_hash` given.
+fn given_key<'a>(f: &Fields, a: &'a Attribute) -> &'a str {
+    match a.ty {
+        Type::Password => PASSWORD_KEYS[..2].iter().copied().find(|k| f.get(k).is_some()).unwrap_or(a.name),
+        _ => a.name,
     }
 }
 
@@ -391,6 +473,9 @@ fn row(k: &Kind, a: &Attribute) -> String {
     let ty = ty.strip_prefix("a ").or_else(|| ty.strip_prefix("an ")).unwrap_or(&ty);
     let key = if is_named(k) && k.identity.iter().any(|i| i.name == a.name) {
         "`NAME`, the table's name".to_string()
+    } else if a.ty == Type::Password {
+        let [env, hash, algorithm] = PASSWORD_KEYS;
+        format!("`{env}`, or `{hash}` with `{algorithm}`")
     } else {
         format!("`{}`", a.name)
     };
@@ -433,6 +518,7 @@ pub(crate) mod testing {
             attribute("ack_mode", Type::OneOf(&["on-confirm", "on-publish", "no-ack"]), Presence::Optional, false),
             attribute("queues", Type::Strings, Presence::Optional, false),
             attribute("delete", Type::Boolean, Presence::Default(Fixed::Bool(false)), false),
+            attribute("password", Type::Password, Presence::Optional, true),
         ],
         about: "Moves messages.",
         since: (3, 8),
@@ -443,7 +529,7 @@ pub(crate) mod testing {
         destroy_loses: None,
         read: |_| None,
         write: |_, _| serde_json::Value::Null,
-        put: |_, _| Request { path: Vec::new(), body: serde_json::Value::Null },
+        put: |_, _| Vec::<Request>::new(),
         delete: |_, _| Vec::new(),
         check: None,
         phase: crate::model::kinds::Phase::PutObject,
@@ -583,6 +669,66 @@ mod tests {
         let body = &objects[0].value.body;
         assert_eq!((body.get("prefetch"), body.get("delete")), (Some(&Value::Int(1000)), Some(&Value::Bool(false))));
         assert_eq!(body.get("ack_mode"), None, "an optional attribute left out is not set");
+    }
+
+    #[test]
+    fn a_password_is_read_from_its_file_keys_and_a_finding_placed_at_the_key_that_gave_it() {
+        let password = |text: &str| {
+            let (objects, said) = links(&format!("[links.a]\nuri = \"amqp://\"\n{text}"));
+            (objects.first().and_then(|o| o.value.body.get("password").cloned()), said)
+        };
+        let table = |pairs: &[(&str, &str)]| {
+            Value::Table(pairs.iter().map(|(k, v)| (k.to_string(), Value::String(v.to_string()))).collect())
+        };
+        assert_eq!(password(""), (None, vec![]));
+        assert_eq!(password("password_env = \"LINK_PASSWORD\"\n"), (Some(table(&[("env", "LINK_PASSWORD")])), vec![]));
+        assert_eq!(password("password_hash = \"aGFzaA==\"\n"), (Some(table(&[("hash", "aGFzaA==")])), vec![]));
+        let md5 = "password_hash = \"aGFzaA==\"\nhashing_algorithm = \"rabbit_password_hashing_md5\"\n";
+        assert_eq!(
+            password(md5),
+            (Some(table(&[("hash", "aGFzaA=="), ("algorithm", "rabbit_password_hashing_md5")])), vec![])
+        );
+        let (_, said) = password("password_env = \"A\"\npassword_hash = \"aGFzaA==\"\n");
+        assert_eq!(said, ["t.toml:4:17 bad-value link \"a\" has both `password_env` and `password_hash`"]);
+        let (_, said) = password("hashing_algorithm = \"rabbit_password_hashing_md5\"\n");
+        assert_eq!(said, ["t.toml:3:21 bad-value link \"a\" has `hashing_algorithm` without `password_hash`"]);
+        let (_, said) = password("password_env = \"LINK-PASSWORD\"\n");
+        assert_eq!(said, ["t.toml:3:16 bad-value \"LINK-PASSWORD\" is not an environment variable name"]);
+        let (_, said) = password("password_env = 1\n");
+        assert_eq!(said, ["t.toml:3:16 wrong-type `password_env` of link \"a\" must be a string, not an integer"]);
+        assert!(super::keys(&super::testing::LINK).ends_with(&[
+            "password_env",
+            "password_hash",
+            "hashing_algorithm",
+            "lint_allow"
+        ]));
+    }
+
+    #[test]
+    fn a_kind_s_password_finding_is_placed_at_the_key_that_gave_it() {
+        use super::super::parse::{Parser, document};
+        use super::super::reader::{Fields, Reader};
+        // The users' kind's check: a variable that is no name, a hash that is not base64.
+        let kind = &crate::model::kinds::users::KIND;
+        for (text, at, redacted) in [
+            ("[users.a]\npassword_env = \"A-B\"\n", "t.toml:2:16", false),
+            ("[users.a]\ntags = []\npassword_hash = \"not base64!\"\n", "t.toml:3:17", true),
+        ] {
+            let mut found = Vec::new();
+            let mut r = Reader { file: crate::source::FileId(0), diagnostics: &mut found };
+            let whole = document(&mut r, text).unwrap();
+            let top = Fields::new(&mut r, &whole, "the file", &["users"]).unwrap();
+            let mut p = Parser { r };
+            let entries = p.entries(&top, kind);
+            let objects: Vec<_> =
+                entries.into_iter().filter_map(|(node, name)| p.object(kind, name, node, None)).collect();
+            assert!(objects.is_empty(), "{text}");
+            let mut sources = crate::source::Sources::default();
+            sources.add(Path::new("t.toml"), text.to_string());
+            let [d] = found.as_slice() else { panic!("{found:?}") };
+            assert_eq!(sources.position(d.location.as_ref().unwrap()), at, "{text}");
+            assert_eq!(d.redact, redacted, "{text}");
+        }
     }
 
     #[test]

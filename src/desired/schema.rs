@@ -170,7 +170,11 @@ fn shapes() -> Value {
 fn kind(k: &Kind) -> Value {
     let keys = kind_keys::keys(k);
     let attribute = |name: &str| -> Value {
-        let Some(a) = k.attribute(name) else { return lint_allow() };
+        let Some(a) = k.attribute_of_key(name) else { return lint_allow() };
+        if a.ty == Type::Password {
+            // One of the keys that spell a password (`password_env`, ...).
+            return json!({"type": "string", "description": a.about});
+        }
         let mut v = of_type(a.ty);
         v["description"] = json!(a.about);
         if let Presence::Default(d) = a.presence {

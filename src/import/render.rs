@@ -6,10 +6,10 @@
 use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
-use crate::model::kinds::{KINDS, Name, Objects, Phase, Presence, has_password};
+use crate::model::kinds::{KINDS, Name, Objects, Phase, Presence, Type, has_password, password_keys, users};
 use crate::model::{
-    Binding, Exchange, External, Partitions, Password, Permission, Queue, QueueType, SuperStream, Table, User, Value,
-    Vhost, VhostSettings,
+    Binding, Exchange, External, Partitions, Permission, Queue, QueueType, SuperStream, Table, User, Value, Vhost,
+    VhostSettings,
 };
 use crate::toml_text::{WIDTH, inline_table, key, list_field, path, string, value};
 
@@ -152,26 +152,12 @@ pub(super) fn users_file<'a>(
     w.comment("Users are cluster-wide: each is declared once, in one file, for every vhost.");
     w.left_out(left_out);
     w.skipped(skipped, source);
-    for u in users {
-        w.header(&path(&["users", u.name.as_str()]));
-        match &u.password {
-            Password::Hash { hash, algorithm } => {
-                w.field("password_hash", &string(hash));
-                if let Some(a) = algorithm {
-                    w.field("hashing_algorithm", &string(a));
-                }
-            }
-            Password::Env(var) => w.field("password_env", &string(var)),
-            Password::None => w.comment("no password in the export: add `password_env = \"VARIABLE\"` to give it one"),
-        }
-        if !u.tags.is_empty() {
-            w.list("tags", u.tags.iter());
-        }
-        if let Some(limits) = &u.limits {
-            let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();
-            w.table_field(&["users", u.name.as_str()], "limits", &limits);
-        }
-    }
+    // The users first, each as its kind's object, written as any kind's.
+    let named = |u: &User| {
+        let o = users::object(u);
+        (Name { kind: &users::KIND, id: o.id }, o.body)
+    };
+    w.objects(&users.into_iter().map(named).collect());
     w.objects(objects);
     w.finish()
 }
@@ -380,8 +366,20 @@ impl Writer {
                 }
             }
             for a in k.attributes {
-                let Some(v) = body.get(a.name) else { continue };
+                let Some(v) = body.get(a.name) else {
+                    if a.ty == Type::Password {
+                        self.comment("no password in the export: add `password_env = \"VARIABLE\"` to give it one");
+                    }
+                    continue;
+                };
                 if matches!(a.presence, Presence::Default(d) if d.value() == *v) {
+                    continue;
+                }
+                // A password is its file keys: a variable's name, or a hash.
+                if a.ty == Type::Password {
+                    for (k, text) in password_keys(v) {
+                        self.field(k, &string(text));
+                    }
                     continue;
                 }
                 // A table too long for one line is a table of its own, as
@@ -508,6 +506,32 @@ mod tests {
         .collect();
         let objects: Objects = [(Name { kind: &LINK, id: vec!["orders.eu".into()] }, body)].into_iter().collect();
         let text = super::users_file([], &objects, &[], &[], "test");
-        assert!(text.ends_with("\n[links.\"orders.eu\"]\nuri = \"amqp://\"\nqueues = [\"q\"]\n"), "{text}");
+        let none = "# no password in the export: add `password_env = \"VARIABLE\"` to give it one";
+        assert!(
+            text.ends_with(&format!("\n[links.\"orders.eu\"]\nuri = \"amqp://\"\nqueues = [\"q\"]\n{none}\n")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_password_is_written_as_its_file_keys() {
+        let text = |password: &[(&str, &str)]| {
+            let p = password.iter().map(|(k, v)| (k.to_string(), Value::String(v.to_string()))).collect();
+            let body: Table =
+                [("uri".to_string(), Value::String("amqp://".into())), ("password".into(), Value::Table(p))]
+                    .into_iter()
+                    .collect();
+            let objects: Objects = [(Name { kind: &LINK, id: vec!["a".into()] }, body)].into_iter().collect();
+            let text = super::users_file([], &objects, &[], &[], "test");
+            text[text.find("[links.a]").unwrap()..].to_string()
+        };
+        assert_eq!(
+            text(&[("env", "LINK_PASSWORD")]),
+            "[links.a]\nuri = \"amqp://\"\npassword_env = \"LINK_PASSWORD\"\n"
+        );
+        assert_eq!(
+            text(&[("hash", "aGFzaA=="), ("algorithm", "rabbit_password_hashing_md5")]),
+            "[links.a]\nuri = \"amqp://\"\npassword_hash = \"aGFzaA==\"\nhashing_algorithm = \"rabbit_password_hashing_md5\"\n"
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! absent or `null`. Only a file whose structure is wrong (a list that is not
 //! a list, an item without a name) is an error.
 
-use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 use crate::diagnostic::Diagnostic;
@@ -110,14 +110,17 @@ pub(crate) struct VhostMetadata {
     pub protected_from_deletion: Option<bool>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A `users` item, checked in shape by serde (its errors name the item);
+/// serialised back, it is the item that the users' kind reads
+/// (`live/users.rs`), less a plaintext password.
+#[derive(Debug, Deserialize, Serialize)]
 pub(crate) struct UserDef {
     pub name: String,
     #[serde(default)]
     pub password_hash: Option<String>,
     /// A plaintext password (accepted by the broker's import). Only its
     /// presence is kept: warren never holds a plaintext password.
-    #[serde(default)]
+    #[serde(default, skip_serializing)]
     pub password: Option<IgnoredAny>,
     #[serde(default)]
     pub hashing_algorithm: Option<String>,
@@ -129,7 +132,7 @@ pub(crate) struct UserDef {
 
 /// User tags: a list, or (before 3.9 and in hand-written files) one
 /// comma-separated string.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(untagged)]
 pub(crate) enum Tags {
     List(Vec<String>),

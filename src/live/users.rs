@@ -1,16 +1,17 @@
 //! Users as the live side sees them: password hash and algorithm, tags,
 //! limits (set only when the user has some).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use super::definitions::{Tags, UserDef};
+use super::definitions::UserDef;
 use super::notes::Notes;
-use crate::model::{Password, User};
+use crate::model::kinds::users;
+use crate::model::{Table, User, Value};
 
 /// RabbitMQ's default `password_hashing_module`. A hash made with it is read
 /// with `algorithm: None`, as the model keeps the algorithm only when it is
 /// not the default.
-pub const DEFAULT_HASHING_ALGORITHM: &str = "rabbit_password_hashing_sha256";
+pub const DEFAULT_HASHING_ALGORITHM: &str = users::DEFAULT_ALGORITHM;
 
 /// The algorithms RabbitMQ ships, with the length of their digest in bytes.
 const ALGORITHMS: [(&str, usize); 3] =
@@ -36,29 +37,40 @@ pub(super) fn default_algorithm(version: Option<&str>) -> &'static str {
     }
 }
 
-/// The user as the model holds it; odd passwords are noted. `Err` says why
-/// RabbitMQ could not use the user either: its hash is not base64.
-/// `default_algorithm` is what a hash without `hashing_algorithm` was made with.
+/// The user as the model holds it: the item read by the users' kind
+/// (`Kind::read`), then what the kind cannot know from the item alone
+/// corrected and noted. A hash without `hashing_algorithm` was made with
+/// `default_algorithm` (MD5 in a file of RabbitMQ 3.0 to 3.5), odd hashes
+/// and a plaintext `password` are noted, and limits that are not numbers
+/// left out. `Err` says why RabbitMQ could not use the user either: its
+/// hash is not base64.
 pub(super) fn user(def: &UserDef, default_algorithm: &str, notes: &mut Notes) -> Result<User, String> {
-    let password = password(def, default_algorithm, notes)?;
+    if def.password.is_some() {
+        plaintext(def, notes);
+    }
+    let item = serde_json::to_value(def).map_err(|e| e.to_string())?;
+    let mut object = (users::KIND.read)(&item).unwrap_or_else(|| Err("it is not a user".into()))?;
+    if let Some(Value::Table(p)) = object.body.get_mut("password") {
+        password(p, def, default_algorithm, notes)?;
+    }
     let mut limits = BTreeMap::new();
     if let Some(l) = &def.limits {
         super::vhosts::add_limits(&mut limits, l, &format!("user \"{}\"", def.name), notes);
     }
-    let limits = (!limits.is_empty()).then_some(limits);
-    Ok(User { name: def.name.clone(), password, tags: tags(def.tags.as_ref()), limits })
+    object.body.remove("limits");
+    if !limits.is_empty() {
+        let limits = limits.into_iter().map(|(k, v)| (k, Value::Int(v))).collect();
+        object.body.insert("limits".into(), Value::Table(limits));
+    }
+    users::user(&def.name, &object.body).ok_or_else(|| "it is not a user".into())
 }
 
-fn password(def: &UserDef, default_algorithm: &str, notes: &mut Notes) -> Result<Password, String> {
+/// The kind's password of a hash, `{ hash, algorithm }`: the algorithm a
+/// hash without one was made with, and what is odd about the hash noted.
+fn password(p: &mut Table, def: &UserDef, default_algorithm: &str, notes: &mut Notes) -> Result<(), String> {
     let name = &def.name;
-    if def.password.is_some() {
-        plaintext(def, notes);
-    }
-    let hash = match def.password_hash.as_deref() {
-        None | Some("") => return Ok(Password::None),
-        Some(h) => h.to_string(),
-    };
-    let Some(length) = crate::password::decode(&hash).map(|b| b.len()) else {
+    let hash = p.get("hash").and_then(Value::as_str).unwrap_or_default();
+    let Some(length) = crate::password::decode(hash).map(|b| b.len()) else {
         return Err("its `password_hash` is not base64, so RabbitMQ cannot use it either".into());
     };
     let given = def.hashing_algorithm.as_deref();
@@ -74,8 +86,10 @@ fn password(def: &UserDef, default_algorithm: &str, notes: &mut Notes) -> Result
             name,
         ),
     }
-    let algorithm = (algorithm != DEFAULT_HASHING_ALGORITHM).then(|| algorithm.to_string());
-    Ok(Password::Hash { hash, algorithm })
+    if algorithm != DEFAULT_HASHING_ALGORITHM {
+        p.insert("algorithm".into(), Value::String(algorithm.to_string()));
+    }
+    Ok(())
 }
 
 /// Notes a user whose hash is `length` bytes where `algorithm` makes
@@ -120,19 +134,12 @@ fn known_algorithms() -> String {
     ALGORITHMS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
 }
 
-/// Tags as a set; a string is split at commas, as RabbitMQ does.
-fn tags(tags: Option<&Tags>) -> BTreeSet<String> {
-    let items: Vec<&str> = match tags {
-        None => Vec::new(),
-        Some(Tags::List(l)) => l.iter().map(String::as_str).collect(),
-        Some(Tags::Text(s)) => s.split(',').collect(),
-    };
-    items.into_iter().map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect()
-}
-
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
+    use crate::model::Password;
 
     /// The user of a file of RabbitMQ `version`, and the notes.
     fn read_of(version: Option<&str>, json: &str) -> (Result<User, String>, Vec<String>) {

@@ -69,6 +69,8 @@ impl ObjectKey {
             ObjectKey::Binding { .. } => 3,
             ObjectKey::Object { name, .. } if name.kind == &super::kinds::policies::KIND => 4,
             ObjectKey::Object { name, .. } if name.kind.phase == super::kinds::Phase::PutPolicy => 5,
+            // A user's object where users were, for when they move (issue 30).
+            ObjectKey::Object { name, .. } if name.kind == &super::kinds::users::KIND => 6,
             ObjectKey::User(_) => 6,
             ObjectKey::Permission { .. } => 7,
             ObjectKey::Object { .. } => 8,

@@ -55,7 +55,7 @@ fn write(vhost: Option<&str>, o: &Object) -> Json {
     serde_json::json!({ "vhost": vhost, "component": COMPONENT, "name": o.id[0], "value": upstreams(o) })
 }
 
-fn put(vhost: Option<&str>, o: &Object) -> Request {
+fn put(vhost: Option<&str>, o: &Object) -> Vec<Request> {
     parameter::put(COMPONENT, vhost, o, upstreams(o))
 }
 

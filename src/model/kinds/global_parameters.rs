@@ -65,8 +65,8 @@ fn write(_: Option<&str>, o: &Object) -> serde_json::Value {
     json!({ "name": o.id[0], "value": o.body.get("value").map(serde_json::Value::from) })
 }
 
-fn put(_: Option<&str>, o: &Object) -> Request {
-    Request { path: vec!["global-parameters".into(), o.id[0].clone()], body: write(None, o) }
+fn put(_: Option<&str>, o: &Object) -> Vec<Request> {
+    vec![Request::new(vec!["global-parameters".into(), o.id[0].clone()], write(None, o))]
 }
 
 fn delete(_: Option<&str>, id: &[String]) -> Vec<String> {

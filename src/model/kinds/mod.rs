@@ -77,8 +77,10 @@ pub struct Kind {
     pub read: fn(&Json) -> Option<Result<Object, String>>,
     /// The definitions item of an object in vhost `vhost`.
     pub write: fn(Option<&str>, &Object) -> Json,
-    /// The management API request that creates or updates an object.
-    pub put: fn(Option<&str>, &Object) -> Request,
+    /// The management API requests that create or update an object, in
+    /// the order they are sent: most kinds' one, a user's PUT and one per
+    /// limit (the broker keeps a user's limits apart).
+    pub put: fn(Option<&str>, &Object) -> Vec<Request>,
     /// The management API path that deletes an object.
     pub delete: fn(Option<&str>, &[String]) -> Vec<String>,
     /// What the broker refuses in an object that its attributes' types
@@ -110,6 +112,12 @@ impl Kind {
     /// Whether a broker of version `(major, minor)` has the kind.
     pub fn on(&self, version: (u32, u32)) -> bool {
         version >= self.since
+    }
+
+    /// The attribute a topology file's key gives (`password_env` gives a
+    /// [`Type::Password`] attribute), in the identity or the body.
+    pub fn attribute_of_key(&self, key: &str) -> Option<&'static Attribute> {
+        self.identity.iter().chain(self.attributes).find(|a| a.file_keys().contains(&key))
     }
 
     /// The attribute that is a table an overlay merges key by key, if any.
@@ -205,6 +213,37 @@ impl Attribute {
     pub(super) const fn secret(self) -> Attribute {
         Attribute { secret: true, ..self }
     }
+
+    /// The keys of a topology file that give the attribute: its name, but
+    /// for a [`Type::Password`] the three keys the files spell one with
+    /// ([`PASSWORD_KEYS`]).
+    pub fn file_keys(&'static self) -> &'static [&'static str] {
+        match self.ty {
+            Type::Password => &PASSWORD_KEYS,
+            _ => std::slice::from_ref(&self.name),
+        }
+    }
+}
+
+/// The keys a topology file gives a [`Type::Password`] with, as RabbitMQ's
+/// definitions name a user's: `password_env = "VARIABLE"` (the value
+/// `{ env = "VARIABLE" }`), or `password_hash` with `hashing_algorithm`
+/// when not the default (`{ hash = "…", algorithm = "…" }`). The first two
+/// exclude each other.
+pub const PASSWORD_KEYS: [&str; 3] = ["password_env", "password_hash", "hashing_algorithm"];
+
+/// A [`Type::Password`] value as the files' keys spell it, in
+/// [`PASSWORD_KEYS`] order: `[("password_env", "VARIABLE")]`, or the hash
+/// and its algorithm when given. Nothing for a value of another shape (a
+/// password read from its variable is never written).
+pub fn password_keys(value: &Value) -> Vec<(&'static str, &str)> {
+    if let Some(var) = env_var(value) {
+        return vec![(PASSWORD_KEYS[0], var)];
+    }
+    let Value::Table(t) = value else { return Vec::new() };
+    let Some(hash) = t.get("hash").and_then(Value::as_str) else { return Vec::new() };
+    let algorithm = t.get("algorithm").and_then(Value::as_str).map(|a| (PASSWORD_KEYS[2], a));
+    std::iter::once((PASSWORD_KEYS[1], hash)).chain(algorithm).collect()
 }
 
 /// What values an attribute takes.
@@ -358,10 +397,10 @@ impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = self.kind.name;
         match self.id.as_slice() {
-            // A policy's name as plans, records' messages and the broker's
-            // action texts said it before it was a kind's object: as
-            // exchanges' and queues' are, unescaped.
-            [one] if self.kind == &policies::KIND => write!(f, "{kind} \"{one}\""),
+            // A policy's and a user's name as plans, records' messages and
+            // the broker's action texts said it before it was a kind's
+            // object: as exchanges' and queues' are, unescaped.
+            [one] if self.kind == &policies::KIND || self.kind == &users::KIND => write!(f, "{kind} \"{one}\""),
             [one] => write!(f, "{kind} \"{}\"", one.escape_debug()),
             parts => {
                 let named: Vec<String> = (self.kind.identity.iter().zip(parts))
@@ -379,6 +418,17 @@ impl fmt::Display for Name {
 pub struct Request {
     pub path: Vec<String>,
     pub body: Json,
+    /// What it sets of the object when it is not the object itself, as
+    /// the broker's action texts say it: `limit max-connections` (then
+    /// "set limit max-connections of user \"app\"").
+    pub part: Option<String>,
+}
+
+impl Request {
+    /// A request that sets the object itself.
+    pub fn new(path: Vec<String>, body: Json) -> Request {
+        Request { path, body, part: None }
+    }
 }
 
 /// Objects of any kind in one scope, by name.

@@ -115,8 +115,8 @@ fn write(vhost: Option<&str>, o: &Object) -> Json {
     json!({ "vhost": vhost, "component": COMPONENT, "name": o.id[0], "value": policies::value(o) })
 }
 
-fn put(vhost: Option<&str>, o: &Object) -> Request {
-    Request { path: delete(vhost, &o.id), body: Json::Object(policies::value(o)) }
+fn put(vhost: Option<&str>, o: &Object) -> Vec<Request> {
+    vec![Request::new(delete(vhost, &o.id), Json::Object(policies::value(o)))]
 }
 
 fn delete(vhost: Option<&str>, id: &[String]) -> Vec<String> {
@@ -146,7 +146,7 @@ mod tests {
         let item = (KIND.write)(Some("v"), &o);
         assert_eq!(item["value"]["apply-to"], "queues");
         assert_eq!((KIND.read)(&item), Some(Ok(o.clone())));
-        let r = (KIND.put)(Some("v"), &o);
+        let [r] = <[Request; 1]>::try_from((KIND.put)(Some("v"), &o)).unwrap();
         assert_eq!(r.path, ["operator-policies", "v", "cap"]);
         assert_eq!(r.body, item["value"]);
         assert_eq!((KIND.read)(&json!({ "component": "vhost-limits" })), None, "another component's");

@@ -58,8 +58,8 @@ pub(super) fn value(o: &Object) -> Json {
     Json::Object(o.body.iter().map(|(k, v)| (k.clone(), Json::from(v))).collect::<Map<_, _>>())
 }
 
-pub(super) fn put(component: &str, vhost: Option<&str>, o: &Object, value: Json) -> Request {
-    Request { path: path(component, vhost, &o.id), body: json!({ "value": value }) }
+pub(super) fn put(component: &str, vhost: Option<&str>, o: &Object, value: Json) -> Vec<Request> {
+    vec![Request::new(path(component, vhost, &o.id), json!({ "value": value }))]
 }
 
 pub(super) fn path(component: &str, vhost: Option<&str>, id: &[String]) -> Vec<String> {
@@ -79,7 +79,7 @@ macro_rules! parameter_functions {
             parameter::write($component, vhost, o)
         }
 
-        fn put(vhost: Option<&str>, o: &Object) -> Request {
+        fn put(vhost: Option<&str>, o: &Object) -> Vec<Request> {
             parameter::put($component, vhost, o, parameter::value(o))
         }
 

@@ -233,8 +233,8 @@ fn write(vhost: Option<&str>, o: &Object) -> Json {
     Json::Object(m)
 }
 
-fn put(vhost: Option<&str>, o: &Object) -> Request {
-    Request { path: delete(vhost, &o.id), body: Json::Object(value(o)) }
+fn put(vhost: Option<&str>, o: &Object) -> Vec<Request> {
+    vec![Request::new(delete(vhost, &o.id), Json::Object(value(o)))]
 }
 
 fn delete(vhost: Option<&str>, id: &[String]) -> Vec<String> {
@@ -272,7 +272,7 @@ mod tests {
                     "definition": { "max-length": 10 } })
         );
         assert_eq!((KIND.read)(&item), Some(Ok(o.clone())));
-        let r = (KIND.put)(Some("v"), &o);
+        let [r] = <[Request; 1]>::try_from((KIND.put)(Some("v"), &o)).unwrap();
         assert_eq!(r.path, ["policies", "v", "limits"]);
         assert_eq!(
             r.body,

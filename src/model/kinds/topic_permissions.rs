@@ -80,9 +80,9 @@ fn write(vhost: Option<&str>, o: &Object) -> serde_json::Value {
     json!({ "user": o.id[0], "vhost": vhost, "exchange": o.id[1], "write": o.text("write"), "read": o.text("read") })
 }
 
-fn put(vhost: Option<&str>, o: &Object) -> Request {
+fn put(vhost: Option<&str>, o: &Object) -> Vec<Request> {
     let path = vec!["topic-permissions".into(), vhost.unwrap_or_default().into(), o.id[0].clone()];
-    Request { path, body: json!({ "exchange": o.id[1], "write": o.text("write"), "read": o.text("read") }) }
+    vec![Request::new(path, json!({ "exchange": o.id[1], "write": o.text("write"), "read": o.text("read") }))]
 }
 
 fn delete(vhost: Option<&str>, id: &[String]) -> Vec<String> {

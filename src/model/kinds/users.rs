@@ -229,12 +229,15 @@ fn write(_: Option<&str>, o: &Object) -> Json {
     })
 }
 
-/// The user's PUT: a password read from its variable as `password` (the
-/// broker hashes it), else the hash. Its tags are RabbitMQ's text. The
-/// limits are not in it: the broker keeps them apart, one request each.
-/// A password still naming its variable is sent as none: the caller
-/// refuses that first (`Refusal::PasswordUnset`).
-fn put(_: Option<&str>, o: &Object) -> Request {
+/// The user's PUT, then one PUT per limit it gives: the broker keeps a
+/// user's limits apart (`/api/user-limits/{name}/{limit}`), and its PUT
+/// leaves them as they were. The user's: a password read from its
+/// variable as `password` (the broker hashes it), else the hash; its tags
+/// as RabbitMQ's text. A password still naming its variable is sent as
+/// none: the caller refuses that first (`Refusal::PasswordUnset`). A
+/// limit the object no longer gives is the caller's to remove: it is on
+/// the broker, not in the object.
+fn put(_: Option<&str>, o: &Object) -> Vec<Request> {
     let tags = tags(o).join(",");
     let body = match o.body.get("password") {
         Some(Value::String(p)) => json!({ "password": p, "tags": tags }),
@@ -244,7 +247,17 @@ fn put(_: Option<&str>, o: &Object) -> Request {
         }
         _ => json!({ "password_hash": "", "tags": tags }),
     };
-    Request { path: delete(None, &o.id), body }
+    let user = Request::new(delete(None, &o.id), body);
+    let limits = match o.body.get("limits") {
+        Some(Value::Table(l)) => l.iter().collect(),
+        _ => Vec::new(),
+    };
+    let limit = |(limit, value): (&String, &Value)| Request {
+        path: vec!["user-limits".into(), o.id[0].clone(), limit.clone()],
+        body: json!({ "value": Json::from(value) }),
+        part: Some(format!("limit {limit}")),
+    };
+    std::iter::once(user).chain(limits.into_iter().map(limit)).collect()
 }
 
 fn delete(_: Option<&str>, id: &[String]) -> Vec<String> {
@@ -296,15 +309,19 @@ mod tests {
             assert_eq!(back, expected, "{p:?}");
         }
         let o = object(&app(Password::Hash { hash: HASH.into(), algorithm: None }));
-        let r = (KIND.put)(None, &o);
+        let [r, limit] = <[Request; 2]>::try_from((KIND.put)(None, &o)).unwrap();
         assert_eq!(r.path, ["users", "app"]);
         assert_eq!(
             r.body,
             json!({ "password_hash": HASH, "hashing_algorithm": DEFAULT_ALGORITHM, "tags": "management" })
         );
+        assert_eq!(r.part, None);
+        assert_eq!(limit.path, ["user-limits", "app", "max-connections"]);
+        assert_eq!(limit.body, json!({ "value": 10 }));
+        assert_eq!(limit.part.as_deref(), Some("limit max-connections"));
         let mut read_from_env = object(&app(Password::Env("APP_PASSWORD".into())));
         read_from_env.body.insert("password".into(), Value::String("s3cret".into()));
-        assert_eq!((KIND.put)(None, &read_from_env).body, json!({ "password": "s3cret", "tags": "management" }));
+        assert_eq!((KIND.put)(None, &read_from_env)[0].body, json!({ "password": "s3cret", "tags": "management" }));
         let text = json!({ "name": "t", "password_hash": "", "tags": "administrator, monitoring", "limits": {} });
         let read = (KIND.read)(&text).unwrap().unwrap();
         let tags = ["administrator".to_string(), "monitoring".to_string()].into();
@@ -313,6 +330,35 @@ mod tests {
             Some(User { name: "t".into(), password: Password::None, tags, limits: None })
         );
         assert!((KIND.read)(&json!({ "password_hash": "" })).unwrap().is_err());
+    }
+
+    #[test]
+    fn a_user_s_key_says_and_sorts_as_the_old_key_did() {
+        use crate::model::ObjectKey;
+        let others = [
+            ObjectKey::Binding {
+                vhost: "v".into(),
+                binding: crate::model::Binding {
+                    source: "x".into(),
+                    destination: "q".into(),
+                    destination_kind: crate::model::DestinationKind::Queue,
+                    routing_key: String::new(),
+                    arguments: Table::new(),
+                },
+            },
+            crate::model::kinds::policies::key("v", "p"),
+            ObjectKey::Permission { vhost: "v".into(), user: "app".into() },
+        ];
+        for name in ["app", "a \"quoted\" name", "ünïcode\\"] {
+            let (new, old) = (key(name), ObjectKey::User(name.to_string()));
+            assert_eq!(new.to_string(), old.to_string());
+            assert_eq!((new.kind(), new.name(), new.vhost()), (old.kind(), old.name(), old.vhost()));
+            assert_eq!(new.clone().in_vhost("w").to_string(), old.clone().in_vhost("w").to_string());
+            for other in &others {
+                assert_eq!(new.cmp(other), old.cmp(other), "{name} against {other}");
+                assert_eq!(other.cmp(&new), other.cmp(&old), "{other} against {name}");
+            }
+        }
     }
 
     #[test]
