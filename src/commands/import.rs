@@ -238,7 +238,11 @@ fn summary(file: &File) -> String {
     ]
     .concat();
     let parts = if parts.is_empty() { "no objects".to_string() } else { parts.join(", ") };
-    format!("vhost \"{v}\", {parts}")
+    let proposed = said(&[(file.proposed.shapes, "shape"), (file.proposed.services, "service")]);
+    match proposed.is_empty() {
+        true => format!("vhost \"{v}\", {parts}"),
+        false => format!("vhost \"{v}\", {parts}; proposes {}, commented out at its end", proposed.join(", ")),
+    }
 }
 
 /// `2 vhosts, 6 users`.

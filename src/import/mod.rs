@@ -44,6 +44,15 @@ pub struct File {
     /// The vhost the file declares; `None` for the users' file.
     pub vhost: Option<String>,
     pub counts: Counts,
+    /// What it proposes, commented out at its end: shapes, services.
+    pub proposed: Proposed,
+}
+
+/// How many shapes and services a vhost's file proposes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Proposed {
+    pub shapes: usize,
+    pub services: usize,
 }
 
 /// How many objects of each kind a file declares.
@@ -157,10 +166,17 @@ pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &
             text,
             vhost: Some(vhost.clone()),
             counts,
+            proposed: Proposed::default(),
         };
         let Some((own, further)) = names.split_first() else { continue };
-        let mut proposal = shapes::lines(&shapes::proposed(v), v);
-        let services = services::lines(&services::proposed(whole, &selection.topology.users, consumed.get(vhost)));
+        let (shapes, services) =
+            (shapes::proposed(v), services::proposed(whole, &selection.topology.users, consumed.get(vhost)));
+        let proposed = Proposed {
+            shapes: shapes.len(),
+            services: services.iter().filter(|p| matches!(p, services::Proposal::Service(..))).count(),
+        };
+        let mut proposal = shapes::lines(&shapes, v);
+        let services = services::lines(&services);
         if !proposal.is_empty() && !services.is_empty() {
             proposal.push(String::new());
         }
@@ -168,13 +184,14 @@ pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &
         let tail = render::Tail { left_out: &left_out, skipped: &skipped, proposal: &proposal };
         if further.is_empty() {
             let text = render::vhost_file(v, streams, &Share::Whole, &tail, source);
-            files.push(file(own, text, Counts::of(whole, whole.queues.len(), whole.bindings.len())));
+            let counts = Counts::of(whole, whole.queues.len(), whole.bindings.len());
+            files.push(File { proposed, ..file(own, text, counts) });
             continue;
         }
         let cut = parts::cut(v, queues_per_file);
         let counts = Counts::of(v, 0, cut.own.len());
         let share = Share::Own { bindings: cut.own, parts: further };
-        files.push(file(own, render::vhost_file(v, streams, &share, &tail, source), counts));
+        files.push(File { proposed, ..file(own, render::vhost_file(v, streams, &share, &tail, source), counts) });
         for (i, ((queues, bindings), name)) in cut.parts.iter().zip(further).enumerate() {
             let text = render::queues_file(v, queues, bindings, (i + 1, further.len()), own, source);
             let counts = Counts { queues: queues.len(), bindings: bindings.len(), ..Counts::default() };
@@ -190,6 +207,7 @@ pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &
             text: render::users_file(t.users.values(), &t.objects, &users_left_out, &users_skipped, source),
             vhost: None,
             counts: Counts { users: t.users.len(), kinds: of_kinds(&t.objects), ..Counts::default() },
+            proposed: Proposed::default(),
         });
     }
     let notes = notes(&selection);
