@@ -15,7 +15,7 @@ mod services;
 mod shapes;
 mod super_streams;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use names::{USERS_FILE, slug};
 pub use select::LeftOut;
@@ -24,7 +24,7 @@ pub use services::Consumed;
 use crate::diagnostic::Diagnostic;
 use crate::live::notes::Notes;
 use crate::live::{Scope, Skipped};
-use crate::model::{Topology, Vhost};
+use crate::model::{Topology, User, Vhost};
 use render::Share;
 
 /// The most queues in one file. A vhost with more has them, with the
@@ -169,18 +169,7 @@ pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &
             proposed: Proposed::default(),
         };
         let Some((own, further)) = names.split_first() else { continue };
-        let (shapes, services) =
-            (shapes::proposed(v), services::proposed(whole, &selection.topology.users, consumed.get(vhost)));
-        let proposed = Proposed {
-            shapes: shapes.len(),
-            services: services.iter().filter(|p| matches!(p, services::Proposal::Service(..))).count(),
-        };
-        let mut proposal = shapes::lines(&shapes, v);
-        let services = services::lines(&services);
-        if !proposal.is_empty() && !services.is_empty() {
-            proposal.push(String::new());
-        }
-        proposal.extend(services);
+        let (proposal, proposed) = proposals(v, whole, &selection.topology.users, consumed.get(vhost));
         let tail = render::Tail { left_out: &left_out, skipped: &skipped, proposal: &proposal };
         if further.is_empty() {
             let text = render::vhost_file(v, streams, &Share::Whole, &tail, source);
@@ -212,6 +201,28 @@ pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &
     }
     let notes = notes(&selection);
     Ok(Import { files, topology: selection.topology, left_out: selection.left_out, notes })
+}
+
+/// The lines a vhost's file ends with, commented out: the shapes of `v`
+/// (its own objects) and the services of `whole` it proposes; and how many.
+fn proposals(
+    v: &Vhost,
+    whole: &Vhost,
+    users: &BTreeMap<String, User>,
+    consumed: Option<&BTreeMap<String, BTreeSet<String>>>,
+) -> (Vec<String>, Proposed) {
+    let (shapes, services) = (shapes::proposed(v), services::proposed(whole, users, consumed));
+    let proposed = Proposed {
+        shapes: shapes.len(),
+        services: services.iter().filter(|p| matches!(p, services::Proposal::Service(..))).count(),
+    };
+    let mut lines = shapes::lines(&shapes, v);
+    let services = services::lines(&services);
+    if !lines.is_empty() && !services.is_empty() {
+        lines.push(String::new());
+    }
+    lines.extend(services);
+    (lines, proposed)
 }
 
 /// An error when `live` lacks a vhost of `wanted`, or holds nothing.
