@@ -113,7 +113,8 @@ pub enum Command {
         #[arg(long = "env", value_name = "ENV", conflicts_with = "state")]
         envs: Vec<String>,
         /// Limit the plan to this object and what it needs (its vhost, a binding's ends, a
-        /// permission's user): KIND:VHOST/NAME with globs, such as queue:orders/orders.work,
+        /// permission's user, a queue's dead-letter exchange, an exchange's alternate exchange):
+        /// KIND:VHOST/NAME with globs, such as queue:orders/orders.work,
         /// queue:/orders.work (vhost "/") or user:alice. Repeatable. For exceptional cases only.
         #[arg(long = "target", value_name = "KIND:VHOST/NAME", value_parser = parse_target)]
         targets: Vec<Target>,

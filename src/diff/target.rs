@@ -2,12 +2,12 @@
 //! terraform's `-target` is. For the exceptional case (a fix that cannot
 //! wait for the rest of a change); the plan says so.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use globset::{Glob, GlobMatcher};
 
-use super::{Action, Diff, Problem};
-use crate::model::{DestinationKind, ObjectKey};
+use super::{Action, Declared, Diff, Problem};
+use crate::model::{DestinationKind, ObjectKey, Value};
 
 /// One `--target KIND:VHOST/NAME`: a kind, and globs on the vhost and the
 /// name. `KIND:NAME` is any vhost's; an empty VHOST is the default vhost `/`.
@@ -70,10 +70,23 @@ impl Target {
     }
 }
 
-/// What `key` cannot be made without: its vhost, a binding's ends, a
-/// permission's user.
-fn needs(key: &ObjectKey) -> Vec<ObjectKey> {
+/// What `key`, which the files declare as `declared` when they do, cannot
+/// be made without: its vhost, a binding's ends, a permission's user, a
+/// queue's dead-letter exchange and an exchange's alternate exchange (in
+/// its arguments; one a policy names is the policy's).
+fn needs(key: &ObjectKey, declared: Option<&Declared>) -> Vec<ObjectKey> {
     let mut out: Vec<ObjectKey> = key.vhost().map(|v| ObjectKey::Vhost(v.to_string())).into_iter().collect();
+    let named = |arguments: &crate::model::Table, argument: &str| match arguments.get(argument) {
+        Some(Value::String(x)) if !x.is_empty() => {
+            key.vhost().map(|v| ObjectKey::Exchange { vhost: v.to_string(), name: x.clone() })
+        }
+        _ => None,
+    };
+    match declared {
+        Some(Declared::Queue(q)) => out.extend(named(&q.arguments, "x-dead-letter-exchange")),
+        Some(Declared::Exchange(x)) => out.extend(named(&x.arguments, "alternate-exchange")),
+        _ => {}
+    }
     match key {
         ObjectKey::Binding { vhost, binding } => {
             out.push(ObjectKey::Exchange { vhost: vhost.clone(), name: binding.source.clone() });
@@ -104,9 +117,11 @@ pub struct LeftOut {
 pub fn limit(diff: Diff, targets: &[Target]) -> (Diff, LeftOut) {
     let mut kept: BTreeSet<ObjectKey> =
         diff.changes.iter().filter(|c| targets.iter().any(|t| t.names(&c.key))).map(|c| c.key.clone()).collect();
+    let declared: BTreeMap<&ObjectKey, &Declared> =
+        diff.changes.iter().filter_map(|c| c.declared.as_ref().map(|d| (&c.key, d))).collect();
     let mut todo: Vec<ObjectKey> = kept.iter().cloned().collect();
     while let Some(k) = todo.pop() {
-        for n in needs(&k) {
+        for n in needs(&k, declared.get(&k).copied()) {
             if kept.insert(n.clone()) {
                 todo.push(n);
             }
@@ -146,5 +161,57 @@ mod tests {
         for bad in ["queue", "queue:shop/", "queue:shop/[", "user:"] {
             assert!(Target::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// A queue's dead-letter exchange and an exchange's alternate exchange
+    /// come along: without them, what the queue dead-letters and what the
+    /// exchange cannot route would be dropped.
+    #[test]
+    fn a_queue_brings_its_dead_letter_exchange_and_an_exchange_its_alternate() {
+        use crate::model::{Exchange, Queue, QueueType, Table};
+        let exchange = |name: &str, ae: Option<&str>| {
+            let mut arguments = Table::default();
+            if let Some(ae) = ae {
+                arguments.insert("alternate-exchange".into(), Value::String(ae.into()));
+            }
+            Exchange {
+                name: name.into(),
+                kind: "direct".into(),
+                durable: true,
+                auto_delete: false,
+                internal: false,
+                arguments,
+            }
+        };
+        let mut arguments = Table::default();
+        arguments.insert("x-dead-letter-exchange".into(), Value::String("dlx".into()));
+        let q = Queue {
+            name: "w".into(),
+            kind: QueueType::Classic,
+            durable: true,
+            auto_delete: false,
+            arguments,
+            replaces: None,
+        };
+        let create = |key: ObjectKey, declared: Declared| {
+            let mut c = super::super::Change::new(key, Action::Create, "");
+            c.declared = Some(declared);
+            c
+        };
+        let x = |name: &str| ObjectKey::Exchange { vhost: "/".into(), name: name.into() };
+        let changes = vec![
+            create(queue("/", "w"), Declared::Queue(q)),
+            create(x("dlx"), Declared::Exchange(exchange("dlx", Some("ae")))),
+            create(x("ae"), Declared::Exchange(exchange("ae", None))),
+            create(x("other"), Declared::Exchange(exchange("other", None))),
+        ];
+        let diff = Diff { changes, problems: Vec::new(), in_flight: Vec::new(), outside: Vec::new() };
+        let (kept, left) = limit(diff, &[Target::parse("queue:/w").unwrap()]);
+        let kept: Vec<String> = kept.changes.iter().map(|c| c.key.to_string()).collect();
+        assert_eq!(
+            kept,
+            ["queue \"w\" in vhost \"/\"", "exchange \"dlx\" in vhost \"/\"", "exchange \"ae\" in vhost \"/\""]
+        );
+        assert_eq!(left.actions, 1, "only the exchange nothing needs is left out");
     }
 }
