@@ -1908,14 +1908,20 @@ fn destroy_removes_what_the_project_owns_and_nothing_of_another_project() {
 fn a_targeted_apply_makes_and_records_only_what_it_names() {
     let case = Case::admin("t-apply-target");
     case.topology(
-        "vhosts = [\"{V}\"]\n\n[exchanges.x]\ntype = \"topic\"\n\n[queues.a]\ntype = \"classic\"\n\n[queues.b]\ntype = \"classic\"\n\n\
+        "vhosts = [\"{V}\"]\n\n[exchanges.x]\ntype = \"topic\"\n\n[exchanges.dlx]\ntype = \"fanout\"\n\n\
+         [queues.a]\ntype = \"classic\"\narguments = { x-dead-letter-exchange = \"dlx\" }\n\n[queues.b]\ntype = \"classic\"\n\n\
          [[bindings]]\nsource = \"x\"\nqueue = \"a\"\nrouting_key = \"a\"\n\n[[bindings]]\nsource = \"x\"\nqueue = \"b\"\nrouting_key = \"b\"\n",
     );
     let target = format!("binding:{}/a", case.vhost);
     let run = case.apply(&["--target", &target], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("4 added"), "the vhost, x, a and the binding: {}", run.stdout);
+    assert!(
+        run.stdout.contains("5 added"),
+        "the vhost, x, a, its dead-letter exchange and the binding: {}",
+        run.stdout
+    );
     assert!(case.exists("queues/{V}/a") && !case.exists("queues/{V}/b"));
+    assert!(case.exists("exchanges/{V}/dlx"), "a's dead letters have somewhere to go");
     let recorded = case.inventory(&case.vhost).unwrap();
     assert_eq!(recorded["queues"], names(&["a"]), "nothing of queue b is claimed");
     // The rest is still to do, and a full apply does it.
