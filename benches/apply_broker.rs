@@ -173,6 +173,8 @@ fn main() {
     let files = warren::import::import(&topology, &[], "generated").unwrap();
     let desired = dir.path().join("topology");
     std::fs::create_dir_all(&desired).unwrap();
+    // A plan or apply against a broker acts for a project.
+    std::fs::write(desired.join("warren.toml"), "[project]\nname = \"bench\"\n").unwrap();
     for f in &files.files {
         std::fs::write(desired.join(&f.name), &f.text).unwrap();
     }

@@ -686,6 +686,15 @@ impl Broker for Memory {
         Ok(())
     }
 
+    async fn delete_global_parameter(&self, name: &str) -> Answer<()> {
+        let mut s = self.lock_state();
+        if !who(&self.user, &s)?.policymaker {
+            return Err(self.forbidden(format!("delete warren's older record part (global parameter \"{name}\")")));
+        }
+        s.global_parameters.remove(name);
+        Ok(())
+    }
+
     /// As `Rabbit::put_record`: an internal fanout exchange whose argument
     /// holds the record. Arguments cannot change on a redeclare.
     async fn put_record(&self, vhost: &str, name: &str, value: &Json) -> Answer<()> {

@@ -349,6 +349,8 @@ pub trait Broker: Clone + Send + Sync + 'static {
     /// A global parameter's value; `None` when it is not set.
     fn global_parameter(&self, name: &str) -> impl Future<Output = Answer<Option<Json>>> + Send;
     fn put_global_parameter(&self, name: &str, value: &Json) -> impl Future<Output = Answer<()>> + Send;
+    /// Clears a global parameter; one not set is cleared already.
+    fn delete_global_parameter(&self, name: &str) -> impl Future<Output = Answer<()>> + Send;
     /// Declares record exchange `name` in `vhost` holding `value`.
     fn put_record(&self, vhost: &str, name: &str, value: &Json) -> impl Future<Output = Answer<()>> + Send;
     fn delete_record(&self, vhost: &str, name: &str) -> impl Future<Output = Answer<()>> + Send;

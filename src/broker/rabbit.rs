@@ -853,6 +853,12 @@ impl Broker for Rabbit {
         ops::put(&self.http, &path, body, &format!("record warren's records (global parameter \"{name}\")")).await
     }
 
+    async fn delete_global_parameter(&self, name: &str) -> Answer<()> {
+        let path = format!("global-parameters/{}", segment(name));
+        ops::delete(&self.http, &path, &format!("delete warren's older record part (global parameter \"{name}\")"))
+            .await
+    }
+
     async fn put_record(&self, vhost: &str, name: &str, value: &Json) -> Answer<()> {
         let body = serde_json::json!({
             "type": "fanout", "durable": true, "auto_delete": false, "internal": true,

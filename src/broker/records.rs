@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use super::lock::Lock;
 use super::{Answer, Broker, BrokerError, vhost_names};
 use crate::model::{INVENTORY_PARAMETER, JOURNAL_PARAMETER, Place, RecordKind, RecordWrite};
-use crate::model::{Progress, RecordError};
+use crate::model::{Progress, RecordError, SplitIndex, layout, part_name};
 
 /// The generations of a project's journal exchange found in its home
 /// vhost, and of its migrations' progress records, so that each write can
@@ -64,7 +64,7 @@ pub trait RecordStore: Broker {
             for w in writes {
                 match w {
                     RecordWrite::Broker(ownership) => {
-                        self.put_global_parameter(INVENTORY_PARAMETER, &ownership.to_json()).await?;
+                        self.put_split(INVENTORY_PARAMETER, &ownership.to_json()).await?;
                     }
                     RecordWrite::Vhost { vhost, project, next, inventory, stale } => {
                         let kind = RecordKind::Inventory;
@@ -76,6 +76,27 @@ pub trait RecordStore: Broker {
                         }
                     }
                 }
+            }
+            Ok(())
+        }
+    }
+
+    /// Stores `value` as the broker-wide record `name`, in parts when it
+    /// is large (`model::record_parts`): the parts at once, then the
+    /// record's own parameter (its index), then the parts no index names
+    /// any more. What the parameter holds now says which slot to write.
+    fn put_split(&self, name: &str, value: &Json) -> impl Future<Output = Answer<()>> + Send {
+        async move {
+            let now = self.global_parameter(name).await?.and_then(|v| SplitIndex::of(&v)).and_then(Result::ok);
+            let l = layout(name, value, now.as_ref());
+            let ((record, index), parts) = l.puts.split_last().expect("the record's own parameter is always put");
+            let puts = parts.iter().map(|(n, v)| self.put_global_parameter(n, v));
+            for put in futures_util::future::join_all(puts).await {
+                put?;
+            }
+            self.put_global_parameter(record, index).await?;
+            for n in &l.deletes {
+                self.delete_global_parameter(n).await?;
             }
             Ok(())
         }
@@ -251,7 +272,18 @@ pub trait RecordStore: Broker {
             for (name, value) in [(INVENTORY_PARAMETER, inventory), (JOURNAL_PARAMETER, journal)] {
                 match value {
                     Ok(None) | Err(BrokerError::Forbidden { .. }) => {}
-                    Ok(Some(value)) => out.push(serde_json::json!({ "name": name, "value": value }).to_string()),
+                    Ok(Some(value)) => {
+                        // A record in parts comes with its parts.
+                        if let Some(Ok(index)) = SplitIndex::of(&value) {
+                            for i in 1..=index.parts {
+                                let part = part_name(name, index.slot, i);
+                                if let Some(v) = self.global_parameter(&part).await? {
+                                    out.push(serde_json::json!({ "name": part, "value": v }).to_string());
+                                }
+                            }
+                        }
+                        out.push(serde_json::json!({ "name": name, "value": value }).to_string())
+                    }
                     Err(e) => return Err(e),
                 }
             }

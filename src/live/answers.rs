@@ -32,7 +32,7 @@ struct ListedOperatorPolicy {
     body: Map<String, Json>,
 }
 
-pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> {
+pub(super) fn read(mut a: Answers, origin: &str) -> Result<Definitions, Diagnostic> {
     let mut defs = Definitions {
         vhosts: Some(parse::<Vec<VhostDef>>(&a.vhosts, "the vhost listing", origin)?),
         ..Definitions::default()
@@ -46,9 +46,12 @@ pub(super) fn read(a: Answers, origin: &str) -> Result<Definitions, Diagnostic> 
     for r in &a.records {
         defs.global_parameters.push(parse::<GlobalParameterDef>(r, "warren's records", origin)?);
     }
-    kind_listings(&mut defs, &a.objects, origin)?;
-    for (v, text) in &a.exports {
-        let export = definitions::parse(text, &format!("{origin} (vhost \"{v}\")"))?;
+    // Each text is dropped once parsed: a large vhost's export is tens of
+    // MB, and the plan's peak memory is the parsed side's.
+    kind_listings(&mut defs, std::mem::take(&mut a.objects), origin)?;
+    for (v, text) in std::mem::take(&mut a.exports) {
+        let export = definitions::parse(&text, &format!("{origin} (vhost \"{v}\")"))?;
+        drop(text);
         let vhost = || Some(v.clone());
         defs.queues.extend(export.queues.into_iter().map(|q| QueueDef { vhost: vhost(), ..q }));
         defs.exchanges.extend(export.exchanges.into_iter().map(|x| ExchangeDef { vhost: vhost(), ..x }));
@@ -125,13 +128,13 @@ fn parameter_listing(defs: &mut Definitions, a: &Answers, origin: &str) -> Resul
 
 /// The listing of each kind that has one, into the definitions list its
 /// items belong to.
-fn kind_listings(defs: &mut Definitions, listed: &[(&Kind, String)], origin: &str) -> Result<(), Diagnostic> {
+fn kind_listings(defs: &mut Definitions, listed: Vec<(&Kind, String)>, origin: &str) -> Result<(), Diagnostic> {
     for (kind, text) in listed {
         let what = format!("the {} listing", kind.table.replace('_', " "));
         match kind.definitions {
-            "topic_permissions" => defs.topic_permissions.extend(parse::<Vec<Json>>(text, &what, origin)?),
+            "topic_permissions" => defs.topic_permissions.extend(parse::<Vec<Json>>(&text, &what, origin)?),
             "global_parameters" => {
-                defs.global_parameters.extend(parse::<Vec<GlobalParameterDef>>(text, &what, origin)?)
+                defs.global_parameters.extend(parse::<Vec<GlobalParameterDef>>(&text, &what, origin)?)
             }
             list => unreachable!("kind {} lists {list} items, which no listing gives", kind.table),
         }

@@ -21,7 +21,7 @@ use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies, po
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
     Ownership, Permission, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder,
-    Table, Topology, Value, Vhost, policy_key,
+    SplitIndex, Table, Topology, Value, Vhost, is_part_of, join, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
@@ -60,6 +60,8 @@ pub(super) fn read(
     };
     r.vhosts(&mut defs);
     r.global_parameters(&defs)?;
+    // The inventory's parts are joined and read: megabytes not to hold on to.
+    defs.global_parameters.retain(|g| !is_part_of(INVENTORY_PARAMETER, &g.name));
     for (i, p) in defs.parameters.iter().enumerate() {
         r.parameter(i, p)?;
     }
@@ -226,7 +228,7 @@ impl Normaliser<'_> {
             let what = |record: &str| format!("{}: warren's {record} (global parameter `{}`)", self.origin, g.name);
             let clear = format!("`rabbitmqctl clear_global_parameter {}`", g.name);
             if g.name == INVENTORY_PARAMETER {
-                self.records.broker = ownership(&g.value).map_err(|e| {
+                self.records.broker = joined(defs, &g.name, &g.value).and_then(|v| ownership(&v)).map_err(|e| {
                     unreadable(what("inventory"), e, &clear, "the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
                 })?;
             } else if g.name == crate::model::JOURNAL_PARAMETER {
@@ -240,6 +242,8 @@ impl Normaliser<'_> {
                 })?;
                 crate::journal::newest_applies(&mut self.last_applies, journal.last_applies());
                 self.migrations.extend(journal.migrations);
+            } else if is_part_of(INVENTORY_PARAMETER, &g.name) {
+                // Read with the inventory's index, above.
             } else if self.kind_item("global_parameters", index, &json!({ "name": g.name, "value": g.value })) {
             } else if !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str()) {
                 self.notes.add(
@@ -743,6 +747,20 @@ fn table(map: &Map<String, Json>) -> Table {
 }
 
 /// The inventory parameter's value: its JSON object, or that object as a string.
+/// The record `name` whose parameter holds `value`: itself when kept
+/// whole, or its parts joined (`model::record_parts`), found among the
+/// global parameters read with it.
+fn joined(defs: &Definitions, name: &str, value: &Json) -> Result<Json, RecordError> {
+    let Some(index) = SplitIndex::of(value) else { return Ok(value.clone()) };
+    let parts: std::collections::HashMap<&str, &Json> = defs
+        .global_parameters
+        .iter()
+        .filter(|g| is_part_of(name, &g.name))
+        .map(|g| (g.name.as_str(), &g.value))
+        .collect();
+    join(name, &index?, |p| parts.get(p).copied())
+}
+
 fn ownership(value: &Json) -> Result<Ownership, RecordError> {
     match value {
         Json::String(s) => {

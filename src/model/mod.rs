@@ -11,6 +11,7 @@ mod policy_keys;
 mod progress;
 mod record_format;
 mod record_kind;
+mod record_parts;
 mod records;
 pub mod scaffold;
 pub mod services;
@@ -32,6 +33,7 @@ pub use policy_keys::{
 pub use progress::Progress;
 pub use record_format::{RECORD_FORMAT, RecordError};
 pub use record_kind::RecordKind;
+pub use record_parts::{Layout, PART_BYTES, SPLIT_FORMAT, SplitIndex, is_part_of, join, layout, part_name};
 pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordWrite, Records};
 pub use set_builder::SetBuilder;
 pub use super_stream::{

@@ -17,7 +17,9 @@ use super::record_kind::RecordKind;
 /// warren of the previous format would misread. A record of another format
 /// is refused, never converted. 3: above every number an earlier record
 /// carried (inventories 1, the broker-wide records 2, journals 1), so that
-/// none of those passes for this format.
+/// none of those passes for this format. A record too large for one
+/// parameter is kept in parts whose index says format 4
+/// ([`super::record_parts`]): the parts joined are a record of this format.
 pub const RECORD_FORMAT: u64 = 3;
 
 /// Why a record cannot be read.

@@ -1,6 +1,7 @@
 //! warren's records on the broker as a user meets them: a record of
 //! another format than this warren's is refused, naming both formats and
-//! what to do, and nothing is changed.
+//! what to do, and nothing is changed; a large inventory is kept in parts,
+//! and one kept whole by an earlier warren is read.
 
 use serde_json::{Value as Json, json};
 
@@ -47,8 +48,17 @@ impl Case {
     }
 }
 
+/// The parts a large inventory may be kept in (`model::record_parts`), as
+/// far as these tests make them.
+fn parts() -> Vec<String> {
+    ['a', 'b'].iter().flat_map(|slot| (1..=4).map(move |i| format!("{INVENTORY}.{slot}.{i}"))).collect()
+}
+
 impl Drop for Case {
     fn drop(&mut self) {
+        for part in parts() {
+            self.broker.delete(&part);
+        }
         self.broker.delete(&format!("vhosts/{}", seg(&self.vhost)));
         for (path, value) in &self.saved {
             match value {
@@ -98,4 +108,66 @@ fn records_of_another_format_are_refused_naming_both_formats_and_nothing_changes
     // apply took the lock, and with it the journal, which keeps no trace of a run that changed nothing.
     let journal = &case.broker.get(JOURNAL)["value"];
     assert_eq!((&journal["current"], &journal["history"]), (&Json::Null, &json!([])), "{journal}");
+}
+
+/// The inventory as the broker holds it: the parameter's value, or its
+/// parts' texts joined when it is kept in parts.
+fn inventory(broker: &TestBroker) -> Json {
+    let value = broker.get(INVENTORY)["value"].clone();
+    if value["format"] != json!(4) {
+        return value;
+    }
+    let slot = value["slot"].as_str().unwrap();
+    let text: String = (1..=value["parts"].as_u64().unwrap())
+        .map(|i| broker.get(&format!("{INVENTORY}.{slot}.{i}"))["value"]["text"].as_str().unwrap().to_string())
+        .collect();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_large_inventory_is_kept_in_parts_and_one_kept_whole_before_is_read() {
+    let case = Case::new("t-records-parts");
+    let dir = case.dir.path().to_str().unwrap().to_string();
+    case.broker.delete(JOURNAL);
+    // As an earlier warren kept a large inventory: whole, in one global
+    // parameter. Another project's 60,000 queues, 1.3 MB of JSON.
+    let queues: Vec<String> = (0..60_000).map(|i| format!("other.queue.{i:06}")).collect();
+    let vhosts = json!({"t-records-parts-other": {"queues": queues}});
+    let other = json!({"format": 3, "users": [], "vhosts": vhosts, "declared_with": {"users": {}, "vhosts": {}}});
+    case.put(INVENTORY, json!({"format": 3, "projects": {"other": other}}));
+    let warren = |args: &[&str], code: i32| {
+        let run: Run = case.broker.warren(args, &[]);
+        assert_eq!(run.code, code, "warren {}:\n{}\n{}", args.join(" "), run.stdout, run.stderr);
+    };
+
+    // Read whole; written in parts, with the other project's records. An
+    // apply writes its records twice (its claim, then what it did): the
+    // second write went to the other slot, whose parts the first index named.
+    let left = |index: &Json| {
+        let other = if index["slot"] == json!("a") { "b" } else { "a" };
+        let n = index["other"].as_u64().unwrap();
+        assert!(n >= 2, "{index}");
+        (1..=n).all(|i| case.broker.exists(&format!("{INVENTORY}.{other}.{i}")))
+    };
+    warren(&["apply", &dir, "--auto-approve"], 0);
+    let index = case.broker.get(INVENTORY)["value"].clone();
+    assert_eq!(index["format"], json!(4), "{index}");
+    assert!(index["parts"].as_u64().unwrap() >= 2, "{index}");
+    assert!(left(&index), "the parts of the index before are left for its readers: {index}");
+    let records = inventory(&case.broker);
+    let others = &records["projects"]["other"]["vhosts"]["t-records-parts-other"]["queues"];
+    assert_eq!(others.as_array().unwrap().len(), 60_000);
+    assert_eq!(records["projects"]["default"]["vhosts"]["t-records-parts"]["queues"], json!(["orders"]));
+    warren(&["plan", &dir, "--detailed-exitcode"], 0);
+
+    // Read in parts, and written again.
+    let topology = "vhosts = [\"t-records-parts\"]\n\n[queues.orders]\ntype = \"classic\"\n\n[queues.invoices]\n";
+    std::fs::write(case.dir.path().join("topology.toml"), topology).unwrap();
+    warren(&["apply", &dir, "--auto-approve"], 0);
+    let index = case.broker.get(INVENTORY)["value"].clone();
+    assert!(left(&index), "{index}");
+    let records = inventory(&case.broker);
+    assert_eq!(records["projects"]["default"]["vhosts"]["t-records-parts"]["queues"], json!(["invoices", "orders"]));
+    warren(&["plan", &dir, "--detailed-exitcode"], 0);
 }

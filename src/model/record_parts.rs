@@ -1,0 +1,311 @@
+//! A broker-wide record too large for one global parameter, kept in parts.
+//!
+//! RabbitMQ refuses an HTTP request body above its limit
+//! (`management.http.max_body_size`: 10 MB on Debian's 3.10.8 and on
+//! 4.x), and the broker's cost of taking a parameter grows with the JSON
+//! terms it holds. The inventory of 100,000 queues and 200,000 bindings is
+//! about 16 MB of JSON: too large for one request. A record whose JSON
+//! text is longer than [`PART_BYTES`] is therefore written as parts, each
+//! holding a piece of that text as one string (which the broker takes as
+//! one binary, not as hundreds of thousands of terms), and the record's
+//! own parameter holds an index of them:
+//!
+//! ```text
+//! warren.inventory      {"format": 4, "slot": "a", "parts": 17, "other": 16, "bytes": …, "sha256": …}
+//! warren.inventory.a.1  {"format": 4, "part": 1, "text": "{\"format\":3,\"projects\":…"}
+//! …
+//! warren.inventory.a.17
+//! ```
+//!
+//! The text, joined, is the record as a record of [`RECORD_FORMAT`] is
+//! written whole; a smaller record is still written whole, as before, so a
+//! warren of the earlier format reads it. Format [`SPLIT_FORMAT`] is the
+//! index's: a warren that reads only format 3 refuses it with its own
+//! message ("written in record format 4").
+//!
+//! Two slots, `a` and `b`: a write puts its parts in the slot the index
+//! does not name, then the index, so a reader that took the old index still
+//! finds the old parts; the slot written deletes its parts beyond the new
+//! count (`other` says how many the other slot holds, for the next write).
+//! Each global parameter's name becomes an Erlang atom on the broker, which
+//! is never freed: the names are fixed, at most twice the largest count of
+//! parts. A reader checks the joined text's length and SHA-256 against the
+//! index, so a read that met two writes at once is refused, never misread.
+
+use serde_json::{Value as Json, json};
+
+use super::record_format::{RECORD_FORMAT, RecordError};
+
+/// The format of a split record's index and parts.
+pub const SPLIT_FORMAT: u64 = 4;
+
+/// The longest JSON text kept whole in one parameter, and the longest
+/// piece of text in one part (a tenth of RabbitMQ's default body limit,
+/// with room for the escaping of the text's quotes).
+pub const PART_BYTES: usize = 1_000_000;
+
+/// Where a split record's parts are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitIndex {
+    /// `a` or `b`.
+    pub slot: char,
+    /// Parts 1 to `parts` of `slot` hold the record.
+    pub parts: usize,
+    /// Parts 1 to `other` of the other slot are left from the write before.
+    pub other: usize,
+    pub bytes: usize,
+    pub sha256: String,
+}
+
+impl SplitIndex {
+    /// The index a record's parameter holds, when it is one; `None` for a
+    /// record kept whole.
+    pub fn of(value: &Json) -> Option<Result<SplitIndex, RecordError>> {
+        if value.get("format").and_then(Json::as_u64) != Some(SPLIT_FORMAT) {
+            return None;
+        }
+        let count = |key: &str| value[key].as_u64().map(|n| n as usize).ok_or(format!("its index has no \"{key}\""));
+        let read = || -> Result<SplitIndex, String> {
+            let slot = match value["slot"].as_str() {
+                Some("a") => 'a',
+                Some("b") => 'b',
+                other => return Err(format!("its index names slot {other:?}, not \"a\" or \"b\"")),
+            };
+            let sha256 = value["sha256"].as_str().ok_or("its index has no \"sha256\"")?.to_string();
+            Ok(SplitIndex { slot, parts: count("parts")?, other: count("other")?, bytes: count("bytes")?, sha256 })
+        };
+        Some(read().map_err(RecordError::Malformed))
+    }
+
+    fn to_json(&self) -> Json {
+        json!({
+            "format": SPLIT_FORMAT,
+            "slot": self.slot.to_string(),
+            "parts": self.parts,
+            "other": self.other,
+            "bytes": self.bytes,
+            "sha256": self.sha256,
+        })
+    }
+
+    fn other_slot(&self) -> char {
+        if self.slot == 'a' { 'b' } else { 'a' }
+    }
+}
+
+/// The name of part `i` (from 1) of `record` in `slot`.
+pub fn part_name(record: &str, slot: char, i: usize) -> String {
+    format!("{record}.{slot}.{i}")
+}
+
+/// Whether `name` is a part of `record`.
+pub fn is_part_of(record: &str, name: &str) -> bool {
+    let Some(rest) = name.strip_prefix(record).and_then(|r| r.strip_prefix('.')) else { return false };
+    matches!(rest.split_once('.'), Some(("a" | "b", n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The requests that store a record: parameters to put, in order (the
+/// parts, then the record's own parameter last), then parameters to
+/// delete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub puts: Vec<(String, Json)>,
+    pub deletes: Vec<String>,
+    /// The index the record's parameter holds after, `None` when whole.
+    pub index: Option<SplitIndex>,
+}
+
+/// How to store `value` as the record `name`, which is now split as
+/// `now` says (`None`: whole, or absent).
+pub fn layout(name: &str, value: &Json, now: Option<&SplitIndex>) -> Layout {
+    let text = value.to_string();
+    if text.len() <= PART_BYTES {
+        // Whole, as before: the parts of both slots go after it.
+        let deletes = now
+            .map(|n| {
+                let parts = (1..=n.parts).map(|i| part_name(name, n.slot, i));
+                parts.chain((1..=n.other).map(|i| part_name(name, n.other_slot(), i))).collect()
+            })
+            .unwrap_or_default();
+        return Layout { puts: vec![(name.to_string(), value.clone())], deletes, index: None };
+    }
+    let chunks = chunks(&text);
+    let slot = now.map_or('a', SplitIndex::other_slot);
+    // What the slot written held before, beyond the new count.
+    let held = now.map_or(0, |n| n.other);
+    let deletes = (chunks.len() + 1..=held).map(|i| part_name(name, slot, i)).collect();
+    let mut puts: Vec<(String, Json)> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            (part_name(name, slot, i + 1), json!({ "format": SPLIT_FORMAT, "part": i + 1, "text": chunk }))
+        })
+        .collect();
+    let index = SplitIndex {
+        slot,
+        parts: chunks.len(),
+        other: now.map_or(0, |n| n.parts),
+        bytes: text.len(),
+        sha256: sha256(text.as_bytes()),
+    };
+    puts.push((name.to_string(), index.to_json()));
+    Layout { puts, deletes, index: Some(index) }
+}
+
+/// The record `name` whose parameter holds the index `index`, from its
+/// parts (`part` finds a parameter's value by name).
+pub fn join<'a>(name: &str, index: &SplitIndex, part: impl Fn(&str) -> Option<&'a Json>) -> Result<Json, RecordError> {
+    let mut text = String::with_capacity(index.bytes);
+    for i in 1..=index.parts {
+        let p = part_name(name, index.slot, i);
+        let value =
+            part(&p).ok_or_else(|| format!("its part \"{p}\" is missing (written while it was read? run again)"))?;
+        let piece = match (value["format"].as_u64(), value["part"].as_u64(), value["text"].as_str()) {
+            (Some(SPLIT_FORMAT), Some(n), Some(piece)) if n as usize == i => piece,
+            _ => {
+                return Err(RecordError::Malformed(format!(
+                    "its part \"{p}\" is not a part {i} of format {SPLIT_FORMAT}"
+                )));
+            }
+        };
+        text.push_str(piece);
+    }
+    if text.len() != index.bytes || sha256(text.as_bytes()) != index.sha256 {
+        return Err(RecordError::Malformed(
+            "its parts do not add up to what its index says (written while it was read? run again)".into(),
+        ));
+    }
+    let value: Json = serde_json::from_str(&text)
+        .map_err(|e| RecordError::Malformed(format!("its parts joined are not JSON: {e}")))?;
+    // The parts hold a record of the format kept whole.
+    if value.get("format").and_then(Json::as_u64) != Some(RECORD_FORMAT) {
+        return Err(RecordError::Malformed(format!("its parts joined are not a record of format {RECORD_FORMAT}")));
+    }
+    Ok(value)
+}
+
+/// `text` cut into pieces of at most [`PART_BYTES`], at character boundaries.
+fn chunks(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = PART_BYTES.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        out.push(piece);
+        rest = tail;
+    }
+    out
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// A record of `n` bytes or more of JSON text, with characters of
+    /// several bytes so that pieces end at character boundaries.
+    fn record(n: usize) -> Json {
+        let names: Vec<String> = (0..n / 20 + 1).map(|i| format!("q.é€{i:08}")).collect();
+        json!({ "format": RECORD_FORMAT, "projects": { "p": { "queues": names } } })
+    }
+
+    /// The broker's parameters after `layout` is carried out on `params`.
+    fn carry(params: &mut BTreeMap<String, Json>, l: &Layout) {
+        for (name, value) in &l.puts {
+            params.insert(name.clone(), value.clone());
+        }
+        for name in &l.deletes {
+            params.remove(name);
+        }
+    }
+
+    fn read(params: &BTreeMap<String, Json>) -> Json {
+        let value = &params["warren.inventory"];
+        match SplitIndex::of(value) {
+            None => value.clone(),
+            Some(index) => join("warren.inventory", &index.unwrap(), |p| params.get(p)).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_small_record_stays_whole_as_before() {
+        let value = record(1_000);
+        let l = layout("warren.inventory", &value, None);
+        assert_eq!(l.puts, vec![("warren.inventory".to_string(), value)]);
+        assert!(l.deletes.is_empty() && l.index.is_none());
+    }
+
+    #[test]
+    fn a_large_record_is_split_and_joined_back_across_writes_of_every_size() {
+        let mut params = BTreeMap::new();
+        let mut now: Option<SplitIndex> = None;
+        // Large, larger, smaller, small again, large again.
+        for size in [2_500_000, 4_200_000, 1_300_000, 10_000, 3_100_000] {
+            let value = record(size);
+            let l = layout("warren.inventory", &value, now.as_ref());
+            let before = params.clone();
+            carry(&mut params, &l);
+            assert_eq!(read(&params), value, "{size} bytes");
+            if let Some(index) = &l.index {
+                assert!(l.puts.iter().all(|(_, v)| v.to_string().len() < 2 * PART_BYTES));
+                // A reader of the index before still finds its parts.
+                if let Some(old) = now.as_ref().filter(|_| before.contains_key("warren.inventory")) {
+                    let joined = join("warren.inventory", old, |p| params.get(p)).unwrap();
+                    assert_eq!(joined, read(&before));
+                }
+                assert_ne!(Some(index.slot), now.as_ref().map(|n| n.slot));
+            }
+            now = l.index.clone();
+            // Nothing is left beyond what the index and the slot before hold.
+            let held = now.as_ref().map_or(0, |n| n.parts + n.other);
+            assert_eq!(params.len(), 1 + held, "{size} bytes: {:?}", params.keys().collect::<Vec<_>>());
+            assert!(params.keys().filter(|k| *k != "warren.inventory").all(|k| is_part_of("warren.inventory", k)));
+        }
+    }
+
+    #[test]
+    fn a_torn_or_foreign_read_is_refused() {
+        let value = record(2_500_000);
+        let l = layout("warren.inventory", &value, None);
+        let mut params = BTreeMap::new();
+        carry(&mut params, &l);
+        let index = l.index.unwrap();
+        let mut torn = params.clone();
+        torn.insert("warren.inventory.a.2".into(), params["warren.inventory.a.1"].clone());
+        let e = join("warren.inventory", &index, |p| torn.get(p)).unwrap_err().to_string();
+        assert!(e.contains("not a part 2"), "{e}");
+        torn.insert("warren.inventory.a.2".into(), json!({"format": 4, "part": 2, "text": "x"}));
+        let e = join("warren.inventory", &index, |p| torn.get(p)).unwrap_err().to_string();
+        assert!(e.contains("do not add up"), "{e}");
+        torn.remove("warren.inventory.a.3");
+        let e = join("warren.inventory", &index, |p| torn.get(p)).unwrap_err().to_string();
+        assert!(e.contains("\"warren.inventory.a.3\" is missing"), "{e}");
+        let bad = SplitIndex::of(&json!({"format": 4, "slot": "c"})).unwrap().unwrap_err();
+        assert!(bad.to_string().contains("slot Some(\"c\")"), "{bad}");
+        assert!(SplitIndex::of(&json!({"format": 3, "projects": {}})).is_none());
+    }
+
+    #[test]
+    fn parts_are_told_apart_from_other_parameters() {
+        assert!(is_part_of("warren.inventory", "warren.inventory.a.1"));
+        assert!(is_part_of("warren.inventory", "warren.inventory.b.17"));
+        for other in [
+            "warren.inventory",
+            "warren.inventory.c.1",
+            "warren.inventory.a.",
+            "warren.inventory.a.x",
+            "warren.journal.a.1",
+        ] {
+            assert!(!is_part_of("warren.inventory", other), "{other}");
+        }
+    }
+}
