@@ -174,7 +174,11 @@ fn grouped(all: &[&RoutingDoc]) -> String {
         all.iter().filter_map(|r| r.summary.as_ref()).flat_map(f).collect::<std::collections::BTreeSet<_>>().len()
     };
     let (queues, exchanges) = (distinct(|s| &s.queues), distinct(|s| &s.exchanges));
-    let what = if all[0].existence.as_deref() == Some("deleted") { "deleted" } else { "new" };
+    let what = match all[0].existence.as_deref() {
+        Some("deleted") => "deleted",
+        Some(_) => "new",
+        None => "rebound",
+    };
     format!(
         "{} {what} exchanges in vhost \"{}\" ({}): {bindings} binding(s) to {queues} queue(s) and {exchanges} exchange(s); \
          their keys are not told class by class ({}): `warren route` tells where a key goes",
