@@ -16,6 +16,7 @@ mod federation_upstreams;
 mod global_parameters;
 pub mod operator_policies;
 mod parameter;
+pub mod permissions;
 pub mod policies;
 mod shovels;
 mod topic_permissions;

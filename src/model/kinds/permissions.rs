@@ -1,0 +1,146 @@
+//! Permissions: what a user may configure, write and read in one vhost,
+//! each a regular expression on the names of the vhost's exchanges and
+//! queues, set at `/api/permissions/{vhost}/{user}`.
+//!
+//! A kind warren had before the seam, declared here beside the old type
+//! ([`Permission`]) and not yet in [`super::KINDS`]: [`permission`] and
+//! [`object`] are the typed view both ways.
+
+use serde_json::{Value as Json, json};
+
+use super::{Attribute, Kind, Object, Phase, Request, Scope, Type, field};
+use crate::model::{Permission, Table, Value};
+
+pub static KIND: Kind = Kind {
+    name: "permission",
+    table: "permissions",
+    scope: Scope::Vhost,
+    identity: &[Attribute { immutable: true, ..Attribute::required("user", Type::String, "the user they are for") }],
+    attributes: &[
+        Attribute::required(
+            "configure",
+            Type::String,
+            "a regular expression on the names of the exchanges and queues the user may declare and delete",
+        ),
+        Attribute::required(
+            "write",
+            Type::String,
+            "a regular expression on the names of the exchanges the user may publish to and bind from",
+        ),
+        Attribute::required(
+            "read",
+            Type::String,
+            "a regular expression on the names of the queues the user may consume from and bind to, \
+             and of the exchanges it may bind from",
+        ),
+    ],
+    about: "What a user may configure, write and read in the vhost: each a regular expression on names, \
+            `\"^$\"` for nothing and `\".*\"` for everything.",
+    since: (3, 0),
+    plugin: None,
+    definitions: "permissions",
+    listing: None,
+    portable: true,
+    // Deleting them takes the user's access to the vhost: the lockout
+    // guards say when that is warren's own.
+    destroy_loses: None,
+    read,
+    write,
+    put,
+    delete,
+    check: None,
+    phase: Phase::PutObject,
+};
+
+/// The three expressions, in the order the broker and the files give them.
+const EXPRESSIONS: [&str; 3] = ["configure", "write", "read"];
+
+/// The typed view of an object: `None` when its attributes are not a
+/// permission's (a file or a broker checked them first).
+pub fn permission(user: &str, body: &Table) -> Option<Permission> {
+    let text = |k: &str| body.get(k)?.as_str().map(str::to_string);
+    Some(Permission {
+        user: user.to_string(),
+        configure: text("configure")?,
+        write: text("write")?,
+        read: text("read")?,
+    })
+}
+
+/// The object of a typed permission: the inverse of [`permission`].
+pub fn object(p: &Permission) -> Object {
+    let values = [&p.configure, &p.write, &p.read].map(|e| Value::String(e.clone()));
+    let body = EXPRESSIONS.iter().map(|k| k.to_string()).zip(values).collect();
+    Object { id: vec![p.user.clone()], body }
+}
+
+/// A definitions item (or one of the permission listing's): its user and
+/// its three expressions, each a string.
+fn read(item: &Json) -> Option<Result<Object, String>> {
+    let object = || -> Result<Object, String> {
+        let id = vec![field(item, "user")?.to_string()];
+        let body = EXPRESSIONS.iter().map(|k| Ok((k.to_string(), Value::String(field(item, k)?.to_string()))));
+        Ok(Object { id, body: body.collect::<Result<_, String>>()? })
+    };
+    Some(object())
+}
+
+fn write(vhost: Option<&str>, o: &Object) -> Json {
+    json!({
+        "user": o.id[0],
+        "vhost": vhost,
+        "configure": o.text("configure"),
+        "write": o.text("write"),
+        "read": o.text("read"),
+    })
+}
+
+fn put(vhost: Option<&str>, o: &Object) -> Vec<Request> {
+    let body = json!({ "configure": o.text("configure"), "write": o.text("write"), "read": o.text("read") });
+    vec![Request::new(delete(vhost, &o.id), body)]
+}
+
+fn delete(vhost: Option<&str>, id: &[String]) -> Vec<String> {
+    vec!["permissions".into(), vhost.unwrap_or_default().into(), id[0].clone()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app() -> Permission {
+        Permission { user: "app".into(), configure: "^$".into(), write: "^orders\\.".into(), read: ".*".into() }
+    }
+
+    #[test]
+    fn the_typed_view_and_the_object_are_one_another() {
+        let o = object(&app());
+        assert_eq!(o.id, ["app"]);
+        assert_eq!(permission("app", &o.body), Some(app()));
+        assert_eq!(KIND.with_defaults(o.body.clone()), o.body, "every attribute given");
+        for a in KIND.attributes {
+            assert!(o.body.get(a.name).is_some_and(|v| a.ty.admits(v)), "{}", a.name);
+        }
+        let mut missing = o.body.clone();
+        missing.remove("read");
+        assert_eq!(permission("app", &missing), None);
+    }
+
+    #[test]
+    fn a_definitions_item_reads_back_what_is_written_and_puts_at_the_permissions_path() {
+        let o = object(&app());
+        let item = (KIND.write)(Some("orders"), &o);
+        assert_eq!(
+            item,
+            json!({ "user": "app", "vhost": "orders", "configure": "^$", "write": "^orders\\.", "read": ".*" })
+        );
+        assert_eq!((KIND.read)(&item).unwrap().unwrap(), o);
+        let [r] = <[Request; 1]>::try_from((KIND.put)(Some("orders"), &o)).unwrap();
+        assert_eq!(r.path, ["permissions", "orders", "app"]);
+        assert_eq!(r.body, json!({ "configure": "^$", "write": "^orders\\.", "read": ".*" }));
+        assert_eq!(r.part, None);
+        assert_eq!((KIND.delete)(Some("orders"), &o.id), ["permissions", "orders", "app"]);
+        let no_read = json!({ "user": "app", "vhost": "orders", "configure": "", "write": "" });
+        assert_eq!((KIND.read)(&no_read).unwrap(), Err("it has no string `read`".to_string()));
+    }
+}
