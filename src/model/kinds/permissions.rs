@@ -8,7 +8,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::{Attribute, Kind, Object, Phase, Request, Scope, Type, field};
+use super::{Attribute, Finding, Kind, Object, Phase, Request, Scope, Type, field};
 use crate::model::{Permission, Table, Value};
 
 pub static KIND: Kind = Kind {
@@ -48,12 +48,54 @@ pub static KIND: Kind = Kind {
     write,
     put,
     delete,
-    check: None,
+    check: Some(check),
     phase: Phase::PutObject,
 };
 
 /// The three expressions, in the order the broker and the files give them.
 const EXPRESSIONS: [&str; 3] = ["configure", "write", "read"];
+
+/// What the broker refuses in a permission that its attributes' types
+/// cannot say: an expression that is not a regular expression, each a
+/// finding at its attribute. RabbitMQ's are PCRE's (Erlang's `re`), which
+/// takes what Rust's `regex` does not (look-around, back-references,
+/// possessive repetition): only the mistakes both refuse are found, an
+/// unclosed or unopened group or class, a trailing backslash, a range or a
+/// count out of order.
+pub fn check(o: &Object) -> Vec<Finding> {
+    use regex_syntax::ast::{ErrorKind, parse::Parser};
+    let mut out = Vec::new();
+    for key in EXPRESSIONS {
+        let Some(expression) = o.text(key) else { continue };
+        let Err(e) = Parser::new().parse(expression) else { continue };
+        let refused = matches!(
+            e.kind(),
+            ErrorKind::GroupUnclosed
+                | ErrorKind::GroupUnopened
+                | ErrorKind::ClassUnclosed
+                | ErrorKind::EscapeUnexpectedEof
+                | ErrorKind::ClassRangeInvalid
+                | ErrorKind::RepetitionCountInvalid
+        );
+        if refused {
+            out.push(Finding {
+                path: vec![key.to_string()],
+                at_key: false,
+                code: "bad-value",
+                message: format!(
+                    "the `{key}` expression of permissions of \"{}\" is not a regular expression: {}",
+                    o.id[0],
+                    e.kind()
+                ),
+                label: None,
+                help: "RabbitMQ refuses it; write a regular expression over names, e.g. `\"^orders\\\\.\"`, \
+                       `\"^$\"` for none"
+                    .into(),
+            });
+        }
+    }
+    out
+}
 
 /// The typed view of an object: `None` when its attributes are not a
 /// permission's (a file or a broker checked them first).
@@ -142,5 +184,25 @@ mod tests {
         assert_eq!((KIND.delete)(Some("orders"), &o.id), ["permissions", "orders", "app"]);
         let no_read = json!({ "user": "app", "vhost": "orders", "configure": "", "write": "" });
         assert_eq!((KIND.read)(&no_read).unwrap(), Err("it has no string `read`".to_string()));
+    }
+
+    #[test]
+    fn an_expression_both_regex_engines_refuse_is_found_and_one_pcre_takes_is_not() {
+        let found = |configure: &str| {
+            let p = Permission { configure: configure.into(), ..app() };
+            (KIND.check.unwrap())(&object(&p)).into_iter().map(|f| (f.path, f.message)).collect::<Vec<_>>()
+        };
+        for ok in ["^$", ".*", "^orders\\.", "^(?!amq\\.).*", "^(a)\\1$", "a*+", "a{", "[]x]", "(?<n>x)"] {
+            assert_eq!(found(ok), [], "{ok}");
+        }
+        for bad in ["^(orders", "orders)", "[a-", "orders\\", "[z-a]", "a{5,2}"] {
+            let [(path, message)] = <[_; 1]>::try_from(found(bad)).unwrap();
+            assert_eq!(path, ["configure"]);
+            assert!(
+                message
+                    .starts_with("the `configure` expression of permissions of \"app\" is not a regular expression: "),
+                "{message}"
+            );
+        }
     }
 }
