@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
-use crate::model::kinds::{Kind, Name, Object, policies, users};
+use crate::model::kinds::{Kind, Name, Object, permissions, policies, users};
 use crate::model::{
     Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, Table, User, Value,
     VhostSettings,
@@ -191,14 +191,17 @@ pub(super) async fn delete_policy(http: &Http, vhost: &str, name: &str) -> Resul
     delete_object(http, Some(vhost), &Name { kind: &policies::KIND, id: vec![name.to_string()] }).await
 }
 
+/// Sets a user's permissions in a vhost with the kind's request.
 pub(super) async fn put_permission(http: &Http, vhost: &str, p: &Permission) -> Result<(), BrokerError> {
-    let body = json!({ "configure": p.configure, "write": p.write, "read": p.read });
-    let path = format!("permissions/{}/{}", segment(vhost), segment(&p.user));
-    put(http, &path, body, &format!("set permissions of \"{}\" in vhost \"{vhost}\"", p.user)).await
+    let action = format!("set permissions of \"{}\" in vhost \"{vhost}\"", p.user);
+    for request in (permissions::KIND.put)(Some(vhost), &permissions::object(p)) {
+        put(http, &path(&request.path), request.body, &action).await?;
+    }
+    Ok(())
 }
 
 pub(super) async fn delete_permission(http: &Http, vhost: &str, user: &str) -> Result<(), BrokerError> {
-    let path = format!("permissions/{}/{}", segment(vhost), segment(user));
+    let path = path(&(permissions::KIND.delete)(Some(vhost), &[user.to_string()]));
     delete(http, &path, &format!("delete permissions of \"{user}\" in vhost \"{vhost}\"")).await
 }
 

@@ -12,7 +12,7 @@ use super::reader::{Fields, Reader, What, did_you_mean};
 use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
 pub(crate) use crate::model::check_expect;
-use crate::model::kinds::{KINDS, Object, Scope, policies, users};
+use crate::model::kinds::{KINDS, Object, Scope, permissions, policies, users};
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User,
     Value, VhostSettings, argument_rule,
@@ -792,6 +792,13 @@ impl Parser<'_> {
         let write = self.string_or(&f, "write", at.clone(), "\"^$\"", base.map(|b| b.write.as_str()));
         let read = self.string_or(&f, "read", at.clone(), "\"^$\"", base.map(|b| b.read.as_str()));
         let value = Permission { user: user.to_string(), configure: configure?, write: write?, read: read? };
+        // The kind's check, on the expressions this table gives (a base's
+        // were checked where they are).
+        let mut findings = permissions::check(&permissions::object(&value));
+        findings.retain(|finding| f.get(&finding.path[0]).is_some());
+        if !self.checked(&f, findings) {
+            return None;
+        }
         Some(Decl { value, at: self.loc(at), fields: fields_at.into() })
     }
 

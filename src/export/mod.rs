@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::{Name, Object, users};
+use crate::model::kinds::{Name, Object, permissions, users};
 use crate::model::{Table, Topology, Value, Vhost, binding_json};
 
 /// The definitions document of `topology`. Pure: passwords given as
@@ -91,18 +91,8 @@ fn vhost(v: &Vhost) -> Json {
 }
 
 fn permissions(v: &Vhost) -> Vec<Json> {
-    v.permissions
-        .values()
-        .map(|p| {
-            json!({
-                "user": p.user,
-                "vhost": v.name,
-                "configure": p.configure,
-                "write": p.write,
-                "read": p.read,
-            })
-        })
-        .collect()
+    let item = |p| (permissions::KIND.write)(Some(&v.name), &permissions::object(p));
+    v.permissions.values().map(item).collect()
 }
 
 /// Whether objects of `name`'s kind are runtime parameters of their vhost.

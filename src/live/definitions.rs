@@ -139,7 +139,7 @@ pub(crate) enum Tags {
     Text(String),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 pub(crate) struct PermissionDef {
     pub user: String,
     #[serde(default)]

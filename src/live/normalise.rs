@@ -17,11 +17,11 @@ use super::skipped::{self, Scope, Skipped, Text};
 use super::users::{default_algorithm, user};
 use super::vhosts::{add_limits, settings};
 use crate::diagnostic::Diagnostic;
-use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies, policies};
+use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies, permissions, policies};
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
-    Ownership, Permission, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder,
-    SplitIndex, Table, Topology, Value, Vhost, is_part_of, join, policy_key,
+    Ownership, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder, SplitIndex,
+    Table, Topology, Value, Vhost, is_part_of, join, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
@@ -594,11 +594,11 @@ impl Normaliser<'_> {
                     &p.user,
                 );
             }
-            let permission = Permission {
-                user: p.user.clone(),
-                configure: p.configure.clone(),
-                write: p.write.clone(),
-                read: p.read.clone(),
+            // Serde checked the item's shape: the kind's read takes it.
+            let item = serde_json::to_value(p).unwrap_or_default();
+            let read = (permissions::KIND.read)(&item).and_then(Result::ok);
+            let Some(permission) = read.and_then(|o| permissions::permission(&o.id[0], &o.body)) else {
+                continue;
             };
             if self.vhost(&v).permissions.insert(p.user.clone(), permission).is_some() {
                 self.duplicate(&v, "permissions of", &p.user);

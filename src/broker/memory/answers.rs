@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use super::super::lock::LOCK_QUEUE;
 use super::state::{PolicyState, State, VhostState};
-use crate::model::kinds::{KINDS, Kind, Object, operator_policies, policies, users};
+use crate::model::kinds::{KINDS, Kind, Object, operator_policies, permissions, policies, users};
 use crate::model::{Binding, Password, Table, User, Value};
 
 fn table(t: &Table) -> Json {
@@ -197,15 +197,8 @@ fn users_items(s: &State) -> Vec<Json> {
 }
 
 fn permission_items(s: &State) -> Vec<Json> {
-    let mut out = Vec::new();
-    for (vhost, v) in &s.vhosts {
-        for p in v.permissions.values() {
-            out.push(json!({
-                "user": p.user, "vhost": vhost, "configure": p.configure, "write": p.write, "read": p.read,
-            }));
-        }
-    }
-    out
+    let item = |vhost: &str, p| (permissions::KIND.write)(Some(vhost), &permissions::object(p));
+    s.vhosts.iter().flat_map(|(vhost, v)| v.permissions.values().map(move |p| item(vhost, p))).collect()
 }
 
 /// `GET /api/users`.
