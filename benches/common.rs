@@ -112,3 +112,32 @@ pub(crate) fn delete_vhost(url: &str, vhost: &str) {
         std::thread::sleep(Duration::from_millis(500));
     }
 }
+
+/// The generated vhost of `queues`, `exchanges` and `bindings`
+/// (`warren::testing::large_definitions`) as a definitions export of the
+/// vhost `vhost`, for a broker's own import.
+pub(crate) fn definitions_as(vhost: &str, queues: usize, exchanges: usize, bindings: usize) -> Json {
+    let text = warren::testing::large_definitions(queues, exchanges, bindings);
+    let mut defs: Json = serde_json::from_str(&text).expect("the generated definitions are JSON");
+    for key in ["queues", "exchanges", "bindings", "policies"] {
+        for item in defs[key].as_array_mut().into_iter().flatten() {
+            item["vhost"] = serde_json::json!(vhost);
+        }
+    }
+    defs["vhosts"] = serde_json::json!([{ "name": vhost }]);
+    defs["users"] = serde_json::json!([]);
+    defs["permissions"] = serde_json::json!([]);
+    defs
+}
+
+/// The same vhost as topology files in `dir`, as `warren import` writes
+/// them.
+pub(crate) fn write_files_as(dir: &Path, vhost: &str, queues: usize, exchanges: usize, bindings: usize) {
+    let mut topology = warren::testing::large_topology(queues, exchanges, bindings);
+    let mut vh = topology.vhosts.pop_first().expect("one vhost").1;
+    vh.name = vhost.into();
+    topology.vhosts.insert(vhost.into(), vh);
+    for f in &warren::import::import(&topology, &[], "generated").expect("the generated topology imports").files {
+        std::fs::write(dir.join(&f.name), &f.text).expect("the files are written");
+    }
+}

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use common::{agent, api, delete_vhost, load, median, ratio, warren_binary};
 use link::{Crossed, Link};
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 
 const VHOST: &str = "bench-latency";
 /// Half the round trip each link adds.
@@ -156,29 +156,13 @@ fn shape(queues: usize) -> (usize, usize, usize) {
 /// The generated vhost's definitions, as the vhost `vhost`.
 fn definitions(vhost: &str, queues: usize) -> Json {
     let (q, e, b) = shape(queues);
-    let mut defs: Json =
-        serde_json::from_str(&warren::testing::large_definitions(q, e, b)).expect("the generated definitions are JSON");
-    for key in ["queues", "exchanges", "bindings", "policies"] {
-        for item in defs[key].as_array_mut().into_iter().flatten() {
-            item["vhost"] = json!(vhost);
-        }
-    }
-    defs["vhosts"] = json!([{ "name": vhost }]);
-    defs["users"] = json!([]);
-    defs["permissions"] = json!([]);
-    defs
+    common::definitions_as(vhost, q, e, b)
 }
 
 /// The generated vhost's files, as the vhost `vhost`, in `dir`.
 fn write_files(dir: &Path, vhost: &str, queues: usize) {
     let (q, e, b) = shape(queues);
-    let mut topology = warren::testing::large_topology(q, e, b);
-    let mut vh = topology.vhosts.pop_first().unwrap().1;
-    vh.name = vhost.into();
-    topology.vhosts.insert(vhost.into(), vh);
-    for f in &warren::import::import(&topology, &[], "generated").unwrap().files {
-        std::fs::write(dir.join(&f.name), &f.text).unwrap();
-    }
+    common::write_files_as(dir, vhost, q, e, b);
 }
 
 /// The files of the generated vhost, and a project with one environment

@@ -14,7 +14,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{delete_vhost, load, median, ratio, warren_binary};
-use serde_json::{Value as Json, json};
 
 const VHOST: &str = "bench-fleet";
 
@@ -30,16 +29,7 @@ fn main() {
     let (queues, exchanges, bindings) = (10_000 / scale, 500 / scale, 20_000 / scale);
 
     // Each broker gets the vhost by its own bulk import, all three at once.
-    let mut defs: Json =
-        serde_json::from_str(&warren::testing::large_definitions(queues, exchanges, bindings)).unwrap();
-    for key in ["queues", "exchanges", "bindings", "policies"] {
-        for item in defs[key].as_array_mut().into_iter().flatten() {
-            item["vhost"] = json!(VHOST);
-        }
-    }
-    defs["vhosts"] = json!([{ "name": VHOST }]);
-    defs["users"] = json!([]);
-    defs["permissions"] = json!([]);
+    let defs = common::definitions_as(VHOST, queues, exchanges, bindings);
     let loading = Instant::now();
     std::thread::scope(|s| {
         for url in &urls {
@@ -50,15 +40,8 @@ fn main() {
     eprintln!("loaded the three brokers in {:?}", loading.elapsed());
 
     // The same topology as files, one environment per broker.
-    let mut topology = warren::testing::large_topology(queues, exchanges, bindings);
-    let mut vh = topology.vhosts.pop_first().unwrap().1;
-    vh.name = VHOST.into();
-    topology.vhosts.insert(VHOST.into(), vh);
-    let files = warren::import::import(&topology, &[], "generated").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    for f in &files.files {
-        std::fs::write(dir.path().join(&f.name), &f.text).unwrap();
-    }
+    common::write_files_as(dir.path(), VHOST, queues, exchanges, bindings);
     let mut project = String::from("[project]\nname = \"bench\"\n");
     for i in 0..3 {
         project += &format!("\n[environments.node{i}]\nurl_env = \"BENCH_NODE{i}_URL\"\n");
