@@ -168,31 +168,13 @@ mod tests {
     /// exchange cannot route would be dropped.
     #[test]
     fn a_queue_brings_its_dead_letter_exchange_and_an_exchange_its_alternate() {
-        use crate::model::{Exchange, Queue, QueueType, Table};
-        let exchange = |name: &str, ae: Option<&str>| {
-            let mut arguments = Table::default();
-            if let Some(ae) = ae {
-                arguments.insert("alternate-exchange".into(), Value::String(ae.into()));
-            }
-            Exchange {
-                name: name.into(),
-                kind: "direct".into(),
-                durable: true,
-                auto_delete: false,
-                internal: false,
-                arguments,
-            }
+        use crate::model::{Exchange, QueueType};
+        use crate::testing::objects::{self, table, text};
+        let exchange = |name: &str, ae: Option<&str>| Exchange {
+            arguments: ae.map(|ae| table(&[("alternate-exchange", text(ae))])).unwrap_or_default(),
+            ..objects::exchange(name, "direct")
         };
-        let mut arguments = Table::default();
-        arguments.insert("x-dead-letter-exchange".into(), Value::String("dlx".into()));
-        let q = Queue {
-            name: "w".into(),
-            kind: QueueType::Classic,
-            durable: true,
-            auto_delete: false,
-            arguments,
-            replaces: None,
-        };
+        let q = objects::queue("w", QueueType::Classic, table(&[("x-dead-letter-exchange", text("dlx"))]));
         let create = |key: ObjectKey, declared: Declared| {
             let mut c = super::super::Change::new(key, Action::Create, "");
             c.declared = Some(declared);

@@ -431,40 +431,15 @@ mod tests {
     use super::*;
     use crate::model::QueueType;
 
-    fn exchange(name: &str, kind: &str) -> Exchange {
-        Exchange {
-            name: name.into(),
-            kind: kind.into(),
-            durable: true,
-            auto_delete: false,
-            internal: false,
-            arguments: Table::default(),
-        }
-    }
+    use crate::testing::objects::{exchange, to_queue as binding};
 
+    /// A quorum queue, dead-lettered to `dlx` if given.
     fn queue(name: &str, dlx: Option<&str>) -> Queue {
         let mut arguments = Table::default();
         if let Some(x) = dlx {
             arguments.insert("x-dead-letter-exchange".into(), Value::String(x.into()));
         }
-        Queue {
-            name: name.into(),
-            kind: QueueType::Quorum,
-            durable: true,
-            auto_delete: false,
-            arguments,
-            replaces: None,
-        }
-    }
-
-    fn binding(source: &str, queue: &str, key: &str) -> Binding {
-        Binding {
-            source: source.into(),
-            destination_kind: DestinationKind::Queue,
-            destination: queue.into(),
-            routing_key: key.into(),
-            arguments: Table::default(),
-        }
+        crate::testing::objects::queue(name, QueueType::Quorum, arguments)
     }
 
     /// `names` each dead-lettered as the common shape is, bound from `shop`.

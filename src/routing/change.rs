@@ -292,33 +292,26 @@ fn existence(s: &Sides, x: &str) -> Option<Existence> {
 /// side it exists on.
 fn summed(s: &Sides, x: &str, e: Existence, why: String) -> ExchangeChange {
     let r = if e == Existence::Created { &s.after } else { &s.before };
-    let mut summary = Summary {
-        why,
-        bindings: r.bindings_from(x).len(),
-        queues: BTreeSet::new(),
-        exchanges: BTreeSet::new(),
-        alternate: r.alternate(x).map(str::to_string),
-    };
-    for b in r.bindings_from(x) {
-        let to =
-            if b.destination_kind == DestinationKind::Queue { &mut summary.queues } else { &mut summary.exchanges };
-        to.insert(b.destination.clone());
-    }
-    ExchangeChange {
-        exchange: x.to_string(),
-        existence: Some(e),
-        classes: Vec::new(),
-        cannot_tell: Vec::new(),
-        summary: Some(summary),
-    }
+    ExchangeChange { existence: Some(e), ..summary(x, why, r.bindings_from(x), r.alternate(x)) }
 }
 
 /// Exchange `x`, on both sides, summed up by the bindings added to it or
 /// removed from it (`changed`).
 fn rebound(x: &str, changed: &[&Binding], why: String) -> ExchangeChange {
-    let mut summary =
-        Summary { why, bindings: changed.len(), queues: BTreeSet::new(), exchanges: BTreeSet::new(), alternate: None };
-    for b in changed {
+    summary(x, why, changed, None)
+}
+
+/// Exchange `x` summed up by `bindings`: how many, and the queues and
+/// exchanges they lead to.
+fn summary(x: &str, why: String, bindings: &[&Binding], alternate: Option<&str>) -> ExchangeChange {
+    let mut summary = Summary {
+        why,
+        bindings: bindings.len(),
+        queues: BTreeSet::new(),
+        exchanges: BTreeSet::new(),
+        alternate: alternate.map(str::to_string),
+    };
+    for b in bindings {
         let to =
             if b.destination_kind == DestinationKind::Queue { &mut summary.queues } else { &mut summary.exchanges };
         to.insert(b.destination.clone());
@@ -939,13 +932,7 @@ mod tests {
     }
 
     fn bind(v: &mut Vhost, source: &str, key: &str, queue: &str) {
-        v.bindings.insert(Binding {
-            source: source.into(),
-            destination_kind: DestinationKind::Queue,
-            destination: queue.into(),
-            routing_key: key.into(),
-            arguments: Table::new(),
-        });
+        v.bindings.insert(crate::testing::objects::to_queue(source, queue, key));
     }
 
     /// A created exchange's keys go from nothing to its queues; a deleted
