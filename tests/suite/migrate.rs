@@ -1501,6 +1501,18 @@ fn a_broker_restart_during_the_drain_stops_the_apply_and_the_next_one_finishes_l
     }
 
     let second = apply_during(&case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[]);
+    // What the traffic saw says whose side a failure is on: the harness's
+    // consumer of the old queue (stopped, cancelled, redialing) or warren.
+    assert_eq!(
+        second.run.code,
+        0,
+        "the migration did not finish (old queue's consumer stopped at {:?}):\n{}\n{}\n{}\n{:?}",
+        second.drained,
+        second.run.stdout,
+        second.run.stderr,
+        traffic.report(),
+        traffic.report().interruptions
+    );
     assert_migrated_run(&second.run);
     assert!(second.run.stderr.contains("was interrupted"), "the journal shows the first run: {}", second.run.stderr);
     let report = finish_at_least_once(traffic);

@@ -605,9 +605,15 @@ async fn publish_task(
             .with_headers(headers);
         let body = n.to_string();
         let exchange = route.exchange.as_deref().unwrap_or(&spec.exchange);
-        let published = channel
-            .basic_publish(exchange.into(), route.key.as_str().into(), options, body.as_bytes(), properties)
-            .await;
+        let publishing =
+            channel.basic_publish(exchange.into(), route.key.as_str().into(), options, body.as_bytes(), properties);
+        // lapin can leave a publish unanswered for good when the node shuts
+        // down under it (amqp-rs/lapin#409): one unanswered in ATTEMPT
+        // failed, and a reconnecting publisher connects again.
+        let published = match tokio::time::timeout(ATTEMPT, publishing).await {
+            Ok(published) => published.map_err(|e| e.to_string()),
+            Err(_) => Err(format!("no answer in {ATTEMPT:?}")),
+        };
         match published {
             Ok(confirm) => {
                 let state = state.clone();
@@ -794,7 +800,17 @@ async fn consume_stream(
             tokio::time::sleep(delay).await;
         }
         let number = std::str::from_utf8(&delivery.data).ok().and_then(|s| s.parse::<u64>().ok());
-        let acked = delivery.ack(BasicAckOptions::default()).await;
+        // lapin can leave an ack unanswered for good when the connection
+        // dies under it (as a publish: amqp-rs/lapin#409), and the consumer
+        // would wait there forever, attached to nothing. An ack unanswered
+        // in ATTEMPT counts as not made, and the consumer consumes again.
+        let Ok(acked) = tokio::time::timeout(ATTEMPT, delivery.ack(BasicAckOptions::default())).await else {
+            problem(format!("{queue}: message {} not acked: no answer in {ATTEMPT:?}", few(&Vec::from_iter(number))));
+            if lenient {
+                break;
+            }
+            continue;
+        };
         // Recorded once acked: an unacked message is redelivered, and
         // counting it on arrival would report that as a duplicate.
         match (number, acked) {
