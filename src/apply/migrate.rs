@@ -450,6 +450,11 @@ pub async fn busy(
     kind: QueueType,
     settle: Duration,
 ) -> Result<Option<String>, BrokerError> {
+    // A plan made by this warren asks --allow-destroy for any stream; one
+    // saved by an earlier warren may not have.
+    if kind == QueueType::Stream {
+        return Ok(broker.read_queue(v, q, Freshness::Now).await?.map(|_| STREAM_UNPROVEN.to_string()));
+    }
     Ok(match empty_and_unused(broker, v, q, kind, settle).await? {
         Emptiness::Empty | Emptiness::Gone => None,
         Emptiness::Busy(r) => Some(format!(
@@ -462,6 +467,11 @@ pub async fn busy(
         Emptiness::MembersDown(why) => Some(format!("{why} right before deletion; {MEMBER_DOWN_RISK}")),
     })
 }
+
+/// Why a stream is never deleted without --allow-destroy: its count, even
+/// as the stream itself answers a passive declare, is the broker's figure
+/// of the last statistics tick (`queue_coarse_metrics`).
+const STREAM_UNPROVEN: &str = "it is a stream, whose message count lags by seconds even as the stream itself gives it, so nothing proves it empty right before deletion";
 
 /// Why a quorum queue is never deleted while one of its members is down.
 const MEMBER_DOWN_RISK: &str = "a member that is down when its queue is deleted can come back with the queue's old log and deliver its messages again to a queue of the same name (rabbitmq-server#12366)";
@@ -591,6 +601,22 @@ mod tests {
             m.lag_totals(V, "q", (3, 0), 1).unwrap();
             assert!(matches!(emptiness(&m, kind).await, Emptiness::Empty), "{kind:?}: stale ready");
         }
+    }
+
+    /// A plan saved before streams needed --allow-destroy is still kept
+    /// from deleting one: nothing it answers proves it empty.
+    #[tokio::test]
+    async fn a_stream_is_never_found_empty_right_before_deletion() {
+        let m = with_queue(QueueType::Stream, 0).await;
+        let settle = Duration::from_millis(10);
+        assert_eq!(busy(&m, V, "q", QueueType::Stream, settle).await.unwrap().as_deref(), Some(STREAM_UNPROVEN));
+        assert_eq!(busy(&m, V, "gone", QueueType::Stream, settle).await.unwrap(), None, "nothing to delete");
+        let m = with_queue(QueueType::Quorum, 0).await;
+        assert_eq!(
+            busy(&m, V, "q", QueueType::Quorum, settle).await.unwrap(),
+            None,
+            "a quorum queue's own count is fresh"
+        );
     }
 
     #[tokio::test]

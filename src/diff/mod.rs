@@ -182,6 +182,32 @@ mod tests {
         assert_eq!(user[0].owner.as_deref(), Some("a"), "and held by this project, as data the renderers group by");
     }
 
+    /// The super-stream test's shrink under load: streams read as idle
+    /// while they held 2 and 3 messages, and were deleted without
+    /// --allow-destroy. Only a queue of another type is proven idle by 0.
+    #[test]
+    fn a_stream_read_as_empty_and_unused_still_needs_allow_destroy() {
+        use crate::model::{QueueCounts, QueueType};
+        use crate::testing::objects::queue;
+        for (kind, needed) in [(QueueType::Stream, true), (QueueType::Quorum, false), (QueueType::Classic, false)] {
+            let mut v = Vhost::new("v");
+            v.queues.insert("q".into(), queue("q", kind, Default::default()));
+            let live = Topology { vhosts: [("v".into(), v)].into(), ..Topology::default() };
+            let desired = Topology { vhosts: [("v".into(), Vhost::new("v"))].into(), ..Topology::default() };
+            let idle = QueueCounts { messages: Some(0), consumers: Some(0) };
+            let facts = BrokerFacts {
+                queue_counts: Some([(("v".to_string(), "q".to_string()), idle)].into()),
+                ..BrokerFacts::default()
+            };
+            let owner = Ownership::single("a", Inventory::of(&live));
+            let d = diff(&desired, &live, &owner, "a", &Options::default(), &facts);
+            let [c] = d.changes.as_slice() else { panic!("{:?}", d.changes) };
+            assert_eq!(c.action, Action::Destroy, "{kind:?}");
+            assert_eq!(c.requires_allow_destroy, needed, "{kind:?}: {}", c.reason);
+            assert_eq!(c.reason.contains("does not prove it empty"), needed, "{kind:?}: {}", c.reason);
+        }
+    }
+
     #[test]
     fn a_limit_lowered_on_the_user_warren_runs_as_needs_allow_lockout() {
         let user = |limits: Option<&[(&str, i64)]>| User {
