@@ -6,7 +6,9 @@
 use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
-use crate::model::kinds::{KINDS, Name, Objects, Phase, Presence, Type, has_password, password_keys, users};
+use crate::model::kinds::{
+    KINDS, Name, Objects, Phase, Presence, Type, has_password, password_keys, permissions, users,
+};
 use crate::model::{
     Binding, Exchange, External, Partitions, Permission, Queue, QueueType, SuperStream, Table, User, Value, Vhost,
     VhostSettings,
@@ -78,9 +80,12 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
             &with_policies.iter().filter(|(n, _)| n.kind == *kind).map(|(n, b)| (n.clone(), b.clone())).collect(),
         );
     }
-    for p in vhost.permissions.values() {
-        w.permission(p);
-    }
+    // The permissions, each as its kind's object, written as any kind's.
+    let named = |p: &Permission| {
+        let o = permissions::object(p);
+        (Name { kind: &permissions::KIND, id: o.id }, o.body)
+    };
+    w.objects(&vhost.permissions.values().map(named).collect());
     w.objects(&rest);
     if !proposal.is_empty() {
         w.blank();
@@ -341,13 +346,6 @@ impl Writer {
         if !b.arguments.is_empty() {
             self.table_field(&at, "arguments", &b.arguments);
         }
-    }
-
-    fn permission(&mut self, p: &Permission) {
-        self.header(&path(&["permissions", p.user.as_str()]));
-        self.field("configure", &string(&p.configure));
-        self.field("write", &string(&p.write));
-        self.field("read", &string(&p.read));
     }
 
     /// Objects of kinds of `model::kinds` as the parser reads them: a
