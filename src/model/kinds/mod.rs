@@ -39,6 +39,10 @@ pub static KINDS: &[&Kind] = &[
     &federation_upstreams::KIND,
     &federation_upstream_sets::KIND,
     &global_parameters::KIND,
+    // Last: a user's place in plans is its key's rank, before the other
+    // broker-wide kinds', and import writes users first. Their objects are
+    // still kept typed (`Topology::users`), apart from `Topology::objects`.
+    &users::KIND,
 ];
 
 /// The kind whose TOML table (and inventory group) is `table`.

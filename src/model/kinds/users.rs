@@ -2,8 +2,10 @@
 //! with their limits at `/api/user-limits/{name}/{limit}`.
 //!
 //! A kind warren had before the seam, declared here beside the old type
-//! ([`User`]) and not yet in [`super::KINDS`]: [`user`] and [`object`] are
-//! the typed view both ways. Its secret is a password, which is not a URI:
+//! ([`User`]): [`user`] and [`object`] are the typed view both ways. It is
+//! in [`super::KINDS`], but a topology still keeps its users typed
+//! (`Topology::users`), not in `Topology::objects`: what iterates the
+//! kinds leaves users to their own code (`read_apart`, `documented_apart`). Its secret is a password, which is not a URI:
 //! the attribute `password` is of [`Type::Password`], whose value says
 //! where the password is (see [`Type::Password`]); its absence is a user
 //! without one (a certificate's, or another backend's).
