@@ -10,7 +10,8 @@
 //! users, permissions, vhosts) still have their own types, and move onto
 //! it one at a time (docs/development.md, "Moving an old kind onto the
 //! seam"); policies and operator policies have moved, and are in [`KINDS`];
-//! users and permissions are declared here, not yet in it.
+//! users are in it too, their objects still kept typed apart
+//! (`Topology::users`); permissions are declared here, not yet in it.
 
 mod federation_upstream_sets;
 mod federation_upstreams;
