@@ -117,7 +117,7 @@ fn touching(v: &str, have: &Vhost, want: Option<&Vhost>, keys: &BTreeSet<ObjectK
 
 /// The live object `key` names, as text; `None` when it is not live.
 fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
-    if let ObjectKey::User(u) = key {
+    if let Some(u) = crate::model::kinds::users::name_of(key) {
         return t.users.get(u).map(|u| format!("{u:?}"));
     }
     if let ObjectKey::Object { vhost: None, name } = key {
@@ -131,7 +131,6 @@ fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
         ObjectKey::Binding { binding, .. } => v.bindings.contains(binding).then(|| "bound".to_string()),
         ObjectKey::Permission { user, .. } => v.permissions.get(user).map(|p| format!("{p:?}")),
         ObjectKey::Object { name, .. } => v.objects.get(name).map(|o| object_state(name, o)),
-        ObjectKey::User(_) => None,
     }
 }
 

@@ -120,7 +120,9 @@ pub fn released(mut inv: Inventory, plan: &Plan, done: &[usize], vhosts: &BTreeS
         .filter(|k| !pending.contains(k))
         .filter(|k| match k {
             ObjectKey::Vhost(v) => vhosts.contains(v) && !keeps(&inv, v),
-            ObjectKey::User(_) => inv.scopes.get(*k).is_none_or(|s| s.is_subset(vhosts)),
+            k if crate::model::kinds::users::name_of(k).is_some() => {
+                inv.scopes.get(*k).is_none_or(|s| s.is_subset(vhosts))
+            }
             // The project's other objects there are destroyed, or pending.
             _ => false,
         })

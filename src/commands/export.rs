@@ -9,7 +9,6 @@ use crate::desired::{self, Desired};
 use crate::diagnostic::Diagnostic;
 use crate::error::{self, Done, Error};
 use crate::export;
-use crate::model::ObjectKey;
 use crate::password;
 use crate::writer::Writer;
 
@@ -88,7 +87,7 @@ fn unresolved(desired: &Desired, p: &password::Unresolved) -> Diagnostic {
     .help(format!(
         "set {var} to the user's password in the environment of `warren export`; only its salted hash is written"
     ));
-    match desired.locations.locate(&ObjectKey::User(user.clone()), Some("password_env")) {
+    match desired.locations.locate(&crate::model::kinds::users::key(user), Some("password_env")) {
         Some(at) => d.at(at),
         None => d,
     }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::model::kinds::Name;
+use crate::model::kinds::{Name, users};
 use crate::model::{
     Binding, Exchange, External, ObjectKey, Permission, Policy, Queue, QueueType, Table, User, VhostSettings,
 };
@@ -95,11 +95,11 @@ impl Removed {
             "exchanges" => ObjectKey::Exchange { vhost, name },
             "queues" => ObjectKey::Queue { vhost, name },
             "permissions" => ObjectKey::Permission { vhost, user: name },
-            "users" => ObjectKey::User(name),
+            "users" => users::key(&name),
             // A kind of `model::kinds` named by one attribute (policies, operator policies).
             kind => match crate::model::kinds::by_table(kind) {
                 Some(kind) => ObjectKey::Object { vhost: Some(vhost), name: Name { kind, id: vec![name] } },
-                None => ObjectKey::User(name),
+                None => users::key(&name),
             },
         }
     }

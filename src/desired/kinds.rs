@@ -394,16 +394,20 @@ fn given_key<'a>(f: &Fields, a: &'a Attribute) -> &'a str {
 /// Whether docs/format.md and the JSON schema describe `kind` by hand: a
 /// policy's and an operator policy's `definition` take the policy keys
 /// (an operator policy only some), which the page lists in its own table
-/// and the schema key by key, and which an attribute's type cannot say.
+/// and the schema key by key, and which an attribute's type cannot say;
+/// users, whose section and schema (the password's three keys, the
+/// algorithms, the limits' keys) are the page's own.
 pub fn documented_apart(kind: &Kind) -> bool {
-    ["policies", "operator_policies"].contains(&kind.table)
+    ["policies", "operator_policies", "users"].contains(&kind.table)
 }
 
 /// Whether the files' reader reads `kind` with a parser of its own rather
-/// than the kinds' generic one: policies, whose diagnostics (and an
-/// overlay's merge of them) are the old parser's, typed (`parse.rs`).
+/// than the kinds' generic one: policies and users, whose diagnostics (a
+/// missing `pattern`'s help; `plaintext-password`, `hashing_algorithm`'s
+/// choices, the limits' keys) and overlays' merges are the old parser's,
+/// typed (`parse.rs`).
 pub(super) fn read_apart(kind: &Kind) -> bool {
-    kind.table == "policies"
+    ["policies", "users"].contains(&kind.table)
 }
 
 /// The sections of docs/format.md on the kinds, one per kind, made from
@@ -580,6 +584,22 @@ mod tests {
             assert_eq!(d.sources.position(&d.locations.locate(&key, Some("write")).unwrap()), "t.toml:7:9");
         }
         assert!(d.topology.objects.is_empty(), "vhost-scoped objects are not broker-wide");
+    }
+
+    /// Users are a kind of `KINDS`, but read by their own parser and kept
+    /// typed, apart from the broker-wide kinds' objects; a `password` key
+    /// is still the old parser's `plaintext-password`.
+    #[test]
+    fn users_are_read_apart_and_kept_typed() {
+        let users = by_table("users").unwrap();
+        assert!(super::read_apart(users) && super::documented_apart(users));
+        let d = load(&[("t.toml", &format!("vhosts = [\"/\"]\n{APP}tags = [\"management\"]\n"))]);
+        assert!(errors(&d).is_empty(), "{:?}", errors(&d));
+        assert_eq!(d.topology.users.keys().collect::<Vec<_>>(), ["app"]);
+        assert!(d.topology.objects.is_empty(), "{:?}", d.topology.objects);
+        let plain = load(&[("t.toml", "vhosts = [\"/\"]\n[users.app]\npassword = \"s3cret\"\n")]);
+        let codes: Vec<&str> = plain.diagnostics.iter().map(|x| x.code).collect();
+        assert!(codes.contains(&"plaintext-password"), "{codes:?}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::decl::{Decl, FileDecl, Moved, ObjectDecl, Removed};
 use crate::diagnostic::Diagnostic;
-use crate::model::kinds::Scope;
+use crate::model::kinds::{Scope, users};
 use crate::model::{Binding, ObjectKey, SetBuilder, Topology, Vhost};
 use crate::source::{FastHash, Locations, ObjectLocation};
 use crate::source::{Location, Sources};
@@ -329,12 +329,12 @@ impl Merger<'_> {
     /// of each vhost.
     fn broker_wide(&mut self, f: &mut FileDecl) -> Vec<Decl<ObjectDecl>> {
         for u in std::mem::take(&mut f.users) {
-            if self.claim(ObjectKey::User(u.value.name.clone()), &u) {
+            if self.claim(users::key(&u.value.name), &u) {
                 self.topology.users.insert(u.value.name.clone(), u.value);
             }
         }
         for name in std::mem::take(&mut f.failed.users) {
-            self.locations.named.insert(ObjectKey::User(name));
+            self.locations.named.insert(users::key(&name));
         }
         let (broker, objects): (Vec<_>, Vec<_>) =
             std::mem::take(&mut f.objects).into_iter().partition(|o| o.value.name.kind.scope == Scope::Broker);

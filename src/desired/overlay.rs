@@ -109,7 +109,7 @@ const POLICIES: Kind<Policy> = Kind {
 const USERS: Kind<User> = Kind {
     noun: "user",
     map: |t, _| &mut t.users,
-    key: |_, n| ObjectKey::User(n.into()),
+    key: |_, n| object_kinds::users::key(n),
     table: Some(("limits", |u, e| u.limits.as_mut().and_then(|l| l.remove(e)).is_some())),
 };
 const PERMISSIONS: Kind<Permission> = Kind {

@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use super::{Action, Change, Declared};
+use crate::model::kinds::users;
 use crate::model::{ObjectKey, Password, Topology, User};
 
 /// Marks the changes to users and permissions that remove access, and
@@ -16,9 +17,9 @@ use crate::model::{ObjectKey, Password, Topology, User};
 /// match the live hash.
 pub(super) fn guard(changes: &mut [Change], live: &Topology, connected: Option<&str>, stale: &BTreeSet<String>) {
     for c in changes.iter_mut() {
-        let user = match &c.key {
-            ObjectKey::User(name) => name.as_str(),
-            ObjectKey::Permission { user, .. } => user.as_str(),
+        let user = match (&c.key, users::name_of(&c.key)) {
+            (_, Some(name)) => name,
+            (ObjectKey::Permission { user, .. }, _) => user.as_str(),
             _ => continue,
         };
         if c.action == Action::Destroy {
@@ -31,7 +32,7 @@ pub(super) fn guard(changes: &mut [Change], live: &Topology, connected: Option<&
                 c.reason
             );
         } else if c.action == Action::Destroy {
-            let what = if matches!(c.key, ObjectKey::User(_)) { "whoever logs in as it" } else { "the user" };
+            let what = if users::name_of(&c.key).is_some() { "whoever logs in as it" } else { "the user" };
             c.reason = format!("{}; {what} loses this access", c.reason);
         }
     }
@@ -53,12 +54,12 @@ fn lowers_a_limit(want: &User, have: &User) -> bool {
 fn takes_access(c: &Change, live: &Topology, stale: &BTreeSet<String>) -> bool {
     match (&c.action, &c.key, &c.declared) {
         (Action::Destroy, _, _) => true,
-        (Action::Update, ObjectKey::User(name), Some(Declared::User(want))) => {
-            let Some(have) = live.users.get(name) else { return false };
+        (Action::Update, key, Some(Declared::User(want))) if users::name_of(key).is_some() => {
+            let Some(have) = users::name_of(key).and_then(|name| live.users.get(name)) else { return false };
             let lost_tag = have.tags.iter().any(|t| !want.tags.contains(t));
             let new_password = match &want.password {
                 Password::None => false,
-                Password::Env(_) => stale.contains(name),
+                Password::Env(_) => stale.contains(&have.name),
                 hash => *hash != have.password,
             };
             lost_tag || new_password || lowers_a_limit(want, have)

@@ -17,6 +17,7 @@ use super::attributes::{self, Attributes};
 use super::change::Action;
 use super::differ::Differ;
 use crate::journal::LastApply;
+use crate::model::kinds::users;
 use crate::model::{ObjectKey, Topology};
 
 /// An object changed outside warren since its last apply.
@@ -40,14 +41,14 @@ pub fn digest(a: &Attributes) -> String {
 /// have digests; `None` when it is absent or has none. A user's or a
 /// vhost's are those of the settings `files` manage (`files` may be `t`).
 pub fn attributes_of(t: &Topology, key: &ObjectKey, files: &Topology) -> Option<Attributes> {
+    if let Some(name) = users::name_of(key) {
+        let (have, want) = (t.users.get(name)?, files.users.get(name)?);
+        let limits = super::users::managed_limits(have, want);
+        return Some(attributes::digested_user(&crate::model::User { limits, ..have.clone() }));
+    }
     match key {
         ObjectKey::Object { vhost: None, name } => {
             return t.objects.get(name).map(|body| attributes::object(name.kind, body));
-        }
-        ObjectKey::User(name) => {
-            let (have, want) = (t.users.get(name)?, files.users.get(name)?);
-            let limits = super::users::managed_limits(have, want);
-            return Some(attributes::digested_user(&crate::model::User { limits, ..have.clone() }));
         }
         ObjectKey::Vhost(name) => {
             let (have, want) = (&t.vhosts.get(name)?.settings, &files.vhosts.get(name)?.settings);
@@ -61,7 +62,7 @@ pub fn attributes_of(t: &Topology, key: &ObjectKey, files: &Topology) -> Option<
         ObjectKey::Queue { name, .. } => v.queues.get(name).map(attributes::queue),
         ObjectKey::Permission { user, .. } => v.permissions.get(user).map(attributes::permission),
         ObjectKey::Object { name, .. } => v.objects.get(name).map(|body| attributes::object(name.kind, body)),
-        ObjectKey::Binding { .. } | ObjectKey::Vhost(_) | ObjectKey::User(_) => None,
+        ObjectKey::Binding { .. } | ObjectKey::Vhost(_) => None,
     }
 }
 
@@ -100,7 +101,7 @@ pub fn find<'k>(
         }
         // A user or vhost the files no longer declare has no managed
         // settings to compare.
-        if matches!(key, ObjectKey::User(_) | ObjectKey::Vhost(_)) && !files.has(key) {
+        if (matches!(key, ObjectKey::Vhost(_)) || users::name_of(key).is_some()) && !files.has(key) {
             continue;
         }
         let deleted = match attributes_of(live, key, files) {
@@ -241,7 +242,7 @@ mod tests {
 
     #[test]
     fn a_user_limit_changed_on_the_broker_is_told_and_an_unmanaged_one_is_not() {
-        let user = ObjectKey::User("app".into());
+        let user = users::key("app");
         let files = with_user(Some(&[("max-connections", 10)]));
         let applied = recorded(&BTreeMap::new(), &files, &BTreeSet::from([user.clone()]), &BTreeSet::new());
         let found =

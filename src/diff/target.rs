@@ -96,7 +96,7 @@ fn needs(key: &ObjectKey, declared: Option<&Declared>) -> Vec<ObjectKey> {
                 DestinationKind::Exchange => ObjectKey::Exchange { vhost: vhost.clone(), name },
             });
         }
-        ObjectKey::Permission { user, .. } => out.push(ObjectKey::User(user.clone())),
+        ObjectKey::Permission { user, .. } => out.push(crate::model::kinds::users::key(user)),
         ObjectKey::Vhost(_) => out.clear(),
         _ => {}
     }
@@ -153,7 +153,7 @@ mod tests {
         // An empty vhost is "/"; none is any.
         assert!(Target::parse("queue:/orders.work").unwrap().names(&queue("/", "orders.work")));
         assert!(Target::parse("queue:orders.work").unwrap().names(&queue("x", "orders.work")));
-        assert!(Target::parse("user:alice").unwrap().names(&ObjectKey::User("alice".into())));
+        assert!(Target::parse("user:alice").unwrap().names(&crate::model::kinds::users::key("alice")));
         let kind = &crate::model::kinds::operator_policies::KIND;
         let name = crate::model::kinds::Name { kind, id: vec!["cap".into()] };
         let cap = ObjectKey::Object { vhost: Some("/".into()), name };

@@ -5,6 +5,7 @@ use super::attributes;
 use super::change::Declared;
 use super::differ::Differ;
 use super::sides::Sides;
+use crate::model::kinds::users;
 use crate::model::{ObjectKey, Password, Topology, User};
 
 /// The live user's limits as the files manage them: none when the files
@@ -16,7 +17,7 @@ pub(super) fn managed_limits(have: &User, want: &User) -> Option<std::collection
 impl Differ<'_> {
     pub(super) fn users(&mut self, desired: &Topology, live: &Topology) {
         for (name, w) in &desired.users {
-            let key = ObjectKey::User(name.clone());
+            let key = users::key(name);
             match live.users.get(name) {
                 None => {
                     self.created(key, attributes::user(w), "declared in the files", Some(Declared::User(w.clone())))
@@ -29,7 +30,7 @@ impl Differ<'_> {
             }
         }
         for (name, h) in live.users.iter().filter(|(n, _)| !desired.users.contains_key(*n)) {
-            self.absent(ObjectKey::User(name.clone()), attributes::user(h), false);
+            self.absent(users::key(name), attributes::user(h), false);
         }
     }
 

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::desired::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, MAX_NAME_BYTES, USER_LIMIT_KEYS, check_expect};
-use crate::model::kinds::{Kind, operator_policies, policies};
+use crate::model::kinds::{Kind, operator_policies, policies, users};
 use crate::model::{
     BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, ObjectKey, Password, Permission, Policy, QUEUE_ARGUMENTS,
     Queue, Table, Topology, User, Vhost, argument_rule, policy_key,
@@ -41,10 +41,10 @@ pub(super) fn select(live: &Topology, vhosts: &BTreeSet<String>) -> Selection {
         match user_problem(user) {
             None => {
                 let mut user = user.clone();
-                s.limits(&ObjectKey::User(name.clone()), USER_LIMIT_KEYS, &mut user.limits);
+                s.limits(&users::key(name), USER_LIMIT_KEYS, &mut user.limits);
                 s.topology.users.insert(name.clone(), user);
             }
-            Some(why) => s.leave_out(ObjectKey::User(name.clone()), why),
+            Some(why) => s.leave_out(users::key(name), why),
         }
     }
     // Broker-wide objects of kinds belong to no vhost: a vhost filter

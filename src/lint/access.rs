@@ -22,7 +22,7 @@ pub(super) fn check(ctx: &mut Context) {
             "{}; RabbitMQ lets guest log in from localhost only: give each application a user of its own, and delete guest",
             guest_password(guest)
         ));
-        found.push((ObjectKey::User("guest".into()), None, d));
+        found.push((crate::model::kinds::users::key("guest"), None, d));
     }
     for (vname, vhost) in &ctx.topology.vhosts {
         for (user, p) in &vhost.permissions {

@@ -75,7 +75,7 @@ fn permissions(ctx: &mut Context) {
         for user in vhost.permissions.keys() {
             // A user declared with errors is declared all the same.
             let declared = ctx.topology.users.contains_key(user)
-                || ctx.locations.named.contains(&ObjectKey::User(user.clone()))
+                || ctx.locations.named.contains(&crate::model::kinds::users::key(user))
                 || vhost.external.users.contains(user);
             if !declared {
                 found.push(ObjectKey::Permission { vhost: vname.clone(), user: user.clone() });

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value as Json, json};
 
 use super::key::ObjectKey;
+use super::kinds::users;
 use super::record_format::{RECORD_FORMAT, RecordError};
 use super::record_kind::RecordKind;
 use super::topology::{Binding, DestinationKind, Topology};
@@ -50,7 +51,7 @@ impl Inventory {
             return false;
         }
         match key {
-            ObjectKey::Vhost(_) | ObjectKey::User(_) => {
+            k if matches!(k, ObjectKey::Vhost(_)) || users::name_of(k).is_some() => {
                 let scope = self.scopes.get(key).cloned().unwrap_or_default();
                 !scope.is_disjoint(declared) || (scope.is_empty() && declared.is_empty())
             }
@@ -82,8 +83,8 @@ impl Inventory {
         let declared: BTreeSet<String> = topology.vhosts.keys().cloned().collect();
         let mut scopes = BTreeMap::new();
         for user in topology.users.keys() {
-            objects.insert(ObjectKey::User(user.clone()));
-            scopes.insert(ObjectKey::User(user.clone()), declared.clone());
+            objects.insert(users::key(user));
+            scopes.insert(users::key(user), declared.clone());
         }
         for (v, vh) in &topology.vhosts {
             let vhost = || v.clone();
@@ -107,16 +108,18 @@ impl Inventory {
         let mut bindings: BTreeMap<&str, Vec<Json>> = BTreeMap::new();
         let mut broker: BTreeMap<&str, Vec<Json>> = BTreeMap::new();
         for key in &self.objects {
+            // Users apart from the broker-wide kinds' objects, as before
+            // they were a kind's objects.
+            if let Some(u) = users::name_of(key) {
+                users.push(json!(u));
+                continue;
+            }
             let (vhost, group, item) = match key {
                 ObjectKey::Object { vhost: None, name } => {
                     broker.entry(name.kind.table).or_default().push(id_json(&name.id));
                     continue;
                 }
                 ObjectKey::Object { vhost: Some(vhost), name } => (vhost.as_str(), name.kind.table, id_json(&name.id)),
-                ObjectKey::User(u) => {
-                    users.push(json!(u));
-                    continue;
-                }
                 ObjectKey::Vhost(v) => {
                     vhosts.entry(v).or_default();
                     continue;
@@ -135,9 +138,9 @@ impl Inventory {
         }
         let (mut users_with, mut vhosts_with) = (serde_json::Map::new(), serde_json::Map::new());
         for (key, scope) in &self.scopes {
-            match key {
-                ObjectKey::User(u) => users_with.insert(u.clone(), json!(scope)),
-                ObjectKey::Vhost(v) => vhosts_with.insert(v.clone(), json!(scope)),
+            match (key, users::name_of(key)) {
+                (_, Some(u)) => users_with.insert(u.to_string(), json!(scope)),
+                (ObjectKey::Vhost(v), _) => vhosts_with.insert(v.clone(), json!(scope)),
                 _ => None,
             };
         }
@@ -156,7 +159,9 @@ impl Inventory {
         }
         let broker_wide: BTreeMap<&str, serde_json::Map<String, Json>> =
             self.digests.iter().fold(BTreeMap::new(), |mut out, (k, d)| {
-                if let ObjectKey::Object { vhost: None, name } = k {
+                if let ObjectKey::Object { vhost: None, name } = k
+                    && users::name_of(k).is_none()
+                {
                     out.entry(name.kind.table).or_default().insert(id_text(&name.id), json!(d));
                 }
                 out
@@ -179,7 +184,7 @@ impl Inventory {
         RecordError::check_format(RecordKind::Inventory, value)?;
         let mut objects = BTreeSet::new();
         for u in value["users"].as_array().into_iter().flatten() {
-            objects.insert(ObjectKey::User(text(u)?));
+            objects.insert(users::key(&text(u)?));
         }
         let empty = serde_json::Map::new();
         for (v, groups) in value["vhosts"].as_object().unwrap_or(&empty) {
@@ -204,7 +209,7 @@ impl Inventory {
         for (kind, map) in value["declared_with"].as_object().unwrap_or(&empty) {
             for (name, list) in map.as_object().unwrap_or(&empty) {
                 let key = match kind.as_str() {
-                    "users" => ObjectKey::User(name.clone()),
+                    "users" => users::key(name),
                     _ => ObjectKey::Vhost(name.clone()),
                 };
                 let set = list.as_array().into_iter().flatten().map(text).collect::<Result<BTreeSet<_>, _>>()?;
@@ -221,7 +226,7 @@ impl Inventory {
         for (group, names) in value["settings_digests"].as_object().unwrap_or(&empty) {
             for (name, digest) in names.as_object().unwrap_or(&empty) {
                 let key = match group.as_str() {
-                    "users" => ObjectKey::User(name.clone()),
+                    "users" => users::key(name),
                     _ => ObjectKey::Vhost(name.clone()),
                 };
                 digests.insert(key, text(digest)?);
@@ -249,9 +254,9 @@ fn digests_json(digests: &BTreeMap<ObjectKey, String>) -> Json {
 /// `{"users": {NAME: DIGEST}, "vhosts": {…}}`; `None` when there are none.
 fn settings_digests_json(digests: &BTreeMap<ObjectKey, String>) -> Option<Json> {
     let settings: BTreeMap<&str, BTreeMap<&str, &String>> = digests.iter().fold(BTreeMap::new(), |mut out, (k, d)| {
-        match k {
-            ObjectKey::User(u) => _ = out.entry("users").or_default().insert(u.as_str(), d),
-            ObjectKey::Vhost(v) => _ = out.entry("vhosts").or_default().insert(v.as_str(), d),
+        match (k, users::name_of(k)) {
+            (_, Some(u)) => _ = out.entry("users").or_default().insert(u, d),
+            (ObjectKey::Vhost(v), _) => _ = out.entry("vhosts").or_default().insert(v.as_str(), d),
             _ => {}
         }
         out
@@ -282,10 +287,7 @@ fn grouped(key: &ObjectKey) -> Option<(&str, &'static str, Json)> {
         ObjectKey::Queue { vhost, name } => Some((vhost, "queues", json!(name))),
         ObjectKey::Permission { vhost, user } => Some((vhost, "permissions", json!(user))),
         ObjectKey::Object { vhost: Some(vhost), name } => Some((vhost, name.kind.table, id_json(&name.id))),
-        ObjectKey::Object { vhost: None, .. }
-        | ObjectKey::Binding { .. }
-        | ObjectKey::Vhost(_)
-        | ObjectKey::User(_) => None,
+        ObjectKey::Object { vhost: None, .. } | ObjectKey::Binding { .. } | ObjectKey::Vhost(_) => None,
     }
 }
 
@@ -453,9 +455,26 @@ mod tests {
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv.clone()));
         inv.digests.insert(ObjectKey::Queue { vhost: "/".into(), name: "q".into() }, "0a1b".into());
         inv.digests.insert(ObjectKey::Permission { vhost: "/".into(), user: "u".into() }, "2c3d".into());
-        inv.digests.insert(ObjectKey::User("u".into()), "4e5f".into());
+        inv.digests.insert(users::key("u"), "4e5f".into());
         inv.digests.insert(ObjectKey::Vhost("/".into()), "6a7b".into());
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv));
+    }
+
+    /// A user is its kind's object, but the record keeps users apart from
+    /// the broker-wide kinds' objects, as before they were: its list, its
+    /// scope and its settings digest.
+    #[test]
+    fn a_user_is_written_where_users_were() {
+        let mut inv = Inventory::default();
+        inv.objects.insert(users::key("u"));
+        inv.scopes.insert(users::key("u"), ["/".to_string()].into());
+        inv.digests.insert(users::key("u"), "4e5f".into());
+        let written = inv.to_json();
+        assert_eq!(written["users"], json!(["u"]), "{written}");
+        assert_eq!(written["declared_with"]["users"], json!({ "u": ["/"] }), "{written}");
+        assert_eq!(written["settings_digests"], json!({ "users": { "u": "4e5f" } }), "{written}");
+        assert!(written.get("objects").is_none() && written.get("object_digests").is_none(), "{written}");
+        assert_eq!(Inventory::from_json(&written), Ok(inv));
     }
 
     #[test]

@@ -22,7 +22,6 @@ pub enum ObjectKey {
         vhost: String,
         binding: Binding,
     },
-    User(String),
     Permission {
         vhost: String,
         user: String,
@@ -38,7 +37,7 @@ impl Ord for ObjectKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         use ObjectKey as K;
         self.rank().cmp(&other.rank()).then_with(|| match (self, other) {
-            (K::Vhost(a), K::Vhost(b)) | (K::User(a), K::User(b)) => a.cmp(b),
+            (K::Vhost(a), K::Vhost(b)) => a.cmp(b),
             (K::Exchange { vhost: v, name: n }, K::Exchange { vhost: w, name: m })
             | (K::Queue { vhost: v, name: n }, K::Queue { vhost: w, name: m })
             | (K::Permission { vhost: v, user: n }, K::Permission { vhost: w, user: m }) => (v, n).cmp(&(w, m)),
@@ -69,9 +68,8 @@ impl ObjectKey {
             ObjectKey::Binding { .. } => 3,
             ObjectKey::Object { name, .. } if name.kind == &super::kinds::policies::KIND => 4,
             ObjectKey::Object { name, .. } if name.kind.phase == super::kinds::Phase::PutPolicy => 5,
-            // A user's object where users were, for when they move (issue 30).
+            // A user's object where users were before they were a kind's.
             ObjectKey::Object { name, .. } if name.kind == &super::kinds::users::KIND => 6,
-            ObjectKey::User(_) => 6,
             ObjectKey::Permission { .. } => 7,
             ObjectKey::Object { .. } => 8,
         }
@@ -84,7 +82,6 @@ impl ObjectKey {
             ObjectKey::Exchange { .. } => "exchange",
             ObjectKey::Queue { .. } => "queue",
             ObjectKey::Binding { .. } => "binding",
-            ObjectKey::User(_) => "user",
             ObjectKey::Permission { .. } => "permissions",
             ObjectKey::Object { name, .. } => name.kind.name,
         }
@@ -93,7 +90,7 @@ impl ObjectKey {
     /// The object's name within its vhost; for a binding, its description.
     pub fn name(&self) -> String {
         match self {
-            ObjectKey::Vhost(name) | ObjectKey::User(name) => name.clone(),
+            ObjectKey::Vhost(name) => name.clone(),
             ObjectKey::Exchange { name, .. } | ObjectKey::Queue { name, .. } => name.clone(),
             ObjectKey::Binding { binding, .. } => binding.to_string(),
             ObjectKey::Permission { user, .. } => user.clone(),
@@ -110,7 +107,6 @@ impl ObjectKey {
         let to = to.to_string();
         match self {
             ObjectKey::Vhost(_) => ObjectKey::Vhost(to),
-            ObjectKey::User(_) => self,
             ObjectKey::Exchange { name, .. } => ObjectKey::Exchange { vhost: to, name },
             ObjectKey::Queue { name, .. } => ObjectKey::Queue { vhost: to, name },
             ObjectKey::Binding { binding, .. } => ObjectKey::Binding { vhost: to, binding },
@@ -123,7 +119,6 @@ impl ObjectKey {
     pub fn vhost(&self) -> Option<&str> {
         match self {
             ObjectKey::Vhost(v) => Some(v),
-            ObjectKey::User(_) => None,
             ObjectKey::Exchange { vhost, .. }
             | ObjectKey::Queue { vhost, .. }
             | ObjectKey::Binding { vhost, .. }
@@ -153,7 +148,6 @@ impl fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ObjectKey::Vhost(v) => write!(f, "vhost \"{v}\""),
-            ObjectKey::User(u) => write!(f, "user \"{u}\""),
             ObjectKey::Exchange { vhost, name } | ObjectKey::Queue { vhost, name } => {
                 write!(f, "{} \"{name}\" in vhost \"{vhost}\"", self.kind())
             }

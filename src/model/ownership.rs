@@ -84,7 +84,7 @@ impl Ownership {
 
 /// Vhosts and users may be held by several projects at once.
 pub fn is_shared(key: &ObjectKey) -> bool {
-    matches!(key, ObjectKey::Vhost(_) | ObjectKey::User(_))
+    matches!(key, ObjectKey::Vhost(_)) || super::kinds::users::name_of(key).is_some()
 }
 
 #[cfg(test)]

@@ -36,11 +36,14 @@ impl Topology {
         let v = |name: &str| self.vhosts.get(name);
         match key {
             K::Vhost(n) => v(n).is_some(),
-            K::User(n) => self.users.contains_key(n),
             K::Exchange { vhost, name } => v(vhost).is_some_and(|x| x.exchanges.contains_key(name)),
             K::Queue { vhost, name } => v(vhost).is_some_and(|x| x.queues.contains_key(name)),
             K::Binding { vhost, binding } => v(vhost).is_some_and(|x| x.bindings.contains(binding)),
             K::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
+            // Users are kept typed, apart from the other kinds' objects.
+            K::Object { vhost: None, name } if name.kind == &super::kinds::users::KIND => {
+                self.users.contains_key(&name.id[0])
+            }
             K::Object { vhost: None, name } => self.objects.contains_key(name),
             K::Object { vhost: Some(vhost), name } => v(vhost).is_some_and(|x| x.objects.contains_key(name)),
         }

@@ -21,6 +21,7 @@ pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
 pub use routing::routing_change;
 
 use crate::diff::{Action, Change, Declared, Diff, InFlight, Problem};
+use crate::model::kinds::users;
 use crate::model::{Node, ObjectKey, QueueType, Topology, Vhost, VhostSettings};
 
 /// One operation, with the change it carries out.
@@ -165,10 +166,14 @@ fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
             vec![phased(put_vhost(name, declared, vhost_of(name)))]
         }
         (ObjectKey::Vhost(name), _) => vec![phased(Op::DeleteVhost { name: name.clone() })],
-        (ObjectKey::User(name), Action::Destroy) => vec![phased(Op::DeleteUser { name: name.clone() })],
-        (ObjectKey::User(name), _) => one(match declared {
+        // A user's object: its own operations, which remove the limits the
+        // files dropped.
+        (ObjectKey::Object { vhost: None, name }, Action::Destroy) if name.kind == &users::KIND => {
+            vec![phased(Op::DeleteUser { name: name.id[0].clone() })]
+        }
+        (ObjectKey::Object { vhost: None, name }, _) if name.kind == &users::KIND => one(match declared {
             Some(Declared::User(user)) => {
-                let live = live.users.get(name).and_then(|u| u.limits.as_ref());
+                let live = live.users.get(&name.id[0]).and_then(|u| u.limits.as_ref());
                 Some(Op::PutUser { user: user.clone(), remove_limits: removed_limits(user.limits.as_ref(), live) })
             }
             _ => None,

@@ -42,7 +42,7 @@ fn routes(c: &Change) -> bool {
     let kind = match &c.key {
         ObjectKey::Vhost(_) | ObjectKey::Exchange { .. } | ObjectKey::Queue { .. } | ObjectKey::Binding { .. } => true,
         ObjectKey::Object { name, .. } => is_policy(name),
-        ObjectKey::User(_) | ObjectKey::Permission { .. } => false,
+        ObjectKey::Permission { .. } => false,
     };
     acts && kind
 }

@@ -10,7 +10,8 @@
 //! users, permissions, vhosts) still have their own types, and move onto
 //! it one at a time (docs/development.md, "Moving an old kind onto the
 //! seam"); policies and operator policies have moved, and are in [`KINDS`];
-//! users and permissions are declared here, not yet in it.
+//! users are in it too, their objects still kept typed apart
+//! (`Topology::users`); permissions are declared here, not yet in it.
 
 mod federation_upstream_sets;
 mod federation_upstreams;
@@ -39,6 +40,10 @@ pub static KINDS: &[&Kind] = &[
     &federation_upstreams::KIND,
     &federation_upstream_sets::KIND,
     &global_parameters::KIND,
+    // Last: a user's place in plans is its key's rank, before the other
+    // broker-wide kinds', and import writes users first. Their objects are
+    // still kept typed (`Topology::users`), apart from `Topology::objects`.
+    &users::KIND,
 ];
 
 /// The kind whose TOML table (and inventory group) is `table`.
