@@ -285,14 +285,13 @@ impl<'a> Router<'a> {
     }
 
     /// Where `message`, published by a client, goes, without the path,
-    /// and the queues it reaches apart: sorted, each once, by the names of
-    /// the bindings that reach them (the route's own `queues` left empty).
-    /// For callers that route hundreds of messages and keep where they go
-    /// in sets of their own, without a copy of each name.
+    /// and the queues it reaches apart, by the names of the bindings that
+    /// reach them, in no order and perhaps more than once (the route's own
+    /// `queues` left empty). For callers that route hundreds of messages
+    /// and keep where they go in sets of their own, without a copy of each
+    /// name: sorting each route's thousands of names cost them a tenth.
     pub(crate) fn reach_without_path(&self, message: &Message) -> (Vec<&'a str>, Route) {
-        let Reached { mut queues, route } = self.reach(message, true, false);
-        queues.sort_unstable();
-        queues.dedup();
+        let Reached { queues, route } = self.reach(message, true, false);
         (queues, route)
     }
 
