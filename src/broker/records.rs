@@ -273,11 +273,15 @@ pub trait RecordStore: Broker {
                 match value {
                     Ok(None) | Err(BrokerError::Forbidden { .. }) => {}
                     Ok(Some(value)) => {
-                        // A record in parts comes with its parts.
+                        // A record in parts comes with its parts, asked at
+                        // once as they are written (twenty at 100,000 queues).
                         if let Some(Ok(index)) = SplitIndex::of(&value) {
-                            for i in 1..=index.parts {
-                                let part = part_name(name, index.slot, i);
-                                if let Some(v) = self.global_parameter(&part).await? {
+                            let names: Vec<String> =
+                                (1..=index.parts).map(|i| part_name(name, index.slot, i)).collect();
+                            let parts =
+                                futures_util::future::try_join_all(names.iter().map(|n| self.global_parameter(n)));
+                            for (part, v) in names.iter().zip(parts.await?) {
+                                if let Some(v) = v {
                                     out.push(serde_json::json!({ "name": part, "value": v }).to_string());
                                 }
                             }

@@ -10,8 +10,7 @@ use crate::model::kinds::{
     KINDS, Name, Objects, Phase, Presence, Type, has_password, password_keys, permissions, users,
 };
 use crate::model::{
-    Binding, Exchange, External, Partitions, Permission, Queue, QueueType, SuperStream, Table, User, Value, Vhost,
-    VhostSettings,
+    Binding, Exchange, External, Partitions, Queue, QueueType, SuperStream, Table, User, Value, Vhost, VhostSettings,
 };
 use crate::toml_text::{WIDTH, inline_table, key, list_field, path, string, value};
 
@@ -81,11 +80,7 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
         );
     }
     // The permissions, each as its kind's object, written as any kind's.
-    let named = |p: &Permission| {
-        let o = permissions::object(p);
-        (Name { kind: &permissions::KIND, id: o.id }, o.body)
-    };
-    w.objects(&vhost.permissions.values().map(named).collect());
+    w.objects(&permissions::objects(vhost.permissions.values()));
     w.objects(&rest);
     if !proposal.is_empty() {
         w.blank();
@@ -158,11 +153,7 @@ pub(super) fn users_file<'a>(
     w.left_out(left_out);
     w.skipped(skipped, source);
     // The users first, each as its kind's object, written as any kind's.
-    let named = |u: &User| {
-        let o = users::object(u);
-        (Name { kind: &users::KIND, id: o.id }, o.body)
-    };
-    w.objects(&users.into_iter().map(named).collect());
+    w.objects(&users::objects(users));
     w.objects(objects);
     w.finish()
 }

@@ -116,6 +116,15 @@ pub fn object(p: &Permission) -> Object {
     Object { id: vec![p.user.clone()], body }
 }
 
+/// The objects of typed permissions (one vhost's), by user.
+pub fn objects<'p>(permissions: impl IntoIterator<Item = &'p Permission>) -> super::Objects {
+    let named = |p: &Permission| {
+        let o = object(p);
+        (super::Name { kind: &KIND, id: o.id }, o.body)
+    };
+    permissions.into_iter().map(named).collect()
+}
+
 /// A definitions item (or one of the permission listing's): its user and
 /// its three expressions, each a string.
 fn read(item: &Json) -> Option<Result<Object, String>> {
