@@ -133,7 +133,8 @@ pub enum Command {
         /// Do not ask for confirmation (needed when there is no terminal).
         #[arg(long)]
         auto_approve: bool,
-        /// Allow operations that can lose messages or routes, or remove users and permissions.
+        /// Allow operations that can lose messages or routes, or take access away: remove users or
+        /// permissions, or make permissions grant less.
         #[arg(long)]
         allow_destroy: bool,
         /// Allow changes that take away the access of the user warren connects as: deleting it,

@@ -17,9 +17,10 @@ pub(super) enum Refusal {
     Checks,
     /// Errors that the files must fix first: how many.
     Errors(usize),
-    /// Changes that could lose messages or routes, without --allow-destroy:
-    /// each as `symbol key: reason`.
-    Destroys(Vec<String>),
+    /// Changes that could lose messages, routes or access, without
+    /// --allow-destroy: what they can lose, in words, and each as
+    /// `symbol key: reason`.
+    Destroys { losses: &'static str, lines: Vec<String> },
     /// Changes that take access away from the user warren connects as,
     /// without --allow-lockout: each as `symbol key`.
     Lockout(Vec<String>),
@@ -36,7 +37,7 @@ impl Refusal {
     /// Refused for safety, or invalid input; the error says why.
     pub(super) fn error(&self) -> Error {
         let kind = match self {
-            Refusal::Checks | Refusal::Destroys(_) | Refusal::Lockout(_) | Refusal::OtherJournal { .. } => {
+            Refusal::Checks | Refusal::Destroys { .. } | Refusal::Lockout(_) | Refusal::OtherJournal { .. } => {
                 Kind::Refused
             }
             Refusal::Errors(_) | Refusal::PasswordUnset { .. } | Refusal::SecretUnset { .. } => Kind::Invalid,
@@ -66,13 +67,14 @@ pub(super) fn of_plan(planned: &Planned, allow_destroy: bool, allow_lockout: boo
         return Some(Refusal::Lockout(lines.collect()));
     }
     if doc.summary.requires_allow_destroy && !allow_destroy {
-        let lines = plan
-            .changes
-            .iter()
-            .filter(|c| c.requires_allow_destroy)
-            .map(|c| format!("{} {}: {}", c.action.symbol(), c.key, c.reason))
-            .collect();
-        return Some(Refusal::Destroys(lines));
+        let lossy: Vec<_> = plan.changes.iter().filter(|c| c.requires_allow_destroy).collect();
+        let losses = match (lossy.iter().any(|c| !c.key.is_access()), lossy.iter().any(|c| c.key.is_access())) {
+            (true, false) => "messages or routes",
+            (false, true) => "access",
+            _ => "messages, routes or access",
+        };
+        let lines = lossy.iter().map(|c| format!("{} {}: {}", c.action.symbol(), c.key, c.reason)).collect();
+        return Some(Refusal::Destroys { losses, lines });
     }
     plan.steps.iter().find_map(|s| match &s.op {
         Op::PutUser { user, .. } if !planned.passwords.contains_key(&user.name) => match &user.password {
@@ -108,9 +110,9 @@ impl fmt::Display for Refusal {
         match self {
             Refusal::Checks => write!(f, "Refused: the checks above failed. Nothing was changed."),
             Refusal::Errors(n) => write!(f, "Nothing was changed: {} must be fixed first.", super::plan::errors(*n)),
-            Refusal::Destroys(lines) => listed(
+            Refusal::Destroys { losses, lines } => listed(
                 f,
-                "Refused: this plan can lose messages or routes, and --allow-destroy was not given. It would:",
+                &format!("Refused: this plan can lose {losses}, and --allow-destroy was not given. It would:"),
                 lines,
                 "Nothing was changed. Re-run with --allow-destroy if that is what you want.",
             ),

@@ -1,29 +1,40 @@
 //! Access is not data, but losing it is as hard to undo: removing a user or
-//! its permissions needs --allow-destroy, and taking access away from the
-//! user warren connects as needs --allow-lockout. That user is the one an
+//! its permissions, or narrowing what they grant, needs --allow-destroy, and
+//! taking access away from the user warren connects as needs --allow-lockout. That user is the one an
 //! apply's remaining steps, its records and the next run depend on; an
 //! apply that removed it would stop halfway with nobody able to finish.
 
 use std::collections::BTreeSet;
 
 use super::{Action, Change, Declared};
-use crate::model::kinds::users;
-use crate::model::{ObjectKey, Password, Topology, User};
+use crate::model::kinds::{Object, users};
+use crate::model::{Narrowed, ObjectKey, Password, Permission, Topology, User, Vhost, grants, narrowed};
 
 /// Marks the changes to users and permissions that remove access, and
 /// those that take it from `connected` (the user warren runs as), saying
 /// why in their reasons.
 /// `stale` names the users whose password from the environment does not
 /// match the live hash.
-pub(super) fn guard(changes: &mut [Change], live: &Topology, connected: Option<&str>, stale: &BTreeSet<String>) {
+pub(super) fn guard(
+    changes: &mut [Change],
+    desired: &Topology,
+    live: &Topology,
+    connected: Option<&str>,
+    stale: &BTreeSet<String>,
+) {
     for c in changes.iter_mut() {
         let user = match (&c.key, users::name_of(&c.key)) {
             (_, Some(name)) => name,
             (ObjectKey::Permission { user, .. }, _) => user.as_str(),
+            (ObjectKey::Object { name, .. }, _) if name.kind.table == TOPIC_PERMISSIONS => name.id[0].as_str(),
             _ => continue,
         };
         if c.action == Action::Destroy {
             c.requires_allow_destroy = true;
+        }
+        if let Some(lost) = narrowing(c, desired, live) {
+            c.requires_allow_destroy = true;
+            c.reason = format!("{}; {lost}", c.reason);
         }
         if connected == Some(user) && takes_access(c, live, stale) {
             c.requires_allow_lockout = true;
@@ -35,6 +46,110 @@ pub(super) fn guard(changes: &mut [Change], live: &Topology, connected: Option<&
             let what = if users::name_of(&c.key).is_some() { "whoever logs in as it" } else { "the user" };
             c.reason = format!("{}; {what} loses this access", c.reason);
         }
+    }
+}
+
+const TOPIC_PERMISSIONS: &str = "topic_permissions";
+
+/// What a change to permissions or a topic permission takes away, in
+/// words, when the new expressions grant less than the live ones: then the
+/// user's clients are refused what they did before. A topic permission
+/// made where there was none narrows the keys of a user who could publish
+/// to (or bind from) the exchange with any key.
+fn narrowing(c: &Change, desired: &Topology, live: &Topology) -> Option<String> {
+    let lost = match (&c.key, &c.declared) {
+        (ObjectKey::Permission { vhost, user }, Some(Declared::Permission(want))) if c.action == Action::Update => {
+            let have = live.vhosts.get(vhost)?.permissions.get(user)?;
+            permissions([desired.vhosts.get(vhost), live.vhosts.get(vhost)], have, want)
+        }
+        (ObjectKey::Object { vhost: Some(vhost), name }, Some(Declared::Object(want)))
+            if name.kind.table == TOPIC_PERMISSIONS =>
+        {
+            let v = live.vhosts.get(vhost)?;
+            topic_permission(v.permissions.get(&name.id[0]), v.objects.get(name), want, &name.id[1])
+        }
+        _ => return None,
+    };
+    if lost.is_empty() {
+        return None;
+    }
+    // Parts that lose the same name are named together.
+    let mut grouped: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (part, what) in &lost {
+        match grouped.iter_mut().find(|(_, w)| w == what) {
+            Some((parts, _)) => parts.push(part),
+            None => grouped.push((vec![part], what)),
+        }
+    }
+    let said = grouped.iter().map(|(parts, what)| {
+        let parts: Vec<String> = parts.iter().map(|p| format!("`{p}`")).collect();
+        let (last, rest) = parts.split_last().expect("one part at least");
+        match rest {
+            [] => format!("{last} {}", what.replacen("{grant}", "grants", 1)),
+            _ => format!("{} and {last} {}", rest.join(", "), what.replacen("{grant}", "grant", 1)),
+        }
+    });
+    Some(format!("the user loses access: {}", said.collect::<Vec<_>>().join("; ")))
+}
+
+/// What each of `configure`, `write` and `read` loses, named by an object
+/// of the vhost (declared or live) where one is lost, so that a reader
+/// recognises it.
+fn permissions(sides: [Option<&Vhost>; 2], have: &Permission, want: &Permission) -> Vec<(&'static str, String)> {
+    let sides = sides.into_iter().flatten();
+    let queues: BTreeSet<&str> = sides.clone().flat_map(|v| v.queues.keys()).map(String::as_str).collect();
+    let exchanges: BTreeSet<&str> = sides.flat_map(|v| v.exchanges.keys()).map(String::as_str).collect();
+    let object = |name: &str| match (queues.contains(name), exchanges.contains(name)) {
+        (true, _) => format!("queue \"{name}\""),
+        (_, true) => format!("exchange \"{name}\""),
+        _ => format!("a name such as \"{name}\""),
+    };
+    let parts = [
+        ("configure", &have.configure, &want.configure),
+        ("write", &have.write, &want.write),
+        ("read", &have.read, &want.read),
+    ];
+    let known = || queues.iter().chain(&exchanges).copied();
+    parts.into_iter().filter_map(|(part, old, new)| lost(part, old, new, known(), object)).collect()
+}
+
+/// What a topic permission's `write` and `read` lose on `exchange`; with
+/// none live, what the user's permissions let it do there with any key.
+fn topic_permission(
+    access: Option<&Permission>,
+    had: Option<&crate::model::Table>,
+    want: &Object,
+    exchange: &str,
+) -> Vec<(&'static str, String)> {
+    let key = |k: &str| format!("routing key \"{k}\" on exchange \"{exchange}\"");
+    let old = |part: &str| match had {
+        Some(body) => body.get(part).and_then(|v| v.as_str()).map(str::to_string),
+        // No topic permission: every key, where the user may use the
+        // exchange at all (an expression warren cannot read counts as may).
+        None => access
+            .map(|p| if part == "write" { &p.write } else { &p.read })
+            .filter(|e| grants(e, exchange) != Some(false))
+            .map(|_| ".*".to_string()),
+    };
+    ["write", "read"]
+        .into_iter()
+        .filter_map(|part| lost(part, &old(part)?, want.text(part)?, std::iter::empty(), key))
+        .collect()
+}
+
+/// What `part` loses going from `old` to `new`, with `{grant}` where its
+/// verb goes (parts that lose the same are said together).
+fn lost<'a>(
+    part: &'static str,
+    old: &str,
+    new: &str,
+    known: impl IntoIterator<Item = &'a str>,
+    object: impl Fn(&str) -> String,
+) -> Option<(&'static str, String)> {
+    match narrowed(old, new, known) {
+        Narrowed::No => None,
+        Narrowed::Loses(name) => Some((part, format!("no longer {{grant}} {}", object(&name)))),
+        Narrowed::Unknown => Some((part, format!("may grant less: warren cannot compare {old:?} with {new:?}"))),
     }
 }
 

@@ -118,7 +118,7 @@ pub fn diff(
     d.super_streams_unsupported(desired, live);
     d.super_stream_changes(desired, live);
     d.service_changes(desired);
-    access::guard(&mut d.out.changes, live, facts.connected_user.as_deref(), &facts.stale_passwords);
+    access::guard(&mut d.out.changes, desired, live, facts.connected_user.as_deref(), &facts.stale_passwords);
     if options.comparing {
         for c in &mut d.out.changes {
             c.requires_allow_destroy = false;
@@ -206,6 +206,91 @@ mod tests {
             assert_eq!(c.requires_allow_destroy, needed, "{kind:?}: {}", c.reason);
             assert_eq!(c.reason.contains("does not prove it empty"), needed, "{kind:?}: {}", c.reason);
         }
+    }
+
+    /// Permissions that grant less take access as surely as deleting
+    /// them: a service's `.*` narrowed to its own queue is refused without
+    /// --allow-destroy, and the plan names a queue the user loses.
+    #[test]
+    fn permissions_that_grant_less_need_allow_destroy_and_name_what_is_lost() {
+        use crate::model::Permission;
+        use crate::testing::objects::queue;
+        let with = |p: (&str, &str, &str)| {
+            let mut v = Vhost::new("v");
+            v.queues.insert(
+                "legacy.audit".into(),
+                queue("legacy.audit", crate::model::QueueType::Classic, Default::default()),
+            );
+            let (configure, write, read) = (p.0.to_string(), p.1.to_string(), p.2.to_string());
+            v.permissions.insert("app".into(), Permission { user: "app".into(), configure, write, read });
+            Topology { vhosts: [("v".into(), v)].into(), ..Topology::default() }
+        };
+        let change = |want, have| {
+            let d = diff(
+                &with(want),
+                &with(have),
+                &Ownership::default(),
+                "a",
+                &Options::default(),
+                &BrokerFacts::default(),
+            );
+            let [c] = d.changes.as_slice() else { panic!("{:?}", d.changes) };
+            (c.requires_allow_destroy, c.reason.clone())
+        };
+        let all = (".*", ".*", ".*");
+        let (needed, reason) = change(("^$", "^$", "^orders\\.a$"), all);
+        assert!(needed, "{reason}");
+        assert!(
+            reason.ends_with(
+                "the user loses access: `configure`, `write` and `read` no longer grant queue \"legacy.audit\""
+            ),
+            "{reason}"
+        );
+        let (needed, reason) = change(("^$", "^$", "^(?:a|b)$"), ("^$", "^$", "^a$"));
+        assert!(!needed, "granting more takes nothing: {reason}");
+        let (needed, reason) = change(("^$", "^$", "^a$"), ("^$", "^$", "^(?:a|b)$"));
+        assert!(needed && reason.ends_with("`read` no longer grants a name such as \"b\""), "{reason}");
+        let (needed, reason) = change(("^$", "^$", "^(a)\\1$"), ("^$", "^$", "^a$"));
+        assert!(needed && reason.contains("`read` may grant less: warren cannot compare"), "{reason}");
+    }
+
+    /// A topic permission where there was none restricts the keys of a user
+    /// who could use the exchange with any; one that grants less does too.
+    #[test]
+    fn a_topic_permission_that_restricts_keys_needs_allow_destroy() {
+        use crate::model::Permission;
+        use crate::model::kinds::{Name, by_table};
+        let kind = by_table("topic_permissions").unwrap();
+        let name = Name { kind, id: vec!["app".into(), "orders".into()] };
+        let with = |write: Option<&str>, may_write: &str| {
+            let mut v = Vhost::new("v");
+            let (configure, read) = ("^$".to_string(), "^$".to_string());
+            v.permissions
+                .insert("app".into(), Permission { user: "app".into(), configure, write: may_write.into(), read });
+            if let Some(w) = write {
+                let body =
+                    [("read", "^$"), ("write", w)].map(|(k, x)| (k.to_string(), crate::model::Value::String(x.into())));
+                v.objects.insert(name.clone(), body.into_iter().collect());
+            }
+            Topology { vhosts: [("v".into(), v)].into(), ..Topology::default() }
+        };
+        let change = |want: Topology, have: Topology| {
+            let d = diff(&want, &have, &Ownership::default(), "a", &Options::default(), &BrokerFacts::default());
+            let c: Vec<_> = d.changes.iter().filter(|c| c.key.to_string().starts_with("topic permission")).collect();
+            let [c] = c.as_slice() else { panic!("{:?}", d.changes) };
+            (c.requires_allow_destroy, c.reason.clone())
+        };
+        let (needed, reason) = change(with(Some("^order\\."), "^orders$"), with(None, "^orders$"));
+        assert!(
+            needed && reason.contains("`write` no longer grants routing key \"a\" on exchange \"orders\""),
+            "{reason}"
+        );
+        let (needed, reason) = change(with(Some("^order\\."), "^other$"), with(None, "^other$"));
+        assert!(!needed, "the user could not publish to the exchange at all: {reason}");
+        let (needed, reason) = change(with(Some("^order\\..*"), "^orders$"), with(Some("^order\\.a$"), "^orders$"));
+        assert!(!needed, "{reason}");
+        let (needed, _) = change(with(Some("^order\\.a$"), "^orders$"), with(Some("^order\\..*"), "^orders$"));
+        assert!(needed);
     }
 
     #[test]

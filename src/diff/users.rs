@@ -29,7 +29,10 @@ impl Differ<'_> {
                 Some(_) => {}
             }
         }
-        for (name, h) in live.users.iter().filter(|(n, _)| !desired.users.contains_key(*n)) {
+        // An external user is the files' to name and never warren's to
+        // touch, as an external exchange or queue is.
+        let external = |n: &str| desired.vhosts.values().any(|v| v.external.users.contains(n));
+        for (name, h) in live.users.iter().filter(|(n, _)| !desired.users.contains_key(*n) && !external(n)) {
             self.absent(users::key(name), attributes::user(h), false);
         }
     }

@@ -2,6 +2,7 @@
 
 mod arguments;
 mod effective;
+mod grant;
 mod graph;
 mod inventory;
 mod key;
@@ -23,6 +24,7 @@ pub mod views;
 
 pub use arguments::{ArgumentRule, Expect, QUEUE_ARGUMENTS, argument_rule, check_expect, is_age};
 pub use effective::{Matcher, SetBy, applied_to_queue, matching_queue, precedence, queue_setting};
+pub use grant::{Narrowed, grants, narrowed};
 pub use graph::{LazyGraph, Node, RoutingGraph, around};
 pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_json, exported_bindings};
 pub use key::{ObjectKey, is_removed};

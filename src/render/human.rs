@@ -132,7 +132,7 @@ fn losses(doc: &PlanDocument) -> &'static str {
 
 /// Whether a change is to a user or its permissions: access, not data.
 fn is_access(c: &ChangeDoc) -> bool {
-    matches!(c.kind.as_str(), "user" | "permissions")
+    matches!(c.kind.as_str(), "user" | "permissions" | "topic permission")
 }
 
 /// The last line, in terraform's words so CI tooling can read it.
@@ -198,7 +198,8 @@ impl<'a> Voice<'a> {
 
 /// One change; `outside`: its object was changed outside warren since its
 /// last apply, which its reason says (a create or an update says no
-/// reason otherwise: the files say it).
+/// reason otherwise, the files say it, unless it loses something: a
+/// permission that grants less says what is lost).
 fn change(out: &mut String, c: &ChangeDoc, outside: bool, p: &Painter, voice: Voice) {
     let _ = writeln!(out, "  {}", p.paint(&format!("# {} {}", c.address, what(c, outside, voice)), BOLD));
     if let Some(s) = &c.super_stream {
@@ -260,8 +261,12 @@ fn what(c: &ChangeDoc, outside: bool, voice: Voice) -> String {
         (_, Action::Unmanaged | Action::OtherProject) => unreachable!("objects left alone are listed apart"),
         // The reasons of a comparison say how it differs.
         (Voice::Compare { .. }, _) => c.reason.clone(),
-        (Voice::Plan, Action::Create) if outside => format!("will be created: {}", c.reason),
-        (Voice::Plan, Action::Update) if outside => format!("will be updated in place: {}", c.reason),
+        (Voice::Plan, Action::Create) if outside || c.requires_allow_destroy => {
+            format!("will be created: {}", c.reason)
+        }
+        (Voice::Plan, Action::Update) if outside || c.requires_allow_destroy => {
+            format!("will be updated in place: {}", c.reason)
+        }
         (Voice::Plan, Action::Create) => "will be created".to_string(),
         (Voice::Plan, Action::Update) => "will be updated in place".to_string(),
         (Voice::Plan, Action::Destroy) => format!("will be destroyed: {}", c.reason),
@@ -270,6 +275,10 @@ fn what(c: &ChangeDoc, outside: bool, voice: Voice) -> String {
         (Voice::Plan, Action::Rollback) => format!("will be rolled back: {}", c.reason),
         (Voice::Plan, Action::Forget) => format!("will no longer be managed by warren: {}", c.reason),
         (Voice::Review, Action::Forget) => format!("would no longer be managed by warren: {}", c.reason),
+        (Voice::Review, Action::Create) if c.requires_allow_destroy => format!("would be created: {}", c.reason),
+        (Voice::Review, Action::Update) if c.requires_allow_destroy => {
+            format!("would be updated in place: {}", c.reason)
+        }
         (Voice::Review, Action::Create) => "would be created".to_string(),
         (Voice::Review, Action::Update) => "would be updated in place".to_string(),
         (Voice::Review, Action::Destroy) => format!("would be destroyed if applied: {}", c.reason),

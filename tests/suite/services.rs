@@ -450,3 +450,45 @@ fn an_external_user_is_given_its_services_permissions_on_the_broker() {
     case.assert_converged(&[]);
     case.broker.delete(&format!("users/{user}"));
 }
+
+/// Adopting services narrows a user's hand-written `.*` to what its
+/// service uses: the user's clients lose access, so apply refuses without
+/// --allow-destroy and changes nothing; with it, the broker refuses the
+/// user the queue the plan named as lost, and grants it its own.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn permissions_narrowed_by_services_need_allow_destroy_and_take_what_the_plan_says() {
+    let user = "t-svc-narrow-user";
+    let password = "narrow-Pw-5121";
+    let mut case = Case::admin("t-svc-narrow").with_users(&[user]);
+    case.secrets.push(password.to_string());
+    let queues = "vhosts = [\"{V}\"]\n\n[external]\nusers = [\"t-svc-narrow-user\"]\n\n\
+        [queues.audit]\ntype = \"classic\"\nlint_allow = [\"queue-without-consumer\"]\n\n[queues.orders]\ntype = \"classic\"\n";
+    case.topology(queues);
+    case.apply_ok(&[], &[]);
+    case.broker.put(&format!("users/{user}"), serde_json::json!({"password": password, "tags": ""}));
+    let everything = serde_json::json!({"configure": ".*", "write": ".*", "read": ".*"});
+    case.broker.put(&format!("permissions/{}/{user}", case.vhost), everything);
+
+    case.topology(&format!("{queues}\n[services.billing]\nuser = \"{user}\"\nconsumes = [\"orders\"]\n"));
+    let plan = case.plan(&[], &[]);
+    let lost = "the user loses access: `configure`, `write` and `read` no longer grant queue \"audit\"";
+    assert!(plan.stdout.contains(lost), "{}", plan.stdout);
+    assert!(plan.stdout.contains("# needs --allow-destroy: access is removed"), "{}", plan.stdout);
+    let refused = case.apply(&[], &[]);
+    assert_eq!(refused.code, 4, "{}\n{}", refused.stdout, refused.stderr);
+    let p = case.get(&format!("permissions/{{V}}/{user}"));
+    assert_eq!(p["read"], ".*", "refused: nothing changed");
+
+    case.apply_ok(&["--allow-destroy"], &[]);
+    let p = case.get(&format!("permissions/{{V}}/{user}"));
+    assert_eq!(
+        (p["configure"].as_str(), p["write"].as_str(), p["read"].as_str()),
+        (Some("^$"), Some("^$"), Some("^orders$"))
+    );
+    let url = amqp_url_on(&case.amqp().replacen("guest:guest@", &format!("{user}:{password}@"), 1), &case.vhost);
+    assert_eq!(attempt(&url, &Try::Consume("orders")), Ok(()));
+    let audit = attempt(&url, &Try::Consume("audit")).expect_err("the queue the plan named as lost");
+    assert!(audit.contains("ACCESS_REFUSED") || audit.contains("403"), "{audit}");
+    case.assert_converged(&[]);
+}
