@@ -27,7 +27,7 @@ fn the_shop_change_in_three_formats() {
 fn detailed_exitcode_is_two_when_there_are_changes() {
     let run = warren(&["diff", "tests/diff/shop-v1", "examples/shop", "--detailed-exitcode"]);
     assert_eq!(run.code, 2);
-    assert!(run.stdout.ends_with("Plan: 17 to add, 1 to change, 2 to destroy, 0 to migrate.\n"), "{}", run.stdout);
+    assert!(run.stdout.ends_with("Plan: 22 to add, 1 to change, 2 to destroy, 0 to migrate.\n"), "{}", run.stdout);
 }
 
 #[test]

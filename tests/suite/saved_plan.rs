@@ -312,9 +312,9 @@ fn plan_out_against_an_export_writes_a_saved_plan() {
     assert_eq!(saved["origin"], "definitions file examples/shop/before.definitions.json");
     assert_eq!(saved["path"], "examples/shop");
     let files: Vec<&str> = saved["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
-    assert_eq!(files, ["examples/shop/policies.toml", "examples/shop/topology.toml"]);
+    assert_eq!(files, ["examples/shop/policies.toml", "examples/shop/services.toml", "examples/shop/topology.toml"]);
     let on_disk = std::fs::read_to_string(crate::common::root().join("examples/shop/topology.toml")).unwrap();
-    assert_eq!(saved["files"][1]["text"], on_disk.as_str());
+    assert_eq!(saved["files"][2]["text"], on_disk.as_str());
     let depends_on = saved["depends_on"].as_object().unwrap();
     assert!(depends_on.contains_key("exchange \"shop.orders\" in vhost \"/\""), "{depends_on:?}");
     assert!(depends_on.values().all(|d| d == "absent" || d.as_str().unwrap().len() == 16), "{depends_on:?}");
