@@ -91,6 +91,15 @@ pub struct PlanOutput {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Compare the files with the live broker, or with a definitions export, and show what apply would do.
+    ///
+    /// Each change says what becomes of one object: `+` created, `~` updated in place, `-`
+    /// destroyed, `-/+` replaced, `>>` migrated live with its messages, `<<` a migration rolled
+    /// back, `.` no longer managed (left on the broker), `=` another project's and `?` no
+    /// project's (both never touched). The permissions warren makes from the files' `[services]` are ordinary
+    /// permission and topic permission changes, each marked `# made for services "NAME"`: for each
+    /// user, the least that lets its services publish, consume and declare what the files say
+    /// (docs/services.md). A change that can lose messages, routes or access, permissions that
+    /// grant less among them, is marked `# needs --allow-destroy` and says what it loses.
     Plan {
         /// A topology file, or a directory of them (every *.toml below it).
         #[arg(default_value = "topology")]
