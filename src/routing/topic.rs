@@ -103,6 +103,10 @@ pub fn intersects(a: &str, b: &str) -> bool {
 /// alike, so the keys to try are made of the patterns' words and one
 /// other word (`None`), and the states of both patterns at once are
 /// finitely many: a search over them answers for every key.
+///
+/// One sequence of words is no key: the empty word alone, whose string
+/// is the empty key, which has no word. The search counts the words taken
+/// (none, one, more) so that it never answers with that one.
 fn reachable(a: &str, b: &str, found: impl Fn(bool, bool) -> bool) -> bool {
     let (a, b) = (Pattern::new(a), Pattern::new(b));
     let mut alphabet: Vec<Option<&str>> =
@@ -110,21 +114,36 @@ fn reachable(a: &str, b: &str, found: impl Fn(bool, bool) -> bool) -> bool {
     alphabet.sort_unstable();
     alphabet.dedup();
     alphabet.push(None);
-    let start = (a.start(), b.start());
+    let start = (a.start(), b.start(), Taken::None);
     let mut seen = std::collections::BTreeSet::from([start.clone()]);
     let mut work = vec![start];
-    while let Some((sa, sb)) = work.pop() {
-        if found(a.accepts(&sa), b.accepts(&sb)) {
+    while let Some((sa, sb, taken)) = work.pop() {
+        if taken != Taken::EmptyWord && found(a.accepts(&sa), b.accepts(&sb)) {
             return true;
         }
         for word in &alphabet {
-            let next = (a.step(&sa, *word), b.step(&sb, *word));
+            let taken = match (taken, word) {
+                (Taken::None, Some("")) => Taken::EmptyWord,
+                (Taken::None, _) => Taken::OneWord,
+                _ => Taken::More,
+            };
+            let next = (a.step(&sa, *word), b.step(&sb, *word), taken);
             if seen.insert(next.clone()) {
                 work.push(next);
             }
         }
     }
     false
+}
+
+/// The words a search has taken, as far as they tell a key from none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Taken {
+    None,
+    /// The empty word alone: no key.
+    EmptyWord,
+    OneWord,
+    More,
 }
 
 /// A pattern as an automaton: its states are the positions between its
@@ -222,6 +241,24 @@ mod tests {
     }
 
     /// The three questions agree with brute force over short keys.
+    /// Patterns with empty words, over keys with empty words: the empty
+    /// word alone is no key (its string is the empty key), which the
+    /// search must not try. `*.*.#` covers `#.`: every key `#.` takes has
+    /// two words or more.
+    #[test]
+    fn patterns_with_empty_words_agree_with_every_short_key() {
+        assert!(covers("*.*.#", "#."));
+        let patterns = sequences(&["a", "*", "#", ""], 3);
+        let keys = sequences(&["a", "c", ""], 4);
+        for p in &patterns {
+            for q in &patterns {
+                let taken_by_q: Vec<&String> = keys.iter().filter(|k| matches(q, k)).collect();
+                assert_eq!(covers(p, q), taken_by_q.iter().all(|k| matches(p, k)), "covers({p:?}, {q:?})");
+                assert_eq!(intersects(p, q), taken_by_q.iter().any(|k| matches(p, k)), "intersects({p:?}, {q:?})");
+            }
+        }
+    }
+
     #[test]
     fn patterns_agree_with_every_short_key() {
         let patterns = sequences(&["a", "b", "*", "#"], 3);
