@@ -118,14 +118,17 @@ pub fn diff(
     d.super_streams_unsupported(desired, live);
     d.super_stream_changes(desired, live);
     d.service_changes(desired);
+    // After the reasons of changes made outside warren are written: what
+    // access a change takes is said whatever else its reason says.
+    if !options.comparing {
+        d.changed_outside(live, desired);
+    }
     access::guard(&mut d.out.changes, desired, live, facts.connected_user.as_deref(), &facts.stale_passwords);
     if options.comparing {
         for c in &mut d.out.changes {
             c.requires_allow_destroy = false;
             c.requires_allow_lockout = false;
         }
-    } else {
-        d.changed_outside(live, desired);
     }
     d.out
 }

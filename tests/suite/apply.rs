@@ -445,7 +445,14 @@ fn every_object_kind_is_created_changed_and_destroyed() {
         doc["changed_outside"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
     let topic_name = json!([app, "x.events"]).to_string();
     assert_eq!(names, BTreeSet::from([topic_name.as_str(), "t-apply-lifecycle-setting"]), "{doc:#}");
-    case.apply_ok(&[], &env1);
+    // Putting the topic permission back takes away the keys it was given
+    // by hand: that is access lost, refused without --allow-destroy.
+    let refused = case.apply(&[], &env1);
+    assert_eq!(refused.code, 4, "{}\n{}", refused.stdout, refused.stderr);
+    let lost = "put back as the files say; the user loses access: `write` no longer grants routing key";
+    assert!(refused.stdout.contains(lost), "{}", refused.stdout);
+    assert_eq!(topic(&case)["write"], ".*", "nothing was changed");
+    case.apply_ok(&["--allow-destroy"], &env1);
 
     // Changed: everything that changes in place, a binding's key and
     // arguments, a queue recreated with --replace, a new password.

@@ -7,6 +7,7 @@
 //! default 1, for the node name) as `scripts/test` sets them; without them
 //! they fail.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
@@ -159,10 +160,31 @@ fn the_broker_imports_every_example_and_holds_every_object() {
         let doc = json(&std::fs::read_to_string(&file).unwrap());
         exported.push((example.clone(), file, doc, pws));
     }
-    let cleanup = Cleanup { broker: &broker, docs: exported.iter().map(|e| e.2.clone()).collect() };
+    // Users an example lists as external are made elsewhere, as their
+    // permissions in the export assume: made here before the import.
+    let external: BTreeSet<String> = (exported.iter())
+        .flat_map(|(_, _, doc, _)| {
+            let name = |j: &Json| j.as_str().unwrap().to_string();
+            let declared: BTreeSet<String> =
+                doc["users"].as_array().unwrap().iter().map(|u| name(&u["name"])).collect();
+            let permitted = doc["permissions"].as_array().unwrap().iter().map(move |p| name(&p["user"]));
+            permitted.filter(move |u| !declared.contains(u))
+        })
+        .collect();
+    let made_elsewhere =
+        serde_json::json!({"users": external.iter().map(|u| serde_json::json!({"name": u})).collect::<Vec<_>>()});
+    let mut docs: Vec<Json> = exported.iter().map(|e| e.2.clone()).collect();
+    docs.push(made_elsewhere);
+    let cleanup = Cleanup { broker: &broker, docs };
     // Start clean: an earlier run that was killed may have left objects.
     for doc in &cleanup.docs {
         remove(&broker, doc);
+    }
+    for user in &external {
+        broker.put(
+            &format!("users/{}", seg(&Json::from(user.as_str()))),
+            serde_json::json!({"password": "made-elsewhere-4Tq", "tags": ""}),
+        );
     }
 
     for (example, file, _, _) in &exported {

@@ -134,7 +134,8 @@ fn the_shared_queue_incident_is_found_in_the_files_and_on_the_broker_and_the_pri
     assert!(add.contains("[queues.\"orders.created.lint-billing\"]"), "{add}");
     case.file("fix.toml", &format!("vhosts = [\"{VHOST}\"]\n\n{add}"));
     case.file("permissions.toml", &format!("vhosts = [\"{VHOST}\"]\n\n{permissions}"));
-    case.apply_ok(&[], &passwords);
+    // Each user then reads its own queue only: access taken, so asked for.
+    case.apply_ok(&["--allow-destroy"], &passwords);
     billing.stop_consumer(billing_old);
     billing.add_consumer("orders.created.lint-billing", Duration::ZERO);
     // Under the new permissions, audit still may consume its own queue.
