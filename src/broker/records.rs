@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use super::lock::Lock;
 use super::{Answer, Broker, BrokerError, vhost_names};
 use crate::model::{INVENTORY_PARAMETER, JOURNAL_PARAMETER, Place, RecordKind, RecordWrite};
-use crate::model::{Progress, RecordError, SplitIndex, layout, part_name};
+use crate::model::{Progress, RecordError, SplitIndex, exchange_layout, exchange_part_name, layout};
 
 /// The generations of a project's journal exchange found in its home
 /// vhost, and of its migrations' progress records, so that each write can
@@ -58,7 +58,8 @@ pub trait RecordStore: Broker {
     }
 
     /// Carries out the writes of the records, in order. Within a vhost the
-    /// next generation is declared before the older ones are deleted.
+    /// next generation is declared before the older ones are deleted, each
+    /// one's exchange before its parts.
     fn write_records(&self, writes: &[RecordWrite]) -> impl Future<Output = Answer<()>> + Send {
         async move {
             for w in writes {
@@ -69,15 +70,35 @@ pub trait RecordStore: Broker {
                     RecordWrite::Vhost { vhost, project, next, inventory, stale } => {
                         let kind = RecordKind::Inventory;
                         if let Some(inventory) = inventory {
-                            self.put_record(vhost, &kind.exchange(project, *next), &inventory.to_json()).await?;
+                            self.put_split_record(vhost, &kind.exchange(project, *next), &inventory.to_json()).await?;
                         }
-                        for g in stale {
-                            self.delete_record(vhost, &kind.exchange(project, *g)).await?;
+                        for (g, parts) in stale {
+                            let name = kind.exchange(project, *g);
+                            self.delete_record(vhost, &name).await?;
+                            for i in 1..=*parts {
+                                self.delete_record(vhost, &exchange_part_name(&name, i)).await?;
+                            }
                         }
                     }
                 }
             }
             Ok(())
+        }
+    }
+
+    /// Declares the record exchange `name` in `vhost` holding `value`, a
+    /// generation of its own, in parts when it is large
+    /// (`model::record_parts`): the parts at once, then `name` with their
+    /// index. A small record is one request, as before parts.
+    fn put_split_record(&self, vhost: &str, name: &str, value: &Json) -> impl Future<Output = Answer<()>> + Send {
+        async move {
+            let puts = exchange_layout(name, value);
+            let ((record, index), parts) = puts.split_last().expect("the record's own exchange is always declared");
+            let declared = parts.iter().map(|(n, v)| self.put_record(vhost, n, v));
+            for put in futures_util::future::join_all(declared).await {
+                put?;
+            }
+            self.put_record(vhost, record, index).await
         }
     }
 
@@ -276,8 +297,7 @@ pub trait RecordStore: Broker {
                         // A record in parts comes with its parts, asked at
                         // once as they are written (twenty at 100,000 queues).
                         if let Some(Ok(index)) = SplitIndex::of(&value) {
-                            let names: Vec<String> =
-                                (1..=index.parts).map(|i| part_name(name, index.slot, i)).collect();
+                            let names: Vec<String> = (1..=index.parts).map(|i| index.part_name(name, i)).collect();
                             let parts =
                                 futures_util::future::try_join_all(names.iter().map(|n| self.global_parameter(n)));
                             for (part, v) in names.iter().zip(parts.await?) {

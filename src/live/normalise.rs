@@ -21,7 +21,7 @@ use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies, pe
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
     Ownership, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder, SplitIndex,
-    Table, Topology, Value, Vhost, is_part_of, join, policy_key,
+    Table, Topology, Value, Vhost, exchange_part_of, is_part_of, join, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
@@ -48,6 +48,8 @@ pub(super) fn read(
         single,
         topology: Topology::default(),
         records: Records::default(),
+        vhost_inventories: BTreeMap::new(),
+        record_parts: BTreeMap::new(),
         migrations: Default::default(),
         progress: Vec::new(),
         last_applies: Default::default(),
@@ -69,6 +71,7 @@ pub(super) fn read(
     for (i, x) in std::mem::take(&mut defs.exchanges).into_iter().enumerate() {
         r.exchange(i, x)?;
     }
+    r.vhost_inventories()?;
     for (v, exchanges) in std::mem::take(&mut r.exchanges) {
         let built = by_name(exchanges, |name| r.duplicate(&v, "exchanges", name));
         r.vhost(&v).exchanges = built;
@@ -118,6 +121,13 @@ struct Normaliser<'o> {
     listed: Option<BTreeSet<String>>,
     topology: Topology,
     records: Records,
+    /// The inventories kept inside vhosts while the exchanges are read:
+    /// (vhost, project) -> generation -> (exchange, value). The newest of
+    /// each is read once every exchange is, its parts with it.
+    vhost_inventories: BTreeMap<(String, String), BTreeMap<u64, (String, Json)>>,
+    /// The parts of record exchanges while the exchanges are read: (vhost,
+    /// project) -> (exchange, value), in any order.
+    record_parts: BTreeMap<(String, String), Vec<(String, Json)>>,
     migrations: std::collections::BTreeMap<String, crate::journal::Migration>,
     /// The migrations' progress records, taken into their counts at the end.
     progress: Vec<crate::model::Progress>,
@@ -299,10 +309,15 @@ impl Normaliser<'_> {
             self.artefacts.insert((v, DestinationKind::Exchange, x.name.clone()));
             return Ok(());
         }
-        if let (Some(record), Some(Value::String(text))) =
-            (RecordKind::parse(&x.name), x.arguments.get(RECORD_ARGUMENT))
-        {
-            return self.record(&v, &x.name, record, text);
+        if let Some(Value::String(text)) = x.arguments.get(RECORD_ARGUMENT) {
+            if let Some(record) = RecordKind::parse(&x.name) {
+                return self.record(&v, &x.name, record, text);
+            }
+            if let Some((of, _)) = exchange_part_of(&x.name)
+                && let Some((kind, project, _)) = RecordKind::parse(of)
+            {
+                return self.record_part(&v, &x.name, kind, project, text);
+            }
         }
         let exchange = Exchange {
             name: x.name,
@@ -319,8 +334,9 @@ impl Normaliser<'_> {
     }
 
     /// A record exchange inside a vhost (`model::records`): an inventory
-    /// joins the records, a journal's migrations those in flight, and a
-    /// migration's progress record the count of its steps done.
+    /// joins the records (once every exchange is read, [`Self::vhost_inventories`]),
+    /// a journal's migrations those in flight, and a migration's progress
+    /// record the count of its steps done.
     fn record(
         &mut self,
         vhost: &str,
@@ -328,31 +344,12 @@ impl Normaliser<'_> {
         (kind, project, generation): (RecordKind, &str, u64),
         text: &str,
     ) -> Result<(), Diagnostic> {
-        let malformed = |e: RecordError| {
-            unreadable(
-                format!("{}: warren's record \"{name}\" in vhost \"{vhost}\"", self.origin),
-                e,
-                &format!("delete the exchange \"{name}\" (and its other generations) in vhost \"{vhost}\""),
-                "warren keeps its records there when run by a user without the administrator tag; export the definitions again, or delete the exchange to start afresh",
-            )
-        };
+        let malformed = |e| self.unreadable_record(vhost, name, e);
         let value: Json = serde_json::from_str(text).map_err(|e| malformed(RecordError::Malformed(e.to_string())))?;
         match kind {
             RecordKind::Inventory => {
-                let inventory = Inventory::from_json(&value).map_err(malformed)?;
                 let key = (vhost.to_string(), project.to_string());
-                match self.records.in_vhosts.get_mut(&key) {
-                    Some(g) => {
-                        if generation > g.newest_generation() {
-                            g.newest = inventory;
-                        }
-                        g.found.insert(generation);
-                    }
-                    None => {
-                        let found = BTreeSet::from([generation]);
-                        self.records.in_vhosts.insert(key, Generations { found, newest: inventory });
-                    }
-                }
+                self.vhost_inventories.entry(key).or_default().insert(generation, (name.to_string(), value));
             }
             RecordKind::Journal => {
                 let journal = crate::journal::Journal::from_json(Some(value)).map_err(malformed)?;
@@ -365,6 +362,68 @@ impl Normaliser<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A part of a record exchange (`model::record_parts`): kept for its
+    /// inventory, never topology. Only inventories are written in parts.
+    fn record_part(
+        &mut self,
+        vhost: &str,
+        name: &str,
+        kind: RecordKind,
+        project: &str,
+        text: &str,
+    ) -> Result<(), Diagnostic> {
+        if kind != RecordKind::Inventory {
+            return Ok(());
+        }
+        let value: Json = serde_json::from_str(text)
+            .map_err(|e| self.unreadable_record(vhost, name, RecordError::Malformed(e.to_string())))?;
+        let key = (vhost.to_string(), project.to_string());
+        self.record_parts.entry(key).or_default().push((name.to_string(), value));
+        Ok(())
+    }
+
+    /// The inventories inside vhosts, once every exchange is read: of each
+    /// project and vhost the newest generation, joined from its parts when
+    /// it is split, with every generation and part found, for the next
+    /// write to delete.
+    fn vhost_inventories(&mut self) -> Result<(), Diagnostic> {
+        let mut parts = std::mem::take(&mut self.record_parts);
+        for ((vhost, project), mut generations) in std::mem::take(&mut self.vhost_inventories) {
+            let found = generations.keys().copied().collect();
+            let (_, (name, value)) = generations.pop_last().expect("a generation per entry");
+            let mine = parts.remove(&(vhost.clone(), project.clone())).unwrap_or_default();
+            let value = match SplitIndex::of_exchange(&value) {
+                None => Ok(value),
+                Some(index) => {
+                    let by_name: BTreeMap<&str, &Json> = mine.iter().map(|(n, v)| (n.as_str(), v)).collect();
+                    index.and_then(|index| join(&name, &index, |p| by_name.get(p).copied()))
+                }
+            };
+            let newest =
+                value.and_then(|v| Inventory::from_json(&v)).map_err(|e| self.unreadable_record(&vhost, &name, e))?;
+            let mut g = Generations::whole(found, newest);
+            g.parts = highest_parts(&mine);
+            self.records.in_vhosts.insert((vhost, project), g);
+        }
+        // Parts whose generation's exchange is gone: a run stopped between.
+        for (key, left) in parts {
+            let mut g = Generations::whole(BTreeSet::new(), Inventory::default());
+            g.parts = highest_parts(&left);
+            self.records.in_vhosts.insert(key, g);
+        }
+        Ok(())
+    }
+
+    /// Why the record exchange `name` in `vhost` cannot be read.
+    fn unreadable_record(&self, vhost: &str, name: &str, e: RecordError) -> Diagnostic {
+        unreadable(
+            format!("{}: warren's record \"{name}\" in vhost \"{vhost}\"", self.origin),
+            e,
+            &format!("delete the exchange \"{name}\" (and its other generations) in vhost \"{vhost}\""),
+            "warren keeps its records there when run by a user without the administrator tag; export the definitions again, or delete the exchange to start afresh",
+        )
     }
 
     fn queue(&mut self, index: usize, mut q: QueueDef) -> Result<(), Diagnostic> {
@@ -759,6 +818,21 @@ fn joined(defs: &Definitions, name: &str, value: &Json) -> Result<Json, RecordEr
         .map(|g| (g.name.as_str(), &g.value))
         .collect();
     join(name, &index?, |p| parts.get(p).copied())
+}
+
+/// Of record parts (`warren.records.P.N.part-I`), the highest part number
+/// of each generation.
+fn highest_parts(parts: &[(String, Json)]) -> BTreeMap<u64, usize> {
+    let mut out = BTreeMap::new();
+    for (name, _) in parts {
+        if let Some((of, i)) = exchange_part_of(name)
+            && let Some((_, _, g)) = RecordKind::parse(of)
+        {
+            let highest: &mut usize = out.entry(g).or_default();
+            *highest = (*highest).max(i);
+        }
+    }
+    out
 }
 
 fn ownership(value: &Json) -> Result<Ownership, RecordError> {

@@ -376,6 +376,52 @@ fn record_exchanges_inside_vhosts_become_records_not_topology() {
     assert_eq!(e.help.as_deref(), Some(help));
 }
 
+/// A large inventory inside a vhost (`model::record_parts`): its newest
+/// generation's exchange holds an index, joined with the parts in any
+/// order; an older generation kept whole, and parts a run left without
+/// their exchange, are known for the next write to delete; none of them is
+/// topology, and a part missing is refused, never misread.
+#[test]
+fn a_record_exchange_in_parts_is_joined_and_its_leftovers_are_known() {
+    let q = |name: String| ObjectKey::Queue { vhost: "v".into(), name };
+    let names: Vec<ObjectKey> = (0..40_000).map(|i| q(format!("a.queue.with.a.long.name.{i:06}"))).collect();
+    let large = Inventory { objects: names.into_iter().collect(), ..Inventory::default() };
+    let small = Inventory { objects: [q("old".into())].into(), ..Inventory::default() };
+    let record = |name: &str, value: &serde_json::Value| {
+        serde_json::json!({"name": name, "vhost": "v", "type": "fanout", "durable": true, "auto_delete": false,
+            "internal": true, "arguments": {"x-warren-record": value.to_string()}})
+    };
+    let split = crate::model::exchange_layout("warren.records.team.a.5", &large.to_json());
+    assert_eq!(split.len(), 3, "two parts and the index");
+    let left = crate::model::exchange_layout("warren.records.team.a.6", &large.to_json());
+    let mut exchanges: Vec<serde_json::Value> = split.iter().rev().map(|(n, v)| record(n, v)).collect();
+    exchanges.push(record("warren.records.team.a.4", &small.to_json()));
+    exchanges.push(record(&left[0].0, &left[0].1));
+    exchanges.push(serde_json::json!({"name": "x", "vhost": "v", "type": "topic", "durable": true,
+        "auto_delete": false, "internal": false, "arguments": {}}));
+    let json = serde_json::json!({"vhosts": [{"name": "v"}], "exchanges": exchanges});
+    let live = read(&json.to_string());
+    assert_eq!(live.topology.vhosts["v"].exchanges.keys().collect::<Vec<_>>(), ["x"]);
+    let mut newest = large.clone();
+    newest.objects.insert(ObjectKey::Vhost("v".into()));
+    assert_eq!(live.ownership, Ownership::single("team.a", newest));
+    let found = &live.records.in_vhosts[&("v".to_string(), "team.a".to_string())];
+    assert_eq!(found.found.iter().copied().collect::<Vec<_>>(), [4, 5]);
+    assert_eq!(found.parts, std::collections::BTreeMap::from([(5, 2), (6, 1)]));
+    assert_eq!(found.next_generation(), 7);
+    assert!(live.notes.is_empty(), "{:?}", live.notes);
+
+    // A part of the newest generation missing: a read that met a write.
+    let torn: Vec<serde_json::Value> = split.iter().skip(1).map(|(n, v)| record(n, v)).collect();
+    let torn = serde_json::json!({"vhosts": [{"name": "v"}], "exchanges": torn});
+    let e = from_definitions(&torn.to_string(), "defs.json").unwrap_err();
+    assert!(
+        e.message.starts_with("defs.json: warren's record \"warren.records.team.a.5\" in vhost \"v\" is malformed: its part \"warren.records.team.a.5.part-1\" is missing (written while it was read? run again)"),
+        "{}",
+        e.message
+    );
+}
+
 #[test]
 fn other_parameters_are_noted_as_not_modelled() {
     let live = read(

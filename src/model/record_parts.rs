@@ -31,6 +31,26 @@
 //! is never freed: the names are fixed, at most twice the largest count of
 //! parts. A reader checks the joined text's length and SHA-256 against the
 //! index, so a read that met two writes at once is refused, never misread.
+//!
+//! A record inside a vhost (`records`) is an exchange whose argument holds
+//! it, and each write is a generation of its own, since an argument cannot
+//! change in place: the same pieces go into exchanges named after the
+//! generation, and the record's exchange, declared last, holds the index
+//! without a slot:
+//!
+//! ```text
+//! warren.records.team.7         {"format": 4, "parts": 3, "bytes": …, "sha256": …}
+//! warren.records.team.7.part-1  {"format": 4, "part": 1, "text": "{\"format\":3,…"}
+//! …
+//! warren.records.team.7.part-3
+//! ```
+//!
+//! No slots there: an exchange's name is a binary on the broker, not an
+//! atom, so names may be new on every write, as the generations already
+//! are. `part-` keeps a part's name from ever being a record's
+//! (`warren.records.<project>.<digits>`, with dots in project names): the
+//! part 1 of project `p`'s generation 3 is `warren.records.p.3.part-1`, and
+//! project `p.3`'s generation 1 is `warren.records.p.3.1`.
 
 use serde_json::{Value as Json, json};
 
@@ -47,8 +67,9 @@ pub const PART_BYTES: usize = 1_000_000;
 /// Where a split record's parts are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitIndex {
-    /// `a` or `b`.
-    pub slot: char,
+    /// `a` or `b` for a broker-wide record; `None` for a record exchange's,
+    /// whose parts are named after its generation.
+    pub slot: Option<char>,
     /// Parts 1 to `parts` of `slot` hold the record.
     pub parts: usize,
     /// Parts 1 to `other` of the other slot are left from the write before.
@@ -58,44 +79,79 @@ pub struct SplitIndex {
 }
 
 impl SplitIndex {
-    /// The index a record's parameter holds, when it is one; `None` for a
-    /// record kept whole.
+    /// The index a broker-wide record's parameter holds, when it is one;
+    /// `None` for a record kept whole.
     pub fn of(value: &Json) -> Option<Result<SplitIndex, RecordError>> {
+        SplitIndex::read(value, true)
+    }
+
+    /// The index a record exchange's argument holds (inside a vhost), when
+    /// it is one; `None` for a record kept whole.
+    pub fn of_exchange(value: &Json) -> Option<Result<SplitIndex, RecordError>> {
+        SplitIndex::read(value, false)
+    }
+
+    fn read(value: &Json, slotted: bool) -> Option<Result<SplitIndex, RecordError>> {
         if value.get("format").and_then(Json::as_u64) != Some(SPLIT_FORMAT) {
             return None;
         }
         let count = |key: &str| value[key].as_u64().map(|n| n as usize).ok_or(format!("its index has no \"{key}\""));
         let read = || -> Result<SplitIndex, String> {
-            let slot = match value["slot"].as_str() {
-                Some("a") => 'a',
-                Some("b") => 'b',
-                other => return Err(format!("its index names slot {other:?}, not \"a\" or \"b\"")),
+            let (slot, other) = match (slotted, value.get("slot").map(Json::as_str)) {
+                (false, None) => (None, 0),
+                (false, Some(_)) => return Err("its index names a slot, which a record exchange's does not".into()),
+                (true, Some(Some("a"))) => (Some('a'), count("other")?),
+                (true, Some(Some("b"))) => (Some('b'), count("other")?),
+                (true, other) => {
+                    let other = other.flatten();
+                    return Err(format!("its index names slot {other:?}, not \"a\" or \"b\""));
+                }
             };
             let sha256 = value["sha256"].as_str().ok_or("its index has no \"sha256\"")?.to_string();
-            Ok(SplitIndex { slot, parts: count("parts")?, other: count("other")?, bytes: count("bytes")?, sha256 })
+            Ok(SplitIndex { slot, parts: count("parts")?, other, bytes: count("bytes")?, sha256 })
         };
         Some(read().map_err(RecordError::Malformed))
     }
 
     fn to_json(&self) -> Json {
-        json!({
-            "format": SPLIT_FORMAT,
-            "slot": self.slot.to_string(),
-            "parts": self.parts,
-            "other": self.other,
-            "bytes": self.bytes,
-            "sha256": self.sha256,
-        })
+        let mut out =
+            json!({ "format": SPLIT_FORMAT, "parts": self.parts, "bytes": self.bytes, "sha256": self.sha256 });
+        if let Some(slot) = self.slot {
+            out["slot"] = json!(slot.to_string());
+            out["other"] = json!(self.other);
+        }
+        out
     }
 
     fn other_slot(&self) -> char {
-        if self.slot == 'a' { 'b' } else { 'a' }
+        if self.slot == Some('a') { 'b' } else { 'a' }
+    }
+
+    /// The name of part `i` (from 1) of the record `record` this indexes.
+    pub fn part_name(&self, record: &str, i: usize) -> String {
+        match self.slot {
+            Some(slot) => part_name(record, slot, i),
+            None => exchange_part_name(record, i),
+        }
     }
 }
 
-/// The name of part `i` (from 1) of `record` in `slot`.
+/// The name of part `i` (from 1) of the broker-wide record `record` in `slot`.
 pub fn part_name(record: &str, slot: char, i: usize) -> String {
     format!("{record}.{slot}.{i}")
+}
+
+/// The name of part `i` (from 1) of the record exchange `record`.
+pub fn exchange_part_name(record: &str, i: usize) -> String {
+    format!("{record}.part-{i}")
+}
+
+/// The record exchange whose part `name` is, and the part's number; `None`
+/// for any other name.
+pub fn exchange_part_of(name: &str) -> Option<(&str, usize)> {
+    let (record, i) = name.rsplit_once(".part-")?;
+    let valid = !record.is_empty() && !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit());
+    i.parse().ok().filter(|_| valid).map(|i| (record, i))
 }
 
 /// Whether `name` is a part of `record`.
@@ -123,41 +179,61 @@ pub fn layout(name: &str, value: &Json, now: Option<&SplitIndex>) -> Layout {
         // Whole, as before: the parts of both slots go after it.
         let deletes = now
             .map(|n| {
-                let parts = (1..=n.parts).map(|i| part_name(name, n.slot, i));
+                let parts = (1..=n.parts).map(|i| n.part_name(name, i));
                 parts.chain((1..=n.other).map(|i| part_name(name, n.other_slot(), i))).collect()
             })
             .unwrap_or_default();
         return Layout { puts: vec![(name.to_string(), value.clone())], deletes, index: None };
     }
-    let chunks = chunks(&text);
     let slot = now.map_or('a', SplitIndex::other_slot);
+    let (puts, index) = split(name, &text, Some(slot), now.map_or(0, |n| n.parts));
     // What the slot written held before, beyond the new count.
     let held = now.map_or(0, |n| n.other);
-    let deletes = (chunks.len() + 1..=held).map(|i| part_name(name, slot, i)).collect();
+    let deletes = (index.parts + 1..=held).map(|i| part_name(name, slot, i)).collect();
+    Layout { puts, deletes, index: Some(index) }
+}
+
+/// How to store `value` as the record exchange `name`, a generation
+/// written once (inside a vhost): the exchanges to declare, in order. One,
+/// `name` holding `value`, as before, when its JSON text is at most
+/// [`PART_BYTES`]; else the parts, then `name` holding their index, last.
+pub fn exchange_layout(name: &str, value: &Json) -> Vec<(String, Json)> {
+    let text = value.to_string();
+    if text.len() <= PART_BYTES {
+        return vec![(name.to_string(), value.clone())];
+    }
+    split(name, &text, None, 0).0
+}
+
+/// How many part exchanges [`exchange_layout`] makes of `value`: none when
+/// it is kept whole.
+pub fn exchange_parts(value: &Json) -> usize {
+    let text = value.to_string();
+    if text.len() <= PART_BYTES { 0 } else { chunks(&text).len() }
+}
+
+/// `text`, the record `name`'s, as parts in `slot` (`None`: a record
+/// exchange's) and their index, which comes last.
+fn split(name: &str, text: &str, slot: Option<char>, other: usize) -> (Vec<(String, Json)>, SplitIndex) {
+    let chunks = chunks(text);
+    let index = SplitIndex { slot, parts: chunks.len(), other, bytes: text.len(), sha256: sha256(text.as_bytes()) };
     let mut puts: Vec<(String, Json)> = chunks
         .iter()
         .enumerate()
         .map(|(i, chunk)| {
-            (part_name(name, slot, i + 1), json!({ "format": SPLIT_FORMAT, "part": i + 1, "text": chunk }))
+            (index.part_name(name, i + 1), json!({ "format": SPLIT_FORMAT, "part": i + 1, "text": chunk }))
         })
         .collect();
-    let index = SplitIndex {
-        slot,
-        parts: chunks.len(),
-        other: now.map_or(0, |n| n.parts),
-        bytes: text.len(),
-        sha256: sha256(text.as_bytes()),
-    };
     puts.push((name.to_string(), index.to_json()));
-    Layout { puts, deletes, index: Some(index) }
+    (puts, index)
 }
 
-/// The record `name` whose parameter holds the index `index`, from its
-/// parts (`part` finds a parameter's value by name).
+/// The record `name` whose parameter (or exchange) holds the index
+/// `index`, from its parts (`part` finds a part's value by name).
 pub fn join<'a>(name: &str, index: &SplitIndex, part: impl Fn(&str) -> Option<&'a Json>) -> Result<Json, RecordError> {
     let mut text = String::with_capacity(index.bytes);
     for i in 1..=index.parts {
-        let p = part_name(name, index.slot, i);
+        let p = index.part_name(name, i);
         let value =
             part(&p).ok_or_else(|| format!("its part \"{p}\" is missing (written while it was read? run again)"))?;
         let piece = match (value["format"].as_u64(), value["part"].as_u64(), value["text"].as_str()) {
@@ -209,6 +285,7 @@ fn sha256(bytes: &[u8]) -> String {
 mod tests {
     use std::collections::BTreeMap;
 
+    use super::super::record_kind::RecordKind;
     use super::*;
 
     /// A record of `n` bytes or more of JSON text, with characters of
@@ -262,7 +339,7 @@ mod tests {
                     let joined = join("warren.inventory", old, |p| params.get(p)).unwrap();
                     assert_eq!(joined, read(&before));
                 }
-                assert_ne!(Some(index.slot), now.as_ref().map(|n| n.slot));
+                assert_ne!(index.slot, now.as_ref().and_then(|n| n.slot));
             }
             now = l.index.clone();
             // Nothing is left beyond what the index and the slot before hold.
@@ -292,6 +369,68 @@ mod tests {
         let bad = SplitIndex::of(&json!({"format": 4, "slot": "c"})).unwrap().unwrap_err();
         assert!(bad.to_string().contains("slot Some(\"c\")"), "{bad}");
         assert!(SplitIndex::of(&json!({"format": 3, "projects": {}})).is_none());
+    }
+
+    #[test]
+    fn a_record_exchange_is_whole_when_small_and_else_in_parts_named_after_its_generation() {
+        let small = record(1_000);
+        assert_eq!(
+            exchange_layout("warren.records.p.3", &small),
+            vec![("warren.records.p.3".to_string(), small.clone())]
+        );
+        assert_eq!(exchange_parts(&small), 0);
+
+        let value = record(2_500_000);
+        let puts = exchange_layout("warren.records.p.3", &value);
+        let ((name, index_json), parts) = puts.split_last().unwrap();
+        assert_eq!(name, "warren.records.p.3", "the index is declared last");
+        let index = SplitIndex::of_exchange(index_json).unwrap().unwrap();
+        assert_eq!((index.slot, index.parts, index.other), (None, parts.len(), 0));
+        assert!(parts.len() >= 3 && exchange_parts(&value) == parts.len());
+        assert!(index_json.get("slot").is_none() && index_json.get("other").is_none(), "{index_json}");
+        for (i, (part, v)) in parts.iter().enumerate() {
+            assert_eq!(*part, format!("warren.records.p.3.part-{}", i + 1));
+            assert_eq!(exchange_part_of(part), Some(("warren.records.p.3", i + 1)));
+            assert_eq!(RecordKind::parse(part), None, "a part is never taken for a record");
+            assert!(v.to_string().len() < 2 * PART_BYTES);
+        }
+        let exchanges: BTreeMap<String, Json> = puts.iter().cloned().collect();
+        assert_eq!(join("warren.records.p.3", &index, |p| exchanges.get(p)).unwrap(), value);
+
+        // Torn: a part of another generation in its place, or one missing.
+        let mut torn = exchanges.clone();
+        let third = exchange_layout("warren.records.p.2", &json!({ "format": RECORD_FORMAT, "v": record(2_600_000) }));
+        torn.insert("warren.records.p.3.part-2".into(), third[1].1.clone());
+        let e = join("warren.records.p.3", &index, |p| torn.get(p)).err().unwrap().to_string();
+        assert!(e.contains("do not add up"), "{e}");
+        torn.remove("warren.records.p.3.part-1");
+        let e = join("warren.records.p.3", &index, |p| torn.get(p)).err().unwrap().to_string();
+        assert!(e.contains("\"warren.records.p.3.part-1\" is missing"), "{e}");
+
+        // Each place reads only its own kind of index.
+        let e = SplitIndex::of(index_json).unwrap().unwrap_err().to_string();
+        assert!(e.contains("names slot None"), "{e}");
+        let broker_wide = layout("warren.inventory", &value, None).index.unwrap().to_json();
+        let e = SplitIndex::of_exchange(&broker_wide).unwrap().unwrap_err().to_string();
+        assert!(e.contains("names a slot"), "{e}");
+        assert!(SplitIndex::of_exchange(&small).is_none());
+    }
+
+    #[test]
+    fn a_record_exchanges_parts_are_never_another_records_names() {
+        // Project names hold dots: project "p"'s generation 3, part 1, and
+        // project "p.3"'s generation 1 are two names.
+        let part = exchange_part_name(&RecordKind::Inventory.exchange("p", 3), 1);
+        assert_ne!(part, RecordKind::Inventory.exchange("p.3", 1));
+        assert_eq!(exchange_part_of(&part), Some(("warren.records.p.3", 1)));
+        let dotted = exchange_part_name(&RecordKind::Inventory.exchange("x.part-2", 5), 12);
+        assert_eq!(exchange_part_of(&dotted), Some(("warren.records.x.part-2.5", 12)));
+        assert_eq!(RecordKind::parse("warren.records.x.part-2.5"), Some((RecordKind::Inventory, "x.part-2", 5)));
+        for other in
+            ["warren.records.p.3", "warren.records.p.3.part-", "warren.records.p.3.part-x", ".part-1", "orders"]
+        {
+            assert_eq!(exchange_part_of(other), None, "{other}");
+        }
     }
 
     #[test]

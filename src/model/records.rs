@@ -15,7 +15,10 @@
 //! listing warren reads anyway. Arguments cannot change in place, so each
 //! write declares the next generation, `warren.records.<project>.<n>`, then
 //! deletes the older ones; a reader takes the highest, so a run that dies
-//! in between loses nothing.
+//! in between loses nothing. An inventory whose JSON is over
+//! [`super::PART_BYTES`] goes into parts of its generation first
+//! (`warren.records.<project>.<n>.part-<i>`, `record_parts`), and the
+//! generation's own exchange, declared last, holds their index.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -51,12 +54,49 @@ pub struct Records {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generations<T> {
     pub found: BTreeSet<u64>,
+    /// The part exchanges found, by generation: the highest part number.
+    /// Those of the newest generation when it is split, and any a run
+    /// left behind (a write that stopped before its index, a delete that
+    /// stopped after it), which the next write deletes.
+    pub parts: BTreeMap<u64, usize>,
     pub newest: T,
 }
 
 impl<T> Generations<T> {
+    /// Generations found, `newest` the highest's content, and no parts.
+    pub fn whole(found: BTreeSet<u64>, newest: T) -> Generations<T> {
+        Generations { found, parts: BTreeMap::new(), newest }
+    }
+
     pub fn newest_generation(&self) -> u64 {
         self.found.last().copied().unwrap_or(0)
+    }
+
+    /// The next write's generation: above every one found, parts included,
+    /// since a name declared again keeps its first content.
+    pub fn next_generation(&self) -> u64 {
+        let parts = self.parts.last_key_value().map_or(0, |(g, _)| *g);
+        self.newest_generation().max(parts) + 1
+    }
+
+    /// Whether parts of a generation other than the newest are left: a
+    /// write that stopped before its index, or a delete after it.
+    fn leftovers(&self) -> bool {
+        self.parts.keys().any(|g| *g != self.newest_generation())
+    }
+
+    /// The newest content, `None` when no generation was found.
+    fn content(&self) -> Option<&T> {
+        self.found.last().map(|_| &self.newest)
+    }
+
+    /// What a write that replaces these deletes: every generation found,
+    /// with the highest part number each has (0: kept whole), and, with
+    /// `leftovers`, the parts of generations whose exchange is gone.
+    fn stale(&self, leftovers: bool) -> Vec<(u64, usize)> {
+        let generations: BTreeSet<u64> =
+            self.found.iter().chain(self.parts.keys().filter(|_| leftovers)).copied().collect();
+        generations.into_iter().map(|g| (g, self.parts.get(&g).copied().unwrap_or(0))).collect()
     }
 }
 
@@ -66,8 +106,10 @@ pub enum RecordWrite {
     /// Replace the broker-wide records.
     Broker(Ownership),
     /// Declare generation `next` of (vhost, project)'s record holding
-    /// `inventory` (none when it is empty), then delete `stale`.
-    Vhost { vhost: String, project: String, next: u64, inventory: Option<Inventory>, stale: Vec<u64> },
+    /// `inventory` (none when it is empty), in parts when it is large, then
+    /// delete the `stale` generations: each one's exchange, then its parts
+    /// 1 to the number given.
+    Vhost { vhost: String, project: String, next: u64, inventory: Option<Inventory>, stale: Vec<(u64, usize)> },
 }
 
 impl Records {
@@ -116,15 +158,19 @@ impl Records {
         for ((vhost, p), inventory) in wanted {
             let found = self.in_vhosts.get(&(vhost.clone(), p.clone()));
             let inventory = Some(inventory).filter(|i| !i.objects.is_empty());
+            // Parts without their generation's exchange are the project's
+            // own to delete (its runs hold the lock); another project's may
+            // be a write under way.
+            let mine = p == project;
             let unchanged = match found {
-                Some(g) => g.found.len() == 1 && Some(&g.newest) == inventory.as_ref(),
+                Some(g) => g.found.len() <= 1 && !(mine && g.leftovers()) && g.content() == inventory.as_ref(),
                 None => inventory.is_none(),
             };
             if unchanged {
                 continue;
             }
-            let stale = found.map(|g| g.found.iter().copied().collect()).unwrap_or_default();
-            let next = found.map_or(1, |g| g.newest_generation() + 1);
+            let stale = found.map(|g| g.stale(mine)).unwrap_or_default();
+            let next = found.map_or(1, Generations::next_generation);
             out.push(RecordWrite::Vhost { vhost, project: p, next, inventory, stale });
         }
         out
@@ -143,8 +189,12 @@ impl Records {
                     let key = (vhost.clone(), project.clone());
                     match inventory {
                         Some(i) => {
-                            let found = BTreeSet::from([*next]);
-                            out.in_vhosts.insert(key, Generations { found, newest: i.clone() });
+                            let mut g = Generations::whole(BTreeSet::from([*next]), i.clone());
+                            let parts = super::exchange_parts(&i.to_json());
+                            if parts > 0 {
+                                g.parts.insert(*next, parts);
+                            }
+                            out.in_vhosts.insert(key, g);
                         }
                         None => {
                             out.in_vhosts.remove(&key);
@@ -181,7 +231,7 @@ mod tests {
     }
 
     fn in_vhost(found: &[u64], keys: &[ObjectKey]) -> Generations<Inventory> {
-        Generations { found: found.iter().copied().collect(), newest: inventory(keys) }
+        Generations::whole(found.iter().copied().collect(), inventory(keys))
     }
 
     fn vhosts_of(project: &str) -> Place {
@@ -251,7 +301,7 @@ mod tests {
                 project: "p".into(),
                 next: 3,
                 inventory: Some(inventory(&[queue("a", "new")])),
-                stale: vec![2]
+                stale: vec![(2, 0)]
             }]
         );
         assert!(
@@ -261,7 +311,7 @@ mod tests {
                     project: "p".into(),
                     next: 2,
                     inventory: None,
-                    stale: vec![1]
+                    stale: vec![(1, 0)]
                 }])
                 .in_vhosts
                 .is_empty()
@@ -288,16 +338,63 @@ mod tests {
                     project: "p".into(),
                     next: 4,
                     inventory: Some(inventory(&[queue("b", "r")])),
-                    stale: vec![2, 3]
+                    stale: vec![(2, 0), (3, 0)]
                 },
                 RecordWrite::Vhost {
                     vhost: "c".into(),
                     project: "p".into(),
                     next: 10,
                     inventory: None,
-                    stale: vec![9]
+                    stale: vec![(9, 0)]
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn parts_go_with_their_generation_and_the_next_is_above_every_part_found() {
+        // Generation 4 in 3 parts, and 2 parts of generation 5 that a run
+        // left without their index.
+        let mut g = in_vhost(&[4], &[queue("a", "q")]);
+        g.parts = BTreeMap::from([(4, 3), (5, 2)]);
+        let records = Records { in_vhosts: BTreeMap::from([(("a".into(), "p".into()), g)]), ..Records::default() };
+        let vhost = |next: u64, keys: &[ObjectKey], stale: Vec<(u64, usize)>| RecordWrite::Vhost {
+            vhost: "a".into(),
+            project: "p".into(),
+            next,
+            inventory: Some(inventory(keys)),
+            stale,
+        };
+        // The same content is written again, once, to delete what was left.
+        let same = Ownership::single("p", inventory(&[queue("a", "q")]));
+        assert_eq!(records.writes(&same, "p", &vhosts_of("p")), [vhost(6, &[queue("a", "q")], vec![(4, 3), (5, 2)])]);
+
+        // A large inventory's parts are known to the run's next write.
+        let large: Vec<ObjectKey> =
+            (0..40_000).map(|i| queue("a", &format!("a.queue.with.a.long.name.{i:06}"))).collect();
+        let claim = records.writes(&Ownership::single("p", inventory(&large)), "p", &vhosts_of("p"));
+        let written = records.written(&claim);
+        assert_eq!(written.in_vhosts[&("a".into(), "p".into())].parts, BTreeMap::from([(6, 2)]));
+        assert_eq!(written.writes(&same, "p", &vhosts_of("p")), [vhost(7, &[queue("a", "q")], vec![(6, 2)])]);
+        assert!(written.writes(&Ownership::single("p", inventory(&large)), "p", &vhosts_of("p")).is_empty());
+
+        // Another project's parts without their exchange may be its write
+        // under way: left alone, but never named again.
+        let mut r = in_vhost(&[2], &[queue("a", "x"), queue("a", "y")]);
+        r.parts = BTreeMap::from([(3, 1)]);
+        let records = Records { in_vhosts: BTreeMap::from([(("a".into(), "r".into()), r)]), ..Records::default() };
+        assert_eq!(records.writes(&records.ownership(), "p", &vhosts_of("p")), []);
+        let taken = records.ownership().with("r", inventory(&[queue("a", "y")]));
+        let writes = records.writes(&taken, "p", &vhosts_of("p"));
+        assert_eq!(
+            writes,
+            [RecordWrite::Vhost {
+                vhost: "a".into(),
+                project: "r".into(),
+                next: 4,
+                inventory: Some(inventory(&[queue("a", "y")])),
+                stale: vec![(2, 0)]
+            }]
         );
     }
 
@@ -317,13 +414,19 @@ mod tests {
             writes,
             vec![
                 RecordWrite::Broker(Ownership::single("p", inventory(&[queue("a", "q"), queue("a", "x")]))),
-                RecordWrite::Vhost { vhost: "a".into(), project: "p".into(), next: 2, inventory: None, stale: vec![1] },
+                RecordWrite::Vhost {
+                    vhost: "a".into(),
+                    project: "p".into(),
+                    next: 2,
+                    inventory: None,
+                    stale: vec![(1, 0)]
+                },
                 RecordWrite::Vhost {
                     vhost: "a".into(),
                     project: "r".into(),
                     next: 6,
                     inventory: Some(inventory(&[queue("a", "y")])),
-                    stale: vec![5]
+                    stale: vec![(5, 0)]
                 },
             ]
         );

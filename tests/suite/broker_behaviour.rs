@@ -22,8 +22,8 @@ use warren::apply::migrate::without_leader;
 use warren::broker::{Broker, BrokerError, Freshness, Listing, RecordStore};
 use warren::model::kinds::{Name, Object, by_table, operator_policies};
 use warren::model::{
-    ApplyTo, Binding, Exchange, JOURNAL_PARAMETER, Password, Permission, Place, Progress, Queue, QueueType, RecordKind,
-    Table, User, Value, Vhost, VhostSettings,
+    ApplyTo, Binding, Exchange, Inventory, JOURNAL_PARAMETER, ObjectKey, Password, Permission, Place, Progress, Queue,
+    QueueType, RecordKind, RecordWrite, SplitIndex, Table, User, Value, Vhost, VhostSettings, join,
 };
 use warren::testing::objects::{exchange, policy, queue, table, text, to_exchange, to_queue};
 
@@ -71,6 +71,7 @@ cases!(
     guarded_delete_keeps_a_queue_in_use,
     the_lock_is_exclusive,
     records_round_trip,
+    records_in_parts_round_trip,
     live_state_round_trip,
     broker_wide_objects_round_trip,
     user_limits_round_trip,
@@ -521,6 +522,45 @@ async fn records_round_trip<B: Traffic>(b: &B, v: &str) {
     assert_eq!(b.global_parameter(JOURNAL_PARAMETER).await.unwrap(), Some(journal.to_json()));
     let found = b.journals().await.unwrap();
     assert!(found.iter().any(|f| f.place == Place::Broker && f.value == journal.to_json()), "{found:?}");
+}
+
+async fn records_in_parts_round_trip<B: Traffic>(b: &B, v: &str) {
+    // An inventory over 1 MB inside a vhost: parts of its generation, then
+    // the generation's exchange with their index; read back whole.
+    let q = |name: String| ObjectKey::Queue { vhost: v.to_string(), name };
+    let mut objects: BTreeSet<ObjectKey> = (0..40_000).map(|i| q(format!("a.queue.with.a.long.name.{i:06}"))).collect();
+    objects.insert(ObjectKey::Vhost(v.to_string()));
+    let large = Inventory { objects, ..Inventory::default() };
+    let write = |next: u64, inventory: &Inventory, stale: Vec<(u64, usize)>| RecordWrite::Vhost {
+        vhost: v.to_string(),
+        project: "beh".into(),
+        next,
+        inventory: Some(inventory.clone()),
+        stale,
+    };
+    b.write_records(&[write(1, &large, vec![])]).await.unwrap();
+    let exchanges = record_values(b, v).await;
+    let names: Vec<&str> = exchanges.keys().map(String::as_str).collect();
+    assert_eq!(names, ["warren.records.beh.1", "warren.records.beh.1.part-1", "warren.records.beh.1.part-2"]);
+    let index = SplitIndex::of_exchange(&exchanges["warren.records.beh.1"]).unwrap().unwrap();
+    let joined = join("warren.records.beh.1", &index, |p| exchanges.get(p)).unwrap();
+    assert!(Inventory::from_json(&joined).unwrap() == large, "the parts join into the inventory written");
+    let live = warren::live::from_broker(b, &[v.to_string()]).await.unwrap();
+    let read = &live.records.in_vhosts[&(v.to_string(), "beh".to_string())];
+    assert!(read.newest == large, "a live read joins them");
+    assert_eq!((read.found.len(), read.parts.clone()), (1, BTreeMap::from([(1, 2)])));
+    assert!(live.topology.vhosts[v].exchanges.is_empty(), "records, not topology");
+
+    // The next generation, small, is one exchange again; the parts go.
+    let small = Inventory { objects: [q("orders".into())].into(), ..Inventory::default() };
+    b.write_records(&[write(2, &small, vec![(1, 2)])]).await.unwrap();
+    assert_eq!(record_values(b, v).await.into_keys().collect::<Vec<_>>(), ["warren.records.beh.2"]);
+}
+
+/// warren's record exchanges in `v` (parts too), by name, with their values.
+async fn record_values<B: Broker>(b: &B, v: &str) -> BTreeMap<String, Json> {
+    let records = b.record_exchanges(Some(v)).await.unwrap();
+    records.into_iter().map(|(_, n, text)| (n, serde_json::from_str(&text).unwrap())).collect()
 }
 
 async fn live_state_round_trip<B: Traffic>(b: &B, v: &str) {

@@ -1,7 +1,8 @@
 //! warren's records on the broker as a user meets them: a record of
 //! another format than this warren's is refused, naming both formats and
 //! what to do, and nothing is changed; a large inventory is kept in parts,
-//! and one kept whole by an earlier warren is read.
+//! broker-wide and inside a `policymaker`'s vhost, and one kept whole by an
+//! earlier warren is read.
 
 use serde_json::{Value as Json, json};
 
@@ -170,4 +171,92 @@ fn a_large_inventory_is_kept_in_parts_and_one_kept_whole_before_is_read() {
     let records = inventory(&case.broker);
     assert_eq!(records["projects"]["default"]["vhosts"]["t-records-parts"]["queues"], json!(["invoices", "orders"]));
     warren(&["plan", &dir, "--detailed-exitcode"], 0);
+}
+
+/// warren's inventory records in the case's vhost, parts too, by name,
+/// with their values.
+fn vhost_records(case: &crate::common::Case) -> std::collections::BTreeMap<String, Json> {
+    let listed = case.get("exchanges/{V}?columns=name,arguments");
+    let records =
+        listed.as_array().unwrap().iter().filter(|x| x["name"].as_str().unwrap().starts_with("warren.records."));
+    let value = |x: &Json| serde_json::from_str(x["arguments"]["x-warren-record"].as_str().unwrap()).unwrap();
+    records.map(|x| (x["name"].as_str().unwrap().to_string(), value(x))).collect()
+}
+
+/// The record exchange of the case's inventory, which must be split, with
+/// the text of its parts joined: checks that its parts, and no other
+/// generation or part, are left.
+fn split_inventory(case: &crate::common::Case) -> (String, String) {
+    let records = vhost_records(case);
+    let (index, parts): (Vec<_>, Vec<_>) = records.iter().partition(|(name, _)| !name.contains(".part-"));
+    let [(name, index)] = index[..] else { panic!("one generation: {:?}", records.keys()) };
+    assert_eq!(index["format"], json!(4), "{index}");
+    let n = index["parts"].as_u64().unwrap() as usize;
+    assert!(n >= 2, "{index}");
+    let names: Vec<&str> = parts.iter().map(|(p, _)| p.as_str()).collect();
+    let mut wanted: Vec<String> = (1..=n).map(|i| format!("{name}.part-{i}")).collect();
+    wanted.sort();
+    assert_eq!(names, wanted, "the parts of its generation, and only them");
+    let text: String = (1..=n).map(|i| records[&format!("{name}.part-{i}")]["text"].as_str().unwrap()).collect();
+    assert_eq!(text.len() as u64, index["bytes"].as_u64().unwrap());
+    (name.clone(), text)
+}
+
+/// A `policymaker`'s project keeps its inventory in its vhost: 1,100
+/// queues with long names, each bound by a long key, make over 1 MB of JSON,
+/// written in parts of a generation's exchange and read back; an inventory
+/// an earlier warren kept whole in one exchange is read, and written again
+/// in parts.
+#[test]
+#[ignore = "needs a broker: scripts/test runs it"]
+fn a_policymakers_large_inventory_is_kept_in_parts_in_its_vhost_and_one_kept_whole_before_is_read() {
+    let case = crate::common::Case::policymaker("t-records-vhost-parts");
+    let name = |i: usize| format!("{}.{i:05}", "q".repeat(234));
+    let mut topology = String::from("vhosts = [\"{V}\"]\n\n[exchanges.x]\ntype = \"direct\"\n");
+    for i in 0..1_100 {
+        let q = name(i);
+        topology.push_str(&format!(
+            "\n[queues.\"{q}\"]\n\n[[bindings]]\nsource = \"x\"\nqueue = \"{q}\"\nrouting_key = \"{q}\"\n"
+        ));
+    }
+    case.topology(&topology);
+    let plan_unchanged = || {
+        let run = case.plan(&["--detailed-exitcode"], &[]);
+        assert_eq!(run.code, 0, "plan:\n{}\n{}", run.stdout, run.stderr);
+    };
+    let queues = |text: &str| {
+        let inventory: Json = serde_json::from_str(text).unwrap();
+        assert_eq!(inventory["format"], json!(3));
+        inventory["vhosts"][&case.vhost]["queues"].as_array().unwrap().len()
+    };
+
+    // Written in parts (twice: the claim, then what the apply did; the
+    // claim's generation is gone with its parts), read back by a plan.
+    case.apply_ok(&[], &[]);
+    let (record, text) = split_inventory(&case);
+    assert!(text.len() > 1_000_000, "{} bytes", text.len());
+    assert_eq!(queues(&text), 1_100);
+    plan_unchanged();
+
+    // As an earlier warren kept it: whole, in the exchange of the next generation.
+    let generation: u64 = record.rsplit_once('.').unwrap().1.parse().unwrap();
+    for name in vhost_records(&case).keys() {
+        case.broker.delete(&format!("exchanges/{}/{}", seg(&case.vhost), seg(name)));
+    }
+    let whole = format!("warren.records.default.{}", generation + 1);
+    let exchange = json!({"type": "fanout", "durable": true, "auto_delete": false, "internal": true,
+        "arguments": {"x-warren-record": text}});
+    case.broker.put(&format!("exchanges/{}/{}", seg(&case.vhost), seg(&whole)), exchange);
+    assert_eq!(vhost_records(&case).into_keys().collect::<Vec<_>>(), [whole.as_str()]);
+    plan_unchanged();
+
+    // Read whole, written again in parts, with one more queue.
+    topology.push_str("\n[queues.invoices]\n");
+    case.topology(&topology);
+    case.apply_ok(&[], &[]);
+    let (record, text) = split_inventory(&case);
+    let now: u64 = record.rsplit_once('.').unwrap().1.parse().unwrap();
+    assert!(now > generation + 1, "{record} after {whole}");
+    assert_eq!(queues(&text), 1_101);
+    plan_unchanged();
 }
