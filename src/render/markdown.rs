@@ -168,7 +168,13 @@ fn warning(out: &mut String, doc: &PlanDocument) {
     }
     let (destroy, replace) = (of(Action::Destroy).count(), of(Action::Replace).count());
     let (migrate, rollback) = (of(Action::Migrate).count(), of(Action::Rollback).count());
-    if destroy + replace + migrate + rollback == 0 {
+    // Permissions that grant less are made or updated, yet take access.
+    let narrowing = || {
+        let made = |c: &&super::ChangeDoc| matches!(c.action, Action::Create | Action::Update);
+        doc.changes.iter().filter(|c| c.requires_allow_destroy).filter(made)
+    };
+    let narrowed = narrowing().count();
+    if destroy + replace + migrate + rollback + narrowed == 0 {
         return;
     }
     // A change reviewed (`diff OLD NEW`) says what applying it would do.
@@ -185,6 +191,13 @@ fn warning(out: &mut String, doc: &PlanDocument) {
             out,
             "> {replace} object(s) {will} be **destroyed and recreated**{applied}; messages or routes {can} be lost: {}.",
             names(of(Action::Replace))
+        );
+    }
+    if narrowed > 0 {
+        let _ = writeln!(
+            out,
+            "> {narrowed} change(s) {will} **take access away**{applied}, granting less than the live permissions: {}.",
+            names(narrowing())
         );
     }
     if migrate > 0 {
