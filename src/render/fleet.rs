@@ -239,13 +239,20 @@ fn render_markdown(doc: &FleetDocument) -> String {
         .iter()
         .filter_map(|e| {
             let p = e.plan.as_ref()?;
-            let n = p.changes.iter().filter(|c| matches!(c.action, Action::Destroy | Action::Replace)).count();
+            // Permissions that grant less are made or updated, yet lose access.
+            let loses = |c: &&super::ChangeDoc| {
+                matches!(c.action, Action::Destroy | Action::Replace) || c.requires_allow_destroy
+            };
+            let n = p.changes.iter().filter(loses).count();
             (n > 0).then(|| format!("{} ({n})", e.name))
         })
         .collect();
     if !losing.is_empty() {
-        let _ =
-            writeln!(out, "> [!WARNING]\n> Objects will be **destroyed or recreated** in: {}.\n", losing.join(", "));
+        let _ = writeln!(
+            out,
+            "> [!WARNING]\n> Objects will be **destroyed or recreated**, or access taken away, in: {}.\n",
+            losing.join(", ")
+        );
     }
     let _ = writeln!(out, "**{}**\n", summary_line(doc));
     let rows = table(doc);
