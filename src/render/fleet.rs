@@ -223,6 +223,16 @@ fn located(d: &DiagnosticDoc) -> String {
     }
 }
 
+/// The environments whose plan loses something, each with how many of
+/// its changes do: what is destroyed or recreated, and permissions that
+/// grant less (made or updated, yet losing access).
+fn losing(doc: &FleetDocument) -> Vec<String> {
+    let loses =
+        |c: &&super::ChangeDoc| matches!(c.action, Action::Destroy | Action::Replace) || c.requires_allow_destroy;
+    let count = |e: &EnvironmentDoc| e.plan.as_ref().map_or(0, |p| p.changes.iter().filter(loses).count());
+    doc.environments.iter().filter(|e| count(e) > 0).map(|e| format!("{} ({})", e.name, count(e))).collect()
+}
+
 fn render_markdown(doc: &FleetDocument) -> String {
     let project = doc.environments.iter().find_map(|e| Some(e.plan.as_ref()?.origin.project.clone()));
     let names: Vec<&str> = doc.environments.iter().map(|e| e.name.as_str()).collect();
@@ -234,19 +244,7 @@ fn render_markdown(doc: &FleetDocument) -> String {
     let _ = writeln!(out, "### warren plan for `{}`: {} environments\n", doc.desired, doc.environments.len());
     // What loses something comes first, as in one environment's comment:
     // the sections below may be cut.
-    let losing: Vec<String> = doc
-        .environments
-        .iter()
-        .filter_map(|e| {
-            let p = e.plan.as_ref()?;
-            // Permissions that grant less are made or updated, yet lose access.
-            let loses = |c: &&super::ChangeDoc| {
-                matches!(c.action, Action::Destroy | Action::Replace) || c.requires_allow_destroy
-            };
-            let n = p.changes.iter().filter(loses).count();
-            (n > 0).then(|| format!("{} ({n})", e.name))
-        })
-        .collect();
+    let losing = losing(doc);
     if !losing.is_empty() {
         let _ = writeln!(
             out,
@@ -421,7 +419,10 @@ mod tests {
             }
             assert!(md.contains("**broken**: no plan") && md.contains("… and "), "{count}: errors cut, said");
             assert_eq!(md.matches("<details>").count(), md.matches("</details>").count(), "{count}: folds closed");
-            assert!(md.contains("**destroyed or recreated** in: env-0 (1)"), "{count}: destroys first");
+            assert!(
+                md.contains("**destroyed or recreated**, or access taken away, in: env-0 (1)"),
+                "{count}: destroys first"
+            );
             if count <= 3 {
                 assert!(md.contains("will be **destroyed**: queue \"q3000\""), "{count}: the destroy is told");
             }
