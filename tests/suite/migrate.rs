@@ -1602,7 +1602,9 @@ fn a_quorum_old_queue_without_a_leader_pauses_the_drain_and_a_later_apply_finish
     // then publishing stops, so no confirm waits on a queue without a leader.
     let sent = 300;
     let publish = versions.publish().rate(300).count(sent);
-    let mut traffic = Traffic::start(&case.traffic_url(), publish);
+    // Reconnecting: a consumer the broker cancels while the members
+    // elect a leader consumes again, as a service's client would.
+    let mut traffic = Traffic::start_reconnecting(&case.traffic_url(), publish);
     traffic.wait_published();
     case.topology(&versions.v2);
     let mut down = Vec::new();
@@ -1627,6 +1629,17 @@ fn a_quorum_old_queue_without_a_leader_pauses_the_drain_and_a_later_apply_finish
     // takes the backlog, and apply finishes.
     let old = traffic.add_consumer(OLD, Duration::ZERO);
     let second = apply_during(&case, &mut traffic, &["--drain-timeout", "90s"], &[old], &[]);
+    // What the traffic saw says whose side a failure is on: the harness's
+    // consumer of the old queue (cancelled, redialing) or warren.
+    assert_eq!(
+        second.run.code,
+        0,
+        "the migration did not finish:\n{}\n{}\n{}\n{:?}",
+        second.run.stdout,
+        second.run.stderr,
+        traffic.report(),
+        traffic.report().interruptions
+    );
     assert_migrated_run(&second.run);
     let report = traffic.finish(FINISH);
     report.assert_exactly_once();
