@@ -118,7 +118,8 @@ fn touching(v: &str, have: &Vhost, want: Option<&Vhost>, keys: &BTreeSet<ObjectK
 /// The live object `key` names, as text; `None` when it is not live.
 fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
     if let Some(u) = crate::model::kinds::users::name_of(key) {
-        return t.users.get(u).map(|u| format!("{u:?}"));
+        // The typed user's text, as before users were objects.
+        return t.user(u).map(|u| format!("{u:?}"));
     }
     if let ObjectKey::Object { vhost: None, name } = key {
         return t.objects.get(name).map(|o| format!("{o:?}"));
@@ -228,15 +229,12 @@ mod tests {
         vhost(&mut after).bindings.insert(to_queue("app.x", "app.own", "k"));
         let elsewhere = policy("app", "^app\\.", ApplyTo::Queues, 0, table(&[("max-length", Value::Int(5))]));
         vhost(&mut after).set_policy(&elsewhere);
-        after.users.insert(
-            "app-user".into(),
-            crate::model::User {
-                name: "app-user".into(),
-                password: crate::model::Password::None,
-                tags: Default::default(),
-                limits: None,
-            },
-        );
+        after.set_user(&crate::model::User {
+            name: "app-user".into(),
+            password: crate::model::Password::None,
+            tags: Default::default(),
+            limits: None,
+        });
         let mut theirs = records.clone();
         let app = Topology { vhosts: after.vhosts.clone(), ..Topology::default() };
         let mut app_inventory = Inventory::of(&app);

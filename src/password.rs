@@ -77,7 +77,7 @@ pub fn resolve(
 ) -> Result<Topology, Vec<Unresolved>> {
     let mut resolved = topology.clone();
     let mut problems = Vec::new();
-    for user in resolved.users.values_mut() {
+    for mut user in topology.users().into_values() {
         let Password::Env(variable) = &user.password else {
             continue;
         };
@@ -88,6 +88,7 @@ pub fn resolve(
             Some(Ok(v)) => match hash(&v) {
                 Ok(hash) => {
                     user.password = Password::Hash { hash, algorithm: Some(SHA256.to_string()) };
+                    resolved.set_user(&user);
                     continue;
                 }
                 Err(e) => Problem::NoRandomness(e.to_string()),
@@ -130,10 +131,12 @@ mod tests {
 
     fn with_env_user(var: &str) -> Topology {
         let mut t = Topology::default();
-        t.users.insert(
-            "app".into(),
-            User { name: "app".into(), password: Password::Env(var.into()), tags: Default::default(), limits: None },
-        );
+        t.set_user(&User {
+            name: "app".into(),
+            password: Password::Env(var.into()),
+            tags: Default::default(),
+            limits: None,
+        });
         t
     }
 
@@ -141,8 +144,8 @@ mod tests {
     fn resolves_a_variable_to_a_sha256_hash() {
         let t = with_env_user("APP_PW");
         let r = resolve(&t, |v| (v == "APP_PW").then(|| "hunter2".into())).unwrap();
-        let Password::Hash { hash, algorithm } = &r.users["app"].password else {
-            panic!("not hashed: {:?}", r.users["app"].password);
+        let Password::Hash { hash, algorithm } = &r.user("app").unwrap().password else {
+            panic!("not hashed: {:?}", r.user("app"));
         };
         assert_eq!(algorithm.as_deref(), Some(SHA256));
         let salt: [u8; 4] = STANDARD.decode(hash).unwrap()[..4].try_into().unwrap();

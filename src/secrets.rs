@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::ffi::OsString;
 
-use crate::model::kinds::{Name, env_var, env_vars};
+use crate::model::kinds::{Name, env_var, env_vars, users};
 use crate::model::{Table, Topology, Value};
 
 /// A secret whose variable is not set (or empty, or not Unicode).
@@ -23,13 +23,15 @@ pub struct Unset {
 /// names none. A secret whose variable is unset takes the value `live` has
 /// for it, so that it does not show as a change nobody asked for; one the
 /// broker lacks too is left naming its variable (apply refuses to write it:
-/// see [`unread`]). Each unset one is reported.
+/// see [`unread`]). Each unset one is reported. A user's password is not
+/// read here: `password.rs` and the plan's own facts take it.
 pub fn resolve<'t>(
     topology: &'t Topology,
     live: &Topology,
     lookup: impl Fn(&str) -> Option<OsString>,
 ) -> (Cow<'t, Topology>, Vec<Unset>) {
-    if !topology.kind_objects().any(|(_, _, body)| unread(body).is_some()) {
+    let users = |name: &Name| name.kind == &users::KIND;
+    if !topology.kind_objects().any(|(_, name, body)| !users(name) && unread(body).is_some()) {
         return (Cow::Borrowed(topology), Vec::new());
     }
     let read = |var: &str| lookup(var).and_then(|v| v.into_string().ok()).filter(|v| !v.is_empty());
@@ -60,7 +62,7 @@ pub fn resolve<'t>(
             each(Some(v), name, body, have.and_then(|h| h.get(name)));
         }
     }
-    for (name, body) in resolved.objects.iter_mut() {
+    for (name, body) in resolved.objects.iter_mut().filter(|(name, _)| !users(name)) {
         each(None, name, body, live.objects.get(name));
     }
     (Cow::Owned(resolved), unset)

@@ -247,5 +247,5 @@ fn summary(file: &File) -> String {
 
 /// `2 vhosts, 6 users`.
 fn counts(t: &Topology) -> String {
-    format!("{}, {}", plural(t.vhosts.len(), "vhost"), plural(t.users.len(), "user"))
+    format!("{}, {}", plural(t.vhosts.len(), "vhost"), plural(t.user_names().count(), "user"))
 }

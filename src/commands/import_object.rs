@@ -40,7 +40,7 @@ pub fn run(
     let origin = read(state, &[], connection).map_err(|d| Error::invalid().drawn([d], &Sources::default()))?;
     let found = object::named(&origin.live.topology, targets, &before.topology);
     let named: Vec<&str> = targets.iter().map(|t| t.text.as_str()).collect();
-    if found.vhosts.is_empty() && found.users.is_empty() && found.objects.is_empty() {
+    if found.vhosts.is_empty() && found.objects.is_empty() {
         return Err(Error::invalid().line(format!(
             "Nothing to import: no object of {} matches {} that {} does not declare already.",
             origin.source,

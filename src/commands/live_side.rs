@@ -274,7 +274,7 @@ fn beyond_vhosts(desired: &Topology, live: &Topology, broker: &impl Broker) -> R
         action: what,
         needs: Some("the `administrator` tag".into()),
     };
-    if let Some(u) = desired.users.keys().next() {
+    if let Some(u) = desired.user_names().next() {
         return Err(needs(format!("read or manage users (the files declare user \"{u}\")")));
     }
     for (name, v) in &desired.vhosts {

@@ -105,14 +105,13 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
     let mut passwords = BTreeMap::new();
     // Offline, both sides are files: no password is compared or set, and
     // an unset variable is nothing to say.
-    let users = desired.topology.users.values().filter(|_| purpose == Purpose::Plan);
+    let users = desired.topology.users().into_values().filter(|_| purpose == Purpose::Plan);
     for user in users {
         let Password::Env(var) = &user.password else { continue };
         match std::env::var(var) {
             Ok(p) if !p.is_empty() => {
-                if let Some(Password::Hash { hash, algorithm }) =
-                    live.topology.users.get(&user.name).map(|u| &u.password)
-                    && !crate::password::verify(&p, hash, algorithm.as_deref())
+                if let Some(Password::Hash { hash, algorithm }) = live.topology.user(&user.name).map(|u| u.password)
+                    && !crate::password::verify(&p, &hash, algorithm.as_deref())
                 {
                     facts.stale_passwords.insert(user.name.clone());
                 }

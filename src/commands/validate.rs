@@ -139,9 +139,11 @@ pub fn summary(t: &crate::model::Topology) -> String {
         plural(sum(|v| v.queues.len()), "queue"),
         plural(sum(|v| v.bindings.len()), "binding"),
         plural(policies, "policy"),
-        plural(t.users.len(), "user"),
+        plural(t.user_names().count(), "user"),
     ];
-    for kind in KINDS.iter().filter(|k| !as_policies(k)) {
+    // Users are counted above, at their place.
+    let users = |k: &&&Kind| **k == &crate::model::kinds::users::KIND;
+    for kind in KINDS.iter().filter(|k| !as_policies(k) && !users(k)) {
         let n = count(kind);
         if n > 0 {
             parts.push(plural(n, kind.name));

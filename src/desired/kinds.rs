@@ -546,7 +546,7 @@ mod tests {
 
     use crate::desired::{Desired, load_texts};
     use crate::model::kinds::{KINDS, Name, by_table};
-    use crate::model::{ObjectKey, Value};
+    use crate::model::{ObjectKey, Password, Value};
 
     fn load(files: &[(&str, &str)]) -> Desired {
         let files = files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect();
@@ -583,20 +583,23 @@ mod tests {
             assert_eq!(d.sources.position(&d.locations.locate(&key, None).unwrap()), "t.toml:4:1");
             assert_eq!(d.sources.position(&d.locations.locate(&key, Some("write")).unwrap()), "t.toml:7:9");
         }
-        assert!(d.topology.objects.is_empty(), "vhost-scoped objects are not broker-wide");
+        let broker_wide = d.topology.objects.keys().filter(|n| n.kind != &crate::model::kinds::users::KIND);
+        assert_eq!(broker_wide.count(), 0, "vhost-scoped objects are not broker-wide");
     }
 
-    /// Users are a kind of `KINDS`, but read by their own parser and kept
-    /// typed, apart from the broker-wide kinds' objects; a `password` key
-    /// is still the old parser's `plaintext-password`.
+    /// Users are a kind of `KINDS`, read by their own parser and kept as
+    /// the broker-wide objects of their kind; a `password` key is still
+    /// the old parser's `plaintext-password`.
     #[test]
-    fn users_are_read_apart_and_kept_typed() {
+    fn users_are_read_apart_and_kept_as_objects() {
         let users = by_table("users").unwrap();
         assert!(super::read_apart(users) && super::documented_apart(users));
         let d = load(&[("t.toml", &format!("vhosts = [\"/\"]\n{APP}tags = [\"management\"]\n"))]);
         assert!(errors(&d).is_empty(), "{:?}", errors(&d));
-        assert_eq!(d.topology.users.keys().collect::<Vec<_>>(), ["app"]);
-        assert!(d.topology.objects.is_empty(), "{:?}", d.topology.objects);
+        assert_eq!(d.topology.user_names().collect::<Vec<_>>(), ["app"]);
+        assert_eq!(d.topology.objects.keys().map(|n| n.kind).collect::<Vec<_>>(), [users]);
+        let app = d.topology.user("app").unwrap();
+        assert_eq!((app.password, app.tags), (Password::Env("APP_PASSWORD".into()), ["management".to_string()].into()));
         let plain = load(&[("t.toml", "vhosts = [\"/\"]\n[users.app]\npassword = \"s3cret\"\n")]);
         let codes: Vec<&str> = plain.diagnostics.iter().map(|x| x.code).collect();
         assert!(codes.contains(&"plaintext-password"), "{codes:?}");

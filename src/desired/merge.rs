@@ -330,7 +330,7 @@ impl Merger<'_> {
     fn broker_wide(&mut self, f: &mut FileDecl) -> Vec<Decl<ObjectDecl>> {
         for u in std::mem::take(&mut f.users) {
             if self.claim(users::key(&u.value.name), &u) {
-                self.topology.users.insert(u.value.name.clone(), u.value);
+                self.topology.set_user(&u.value);
             }
         }
         for name in std::mem::take(&mut f.failed.users) {

@@ -108,7 +108,7 @@ const POLICIES: Kind<Policy> = Kind {
 };
 const USERS: Kind<User> = Kind {
     noun: "user",
-    map: |t, _| &mut t.users,
+    map: |t, _| t,
     key: |_, n| object_kinds::users::key(n),
     table: Some(("limits", |u, e| u.limits.as_mut().and_then(|l| l.remove(e)).is_some())),
 };
@@ -142,7 +142,8 @@ fn vhost<'t>(t: &'t mut Topology, name: &str) -> &'t mut Vhost {
 
 /// A name within two edits of one the base declares: likely a typo of it.
 /// Where the merger finds the objects of one kind by name: a map of
-/// them, or for policies the vhost's objects of their kind, typed.
+/// them, or for policies the vhost's objects of their kind, typed, and for
+/// users the topology's.
 trait Held<T> {
     fn get(&self, name: &str) -> Option<T>;
     /// Whether it had one.
@@ -166,6 +167,24 @@ impl<T: Clone> Held<T> for BTreeMap<String, T> {
 
     fn names(&self) -> Vec<String> {
         self.keys().cloned().collect()
+    }
+}
+
+impl Held<User> for Topology {
+    fn get(&self, name: &str) -> Option<User> {
+        self.user(name)
+    }
+
+    fn remove(&mut self, name: &str) -> bool {
+        self.remove_user(name)
+    }
+
+    fn insert(&mut self, _: String, value: User) {
+        self.set_user(&value);
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.user_names().map(str::to_string).collect()
     }
 }
 
@@ -1092,7 +1111,10 @@ read = "^order\\."
         assert!(said.iter().all(|s| !s.contains("error")), "{said:?}");
         let p = &d.topology.vhosts["orders"].permissions["app"];
         assert_eq!((p.write.as_str(), p.read.as_str()), ("^events$", "^orders\\.invoicing$"));
-        assert_eq!(d.topology.users["app"].password, crate::model::Password::Env("STAGING_APP_PASSWORD".into()));
+        assert_eq!(
+            d.topology.user("app").unwrap().password,
+            crate::model::Password::Env("STAGING_APP_PASSWORD".into())
+        );
     }
 
     #[test]
@@ -1101,9 +1123,9 @@ read = "^order\\."
             "vhosts = [\"orders\"]\n[users.app]\nlimits = { max-connections = 50 }\nremove = [\"limits.max-channels\"]\n",
         );
         assert!(d.diagnostics.is_empty(), "{:?}", said(&d));
-        let limits = d.topology.users["app"].limits.clone().unwrap();
+        let limits = d.topology.user("app").unwrap().limits.unwrap();
         assert_eq!(limits, [("max-connections".to_string(), 50)].into());
-        assert_eq!(d.topology.users["app"].password, crate::model::Password::Env("APP_PASSWORD".into()));
+        assert_eq!(d.topology.user("app").unwrap().password, crate::model::Password::Env("APP_PASSWORD".into()));
         let d = merged("vhosts = [\"orders\"]\n[users.app]\nremove = [\"limits.max-queues\"]\n");
         assert_eq!(
             said(&d),

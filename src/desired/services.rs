@@ -211,7 +211,7 @@ fn placed(
                 }
                 let Some(vhost) = topology.vhosts.get(v) else { continue };
                 let user = &s.value.user;
-                let known = topology.users.contains_key(user) || vhost.external.users.contains(user);
+                let known = topology.has_user(user) || vhost.external.users.contains(user);
                 let problems = check(&s.value, v, vhost, known);
                 if problems.is_empty() {
                     topology

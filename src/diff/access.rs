@@ -170,14 +170,14 @@ fn takes_access(c: &Change, live: &Topology, stale: &BTreeSet<String>) -> bool {
     match (&c.action, &c.key, &c.declared) {
         (Action::Destroy, _, _) => true,
         (Action::Update, key, Some(Declared::User(want))) if users::name_of(key).is_some() => {
-            let Some(have) = users::name_of(key).and_then(|name| live.users.get(name)) else { return false };
+            let Some(have) = users::name_of(key).and_then(|name| live.user(name)) else { return false };
             let lost_tag = have.tags.iter().any(|t| !want.tags.contains(t));
             let new_password = match &want.password {
                 Password::None => false,
                 Password::Env(_) => stale.contains(&have.name),
                 hash => *hash != have.password,
             };
-            lost_tag || new_password || lowers_a_limit(want, have)
+            lost_tag || new_password || lowers_a_limit(want, &have)
         }
         (Action::Update, ObjectKey::Permission { .. }, _) => true,
         _ => false,

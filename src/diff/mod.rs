@@ -103,7 +103,8 @@ pub fn diff(
     let mut d = Differ { inventory, ownership, project, options, facts, declared, removed, out: Diff::default() };
     d.theirs_declared(desired, live);
     d.users(desired, live);
-    d.objects(None, &desired.objects, &live.objects, |_| true);
+    // Users are the users' own to compare (`users.rs`), not the generic objects'.
+    d.objects(None, &desired.objects, &live.objects, |k| k != &crate::model::kinds::users::KIND);
     d.kinds_unsupported(desired);
     d.plugins_missing(desired);
     d.external_users_missing(desired, live);
@@ -144,10 +145,7 @@ mod tests {
         for v in ["shared", "kept"] {
             live.vhosts.insert(v.into(), Vhost::new(v));
         }
-        live.users.insert(
-            "app".into(),
-            User { name: "app".into(), password: Password::None, tags: Default::default(), limits: None },
-        );
+        live.set_user(&User { name: "app".into(), password: Password::None, tags: Default::default(), limits: None });
         let held = Inventory::of(&live);
         let mut desired = Topology::default();
         desired.vhosts.insert("kept".into(), Vhost::new("kept"));
@@ -169,10 +167,7 @@ mod tests {
     fn a_user_the_project_made_with_a_vhost_no_longer_declared_is_left_and_said_to_be_its_own() {
         let mut live = Topology::default();
         live.vhosts.insert("old".into(), Vhost::new("old"));
-        live.users.insert(
-            "app".into(),
-            User { name: "app".into(), password: Password::None, tags: Default::default(), limits: None },
-        );
+        live.set_user(&User { name: "app".into(), password: Password::None, tags: Default::default(), limits: None });
         let held = Inventory::of(&live);
         live.vhosts.insert("new".into(), Vhost::new("new"));
         let mut desired = Topology::default();
@@ -304,7 +299,11 @@ mod tests {
             tags: Default::default(),
             limits: limits.map(|l| l.iter().map(|(k, n)| (k.to_string(), *n)).collect()),
         };
-        let with = |u: User| Topology { users: [(u.name.clone(), u)].into(), ..Topology::default() };
+        let with = |u: User| {
+            let mut t = Topology::default();
+            t.set_user(&u);
+            t
+        };
         let facts = BrokerFacts { connected_user: Some("warren".into()), ..BrokerFacts::default() };
         let lockout = |want: User, have: User| {
             let d = diff(&with(want), &with(have), &Ownership::default(), "a", &Options::default(), &facts);

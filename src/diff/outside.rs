@@ -42,9 +42,9 @@ pub fn digest(a: &Attributes) -> String {
 /// vhost's are those of the settings `files` manage (`files` may be `t`).
 pub fn attributes_of(t: &Topology, key: &ObjectKey, files: &Topology) -> Option<Attributes> {
     if let Some(name) = users::name_of(key) {
-        let (have, want) = (t.users.get(name)?, files.users.get(name)?);
-        let limits = super::users::managed_limits(have, want);
-        return Some(attributes::digested_user(&crate::model::User { limits, ..have.clone() }));
+        let (have, want) = (t.user(name)?, files.user(name)?);
+        let limits = super::users::managed_limits(&have, &want);
+        return Some(attributes::digested_user(&crate::model::User { limits, ..have }));
     }
     match key {
         ObjectKey::Object { vhost: None, name } => {
@@ -236,7 +236,7 @@ mod tests {
             tags: Default::default(),
             limits,
         };
-        t.users.insert("app".into(), user);
+        t.set_user(&user);
         t
     }
 
@@ -256,7 +256,8 @@ mod tests {
         assert_eq!(find([user.clone()].iter(), &applied, &moved, &unmanaged, &BTreeMap::new()), vec![]);
         // The password is never part of it.
         let mut other_password = files.clone();
-        other_password.users.get_mut("app").unwrap().password = crate::model::Password::None;
+        let app = crate::model::User { password: crate::model::Password::None, ..other_password.user("app").unwrap() };
+        other_password.set_user(&app);
         assert_eq!(found(&other_password, &files), vec![]);
     }
 }

@@ -16,9 +16,13 @@ pub(super) fn managed_limits(have: &User, want: &User) -> Option<std::collection
 
 impl Differ<'_> {
     pub(super) fn users(&mut self, desired: &Topology, live: &Topology) {
-        for (name, w) in &desired.users {
+        // Users are compared typed, not as the generic objects are: a
+        // password by its hash and algorithm, or its variable's against the
+        // live hash, and only the limits the files give.
+        let (desired_users, live_users) = (desired.users(), live.users());
+        for (name, w) in &desired_users {
             let key = users::key(name);
-            match live.users.get(name) {
+            match live_users.get(name) {
                 None => {
                     self.created(key, attributes::user(w), "declared in the files", Some(Declared::User(w.clone())))
                 }
@@ -32,7 +36,7 @@ impl Differ<'_> {
         // An external user is the files' to name and never warren's to
         // touch, as an external exchange or queue is.
         let external = |n: &str| desired.vhosts.values().any(|v| v.external.users.contains(n));
-        for (name, h) in live.users.iter().filter(|(n, _)| !desired.users.contains_key(*n) && !external(n)) {
+        for (name, h) in live_users.iter().filter(|(n, _)| !desired_users.contains_key(*n) && !external(n)) {
             self.absent(users::key(name), attributes::user(h), false);
         }
     }

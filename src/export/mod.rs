@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::{Name, Object, permissions, users};
+use crate::model::kinds::{Name, Object, permissions};
 use crate::model::{Table, Topology, Value, Vhost, binding_json};
 
 /// The definitions document of `topology`. Pure: passwords given as
@@ -29,7 +29,7 @@ pub fn definitions(topology: &Topology) -> Json {
     let vhosts = || topology.vhosts.values();
     let collect = |f: fn(&Vhost) -> Vec<Json>| -> Json { vhosts().flat_map(f).collect() };
     let mut doc = json!({
-        "users": topology.users.values().map(user).collect::<Vec<_>>(),
+        "users": [],
         "vhosts": vhosts().map(vhost).collect::<Vec<_>>(),
         "permissions": collect(permissions),
         "topic_permissions": [],
@@ -41,7 +41,8 @@ pub fn definitions(topology: &Topology) -> Json {
         "bindings": collect(bindings),
     });
     // A vhost's runtime parameters are written with it, in `parameters`;
-    // its policies, by their kind, in `policies`.
+    // its policies, by their kind, in `policies`; the users, in name
+    // order, in `users`.
     for (vhost, name, body) in topology.kind_objects().filter(|(v, n, _)| v.is_none() || !is_parameter(n)) {
         let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
         let list = doc[name.kind.definitions].as_array_mut().expect("every kind's list is one of the above");
@@ -59,10 +60,6 @@ pub fn to_text(definitions: &Json) -> String {
 
 fn table(t: &Table) -> Json {
     Json::from(&Value::Table(t.clone()))
-}
-
-fn user(u: &crate::model::User) -> Json {
-    (users::KIND.write)(None, &users::object(u))
 }
 
 /// Only what the files manage: a vhost without settings is just named.
@@ -221,27 +218,18 @@ mod tests {
         );
         let mut t = Topology::default();
         t.vhosts.insert("orders".into(), v);
-        t.users.insert(
-            "app".into(),
-            User {
-                name: "app".into(),
-                password: Password::None,
-                tags: ["monitoring".to_string(), "management".to_string()].into(),
-                limits: None,
-            },
-        );
-        t.users.insert(
-            "ops".into(),
-            User {
-                name: "ops".into(),
-                password: Password::Hash {
-                    hash: "abc".into(),
-                    algorithm: Some("rabbit_password_hashing_sha512".into()),
-                },
-                tags: Default::default(),
-                limits: None,
-            },
-        );
+        t.set_user(&User {
+            name: "app".into(),
+            password: Password::None,
+            tags: ["monitoring".to_string(), "management".to_string()].into(),
+            limits: None,
+        });
+        t.set_user(&User {
+            name: "ops".into(),
+            password: Password::Hash { hash: "abc".into(), algorithm: Some("rabbit_password_hashing_sha512".into()) },
+            tags: Default::default(),
+            limits: None,
+        });
         t
     }
 

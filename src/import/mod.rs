@@ -85,7 +85,9 @@ impl Counts {
 /// (policies first).
 fn of_kinds(objects: &crate::model::kinds::Objects) -> Vec<(&'static str, usize)> {
     let count = |k: &crate::model::kinds::Kind| objects.keys().filter(|n| n.kind == k).count();
-    crate::model::kinds::KINDS.iter().map(|k| (k.name, count(k))).filter(|(_, n)| *n > 0).collect()
+    // Users are counted apart (`Counts::users`), first.
+    let kinds = crate::model::kinds::KINDS.iter().filter(|k| **k != &crate::model::kinds::users::KIND);
+    kinds.map(|k| (k.name, count(k))).filter(|(_, n)| *n > 0).collect()
 }
 
 /// The files of an import and what they hold.
@@ -144,6 +146,7 @@ pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &
         }
     }
     let mut files = Vec::new();
+    let users = selection.topology.users();
     // Each vhost without its super streams' objects, and those super streams.
     let apart: std::collections::BTreeMap<&String, _> =
         selection.topology.vhosts.iter().map(|(name, v)| (name, super_streams::apart(v))).collect();
@@ -169,7 +172,7 @@ pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &
             proposed: Proposed::default(),
         };
         let Some((own, further)) = names.split_first() else { continue };
-        let (proposal, proposed) = proposals(v, whole, &selection.topology.users, consumed.get(vhost));
+        let (proposal, proposed) = proposals(v, whole, &users, consumed.get(vhost));
         let tail = render::Tail { left_out: &left_out, skipped: &skipped, proposal: &proposal };
         if further.is_empty() {
             let text = render::vhost_file(v, streams, &Share::Whole, &tail, source);
@@ -190,12 +193,12 @@ pub fn import_knowing(live: &Topology, vhosts: &[String], source: &str, known: &
     let users_left_out: Vec<&LeftOut> = selection.left_out.iter().filter(|l| l.key.vhost().is_none()).collect();
     let users_skipped: Vec<&Skipped> = skipped.iter().filter(|s| s.scope == Scope::Users).collect();
     let t = &selection.topology;
-    if !t.users.is_empty() || !t.objects.is_empty() || !users_left_out.is_empty() || !users_skipped.is_empty() {
+    if !t.objects.is_empty() || !users_left_out.is_empty() || !users_skipped.is_empty() {
         files.push(File {
             name: USERS_FILE.into(),
-            text: render::users_file(t.users.values(), &t.objects, &users_left_out, &users_skipped, source),
+            text: render::users_file(&t.objects, &users_left_out, &users_skipped, source),
             vhost: None,
-            counts: Counts { users: t.users.len(), kinds: of_kinds(&t.objects), ..Counts::default() },
+            counts: Counts { users: t.user_names().count(), kinds: of_kinds(&t.objects), ..Counts::default() },
             proposed: Proposed::default(),
         });
     }
@@ -239,7 +242,7 @@ fn importable(live: &Topology, wanted: &BTreeSet<String>, source: &str) -> Resul
             },
         ));
     }
-    if live.vhosts.is_empty() && live.users.is_empty() {
+    if live.vhosts.is_empty() && live.user_names().next().is_none() {
         return Err(Diagnostic::error("import", format!("{source} holds no vhosts and no users: nothing to import"))
             .help("export the definitions again; an empty file imports nothing"));
     }

@@ -10,7 +10,6 @@ use crate::model::{ObjectKey, Topology};
 pub fn named(live: &Topology, targets: &[Target], declared: &Topology) -> Topology {
     let wanted = |k: &ObjectKey| targets.iter().any(|t| t.names(k)) && !declared.has(k);
     let mut out = live.clone();
-    out.users.retain(|name, _| wanted(&crate::model::kinds::users::key(name)));
     out.objects.retain(|name, _| wanted(&ObjectKey::Object { vhost: None, name: name.clone() }));
     out.removed.clear();
     for (v, vh) in &mut out.vhosts {

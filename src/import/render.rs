@@ -10,7 +10,7 @@ use crate::model::kinds::{
     KINDS, Name, Objects, Phase, Presence, Type, has_password, password_keys, permissions, users,
 };
 use crate::model::{
-    Binding, Exchange, External, Partitions, Queue, QueueType, SuperStream, Table, User, Value, Vhost, VhostSettings,
+    Binding, Exchange, External, Partitions, Queue, QueueType, SuperStream, Table, Value, Vhost, VhostSettings,
 };
 use crate::toml_text::{WIDTH, inline_table, key, list_field, path, string, value};
 
@@ -138,23 +138,18 @@ pub(super) fn queues_file(
     w.finish()
 }
 
-/// The text of the users' file, with the broker-wide `objects` of kinds
-/// of `model::kinds`.
-pub(super) fn users_file<'a>(
-    users: impl IntoIterator<Item = &'a User>,
-    objects: &Objects,
-    left_out: &[&LeftOut],
-    skipped: &[&Skipped],
-    source: &str,
-) -> String {
+/// The text of the users' file: the broker-wide `objects` of kinds of
+/// `model::kinds`, users first.
+pub(super) fn users_file(objects: &Objects, left_out: &[&LeftOut], skipped: &[&Skipped], source: &str) -> String {
     let mut w = Writer::default();
     w.comment(&format!("Users, as `warren import` read them from {source}."));
     w.comment("Users are cluster-wide: each is declared once, in one file, for every vhost.");
     w.left_out(left_out);
     w.skipped(skipped, source);
     // The users first, each as its kind's object, written as any kind's.
-    w.objects(&users::objects(users));
-    w.objects(objects);
+    let (users, others): (Objects, Objects) = objects.clone().into_iter().partition(|(n, _)| n.kind == &users::KIND);
+    w.objects(&users);
+    w.objects(&others);
     w.finish()
 }
 
@@ -494,7 +489,7 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
         let objects: Objects = [(Name { kind: &LINK, id: vec!["orders.eu".into()] }, body)].into_iter().collect();
-        let text = super::users_file([], &objects, &[], &[], "test");
+        let text = super::users_file(&objects, &[], &[], "test");
         let none = "# no password in the export: add `password_env = \"VARIABLE\"` to give it one";
         assert!(
             text.ends_with(&format!("\n[links.\"orders.eu\"]\nuri = \"amqp://\"\nqueues = [\"q\"]\n{none}\n")),
@@ -511,7 +506,7 @@ mod tests {
                     .into_iter()
                     .collect();
             let objects: Objects = [(Name { kind: &LINK, id: vec!["a".into()] }, body)].into_iter().collect();
-            let text = super::users_file([], &objects, &[], &[], "test");
+            let text = super::users_file(&objects, &[], &[], "test");
             text[text.find("[links.a]").unwrap()..].to_string()
         };
         assert_eq!(

@@ -37,23 +37,23 @@ pub(super) fn select(live: &Topology, vhosts: &BTreeSet<String>) -> Selection {
     let chosen = |v: &String| vhosts.is_empty() || vhosts.contains(v);
     let wanted_user =
         |u: &String| vhosts.is_empty() || live.vhosts.iter().any(|(v, vh)| chosen(v) && vh.permissions.contains_key(u));
-    for (name, user) in live.users.iter().filter(|(n, _)| wanted_user(n)) {
-        match user_problem(user) {
+    for (name, mut user) in live.users().into_iter().filter(|(n, _)| wanted_user(n)) {
+        match user_problem(&user) {
             None => {
-                let mut user = user.clone();
-                s.limits(&users::key(name), USER_LIMIT_KEYS, &mut user.limits);
-                s.topology.users.insert(name.clone(), user);
+                s.limits(&users::key(&name), USER_LIMIT_KEYS, &mut user.limits);
+                s.topology.set_user(&user);
             }
-            Some(why) => s.leave_out(users::key(name), why),
+            Some(why) => s.leave_out(users::key(&name), why),
         }
     }
     // Broker-wide objects of kinds belong to no vhost: a vhost filter
     // leaves them to an import of the whole broker.
     // A kind that names one broker (its cluster name) is not imported:
-    // files taken to another broker would rename that one.
+    // files taken to another broker would rename that one. The users
+    // are selected above.
     if vhosts.is_empty() {
-        let portable = live.objects.iter().filter(|(n, _)| n.kind.portable);
-        s.topology.objects = portable.map(|(n, b)| (n.clone(), b.clone())).collect();
+        let portable = live.objects.iter().filter(|(n, _)| n.kind.portable && n.kind != &users::KIND);
+        s.topology.objects.extend(portable.map(|(n, b)| (n.clone(), b.clone())));
     }
     for (name, vh) in live.vhosts.iter().filter(|(v, _)| chosen(v)) {
         let selected = s.vhost(vh);
@@ -160,8 +160,7 @@ impl Selection {
     }
 
     fn permission_problem(&self, p: &Permission) -> Option<String> {
-        (!self.topology.users.contains_key(&p.user))
-            .then(|| format!("user \"{}\" is not imported", p.user.escape_debug()))
+        (!self.topology.has_user(&p.user)).then(|| format!("user \"{}\" is not imported", p.user.escape_debug()))
     }
 }
 
@@ -365,10 +364,7 @@ mod tests {
     fn a_vhost_filter_keeps_the_users_with_permissions_there() {
         let mut t = Topology::default();
         for u in ["a", "b"] {
-            t.users.insert(
-                u.into(),
-                User { name: u.into(), password: Password::None, tags: Default::default(), limits: None },
-            );
+            t.set_user(&User { name: u.into(), password: Password::None, tags: Default::default(), limits: None });
         }
         let mut v = Vhost::new("x");
         v.permissions.insert(
@@ -378,10 +374,10 @@ mod tests {
         t.vhosts.insert("x".into(), v);
         t.vhosts.insert("y".into(), Vhost::new("y"));
         let s = select(&t, &BTreeSet::from(["x".to_string()]));
-        assert_eq!(s.topology.users.keys().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(s.topology.user_names().collect::<Vec<_>>(), ["a"]);
         assert_eq!(s.topology.vhosts.keys().collect::<Vec<_>>(), ["x"]);
         let all = select(&t, &BTreeSet::new());
-        assert_eq!(all.topology.users.len(), 2);
+        assert_eq!(all.topology.user_names().count(), 2);
     }
 
     #[test]

@@ -15,8 +15,9 @@ const ALL: &str = ".*";
 
 pub(super) fn check(ctx: &mut Context) {
     let mut found = Vec::new();
-    let is_administrator = |user: &str| ctx.topology.users.get(user).is_some_and(|u| u.tags.contains("administrator"));
-    let guest = ctx.topology.users.get("guest").map(|u| &u.password);
+    let users = ctx.topology.users();
+    let is_administrator = |user: &str| users.get(user).is_some_and(|u| u.tags.contains("administrator"));
+    let guest = users.get("guest").map(|u| &u.password);
     if guest.is_some() {
         let d = finding("guest-user", "the files declare the `guest` user").help(format!(
             "{}; RabbitMQ lets guest log in from localhost only: give each application a user of its own, and delete guest",
@@ -32,7 +33,7 @@ pub(super) fn check(ctx: &mut Context) {
                     .help(format!("{}: give the application a user of its own", guest_password(guest)));
                 found.push((key.clone(), None, d));
             }
-            let declared = ctx.topology.users.contains_key(user);
+            let declared = users.contains_key(user);
             if declared && !is_administrator(user) && [&p.configure, &p.write, &p.read].iter().all(|r| *r == ALL) {
                 let d = finding(
                     "broad-permissions",
@@ -63,12 +64,13 @@ fn shared_readers<'a>(
     vhost: &'a Vhost,
     found: &mut Vec<(ObjectKey, Option<&'static str>, Diagnostic)>,
 ) {
-    let is_administrator = |user: &str| ctx.topology.users.get(user).is_some_and(|u| u.tags.contains("administrator"));
+    let users = ctx.topology.users();
+    let is_administrator = |user: &str| users.get(user).is_some_and(|u| u.tags.contains("administrator"));
     let service_users: BTreeSet<&str> = vhost.services.values().map(|s| s.user.as_str()).collect();
     let readers: Vec<(&str, Regex)> = vhost
         .permissions
         .iter()
-        .filter(|(user, p)| !p.read.is_empty() && ctx.topology.users.contains_key(*user) && !is_administrator(user))
+        .filter(|(user, p)| !p.read.is_empty() && users.contains_key(*user) && !is_administrator(user))
         .filter(|(user, _)| !service_users.contains(user.as_str()))
         .filter_map(|(user, p)| Some((user.as_str(), Regex::new(&p.read).ok()?)))
         .collect();

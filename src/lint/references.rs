@@ -74,7 +74,7 @@ fn permissions(ctx: &mut Context) {
     for (vname, vhost) in &ctx.topology.vhosts {
         for user in vhost.permissions.keys() {
             // A user declared with errors is declared all the same.
-            let declared = ctx.topology.users.contains_key(user)
+            let declared = ctx.topology.has_user(user)
                 || ctx.locations.named.contains(&crate::model::kinds::users::key(user))
                 || vhost.external.users.contains(user);
             if !declared {

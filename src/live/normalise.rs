@@ -618,7 +618,7 @@ impl Normaliser<'_> {
                     continue;
                 }
             };
-            if self.topology.users.insert(def.name.clone(), u).is_some() {
+            if self.topology.set_user(&u) {
                 self.notes.add(
                     "users listed more than once (the last entry is used)",
                     "an export lists each user once; the file was probably edited by hand",
@@ -627,7 +627,7 @@ impl Normaliser<'_> {
             }
         }
         // A user listed again with a usable hash is not skipped.
-        skipped.retain(|name| !self.topology.users.contains_key(*name));
+        skipped.retain(|name| !self.topology.has_user(name));
         self.permissions(defs, &skipped);
         self.topic_permissions(defs);
     }
@@ -646,7 +646,7 @@ impl Normaliser<'_> {
                 self.skip(Scope::Vhost(v), what, "permissions", i, why, help);
                 continue;
             }
-            if !self.topology.users.contains_key(&p.user) {
+            if !self.topology.has_user(&p.user) {
                 self.notes.add(
                     format!("vhost \"{v}\": permissions of users that the file does not list (kept; `warren import` leaves them out)"),
                     "permissions of a user who does not exist have no effect; the file was probably edited by hand",

@@ -82,7 +82,7 @@ impl Inventory {
         let mut objects = BTreeSet::new();
         let declared: BTreeSet<String> = topology.vhosts.keys().cloned().collect();
         let mut scopes = BTreeMap::new();
-        for user in topology.users.keys() {
+        for user in topology.user_names() {
             objects.insert(users::key(user));
             scopes.insert(users::key(user), declared.clone());
         }

@@ -7,14 +7,15 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::kinds::users;
 use super::value::Table;
 
 /// Everything warren knows about one broker: vhosts and cluster-wide users.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Topology {
     pub vhosts: BTreeMap<String, Vhost>,
-    pub users: BTreeMap<String, User>,
-    /// Objects of the broker-wide kinds of `model::kinds`.
+    /// Objects of the broker-wide kinds of `model::kinds`, its users among
+    /// them ([`Topology::users`]).
     pub objects: super::kinds::Objects,
     /// Objects to stop managing without deleting them (desired only: the
     /// files' `[removed]`).
@@ -30,6 +31,41 @@ impl Topology {
         in_vhosts.chain(self.objects.iter().map(|(n, b)| (None, n, b)))
     }
 
+    /// The users (the objects of `kinds::users`), typed, by name.
+    pub fn users(&self) -> BTreeMap<String, User> {
+        users::typed(&self.objects)
+    }
+
+    /// The names of the users, in order.
+    pub fn user_names(&self) -> impl Iterator<Item = &str> {
+        self.objects.keys().filter(|n| n.kind == &users::KIND).map(|n| n.id[0].as_str())
+    }
+
+    /// The user `name`, typed.
+    pub fn user(&self, name: &str) -> Option<User> {
+        users::user(name, self.objects.get(&users::name(name))?)
+    }
+
+    pub fn has_user(&self, name: &str) -> bool {
+        self.objects.contains_key(&users::name(name))
+    }
+
+    /// Sets `user` as one of the objects: whether it replaced one.
+    pub fn set_user(&mut self, user: &User) -> bool {
+        let o = users::object(user);
+        self.objects.insert(users::name(&user.name), o.body).is_some()
+    }
+
+    /// Removes the user `name`: whether there was one.
+    pub fn remove_user(&mut self, name: &str) -> bool {
+        self.objects.remove(&users::name(name)).is_some()
+    }
+
+    /// Keeps only the users whose names `keep` takes.
+    pub fn retain_users(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.objects.retain(|n, _| n.kind != &users::KIND || keep(&n.id[0]));
+    }
+
     /// Whether the object `key` names exists in this topology.
     pub fn has(&self, key: &super::ObjectKey) -> bool {
         use super::ObjectKey as K;
@@ -40,10 +76,6 @@ impl Topology {
             K::Queue { vhost, name } => v(vhost).is_some_and(|x| x.queues.contains_key(name)),
             K::Binding { vhost, binding } => v(vhost).is_some_and(|x| x.bindings.contains(binding)),
             K::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
-            // Users are kept typed, apart from the other kinds' objects.
-            K::Object { vhost: None, name } if name.kind == &super::kinds::users::KIND => {
-                self.users.contains_key(&name.id[0])
-            }
             K::Object { vhost: None, name } => self.objects.contains_key(name),
             K::Object { vhost: Some(vhost), name } => v(vhost).is_some_and(|x| x.objects.contains_key(name)),
         }

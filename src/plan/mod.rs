@@ -173,8 +173,11 @@ fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
         }
         (ObjectKey::Object { vhost: None, name }, _) if name.kind == &users::KIND => one(match declared {
             Some(Declared::User(user)) => {
-                let live = live.users.get(&name.id[0]).and_then(|u| u.limits.as_ref());
-                Some(Op::PutUser { user: user.clone(), remove_limits: removed_limits(user.limits.as_ref(), live) })
+                let live = live.user(&name.id[0]).and_then(|u| u.limits);
+                Some(Op::PutUser {
+                    user: user.clone(),
+                    remove_limits: removed_limits(user.limits.as_ref(), live.as_ref()),
+                })
             }
             _ => None,
         }),

@@ -687,7 +687,7 @@ async fn user_limits<B: Traffic>(b: &B, v: &str, name: &str) -> (Option<BTreeMap
     let live = warren::live::from_broker(b, &[v.to_string()]).await.unwrap();
     let export: Json = serde_json::from_str(&b.definitions().await.unwrap()).unwrap();
     let exported = export["users"].as_array().unwrap().iter().find(|u| u["name"] == name).unwrap()["limits"].clone();
-    (live.topology.users[name].limits.clone(), exported)
+    (live.topology.user(name).unwrap().limits, exported)
 }
 
 async fn user_limits_round_trip<B: Traffic>(b: &B, v: &str) {

@@ -34,8 +34,8 @@ fn passwords(path: &str) -> Vec<(String, String, String)> {
     assert!(!desired.has_errors(), "{path} is not valid");
     desired
         .topology
-        .users
-        .values()
+        .users()
+        .into_values()
         .filter_map(|u| match &u.password {
             Password::Env(var) => Some((u.name.clone(), var.clone(), format!("pw-{}-7", u.name))),
             _ => None,
@@ -265,12 +265,12 @@ fn the_broker_imports_generated_definitions() {
 /// owns every vhost it imports into (`/` becomes `PREFIX/`).
 fn namespaced(t: Topology, prefix: &str) -> Topology {
     let name = |n: &str| format!("{prefix}{n}");
-    let users = t
-        .users
+    let users: Vec<_> = t
+        .users()
         .into_values()
         .map(|mut u| {
             u.name = name(&u.name);
-            (u.name.clone(), u)
+            u
         })
         .collect();
     let vhosts = t
@@ -288,7 +288,11 @@ fn namespaced(t: Topology, prefix: &str) -> Topology {
             (v.name.clone(), v)
         })
         .collect();
-    Topology { vhosts, users, ..Topology::default() }
+    let mut t = Topology { vhosts, ..Topology::default() };
+    for u in &users {
+        t.set_user(u);
+    }
+    t
 }
 
 /// Arbitrary topologies the 3.10 broker should accept: each export imports

@@ -30,15 +30,16 @@ fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> T
     // A kind that names one broker is never imported.
     t.objects.retain(|n, _| n.kind.portable);
     if !vhosts.is_empty() {
-        t.objects.clear(); // broker-wide: only an import of the whole broker writes them
+        // broker-wide: only an import of the whole broker writes them, but users
+        t.objects.retain(|n, _| n.kind == &warren::model::kinds::users::KIND);
         t.vhosts.retain(|v, _| vhosts.contains(&v.as_str()));
         let users: BTreeSet<String> = t.vhosts.values().flat_map(|v| v.permissions.keys().cloned()).collect();
-        t.users.retain(|u, _| users.contains(u));
+        t.retain_users(|u| users.contains(u));
     }
     for l in left_out {
         assert!(l.part.is_none(), "unexpected partial leave-out {l:?}");
         if let Some(u) = warren::model::kinds::users::name_of(&l.key) {
-            t.users.remove(u);
+            t.remove_user(u);
             continue;
         }
         let vh = t.vhosts.get_mut(l.key.vhost().unwrap()).unwrap();

@@ -56,7 +56,7 @@ fn every_realworld_file_reads_with_a_note_for_each_quirk() {
                 vh.settings,
             ));
         }
-        summary.push(format!("users: {:?}", live.topology.users.keys()));
+        summary.push(format!("users: {:?}", live.topology.users().keys()));
         insta::assert_snapshot!(
             format!("realworld-{}", name.trim_end_matches(".json")),
             format!("{}\n\n{}", summary.join("\n"), notes.join("\n"))

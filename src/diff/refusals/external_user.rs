@@ -18,7 +18,7 @@ impl Differ<'_> {
         }
         for (v, vhost) in &desired.vhosts {
             let missing = vhost.permissions.keys().filter(|u| vhost.external.users.contains(*u));
-            for user in missing.filter(|u| !live.users.contains_key(*u) && !desired.users.contains_key(*u)) {
+            for user in missing.filter(|u| !live.has_user(u) && !desired.has_user(u)) {
                 let diagnostic = Diagnostic::error(
                     EXTERNAL_USER_MISSING,
                     format!("user \"{user}\" is external, and the broker has no such user: its permissions in vhost \"{v}\" cannot be set"),

@@ -155,9 +155,14 @@ pub fn objects<'u>(users: impl IntoIterator<Item = &'u User>) -> super::Objects 
     users.into_iter().map(named).collect()
 }
 
+/// The name, among a topology's objects, of user `name`.
+pub fn name(name: &str) -> super::Name {
+    super::Name { kind: &KIND, id: vec![name.to_string()] }
+}
+
 /// The key of user `name`.
 pub fn key(name: &str) -> crate::model::ObjectKey {
-    crate::model::ObjectKey::Object { vhost: None, name: super::Name { kind: &KIND, id: vec![name.to_string()] } }
+    crate::model::ObjectKey::Object { vhost: None, name: self::name(name) }
 }
 
 /// The name of the user `key` names, if it names one.

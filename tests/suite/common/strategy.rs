@@ -57,11 +57,16 @@ pub(crate) fn topology_for(profile: Profile) -> impl Strategy<Value = Topology> 
             });
             (Just(users), vhosts)
         })
-        .prop_map(|(users, vhosts)| Topology {
-            objects: Default::default(),
-            removed: Default::default(),
-            users,
-            vhosts: vhosts.into_iter().map(|v| (v.name.clone(), v)).collect(),
+        .prop_map(|(users, vhosts)| {
+            let mut t = Topology {
+                objects: Default::default(),
+                removed: Default::default(),
+                vhosts: vhosts.into_iter().map(|v| (v.name.clone(), v)).collect(),
+            };
+            for u in users.values() {
+                t.set_user(u);
+            }
+            t
         })
 }
 
