@@ -10,8 +10,9 @@
 //! users, permissions, vhosts) still have their own types, and move onto
 //! it one at a time (docs/development.md, "Moving an old kind onto the
 //! seam"); policies and operator policies have moved, and are in [`KINDS`];
-//! users are in it too, their objects still kept typed apart
-//! (`Topology::users`); permissions are declared here, not yet in it.
+//! users are in it too, their objects among the topology's broker-wide
+//! ones (`Topology::users` gives them typed); permissions are declared
+//! here, not yet in it.
 
 mod federation_upstream_sets;
 mod federation_upstreams;
@@ -42,7 +43,7 @@ pub static KINDS: &[&Kind] = &[
     &global_parameters::KIND,
     // Last: a user's place in plans is its key's rank, before the other
     // broker-wide kinds', and import writes users first. Their objects are
-    // still kept typed (`Topology::users`), apart from `Topology::objects`.
+    // the topology's broker-wide ones, compared by `diff/users.rs`.
     &users::KIND,
 ];
 

@@ -3,9 +3,10 @@
 //!
 //! A kind warren had before the seam, declared here beside the old type
 //! ([`User`]): [`user`] and [`object`] are the typed view both ways. It is
-//! in [`super::KINDS`], but a topology still keeps its users typed
-//! (`Topology::users`), not in `Topology::objects`: what iterates the
-//! kinds leaves users to their own code (`read_apart`, `documented_apart`). Its secret is a password, which is not a URI:
+//! in [`super::KINDS`], and a topology keeps its users in
+//! `Topology::objects` (`Topology::users` gives them typed); the files'
+//! reader and docs leave users to their own code (`read_apart`,
+//! `documented_apart`), the diff to `diff/users.rs`. Its secret is a password, which is not a URI:
 //! the attribute `password` is of [`Type::Password`], whose value says
 //! where the password is (see [`Type::Password`]); its absence is a user
 //! without one (a certificate's, or another backend's).
