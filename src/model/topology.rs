@@ -412,7 +412,27 @@ impl QueueCounts {
 
 #[cfg(test)]
 mod tests {
-    use super::QueueCounts;
+    use super::{Password, QueueCounts, Topology, User};
+    use crate::model::kinds::users;
+
+    /// Users are the topology's broker-wide objects of their kind, one
+    /// store, read and written through their typed view.
+    #[test]
+    fn users_are_kept_as_objects_and_read_typed() {
+        let user = |name: &str, password| User { name: name.into(), password, tags: ["m".into()].into(), limits: None };
+        let mut t = Topology::default();
+        assert!(!t.set_user(&user("b", Password::Env("B_PASSWORD".into()))));
+        assert!(!t.set_user(&user("a", Password::None)));
+        assert!(t.set_user(&user("a", Password::Hash { hash: "aGFzaA==".into(), algorithm: None })));
+        assert_eq!(t.objects.keys().collect::<Vec<_>>(), [&users::name("a"), &users::name("b")]);
+        assert_eq!(t.user_names().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(t.user("b"), Some(user("b", Password::Env("B_PASSWORD".into()))));
+        assert_eq!(t.users().into_values().collect::<Vec<_>>(), [t.user("a").unwrap(), t.user("b").unwrap()]);
+        assert!(t.has_user("a") && t.has(&users::key("a")) && !t.has_user("c"));
+        t.retain_users(|n| n != "b");
+        assert!(t.remove_user("a") && !t.remove_user("a"));
+        assert!(t.objects.is_empty());
+    }
 
     #[test]
     fn queue_counts_say_what_is_known() {
