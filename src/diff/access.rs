@@ -32,11 +32,13 @@ pub(super) fn guard(
         if c.action == Action::Destroy {
             c.requires_allow_destroy = true;
         }
-        if let Some(lost) = narrowing(c, desired, live) {
+        let lost = narrowing(c, desired, live);
+        let narrows = lost.is_some();
+        if let Some(lost) = lost {
             c.requires_allow_destroy = true;
             c.reason = format!("{}; {lost}", c.reason);
         }
-        if connected == Some(user) && takes_access(c, live, stale) {
+        if connected == Some(user) && takes_access(c, live, stale, narrows) {
             c.requires_allow_lockout = true;
             c.reason = format!(
                 "{}; warren connects as user \"{user}\": this takes its own access away, and the rest of this apply, and every later one, may fail with it",
@@ -153,12 +155,6 @@ fn lost<'a>(
     }
 }
 
-/// Whether a change to the connected user's user or permissions reduces
-/// what it may do: destroying either, removing a tag, a new password (the
-/// one warren holds stops working), a limit lowered (warren's own AMQP
-/// connection and channels count against it), or any change of its
-/// permissions (a regular expression cannot be proven to still cover what
-/// it did).
 /// Whether `want` sets a limit below `have`'s: a number where there was
 /// none or `-1` (no limit), or a smaller one.
 fn lowers_a_limit(want: &User, have: &User) -> bool {
@@ -166,7 +162,12 @@ fn lowers_a_limit(want: &User, have: &User) -> bool {
     want.limits.iter().flatten().any(|(name, n)| *n >= 0 && had(name).is_none_or(|h| *n < h))
 }
 
-fn takes_access(c: &Change, live: &Topology, stale: &BTreeSet<String>) -> bool {
+/// Whether a change to the connected user's user or permissions reduces
+/// what it may do: destroying either, removing a tag, a new password (the
+/// one warren holds stops working), a limit lowered (warren's own AMQP
+/// connection and channels count against it), or permissions that grant
+/// less (`narrows`, as [`narrowing`] found: one it cannot compare counts).
+fn takes_access(c: &Change, live: &Topology, stale: &BTreeSet<String>, narrows: bool) -> bool {
     match (&c.action, &c.key, &c.declared) {
         (Action::Destroy, _, _) => true,
         (Action::Update, key, Some(Declared::User(want))) if users::name_of(key).is_some() => {
@@ -179,7 +180,7 @@ fn takes_access(c: &Change, live: &Topology, stale: &BTreeSet<String>) -> bool {
             };
             lost_tag || new_password || lowers_a_limit(want, &have)
         }
-        (Action::Update, ObjectKey::Permission { .. }, _) => true,
+        (Action::Update, ObjectKey::Permission { .. }, _) => narrows,
         _ => false,
     }
 }

@@ -252,6 +252,28 @@ mod tests {
         assert!(needed && reason.contains("`read` may grant less: warren cannot compare"), "{reason}");
     }
 
+    /// The user warren connects as: permissions that grant more take
+    /// nothing from it; ones that grant less need --allow-lockout too.
+    #[test]
+    fn the_connected_users_permissions_need_allow_lockout_only_when_they_grant_less() {
+        use crate::model::Permission;
+        let with = |read: &str| {
+            let mut v = Vhost::new("v");
+            let p = Permission { user: "warren".into(), configure: "^$".into(), write: "^$".into(), read: read.into() };
+            v.permissions.insert("warren".into(), p);
+            Topology { vhosts: [("v".into(), v)].into(), ..Topology::default() }
+        };
+        let facts = BrokerFacts { connected_user: Some("warren".into()), ..BrokerFacts::default() };
+        let flags = |want: &str, have: &str| {
+            let d = diff(&with(want), &with(have), &Ownership::default(), "a", &Options::default(), &facts);
+            let [c] = d.changes.as_slice() else { panic!("{:?}", d.changes) };
+            (c.requires_allow_lockout, c.requires_allow_destroy)
+        };
+        assert_eq!(flags("^(?:a|b)$", "^a$"), (false, false), "granting more");
+        assert_eq!(flags("^a$", "^(?:a|b)$"), (true, true), "granting less");
+        assert_eq!(flags("^(a)\\1$", "^a$"), (true, true), "not comparable: counted as less");
+    }
+
     /// A topic permission where there was none restricts the keys of a user
     /// who could use the exchange with any; one that grants less does too.
     #[test]
