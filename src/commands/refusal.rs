@@ -67,14 +67,13 @@ pub(super) fn of_plan(planned: &Planned, allow_destroy: bool, allow_lockout: boo
         return Some(Refusal::Lockout(lines.collect()));
     }
     if doc.summary.requires_allow_destroy && !allow_destroy {
-        let lossy: Vec<_> = plan.changes.iter().filter(|c| c.requires_allow_destroy).collect();
-        let losses = match (lossy.iter().any(|c| !c.key.is_access()), lossy.iter().any(|c| c.key.is_access())) {
-            (true, false) => "messages or routes",
-            (false, true) => "access",
-            _ => "messages, routes or access",
-        };
-        let lines = lossy.iter().map(|c| format!("{} {}: {}", c.action.symbol(), c.key, c.reason)).collect();
-        return Some(Refusal::Destroys { losses, lines });
+        let lines = plan
+            .changes
+            .iter()
+            .filter(|c| c.requires_allow_destroy)
+            .map(|c| format!("{} {}: {}", c.action.symbol(), c.key, c.reason))
+            .collect();
+        return Some(Refusal::Destroys { losses: crate::render::human::losses(doc), lines });
     }
     plan.steps.iter().find_map(|s| match &s.op {
         Op::PutUser { user, .. } if !planned.passwords.contains_key(&user.name) => match &user.password {

@@ -75,29 +75,49 @@ fn narrowing(c: &Change, desired: &Topology, live: &Topology) -> Option<String> 
     if lost.is_empty() {
         return None;
     }
-    // Parts that lose the same name are named together.
-    let mut grouped: Vec<(Vec<&str>, &str)> = Vec::new();
-    for (part, what) in &lost {
-        match grouped.iter_mut().find(|(_, w)| w == what) {
+    // Parts that lose the same are named together.
+    let mut grouped: Vec<(Vec<&str>, &Loss)> = Vec::new();
+    for (part, loss) in &lost {
+        match grouped.iter_mut().find(|(_, l)| *l == loss) {
             Some((parts, _)) => parts.push(part),
-            None => grouped.push((vec![part], what)),
+            None => grouped.push((vec![part], loss)),
         }
     }
-    let said = grouped.iter().map(|(parts, what)| {
+    let said = grouped.iter().map(|(parts, loss)| loss.said(parts));
+    Some(format!("the user loses access: {}", said.collect::<Vec<_>>().join("; ")))
+}
+
+/// What one part of a permission (`configure`, `write`, `read`) loses.
+#[derive(PartialEq)]
+enum Loss {
+    /// Something it granted, said as a reader knows it (`queue "audit"`).
+    Name(String),
+    /// Not known: expressions warren cannot compare.
+    Unknown { old: String, new: String },
+}
+
+impl Loss {
+    /// The loss of `parts`, said with them.
+    fn said(&self, parts: &[&str]) -> String {
         let parts: Vec<String> = parts.iter().map(|p| format!("`{p}`")).collect();
         let (last, rest) = parts.split_last().expect("one part at least");
-        match rest {
-            [] => format!("{last} {}", what.replacen("{grant}", "grants", 1)),
-            _ => format!("{} and {last} {}", rest.join(", "), what.replacen("{grant}", "grant", 1)),
+        let named = match rest {
+            [] => last.clone(),
+            _ => format!("{} and {last}", rest.join(", ")),
+        };
+        match self {
+            Loss::Name(what) => {
+                format!("{named} no longer {} {what}", if rest.is_empty() { "grants" } else { "grant" })
+            }
+            Loss::Unknown { old, new } => format!("{named} may grant less: warren cannot compare {old:?} with {new:?}"),
         }
-    });
-    Some(format!("the user loses access: {}", said.collect::<Vec<_>>().join("; ")))
+    }
 }
 
 /// What each of `configure`, `write` and `read` loses, named by an object
 /// of the vhost (declared or live) where one is lost, so that a reader
 /// recognises it.
-fn permissions(sides: [Option<&Vhost>; 2], have: &Permission, want: &Permission) -> Vec<(&'static str, String)> {
+fn permissions(sides: [Option<&Vhost>; 2], have: &Permission, want: &Permission) -> Vec<(&'static str, Loss)> {
     let sides = sides.into_iter().flatten();
     let queues: BTreeSet<&str> = sides.clone().flat_map(|v| v.queues.keys()).map(String::as_str).collect();
     let exchanges: BTreeSet<&str> = sides.flat_map(|v| v.exchanges.keys()).map(String::as_str).collect();
@@ -122,7 +142,7 @@ fn topic_permission(
     had: Option<&crate::model::Table>,
     want: &Object,
     exchange: &str,
-) -> Vec<(&'static str, String)> {
+) -> Vec<(&'static str, Loss)> {
     let key = |k: &str| format!("routing key \"{k}\" on exchange \"{exchange}\"");
     let old = |part: &str| match had {
         Some(body) => body.get(part).and_then(|v| v.as_str()).map(str::to_string),
@@ -139,19 +159,19 @@ fn topic_permission(
         .collect()
 }
 
-/// What `part` loses going from `old` to `new`, with `{grant}` where its
-/// verb goes (parts that lose the same are said together).
+/// What `part` loses going from `old` to `new`, a name lost said by
+/// `object`.
 fn lost<'a>(
     part: &'static str,
     old: &str,
     new: &str,
     known: impl IntoIterator<Item = &'a str>,
     object: impl Fn(&str) -> String,
-) -> Option<(&'static str, String)> {
+) -> Option<(&'static str, Loss)> {
     match narrowed(old, new, known) {
         Narrowed::No => None,
-        Narrowed::Loses(name) => Some((part, format!("no longer {{grant}} {}", object(&name)))),
-        Narrowed::Unknown => Some((part, format!("may grant less: warren cannot compare {old:?} with {new:?}"))),
+        Narrowed::Loses(name) => Some((part, Loss::Name(object(&name)))),
+        Narrowed::Unknown => Some((part, Loss::Unknown { old: old.to_string(), new: new.to_string() })),
     }
 }
 

@@ -8,7 +8,7 @@ use regex::Regex;
 
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
-use crate::model::{ObjectKey, Password, Vhost};
+use crate::model::{ObjectKey, Password, User, Vhost};
 
 /// Permissions to everything, as RabbitMQ's own `.*` default grants them.
 const ALL: &str = ".*";
@@ -43,7 +43,7 @@ pub(super) fn check(ctx: &mut Context) {
                 found.push((key, None, d));
             }
         }
-        shared_readers(ctx, vname, vhost, &mut found);
+        shared_readers(ctx, &users, vname, vhost, &mut found);
     }
     topic_permissions(ctx, &mut found);
     for (key, field, d) in found {
@@ -60,11 +60,11 @@ pub(super) fn check(ctx: &mut Context) {
 /// rule's (`services.rs`), which prints their fix.
 fn shared_readers<'a>(
     ctx: &Context<'a>,
+    users: &BTreeMap<String, User>,
     vname: &str,
     vhost: &'a Vhost,
     found: &mut Vec<(ObjectKey, Option<&'static str>, Diagnostic)>,
 ) {
-    let users = ctx.topology.users();
     let is_administrator = |user: &str| users.get(user).is_some_and(|u| u.tags.contains("administrator"));
     let service_users: BTreeSet<&str> = vhost.services.values().map(|s| s.user.as_str()).collect();
     let readers: Vec<(&str, Regex)> = vhost

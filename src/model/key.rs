@@ -56,16 +56,6 @@ impl PartialOrd for ObjectKey {
 }
 
 impl ObjectKey {
-    /// Whether the object is access rather than data: a user, its
-    /// permissions or a topic permission. Losing it loses no message.
-    pub fn is_access(&self) -> bool {
-        match self {
-            ObjectKey::Permission { .. } => true,
-            ObjectKey::Object { name, .. } => matches!(name.kind.table, "users" | "topic_permissions"),
-            _ => false,
-        }
-    }
-
     /// Where the kind of object sorts among the others: a policy after
     /// bindings, and an object of another kind a plan sets with policies
     /// right after them, as each did before it was a kind's object, so that

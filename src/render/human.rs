@@ -119,8 +119,9 @@ fn not_read(out: &mut String, doc: &PlanDocument) {
     }
 }
 
-/// What the plan's changes that need --allow-destroy can lose, in words.
-fn losses(doc: &PlanDocument) -> &'static str {
+/// What the plan's changes that need --allow-destroy can lose, in words
+/// (apply's refusal says it too).
+pub fn losses(doc: &PlanDocument) -> &'static str {
     let destroying = doc.changes.iter().filter(|c| c.requires_allow_destroy);
     let (access, data): (Vec<_>, Vec<_>) = destroying.partition(|c| is_access(c));
     match (data.is_empty(), access.is_empty()) {

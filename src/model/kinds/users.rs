@@ -147,15 +147,6 @@ pub fn typed(objects: &super::Objects) -> BTreeMap<String, User> {
     of_kind.filter_map(|(n, body)| user(&n.id[0], body)).map(|u| (u.name.clone(), u)).collect()
 }
 
-/// The objects of typed users, by name.
-pub fn objects<'u>(users: impl IntoIterator<Item = &'u User>) -> super::Objects {
-    let named = |u: &User| {
-        let o = object(u);
-        (super::Name { kind: &KIND, id: o.id }, o.body)
-    };
-    users.into_iter().map(named).collect()
-}
-
 /// The name, among a topology's objects, of user `name`.
 pub fn name(name: &str) -> super::Name {
     super::Name { kind: &KIND, id: vec![name.to_string()] }
