@@ -144,6 +144,32 @@ async fn a_small_broker_is_read_whole_without_counting_its_vhosts() {
     assert!(said.ends_with("exchanges in all, fewer than 2000"), "{said}");
 }
 
+/// A project that declares a twentieth of the broker's objects or more in
+/// a vhost is read whole there without counting the vhost (a listing of
+/// all its queues), whatever the vhost's size: the broker's totals bound it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_declaring_much_of_a_large_broker_is_read_whole_without_counting() {
+    let m = Memory::new();
+    m.put_vhost("big", &Default::default(), &[]).await.unwrap();
+    let mut files = String::from("vhosts = [\"big\"]\n");
+    for i in 0..2_100 {
+        m.declare_queue("big", &queue(&format!("q{i}"))).await.unwrap();
+        if i < 110 {
+            files.push_str(&format!("[queues.\"q{i}\"]\n"));
+        }
+    }
+    let root = Path::new("/narrow");
+    let desired = warren::desired::load_texts(
+        root,
+        vec![(root.join("warren.toml"), "[project]\nname = \"team\"\n".into()), (root.join("topology.toml"), files)],
+    );
+    let live = live_side::read(&m, &desired.topology, Some("team")).await.unwrap();
+    assert_eq!(live.reads.len(), 1, "{:?}", live.reads);
+    let said = &live.reads[0];
+    assert!(said.starts_with("vhost \"big\": read whole: the project declares or references 110 names there, and the broker holds 2100 queues and "), "{said}");
+    assert!(live.topology.vhosts["big"].unread.is_none() && live.topology.vhosts["big"].queues.len() == 2_100);
+}
+
 /// On the in-memory broker: the project owns three queues, one deleted by
 /// hand, one it no longer declares (destroyed), one it still declares;
 /// the vhost holds thousands of another's queues. Planned by name and
