@@ -239,7 +239,7 @@ mod tests {
         let app = Topology { vhosts: after.vhosts.clone(), ..Topology::default() };
         let mut app_inventory = Inventory::of(&app);
         app_inventory.objects.retain(|k| k.name().starts_with("app"));
-        theirs.projects.insert("app".into(), app_inventory);
+        theirs.projects.insert("app".into(), app_inventory.into());
         assert_eq!(changes(&live, &after, (&records, &theirs)), vec![]);
     }
 

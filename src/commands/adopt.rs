@@ -102,7 +102,7 @@ async fn locked<B: Broker>(
     if !auto_approve && !out.confirm(&format!("Adopt these on {}?", live.origin), "adopt") {
         return (Err(Error::new(Kind::Declined)), None);
     }
-    let mut mine = live.ownership.of(project);
+    let mut mine = live.ownership.of(project).clone();
     mine.objects.extend(taken.iter().cloned());
     // What the other project applied is what this one now answers for.
     mine.digests.extend(taken.iter().filter_map(|k| Some((k.clone(), theirs.digests.get(k)?.clone()))));

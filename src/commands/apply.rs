@@ -178,7 +178,7 @@ async fn locked<B: Broker>(
     // The exchanges the files rename are kept and owned, with their
     // forwarding bindings, as the plan has them.
     let desired = crate::diff::moved::expand(&planned.desired.topology, &planned.live.topology);
-    let mut before = apply::inventory_claim(&mine(&planned), &desired, &planned.live.topology, plan);
+    let mut before = apply::inventory_claim(mine(&planned), &desired, &planned.live.topology, plan);
     not_targeted(&mut before, &planned);
     let claim = records(&planned, &planned.live.records, &before, recorder);
     if let Err(e) = broker.write_records(&claim).await {
@@ -256,7 +256,7 @@ fn report(plan: &crate::plan::Plan, outcome: &apply::Outcome, out: &Writer) -> E
 }
 
 /// The applying project's inventory as the broker records it.
-fn mine(planned: &Planned) -> Inventory {
+fn mine(planned: &Planned) -> &Inventory {
     planned.live.ownership.of(planned.desired.project.name())
 }
 
@@ -300,7 +300,7 @@ async fn record_only<B: Broker>(
     recorder: &apply::Recorder<B>,
     out: &Writer,
 ) -> error::Result {
-    let known = &mine(planned);
+    let known = mine(planned);
     let mut now = apply::inventory_matched(known, &planned.desired.topology, &planned.live.topology);
     if planned.desired.destroy {
         now = apply::released(now, &planned.plan, &[], &destroyed_vhosts(planned));

@@ -21,6 +21,7 @@
 //! generation's own exchange, declared last, holds their index.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::inventory::Inventory;
 use super::ownership::Ownership;
@@ -118,7 +119,7 @@ impl Records {
         let mut out = self.broker.clone();
         for ((_, project), g) in &self.in_vhosts {
             let merged = out.of(project).merged(&g.newest);
-            out.projects.insert(project.clone(), merged);
+            out.projects.insert(project.clone(), Arc::new(merged));
         }
         out.projects.retain(|_, inv| !inv.objects.is_empty());
         out
@@ -133,11 +134,16 @@ impl Records {
         let mut broker = Ownership::default();
         for (p, inv) in &self.broker.projects {
             if p != project {
-                broker.projects.insert(p.clone(), kept(inv, &after.of(p)));
+                let kept = kept(inv, after.of(p));
+                // The same inventory stays the same shared one.
+                let kept = if kept == **inv { Arc::clone(inv) } else { Arc::new(kept) };
+                broker.projects.insert(p.clone(), kept);
             }
         }
-        if *place == Place::Broker {
-            broker.projects.insert(project.to_string(), after.of(project));
+        if *place == Place::Broker
+            && let Some(mine) = after.projects.get(project)
+        {
+            broker.projects.insert(project.to_string(), Arc::clone(mine));
         }
         broker.projects.retain(|_, inv| !inv.objects.is_empty());
         if broker != self.broker {
@@ -145,14 +151,14 @@ impl Records {
         }
         let mut wanted: BTreeMap<(String, String), Inventory> = BTreeMap::new();
         for ((vhost, p), g) in &self.in_vhosts {
-            let inventory = if p == project { Inventory::default() } else { kept(&g.newest, &after.of(p)) };
+            let inventory = if p == project { Inventory::default() } else { kept(&g.newest, after.of(p)) };
             wanted.insert((vhost.clone(), p.clone()), inventory);
         }
         if let Place::Vhosts { .. } = place {
             let mine = after.of(project);
             let vhosts: BTreeSet<&str> = mine.objects.iter().filter_map(|k| k.vhost()).collect();
             for vhost in vhosts {
-                wanted.insert((vhost.to_string(), project.to_string()), within(&mine, vhost));
+                wanted.insert((vhost.to_string(), project.to_string()), within(mine, vhost));
             }
         }
         for ((vhost, p), inventory) in wanted {
@@ -248,8 +254,8 @@ mod tests {
             ]),
         };
         let o = records.ownership();
-        assert_eq!(o.of("p"), inventory(&[queue("a", "q1"), queue("a", "q2")]));
-        assert_eq!(o.of("r"), inventory(&[queue("b", "q3")]));
+        assert_eq!(*o.of("p"), inventory(&[queue("a", "q1"), queue("a", "q2")]));
+        assert_eq!(*o.of("r"), inventory(&[queue("b", "q3")]));
     }
 
     #[test]

@@ -97,7 +97,7 @@ async fn prepare(m: &Memory, files: &str) -> Prepared {
     }
     assert!(planned.document.errors.is_empty(), "{:?}", planned.document.errors);
     let mine = planned.live.ownership.of(planned.desired.project.name());
-    let before = apply::inventory_claim(&mine, &planned.desired.topology, &planned.live.topology, &planned.plan);
+    let before = apply::inventory_claim(mine, &planned.desired.topology, &planned.live.topology, &planned.plan);
     let claim = records(&planned, &planned.live.records, &before, &recorder);
     m.write_records(&claim).await.unwrap();
     let claimed = planned.live.records.written(&claim);
