@@ -125,15 +125,20 @@ pub const DRAWN_PER_CODE: usize = 3;
 /// the first [`DRAWN_PER_CODE`] drawn in full, then one line for the rest
 /// ("and 9,998 more warnings like this (dlx-unroutable): `warren lint
 /// topology` lists them all"), where the last drawn one was. `lint` names
-/// the command that lists them all. The rest are never drawn: at 10,000
+/// the command that lists them all, by code. The rest are never drawn: at 10,000
 /// findings drawing them was most of a plan's time.
-pub fn render_beside(diagnostics: &[Diagnostic], sources: &Sources, style: Style, lint: &str) -> String {
+pub fn render_beside(
+    diagnostics: &[Diagnostic],
+    sources: &Sources,
+    style: Style,
+    lister: impl Fn(&str) -> &str,
+) -> String {
     let handler = handler(style);
     let mut out = String::new();
     for shown in consolidate(diagnostics) {
         match shown {
             Shown::Drawn(d) => draw(&handler, d, sources, &mut out),
-            Shown::More { severity, code, more } => out += &more_line(severity, code, more, lint),
+            Shown::More { severity, code, more } => out += &more_line(severity, code, more, lister(code)),
         }
     }
     out
@@ -388,7 +393,7 @@ mod tests {
     #[test]
     fn the_line_counts_exactly_with_thousands_and_names_the_lint_command() {
         let all: Vec<Diagnostic> = (0..10_001).map(|n| at("dlx-unroutable", Severity::Warning, n)).collect();
-        let text = render_beside(&all, &Sources::default(), Style { color: false, width: 100 }, "warren lint topo");
+        let text = render_beside(&all, &Sources::default(), Style { color: false, width: 100 }, |_| "warren lint topo");
         assert_eq!(text.matches("warren::dlx-unroutable").count(), 3, "{text}");
         assert!(
             text.contains(
@@ -397,7 +402,7 @@ mod tests {
             "{text}"
         );
         let four: Vec<Diagnostic> = (0..4).map(|n| at("unknown-key", Severity::Error, n)).collect();
-        let text = render_beside(&four, &Sources::default(), Style { color: false, width: 100 }, "warren lint t");
+        let text = render_beside(&four, &Sources::default(), Style { color: false, width: 100 }, |_| "warren lint t");
         assert!(text.contains("… and 1 more error like this (unknown-key): `warren lint t` lists them all"), "{text}");
     }
 

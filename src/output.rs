@@ -18,6 +18,9 @@ pub struct Output {
     /// lint PATH`): the other commands draw a few of each kind and point
     /// at it.
     pub lint: &'static str,
+    /// The plan whose JSON lists every refusal of this run's plan (`warren
+    /// plan PATH --format json`): `warren lint` finds none of them.
+    pub plan: &'static str,
     /// stdout is a document that holds the findings (`plan --format json`
     /// and the other machine formats): stderr draws none of them.
     pub documented: bool,
@@ -31,14 +34,24 @@ impl Output {
             ColorChoice::Never => false,
             ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && tty,
         };
-        Output { color, quiet, verbose, tty, lint: "warren lint", documented: false }
+        Output { color, quiet, verbose, tty, lint: "warren lint", plan: "warren plan --format json", documented: false }
     }
 
     /// The same, for a command whose files `warren lint ARGS` lists every
-    /// finding of, and whose stdout holds them when `documented`.
-    pub fn for_findings(self, lint: String, documented: bool) -> Self {
-        // Made once per run: leaking it keeps Output a plain copy.
-        Output { lint: Box::leak(lint.into_boxed_str()), documented, ..self }
+    /// finding of (`lists.0`), and `warren plan ARGS --format json` every
+    /// refusal (`lists.1`), and whose stdout holds them when `documented`.
+    pub fn for_findings(self, lists: (String, String), documented: bool) -> Self {
+        // Made once per run: leaking them keeps Output a plain copy.
+        let (lint, plan) = (Box::leak(lists.0.into_boxed_str()), Box::leak(lists.1.into_boxed_str()));
+        Output { lint, plan, documented, ..self }
+    }
+
+    /// The command that lists every finding of `code`.
+    pub fn lister(&self, code: &str) -> &'static str {
+        match crate::diff::REFUSAL_CODES.contains(&code) {
+            true => self.plan,
+            false => self.lint,
+        }
     }
 
     /// Diagnostics style: a fixed width keeps output identical in CI logs.

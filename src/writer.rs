@@ -63,10 +63,11 @@ impl Writer {
         Writer { output, sink: self.sink.clone() }
     }
 
-    /// The same place, for a command whose files `lint` lists every finding
-    /// of, and whose stdout holds them when `documented`.
-    pub fn for_findings(&self, lint: String, documented: bool) -> Writer {
-        self.with(self.output.for_findings(lint, documented))
+    /// The same place, for a command whose files `lists.0` lists every
+    /// finding of, and `lists.1` every refusal of, and whose stdout holds
+    /// them when `documented` (see [`Output::for_findings`]).
+    pub fn for_findings(&self, lists: (String, String), documented: bool) -> Writer {
+        self.with(self.output.for_findings(lists, documented))
     }
 
     pub fn quiet(&self) -> bool {
@@ -133,7 +134,7 @@ impl Writer {
     /// What a command that did not do all it was asked says at its end: its
     /// diagnostics (a few of each kind, as beside any output), then its lines.
     pub fn error(&self, e: &Error) {
-        self.err(render_beside(&e.diagnostics, &e.sources, self.style(), self.output.lint));
+        self.err(render_beside(&e.diagnostics, &e.sources, self.style(), |code| self.output.lister(code)));
         for line in &e.lines {
             self.errln(line);
         }

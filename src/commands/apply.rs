@@ -49,7 +49,7 @@ pub fn run(path: &Path, options: &Options, connection: &Connection, out: &Writer
     }
     // A saved plan's findings are its files'.
     let out = &match &input.saved {
-        Some(saved) => out.for_findings(super::findings::lint_of(&saved.path, &[]), false),
+        Some(saved) => out.for_findings(super::findings::lists_of(&saved.path, &[]), false),
         None => out.clone(),
     };
     if input.desired.has_errors() {

@@ -23,13 +23,15 @@ pub fn show(diagnostics: &[Diagnostic], sources: &Sources, out: &Writer) {
 /// [`show`], whatever the format: for findings no document holds.
 pub fn shown(diagnostics: &[Diagnostic], sources: &Sources, out: &Writer) {
     let shown: Vec<Diagnostic> = diagnostics.iter().filter(|d| !out.quiet() || d.is_error()).cloned().collect();
-    out.err(render_beside(&shown, sources, out.style(), out.output().lint));
+    let output = out.output();
+    out.err(render_beside(&shown, sources, out.style(), |code| output.lister(code)));
 }
 
 /// The `warren lint` that lists every finding of the files `command` reads
-/// (`warren lint topology --env staging`), and whether its stdout is a
-/// document that holds them.
-pub fn lint_command(command: &Command) -> (String, bool) {
+/// (`warren lint topology --env staging`) and the plan that lists every
+/// refusal (see [`lists_of`]), and whether its stdout is a document that
+/// holds them.
+pub fn lint_command(command: &Command) -> ((String, String), bool) {
     let default = PathBuf::from("topology");
     let (path, envs, documented): (&Path, &[String], bool) = match command {
         Command::Plan { path, envs, output, .. } => (path, envs, output.format != crate::render::Format::Human),
@@ -44,7 +46,15 @@ pub fn lint_command(command: &Command) -> (String, bool) {
         }
         _ => (&default, &[], false),
     };
-    (lint_of(path, envs), documented)
+    (lists_of(path, envs), documented)
+}
+
+/// `warren lint PATH --env ENV...`, which lists every finding of the files,
+/// and `warren plan PATH --env ENV... --format json`, whose JSON lists
+/// every refusal of a plan against the broker.
+pub fn lists_of(path: &Path, envs: &[String]) -> (String, String) {
+    let plan = lint_of(path, envs).replacen("warren lint", "warren plan", 1);
+    (lint_of(path, envs), format!("{plan} --format json"))
 }
 
 /// `warren lint PATH --env ENV...`, quoted for a shell.
@@ -107,5 +117,19 @@ mod tests {
         let envs = ["prod-*".to_string(), "qa".to_string()];
         assert_eq!(lint_of(Path::new("my files/x"), &envs), "warren lint 'my files/x' --env 'prod-*' --env qa");
         assert_eq!(lint_of(Path::new("it's"), &[]), "warren lint 'it'\\''s'");
+    }
+
+    /// What only a plan against the broker finds, `warren lint` never
+    /// lists: the line under a few drawn refusals points at the plan's JSON.
+    #[test]
+    fn refusals_are_listed_by_the_plans_json_and_the_rest_by_lint() {
+        let envs = ["prod".to_string()];
+        let lists = lists_of(Path::new("my files"), &envs);
+        assert_eq!(lists.1, "warren plan 'my files' --env prod --format json");
+        let output =
+            crate::output::Output::new(crate::cli::ColorChoice::Never, false, false).for_findings(lists, false);
+        assert_eq!(output.lister("external-user-missing"), "warren plan 'my files' --env prod --format json");
+        assert_eq!(output.lister("other-project"), output.plan);
+        assert_eq!(output.lister("dlx-unroutable"), "warren lint 'my files' --env prod");
     }
 }

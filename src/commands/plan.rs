@@ -187,8 +187,8 @@ pub fn diff_command(paths: &[PathBuf], envs: &[String], show: &Show, out: &Write
         ([old, new], []) => {
             let before = desired::load_at(old);
             if before.has_errors() {
-                let lint = super::findings::lint_of(old, &[]);
-                findings::shown(&before.diagnostics, &before.sources, &out.for_findings(lint, false));
+                let lists = super::findings::lists_of(old, &[]);
+                findings::shown(&before.diagnostics, &before.sources, &out.for_findings(lists, false));
                 return Err(Error::invalid().line(format!("{} is not valid: no plan was made.", old.display())));
             }
             let desired = desired::load_at(new);

@@ -86,7 +86,7 @@ fn run_saved(
         );
     };
     // The saved plans' findings are those of their files.
-    let out = &out.for_findings(super::findings::lint_of(&first.path, patterns), false);
+    let out = &out.for_findings(super::findings::lists_of(&first.path, patterns), false);
     // The project file saved with the plans: its environments and stages.
     let project = desired::load_texts(&first.path, first.texts()).project;
     let saved: Vec<&str> = plans.environments.iter().filter_map(|p| p.environment.as_deref()).collect();
