@@ -115,7 +115,7 @@ const USERS: Kind<User> = Kind {
 const PERMISSIONS: Kind<Permission> = Kind {
     noun: "permissions of user",
     map: |t, v| &mut vhost(t, v).permissions,
-    key: |v, n| ObjectKey::Permission { vhost: v.into(), user: n.into() },
+    key: |v, n| object_kinds::permissions::key(v, n),
     table: None,
 };
 

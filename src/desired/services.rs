@@ -247,7 +247,7 @@ fn granted(
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let named: Vec<String> = grant.services.iter().map(|s| format!("\"{s}\"")).collect();
-    let key = ObjectKey::Permission { vhost: v.to_string(), user: user.clone() };
+    let key = crate::model::kinds::permissions::key(v, &user);
     if let Some(hand) = locations.objects.get(&key) {
         let d = Diagnostic::error(
             "service-permissions",

@@ -2,6 +2,7 @@
 //! name) as files' text, to add to a topology that exists.
 
 use crate::diff::target::Target;
+use crate::model::kinds::permissions;
 use crate::model::{ObjectKey, Topology};
 
 /// `live` with only the objects `targets` name that `declared` does not
@@ -17,7 +18,7 @@ pub fn named(live: &Topology, targets: &[Target], declared: &Topology) -> Topolo
         vh.exchanges.retain(|n, _| wanted(&ObjectKey::Exchange { vhost: vhost(), name: n.clone() }));
         vh.queues.retain(|n, _| wanted(&ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
         vh.bindings.retain(|b| wanted(&ObjectKey::Binding { vhost: vhost(), binding: b.clone() }));
-        vh.permissions.retain(|u, _| wanted(&ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
+        vh.permissions.retain(|u, _| wanted(&permissions::key(v, u)));
         vh.objects.retain(|name, _| wanted(&ObjectKey::Object { vhost: Some(vhost()), name: name.clone() }));
         vh.settings = Default::default();
     }

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::desired::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, MAX_NAME_BYTES, USER_LIMIT_KEYS, check_expect};
-use crate::model::kinds::{Kind, operator_policies, policies, users};
+use crate::model::kinds::{Kind, operator_policies, permissions, policies, users};
 use crate::model::{
     BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, ObjectKey, Password, Permission, Policy, QUEUE_ARGUMENTS,
     Queue, Table, Topology, User, Vhost, argument_rule, policy_key,
@@ -115,7 +115,7 @@ impl Selection {
         }
         for (user, p) in &live.permissions {
             if let Some(why) = self.permission_problem(p) {
-                let key = ObjectKey::Permission { vhost: v.clone(), user: user.clone() };
+                let key = permissions::key(v, user);
                 self.leave_out(key, why);
             } else {
                 out.permissions.insert(user.clone(), p.clone());

@@ -8,6 +8,7 @@ use regex::Regex;
 
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
+use crate::model::kinds::permissions;
 use crate::model::{ObjectKey, Password, User, Vhost};
 
 /// Permissions to everything, as RabbitMQ's own `.*` default grants them.
@@ -27,7 +28,7 @@ pub(super) fn check(ctx: &mut Context) {
     }
     for (vname, vhost) in &ctx.topology.vhosts {
         for (user, p) in &vhost.permissions {
-            let key = ObjectKey::Permission { vhost: vname.clone(), user: user.clone() };
+            let key = permissions::key(vname, user);
             if user == "guest" {
                 let d = finding("guest-user", format!("the `guest` user is given permissions in vhost \"{vname}\""))
                     .help(format!("{}: give the application a user of its own", guest_password(guest)));

@@ -78,12 +78,12 @@ fn permissions(ctx: &mut Context) {
                 || ctx.locations.named.contains(&crate::model::kinds::users::key(user))
                 || vhost.external.users.contains(user);
             if !declared {
-                found.push(ObjectKey::Permission { vhost: vname.clone(), user: user.clone() });
+                found.push(crate::model::kinds::permissions::key(vname, user));
             }
         }
     }
     for key in found {
-        let ObjectKey::Permission { user, .. } = &key else {
+        let Some((_, user)) = crate::model::kinds::permissions::name_of(&key) else {
             continue;
         };
         let d = Diagnostic::error(

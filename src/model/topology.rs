@@ -70,12 +70,15 @@ impl Topology {
     pub fn has(&self, key: &super::ObjectKey) -> bool {
         use super::ObjectKey as K;
         let v = |name: &str| self.vhosts.get(name);
+        if let Some((vhost, user)) = super::kinds::permissions::name_of(key) {
+            // Kept typed until their storage moves.
+            return v(vhost).is_some_and(|x| x.permissions.contains_key(user));
+        }
         match key {
             K::Vhost(n) => v(n).is_some(),
             K::Exchange { vhost, name } => v(vhost).is_some_and(|x| x.exchanges.contains_key(name)),
             K::Queue { vhost, name } => v(vhost).is_some_and(|x| x.queues.contains_key(name)),
             K::Binding { vhost, binding } => v(vhost).is_some_and(|x| x.bindings.contains(binding)),
-            K::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
             K::Object { vhost: None, name } => self.objects.contains_key(name),
             K::Object { vhost: Some(vhost), name } => v(vhost).is_some_and(|x| x.objects.contains_key(name)),
         }

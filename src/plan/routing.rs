@@ -42,7 +42,6 @@ fn routes(c: &Change) -> bool {
     let kind = match &c.key {
         ObjectKey::Vhost(_) | ObjectKey::Exchange { .. } | ObjectKey::Queue { .. } | ObjectKey::Binding { .. } => true,
         ObjectKey::Object { name, .. } => is_policy(name),
-        ObjectKey::Permission { .. } => false,
     };
     acts && kind
 }

@@ -43,6 +43,10 @@ fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> T
             continue;
         }
         let vh = t.vhosts.get_mut(l.key.vhost().unwrap()).unwrap();
+        if let Some((_, user)) = warren::model::kinds::permissions::name_of(&l.key) {
+            vh.permissions.remove(user);
+            continue;
+        }
         match &l.key {
             ObjectKey::Exchange { name, .. } => {
                 vh.exchanges.remove(name);
@@ -55,9 +59,6 @@ fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> T
             }
             ObjectKey::Object { name, .. } => {
                 vh.objects.remove(name);
-            }
-            ObjectKey::Permission { user, .. } => {
-                vh.permissions.remove(user);
             }
             other => panic!("{other} left out"),
         }

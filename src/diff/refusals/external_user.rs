@@ -6,7 +6,7 @@ use super::EXTERNAL_USER_MISSING;
 use crate::diagnostic::Diagnostic;
 use crate::diff::Problem;
 use crate::diff::differ::Differ;
-use crate::model::{ObjectKey, Topology};
+use crate::model::Topology;
 
 impl Differ<'_> {
     /// Before any write: each missing external user, once per vhost, at
@@ -24,7 +24,7 @@ impl Differ<'_> {
                     format!("user \"{user}\" is external, and the broker has no such user: its permissions in vhost \"{v}\" cannot be set"),
                 )
                 .help("warren never creates an external user: create it where it is made (a directory, another tool), or declare it under [users] for warren to make");
-                let key = ObjectKey::Permission { vhost: v.clone(), user: user.clone() };
+                let key = crate::model::kinds::permissions::key(v, user);
                 self.out.problems.push(Problem { key, field: None, diagnostic });
             }
         }

@@ -409,6 +409,9 @@ impl fmt::Display for Name {
             // the broker's action texts said it before it was a kind's
             // object: as exchanges' and queues' are, unescaped.
             [one] if self.kind == &policies::KIND || self.kind == &users::KIND => write!(f, "{kind} \"{one}\""),
+            // A user's permissions as the old key and the broker's action
+            // texts said them (`set permissions of "app" in vhost "/"`).
+            [one] if self.kind == &permissions::KIND => write!(f, "permissions of \"{one}\""),
             [one] => write!(f, "{kind} \"{}\"", one.escape_debug()),
             parts => {
                 let named: Vec<String> = (self.kind.identity.iter().zip(parts))

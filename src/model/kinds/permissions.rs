@@ -125,6 +125,26 @@ pub fn objects<'p>(permissions: impl IntoIterator<Item = &'p Permission>) -> sup
     permissions.into_iter().map(named).collect()
 }
 
+/// The name, among a vhost's objects, of the permissions of user `user`.
+pub fn name(user: &str) -> super::Name {
+    super::Name { kind: &KIND, id: vec![user.to_string()] }
+}
+
+/// The key of the permissions of user `user` in vhost `vhost`.
+pub fn key(vhost: &str, user: &str) -> crate::model::ObjectKey {
+    crate::model::ObjectKey::Object { vhost: Some(vhost.to_string()), name: self::name(user) }
+}
+
+/// The vhost and user of the permissions `key` names, if it names some.
+pub fn name_of(key: &crate::model::ObjectKey) -> Option<(&str, &str)> {
+    match key {
+        crate::model::ObjectKey::Object { vhost: Some(vhost), name } if name.kind == &KIND => {
+            Some((vhost, &name.id[0]))
+        }
+        _ => None,
+    }
+}
+
 /// A definitions item (or one of the permission listing's): its user and
 /// its three expressions, each a string.
 fn read(item: &Json) -> Option<Result<Object, String>> {
@@ -193,6 +213,36 @@ mod tests {
         assert_eq!((KIND.delete)(Some("orders"), &o.id), ["permissions", "orders", "app"]);
         let no_read = json!({ "user": "app", "vhost": "orders", "configure": "", "write": "" });
         assert_eq!((KIND.read)(&no_read).unwrap(), Err("it has no string `read`".to_string()));
+    }
+
+    /// A permission's key says and sorts as `ObjectKey::Permission` did
+    /// before permissions were a kind's objects: plans, records and
+    /// messages are unchanged.
+    #[test]
+    fn a_permission_s_key_says_and_sorts_as_the_old_key_did() {
+        use crate::model::ObjectKey;
+        let policy = crate::model::kinds::policies::key("z", "p");
+        let user = crate::model::kinds::users::key("z");
+        let topic = ObjectKey::Object {
+            vhost: Some("a".into()),
+            name: super::super::Name { kind: &super::super::topic_permissions::KIND, id: vec!["a".into(), "x".into()] },
+        };
+        let global = ObjectKey::Object {
+            vhost: None,
+            name: super::super::Name { kind: &super::super::global_parameters::KIND, id: vec!["a".into()] },
+        };
+        for user_name in ["app", "a \"quoted\" name", "ünïcode\\"] {
+            let k = key("/", user_name);
+            assert_eq!(k.to_string(), format!("permissions of \"{user_name}\" in vhost \"/\""));
+            assert_eq!((k.kind(), k.name(), k.vhost()), ("permissions", user_name.to_string(), Some("/")));
+            assert_eq!(k.clone().in_vhost("w"), key("w", user_name));
+            assert_eq!(name_of(&k), Some(("/", user_name)));
+            assert!(policy < k && user < k && k < topic && k < global, "{k}");
+        }
+        // By vhost, then user, as the old key's fields.
+        assert!(key("a", "z") < key("b", "a") && key("a", "a") < key("a", "b"));
+        assert_eq!(name_of(&user), None);
+        assert_eq!(name_of(&topic), None);
     }
 
     #[test]
