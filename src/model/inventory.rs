@@ -295,8 +295,6 @@ fn named(group: &str, vhost: String, item: &Json) -> Result<ObjectKey, String> {
     Ok(match group {
         "exchanges" => ObjectKey::Exchange { vhost, name: text(item)? },
         "queues" => ObjectKey::Queue { vhost, name: text(item)? },
-        // Until their kind is in `KINDS`, `by_table` does not know it.
-        "permissions" => permissions::key(&vhost, &text(item)?),
         kind => ObjectKey::Object { vhost: Some(vhost), name: object_name(kind, item)? },
     })
 }

@@ -11,8 +11,8 @@
 //! it one at a time (docs/development.md, "Moving an old kind onto the
 //! seam"); policies and operator policies have moved, and are in [`KINDS`];
 //! users are in it too, their objects among the topology's broker-wide
-//! ones (`Topology::users` gives them typed); permissions are declared
-//! here, not yet in it.
+//! ones (`Topology::users` gives them typed); permissions are in it, still
+//! kept typed in `Vhost::permissions`.
 
 mod federation_upstream_sets;
 mod federation_upstreams;
@@ -45,6 +45,9 @@ pub static KINDS: &[&Kind] = &[
     // broker-wide kinds', and import writes users first. Their objects are
     // the topology's broker-wide ones, compared by `diff/users.rs`.
     &users::KIND,
+    // Their place in plans is their key's rank (after users), as is
+    // import's; they are compared by `diff/users.rs`, typed.
+    &permissions::KIND,
 ];
 
 /// The kind whose TOML table (and inventory group) is `table`.

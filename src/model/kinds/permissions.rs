@@ -3,8 +3,10 @@
 //! queues, set at `/api/permissions/{vhost}/{user}`.
 //!
 //! A kind warren had before the seam, declared here beside the old type
-//! ([`Permission`]) and not yet in [`super::KINDS`]: [`permission`] and
-//! [`object`] are the typed view both ways.
+//! ([`Permission`]): [`permission`] and [`object`] are the typed view both
+//! ways. It is in [`super::KINDS`]; the files' reader and docs leave
+//! permissions to their own code (`read_apart`, `documented_apart`), the
+//! diff to `diff/users.rs`, the in-memory broker to its own state.
 
 use serde_json::{Value as Json, json};
 
