@@ -123,7 +123,7 @@ fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
     }
     if let Some((v, user)) = crate::model::kinds::permissions::name_of(key) {
         // The typed permission's text, as before permissions were objects.
-        return t.vhosts.get(v)?.permissions.get(user).map(|p| format!("{p:?}"));
+        return t.vhosts.get(v)?.permission(user).map(|p| format!("{p:?}"));
     }
     if let ObjectKey::Object { vhost: None, name } = key {
         return t.objects.get(name).map(|o| format!("{o:?}"));

@@ -390,7 +390,7 @@ impl Merger<'_> {
             for p in permissions {
                 let key = crate::model::kinds::permissions::key(v, &p.value.user);
                 if self.claim(key, &p) {
-                    self.vhost(v).permissions.insert(p.value.user.clone(), p.value);
+                    self.vhost(v).set_permission(&p.value);
                 }
             }
             for o in own(&mut of_kinds, last) {

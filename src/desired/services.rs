@@ -258,7 +258,7 @@ fn granted(
         return vec![d];
     }
     locations.objects.insert(key, ObjectLocation { at: first.clone(), fields: Default::default() });
-    vhost.permissions.insert(user.clone(), grant.permission);
+    vhost.set_permission(&grant.permission);
     let kind = by_table("topic_permissions").expect("a kind");
     for (exchange, write) in grant.topic {
         let name = Name { kind, id: vec![user.clone(), exchange] };

@@ -64,14 +64,14 @@ fn narrowing(c: &Change, desired: &Topology, live: &Topology) -> Option<String> 
             if c.action == Action::Update
                 && let Some((vhost, user)) = kinds::permissions::name_of(key) =>
         {
-            let have = live.vhosts.get(vhost)?.permissions.get(user)?;
-            permissions([desired.vhosts.get(vhost), live.vhosts.get(vhost)], have, want)
+            let have = live.vhosts.get(vhost)?.permission(user)?;
+            permissions([desired.vhosts.get(vhost), live.vhosts.get(vhost)], &have, want)
         }
         (ObjectKey::Object { vhost: Some(vhost), name }, Some(Declared::Object(want)))
             if name.kind.table == TOPIC_PERMISSIONS =>
         {
             let v = live.vhosts.get(vhost)?;
-            topic_permission(v.permissions.get(&name.id[0]), v.objects.get(name), want, &name.id[1])
+            topic_permission(v.permission(&name.id[0]).as_ref(), v.objects.get(name), want, &name.id[1])
         }
         _ => return None,
     };

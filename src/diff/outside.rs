@@ -61,7 +61,9 @@ pub fn attributes_of(t: &Topology, key: &ObjectKey, files: &Topology) -> Option<
         ObjectKey::Exchange { name, .. } => v.exchanges.get(name).map(attributes::exchange),
         ObjectKey::Queue { name, .. } => v.queues.get(name).map(attributes::queue),
         // A user's permissions digested typed, as before they were objects.
-        key if let Some((_, user)) = permissions::name_of(key) => v.permissions.get(user).map(attributes::permission),
+        key if let Some((_, user)) = permissions::name_of(key) => {
+            v.permission(user).as_ref().map(attributes::permission)
+        }
         ObjectKey::Object { name, .. } => v.objects.get(name).map(|body| attributes::object(name.kind, body)),
         ObjectKey::Binding { .. } | ObjectKey::Vhost(_) => None,
     }

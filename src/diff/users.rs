@@ -57,10 +57,12 @@ impl Differ<'_> {
 
     /// The permissions of a vhost's users.
     pub(super) fn permissions(&mut self, s: &Sides) {
+        // Compared typed, as before permissions were objects: the plan's
+        // attributes and `Op::PutPermission` are the typed permission's.
         let v = s.v;
         self.mutable(
-            &s.want.permissions,
-            &s.have.permissions,
+            &s.want.permissions(),
+            &s.have.permissions(),
             |u| permissions::key(v, u),
             attributes::permission,
             |p| Declared::Permission(p.clone()),

@@ -2,7 +2,6 @@
 //! name) as files' text, to add to a topology that exists.
 
 use crate::diff::target::Target;
-use crate::model::kinds::permissions;
 use crate::model::{ObjectKey, Topology};
 
 /// `live` with only the objects `targets` name that `declared` does not
@@ -18,16 +17,11 @@ pub fn named(live: &Topology, targets: &[Target], declared: &Topology) -> Topolo
         vh.exchanges.retain(|n, _| wanted(&ObjectKey::Exchange { vhost: vhost(), name: n.clone() }));
         vh.queues.retain(|n, _| wanted(&ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
         vh.bindings.retain(|b| wanted(&ObjectKey::Binding { vhost: vhost(), binding: b.clone() }));
-        vh.permissions.retain(|u, _| wanted(&permissions::key(v, u)));
         vh.objects.retain(|name, _| wanted(&ObjectKey::Object { vhost: Some(vhost()), name: name.clone() }));
         vh.settings = Default::default();
     }
     out.vhosts.retain(|_, vh| {
-        !(vh.exchanges.is_empty()
-            && vh.queues.is_empty()
-            && vh.bindings.is_empty()
-            && vh.permissions.is_empty()
-            && vh.objects.is_empty())
+        !(vh.exchanges.is_empty() && vh.queues.is_empty() && vh.bindings.is_empty() && vh.objects.is_empty())
     });
     out
 }

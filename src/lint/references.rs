@@ -72,7 +72,7 @@ fn bindings(ctx: &mut Context) {
 fn permissions(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
-        for user in vhost.permissions.keys() {
+        for user in vhost.permission_users() {
             // A user declared with errors is declared all the same.
             let declared = ctx.topology.has_user(user)
                 || ctx.locations.named.contains(&crate::model::kinds::users::key(user))

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value as Json, json};
 
 use super::key::ObjectKey;
-use super::kinds::{permissions, users};
+use super::kinds::users;
 use super::record_format::{RECORD_FORMAT, RecordError};
 use super::record_kind::RecordKind;
 use super::topology::{Binding, DestinationKind, Topology};
@@ -93,7 +93,6 @@ impl Inventory {
             objects.extend(vh.exchanges.keys().map(|n| ObjectKey::Exchange { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.queues.keys().map(|n| ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.bindings.iter().map(|b| ObjectKey::Binding { vhost: vhost(), binding: b.clone() }));
-            objects.extend(vh.permissions.keys().map(|u| permissions::key(v, u)));
         }
         let of_kinds = topology.kind_objects();
         objects.extend(of_kinds.map(|(v, n, _)| ObjectKey::Object { vhost: v.map(str::to_string), name: n.clone() }));
@@ -452,7 +451,7 @@ mod tests {
         let mut inv = Inventory::of(&t);
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv.clone()));
         inv.digests.insert(ObjectKey::Queue { vhost: "/".into(), name: "q".into() }, "0a1b".into());
-        inv.digests.insert(permissions::key("/", "u"), "2c3d".into());
+        inv.digests.insert(crate::model::kinds::permissions::key("/", "u"), "2c3d".into());
         inv.digests.insert(users::key("u"), "4e5f".into());
         inv.digests.insert(ObjectKey::Vhost("/".into()), "6a7b".into());
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv));

@@ -70,10 +70,6 @@ impl Topology {
     pub fn has(&self, key: &super::ObjectKey) -> bool {
         use super::ObjectKey as K;
         let v = |name: &str| self.vhosts.get(name);
-        if let Some((vhost, user)) = super::kinds::permissions::name_of(key) {
-            // Kept typed until their storage moves.
-            return v(vhost).is_some_and(|x| x.permissions.contains_key(user));
-        }
         match key {
             K::Vhost(n) => v(n).is_some(),
             K::Exchange { vhost, name } => v(vhost).is_some_and(|x| x.exchanges.contains_key(name)),
@@ -93,10 +89,9 @@ pub struct Vhost {
     pub exchanges: BTreeMap<String, Exchange>,
     pub queues: BTreeMap<String, Queue>,
     pub bindings: BTreeSet<Binding>,
-    /// Keyed by user name.
-    pub permissions: BTreeMap<String, Permission>,
     /// Objects of the vhost kinds of `model::kinds`: its policies and
-    /// operator policies among them ([`Vhost::policies`]).
+    /// operator policies ([`Vhost::policies`]) and its users' permissions
+    /// ([`Vhost::permissions`]) among them.
     pub objects: super::kinds::Objects,
     /// Objects referenced by bindings but owned by someone else (desired only).
     pub external: External,

@@ -33,7 +33,8 @@ fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> T
         // broker-wide: only an import of the whole broker writes them, but users
         t.objects.retain(|n, _| n.kind == &warren::model::kinds::users::KIND);
         t.vhosts.retain(|v, _| vhosts.contains(&v.as_str()));
-        let users: BTreeSet<String> = t.vhosts.values().flat_map(|v| v.permissions.keys().cloned()).collect();
+        let users: BTreeSet<String> =
+            t.vhosts.values().flat_map(|v| v.permission_users().map(str::to_string)).collect();
         t.retain_users(|u| users.contains(u));
     }
     for l in left_out {
@@ -43,10 +44,6 @@ fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> T
             continue;
         }
         let vh = t.vhosts.get_mut(l.key.vhost().unwrap()).unwrap();
-        if let Some((_, user)) = warren::model::kinds::permissions::name_of(&l.key) {
-            vh.permissions.remove(user);
-            continue;
-        }
         match &l.key {
             ObjectKey::Exchange { name, .. } => {
                 vh.exchanges.remove(name);

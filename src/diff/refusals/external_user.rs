@@ -17,7 +17,7 @@ impl Differ<'_> {
             return;
         }
         for (v, vhost) in &desired.vhosts {
-            let missing = vhost.permissions.keys().filter(|u| vhost.external.users.contains(*u));
+            let missing = vhost.permission_users().filter(|u| vhost.external.users.contains(*u));
             for user in missing.filter(|u| !live.has_user(u) && !desired.has_user(u)) {
                 let diagnostic = Diagnostic::error(
                     EXTERNAL_USER_MISSING,

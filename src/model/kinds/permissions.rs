@@ -8,10 +8,12 @@
 //! permissions to their own code (`read_apart`, `documented_apart`), the
 //! diff to `diff/users.rs`, the in-memory broker to its own state.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value as Json, json};
 
 use super::{Attribute, Finding, Kind, Object, Phase, Request, Scope, Type, field};
-use crate::model::{Permission, Table, Value};
+use crate::model::{Permission, Table, Value, Vhost};
 
 pub static KIND: Kind = Kind {
     name: "permission",
@@ -118,13 +120,49 @@ pub fn object(p: &Permission) -> Object {
     Object { id: vec![p.user.clone()], body }
 }
 
-/// The objects of typed permissions (one vhost's), by user.
-pub fn objects<'p>(permissions: impl IntoIterator<Item = &'p Permission>) -> super::Objects {
-    let named = |p: &Permission| {
-        let o = object(p);
-        (super::Name { kind: &KIND, id: o.id }, o.body)
-    };
-    permissions.into_iter().map(named).collect()
+/// The typed view of the permissions among `objects` (a vhost's), by user.
+pub fn typed(objects: &super::Objects) -> BTreeMap<String, Permission> {
+    let of_kind = objects.iter().filter(|(n, _)| n.kind == &KIND);
+    of_kind.filter_map(|(n, body)| permission(&n.id[0], body)).map(|p| (p.user.clone(), p)).collect()
+}
+
+/// A vhost keeps its users' permissions as its objects of this kind
+/// (`Vhost::objects`); these read and write them typed.
+impl Vhost {
+    /// Its permissions, typed, by user.
+    pub fn permissions(&self) -> BTreeMap<String, Permission> {
+        typed(&self.objects)
+    }
+
+    /// The users it gives permissions, in order.
+    pub fn permission_users(&self) -> impl Iterator<Item = &str> {
+        self.objects.keys().filter(|n| n.kind == &KIND).map(|n| n.id[0].as_str())
+    }
+
+    /// The permissions of user `user`, typed.
+    pub fn permission(&self, user: &str) -> Option<Permission> {
+        permission(user, self.objects.get(&name(user))?)
+    }
+
+    /// Whether it gives user `user` permissions.
+    pub fn has_permission(&self, user: &str) -> bool {
+        self.objects.contains_key(&name(user))
+    }
+
+    /// Sets `p` as its kind's object: whether it replaced the user's.
+    pub fn set_permission(&mut self, p: &Permission) -> bool {
+        self.objects.insert(name(&p.user), object(p).body).is_some()
+    }
+
+    /// Takes the permissions of user `user` out: whether it had some.
+    pub fn remove_permission(&mut self, user: &str) -> bool {
+        self.objects.remove(&name(user)).is_some()
+    }
+
+    /// Keeps only the permissions of the users `keep` takes.
+    pub fn retain_permissions(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.objects.retain(|n, _| n.kind != &KIND || keep(&n.id[0]));
+    }
 }
 
 /// The name, among a vhost's objects, of the permissions of user `user`.
