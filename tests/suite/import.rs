@@ -543,7 +543,9 @@ read = "it's"
 "#;
     let source = desired::load_texts(Path::new("."), vec![(PathBuf::from("t.toml"), text.to_string())]);
     assert!(!source.has_errors(), "{:?}", source.diagnostics);
-    assert_eq!(source.topology.vhosts["orders"].objects.len(), 2);
+    // Two topic permissions, and the permissions of app, each its kind's object.
+    assert_eq!(source.topology.vhosts["orders"].objects.len(), 3);
+    assert!(source.topology.vhosts["orders"].has_permission("app"));
     let imported = import::import(&source.topology, &[], "test").unwrap();
     let orders = imported.files.iter().find(|f| f.vhost.as_deref() == Some("orders")).unwrap();
     assert!(

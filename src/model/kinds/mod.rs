@@ -7,12 +7,12 @@
 //! [`KINDS`]. A kind lives in the model, as a declaration over the model's
 //! values, so that every layer (the broker included) reads the same one.
 //! The kinds warren had before this seam (exchanges, queues, bindings,
-//! users, permissions, vhosts) still have their own types, and move onto
-//! it one at a time (docs/development.md, "Moving an old kind onto the
-//! seam"); policies and operator policies have moved, and are in [`KINDS`];
-//! users are in it too, their objects among the topology's broker-wide
-//! ones (`Topology::users` gives them typed); permissions are in it, still
-//! kept typed in `Vhost::permissions`.
+//! vhosts) still have their own types, and move onto it one at a time
+//! (docs/development.md, "Moving an old kind onto the seam"); policies
+//! and operator policies have moved, and are in [`KINDS`]; users are in
+//! it too, their objects among the topology's broker-wide ones
+//! (`Topology::users` gives them typed), and permissions, their objects
+//! among each vhost's (`Vhost::permissions` gives them typed).
 
 mod federation_upstream_sets;
 mod federation_upstreams;

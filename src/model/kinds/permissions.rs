@@ -4,9 +4,11 @@
 //!
 //! A kind warren had before the seam, declared here beside the old type
 //! ([`Permission`]): [`permission`] and [`object`] are the typed view both
-//! ways. It is in [`super::KINDS`]; the files' reader and docs leave
-//! permissions to their own code (`read_apart`, `documented_apart`), the
-//! diff to `diff/users.rs`, the in-memory broker to its own state.
+//! ways. It is in [`super::KINDS`], and a vhost keeps its permissions in
+//! `Vhost::objects` (`Vhost::permissions` gives them typed); the files'
+//! reader and docs leave permissions to their own code (`read_apart`,
+//! `documented_apart`), the diff to `diff/users.rs`, the in-memory
+//! broker to its own state.
 
 use std::collections::BTreeMap;
 
@@ -253,6 +255,36 @@ mod tests {
         assert_eq!((KIND.delete)(Some("orders"), &o.id), ["permissions", "orders", "app"]);
         let no_read = json!({ "user": "app", "vhost": "orders", "configure": "", "write": "" });
         assert_eq!((KIND.read)(&no_read).unwrap(), Err("it has no string `read`".to_string()));
+    }
+
+    /// A vhost's permissions are its objects of their kind, one store with
+    /// its policies and the other kinds', read and written typed.
+    #[test]
+    fn permissions_are_kept_as_the_vhost_s_objects_and_read_typed() {
+        let mut v = Vhost::new("orders");
+        v.set_policy(&crate::model::Policy {
+            name: "p".into(),
+            pattern: ".*".into(),
+            apply_to: crate::model::ApplyTo::Queues,
+            priority: 0,
+            definition: [("max-length".to_string(), Value::Int(1))].into_iter().collect(),
+        });
+        let reader = Permission { user: "b".into(), ..app() };
+        assert!(!v.set_permission(&reader));
+        assert!(!v.set_permission(&Permission { read: "^$".into(), ..app() }));
+        assert!(v.set_permission(&app()));
+        assert_eq!(v.objects.len(), 3, "two users' permissions beside the policy");
+        assert!(v.objects.contains_key(&name("app")) && v.objects.contains_key(&name("b")));
+        assert_eq!(v.permission_users().collect::<Vec<_>>(), ["app", "b"]);
+        assert_eq!(v.permission("app"), Some(app()));
+        assert_eq!(v.permissions().into_values().collect::<Vec<_>>(), [app(), reader]);
+        let mut t = crate::model::Topology::default();
+        t.vhosts.insert("orders".into(), v.clone());
+        assert!(v.has_permission("b") && t.has(&key("orders", "b")) && !v.has_permission("c"));
+        assert!(!t.has(&key("/", "b")));
+        v.retain_permissions(|u| u != "b");
+        assert!(v.remove_permission("app") && !v.remove_permission("app"));
+        assert!(v.permissions().is_empty() && v.policy("p").is_some());
     }
 
     /// A permission's key says and sorts as `ObjectKey::Permission` did
