@@ -207,14 +207,11 @@ fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
             vec![phased(Op::Bind { vhost: vhost.clone(), binding: binding.clone() })]
         }
         // Permissions before the generic arm, which must never take them.
-        (key, Action::Destroy) if permissions::name_of(key).is_some() => {
-            let (vhost, user) = permissions::name_of(key).expect("matched");
+        (key, Action::Destroy) if let Some((vhost, user)) = permissions::name_of(key) => {
             vec![phased(Op::DeletePermission { vhost: vhost.into(), user: user.into() })]
         }
-        (key, _) if permissions::name_of(key).is_some() => one(match declared {
-            Some(Declared::Permission(p)) => {
-                Some(Op::PutPermission { vhost: key.vhost().expect("in a vhost").into(), permission: p.clone() })
-            }
+        (key, _) if let Some((vhost, _)) = permissions::name_of(key) => one(match declared {
+            Some(Declared::Permission(p)) => Some(Op::PutPermission { vhost: vhost.into(), permission: p.clone() }),
             _ => None,
         }),
         (ObjectKey::Object { vhost, name }, action) => {
