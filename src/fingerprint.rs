@@ -121,6 +121,10 @@ fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
         // The typed user's text, as before users were objects.
         return t.user(u).map(|u| format!("{u:?}"));
     }
+    if let Some((v, user)) = crate::model::kinds::permissions::name_of(key) {
+        // The typed permission's text, as before permissions were objects.
+        return t.vhosts.get(v)?.permission(user).map(|p| format!("{p:?}"));
+    }
     if let ObjectKey::Object { vhost: None, name } = key {
         return t.objects.get(name).map(|o| format!("{o:?}"));
     }
@@ -130,7 +134,6 @@ fn state_of(t: &Topology, key: &ObjectKey) -> Option<String> {
         ObjectKey::Exchange { name, .. } => v.exchanges.get(name).map(|x| format!("{x:?}")),
         ObjectKey::Queue { name, .. } => v.queues.get(name).map(|q| format!("{q:?}")),
         ObjectKey::Binding { binding, .. } => v.bindings.contains(binding).then(|| "bound".to_string()),
-        ObjectKey::Permission { user, .. } => v.permissions.get(user).map(|p| format!("{p:?}")),
         ObjectKey::Object { name, .. } => v.objects.get(name).map(|o| object_state(name, o)),
     }
 }

@@ -278,7 +278,7 @@ fn beyond_vhosts(desired: &Topology, live: &Topology, broker: &impl Broker) -> R
         return Err(needs(format!("read or manage users (the files declare user \"{u}\")")));
     }
     for (name, v) in &desired.vhosts {
-        if let Some(u) = v.permissions.keys().next() {
+        if let Some(u) = v.permission_users().next() {
             return Err(needs(format!(
                 "read or manage permissions (the files declare permissions of \"{u}\" in vhost \"{name}\")"
             )));

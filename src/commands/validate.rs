@@ -141,9 +141,10 @@ pub fn summary(t: &crate::model::Topology) -> String {
         plural(policies, "policy"),
         plural(t.user_names().count(), "user"),
     ];
-    // Users are counted above, at their place.
-    let users = |k: &&&Kind| **k == &crate::model::kinds::users::KIND;
-    for kind in KINDS.iter().filter(|k| !as_policies(k) && !users(k)) {
+    // Users are counted above, at their place; permissions, as before
+    // they were a kind's objects, not at all.
+    let apart = |k: &&&Kind| **k == &crate::model::kinds::users::KIND || **k == &crate::model::kinds::permissions::KIND;
+    for kind in KINDS.iter().filter(|k| !as_policies(k) && !apart(k)) {
         let n = count(kind);
         if n > 0 {
             parts.push(plural(n, kind.name));

@@ -94,7 +94,7 @@ impl Removed {
         match self.kind {
             "exchanges" => ObjectKey::Exchange { vhost, name },
             "queues" => ObjectKey::Queue { vhost, name },
-            "permissions" => ObjectKey::Permission { vhost, user: name },
+            "permissions" => crate::model::kinds::permissions::key(&vhost, &name),
             "users" => users::key(&name),
             // A kind of `model::kinds` named by one attribute (policies, operator policies).
             kind => match crate::model::kinds::by_table(kind) {

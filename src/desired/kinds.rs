@@ -396,18 +396,20 @@ fn given_key<'a>(f: &Fields, a: &'a Attribute) -> &'a str {
 /// (an operator policy only some), which the page lists in its own table
 /// and the schema key by key, and which an attribute's type cannot say;
 /// users, whose section and schema (the password's three keys, the
-/// algorithms, the limits' keys) are the page's own.
+/// algorithms, the limits' keys) are the page's own; permissions, whose
+/// section (`[permissions.USER]`, with `lint_allow`) is too.
 pub fn documented_apart(kind: &Kind) -> bool {
-    ["policies", "operator_policies", "users"].contains(&kind.table)
+    ["policies", "operator_policies", "users", "permissions"].contains(&kind.table)
 }
 
 /// Whether the files' reader reads `kind` with a parser of its own rather
-/// than the kinds' generic one: policies and users, whose diagnostics (a
-/// missing `pattern`'s help; `plaintext-password`, `hashing_algorithm`'s
-/// choices, the limits' keys) and overlays' merges are the old parser's,
-/// typed (`parse.rs`).
+/// than the kinds' generic one: policies, users and permissions, whose
+/// diagnostics (a missing `pattern`'s help; `plaintext-password`,
+/// `hashing_algorithm`'s choices, the limits' keys; `permissions of
+/// "app"`, not `permission "app"`) and overlays' merges are the old
+/// parser's, typed (`parse.rs`).
 pub(super) fn read_apart(kind: &Kind) -> bool {
-    ["policies", "users"].contains(&kind.table)
+    ["policies", "users", "permissions"].contains(&kind.table)
 }
 
 /// The sections of docs/format.md on the kinds, one per kind, made from
@@ -603,6 +605,18 @@ mod tests {
         let plain = load(&[("t.toml", "vhosts = [\"/\"]\n[users.app]\npassword = \"s3cret\"\n")]);
         let codes: Vec<&str> = plain.diagnostics.iter().map(|x| x.code).collect();
         assert!(codes.contains(&"plaintext-password"), "{codes:?}");
+    }
+
+    /// Permissions are a kind of `KINDS`, read by their own parser: its
+    /// diagnostics name them as `permissions of "app"`, as before.
+    #[test]
+    fn permissions_are_read_apart() {
+        let permissions = by_table("permissions").unwrap();
+        assert!(super::read_apart(permissions) && super::documented_apart(permissions));
+        let text = format!("vhosts = [\"/\"]\n{APP}[permissions.app]\nconfigure = \"^$\"\nwrite = \"^$\"\n");
+        let d = load(&[("t.toml", &text)]);
+        let [e] = <[String; 1]>::try_from(errors(&d)).unwrap();
+        assert!(e.contains("missing-key") && e.contains("permissions of \"app\""), "{e}");
     }
 
     #[test]

@@ -388,9 +388,9 @@ impl Merger<'_> {
                 }
             }
             for p in permissions {
-                let key = ObjectKey::Permission { vhost: v.into(), user: p.value.user.clone() };
+                let key = crate::model::kinds::permissions::key(v, &p.value.user);
                 if self.claim(key, &p) {
-                    self.vhost(v).permissions.insert(p.value.user.clone(), p.value);
+                    self.vhost(v).set_permission(&p.value);
                 }
             }
             for o in own(&mut of_kinds, last) {

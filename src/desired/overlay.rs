@@ -114,8 +114,8 @@ const USERS: Kind<User> = Kind {
 };
 const PERMISSIONS: Kind<Permission> = Kind {
     noun: "permissions of user",
-    map: |t, v| &mut vhost(t, v).permissions,
-    key: |v, n| ObjectKey::Permission { vhost: v.into(), user: n.into() },
+    map: |t, v| vhost(t, v),
+    key: |v, n| object_kinds::permissions::key(v, n),
     table: None,
 };
 
@@ -142,8 +142,8 @@ fn vhost<'t>(t: &'t mut Topology, name: &str) -> &'t mut Vhost {
 
 /// A name within two edits of one the base declares: likely a typo of it.
 /// Where the merger finds the objects of one kind by name: a map of
-/// them, or for policies the vhost's objects of their kind, typed, and for
-/// users the topology's.
+/// them, or for policies and permissions the vhost's objects of their
+/// kind, typed, and for users the topology's.
 trait Held<T> {
     fn get(&self, name: &str) -> Option<T>;
     /// Whether it had one.
@@ -203,6 +203,24 @@ impl Held<Policy> for Vhost {
 
     fn names(&self) -> Vec<String> {
         self.policies().into_iter().map(|p| p.name.clone()).collect()
+    }
+}
+
+impl Held<Permission> for Vhost {
+    fn get(&self, user: &str) -> Option<Permission> {
+        self.permission(user)
+    }
+
+    fn remove(&mut self, user: &str) -> bool {
+        self.remove_permission(user)
+    }
+
+    fn insert(&mut self, _: String, value: Permission) {
+        self.set_permission(&value);
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.permission_users().map(str::to_string).collect()
     }
 }
 
@@ -1075,7 +1093,7 @@ read = "^order\\."
         let v = &d.topology.vhosts["orders-staging"];
         assert_eq!(v.name, "orders-staging");
         assert_eq!(v.queues["orders.invoicing"].arguments.get("x-max-length"), Some(&Value::Int(7)));
-        assert!(v.permissions.contains_key("app") && v.bindings.len() == 1);
+        assert!(v.has_permission("app") && v.bindings.len() == 1);
         let key = ObjectKey::Queue { vhost: "orders-staging".into(), name: "orders.invoicing".into() };
         assert!(d.locations.locate(&key, Some("arguments.x-max-length")).is_some());
         let d = merged("rename_vhosts = { nope = \"x\" }\n");
@@ -1109,7 +1127,7 @@ read = "^order\\."
         );
         let said = said(&d);
         assert!(said.iter().all(|s| !s.contains("error")), "{said:?}");
-        let p = &d.topology.vhosts["orders"].permissions["app"];
+        let p = d.topology.vhosts["orders"].permission("app").unwrap();
         assert_eq!((p.write.as_str(), p.read.as_str()), ("^events$", "^orders\\.invoicing$"));
         assert_eq!(
             d.topology.user("app").unwrap().password,

@@ -247,7 +247,7 @@ fn granted(
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let named: Vec<String> = grant.services.iter().map(|s| format!("\"{s}\"")).collect();
-    let key = ObjectKey::Permission { vhost: v.to_string(), user: user.clone() };
+    let key = crate::model::kinds::permissions::key(v, &user);
     if let Some(hand) = locations.objects.get(&key) {
         let d = Diagnostic::error(
             "service-permissions",
@@ -258,7 +258,7 @@ fn granted(
         return vec![d];
     }
     locations.objects.insert(key, ObjectLocation { at: first.clone(), fields: Default::default() });
-    vhost.permissions.insert(user.clone(), grant.permission);
+    vhost.set_permission(&grant.permission);
     let kind = by_table("topic_permissions").expect("a kind");
     for (exchange, write) in grant.topic {
         let name = Name { kind, id: vec![user.clone(), exchange] };

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use super::{Action, Change, Declared};
-use crate::model::kinds::{Object, users};
+use crate::model::kinds::{self, Object, users};
 use crate::model::{Narrowed, ObjectKey, Password, Permission, Topology, User, Vhost, grants, narrowed};
 
 /// Marks the changes to users and permissions that remove access, and
@@ -25,7 +25,7 @@ pub(super) fn guard(
     for c in changes.iter_mut() {
         let user = match (&c.key, users::name_of(&c.key)) {
             (_, Some(name)) => name,
-            (ObjectKey::Permission { user, .. }, _) => user.as_str(),
+            (key, _) if let Some((_, user)) = kinds::permissions::name_of(key) => user,
             (ObjectKey::Object { name, .. }, _) if name.kind.table == TOPIC_PERMISSIONS => name.id[0].as_str(),
             _ => continue,
         };
@@ -60,15 +60,18 @@ const TOPIC_PERMISSIONS: &str = "topic_permissions";
 /// to (or bind from) the exchange with any key.
 fn narrowing(c: &Change, desired: &Topology, live: &Topology) -> Option<String> {
     let lost = match (&c.key, &c.declared) {
-        (ObjectKey::Permission { vhost, user }, Some(Declared::Permission(want))) if c.action == Action::Update => {
-            let have = live.vhosts.get(vhost)?.permissions.get(user)?;
-            permissions([desired.vhosts.get(vhost), live.vhosts.get(vhost)], have, want)
+        (key, Some(Declared::Permission(want)))
+            if c.action == Action::Update
+                && let Some((vhost, user)) = kinds::permissions::name_of(key) =>
+        {
+            let have = live.vhosts.get(vhost)?.permission(user)?;
+            permissions([desired.vhosts.get(vhost), live.vhosts.get(vhost)], &have, want)
         }
         (ObjectKey::Object { vhost: Some(vhost), name }, Some(Declared::Object(want)))
             if name.kind.table == TOPIC_PERMISSIONS =>
         {
             let v = live.vhosts.get(vhost)?;
-            topic_permission(v.permissions.get(&name.id[0]), v.objects.get(name), want, &name.id[1])
+            topic_permission(v.permission(&name.id[0]).as_ref(), v.objects.get(name), want, &name.id[1])
         }
         _ => return None,
     };
@@ -200,7 +203,7 @@ fn takes_access(c: &Change, live: &Topology, stale: &BTreeSet<String>, narrows: 
             };
             lost_tag || new_password || lowers_a_limit(want, &have)
         }
-        (Action::Update, ObjectKey::Permission { .. }, _) => narrows,
+        (Action::Update, key, _) if kinds::permissions::name_of(key).is_some() => narrows,
         _ => false,
     }
 }

@@ -220,7 +220,7 @@ mod tests {
                 queue("legacy.audit", crate::model::QueueType::Classic, Default::default()),
             );
             let (configure, write, read) = (p.0.to_string(), p.1.to_string(), p.2.to_string());
-            v.permissions.insert("app".into(), Permission { user: "app".into(), configure, write, read });
+            v.set_permission(&Permission { user: "app".into(), configure, write, read });
             Topology { vhosts: [("v".into(), v)].into(), ..Topology::default() }
         };
         let change = |want, have| {
@@ -260,7 +260,7 @@ mod tests {
         let with = |read: &str| {
             let mut v = Vhost::new("v");
             let p = Permission { user: "warren".into(), configure: "^$".into(), write: "^$".into(), read: read.into() };
-            v.permissions.insert("warren".into(), p);
+            v.set_permission(&p);
             Topology { vhosts: [("v".into(), v)].into(), ..Topology::default() }
         };
         let facts = BrokerFacts { connected_user: Some("warren".into()), ..BrokerFacts::default() };
@@ -285,8 +285,7 @@ mod tests {
         let with = |write: Option<&str>, may_write: &str| {
             let mut v = Vhost::new("v");
             let (configure, read) = ("^$".to_string(), "^$".to_string());
-            v.permissions
-                .insert("app".into(), Permission { user: "app".into(), configure, write: may_write.into(), read });
+            v.set_permission(&Permission { user: "app".into(), configure, write: may_write.into(), read });
             if let Some(w) = write {
                 let body =
                     [("read", "^$"), ("write", w)].map(|(k, x)| (k.to_string(), crate::model::Value::String(x.into())));

@@ -17,7 +17,7 @@ use super::attributes::{self, Attributes};
 use super::change::Action;
 use super::differ::Differ;
 use crate::journal::LastApply;
-use crate::model::kinds::users;
+use crate::model::kinds::{permissions, users};
 use crate::model::{ObjectKey, Topology};
 
 /// An object changed outside warren since its last apply.
@@ -60,7 +60,10 @@ pub fn attributes_of(t: &Topology, key: &ObjectKey, files: &Topology) -> Option<
     match key {
         ObjectKey::Exchange { name, .. } => v.exchanges.get(name).map(attributes::exchange),
         ObjectKey::Queue { name, .. } => v.queues.get(name).map(attributes::queue),
-        ObjectKey::Permission { user, .. } => v.permissions.get(user).map(attributes::permission),
+        // A user's permissions digested typed, as before they were objects.
+        key if let Some((_, user)) = permissions::name_of(key) => {
+            v.permission(user).as_ref().map(attributes::permission)
+        }
         ObjectKey::Object { name, .. } => v.objects.get(name).map(|body| attributes::object(name.kind, body)),
         ObjectKey::Binding { .. } | ObjectKey::Vhost(_) => None,
     }

@@ -2,6 +2,7 @@
 //! that services make says which, so that a plan reads as the files do.
 
 use super::differ::Differ;
+use crate::model::kinds::permissions;
 use crate::model::{ObjectKey, Topology};
 
 impl Differ<'_> {
@@ -9,10 +10,10 @@ impl Differ<'_> {
     /// make with their names.
     pub(super) fn service_changes(&mut self, desired: &Topology) {
         for c in &mut self.out.changes {
-            let (vhost, user, exchange) = match &c.key {
-                ObjectKey::Permission { vhost, user } => (vhost, user, None),
-                ObjectKey::Object { vhost: Some(vhost), name } if name.kind.table == "topic_permissions" => {
-                    (vhost, &name.id[0], name.id.get(1))
+            let (vhost, user, exchange) = match (&c.key, permissions::name_of(&c.key)) {
+                (_, Some((vhost, user))) => (vhost, user, None),
+                (ObjectKey::Object { vhost: Some(vhost), name }, _) if name.kind.table == "topic_permissions" => {
+                    (vhost.as_str(), name.id[0].as_str(), name.id.get(1))
                 }
                 _ => continue,
             };

@@ -96,7 +96,9 @@ fn needs(key: &ObjectKey, declared: Option<&Declared>) -> Vec<ObjectKey> {
                 DestinationKind::Exchange => ObjectKey::Exchange { vhost: vhost.clone(), name },
             });
         }
-        ObjectKey::Permission { user, .. } => out.push(crate::model::kinds::users::key(user)),
+        key if let Some((_, user)) = crate::model::kinds::permissions::name_of(key) => {
+            out.push(crate::model::kinds::users::key(user))
+        }
         ObjectKey::Vhost(_) => out.clear(),
         _ => {}
     }

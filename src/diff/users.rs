@@ -5,8 +5,8 @@ use super::attributes;
 use super::change::Declared;
 use super::differ::Differ;
 use super::sides::Sides;
-use crate::model::kinds::users;
-use crate::model::{ObjectKey, Password, Topology, User};
+use crate::model::kinds::{permissions, users};
+use crate::model::{Password, Topology, User};
 
 /// The live user's limits as the files manage them: none when the files
 /// do not set `limits`, else all of the live ones (none read as empty).
@@ -57,11 +57,13 @@ impl Differ<'_> {
 
     /// The permissions of a vhost's users.
     pub(super) fn permissions(&mut self, s: &Sides) {
+        // Compared typed, as before permissions were objects: the plan's
+        // attributes and `Op::PutPermission` are the typed permission's.
         let v = s.v;
         self.mutable(
-            &s.want.permissions,
-            &s.have.permissions,
-            |u| ObjectKey::Permission { vhost: v.into(), user: u.into() },
+            &s.want.permissions(),
+            &s.have.permissions(),
+            |u| permissions::key(v, u),
             attributes::permission,
             |p| Declared::Permission(p.clone()),
         );

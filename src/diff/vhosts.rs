@@ -34,8 +34,10 @@ impl Differ<'_> {
         self.bindings(&s, &migrating);
         self.policies(&s);
         self.permissions(&s);
-        // Policies were diffed at their place, above.
-        self.objects(Some(v), &want.objects, &have.objects, |k| k != &crate::model::kinds::policies::KIND);
+        // Policies and permissions were diffed at their places, above.
+        self.objects(Some(v), &want.objects, &have.objects, |k| {
+            k != &crate::model::kinds::policies::KIND && k != &crate::model::kinds::permissions::KIND
+        });
     }
 
     pub(super) fn vhost_settings(&mut self, name: &str, want: &VhostSettings, have: Option<&VhostSettings>) {

@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::{Name, Object, permissions};
+use crate::model::kinds::{Name, Object};
 use crate::model::{Table, Topology, Value, Vhost, binding_json};
 
 /// The definitions document of `topology`. Pure: passwords given as
@@ -31,7 +31,7 @@ pub fn definitions(topology: &Topology) -> Json {
     let mut doc = json!({
         "users": [],
         "vhosts": vhosts().map(vhost).collect::<Vec<_>>(),
-        "permissions": collect(permissions),
+        "permissions": [],
         "topic_permissions": [],
         "parameters": collect(parameters),
         "global_parameters": [],
@@ -41,8 +41,8 @@ pub fn definitions(topology: &Topology) -> Json {
         "bindings": collect(bindings),
     });
     // A vhost's runtime parameters are written with it, in `parameters`;
-    // its policies, by their kind, in `policies`; the users, in name
-    // order, in `users`.
+    // its policies, by their kind, in `policies`, and its permissions, by
+    // user, in `permissions`; the users, in name order, in `users`.
     for (vhost, name, body) in topology.kind_objects().filter(|(v, n, _)| v.is_none() || !is_parameter(n)) {
         let item = (name.kind.write)(vhost, &Object { id: name.id.clone(), body: body.clone() });
         let list = doc[name.kind.definitions].as_array_mut().expect("every kind's list is one of the above");
@@ -85,11 +85,6 @@ fn vhost(v: &Vhost) -> Json {
         out.insert("metadata".into(), Json::Object(metadata));
     }
     Json::Object(out)
-}
-
-fn permissions(v: &Vhost) -> Vec<Json> {
-    let item = |p| (permissions::KIND.write)(Some(&v.name), &permissions::object(p));
-    v.permissions.values().map(item).collect()
 }
 
 /// Whether objects of `name`'s kind are runtime parameters of their vhost.
@@ -212,10 +207,12 @@ mod tests {
         };
         v.set_policy(&policy);
         v.objects.extend(crate::model::kinds::operator_policies::objects([&policy]));
-        v.permissions.insert(
-            "app".into(),
-            Permission { user: "app".into(), configure: "^$".into(), write: "^$".into(), read: ".*".into() },
-        );
+        v.set_permission(&Permission {
+            user: "app".into(),
+            configure: "^$".into(),
+            write: "^$".into(),
+            read: ".*".into(),
+        });
         let mut t = Topology::default();
         t.vhosts.insert("orders".into(), v);
         t.set_user(&User {

@@ -74,7 +74,7 @@ impl Counts {
             exchanges: v.exchanges.len(),
             queues,
             bindings,
-            permissions: v.permissions.len(),
+            permissions: v.permission_users().count(),
             users: 0,
             kinds: of_kinds(&v.objects),
         }
@@ -85,8 +85,10 @@ impl Counts {
 /// (policies first).
 fn of_kinds(objects: &crate::model::kinds::Objects) -> Vec<(&'static str, usize)> {
     let count = |k: &crate::model::kinds::Kind| objects.keys().filter(|n| n.kind == k).count();
-    // Users are counted apart (`Counts::users`), first.
-    let kinds = crate::model::kinds::KINDS.iter().filter(|k| **k != &crate::model::kinds::users::KIND);
+    // Users and permissions are counted apart (`Counts::users`, first;
+    // `Counts::permissions`, after bindings).
+    let apart = [&crate::model::kinds::users::KIND, &crate::model::kinds::permissions::KIND];
+    let kinds = crate::model::kinds::KINDS.iter().filter(|k| !apart.contains(k));
     kinds.map(|k| (k.name, count(k))).filter(|(_, n)| *n > 0).collect()
 }
 

@@ -17,16 +17,11 @@ pub fn named(live: &Topology, targets: &[Target], declared: &Topology) -> Topolo
         vh.exchanges.retain(|n, _| wanted(&ObjectKey::Exchange { vhost: vhost(), name: n.clone() }));
         vh.queues.retain(|n, _| wanted(&ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
         vh.bindings.retain(|b| wanted(&ObjectKey::Binding { vhost: vhost(), binding: b.clone() }));
-        vh.permissions.retain(|u, _| wanted(&ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
         vh.objects.retain(|name, _| wanted(&ObjectKey::Object { vhost: Some(vhost()), name: name.clone() }));
         vh.settings = Default::default();
     }
     out.vhosts.retain(|_, vh| {
-        !(vh.exchanges.is_empty()
-            && vh.queues.is_empty()
-            && vh.bindings.is_empty()
-            && vh.permissions.is_empty()
-            && vh.objects.is_empty())
+        !(vh.exchanges.is_empty() && vh.queues.is_empty() && vh.bindings.is_empty() && vh.objects.is_empty())
     });
     out
 }

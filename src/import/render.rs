@@ -79,8 +79,9 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
             &with_policies.iter().filter(|(n, _)| n.kind == *kind).map(|(n, b)| (n.clone(), b.clone())).collect(),
         );
     }
-    // The permissions, each as its kind's object, written as any kind's.
-    w.objects(&permissions::objects(vhost.permissions.values()));
+    // The permissions, written as any kind's objects, before the other kinds'.
+    let (permissions, rest): (Objects, Objects) = rest.into_iter().partition(|(n, _)| n.kind == &permissions::KIND);
+    w.objects(&permissions);
     w.objects(&rest);
     if !proposal.is_empty() {
         w.blank();

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::desired::{EXCHANGE_TYPES, HASHING_ALGORITHMS, LIMIT_KEYS, MAX_NAME_BYTES, USER_LIMIT_KEYS, check_expect};
-use crate::model::kinds::{Kind, operator_policies, policies, users};
+use crate::model::kinds::{Kind, operator_policies, permissions, policies, users};
 use crate::model::{
     BUILTIN_EXCHANGES, Binding, DestinationKind, Exchange, ObjectKey, Password, Permission, Policy, QUEUE_ARGUMENTS,
     Queue, Table, Topology, User, Vhost, argument_rule, policy_key,
@@ -36,7 +36,7 @@ pub(super) fn select(live: &Topology, vhosts: &BTreeSet<String>) -> Selection {
     let mut s = Selection::default();
     let chosen = |v: &String| vhosts.is_empty() || vhosts.contains(v);
     let wanted_user =
-        |u: &String| vhosts.is_empty() || live.vhosts.iter().any(|(v, vh)| chosen(v) && vh.permissions.contains_key(u));
+        |u: &String| vhosts.is_empty() || live.vhosts.iter().any(|(v, vh)| chosen(v) && vh.has_permission(u));
     for (name, mut user) in live.users().into_iter().filter(|(n, _)| wanted_user(n)) {
         match user_problem(&user) {
             None => {
@@ -113,12 +113,11 @@ impl Selection {
             let kept = self.policies(v, &policies::typed_of(kind, &live.objects), kind);
             out.objects.retain(|n, _| n.kind != kind || kept.contains_key(&n.id[0]));
         }
-        for (user, p) in &live.permissions {
+        // Permissions, through theirs: each one import refuses is left out.
+        for (user, p) in &live.permissions() {
             if let Some(why) = self.permission_problem(p) {
-                let key = ObjectKey::Permission { vhost: v.clone(), user: user.clone() };
-                self.leave_out(key, why);
-            } else {
-                out.permissions.insert(user.clone(), p.clone());
+                self.leave_out(permissions::key(v, user), why);
+                out.remove_permission(user);
             }
         }
         out
@@ -367,10 +366,12 @@ mod tests {
             t.set_user(&User { name: u.into(), password: Password::None, tags: Default::default(), limits: None });
         }
         let mut v = Vhost::new("x");
-        v.permissions.insert(
-            "a".into(),
-            Permission { user: "a".into(), configure: String::new(), write: String::new(), read: String::new() },
-        );
+        v.set_permission(&Permission {
+            user: "a".into(),
+            configure: String::new(),
+            write: String::new(),
+            read: String::new(),
+        });
         t.vhosts.insert("x".into(), v);
         t.vhosts.insert("y".into(), Vhost::new("y"));
         let s = select(&t, &BTreeSet::from(["x".to_string()]));

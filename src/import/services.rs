@@ -47,7 +47,7 @@ pub(super) fn proposed(
     consumed: Option<&BTreeMap<String, BTreeSet<String>>>,
 ) -> Vec<Proposal> {
     let mut out = Vec::new();
-    for (user, p) in v.permissions.iter().filter(|(u, _)| users.contains_key(*u)) {
+    for (user, p) in v.permissions().iter().filter(|(u, _)| users.contains_key(*u)) {
         let compiled = [&p.configure, &p.write, &p.read].map(|e| Regex::new(e).map_err(|_| e.clone()));
         let [configure, write, read] = match compiled {
             [Ok(c), Ok(w), Ok(r)] => [c, w, r],
@@ -175,10 +175,10 @@ mod tests {
             read: read.into(),
         };
         // PCRE's lookahead, which RabbitMQ reads and Rust's regex does not.
-        v.permissions.insert("pcre".into(), permission("pcre", "^(?!amq\\.).*"));
-        v.permissions.insert("app".into(), permission("app", "^work$"));
+        v.set_permission(&permission("pcre", "^(?!amq\\.).*"));
+        v.set_permission(&permission("app", "^work$"));
         // A user the files do not declare: its service could not be.
-        v.permissions.insert("ghost".into(), permission("ghost", ".*"));
+        v.set_permission(&permission("ghost", ".*"));
         let text = lines(&proposed(&v, &users, None)).join("\n");
         assert!(text.contains("[services.app]\nuser = \"app\"\nconsumes = [\"work\"]"), "{text}");
         assert!(text.contains(r#"# No service for user "pcre": its expression '^(?!amq\.).*'"#), "{text}");

@@ -8,7 +8,8 @@ use regex::Regex;
 
 use super::{Context, finding};
 use crate::diagnostic::Diagnostic;
-use crate::model::{ObjectKey, Password, User, Vhost};
+use crate::model::kinds::permissions;
+use crate::model::{ObjectKey, Password, Permission, User, Vhost};
 
 /// Permissions to everything, as RabbitMQ's own `.*` default grants them.
 const ALL: &str = ".*";
@@ -26,8 +27,10 @@ pub(super) fn check(ctx: &mut Context) {
         found.push((crate::model::kinds::users::key("guest"), None, d));
     }
     for (vname, vhost) in &ctx.topology.vhosts {
-        for (user, p) in &vhost.permissions {
-            let key = ObjectKey::Permission { vhost: vname.clone(), user: user.clone() };
+        // Typed once per vhost: the rules below read them all.
+        let permissions = vhost.permissions();
+        for (user, p) in &permissions {
+            let key = permissions::key(vname, user);
             if user == "guest" {
                 let d = finding("guest-user", format!("the `guest` user is given permissions in vhost \"{vname}\""))
                     .help(format!("{}: give the application a user of its own", guest_password(guest)));
@@ -43,7 +46,7 @@ pub(super) fn check(ctx: &mut Context) {
                 found.push((key, None, d));
             }
         }
-        shared_readers(ctx, &users, vname, vhost, &mut found);
+        shared_readers(ctx, &users, vname, vhost, &permissions, &mut found);
     }
     topic_permissions(ctx, &mut found);
     for (key, field, d) in found {
@@ -63,12 +66,12 @@ fn shared_readers<'a>(
     users: &BTreeMap<String, User>,
     vname: &str,
     vhost: &'a Vhost,
+    permissions: &BTreeMap<String, Permission>,
     found: &mut Vec<(ObjectKey, Option<&'static str>, Diagnostic)>,
 ) {
     let is_administrator = |user: &str| users.get(user).is_some_and(|u| u.tags.contains("administrator"));
     let service_users: BTreeSet<&str> = vhost.services.values().map(|s| s.user.as_str()).collect();
-    let readers: Vec<(&str, Regex)> = vhost
-        .permissions
+    let readers: Vec<(&str, Regex)> = permissions
         .iter()
         .filter(|(user, p)| !p.read.is_empty() && users.contains_key(*user) && !is_administrator(user))
         .filter(|(user, _)| !service_users.contains(user.as_str()))

@@ -168,12 +168,12 @@ fn fix(
         return spaced(out);
     }
     out += "# put in place of these users' [permissions]:\n";
-    let permission = |user: &str| -> Option<&Permission> {
-        files.vhosts.get(vname).and_then(|v| v.permissions.get(user)).or_else(|| live_vhost?.permissions.get(user))
+    let permission = |user: &str| -> Option<Permission> {
+        files.vhosts.get(vname).and_then(|v| v.permission(user)).or_else(|| live_vhost?.permission(user))
     };
     for (i, s) in services.iter().enumerate() {
         let own = if i == 0 { queue.to_string() } else { own_queue(queue, s) };
-        out += &reading_only(s, own, queue, permission(s), consumed);
+        out += &reading_only(s, own, queue, permission(s).as_ref(), consumed);
     }
     spaced(out)
 }
@@ -394,7 +394,7 @@ mod tests {
         }
         for (user, read) in [("lint-audit", "^orders\\."), ("lint-billing", "^orders\\.(created|billing-log)$")] {
             let p = Permission { user: user.into(), configure: "^$".into(), write: "^$".into(), read: read.into() };
-            v.permissions.insert(user.into(), p);
+            v.set_permission(&p);
         }
         files.vhosts.insert("v".into(), v);
         let consumer = |queue: &str, user: &str, port: u16| Consumer {

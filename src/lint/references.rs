@@ -72,18 +72,18 @@ fn bindings(ctx: &mut Context) {
 fn permissions(ctx: &mut Context) {
     let mut found = Vec::new();
     for (vname, vhost) in &ctx.topology.vhosts {
-        for user in vhost.permissions.keys() {
+        for user in vhost.permission_users() {
             // A user declared with errors is declared all the same.
             let declared = ctx.topology.has_user(user)
                 || ctx.locations.named.contains(&crate::model::kinds::users::key(user))
                 || vhost.external.users.contains(user);
             if !declared {
-                found.push(ObjectKey::Permission { vhost: vname.clone(), user: user.clone() });
+                found.push(crate::model::kinds::permissions::key(vname, user));
             }
         }
     }
     for key in found {
-        let ObjectKey::Permission { user, .. } = &key else {
+        let Some((_, user)) = crate::model::kinds::permissions::name_of(&key) else {
             continue;
         };
         let d = Diagnostic::error(

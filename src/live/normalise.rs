@@ -659,7 +659,7 @@ impl Normaliser<'_> {
             let Some(permission) = read.and_then(|o| permissions::permission(&o.id[0], &o.body)) else {
                 continue;
             };
-            if self.vhost(&v).permissions.insert(p.user.clone(), permission).is_some() {
+            if self.vhost(&v).set_permission(&permission) {
                 self.duplicate(&v, "permissions of", &p.user);
             }
         }

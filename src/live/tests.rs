@@ -472,7 +472,7 @@ fn users_and_permissions() {
     assert!(matches!(users["guest"].password, Password::Hash { algorithm: None, .. }));
     assert_eq!(users["cert"].password, Password::None);
     assert_eq!(users["cert"].tags.len(), 2);
-    let p = &vhost(&live, "/").permissions["guest"];
+    let p = vhost(&live, "/").permission("guest").unwrap();
     assert_eq!((p.configure.as_str(), p.read.as_str()), (".*", "^r"));
     assert!(live.notes.is_empty(), "{:?}", notes(&live));
 }
@@ -590,7 +590,7 @@ fn items_without_a_vhost_in_a_cluster_export_are_skipped_where_they_are() {
     let json = "{\"vhosts\": [{\"name\": \"a\"}],\n \"queues\": [{\"name\": \"q\", \"vhost\": \"a\"},\n  {\"name\": \"r\"}],\n \"permissions\": [{\"user\": \"u\", \"configure\": \"\", \"write\": \"\", \"read\": \"\"}]}";
     let live = read(json);
     assert_eq!(names(&vhost(&live, "a").queues), ["q"]);
-    assert!(vhost(&live, "a").permissions.is_empty());
+    assert!(vhost(&live, "a").permissions().is_empty());
     let n = notes(&live);
     assert!(n[0].starts_with("defs.json:3:3: queue \"r\" (`queues[1]`) skipped: it names no vhost"), "{n:?}");
     assert!(n[1].starts_with("defs.json:4:18: permissions of \"u\" (`permissions[0]`) skipped"), "{n:?}");
@@ -606,7 +606,7 @@ fn a_user_whose_hash_is_not_base64_is_skipped_with_its_permissions() {
                         {"user": "w", "vhost": "a", "configure": "", "write": "", "read": ""}]}"#;
     let live = read(json);
     assert_eq!(names(&live.topology.users()), ["w"]);
-    assert_eq!(names(&vhost(&live, "a").permissions), ["w"]);
+    assert_eq!(names(&vhost(&live, "a").permissions()), ["w"]);
     let skipped: Vec<(&Scope, &str)> = live.skipped.iter().map(|s| (&s.scope, s.what.as_str())).collect();
     assert_eq!(
         skipped,

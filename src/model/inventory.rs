@@ -93,7 +93,6 @@ impl Inventory {
             objects.extend(vh.exchanges.keys().map(|n| ObjectKey::Exchange { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.queues.keys().map(|n| ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.bindings.iter().map(|b| ObjectKey::Binding { vhost: vhost(), binding: b.clone() }));
-            objects.extend(vh.permissions.keys().map(|u| ObjectKey::Permission { vhost: vhost(), user: u.clone() }));
         }
         let of_kinds = topology.kind_objects();
         objects.extend(of_kinds.map(|(v, n, _)| ObjectKey::Object { vhost: v.map(str::to_string), name: n.clone() }));
@@ -285,7 +284,6 @@ fn grouped(key: &ObjectKey) -> Option<(&str, &'static str, Json)> {
     match key {
         ObjectKey::Exchange { vhost, name } => Some((vhost, "exchanges", json!(name))),
         ObjectKey::Queue { vhost, name } => Some((vhost, "queues", json!(name))),
-        ObjectKey::Permission { vhost, user } => Some((vhost, "permissions", json!(user))),
         ObjectKey::Object { vhost: Some(vhost), name } => Some((vhost, name.kind.table, id_json(&name.id))),
         ObjectKey::Object { vhost: None, .. } | ObjectKey::Binding { .. } | ObjectKey::Vhost(_) => None,
     }
@@ -296,7 +294,6 @@ fn named(group: &str, vhost: String, item: &Json) -> Result<ObjectKey, String> {
     Ok(match group {
         "exchanges" => ObjectKey::Exchange { vhost, name: text(item)? },
         "queues" => ObjectKey::Queue { vhost, name: text(item)? },
-        "permissions" => ObjectKey::Permission { vhost, user: text(item)? },
         kind => ObjectKey::Object { vhost: Some(vhost), name: object_name(kind, item)? },
     })
 }
@@ -454,7 +451,7 @@ mod tests {
         let mut inv = Inventory::of(&t);
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv.clone()));
         inv.digests.insert(ObjectKey::Queue { vhost: "/".into(), name: "q".into() }, "0a1b".into());
-        inv.digests.insert(ObjectKey::Permission { vhost: "/".into(), user: "u".into() }, "2c3d".into());
+        inv.digests.insert(crate::model::kinds::permissions::key("/", "u"), "2c3d".into());
         inv.digests.insert(users::key("u"), "4e5f".into());
         inv.digests.insert(ObjectKey::Vhost("/".into()), "6a7b".into());
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv));

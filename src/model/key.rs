@@ -22,10 +22,6 @@ pub enum ObjectKey {
         vhost: String,
         binding: Binding,
     },
-    Permission {
-        vhost: String,
-        user: String,
-    },
     /// An object of a kind of `model::kinds`; `vhost` is `None` for a broker-wide kind.
     Object {
         vhost: Option<String>,
@@ -39,8 +35,7 @@ impl Ord for ObjectKey {
         self.rank().cmp(&other.rank()).then_with(|| match (self, other) {
             (K::Vhost(a), K::Vhost(b)) => a.cmp(b),
             (K::Exchange { vhost: v, name: n }, K::Exchange { vhost: w, name: m })
-            | (K::Queue { vhost: v, name: n }, K::Queue { vhost: w, name: m })
-            | (K::Permission { vhost: v, user: n }, K::Permission { vhost: w, user: m }) => (v, n).cmp(&(w, m)),
+            | (K::Queue { vhost: v, name: n }, K::Queue { vhost: w, name: m }) => (v, n).cmp(&(w, m)),
             (K::Binding { vhost: v, binding: a }, K::Binding { vhost: w, binding: b }) => (v, a).cmp(&(w, b)),
             (K::Object { vhost: v, name: a }, K::Object { vhost: w, name: b }) => (v, a).cmp(&(w, b)),
             // One rank is one variant.
@@ -70,7 +65,8 @@ impl ObjectKey {
             ObjectKey::Object { name, .. } if name.kind.phase == super::kinds::Phase::PutPolicy => 5,
             // A user's object where users were before they were a kind's.
             ObjectKey::Object { name, .. } if name.kind == &super::kinds::users::KIND => 6,
-            ObjectKey::Permission { .. } => 7,
+            // Permissions where they were before they were a kind's objects.
+            ObjectKey::Object { name, .. } if name.kind == &super::kinds::permissions::KIND => 7,
             ObjectKey::Object { .. } => 8,
         }
     }
@@ -82,7 +78,8 @@ impl ObjectKey {
             ObjectKey::Exchange { .. } => "exchange",
             ObjectKey::Queue { .. } => "queue",
             ObjectKey::Binding { .. } => "binding",
-            ObjectKey::Permission { .. } => "permissions",
+            // As the old key said it: the kind's name is `permission`.
+            ObjectKey::Object { name, .. } if name.kind == &super::kinds::permissions::KIND => "permissions",
             ObjectKey::Object { name, .. } => name.kind.name,
         }
     }
@@ -93,7 +90,6 @@ impl ObjectKey {
             ObjectKey::Vhost(name) => name.clone(),
             ObjectKey::Exchange { name, .. } | ObjectKey::Queue { name, .. } => name.clone(),
             ObjectKey::Binding { binding, .. } => binding.to_string(),
-            ObjectKey::Permission { user, .. } => user.clone(),
             // A compound identity as its JSON array: names may hold spaces.
             ObjectKey::Object { name, .. } => match name.id.as_slice() {
                 [one] => one.clone(),
@@ -110,7 +106,6 @@ impl ObjectKey {
             ObjectKey::Exchange { name, .. } => ObjectKey::Exchange { vhost: to, name },
             ObjectKey::Queue { name, .. } => ObjectKey::Queue { vhost: to, name },
             ObjectKey::Binding { binding, .. } => ObjectKey::Binding { vhost: to, binding },
-            ObjectKey::Permission { user, .. } => ObjectKey::Permission { vhost: to, user },
             ObjectKey::Object { vhost: None, .. } => self,
             ObjectKey::Object { name, .. } => ObjectKey::Object { vhost: Some(to), name },
         }
@@ -119,10 +114,9 @@ impl ObjectKey {
     pub fn vhost(&self) -> Option<&str> {
         match self {
             ObjectKey::Vhost(v) => Some(v),
-            ObjectKey::Exchange { vhost, .. }
-            | ObjectKey::Queue { vhost, .. }
-            | ObjectKey::Binding { vhost, .. }
-            | ObjectKey::Permission { vhost, .. } => Some(vhost),
+            ObjectKey::Exchange { vhost, .. } | ObjectKey::Queue { vhost, .. } | ObjectKey::Binding { vhost, .. } => {
+                Some(vhost)
+            }
             ObjectKey::Object { vhost, .. } => vhost.as_deref(),
         }
     }
@@ -153,9 +147,6 @@ impl fmt::Display for ObjectKey {
             }
             ObjectKey::Binding { vhost, binding } => {
                 write!(f, "binding {binding} in vhost \"{vhost}\"")
-            }
-            ObjectKey::Permission { vhost, user } => {
-                write!(f, "permissions of \"{user}\" in vhost \"{vhost}\"")
             }
             ObjectKey::Object { vhost, name } => f.write_str(&name.at(vhost.as_deref())),
         }

@@ -75,7 +75,6 @@ impl Topology {
             K::Exchange { vhost, name } => v(vhost).is_some_and(|x| x.exchanges.contains_key(name)),
             K::Queue { vhost, name } => v(vhost).is_some_and(|x| x.queues.contains_key(name)),
             K::Binding { vhost, binding } => v(vhost).is_some_and(|x| x.bindings.contains(binding)),
-            K::Permission { vhost, user } => v(vhost).is_some_and(|x| x.permissions.contains_key(user)),
             K::Object { vhost: None, name } => self.objects.contains_key(name),
             K::Object { vhost: Some(vhost), name } => v(vhost).is_some_and(|x| x.objects.contains_key(name)),
         }
@@ -90,10 +89,9 @@ pub struct Vhost {
     pub exchanges: BTreeMap<String, Exchange>,
     pub queues: BTreeMap<String, Queue>,
     pub bindings: BTreeSet<Binding>,
-    /// Keyed by user name.
-    pub permissions: BTreeMap<String, Permission>,
     /// Objects of the vhost kinds of `model::kinds`: its policies and
-    /// operator policies among them ([`Vhost::policies`]).
+    /// operator policies ([`Vhost::policies`]) and its users' permissions
+    /// ([`Vhost::permissions`]) among them.
     pub objects: super::kinds::Objects,
     /// Objects referenced by bindings but owned by someone else (desired only).
     pub external: External,

@@ -21,7 +21,7 @@ pub use rollback::{RollbackPlan, compile as compile_rollback, rollback};
 pub use routing::routing_change;
 
 use crate::diff::{Action, Change, Declared, Diff, InFlight, Problem};
-use crate::model::kinds::users;
+use crate::model::kinds::{permissions, users};
 use crate::model::{Node, ObjectKey, QueueType, Topology, Vhost, VhostSettings};
 
 /// One operation, with the change it carries out.
@@ -206,11 +206,12 @@ fn ops(c: &Change, live: &Topology) -> Vec<(Phase, Op)> {
         (ObjectKey::Binding { vhost, binding }, _) => {
             vec![phased(Op::Bind { vhost: vhost.clone(), binding: binding.clone() })]
         }
-        (ObjectKey::Permission { vhost, user }, Action::Destroy) => {
-            vec![phased(Op::DeletePermission { vhost: vhost.clone(), user: user.clone() })]
+        // Permissions before the generic arm, which must never take them.
+        (key, Action::Destroy) if let Some((vhost, user)) = permissions::name_of(key) => {
+            vec![phased(Op::DeletePermission { vhost: vhost.into(), user: user.into() })]
         }
-        (ObjectKey::Permission { vhost, .. }, _) => one(match declared {
-            Some(Declared::Permission(p)) => Some(Op::PutPermission { vhost: vhost.clone(), permission: p.clone() }),
+        (key, _) if let Some((vhost, _)) = permissions::name_of(key) => one(match declared {
+            Some(Declared::Permission(p)) => Some(Op::PutPermission { vhost: vhost.into(), permission: p.clone() }),
             _ => None,
         }),
         (ObjectKey::Object { vhost, name }, action) => {

@@ -42,7 +42,6 @@ fn routes(c: &Change) -> bool {
     let kind = match &c.key {
         ObjectKey::Vhost(_) | ObjectKey::Exchange { .. } | ObjectKey::Queue { .. } | ObjectKey::Binding { .. } => true,
         ObjectKey::Object { name, .. } => is_policy(name),
-        ObjectKey::Permission { .. } => false,
     };
     acts && kind
 }
@@ -71,7 +70,6 @@ fn routing_part(v: &Vhost) -> Vhost {
         queues: v.queues.iter().map(|(n, q)| (n.clone(), queue(q))).collect(),
         bindings: Default::default(),
         objects: v.objects.iter().filter(|(n, _)| is_policy(n)).map(|(n, b)| (n.clone(), b.clone())).collect(),
-        permissions: Default::default(),
         external: v.external.clone(),
         moved: Default::default(),
         services: Default::default(),

@@ -278,13 +278,12 @@ fn namespaced(t: Topology, prefix: &str) -> Topology {
         .into_values()
         .map(|mut v| {
             v.name = name(&v.name);
-            v.permissions = std::mem::take(&mut v.permissions)
-                .into_values()
-                .map(|mut p| {
-                    p.user = name(&p.user);
-                    (p.user.clone(), p)
-                })
-                .collect();
+            let permissions = v.permissions();
+            v.retain_permissions(|_| false);
+            for mut p in permissions.into_values() {
+                p.user = name(&p.user);
+                v.set_permission(&p);
+            }
             (v.name.clone(), v)
         })
         .collect();

@@ -33,7 +33,8 @@ fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> T
         // broker-wide: only an import of the whole broker writes them, but users
         t.objects.retain(|n, _| n.kind == &warren::model::kinds::users::KIND);
         t.vhosts.retain(|v, _| vhosts.contains(&v.as_str()));
-        let users: BTreeSet<String> = t.vhosts.values().flat_map(|v| v.permissions.keys().cloned()).collect();
+        let users: BTreeSet<String> =
+            t.vhosts.values().flat_map(|v| v.permission_users().map(str::to_string)).collect();
         t.retain_users(|u| users.contains(u));
     }
     for l in left_out {
@@ -55,9 +56,6 @@ fn expected(live: &Topology, vhosts: &[&str], left_out: &[import::LeftOut]) -> T
             }
             ObjectKey::Object { name, .. } => {
                 vh.objects.remove(name);
-            }
-            ObjectKey::Permission { user, .. } => {
-                vh.permissions.remove(user);
             }
             other => panic!("{other} left out"),
         }
@@ -545,7 +543,9 @@ read = "it's"
 "#;
     let source = desired::load_texts(Path::new("."), vec![(PathBuf::from("t.toml"), text.to_string())]);
     assert!(!source.has_errors(), "{:?}", source.diagnostics);
-    assert_eq!(source.topology.vhosts["orders"].objects.len(), 2);
+    // Two topic permissions, and the permissions of app, each its kind's object.
+    assert_eq!(source.topology.vhosts["orders"].objects.len(), 3);
+    assert!(source.topology.vhosts["orders"].has_permission("app"));
     let imported = import::import(&source.topology, &[], "test").unwrap();
     let orders = imported.files.iter().find(|f| f.vhost.as_deref() == Some("orders")).unwrap();
     assert!(

@@ -104,9 +104,9 @@ fn accept(dir: &Path) -> usize {
 fn assert_nothing_lost(before: &Topology, after: &Topology, what: &str) {
     for (name, v) in &before.vhosts {
         let now = &after.vhosts[name];
-        for (user, p) in &v.permissions {
+        for (user, p) in &v.permissions() {
             let (Ok(read), Ok(write)) = (regex::Regex::new(&p.read), regex::Regex::new(&p.write)) else { continue };
-            let q = &now.permissions[user];
+            let q = now.permission(user).unwrap();
             let (read_now, write_now) = (regex::Regex::new(&q.read).unwrap(), regex::Regex::new(&q.write).unwrap());
             for queue in now.queues.keys().filter(|n| read.is_match(n)) {
                 assert!(read_now.is_match(queue), "{what}: {user} in {name} may no longer read {queue}: {}", q.read);

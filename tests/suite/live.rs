@@ -52,7 +52,7 @@ fn every_realworld_file_reads_with_a_note_for_each_quirk() {
                 vh.bindings.len(),
                 vh.policies().len(),
                 warren::model::kinds::operator_policies::typed(&vh.objects).len(),
-                vh.permissions.len(),
+                vh.permissions().len(),
                 vh.settings,
             ));
         }

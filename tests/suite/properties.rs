@@ -37,7 +37,7 @@ proptest! {
         prop_assert_eq!(len(&doc, "exchanges"), count(&t, |v| v.exchanges.len()));
         prop_assert_eq!(len(&doc, "bindings"), count(&t, |v| v.bindings.len()));
         prop_assert_eq!(len(&doc, "policies"), count(&t, |v| v.policies().len()));
-        prop_assert_eq!(len(&doc, "permissions"), count(&t, |v| v.permissions.len()));
+        prop_assert_eq!(len(&doc, "permissions"), count(&t, |v| v.permissions().len()));
         prop_assert_eq!(len(&doc, "users"), t.user_names().count());
         prop_assert_eq!(len(&doc, "vhosts"), t.vhosts.len());
         let limits = t.vhosts.values().filter(|v| v.settings.limits.as_ref().is_some_and(|l| !l.is_empty())).count();

@@ -164,8 +164,9 @@ pub(super) fn definitions(s: &State) -> String {
     for key in ["parameters", "policies", "queues", "exchanges", "bindings"] {
         doc[key] = json!([]);
     }
-    // Users are the state's own (`users_items`), not objects of their kind.
-    for kind in KINDS.iter().filter(|k| **k != &users::KIND) {
+    // Users and permissions are the state's own (`users_items`,
+    // `permission_items`), not objects of their kinds.
+    for kind in KINDS.iter().filter(|k| **k != &users::KIND && **k != &permissions::KIND) {
         let list = doc[kind.definitions].as_array_mut();
         match list {
             Some(list) => list.extend(items_of(s, kind)),

@@ -6,7 +6,7 @@ use super::EXTERNAL_USER_MISSING;
 use crate::diagnostic::Diagnostic;
 use crate::diff::Problem;
 use crate::diff::differ::Differ;
-use crate::model::{ObjectKey, Topology};
+use crate::model::Topology;
 
 impl Differ<'_> {
     /// Before any write: each missing external user, once per vhost, at
@@ -17,14 +17,14 @@ impl Differ<'_> {
             return;
         }
         for (v, vhost) in &desired.vhosts {
-            let missing = vhost.permissions.keys().filter(|u| vhost.external.users.contains(*u));
+            let missing = vhost.permission_users().filter(|u| vhost.external.users.contains(*u));
             for user in missing.filter(|u| !live.has_user(u) && !desired.has_user(u)) {
                 let diagnostic = Diagnostic::error(
                     EXTERNAL_USER_MISSING,
                     format!("user \"{user}\" is external, and the broker has no such user: its permissions in vhost \"{v}\" cannot be set"),
                 )
                 .help("warren never creates an external user: create it where it is made (a directory, another tool), or declare it under [users] for warren to make");
-                let key = ObjectKey::Permission { vhost: v.clone(), user: user.clone() };
+                let key = crate::model::kinds::permissions::key(v, user);
                 self.out.problems.push(Problem { key, field: None, diagnostic });
             }
         }

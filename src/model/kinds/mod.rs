@@ -7,12 +7,12 @@
 //! [`KINDS`]. A kind lives in the model, as a declaration over the model's
 //! values, so that every layer (the broker included) reads the same one.
 //! The kinds warren had before this seam (exchanges, queues, bindings,
-//! users, permissions, vhosts) still have their own types, and move onto
-//! it one at a time (docs/development.md, "Moving an old kind onto the
-//! seam"); policies and operator policies have moved, and are in [`KINDS`];
-//! users are in it too, their objects among the topology's broker-wide
-//! ones (`Topology::users` gives them typed); permissions are declared
-//! here, not yet in it.
+//! vhosts) still have their own types, and move onto it one at a time
+//! (docs/development.md, "Moving an old kind onto the seam"); policies
+//! and operator policies have moved, and are in [`KINDS`]; users are in
+//! it too, their objects among the topology's broker-wide ones
+//! (`Topology::users` gives them typed), and permissions, their objects
+//! among each vhost's (`Vhost::permissions` gives them typed).
 
 mod federation_upstream_sets;
 mod federation_upstreams;
@@ -45,6 +45,9 @@ pub static KINDS: &[&Kind] = &[
     // broker-wide kinds', and import writes users first. Their objects are
     // the topology's broker-wide ones, compared by `diff/users.rs`.
     &users::KIND,
+    // Their place in plans is their key's rank (after users), as is
+    // import's; they are compared by `diff/users.rs`, typed.
+    &permissions::KIND,
 ];
 
 /// The kind whose TOML table (and inventory group) is `table`.
@@ -409,6 +412,9 @@ impl fmt::Display for Name {
             // the broker's action texts said it before it was a kind's
             // object: as exchanges' and queues' are, unescaped.
             [one] if self.kind == &policies::KIND || self.kind == &users::KIND => write!(f, "{kind} \"{one}\""),
+            // A user's permissions as the old key and the broker's action
+            // texts said them (`set permissions of "app" in vhost "/"`).
+            [one] if self.kind == &permissions::KIND => write!(f, "permissions of \"{one}\""),
             [one] => write!(f, "{kind} \"{}\"", one.escape_debug()),
             parts => {
                 let named: Vec<String> = (self.kind.identity.iter().zip(parts))

@@ -3,13 +3,19 @@
 //! queues, set at `/api/permissions/{vhost}/{user}`.
 //!
 //! A kind warren had before the seam, declared here beside the old type
-//! ([`Permission`]) and not yet in [`super::KINDS`]: [`permission`] and
-//! [`object`] are the typed view both ways.
+//! ([`Permission`]): [`permission`] and [`object`] are the typed view both
+//! ways. It is in [`super::KINDS`], and a vhost keeps its permissions in
+//! `Vhost::objects` (`Vhost::permissions` gives them typed); the files'
+//! reader and docs leave permissions to their own code (`read_apart`,
+//! `documented_apart`), the diff to `diff/users.rs`, the in-memory
+//! broker to its own state.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Value as Json, json};
 
 use super::{Attribute, Finding, Kind, Object, Phase, Request, Scope, Type, field};
-use crate::model::{Permission, Table, Value};
+use crate::model::{Permission, Table, Value, Vhost};
 
 pub static KIND: Kind = Kind {
     name: "permission",
@@ -116,13 +122,69 @@ pub fn object(p: &Permission) -> Object {
     Object { id: vec![p.user.clone()], body }
 }
 
-/// The objects of typed permissions (one vhost's), by user.
-pub fn objects<'p>(permissions: impl IntoIterator<Item = &'p Permission>) -> super::Objects {
-    let named = |p: &Permission| {
-        let o = object(p);
-        (super::Name { kind: &KIND, id: o.id }, o.body)
-    };
-    permissions.into_iter().map(named).collect()
+/// The typed view of the permissions among `objects` (a vhost's), by user.
+pub fn typed(objects: &super::Objects) -> BTreeMap<String, Permission> {
+    let of_kind = objects.iter().filter(|(n, _)| n.kind == &KIND);
+    of_kind.filter_map(|(n, body)| permission(&n.id[0], body)).map(|p| (p.user.clone(), p)).collect()
+}
+
+/// A vhost keeps its users' permissions as its objects of this kind
+/// (`Vhost::objects`); these read and write them typed.
+impl Vhost {
+    /// Its permissions, typed, by user.
+    pub fn permissions(&self) -> BTreeMap<String, Permission> {
+        typed(&self.objects)
+    }
+
+    /// The users it gives permissions, in order.
+    pub fn permission_users(&self) -> impl Iterator<Item = &str> {
+        self.objects.keys().filter(|n| n.kind == &KIND).map(|n| n.id[0].as_str())
+    }
+
+    /// The permissions of user `user`, typed.
+    pub fn permission(&self, user: &str) -> Option<Permission> {
+        permission(user, self.objects.get(&name(user))?)
+    }
+
+    /// Whether it gives user `user` permissions.
+    pub fn has_permission(&self, user: &str) -> bool {
+        self.objects.contains_key(&name(user))
+    }
+
+    /// Sets `p` as its kind's object: whether it replaced the user's.
+    pub fn set_permission(&mut self, p: &Permission) -> bool {
+        self.objects.insert(name(&p.user), object(p).body).is_some()
+    }
+
+    /// Takes the permissions of user `user` out: whether it had some.
+    pub fn remove_permission(&mut self, user: &str) -> bool {
+        self.objects.remove(&name(user)).is_some()
+    }
+
+    /// Keeps only the permissions of the users `keep` takes.
+    pub fn retain_permissions(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.objects.retain(|n, _| n.kind != &KIND || keep(&n.id[0]));
+    }
+}
+
+/// The name, among a vhost's objects, of the permissions of user `user`.
+pub fn name(user: &str) -> super::Name {
+    super::Name { kind: &KIND, id: vec![user.to_string()] }
+}
+
+/// The key of the permissions of user `user` in vhost `vhost`.
+pub fn key(vhost: &str, user: &str) -> crate::model::ObjectKey {
+    crate::model::ObjectKey::Object { vhost: Some(vhost.to_string()), name: self::name(user) }
+}
+
+/// The vhost and user of the permissions `key` names, if it names some.
+pub fn name_of(key: &crate::model::ObjectKey) -> Option<(&str, &str)> {
+    match key {
+        crate::model::ObjectKey::Object { vhost: Some(vhost), name } if name.kind == &KIND => {
+            Some((vhost, &name.id[0]))
+        }
+        _ => None,
+    }
 }
 
 /// A definitions item (or one of the permission listing's): its user and
@@ -193,6 +255,66 @@ mod tests {
         assert_eq!((KIND.delete)(Some("orders"), &o.id), ["permissions", "orders", "app"]);
         let no_read = json!({ "user": "app", "vhost": "orders", "configure": "", "write": "" });
         assert_eq!((KIND.read)(&no_read).unwrap(), Err("it has no string `read`".to_string()));
+    }
+
+    /// A vhost's permissions are its objects of their kind, one store with
+    /// its policies and the other kinds', read and written typed.
+    #[test]
+    fn permissions_are_kept_as_the_vhost_s_objects_and_read_typed() {
+        let mut v = Vhost::new("orders");
+        v.set_policy(&crate::model::Policy {
+            name: "p".into(),
+            pattern: ".*".into(),
+            apply_to: crate::model::ApplyTo::Queues,
+            priority: 0,
+            definition: [("max-length".to_string(), Value::Int(1))].into_iter().collect(),
+        });
+        let reader = Permission { user: "b".into(), ..app() };
+        assert!(!v.set_permission(&reader));
+        assert!(!v.set_permission(&Permission { read: "^$".into(), ..app() }));
+        assert!(v.set_permission(&app()));
+        assert_eq!(v.objects.len(), 3, "two users' permissions beside the policy");
+        assert!(v.objects.contains_key(&name("app")) && v.objects.contains_key(&name("b")));
+        assert_eq!(v.permission_users().collect::<Vec<_>>(), ["app", "b"]);
+        assert_eq!(v.permission("app"), Some(app()));
+        assert_eq!(v.permissions().into_values().collect::<Vec<_>>(), [app(), reader]);
+        let mut t = crate::model::Topology::default();
+        t.vhosts.insert("orders".into(), v.clone());
+        assert!(v.has_permission("b") && t.has(&key("orders", "b")) && !v.has_permission("c"));
+        assert!(!t.has(&key("/", "b")));
+        v.retain_permissions(|u| u != "b");
+        assert!(v.remove_permission("app") && !v.remove_permission("app"));
+        assert!(v.permissions().is_empty() && v.policy("p").is_some());
+    }
+
+    /// A permission's key says and sorts as `ObjectKey::Permission` did
+    /// before permissions were a kind's objects: plans, records and
+    /// messages are unchanged.
+    #[test]
+    fn a_permission_s_key_says_and_sorts_as_the_old_key_did() {
+        use crate::model::ObjectKey;
+        let policy = crate::model::kinds::policies::key("z", "p");
+        let user = crate::model::kinds::users::key("z");
+        let topic = ObjectKey::Object {
+            vhost: Some("a".into()),
+            name: super::super::Name { kind: &super::super::topic_permissions::KIND, id: vec!["a".into(), "x".into()] },
+        };
+        let global = ObjectKey::Object {
+            vhost: None,
+            name: super::super::Name { kind: &super::super::global_parameters::KIND, id: vec!["a".into()] },
+        };
+        for user_name in ["app", "a \"quoted\" name", "ünïcode\\"] {
+            let k = key("/", user_name);
+            assert_eq!(k.to_string(), format!("permissions of \"{user_name}\" in vhost \"/\""));
+            assert_eq!((k.kind(), k.name(), k.vhost()), ("permissions", user_name.to_string(), Some("/")));
+            assert_eq!(k.clone().in_vhost("w"), key("w", user_name));
+            assert_eq!(name_of(&k), Some(("/", user_name)));
+            assert!(policy < k && user < k && k < topic && k < global, "{k}");
+        }
+        // By vhost, then user, as the old key's fields.
+        assert!(key("a", "z") < key("b", "a") && key("a", "a") < key("a", "b"));
+        assert_eq!(name_of(&user), None);
+        assert_eq!(name_of(&topic), None);
     }
 
     #[test]

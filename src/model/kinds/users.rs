@@ -364,7 +364,7 @@ mod tests {
             },
         };
         let policy = crate::model::kinds::policies::key("v", "p");
-        let permission = ObjectKey::Permission { vhost: "a".into(), user: "a".into() };
+        let permission = crate::model::kinds::permissions::key("a", "a");
         let other = ObjectKey::Object {
             vhost: None,
             name: super::super::Name { kind: &super::super::global_parameters::KIND, id: vec!["a".into()] },

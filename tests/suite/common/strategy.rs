@@ -171,14 +171,11 @@ fn vhost(name: String, users: Vec<String>, profile: Profile) -> impl Strategy<Va
             v.bindings = bindings(&v, seeds);
             v.objects = warren::model::kinds::policies::objects(&policies);
             v.objects.extend(warren::model::kinds::operator_policies::objects(&operator));
-            v.permissions = users
-                .iter()
-                .zip(perms)
-                .filter_map(|(user, p)| {
-                    let (configure, write, read) = p?;
-                    Some((user.clone(), Permission { user: user.clone(), configure, write, read }))
-                })
-                .collect();
+            for (user, p) in users.iter().zip(perms) {
+                if let Some((configure, write, read)) = p {
+                    v.set_permission(&Permission { user: user.clone(), configure, write, read });
+                }
+            }
             v
         })
 }
