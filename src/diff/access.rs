@@ -124,10 +124,16 @@ fn permissions(sides: [Option<&Vhost>; 2], have: &Permission, want: &Permission)
     let sides = sides.into_iter().flatten();
     let queues: BTreeSet<&str> = sides.clone().flat_map(|v| v.queues.keys()).map(String::as_str).collect();
     let exchanges: BTreeSet<&str> = sides.flat_map(|v| v.exchanges.keys()).map(String::as_str).collect();
-    let object = |name: &str| match (queues.contains(name), exchanges.contains(name)) {
-        (true, _) => format!("queue \"{name}\""),
-        (_, true) => format!("exchange \"{name}\""),
-        _ => format!("a name such as \"{name}\""),
+    // The empty name is lost only when no other is (`grant::narrowed`).
+    // It is the default exchange's, which `write` lets a user publish to;
+    // RabbitMQ never checks `configure` or `read` on it: the default
+    // exchange cannot be declared, deleted or bound from, and a queue named
+    // "" is the channel's last declared one, named before the check.
+    let object = |part: &str, name: &str| match (queues.contains(name), exchanges.contains(name)) {
+        _ if name.is_empty() => (part == "write").then(|| "the default exchange".to_string()),
+        (true, _) => Some(format!("queue \"{name}\"")),
+        (_, true) => Some(format!("exchange \"{name}\"")),
+        _ => Some(format!("a name such as \"{name}\"")),
     };
     let parts = [
         ("configure", &have.configure, &want.configure),
@@ -135,7 +141,7 @@ fn permissions(sides: [Option<&Vhost>; 2], have: &Permission, want: &Permission)
         ("read", &have.read, &want.read),
     ];
     let known = || queues.iter().chain(&exchanges).copied();
-    parts.into_iter().filter_map(|(part, old, new)| lost(part, old, new, known(), object)).collect()
+    parts.into_iter().filter_map(|(part, old, new)| lost(part, old, new, known(), |n| object(part, n))).collect()
 }
 
 /// What a topic permission's `write` and `read` lose on `exchange`; with
@@ -146,7 +152,7 @@ fn topic_permission(
     want: &Object,
     exchange: &str,
 ) -> Vec<(&'static str, Loss)> {
-    let key = |k: &str| format!("routing key \"{k}\" on exchange \"{exchange}\"");
+    let key = |k: &str| Some(format!("routing key \"{k}\" on exchange \"{exchange}\""));
     let old = |part: &str| match had {
         Some(body) => body.get(part).and_then(|v| v.as_str()).map(str::to_string),
         // No topic permission: every key, where the user may use the
@@ -163,17 +169,17 @@ fn topic_permission(
 }
 
 /// What `part` loses going from `old` to `new`, a name lost said by
-/// `object`.
+/// `object` (`None`: losing that name loses nothing).
 fn lost<'a>(
     part: &'static str,
     old: &str,
     new: &str,
     known: impl IntoIterator<Item = &'a str>,
-    object: impl Fn(&str) -> String,
+    object: impl Fn(&str) -> Option<String>,
 ) -> Option<(&'static str, Loss)> {
     match narrowed(old, new, known) {
         Narrowed::No => None,
-        Narrowed::Loses(name) => Some((part, Loss::Name(object(&name)))),
+        Narrowed::Loses(name) => Some((part, Loss::Name(object(&name)?))),
         Narrowed::Unknown => Some((part, Loss::Unknown { old: old.to_string(), new: new.to_string() })),
     }
 }
@@ -205,5 +211,33 @@ fn takes_access(c: &Change, live: &Topology, stale: &BTreeSet<String>, narrows: 
         }
         (Action::Update, key, _) if kinds::permissions::name_of(key).is_some() => narrows,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn permission(configure: &str, write: &str, read: &str) -> Permission {
+        Permission { user: "app".into(), configure: configure.into(), write: write.into(), read: read.into() }
+    }
+
+    fn said(losses: &[(&str, Loss)]) -> Vec<String> {
+        losses.iter().map(|(part, loss)| loss.said(&[part])).collect()
+    }
+
+    /// Going from `^$` (the empty expression) to one name loses only the
+    /// empty name: the default exchange for `write`, and for `configure`
+    /// and `read` nothing RabbitMQ ever checks.
+    #[test]
+    fn the_empty_name_is_the_default_exchange_to_write_and_nothing_else() {
+        let (have, want) = (permission("^$", "^$", "^$"), permission("^a$", "^a$", "^a$"));
+        let losses = permissions([None, None], &have, &want);
+        assert_eq!(said(&losses), ["`write` no longer grants the default exchange"]);
+        let losses = permissions([None, None], &permission("", "", ".*"), &permission("^a$", "^a$", "^a$"));
+        assert_eq!(
+            said(&losses),
+            ["`write` no longer grants the default exchange", "`read` no longer grants a name such as \"b\""]
+        );
     }
 }
