@@ -74,7 +74,7 @@ pub(super) const EXTERNAL_KEYS: &[&str] = &["exchanges", "queues", "users"];
 pub(crate) const LIMIT_KEYS: &[&str] = &["max-queues", "max-connections"];
 /// The limits of a user the broker knows (`rabbit_auth_backend_internal`).
 pub(crate) const USER_LIMIT_KEYS: &[&str] = &["max-connections", "max-channels"];
-pub(crate) const EXCHANGE_TYPES: &[&str] = &["direct", "fanout", "topic", "headers"];
+pub(crate) use crate::model::kinds::exchanges::BUILT_IN as EXCHANGE_TYPES;
 pub(crate) const HASHING_ALGORITHMS: &[&str] =
     &["rabbit_password_hashing_sha256", "rabbit_password_hashing_sha512", "rabbit_password_hashing_md5"];
 
@@ -446,8 +446,7 @@ impl Parser<'_> {
         let mut fields_at = self.fields_at(&f);
         let kind = self.string_or(&f, "type", at.clone(), "\"topic\"", base.map(|b| b.kind.as_str()));
         if let Some(k) = &kind
-            && !EXCHANGE_TYPES.contains(&k.as_str())
-            && !k.starts_with("x-")
+            && !crate::model::kinds::exchanges::is_type(k)
         {
             let mut choices = EXCHANGE_TYPES.to_vec();
             choices.push("x-<plugin type>");
@@ -466,7 +465,7 @@ impl Parser<'_> {
             internal: internal.unwrap_or(base.is_some_and(|b| b.internal)),
             arguments: merged(base.map(|b| &b.arguments), arguments?),
         };
-        let kind_ok = EXCHANGE_TYPES.contains(&value.kind.as_str()) || value.kind.starts_with("x-");
+        let kind_ok = crate::model::kinds::exchanges::is_type(&value.kind);
         let typed_ok = f.get("durable").is_none_or(|_| durable.is_some())
             && f.get("auto_delete").is_none_or(|_| auto_delete.is_some())
             && f.get("internal").is_none_or(|_| internal.is_some());

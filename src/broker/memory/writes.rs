@@ -24,8 +24,8 @@ pub(super) enum Why {
     Unsafe(String),
 }
 
-/// The exchange types every broker has.
-const EXCHANGE_TYPES: [&str; 4] = ["direct", "fanout", "topic", "headers"];
+// The exchange types every broker has.
+use crate::model::kinds::exchanges::BUILT_IN as EXCHANGE_TYPES;
 
 /// The arguments each queue type checks on a redeclare (and refuses, at
 /// creation, when they belong to another type): `rabbit_amqqueue:check_declare_arguments`.

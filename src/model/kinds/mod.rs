@@ -14,6 +14,7 @@
 //! (`Topology::users` gives them typed), and permissions, their objects
 //! among each vhost's (`Vhost::permissions` gives them typed).
 
+pub mod exchanges;
 mod federation_upstream_sets;
 mod federation_upstreams;
 mod global_parameters;
