@@ -300,7 +300,7 @@ impl Broker for Memory {
             let v = &s.vhosts[name];
             for listing in Listing::ALL {
                 let text = match listing {
-                    Listing::Exchanges => answers::exchange_listing(v),
+                    Listing::Exchanges => answers::exchange_listing(name, v),
                     Listing::Queues => answers::queue_listing(v, s.locks.contains_key(name)),
                     Listing::Bindings => answers::binding_listing(name, v),
                     Listing::Policies => answers::policy_listing(name, v, false),
@@ -336,7 +336,7 @@ impl Broker for Memory {
             .into_iter()
             .filter(|q| q["name"].as_str().is_some_and(|n| wanted.queues.contains(n) || more_q.contains(n)))
             .collect();
-        let exchanges: Vec<Json> = parse(answers::exchange_listing(v))
+        let exchanges: Vec<Json> = parse(answers::exchange_listing(vhost, v))
             .into_iter()
             .filter(|x| {
                 x["name"]

@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
-use crate::model::kinds::{Kind, Name, Object, permissions, policies, users};
+use crate::model::kinds::{Kind, Name, Object, exchanges, permissions, policies, users};
 use crate::model::{
     Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, Table, User, Value,
     VhostSettings,
@@ -127,16 +127,15 @@ pub(super) async fn delete_user(http: &Http, name: &str) -> Result<(), BrokerErr
 }
 
 pub(super) async fn declare_exchange(http: &Http, vhost: &str, x: &Exchange) -> Result<(), BrokerError> {
-    let body = json!({
-        "type": x.kind, "durable": x.durable, "auto_delete": x.auto_delete,
-        "internal": x.internal, "arguments": table(&x.arguments),
-    });
-    let path = format!("exchanges/{}/{}", segment(vhost), segment(&x.name));
-    put(http, &path, body, &format!("declare exchange \"{}\" in vhost \"{vhost}\"", x.name)).await
+    let action = format!("declare exchange \"{}\" in vhost \"{vhost}\"", x.name);
+    for request in (exchanges::KIND.put)(Some(vhost), &exchanges::object(x)) {
+        put(http, &path(&request.path), request.body, &action).await?;
+    }
+    Ok(())
 }
 
 pub(super) async fn delete_exchange(http: &Http, vhost: &str, name: &str) -> Result<(), BrokerError> {
-    let path = format!("exchanges/{}/{}", segment(vhost), segment(name));
+    let path = path(&(exchanges::KIND.delete)(Some(vhost), &[name.to_string()]));
     delete(http, &path, &format!("delete exchange \"{name}\" in vhost \"{vhost}\"")).await
 }
 

@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::model::kinds::{Name, Object};
+use crate::model::kinds::{Name, Object, exchanges};
 use crate::model::{Table, Topology, Value, Vhost, binding_json};
 
 /// The definitions document of `topology`. Pure: passwords given as
@@ -124,20 +124,8 @@ fn queues(v: &Vhost) -> Vec<Json> {
 }
 
 fn exchanges(v: &Vhost) -> Vec<Json> {
-    v.exchanges
-        .values()
-        .map(|x| {
-            json!({
-                "name": x.name,
-                "vhost": v.name,
-                "type": x.kind,
-                "durable": x.durable,
-                "auto_delete": x.auto_delete,
-                "internal": x.internal,
-                "arguments": table(&x.arguments),
-            })
-        })
-        .collect()
+    let item = |x| (exchanges::KIND.write)(Some(&v.name), &exchanges::object(x));
+    v.exchanges.values().map(item).collect()
 }
 
 fn bindings(v: &Vhost) -> Vec<Json> {

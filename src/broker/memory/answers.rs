@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use super::super::lock::LOCK_QUEUE;
 use super::state::{PolicyState, State, VhostState};
-use crate::model::kinds::{KINDS, Kind, Object, operator_policies, permissions, policies, users};
+use crate::model::kinds::{KINDS, Kind, Object, exchanges, operator_policies, permissions, policies, users};
 use crate::model::{Binding, Password, Table, User, Value};
 
 fn table(t: &Table) -> Json {
@@ -35,11 +35,14 @@ pub(super) fn vhosts(s: &State, visible: impl Fn(&str) -> bool) -> String {
     Json::Array(items).to_string()
 }
 
-fn exchange_item(x: &crate::model::Exchange) -> Json {
-    json!({
-        "name": x.name, "type": x.kind, "durable": x.durable, "auto_delete": x.auto_delete,
-        "internal": x.internal, "arguments": table(&x.arguments),
-    })
+/// An exchange as the broker's listings and exports give it: its kind's
+/// item, without the vhost where an export of one vhost leaves it out.
+fn exchange_item(vhost: &str, x: &crate::model::Exchange, named: bool) -> Json {
+    let mut item = (exchanges::KIND.write)(Some(vhost), &exchanges::object(x));
+    if !named && let Some(m) = item.as_object_mut() {
+        m.remove("vhost");
+    }
+    item
 }
 
 fn binding_item(b: &Binding) -> Json {
@@ -88,7 +91,8 @@ fn export_parts(vhost: &str, v: &VhostState, named: bool) -> [(&'static str, Vec
             }))
         })
         .collect();
-    let exchanges = v.exchanges.values().filter(|x| exported(&x.name)).map(|x| with_vhost(exchange_item(x))).collect();
+    let exchanges =
+        v.exchanges.values().filter(|x| exported(&x.name)).map(|x| exchange_item(vhost, x, named)).collect();
     let bindings = v.bindings.iter().map(|b| with_vhost(binding_item(b))).collect();
     [
         ("parameters", parameters(vhost, v)),
@@ -214,8 +218,8 @@ pub(super) fn permissions(s: &State) -> String {
 }
 
 /// A vhost's exchange listing, the broker's own exchanges included.
-pub(super) fn exchange_listing(v: &VhostState) -> String {
-    Json::Array(v.exchanges.values().map(exchange_item).collect()).to_string()
+pub(super) fn exchange_listing(vhost: &str, v: &VhostState) -> String {
+    Json::Array(v.exchanges.values().map(|x| exchange_item(vhost, x, true)).collect()).to_string()
 }
 
 /// A vhost's queue listing, with the lock's exclusive queue when it is held.
