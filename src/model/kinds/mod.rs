@@ -24,6 +24,7 @@ pub mod policies;
 mod shovels;
 mod topic_permissions;
 pub mod users;
+pub mod vhosts;
 
 use std::cmp::Ordering;
 use std::fmt;
