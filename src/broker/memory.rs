@@ -34,7 +34,7 @@ use super::records::RecordStore;
 use super::{
     Answer, Answers, Broker, BrokerError, Clients, Consumer, DeprecatedFeature, Freshness, Leadership, Listing, Reading,
 };
-use crate::model::kinds::{Kind, Name, Object, operator_policies, policies, users};
+use crate::model::kinds::{Kind, Name, Object, operator_policies, policies, users, vhosts};
 use crate::model::{
     Binding, Exchange, Permission, Policy, Queue, QueueCounts, QueueType, RECORD_ARGUMENT, Table, User, Value,
     VhostSettings,
@@ -473,24 +473,32 @@ impl Broker for Memory {
     async fn put_vhost(&self, name: &str, settings: &VhostSettings, remove_limits: &[String]) -> Answer<()> {
         let mut s = self.lock_state();
         let who = self.admin(&s, || format!("create or update vhost \"{name}\""))?;
-        let description = settings.description.clone().unwrap_or_default();
+        // What the broker makes of the requests that `ops::put_vhost`
+        // sends: the vhost's PUT, then one per limit.
+        let requests = (vhosts::KIND.put)(None, &vhosts::object(name, settings));
+        let Some((request, set_limits)) = requests.split_first() else { return Ok(()) };
+        let text = |key: &str| request.body.get(key).and_then(Json::as_str);
+        let description = text("description").unwrap_or_default().to_string();
+        let default_queue_type = text("default_queue_type").and_then(QueueType::parse);
         match s.vhosts.get_mut(name) {
             Some(v) => {
                 v.description = description;
-                if settings.default_queue_type.is_some() {
-                    v.default_queue_type = settings.default_queue_type;
+                if default_queue_type.is_some() {
+                    v.default_queue_type = default_queue_type;
                 }
             }
             None => {
-                let mut v = VhostState::new(description, settings.default_queue_type);
+                let mut v = VhostState::new(description, default_queue_type);
                 v.permissions.insert(who.name.clone(), full_permission(&who.name));
                 s.vhosts.insert(name.to_string(), v);
             }
         }
         let v = s.vhosts.get_mut(name).expect("made above");
-        v.tags = settings.tags.iter().flatten().cloned().collect();
-        for (limit, value) in settings.limits.iter().flatten() {
-            writes::set_limit(v, limit, *value)
+        let tags = request.body.get("tags").and_then(Json::as_array).into_iter().flatten();
+        v.tags = tags.filter_map(Json::as_str).map(str::to_string).collect();
+        for r in set_limits {
+            let (limit, value) = (&r.path[2], r.body["value"].as_i64().unwrap_or_default());
+            writes::set_limit(v, limit, value)
                 .map_err(|why| self.said(why, format!("set limit {limit} of vhost \"{name}\"")))?;
         }
         for limit in remove_limits {

@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
-use crate::model::kinds::{Kind, Name, Object, exchanges, permissions, policies, users};
+use crate::model::kinds::{Kind, Name, Object, exchanges, permissions, policies, users, vhosts};
 use crate::model::{
     Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, Table, User, Value,
     VhostSettings,
@@ -19,34 +19,29 @@ fn table(t: &Table) -> Json {
 // One request (or a few) per change to an object, for [`super::Rabbit`].
 // Deletes of what is already gone succeed, so that repeating one is safe.
 
-/// Creates or updates a vhost with `settings`, and removes the limits named.
+/// Creates or updates a vhost with `settings` (the settings' kind's
+/// requests: its PUT, then one per limit), and removes the limits named.
+/// The vhost's PUT keeps its limits: they are set and removed one by one
+/// after it.
 pub(super) async fn put_vhost(
     http: &Http,
     name: &str,
     settings: &VhostSettings,
     remove_limits: &[String],
 ) -> Result<(), BrokerError> {
-    let mut body = json!({});
-    if let Some(d) = &settings.description {
-        body["description"] = json!(d);
+    for request in (vhosts::KIND.put)(None, &vhosts::object(name, settings)) {
+        let action = match &request.part {
+            None => format!("create or update vhost \"{name}\""),
+            Some(part) => format!("set {part} of vhost \"{name}\""),
+        };
+        put(http, &path(&request.path), request.body, &action).await?;
     }
-    if let Some(t) = settings.default_queue_type {
-        // 3.10-3.12 read `defaultqueuetype`, later versions the other.
-        body["default_queue_type"] = json!(t.as_str());
-        body["defaultqueuetype"] = json!(t.as_str());
-    }
-    if let Some(t) = &settings.tags {
-        body["tags"] = json!(t);
-    }
-    if let Some(p) = settings.protected_from_deletion {
-        body["protected_from_deletion"] = json!(p);
-    }
-    put(http, &format!("vhosts/{}", segment(name)), body, &format!("create or update vhost \"{name}\"")).await?;
     let limits = Limits { path: "vhost-limits", owner: ("vhost", name) };
-    limits.put(http, settings.limits.as_ref(), remove_limits).await
+    limits.remove(http, remove_limits).await
 }
 
-/// The limits of one vhost or user: `PUT`/`DELETE /api/{path}/{owner}/{limit}`.
+/// The limits of one vhost or user: `DELETE /api/{path}/{owner}/{limit}`
+/// (their kinds' `put` sets them).
 struct Limits<'a> {
     /// `vhost-limits` or `user-limits`.
     path: &'static str,
@@ -55,28 +50,20 @@ struct Limits<'a> {
 }
 
 impl Limits<'_> {
-    /// Sets `set`, then removes `remove`, one request each.
-    async fn put(
-        &self,
-        http: &Http,
-        set: Option<&std::collections::BTreeMap<String, i64>>,
-        remove: &[String],
-    ) -> Result<(), BrokerError> {
+    /// Removes `remove`, one request each.
+    async fn remove(&self, http: &Http, remove: &[String]) -> Result<(), BrokerError> {
         let ((what, name), path) = (self.owner, self.path);
-        let at = |limit: &str| format!("{path}/{}/{}", segment(name), segment(limit));
-        for (limit, value) in set.into_iter().flatten() {
-            let action = format!("set limit {limit} of {what} \"{name}\"");
-            put(http, &at(limit), json!({ "value": value }), &action).await?;
-        }
         for limit in remove {
-            delete(http, &at(limit), &format!("remove limit {limit} of {what} \"{name}\"")).await?;
+            let at = format!("{path}/{}/{}", segment(name), segment(limit));
+            delete(http, &at, &format!("remove limit {limit} of {what} \"{name}\"")).await?;
         }
         Ok(())
     }
 }
 
 pub(super) async fn delete_vhost(http: &Http, name: &str) -> Result<(), BrokerError> {
-    delete(http, &format!("vhosts/{}", segment(name)), &format!("delete vhost \"{name}\"")).await
+    let at = path(&(vhosts::KIND.delete)(None, &[name.to_string()]));
+    delete(http, &at, &format!("delete vhost \"{name}\"")).await
 }
 
 /// Creates or updates a user with its limits (the kind's requests: its
@@ -99,7 +86,7 @@ pub(super) async fn put_user(
         put(http, &path(&request.path), request.body, &action).await?;
     }
     let limits = Limits { path: "user-limits", owner: ("user", name) };
-    limits.put(http, None, remove_limits).await
+    limits.remove(http, remove_limits).await
 }
 
 /// The user's object as its PUT sends it: a password from the environment

@@ -16,9 +16,9 @@
 //!   needed (import uses it only to guess a missing algorithm), and carry
 //!   their limits in `limits`, as the broker's own exports do.
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
 
-use crate::model::kinds::{Name, Object, exchanges};
+use crate::model::kinds::{Name, Object, exchanges, vhosts};
 use crate::model::{Table, Topology, Value, Vhost, binding_json};
 
 /// The definitions document of `topology`. Pure: passwords given as
@@ -62,29 +62,9 @@ fn table(t: &Table) -> Json {
     Json::from(&Value::Table(t.clone()))
 }
 
-/// Only what the files manage: a vhost without settings is just named.
-/// `protected_from_deletion` is written at the top only, where 4.x writes
-/// it (brokers before 4.1 ignore it).
+/// Only what the files manage, as the vhost settings' kind writes its item.
 fn vhost(v: &Vhost) -> Json {
-    let mut metadata = Map::new();
-    if let Some(d) = &v.settings.description {
-        metadata.insert("description".into(), json!(d));
-    }
-    if let Some(t) = &v.settings.tags {
-        metadata.insert("tags".into(), json!(t));
-    }
-    if let Some(q) = v.settings.default_queue_type {
-        metadata.insert("default_queue_type".into(), json!(q.as_str()));
-    }
-    let mut out = metadata.clone();
-    if let Some(p) = v.settings.protected_from_deletion {
-        out.insert("protected_from_deletion".into(), json!(p));
-    }
-    out.insert("name".into(), json!(v.name));
-    if !metadata.is_empty() {
-        out.insert("metadata".into(), Json::Object(metadata));
-    }
-    Json::Object(out)
+    (vhosts::KIND.write)(None, &vhosts::object(&v.name, &v.settings))
 }
 
 /// Whether objects of `name`'s kind are runtime parameters of their vhost.
@@ -95,13 +75,10 @@ fn is_parameter(name: &Name) -> bool {
 /// The vhost's runtime parameters: its objects of kinds that are ones,
 /// then its limits (when it declares some).
 fn parameters(v: &Vhost) -> Vec<Json> {
-    let parameter = |component: &str, name: &str, value: Json| json!({ "vhost": v.name, "component": component, "name": name, "value": value });
     let of_kind =
         |(n, body): (&Name, &Table)| (n.kind.write)(Some(&v.name), &Object { id: n.id.clone(), body: body.clone() });
     let mut out: Vec<Json> = v.objects.iter().filter(|(n, _)| is_parameter(n)).map(of_kind).collect();
-    if let Some(limits) = v.settings.limits.as_ref().filter(|l| !l.is_empty()) {
-        out.push(parameter("vhost-limits", "limits", json!(limits)));
-    }
+    out.extend(vhosts::limits_item(&vhosts::object(&v.name, &v.settings)));
     out
 }
 

@@ -7,7 +7,7 @@ use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
 use crate::model::kinds::{
-    KINDS, Name, Objects, Phase, Presence, Type, has_password, password_keys, permissions, users,
+    KINDS, Name, Objects, Phase, Presence, Type, has_password, password_keys, permissions, users, vhosts,
 };
 use crate::model::{
     Binding, Exchange, External, Partitions, Queue, QueueType, SuperStream, Table, Value, Vhost, VhostSettings,
@@ -48,7 +48,7 @@ pub(super) fn vhost_file(vhost: &Vhost, streams: &[SuperStream], share: &Share, 
     w.skipped(skipped, source);
     w.blank();
     w.list("vhosts", [&vhost.name].into_iter());
-    w.settings(&vhost.settings);
+    w.settings(&vhost.name, &vhost.settings);
     w.external(&vhost.external, matches!(share, Share::Whole));
     for x in vhost.exchanges.values() {
         w.exchange(x);
@@ -222,28 +222,15 @@ impl Writer {
         }
     }
 
-    /// The `[vhost]` table, if the vhost sets anything.
-    fn settings(&mut self, s: &VhostSettings) {
-        if *s == VhostSettings::default() {
+    /// The `[vhost]` table, if the vhost sets anything: the object of the
+    /// vhost settings' kind, written as the other kinds' are.
+    fn settings(&mut self, name: &str, s: &VhostSettings) {
+        let o = vhosts::object(name, s);
+        if o.body.is_empty() {
             return;
         }
         self.header("vhost");
-        if let Some(d) = &s.description {
-            self.field("description", &string(d));
-        }
-        if let Some(t) = s.default_queue_type {
-            self.field("default_queue_type", &string(t.as_str()));
-        }
-        if let Some(tags) = &s.tags {
-            self.list("tags", tags.iter());
-        }
-        if let Some(p) = s.protected_from_deletion {
-            self.field("protected_from_deletion", &p.to_string());
-        }
-        if let Some(limits) = &s.limits {
-            let limits: Table = limits.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();
-            self.table_field(&["vhost"], "limits", &limits);
-        }
+        self.attributes(&vhosts::name(name), &o.body, Some(&["vhost"][..]));
     }
 
     /// The `[external]` table, if any; `whole`: the bindings that use its
@@ -341,8 +328,9 @@ impl Writer {
     fn objects(&mut self, objects: &Objects) {
         for (name, body) in objects {
             let k = name.kind;
+            let at = [k.table, name.id[0].as_str()];
             if is_named(k) {
-                self.header(&path(&[k.table, name.id[0].as_str()]));
+                self.header(&path(&at));
             } else {
                 self.blank();
                 self.line(&format!("[[{}]]", key(k.table)));
@@ -350,33 +338,39 @@ impl Writer {
                     self.field(a.name, &string(id));
                 }
             }
-            for a in k.attributes {
-                let Some(v) = body.get(a.name) else {
-                    if a.ty == Type::Password {
-                        self.comment("no password in the export: add `password_env = \"VARIABLE\"` to give it one");
-                    }
-                    continue;
-                };
-                if matches!(a.presence, Presence::Default(d) if d.value() == *v) {
-                    continue;
-                }
-                // A password is its file keys: a variable's name, or a hash.
+            self.attributes(name, body, is_named(k).then_some(&at[..]));
+        }
+    }
+
+    /// An object's attributes, defaults left unsaid; `table`: the table
+    /// they are in, when a table attribute too long for one line may be a
+    /// table of its own there (`[policies.NAME.definition]`), as a
+    /// policy's definition is.
+    fn attributes(&mut self, name: &Name, body: &Table, table: Option<&[&str]>) {
+        for a in name.kind.attributes {
+            let Some(v) = body.get(a.name) else {
                 if a.ty == Type::Password {
-                    for (k, text) in password_keys(v) {
-                        self.field(k, &string(text));
-                    }
-                    continue;
+                    self.comment("no password in the export: add `password_env = \"VARIABLE\"` to give it one");
                 }
-                // A table too long for one line is a table of its own, as
-                // a policy's definition is.
-                if let (Value::Table(t), true) = (v, is_named(k) && !a.secret) {
-                    self.table_field(&[k.table, name.id[0].as_str()], a.name, t);
-                    continue;
+                continue;
+            };
+            if matches!(a.presence, Presence::Default(d) if d.value() == *v) {
+                continue;
+            }
+            // A password is its file keys: a variable's name, or a hash.
+            if a.ty == Type::Password {
+                for (k, text) in password_keys(v) {
+                    self.field(k, &string(text));
                 }
-                let v = if a.secret { self.secret_from_env(name, a.name, v) } else { v.clone() };
-                if let Some(line) = field_line(a.name, &v) {
-                    self.line(&line);
-                }
+                continue;
+            }
+            if let (Value::Table(t), Some(at), false) = (v, table, a.secret) {
+                self.table_field(at, a.name, t);
+                continue;
+            }
+            let v = if a.secret { self.secret_from_env(name, a.name, v) } else { v.clone() };
+            if let Some(line) = field_line(a.name, &v) {
+                self.line(&line);
             }
         }
     }

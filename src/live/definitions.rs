@@ -77,8 +77,10 @@ impl Definitions {
 }
 
 /// The settings of a vhost, as a `vhosts` entry or the top of a 4.x
-/// single-vhost export gives them.
-#[derive(Debug, Default, Deserialize)]
+/// single-vhost export gives them, checked in shape by serde (its errors
+/// name the file); serialised back with the vhost's name, it is the item
+/// that the vhost settings' kind reads (`live/vhosts.rs`).
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub(crate) struct VhostFields {
     pub description: Option<String>,
@@ -101,7 +103,7 @@ pub(crate) struct VhostDef {
 }
 
 /// 3.13+ keeps description, tags and default queue type here.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub(crate) struct VhostMetadata {
     pub description: Option<String>,

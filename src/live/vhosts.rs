@@ -6,67 +6,48 @@
 //! `description` when it is not empty (RabbitMQ stores `""` for none),
 //! `default_queue_type` when it names a queue type (`"undefined"` is none),
 //! `limits` when at least one limit is set, `tags` when there is one,
-//! `protected_from_deletion` when it is true (4.1+; absent before).
+//! `protected_from_deletion` when it is true (4.1+; absent before). The
+//! vhost settings' kind reads the entry (`kinds::vhosts`, its `read`);
+//! what it cannot judge alone is corrected and noted here.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
 
 use super::definitions::VhostFields;
 use super::notes::Notes;
+use crate::model::kinds::vhosts;
 use crate::model::{QueueType, Value, VhostSettings};
 
-/// The settings the export gives for `vhost`.
+/// The settings the export gives for `vhost`: the entry read by the vhost
+/// settings' kind, then a default queue type warren does not know noted
+/// and read as none, and limits that are not numbers noted and left out.
 pub(super) fn settings(fields: &VhostFields, vhost: &str, notes: &mut Notes) -> VhostSettings {
-    let meta = fields.metadata.as_ref();
-    let description =
-        fields.description.as_ref().or(meta.and_then(|m| m.description.as_ref())).filter(|d| !d.is_empty()).cloned();
-    let dqt = fields
-        .default_queue_type
-        .as_deref()
-        .or(meta.and_then(|m| m.default_queue_type.as_deref()))
-        .or(fields.defaultqueuetype.as_deref());
-    let default_queue_type = dqt.and_then(|t| queue_type(t, vhost, notes));
-    let tags = fields.tags.as_ref().or(meta.and_then(|m| m.tags.as_ref())).map(tags).filter(|t| !t.is_empty());
+    let mut item = serde_json::to_value(fields).expect("the fields serde read serialise back");
+    item["name"] = Json::from(vhost);
+    let Some(Ok(mut object)) = (vhosts::KIND.read)(&item) else {
+        unreachable!("a vhost's entry with a name is always read")
+    };
+    if let Some(t) = object.text("default_queue_type")
+        && QueueType::parse(t).is_none()
+    {
+        notes.one(
+            format!("vhost \"{vhost}\" has default queue type \"{t}\", which warren does not know; read as none"),
+            "warren knows the classic, quorum and stream queue types",
+        );
+        object.body.remove("default_queue_type");
+    }
     let mut limits = BTreeMap::new();
     if let Some(l) = &fields.limits {
         add_limits(&mut limits, l, &format!("vhost \"{vhost}\""), notes);
     }
-    let protected_from_deletion =
-        fields.protected_from_deletion.or(meta.and_then(|m| m.protected_from_deletion)).filter(|p| *p);
-    VhostSettings {
-        description,
-        default_queue_type,
-        limits: (!limits.is_empty()).then_some(limits),
-        tags,
-        protected_from_deletion,
+    object.body.remove("limits");
+    if !limits.is_empty() {
+        object
+            .body
+            .insert("limits".into(), Value::Table(limits.into_iter().map(|(k, v)| (k, Value::Int(v))).collect()));
     }
-}
-
-/// A vhost's tags: a list, or one comma-separated string as RabbitMQ
-/// accepts them; blanks dropped.
-fn tags(json: &Json) -> BTreeSet<String> {
-    let items: Vec<&str> = match json {
-        Json::Array(a) => a.iter().filter_map(Json::as_str).collect(),
-        Json::String(s) => s.split(',').collect(),
-        _ => Vec::new(),
-    };
-    items.into_iter().map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect()
-}
-
-/// A default queue type; `"undefined"` and `""` mean none.
-fn queue_type(name: &str, vhost: &str, notes: &mut Notes) -> Option<QueueType> {
-    if matches!(name, "" | "undefined") {
-        return None;
-    }
-    let parsed = QueueType::parse(name);
-    if parsed.is_none() {
-        notes.one(
-            format!("vhost \"{vhost}\" has default queue type \"{name}\", which warren does not know; read as none"),
-            "warren knows the classic, quorum and stream queue types",
-        );
-    }
-    parsed
+    vhosts::settings(vhost, &object.body).expect("the settings read, corrected")
 }
 
 /// Adds the limits in `json` (`{"max-queues": 10}`, or `[]` for none) of
