@@ -7,7 +7,7 @@ use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
 use crate::model::kinds::{
-    KINDS, Name, Objects, Phase, Presence, Type, has_password, password_keys, permissions, users, vhosts,
+    KINDS, Name, Objects, Phase, Presence, Type, exchanges, has_password, password_keys, permissions, users, vhosts,
 };
 use crate::model::{
     Binding, Exchange, External, Partitions, Queue, QueueType, SuperStream, Table, Value, Vhost, VhostSettings,
@@ -262,17 +262,14 @@ impl Writer {
         self.within.iter().map(String::as_str).chain(keys.iter().copied()).map(str::to_string).collect()
     }
 
+    /// An exchange, as its kind's object: defaults and empty arguments
+    /// left unsaid.
     fn exchange(&mut self, x: &Exchange) {
         let at = self.at(&["exchanges", x.name.as_str()]);
         let at: Vec<&str> = at.iter().map(String::as_str).collect();
         self.header(&path(&at));
-        self.field("type", &string(&x.kind));
-        self.flag("durable", x.durable, true);
-        self.flag("auto_delete", x.auto_delete, false);
-        self.flag("internal", x.internal, false);
-        if !x.arguments.is_empty() {
-            self.table_field(&at, "arguments", &x.arguments);
-        }
+        let o = exchanges::object(x);
+        self.attributes(&exchanges::name(&x.name), &o.body, Some(&at));
     }
 
     /// A queue of `vhost`, its type left out when it is the vhost's default.

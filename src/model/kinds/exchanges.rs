@@ -121,16 +121,27 @@ pub fn exchange(name: &str, body: &Table) -> Option<Exchange> {
 }
 
 /// The object of a typed exchange: the inverse of [`exchange`], every
-/// attribute given.
+/// attribute given but arguments when there are none (absent, as the
+/// files leave them).
 pub fn object(x: &Exchange) -> Object {
-    let body = [
+    let mut body: Table = [
         ("type", Value::String(x.kind.clone())),
         ("durable", Value::Bool(x.durable)),
         ("auto_delete", Value::Bool(x.auto_delete)),
         ("internal", Value::Bool(x.internal)),
-        ("arguments", Value::Table(x.arguments.clone())),
-    ];
-    Object { id: vec![x.name.clone()], body: body.into_iter().map(|(k, v)| (k.to_string(), v)).collect() }
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    if !x.arguments.is_empty() {
+        body.insert("arguments".into(), Value::Table(x.arguments.clone()));
+    }
+    Object { id: vec![x.name.clone()], body }
+}
+
+/// The name, among a vhost's objects, of exchange `name`.
+pub fn name(name: &str) -> super::Name {
+    super::Name { kind: &KIND, id: vec![name.to_string()] }
 }
 
 /// What the broker takes for an exchange beside its vhost and name: every
@@ -217,6 +228,8 @@ mod tests {
         let bare: Table = [("type".to_string(), Value::String("fanout".into()))].into_iter().collect();
         let x = exchange("b", &bare).unwrap();
         assert_eq!((x.durable, x.auto_delete, x.internal, x.arguments.len()), (true, false, false, 0), "defaults");
+        assert_eq!(exchange("b", &object(&x).body), Some(x.clone()), "no arguments: none given");
+        assert_eq!((KIND.write)(Some("v"), &object(&x))["arguments"], json!({}), "the broker is sent an empty table");
     }
 
     #[test]
