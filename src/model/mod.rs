@@ -43,7 +43,7 @@ pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, Record
 pub use set_builder::SetBuilder;
 pub use super_stream::{
     DEFAULT_LEADER_LOCATOR, Expanded, PARTITION_ORDER_ARGUMENT, Partitions, SUPER_STREAM_ARGUMENT, SUPER_STREAMS_SINCE,
-    SuperStream, is_super_stream_exchange, super_stream_of, super_streams,
+    SuperStream, is_super_stream_exchange, partitions_of, super_streams,
 };
 pub use topology::*;
 pub use value::{Table, Value};

@@ -8,8 +8,8 @@ use crate::diff::Problem;
 use crate::diff::differ::Differ;
 use crate::diff::sides::Sides;
 use crate::model::{
-    DEFAULT_LEADER_LOCATOR, Node, ObjectKey, SUPER_STREAMS_SINCE, Topology, Value, Vhost, VhostSettings,
-    is_super_stream_exchange, policy_key, super_stream_of,
+    DEFAULT_LEADER_LOCATOR, ObjectKey, SUPER_STREAMS_SINCE, Topology, Value, Vhost, VhostSettings,
+    is_super_stream_exchange, partitions_of, policy_key,
 };
 
 impl Differ<'_> {
@@ -151,9 +151,9 @@ impl Differ<'_> {
     /// A new partition with the `balanced` leader locator, which RabbitMQ
     /// knows from 3.13.
     fn balanced_refused(&mut self, v: &str, want: &Vhost, have: Option<&Vhost>, name: &str, version: (u32, u32)) {
-        let node = |q: &str| Node::Queue(q.to_string());
+        let partitions = partitions_of(want);
         let balanced = want.queues.values().find(|q| {
-            super_stream_of(want, &node(&q.name)) == Some(name)
+            partitions.get(q.name.as_str()) == Some(&name)
                 && q.arguments.get("x-queue-leader-locator").and_then(Value::as_str) == Some(DEFAULT_LEADER_LOCATOR)
                 && have.and_then(|h| h.queues.get(&q.name)) != Some(*q)
         });
