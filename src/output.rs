@@ -48,7 +48,7 @@ impl Output {
 
     /// The command that lists every finding of `code`.
     pub fn lister(&self, code: &str) -> &'static str {
-        match crate::diff::REFUSAL_CODES.contains(&code) {
+        match crate::diff::is_refusal(code) {
             true => self.plan,
             false => self.lint,
         }

@@ -49,7 +49,7 @@ pub use facts::BrokerFacts;
 pub use immutable::NOT_IN_PLACE;
 pub use options::Options;
 pub use outside::Outside;
-pub use refusals::{CODES as REFUSAL_CODES, REFUSALS, routes_moved};
+pub use refusals::{REFUSALS, is_refusal, routes_moved};
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{ObjectKey, Ownership, Topology, Vhost};

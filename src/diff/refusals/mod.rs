@@ -54,23 +54,15 @@ const EXTERNAL_USER_MISSING: &str = "external-user-missing";
 /// chosen to carry it out (exit 1).
 const IMMUTABLE_CHANGE: &str = "immutable-change";
 
-/// Every code of a refusal: what only a plan against the broker finds, so
-/// that `warren lint` never lists them.
-pub const CODES: [&str; 13] = [
-    OTHER_PROJECT,
-    IN_FLIGHT,
-    EXPIRING_QUEUE,
-    DELAYED_EXCHANGE,
-    NAME_TAKEN,
-    ALTERNATE_ARGUMENT,
-    EXTRA_BINDING,
-    DEAD_LETTER_LOOP,
-    ROUTES_MOVED,
-    BROKER_VERSION,
-    PLUGIN_MISSING,
-    EXTERNAL_USER_MISSING,
-    IMMUTABLE_CHANGE,
-];
+/// The codes of refusals that are not for safety: what is not possible on
+/// this broker (exit 1).
+const NOT_POSSIBLE: [&str; 4] = [BROKER_VERSION, PLUGIN_MISSING, EXTERNAL_USER_MISSING, IMMUTABLE_CHANGE];
+
+/// Whether `code` is a refusal's: what only a plan against the broker
+/// finds, so that `warren lint` never lists it.
+pub fn is_refusal(code: &str) -> bool {
+    REFUSALS.contains(&code) || NOT_POSSIBLE.contains(&code)
+}
 
 /// Codes of refusals for safety: a plan with only these errors exits 4, not 1.
 pub const REFUSALS: [&str; 9] = [

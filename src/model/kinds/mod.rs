@@ -488,6 +488,19 @@ pub fn mask_passwords(text: &str) -> std::borrow::Cow<'_, str> {
     PASSWORD.replace_all(text, "$1:***@")
 }
 
+/// One PUT per limit of `o`'s `limits` table, at `{path}/{name}/{limit}`,
+/// each said as `limit NAME` in the broker's action texts: the broker keeps
+/// a user's and a vhost's limits apart from the object itself.
+pub(super) fn limit_requests(o: &Object, path: &str) -> Vec<Request> {
+    let Some(Value::Table(limits)) = o.body.get("limits") else { return Vec::new() };
+    let limit = |(limit, value): (&String, &Value)| Request {
+        path: vec![path.into(), o.id[0].clone(), limit.clone()],
+        body: serde_json::json!({ "value": Json::from(value) }),
+        part: Some(format!("limit {limit}")),
+    };
+    limits.iter().map(limit).collect()
+}
+
 /// A definitions item's string field `key`, or why not.
 pub fn field<'a>(item: &'a Json, key: &str) -> Result<&'a str, String> {
     item.get(key).and_then(Json::as_str).ok_or_else(|| format!("it has no string `{key}`"))

@@ -264,16 +264,7 @@ fn put(_: Option<&str>, o: &Object) -> Vec<Request> {
         _ => json!({ "password_hash": "", "tags": tags }),
     };
     let user = Request::new(delete(None, &o.id), body);
-    let limits = match o.body.get("limits") {
-        Some(Value::Table(l)) => l.iter().collect(),
-        _ => Vec::new(),
-    };
-    let limit = |(limit, value): (&String, &Value)| Request {
-        path: vec!["user-limits".into(), o.id[0].clone(), limit.clone()],
-        body: json!({ "value": Json::from(value) }),
-        part: Some(format!("limit {limit}")),
-    };
-    std::iter::once(user).chain(limits.into_iter().map(limit)).collect()
+    std::iter::once(user).chain(super::limit_requests(o, "user-limits")).collect()
 }
 
 fn delete(_: Option<&str>, id: &[String]) -> Vec<String> {

@@ -249,16 +249,7 @@ fn put(_: Option<&str>, o: &Object) -> Vec<Request> {
         body["protected_from_deletion"] = json!(p);
     }
     let vhost = Request::new(delete(None, &o.id), body);
-    let limits = match o.body.get("limits") {
-        Some(Value::Table(l)) => l.iter().collect(),
-        _ => Vec::new(),
-    };
-    let limit = |(limit, value): (&String, &Value)| Request {
-        path: vec!["vhost-limits".into(), o.id[0].clone(), limit.clone()],
-        body: json!({ "value": Json::from(value) }),
-        part: Some(format!("limit {limit}")),
-    };
-    std::iter::once(vhost).chain(limits.into_iter().map(limit)).collect()
+    std::iter::once(vhost).chain(super::limit_requests(o, "vhost-limits")).collect()
 }
 
 fn delete(_: Option<&str>, id: &[String]) -> Vec<String> {
