@@ -415,7 +415,7 @@ impl Parser<'_> {
         match QueueType::parse(&s) {
             Some(t) => Some(t),
             None => {
-                self.bad_choice(f, key, &s, &["classic", "quorum", "stream"]);
+                self.bad_choice(f, key, &s, crate::model::kinds::queues::TYPES);
                 None
             }
         }

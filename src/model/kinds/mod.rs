@@ -24,6 +24,7 @@ pub mod operator_policies;
 mod parameter;
 pub mod permissions;
 pub mod policies;
+pub mod queues;
 mod shovels;
 mod topic_permissions;
 pub mod users;

@@ -15,11 +15,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value as Json, json};
 
+// The queue types, which a vhost's `default_queue_type` names.
+use super::queues::TYPES as QUEUE_TYPES;
 use super::{Attribute, Kind, Object, Phase, Request, Scope, Type, field};
 use crate::model::{QueueType, Table, Value, VhostSettings};
-
-/// The queue types a vhost's `default_queue_type` names.
-const QUEUE_TYPES: &[&str] = &["classic", "quorum", "stream"];
 
 pub static KIND: Kind = Kind {
     name: "vhost",
