@@ -301,7 +301,7 @@ impl Broker for Memory {
             for listing in Listing::ALL {
                 let text = match listing {
                     Listing::Exchanges => answers::exchange_listing(name, v),
-                    Listing::Queues => answers::queue_listing(v, s.locks.contains_key(name)),
+                    Listing::Queues => answers::queue_listing(name, v, s.locks.contains_key(name)),
                     Listing::Bindings => answers::binding_listing(name, v),
                     Listing::Policies => answers::policy_listing(name, v, false),
                     Listing::OperatorPolicies => answers::policy_listing(name, v, true),
@@ -332,7 +332,7 @@ impl Broker for Memory {
         let (mut more_q, mut more_x) = named::missing_ends(&bindings, &wanted.queues, &wanted.exchanges);
         more_q.extend(wanted.referenced_queues.iter().cloned());
         more_x.extend(wanted.referenced_exchanges.iter().cloned());
-        let queues: Vec<Json> = parse(answers::queue_listing(v, s.locks.contains_key(vhost)))
+        let queues: Vec<Json> = parse(answers::queue_listing(vhost, v, s.locks.contains_key(vhost)))
             .into_iter()
             .filter(|q| q["name"].as_str().is_some_and(|n| wanted.queues.contains(n) || more_q.contains(n)))
             .collect();

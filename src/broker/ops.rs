@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
-use crate::model::kinds::{Kind, Name, Object, exchanges, permissions, policies, users, vhosts};
+use crate::model::kinds::{Kind, Name, Object, exchanges, permissions, policies, queues, users, vhosts};
 use crate::model::{
     Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, Table, User, Value,
     VhostSettings,
@@ -126,16 +126,18 @@ pub(super) async fn delete_exchange(http: &Http, vhost: &str, name: &str) -> Res
     delete(http, &path, &format!("delete exchange \"{name}\" in vhost \"{vhost}\"")).await
 }
 
+/// Declares a queue: its kind's request, the type as `x-queue-type`.
 pub(super) async fn declare_queue(http: &Http, vhost: &str, q: &Queue) -> Result<(), BrokerError> {
-    let mut args = q.arguments.clone();
-    args.insert("x-queue-type".into(), Value::String(q.kind.as_str().into()));
-    let body = json!({ "durable": q.durable, "auto_delete": q.auto_delete, "arguments": table(&args) });
-    let path = format!("queues/{}/{}", segment(vhost), segment(&q.name));
-    put(http, &path, body, &format!("declare queue \"{}\" in vhost \"{vhost}\"", q.name)).await
+    let action = format!("declare queue \"{}\" in vhost \"{vhost}\"", q.name);
+    for request in (queues::KIND.put)(Some(vhost), &queues::object(q)) {
+        put(http, &path(&request.path), request.body, &action).await?;
+    }
+    Ok(())
 }
 
-/// Deletes a queue; `guarded`, a classic one only if it is empty and
-/// unused ([`BrokerError::Unsafe`] when it is not).
+/// Deletes a queue at its kind's path; `guarded`, a classic one only if
+/// it is empty and unused ([`BrokerError::Unsafe`] when it is not): the
+/// guard is the query this one request adds, not the kind's.
 pub(super) async fn delete_queue(
     http: &Http,
     vhost: &str,
@@ -143,7 +145,7 @@ pub(super) async fn delete_queue(
     kind: QueueType,
     guarded: bool,
 ) -> Result<(), BrokerError> {
-    let mut path = format!("queues/{}/{}", segment(vhost), segment(name));
+    let mut path = path(&(queues::KIND.delete)(Some(vhost), &[name.to_string()]));
     // Quorum queues refuse these flags and streams ignore them
     // (`rabbit_quorum_queue:delete/4`, `rabbit_stream_queue:delete/4`); their emptiness is checked before the plan runs.
     let guarded = guarded && kind == QueueType::Classic;

@@ -18,8 +18,8 @@
 
 use serde_json::{Value as Json, json};
 
-use crate::model::kinds::{Name, Object, exchanges, vhosts};
-use crate::model::{Table, Topology, Value, Vhost, binding_json};
+use crate::model::kinds::{Name, Object, exchanges, queues, vhosts};
+use crate::model::{Table, Topology, Vhost, binding_json};
 
 /// The definitions document of `topology`. Pure: passwords given as
 /// `Password::Env` must have been hashed by [`crate::password::resolve`] first; one
@@ -58,10 +58,6 @@ pub fn to_text(definitions: &Json) -> String {
     text
 }
 
-fn table(t: &Table) -> Json {
-    Json::from(&Value::Table(t.clone()))
-}
-
 /// Only what the files manage, as the vhost settings' kind writes its item.
 fn vhost(v: &Vhost) -> Json {
     (vhosts::KIND.write)(None, &vhosts::object(&v.name, &v.settings))
@@ -83,21 +79,8 @@ fn parameters(v: &Vhost) -> Vec<Json> {
 }
 
 fn queues(v: &Vhost) -> Vec<Json> {
-    v.queues
-        .values()
-        .map(|q| {
-            let mut arguments = q.arguments.clone();
-            arguments.insert("x-queue-type".into(), Value::String(q.kind.as_str().into()));
-            json!({
-                "name": q.name,
-                "vhost": v.name,
-                "type": q.kind.as_str(),
-                "durable": q.durable,
-                "auto_delete": q.auto_delete,
-                "arguments": table(&arguments),
-            })
-        })
-        .collect()
+    let item = |q| (queues::KIND.write)(Some(&v.name), &queues::object(q));
+    v.queues.values().map(item).collect()
 }
 
 fn exchanges(v: &Vhost) -> Vec<Json> {
@@ -122,7 +105,7 @@ mod tests {
 
     use super::*;
     use crate::model::{
-        ApplyTo, Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, User,
+        ApplyTo, Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, User, Value,
     };
 
     fn s(v: &str) -> Value {

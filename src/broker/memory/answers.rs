@@ -6,9 +6,9 @@
 use serde_json::{Value as Json, json};
 
 use super::super::lock::LOCK_QUEUE;
-use super::state::{PolicyState, State, VhostState};
-use crate::model::kinds::{KINDS, Kind, Object, exchanges, operator_policies, permissions, policies, users};
-use crate::model::{Binding, Password, Table, User, Value};
+use super::state::{PolicyState, QueueState, State, VhostState};
+use crate::model::kinds::{KINDS, Kind, Object, exchanges, operator_policies, permissions, policies, queues, users};
+use crate::model::{Binding, Password, Queue, Table, User, Value};
 
 fn table(t: &Table) -> Json {
     Json::from(&Value::Table(t.clone()))
@@ -41,6 +41,41 @@ fn exchange_item(vhost: &str, x: &crate::model::Exchange, named: bool) -> Json {
     let mut item = (exchanges::KIND.write)(Some(vhost), &exchanges::object(x));
     if !named && let Some(m) = item.as_object_mut() {
         m.remove("vhost");
+    }
+    item
+}
+
+/// A queue as its kind's object, as it was declared: its type left to the
+/// vhost's default when `x-queue-type` was neither given nor injected.
+fn queue_object(name: &str, q: &QueueState) -> Object {
+    let mut arguments = q.arguments.clone();
+    let typed = arguments.remove("x-queue-type").is_some();
+    let queue = Queue {
+        name: name.to_string(),
+        kind: q.kind,
+        durable: q.durable,
+        auto_delete: q.auto_delete,
+        arguments,
+        replaces: None,
+    };
+    let mut o = queues::object(&queue);
+    if !typed {
+        o.body.remove("type");
+    }
+    o
+}
+
+/// A queue as the broker's exports give it: its kind's item, without the
+/// item's `type` (the management API's export gives the arguments as
+/// declared, and no type), nor the vhost where an export of one vhost
+/// leaves it out.
+fn queue_item(vhost: &str, name: &str, q: &QueueState, named: bool) -> Json {
+    let mut item = (queues::KIND.write)(Some(vhost), &queue_object(name, q));
+    if let Some(m) = item.as_object_mut() {
+        m.remove("type");
+        if !named {
+            m.remove("vhost");
+        }
     }
     item
 }
@@ -82,15 +117,7 @@ fn export_parts(vhost: &str, v: &VhostState, named: bool) -> [(&'static str, Vec
         }
         item
     };
-    let queues = v
-        .queues
-        .iter()
-        .map(|(name, q)| {
-            with_vhost(json!({
-                "name": name, "durable": q.durable, "auto_delete": q.auto_delete, "arguments": table(&q.arguments),
-            }))
-        })
-        .collect();
+    let queues = v.queues.iter().map(|(name, q)| queue_item(vhost, name, q, named)).collect();
     let exchanges =
         v.exchanges.values().filter(|x| exported(&x.name)).map(|x| exchange_item(vhost, x, named)).collect();
     let bindings = v.bindings.iter().map(|b| with_vhost(binding_item(b))).collect();
@@ -222,18 +249,17 @@ pub(super) fn exchange_listing(vhost: &str, v: &VhostState) -> String {
     Json::Array(v.exchanges.values().map(|x| exchange_item(vhost, x, true)).collect()).to_string()
 }
 
-/// A vhost's queue listing, with the lock's exclusive queue when it is held.
-pub(super) fn queue_listing(v: &VhostState, locked: bool) -> String {
-    let mut items: Vec<Json> = v
-        .queues
-        .iter()
-        .map(|(name, q)| {
-            json!({
-                "name": name, "type": q.kind.as_str(), "durable": q.durable, "auto_delete": q.auto_delete,
-                "exclusive": false, "arguments": table(&q.arguments),
-            })
-        })
-        .collect();
+/// A vhost's queue listing, with the lock's exclusive queue when it is
+/// held: the columns `rabbit.rs` asks for (`QUEUE_COLUMNS`), no vhost
+/// among them, and the type the queue has.
+pub(super) fn queue_listing(vhost: &str, v: &VhostState, locked: bool) -> String {
+    let listed = |(name, q): (&String, &QueueState)| {
+        let mut item = queue_item(vhost, name, q, false);
+        item["type"] = json!(q.kind.as_str());
+        item["exclusive"] = json!(false);
+        item
+    };
+    let mut items: Vec<Json> = v.queues.iter().map(listed).collect();
     if locked {
         items.push(json!({
             "name": LOCK_QUEUE, "type": "classic", "durable": false, "auto_delete": false,
