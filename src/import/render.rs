@@ -7,11 +7,10 @@ use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
 use crate::model::kinds::{
-    KINDS, Name, Objects, Phase, Presence, Type, exchanges, has_password, password_keys, permissions, users, vhosts,
+    KINDS, Name, Objects, Phase, Presence, Type, exchanges, has_password, password_keys, permissions, queues, users,
+    vhosts,
 };
-use crate::model::{
-    Binding, Exchange, External, Partitions, Queue, QueueType, SuperStream, Table, Value, Vhost, VhostSettings,
-};
+use crate::model::{Binding, Exchange, External, Partitions, Queue, SuperStream, Table, Value, Vhost, VhostSettings};
 use crate::toml_text::{WIDTH, inline_table, key, list_field, path, string, value};
 
 /// What of its vhost the vhost's own file holds.
@@ -272,22 +271,16 @@ impl Writer {
         self.attributes(&exchanges::name(&x.name), &o.body, Some(&at));
     }
 
-    /// A queue of `vhost`, its type left out when it is the vhost's default.
+    /// A queue of `vhost`, as its kind's object: its type left out when it
+    /// is the vhost's default, and the other defaults and empty arguments
+    /// left unsaid. An imported queue is the broker's, which has no
+    /// `replaces` (a migration's instruction, which only files give).
     fn queue(&mut self, q: &Queue, vhost: &Vhost) {
         let at = self.at(&["queues", q.name.as_str()]);
         let at: Vec<&str> = at.iter().map(String::as_str).collect();
         self.header(&path(&at));
-        if q.kind != vhost.settings.default_queue_type.unwrap_or(QueueType::Classic) {
-            self.field("type", &string(q.kind.as_str()));
-        }
-        self.flag("durable", q.durable, true);
-        self.flag("auto_delete", q.auto_delete, false);
-        if let Some(r) = &q.replaces {
-            self.field("replaces", &string(r));
-        }
-        if !q.arguments.is_empty() {
-            self.table_field(&at, "arguments", &q.arguments);
-        }
+        let o = queues::object_in(q, vhost.settings.default_queue_type);
+        self.attributes(&queues::name(&q.name), &o.body, Some(&at));
     }
 
     /// A super stream as the parser reads it: its partitions by count when
@@ -410,13 +403,6 @@ impl Writer {
 
     fn field(&mut self, name: &str, text: &str) {
         self.line(&format!("{} = {text}", key(name)));
-    }
-
-    /// Writes a boolean only when it differs from its default.
-    fn flag(&mut self, name: &str, value: bool, default: bool) {
-        if value != default {
-            self.field(name, &value.to_string());
-        }
     }
 
     /// A list of strings, one per line when it is long (as `warren fmt`
