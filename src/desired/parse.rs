@@ -15,7 +15,7 @@ pub(crate) use crate::model::check_expect;
 use crate::model::kinds::{KINDS, Object, Scope, permissions, policies, users};
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User,
-    Value, VhostSettings, argument_rule,
+    Value, VhostSettings,
 };
 use crate::source::FieldLocations;
 use crate::source::{FileId, Location};
@@ -505,7 +505,7 @@ impl Parser<'_> {
         ok &= f.get("replaces").is_none_or(|_| replaces.is_some());
         let mut declared_type = declared_type;
         if let Some(args) = arguments.as_mut() {
-            ok &= self.check_arguments(args, &fields_at);
+            ok &= self.checked(&f, crate::model::kinds::queues::argument_findings(args));
             // `x-queue-type` in arguments is the same as `type`.
             if let Some(v) = args.remove("x-queue-type") {
                 let from_args = v.as_str().and_then(QueueType::parse);
@@ -545,26 +545,6 @@ impl Parser<'_> {
             replaces: replaces.or_else(|| base?.queue.replaces.clone()),
         };
         ok.then(|| Decl { value: QueueDecl { queue, declared_type }, at: self.loc(at), fields: fields_at.into() })
-    }
-
-    /// Checks each known `x-` argument's type and range.
-    fn check_arguments(&mut self, args: &Table, fields_at: &FieldLocations) -> bool {
-        let mut ok = true;
-        for (name, value) in args {
-            let Some(rule) = argument_rule(name) else {
-                continue;
-            };
-            if let Some(problem) = check_expect(rule.expect, value) {
-                let at = fields_at.get(&format!("arguments.{name}")).expect("each argument has its place").clone();
-                let d = Diagnostic::error("bad-argument", format!("`{name}` {problem}"))
-                    .at(at)
-                    .label(format!("must be {}", rule.expect.describe()))
-                    .help(format!("set `{name}` to {}", rule.expect.describe()));
-                self.r.report(d);
-                ok = false;
-            }
-        }
-        ok
     }
 
     pub(super) fn bindings(&mut self, node: &Node) -> Vec<Decl<Binding>> {

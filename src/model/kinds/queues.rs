@@ -12,8 +12,8 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::{Attribute, Fixed, Kind, Object, Phase, Request, Scope, Type, field};
-use crate::model::{Queue, QueueType, Table, Value};
+use super::{Attribute, Finding, Fixed, Kind, Object, Phase, Request, Scope, Type, field};
+use crate::model::{Queue, QueueType, Table, Value, argument_rule, check_expect};
 
 /// The queue types, as the files, the broker and `x-queue-type` name them
 /// ([`QueueType::as_str`]); a vhost's `default_queue_type` names one too.
@@ -74,12 +74,41 @@ pub static KIND: Kind = Kind {
     write,
     put,
     delete,
-    // The files' parser checks a queue's arguments by the queue's type
-    // with the vhost's default applied, which an object alone does not
-    // know (docs/development.md, "Queues").
-    check: None,
+    check: Some(check),
     phase: Phase::PutObject,
 };
+
+/// A known argument whose value RabbitMQ refuses (of another type, or
+/// out of range), each a finding at its key's value in `arguments`. Not
+/// whether the queue's type knows it: that needs the type with the
+/// vhost's default applied, which an object alone does not know
+/// (`argument-for-other-type`, lint's).
+pub fn check(o: &Object) -> Vec<Finding> {
+    match o.body.get("arguments") {
+        Some(Value::Table(arguments)) => argument_findings(arguments),
+        _ => Vec::new(),
+    }
+}
+
+/// [`check`] of a queue's `arguments`, which the files' parser calls on
+/// the arguments a queue's table gives (an overlay's inherited ones were
+/// checked in the base), without making an object of them.
+pub fn argument_findings(arguments: &Table) -> Vec<Finding> {
+    let finding = |(name, value): (&String, &Value)| {
+        let rule = argument_rule(name)?;
+        let problem = check_expect(rule.expect, value)?;
+        let expected = rule.expect.describe();
+        Some(Finding {
+            path: vec!["arguments".into(), name.clone()],
+            at_key: false,
+            code: "bad-argument",
+            message: format!("`{name}` {problem}"),
+            label: Some(format!("must be {expected}")),
+            help: format!("set `{name}` to {expected}"),
+        })
+    };
+    arguments.iter().filter_map(finding).collect()
+}
 
 /// The typed view of an object: `None` when its attributes are not a
 /// queue's (a file or a broker checked them first). An absent flag is the
@@ -305,6 +334,22 @@ mod tests {
             "the body the old code sent"
         );
         assert_eq!((KIND.delete)(Some("v"), &["orders.invoicing".to_string()]), ["queues", "v", "orders.invoicing"]);
+    }
+
+    #[test]
+    fn a_known_arguments_bad_value_is_found_at_its_key() {
+        let mut o = object(&invoicing());
+        assert!(check(&o).is_empty());
+        let Some(Value::Table(arguments)) = o.body.get_mut("arguments") else { unreachable!() };
+        arguments.insert("x-delivery-limit".into(), Value::String("10".into()));
+        arguments.insert("x-custom".into(), Value::String("anything".into()));
+        let found = check(&o);
+        assert_eq!(found.len(), 1, "only the known argument: {found:?}");
+        assert_eq!(
+            (found[0].code, found[0].path.join("."), found[0].at_key),
+            ("bad-argument", "arguments.x-delivery-limit".to_string(), false)
+        );
+        assert_eq!(found[0].message, "`x-delivery-limit` must be an integer of at least -1, not a string");
     }
 
     #[test]
