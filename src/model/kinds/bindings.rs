@@ -23,7 +23,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use super::{Attribute, Fixed, Kind, Object, Phase, Request, Scope, Type, field};
+use super::{Attribute, Finding, Fixed, Kind, Object, Phase, Request, Scope, Type, field};
 use crate::model::{Binding, DestinationKind, Table, Value};
 
 pub static KIND: Kind = Kind {
@@ -64,9 +64,43 @@ pub static KIND: Kind = Kind {
     write,
     put,
     delete,
-    check: None,
+    check: Some(check),
     phase: Phase::PutObject,
 };
+
+/// What the types cannot say, each a finding at its attribute: the
+/// default exchange as the source (every queue is bound to it already, and
+/// RabbitMQ refuses another binding with `access_refused`), and a `~` in
+/// the routing key of a binding with arguments (the management API then
+/// answers HTTP 500 to every listing of the vhost's bindings: its
+/// properties key splits at the `~`).
+pub fn check(o: &Object) -> Vec<Finding> {
+    let mut found = Vec::new();
+    if o.id[0].is_empty() {
+        found.push(Finding {
+            path: vec!["source".into()],
+            at_key: false,
+            code: "bad-value",
+            message: "the default exchange (\"\") cannot be bound explicitly".into(),
+            label: None,
+            help: "every queue is already reachable through the default exchange by its name; remove this binding"
+                .into(),
+        });
+    }
+    if o.id[3].contains('~') && !o.id[4].is_empty() {
+        found.push(Finding {
+            path: vec!["routing_key".into()],
+            at_key: false,
+            code: "binding-tilde-arguments",
+            message: "a routing key with `~` on a binding with arguments breaks the management API".into(),
+            label: Some("`~` here".into()),
+            help:
+                "RabbitMQ then answers HTTP 500 to every binding listing of the vhost; remove the `~` or the arguments"
+                    .into(),
+        });
+    }
+    found
+}
 
 /// The typed view of an object: `None` when its identity is not a
 /// binding's (one destination, arguments a table) or it has a body.
@@ -268,6 +302,19 @@ mod tests {
         let bad = json!({ "source": "s", "destination": "d", "destination_type": "stream" });
         assert!((KIND.read)(&bad).unwrap().is_err());
         assert!((KIND.read)(&json!({ "source": "s", "destination": "d" })).unwrap().is_err(), "no type");
+    }
+
+    #[test]
+    fn the_default_exchange_as_source_and_a_tilde_with_arguments_are_found() {
+        assert!(check(&object(&headers())).is_empty());
+        assert!(check(&object(&Binding { routing_key: "a~b".into(), ..to_exchange() })).is_empty(), "no arguments");
+        let both = Binding { source: String::new(), routing_key: "a~b".into(), ..headers() };
+        let found: Vec<(&str, String)> =
+            check(&object(&both)).into_iter().map(|f| (f.code, f.path.join("."))).collect();
+        assert_eq!(
+            found,
+            [("bad-value", "source".to_string()), ("binding-tilde-arguments", "routing_key".to_string())]
+        );
     }
 
     #[test]
