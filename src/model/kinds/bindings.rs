@@ -2,9 +2,10 @@
 //! exchange, created at `/api/bindings/{vhost}/e/{source}/q|e/{destination}`.
 //!
 //! A kind warren had before the seam, declared here beside the old type
-//! ([`Binding`]), as steps 1 and 2 of docs/development.md's "Moving an old
+//! ([`Binding`]), as steps 1 to 4 of docs/development.md's "Moving an old
 //! kind onto the seam": [`binding`] and [`object`] are the typed view both
-//! ways, and the broker's calls send the kind's requests. It is not in
+//! ways, the broker's calls send the kind's requests, the files' parser
+//! calls its [`check`], and import writes its [`identity`]. It is not in
 //! [`super::KINDS`], and a vhost keeps its bindings typed in
 //! `Vhost::bindings`, where the routing model borrows them (the team chose
 //! to keep that storage: a vhost may hold 200,000 bindings).
