@@ -1,20 +1,13 @@
 //! Each change to an object as management API requests.
 
 use reqwest::Method;
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 
 use super::endpoint::segment;
 use super::error::BrokerError;
 use super::http::Http;
-use crate::model::kinds::{Kind, Name, Object, exchanges, permissions, policies, queues, users, vhosts};
-use crate::model::{
-    Binding, DestinationKind, Exchange, Password, Permission, Policy, Queue, QueueType, Table, User, Value,
-    VhostSettings,
-};
-
-fn table(t: &Table) -> Json {
-    Json::from(&Value::Table(t.clone()))
-}
+use crate::model::kinds::{Kind, Name, Object, bindings, exchanges, permissions, policies, queues, users, vhosts};
+use crate::model::{Binding, Exchange, Password, Permission, Policy, Queue, QueueType, User, Value, VhostSettings};
 
 // One request (or a few) per change to an object, for [`super::Rabbit`].
 // Deletes of what is already gone succeed, so that repeating one is safe.
@@ -163,11 +156,14 @@ pub(super) async fn delete_queue(
     }
 }
 
+/// Creates a binding with its kind's request: a POST to its ends (the
+/// broker names a binding; there is nothing to PUT at).
 pub(super) async fn bind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
-    let path = binding_path(vhost, b);
-    let body = json!({ "routing_key": b.routing_key, "arguments": table(&b.arguments) });
     let action = format!("create binding {b} in vhost \"{vhost}\"");
-    http.send(Method::POST, &path, Some(&body), &action).await.map(|_| ())
+    for request in (bindings::KIND.put)(Some(vhost), &bindings::object(b)) {
+        http.send(Method::POST, &path(&request.path), Some(&request.body), &action).await?;
+    }
+    Ok(())
 }
 
 /// Sets a policy, as its kind says.
@@ -232,31 +228,24 @@ pub(super) async fn delete(http: &Http, path: &str, action: &str) -> Result<(), 
     }
 }
 
-fn binding_path(vhost: &str, b: &Binding) -> String {
-    let d = match b.destination_kind {
-        DestinationKind::Queue => "q",
-        DestinationKind::Exchange => "e",
-    };
-    format!("bindings/{}/e/{}/{d}/{}", segment(vhost), segment(&b.source), segment(&b.destination))
-}
-
-/// Bindings have no name: find the live one with the same key and
-/// arguments and delete it by the `properties_key` the broker gave it
-/// (its argument hash cannot be computed outside the broker).
+/// Bindings have no name: list the bindings between its ends (its kind's
+/// delete path), find the live one that is the same object, and delete it
+/// by the `properties_key` the broker gave it (its argument hash cannot be
+/// computed outside the broker).
 pub(super) async fn unbind(http: &Http, vhost: &str, b: &Binding) -> Result<(), BrokerError> {
     let action = format!("delete binding {b} in vhost \"{vhost}\"");
-    let path = binding_path(vhost, b);
-    let listed = match http.get_json(&path, &action).await {
+    let wanted = bindings::object(b);
+    let ends = path(&(bindings::KIND.delete)(Some(vhost), &wanted.id));
+    let listed = match http.get_json(&ends, &action).await {
         Err(BrokerError::NotFound { .. }) => return Ok(()),
         other => other?,
     };
-    let wanted = table(&b.arguments);
     for item in listed.as_array().into_iter().flatten() {
-        let args = Json::from(&Value::from(item.get("arguments").unwrap_or(&Json::Null)));
-        let args = if args.is_null() { json!({}) } else { args };
-        if item["routing_key"].as_str() == Some(&b.routing_key) && args == wanted {
+        if let Some(Ok(live)) = (bindings::KIND.read)(item)
+            && live.id == wanted.id
+        {
             let key = item["properties_key"].as_str().unwrap_or("~");
-            return delete(http, &format!("{path}/{}", segment(key)), &action).await;
+            return delete(http, &format!("{ends}/{}", segment(key)), &action).await;
         }
     }
     Ok(())

@@ -12,7 +12,7 @@ use super::reader::{Fields, Reader, What, did_you_mean};
 use super::tree::{Item, Node, Tree};
 use crate::diagnostic::Diagnostic;
 pub(crate) use crate::model::check_expect;
-use crate::model::kinds::{KINDS, Object, Scope, permissions, policies, users};
+use crate::model::kinds::{KINDS, Object, Scope, bindings, permissions, policies, users};
 use crate::model::{
     ApplyTo, Binding, DestinationKind, Exchange, External, Password, Permission, Policy, Queue, QueueType, Table, User,
     Value, VhostSettings,
@@ -589,34 +589,15 @@ impl Parser<'_> {
             None => String::new(),
         };
         let arguments = arguments?;
-        let mut ok = true;
-        if source.is_empty() {
-            let d = Diagnostic::error("bad-value", "the default exchange (\"\") cannot be bound explicitly")
-                .at(self.loc(f.span("source")?))
-                .help("every queue is already reachable through the default exchange by its name; remove this binding");
-            self.r.report(d);
-            ok = false;
-        }
-        if routing_key.contains('~') && !arguments.is_empty() {
-            let d = Diagnostic::error(
-                "binding-tilde-arguments",
-                "a routing key with `~` on a binding with arguments breaks the management API",
-            )
-            .at(self.loc(f.span("routing_key")?))
-            .label("`~` here")
-            .help(
-                "RabbitMQ then answers HTTP 500 to every binding listing of the vhost; remove the `~` or the arguments",
-            );
-            self.r.report(d);
-            ok = false;
-        }
+        let binding = Binding { source, destination_kind, destination, routing_key, arguments };
+        // What the types cannot say, the kind's check says.
+        let mut ok = self.checked(&f, bindings::check(&bindings::object(&binding)));
         ok &= self.check_name(
-            &destination,
+            &binding.destination,
             &f.span(destination_kind.as_str()).expect("the destination has its place"),
             "destination",
             false,
         );
-        let binding = Binding { source, destination_kind, destination, routing_key, arguments };
         ok.then_some(Decl { value: binding, at, fields: fields_at.into() })
     }
 

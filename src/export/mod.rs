@@ -18,8 +18,8 @@
 
 use serde_json::{Value as Json, json};
 
-use crate::model::kinds::{Name, Object, exchanges, queues, vhosts};
-use crate::model::{Table, Topology, Vhost, binding_json};
+use crate::model::kinds::{Name, Object, bindings, exchanges, queues, vhosts};
+use crate::model::{Table, Topology, Vhost};
 
 /// The definitions document of `topology`. Pure: passwords given as
 /// `Password::Env` must have been hashed by [`crate::password::resolve`] first; one
@@ -89,14 +89,8 @@ fn exchanges(v: &Vhost) -> Vec<Json> {
 }
 
 fn bindings(v: &Vhost) -> Vec<Json> {
-    v.bindings
-        .iter()
-        .map(|b| {
-            let mut j = binding_json(b);
-            j["vhost"] = json!(v.name);
-            j
-        })
-        .collect()
+    let item = |b| (bindings::KIND.write)(Some(&v.name), &bindings::object(b));
+    v.bindings.iter().map(item).collect()
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use super::select::LeftOut;
 use crate::desired::is_named;
 use crate::live::Skipped;
 use crate::model::kinds::{
-    KINDS, Name, Objects, Phase, Presence, Type, exchanges, has_password, password_keys, permissions, queues, users,
-    vhosts,
+    Attribute, KINDS, Name, Objects, Phase, Presence, Type, bindings, exchanges, has_password, password_keys,
+    permissions, queues, users, vhosts,
 };
 use crate::model::{Binding, Exchange, External, Partitions, Queue, SuperStream, Table, Value, Vhost, VhostSettings};
 use crate::toml_text::{WIDTH, inline_table, key, list_field, path, string, value};
@@ -297,19 +297,19 @@ impl Writer {
         }
     }
 
+    /// A binding, as its kind's object: all of it is its identity, written
+    /// as attributes are (the routing key's default left unsaid, long
+    /// arguments a table of their own) from the values the files give.
     fn binding(&mut self, b: &Binding) {
         let at = self.at(&["bindings"]);
         let at: Vec<&str> = at.iter().map(String::as_str).collect();
         self.blank();
         self.line(&format!("[[{}]]", path(&at)));
-        self.field("source", &string(&b.source));
-        self.field(b.destination_kind.as_str(), &string(&b.destination));
-        if !b.routing_key.is_empty() {
-            self.field("routing_key", &string(&b.routing_key));
-        }
-        if !b.arguments.is_empty() {
-            self.table_field(&at, "arguments", &b.arguments);
-        }
+        // Its body is empty: there is nothing else to write.
+        let o = bindings::object(b);
+        let identity = bindings::identity(&o.id);
+        let name = Name { kind: &bindings::KIND, id: o.id };
+        self.values(&name, bindings::KIND.identity, &identity, Some(&at));
     }
 
     /// Objects of kinds of `model::kinds` as the parser reads them: a
@@ -337,7 +337,12 @@ impl Writer {
     /// table of its own there (`[policies.NAME.definition]`), as a
     /// policy's definition is.
     fn attributes(&mut self, name: &Name, body: &Table, table: Option<&[&str]>) {
-        for a in name.kind.attributes {
+        self.values(name, name.kind.attributes, body, table);
+    }
+
+    /// What [`Writer::attributes`] writes, of `attributes` of the kind.
+    fn values(&mut self, name: &Name, attributes: &[Attribute], body: &Table, table: Option<&[&str]>) {
+        for a in attributes {
             let Some(v) = body.get(a.name) else {
                 if a.ty == Type::Password {
                     self.comment("no password in the export: add `password_env = \"VARIABLE\"` to give it one");
@@ -472,6 +477,43 @@ mod tests {
         assert!(
             text.ends_with(&format!("\n[links.\"orders.eu\"]\nuri = \"amqp://\"\nqueues = [\"q\"]\n{none}\n")),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_binding_is_written_as_its_kinds_identity_defaults_left_unsaid_long_arguments_a_table() {
+        use crate::model::{Binding, DestinationKind};
+        let text = |b: &Binding| {
+            let mut w = super::Writer::default();
+            w.binding(b);
+            w.finish()
+        };
+        let to_exchange = Binding {
+            source: "shop.orders".into(),
+            destination_kind: DestinationKind::Exchange,
+            destination: "shop.audit".into(),
+            routing_key: String::new(),
+            arguments: Table::new(),
+        };
+        assert_eq!(text(&to_exchange), "[[bindings]]\nsource = \"shop.orders\"\nexchange = \"shop.audit\"\n");
+        let long = "a value long enough that the inline table goes past the line's width";
+        let arguments: Table = [("x-match", "all"), ("country", long)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v.into())))
+            .collect();
+        let headers = Binding {
+            source: "shop.headers".into(),
+            destination_kind: DestinationKind::Queue,
+            destination: "orders.pl".into(),
+            routing_key: "k".into(),
+            arguments,
+        };
+        assert_eq!(
+            text(&headers),
+            format!(
+                "[[bindings]]\nsource = \"shop.headers\"\nqueue = \"orders.pl\"\nrouting_key = \"k\"\n\n\
+                 [bindings.arguments]\ncountry = \"{long}\"\nx-match = \"all\"\n"
+            )
         );
     }
 

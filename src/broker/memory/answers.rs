@@ -7,7 +7,9 @@ use serde_json::{Value as Json, json};
 
 use super::super::lock::LOCK_QUEUE;
 use super::state::{PolicyState, QueueState, State, VhostState};
-use crate::model::kinds::{KINDS, Kind, Object, exchanges, operator_policies, permissions, policies, queues, users};
+use crate::model::kinds::{
+    KINDS, Kind, Object, bindings, exchanges, operator_policies, permissions, policies, queues, users,
+};
 use crate::model::{Binding, Password, Queue, Table, User, Value};
 
 fn table(t: &Table) -> Json {
@@ -80,11 +82,14 @@ fn queue_item(vhost: &str, name: &str, q: &QueueState, named: bool) -> Json {
     item
 }
 
-fn binding_item(b: &Binding) -> Json {
-    json!({
-        "source": b.source, "destination": b.destination, "destination_type": b.destination_kind.as_str(),
-        "routing_key": b.routing_key, "arguments": table(&b.arguments),
-    })
+/// A binding as the broker's listings and exports give it: its kind's
+/// item, without the vhost where an export of one vhost leaves it out.
+fn binding_item(vhost: &str, b: &Binding, named: bool) -> Json {
+    let mut item = (bindings::KIND.write)(Some(vhost), &bindings::object(b));
+    if !named && let Some(m) = item.as_object_mut() {
+        m.remove("vhost");
+    }
+    item
 }
 
 /// A policy's (or an operator policy's) item, as a policy's kind writes
@@ -111,16 +116,10 @@ fn exported(name: &str) -> bool {
 
 /// Each part of a vhost's export, its items naming the vhost or not.
 fn export_parts(vhost: &str, v: &VhostState, named: bool) -> [(&'static str, Vec<Json>); 5] {
-    let with_vhost = |mut item: Json| {
-        if named {
-            item["vhost"] = json!(vhost);
-        }
-        item
-    };
     let queues = v.queues.iter().map(|(name, q)| queue_item(vhost, name, q, named)).collect();
     let exchanges =
         v.exchanges.values().filter(|x| exported(&x.name)).map(|x| exchange_item(vhost, x, named)).collect();
-    let bindings = v.bindings.iter().map(|b| with_vhost(binding_item(b))).collect();
+    let bindings = v.bindings.iter().map(|b| binding_item(vhost, b, named)).collect();
     [
         ("parameters", parameters(vhost, v)),
         ("policies", v.policies.values().map(|p| policy_item(vhost, p)).collect()),
@@ -280,8 +279,7 @@ pub(super) fn binding_listing(vhost: &str, v: &VhostState) -> String {
         }));
     }
     for b in &v.bindings {
-        let mut item = binding_item(b);
-        item["vhost"] = json!(vhost);
+        let mut item = binding_item(vhost, b, true);
         item["properties_key"] = json!(properties_key(b));
         items.push(item);
     }

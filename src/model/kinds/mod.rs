@@ -16,6 +16,7 @@
 //! (`Topology::users` gives them typed), and permissions, their objects
 //! among each vhost's (`Vhost::permissions` gives them typed).
 
+pub mod bindings;
 pub mod exchanges;
 mod federation_upstream_sets;
 mod federation_upstreams;
