@@ -428,8 +428,8 @@ pub enum Command {
     },
     /// Write topology files (one per vhost, more for a vhost of over 1,000
     /// queues, and users.toml) for what the broker holds, or a definitions
-    /// export; with --object and --into, add those objects to a topology
-    /// that exists.
+    /// export, and warren.toml when --project names the project; with
+    /// --object and --into, add those objects to a topology that exists.
     Import {
         /// Read this definitions export instead of the broker (no broker needed).
         #[arg(long, value_name = "FILE")]

@@ -23,7 +23,10 @@ use crate::source::Sources;
 use crate::writer::Writer;
 
 /// Imports `vhosts` (every vhost when empty) from the definitions export
-/// `state`, or from the broker when there is none.
+/// `state`, or from the broker when there is none. A project named with
+/// `--project` (or `WARREN_PROJECT`) is written into the project file, as
+/// `init` does: the user said whose the files are, and a plan of them
+/// needs it.
 pub fn run(
     state: Option<&Path>,
     vhosts: &[String],
@@ -31,8 +34,17 @@ pub fn run(
     connection: &Connection,
     out: &Writer,
 ) -> error::Result {
-    import_files(state, vhosts, out_dir, None, connection, out)
+    let project = connection.project.as_deref().map(project_named).transpose()?;
+    import_files(state, vhosts, out_dir, project.as_deref(), connection, out)
         .unwrap_or_else(|d| Err(Error::invalid().drawn([d], &Sources::default())))
+}
+
+/// `given` (--project or WARREN_PROJECT) as the name of a project file
+/// `init` or `import` writes, refused as that file would refuse it.
+pub(super) fn project_named(given: &str) -> Result<String, Error> {
+    let mut project = crate::project::Project::default();
+    project.resolve(Some(given), true).map_err(|d| Error::invalid().drawn([d], &Sources::default()))?;
+    Ok(given.to_string())
 }
 
 /// `warren init --state FILE` / `--import`: the import, with the project
@@ -144,7 +156,7 @@ fn import_files(
     // Its plan against a broker needs a project: say so now, not then.
     if !out.quiet() && crate::project::file_of(out_dir).is_none() {
         out.outln(format!(
-            "Name the project these files belong to before planning them against a broker: write {} with\n  [project]\n  name = \"...\"",
+            "Name the project these files belong to before planning them against a broker: write {} with\n  [project]\n  name = \"...\"\nor import again with --project NAME.",
             out_dir.join(crate::project::FILE_NAME).display()
         ));
     }

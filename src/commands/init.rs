@@ -10,7 +10,6 @@ use super::import;
 use crate::cli::Connection;
 use crate::diagnostic::Diagnostic;
 use crate::error::{self, Done, Error};
-use crate::project::Project;
 use crate::writer::Writer;
 
 /// Where the first topology comes from.
@@ -47,9 +46,7 @@ fn project_name(connection: &Connection) -> Result<String, Error> {
              after the team or the application these topology files belong to.",
         ));
     };
-    let mut project = Project::default();
-    project.resolve(Some(given), true).map_err(|d| Error::invalid().drawn([d], &Default::default()))?;
-    Ok(given.to_string())
+    import::project_named(given)
 }
 
 /// Writes the project file and a commented first topology file.

@@ -218,6 +218,27 @@ fn import_prints_what_it_wrote_and_the_notes() {
 }
 
 #[test]
+fn a_project_named_with_project_is_written_into_the_project_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = out_dir(&tmp, "out");
+    let state = "tests/definitions/4.x-cluster.json";
+    let run = warren(&["import", "--state", state, "--project", "shop", "--out", path_str(&out)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("warren.toml: project \"shop\""), "{}", run.stdout);
+    assert!(!run.stdout.contains("Name the project"), "{}", run.stdout);
+    let file = std::fs::read_to_string(out.join("warren.toml")).unwrap();
+    assert!(file.contains("name = \"shop\""), "{file}");
+    assert_eq!(warren(&["validate", path_str(&out)]).code, 0);
+
+    // A name the project file would refuse is refused before anything is written.
+    let bad = out_dir(&tmp, "bad");
+    let run = warren(&["import", "--state", state, "--project", "no spaces", "--out", path_str(&bad)]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("project name \"no spaces\""), "{}", run.stderr);
+    assert!(!bad.exists());
+}
+
+#[test]
 fn a_large_vhost_imports_into_several_files_and_plans_no_change() {
     let queues = import::QUEUES_PER_FILE * 2 + 1;
     let tmp = tempfile::tempdir().unwrap();
