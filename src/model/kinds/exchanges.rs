@@ -3,12 +3,12 @@
 //! `/api/exchanges/{vhost}/{name}`.
 //!
 //! A kind warren had before the seam, declared here beside the old type
-//! ([`Exchange`]), as step 1 of docs/development.md's "Moving an old kind
-//! onto the seam": [`exchange`] and [`object`] are the typed view both
-//! ways, and the broker's calls send the kind's requests. It is not in
-//! [`super::KINDS`] yet, so nothing generic sees it: a vhost keeps its
+//! ([`Exchange`]), as docs/development.md's "Moving an old kind onto the
+//! seam" says: [`exchange`] and [`object`] are the typed view both ways,
+//! and the broker's calls send the kind's requests. It is not in
+//! [`super::KINDS`], so nothing generic sees it: a vhost keeps its
 //! exchanges in `Vhost::exchanges`, typed, where the routing model and the
-//! migration compiler borrow them.
+//! migration compiler borrow them ("Where the seam stops" says why).
 
 use serde_json::{Map, Value as Json};
 

@@ -4,8 +4,9 @@
 //!
 //! A kind warren had before the seam, declared here beside the old type
 //! ([`VhostSettings`]): [`settings`] and [`object`] are the typed view
-//! both ways. It is not in [`super::KINDS`] yet: the vhost keeps its
-//! settings in `Vhost::settings`, and the vhost itself stays the
+//! both ways. It is not in [`super::KINDS`]: the vhost keeps its
+//! settings in `Vhost::settings` ("Where the seam stops" in
+//! docs/development.md says why), and the vhost itself stays the
 //! container of its exchanges, queues, bindings and objects
 //! (`Topology::vhosts`, `ObjectKey::Vhost`). Every attribute is optional:
 //! an absent one is not managed (the broker's is left as it is), as
