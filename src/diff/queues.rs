@@ -84,7 +84,7 @@ impl Differ<'_> {
             return;
         }
         let policy = policy_advice::policy_alternative(have, want, in_force);
-        let diagnostic = refusals::immutable_change(want, &fields, policy);
+        let diagnostic = refusals::immutable_change(have, want, &fields, policy);
         self.out.problems.push(Problem { key, field: None, diagnostic });
     }
 

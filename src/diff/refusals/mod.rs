@@ -29,6 +29,8 @@ pub(super) const OTHER_PROJECT: &str = "other-project";
 pub(super) const IN_FLIGHT: &str = "migration-in-flight";
 /// The queue a migration replaces can vanish, messages and all, mid-way.
 const EXPIRING_QUEUE: &str = "preflight-expiring-queue";
+/// The queue a migration replaces is a stream, which never drains.
+const STREAM_QUEUE: &str = "preflight-stream-queue";
 /// A source exchange holds messages itself and routes them later.
 const DELAYED_EXCHANGE: &str = "preflight-delayed-exchange";
 /// An exchange the migration needs exists and is not warren's.
@@ -65,10 +67,11 @@ pub fn is_refusal(code: &str) -> bool {
 }
 
 /// Codes of refusals for safety: a plan with only these errors exits 4, not 1.
-pub const REFUSALS: [&str; 9] = [
+pub const REFUSALS: [&str; 10] = [
     OTHER_PROJECT,
     IN_FLIGHT,
     EXPIRING_QUEUE,
+    STREAM_QUEUE,
     DELAYED_EXCHANGE,
     NAME_TAKEN,
     ALTERNATE_ARGUMENT,

@@ -3,12 +3,14 @@
 //! queue's `replaces` line. What a migration cannot cover, but may go on
 //! with, is said by `migrations/warnings.rs`.
 
-use super::{ALTERNATE_ARGUMENT, DEAD_LETTER_LOOP, DELAYED_EXCHANGE, EXPIRING_QUEUE, EXTRA_BINDING, NAME_TAKEN};
+use super::{
+    ALTERNATE_ARGUMENT, DEAD_LETTER_LOOP, DELAYED_EXCHANGE, EXPIRING_QUEUE, EXTRA_BINDING, NAME_TAKEN, STREAM_QUEUE,
+};
 use crate::diagnostic::Diagnostic;
 use crate::diff::sides::Sides;
 use crate::diff::{Migration, Problem};
 use crate::model::scaffold::{self, ALTERNATE_ARGUMENT as AE_ARGUMENT};
-use crate::model::{Exchange, Inventory, ObjectKey, Queue};
+use crate::model::{Exchange, Inventory, ObjectKey, Queue, QueueType};
 
 /// The refusals of migration `m`, of live queue `old` into `new`.
 pub(in crate::diff) fn preflight(
@@ -20,6 +22,20 @@ pub(in crate::diff) fn preflight(
 ) -> Vec<Problem> {
     let p = &old.name;
     let mut found = Vec::new();
+    if old.kind == QueueType::Stream {
+        // The swap waits until P is drained, and a stream's consumers read
+        // it without removing anything: the wait would never end.
+        found.push(
+            Diagnostic::error(
+                STREAM_QUEUE,
+                format!("queue \"{p}\" is a stream: reading it removes no message, so it never drains and the migration could never finish"),
+            )
+            .help(format!(
+                "a stream cannot be migrated live: declare \"{}\" without `replaces`, move the publishers and consumers of \"{p}\" over, then remove \"{p}\" from the files (its messages stay until then)",
+                new.name
+            )),
+        );
+    }
     if old.auto_delete || old.arguments.contains_key("x-expires") {
         found.push(
             Diagnostic::error(
