@@ -30,13 +30,16 @@ fn main() -> ExitCode {
 }
 
 /// A plan parses the files and the broker's answers, dropping each once
-/// read, so its peak is what it holds at once, unless freed memory stays
-/// resident: mimalloc keeps it for 10 ms before giving it back, and the
-/// kernel may back its arena with transparent huge pages, which a page
-/// given back only splits. Both off, a plan of 10,000 queues peaked at
-/// 68 MB resident instead of 105 MB, in the same time (docs/development.md,
-/// Benchmarks). Called first in `main`: an option is read when first needed,
-/// and the flag holds for the pages touched after it.
+/// read, so its peak should be what it holds at once, not what it freed
+/// and the allocator kept: mimalloc keeps freed memory 10 ms before giving
+/// it back, and the kernel may back its arena with transparent huge pages,
+/// which a page given back only splits. Huge pages off and a delay of
+/// 1 ms, a live plan of 10,000 queues peaked at 81 MB resident instead of
+/// 105 MB, and `plan --state` of the same at 52 MB instead of 69 MB, in
+/// the same time. A delay of 0 saved 12 MB more but made every page
+/// freed a system call: `plan --state` took half as long again.
+/// (docs/development.md, Benchmarks.) Called first in `main`: an option is
+/// read when first needed, and the flag holds for the pages touched after.
 fn give_back_freed_memory() {
     // mimalloc v2's `mi_option_e` (include/mimalloc.h), which the Rust
     // bindings do not name; the version is the lock file's.
@@ -44,7 +47,7 @@ fn give_back_freed_memory() {
     // SAFETY: mi_option_set only stores a value mimalloc reads later; it
     // is called on the main thread before any other thread exists.
     unsafe {
-        libmimalloc_sys::mi_option_set(PURGE_DELAY, 0);
+        libmimalloc_sys::mi_option_set(PURGE_DELAY, 1);
     }
     #[cfg(target_os = "linux")]
     let _ = nix::sys::prctl::set_thp_disable(true);
