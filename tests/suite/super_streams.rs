@@ -67,7 +67,8 @@ arguments = { "x-max-age" = "604800s", "x-max-length-bytes" = 1000000, "x-stream
     assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
 
     let out = case.path_of("imported");
-    let run = case.warren(&["import", "--vhost", &case.vhost, "--out", &out], &[]);
+    // Named as the plans name it: import writes it into the files' warren.toml.
+    let run = case.warren(&["import", "--vhost", &case.vhost, "--project", "t", "--out", &out], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let file = std::fs::read_dir(&out)
         .unwrap()
