@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::{Attribute, Finding, Fixed, Kind, Object, Phase, Request, Scope, Type, field};
+use super::{Attribute, Finding, Fixed, Kind, Object, Phase, Request, Scope, Type, field, named_item};
 use crate::model::{Exchange, Table, Value};
 
 pub static KIND: Kind = Kind {
@@ -187,11 +187,7 @@ fn read(item: &Json) -> Option<Result<Object, String>> {
 }
 
 fn write(vhost: Option<&str>, o: &Object) -> Json {
-    let mut m = Map::new();
-    m.insert("name".into(), Json::from(o.id[0].as_str()));
-    m.insert("vhost".into(), Json::from(vhost));
-    m.extend(value(o));
-    Json::Object(m)
+    named_item(vhost, &o.id[0], value(o))
 }
 
 fn put(vhost: Option<&str>, o: &Object) -> Vec<Request> {

@@ -493,6 +493,14 @@ pub fn mask_passwords(text: &str) -> std::borrow::Cow<'_, str> {
 /// One PUT per limit of `o`'s `limits` table, at `{path}/{name}/{limit}`,
 /// each said as `limit NAME` in the broker's action texts: the broker keeps
 /// a user's and a vhost's limits apart from the object itself.
+/// A definitions item of a named vhost object: its `fields` with its name
+/// and vhost, as the export writes exchanges, queues and policies.
+pub(super) fn named_item(vhost: Option<&str>, name: &str, mut fields: serde_json::Map<String, Json>) -> Json {
+    fields.insert("name".into(), Json::from(name));
+    fields.insert("vhost".into(), Json::from(vhost));
+    Json::Object(fields)
+}
+
 pub(super) fn limit_requests(o: &Object, path: &str) -> Vec<Request> {
     let Some(Value::Table(limits)) = o.body.get("limits") else { return Vec::new() };
     let limit = |(limit, value): (&String, &Value)| Request {

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::{Attribute, Finding, Fixed, Kind, Name, Object, Objects, Phase, Request, Scope, Type, field};
+use super::{Attribute, Finding, Fixed, Kind, Name, Object, Objects, Phase, Request, Scope, Type, field, named_item};
 use crate::model::{ApplyTo, ObjectKey, Policy, Table, Value, Vhost, definition_findings};
 
 /// The values `apply_to` takes: the broker's, as [`ApplyTo::as_str`] gives them.
@@ -227,10 +227,7 @@ fn read(item: &Json) -> Option<Result<Object, String>> {
 }
 
 fn write(vhost: Option<&str>, o: &Object) -> Json {
-    let mut m = value(o);
-    m.insert("vhost".into(), Json::from(vhost));
-    m.insert("name".into(), Json::from(o.id[0].as_str()));
-    Json::Object(m)
+    named_item(vhost, &o.id[0], value(o))
 }
 
 fn put(vhost: Option<&str>, o: &Object) -> Vec<Request> {

@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::{Attribute, Finding, Fixed, Kind, Object, Phase, Request, Scope, Type, field};
+use super::{Attribute, Finding, Fixed, Kind, Object, Phase, Request, Scope, Type, field, named_item};
 use crate::model::{Queue, QueueType, Table, Value, argument_rule, check_expect};
 
 /// The queue types, as the files, the broker and `x-queue-type` name them
@@ -244,14 +244,11 @@ fn read(item: &Json) -> Option<Result<Object, String>> {
 /// (which 3.13+ gives) and as `x-queue-type` (which every version's
 /// import declares it by).
 fn write(vhost: Option<&str>, o: &Object) -> Json {
-    let mut m = Map::new();
-    m.insert("name".into(), Json::from(o.id[0].as_str()));
-    m.insert("vhost".into(), Json::from(vhost));
+    let mut m = value(o);
     if let Some(t) = o.body.get("type") {
         m.insert("type".into(), Json::from(t));
     }
-    m.extend(value(o));
-    Json::Object(m)
+    named_item(vhost, &o.id[0], m)
 }
 
 fn put(vhost: Option<&str>, o: &Object) -> Vec<Request> {
