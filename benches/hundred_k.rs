@@ -283,6 +283,10 @@ impl Warren {
     fn command(&self, what: &str) -> Command {
         let mut c = Command::new(&self.binary);
         c.arg(what).arg(&self.desired).arg("-q").env("WARREN_URL", &self.url);
+        // The export of 100,000 queues takes this machine's broker longer
+        // than a request's default two minutes; the node keeps a request
+        // an hour, and so does warren, as an operator of such a vhost would.
+        c.env("WARREN_REQUEST_TIMEOUT", "1h");
         if what == "apply" {
             c.arg("--auto-approve");
         }

@@ -42,7 +42,7 @@ pub enum ColorChoice {
 /// by commands that reach a broker. Neither has a default: a broker or a
 /// project picked silently is how a plan meets the wrong broker or
 /// destroys another directory's objects.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Connection {
     /// The management API, with credentials: http(s)://user:password@host:port. No default.
     #[arg(long, global = true, env = "WARREN_URL", hide_env_values = true)]
@@ -66,6 +66,12 @@ pub struct Connection {
     /// The PEM private key of --client-cert.
     #[arg(long, global = true, env = "WARREN_CLIENT_KEY", value_name = "FILE", hide_env_values = true)]
     pub client_key: Option<PathBuf>,
+    /// How long one request to the management API may take, its answer read in full: 90s, 10m, 1h,
+    /// or 0 for no limit. A vhost of many thousands of objects can take longer to read than the
+    /// default; the broker's management listener (management.tcp.idle_timeout and
+    /// inactivity_timeout) must then allow as long.
+    #[arg(long, global = true, env = "WARREN_REQUEST_TIMEOUT", value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    pub request_timeout: std::time::Duration,
     /// With --env: how many environments' brokers are read at once, and applied to at once
     /// within a stage.
     #[arg(long, global = true, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
@@ -507,12 +513,12 @@ fn parse_reason(s: &str) -> Result<crate::routing::Reason, String> {
     crate::routing::Reason::parse(s).ok_or_else(|| format!("\"{s}\": use rejected, expired, maxlen or delivery-limit"))
 }
 
-/// `90s`, `10m`, `1h`, or plain seconds.
 /// `--target KIND:VHOST/NAME`.
 fn parse_target(text: &str) -> Result<Target, String> {
     Target::parse(text)
 }
 
+/// `90s`, `10m`, `1h`, or plain seconds.
 pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: u64 = digits.parse().map_err(|_| format!("\"{s}\" is not a duration such as 90s, 10m or 1h"))?;
@@ -669,7 +675,7 @@ const ROLLOUT_STATUS: &str =
     "A rollout (apply --env over several environments) ends as its worst environment: 1, then 4, 5, 3, else 0.";
 
 /// The variables warren reads.
-pub const ENVIRONMENT: [(&str, &str); 9] = [
+pub const ENVIRONMENT: [(&str, &str); 10] = [
     (
         "WARREN_URL",
         "The management API, with credentials: http(s)://user:password@host:port (--url). No default: \
@@ -679,6 +685,11 @@ pub const ENVIRONMENT: [(&str, &str); 9] = [
     ("WARREN_CA_CERT", "A PEM file of CA certificates to trust for HTTPS (--ca-cert)."),
     ("WARREN_CLIENT_CERT", "A PEM client certificate for HTTPS (--client-cert)."),
     ("WARREN_CLIENT_KEY", "The PEM private key of the client certificate (--client-key)."),
+    (
+        "WARREN_REQUEST_TIMEOUT",
+        "How long one request to the management API may take: 90s, 10m, 1h, or 0 for no limit \
+         (--request-timeout; default 2m).",
+    ),
     (
         "WARREN_PROJECT",
         "The project name, for a directory without warren.toml (--project); one that has one names \
@@ -761,4 +772,17 @@ pub fn man_page() -> String {
 fn roff_text(text: &str) -> String {
     let escaped = text.replace('\\', "\\\\").replace('-', "\\-").replace('\'', "\\*(Aq");
     if escaped.starts_with('.') { format!("\\&{escaped}") } else { escaped }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[test]
+    fn the_request_timeout_defaults_to_the_endpoints_own() {
+        let cli = super::Cli::try_parse_from(["warren", "validate"]).unwrap();
+        assert_eq!(cli.connection.request_timeout, crate::broker::REQUEST_TIMEOUT);
+        let cli = super::Cli::try_parse_from(["warren", "validate", "--request-timeout", "0"]).unwrap();
+        assert!(cli.connection.request_timeout.is_zero(), "0 is no limit");
+    }
 }

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use url::Url;
 
@@ -14,6 +15,11 @@ pub struct Tls {
     pub client_key: Option<PathBuf>,
 }
 
+/// How long a request may take by default, its answer read in full: as
+/// long as the management listener keeps a request by default (two
+/// minutes on 3.10.8), past which the broker closes the connection anyway.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// The management API's address and credentials.
 #[derive(Clone)]
 pub struct Endpoint {
@@ -22,6 +28,9 @@ pub struct Endpoint {
     pub user: String,
     password: String,
     pub tls: Tls,
+    /// How long one request may take, its answer read in full; `None`:
+    /// as long as it takes.
+    pub timeout: Option<Duration>,
 }
 
 impl Endpoint {
@@ -47,7 +56,7 @@ impl Endpoint {
             _ => path.to_string(),
         };
         parsed.set_path(&format!("{base}/"));
-        Ok(Endpoint { base: parsed, user, password, tls })
+        Ok(Endpoint { base: parsed, user, password, tls, timeout: Some(REQUEST_TIMEOUT) })
     }
 
     pub fn password(&self) -> &str {

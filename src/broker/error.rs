@@ -7,6 +7,8 @@ use std::fmt;
 pub enum BrokerError {
     /// No HTTP answer at all.
     Unreachable { endpoint: String, detail: String },
+    /// A request that took longer than it may (`--request-timeout`).
+    TimedOut { endpoint: String, action: String, after: std::time::Duration },
     /// Something answers at the address, but not in HTTP: with `amqp`, it
     /// answered in AMQP (a RabbitMQ AMQP listener); `detail` is what the
     /// HTTP client could not read.
@@ -56,6 +58,13 @@ impl fmt::Display for BrokerError {
         match self {
             BrokerError::Unreachable { endpoint, detail } => {
                 write!(f, "cannot reach the RabbitMQ management API at {endpoint}: {detail}")
+            }
+            BrokerError::TimedOut { endpoint, action, after } => {
+                write!(
+                    f,
+                    "could not {action}: the broker at {endpoint} did not answer within {} s (--request-timeout)",
+                    after.as_secs_f64()
+                )
             }
             BrokerError::NotHttp { endpoint, amqp: true, .. } => {
                 write!(f, "{endpoint} answers in AMQP, not HTTP: it is not the RabbitMQ management API")
@@ -116,6 +125,9 @@ impl BrokerError {
         let fixed = match self {
             BrokerError::Unreachable { .. } => {
                 "check --url (or WARREN_URL), that the broker runs, and that the rabbitmq_management plugin is enabled"
+            }
+            BrokerError::TimedOut { .. } => {
+                "a broker under load, or a vhost of many thousands of objects, can take longer: give it more with --request-timeout (or WARREN_REQUEST_TIMEOUT), as 10m, or 0 for no limit; the broker's management listener closes a long request after its own management.tcp.idle_timeout and inactivity_timeout, which must allow as long"
             }
             BrokerError::NotHttp { amqp: true, .. } => {
                 "this looks like an AMQP port; --url is the management API, usually port 15672 (https 15671)"

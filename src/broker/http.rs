@@ -15,6 +15,9 @@ use super::error::BrokerError;
 /// How long a connection may wait in the pool, in seconds.
 const IDLE_SECS: u64 = 30;
 
+/// How long a TCP connection (and its TLS handshake) may take.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
 #[derive(Clone)]
 pub(super) struct Http {
     endpoint: Endpoint,
@@ -29,7 +32,12 @@ impl Http {
             // Below the management listener's idle timeout (cowboy's 60 s):
             // a connection the broker is closing is not picked for a request.
             .pool_idle_timeout(std::time::Duration::from_secs(IDLE_SECS))
-            .timeout(std::time::Duration::from_secs(120));
+            // A host that drops packets is said within seconds, whatever
+            // time a large answer is given.
+            .connect_timeout(CONNECT_TIMEOUT);
+        if let Some(t) = endpoint.timeout {
+            builder = builder.timeout(t);
+        }
         let read = |p: &std::path::Path| {
             std::fs::read(p).map_err(|e| BrokerError::Setup(format!("cannot read {}: {e}", p.display())))
         };
@@ -143,12 +151,12 @@ impl Http {
         if let Some(b) = body {
             req = req.json(b);
         }
-        let resp = req.send().await.map_err(|e| self.transport_error(&e))?;
+        let resp = req.send().await.map_err(|e| self.transport_error(&e, action))?;
         let status = resp.status();
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| BrokerError::Unreachable { endpoint: self.endpoint.to_string(), detail: describe(&e) })?;
+        let text = resp.text().await.map_err(|e| match self.timed_out(&e, action) {
+            Some(late) => late,
+            None => BrokerError::Unreachable { endpoint: self.endpoint.to_string(), detail: describe(&e) },
+        })?;
         if status.is_success() {
             return Ok((status, text));
         }
@@ -189,9 +197,12 @@ impl Http {
         })
     }
 
-    /// No answer: a TLS handshake that failed, said in words, or no
-    /// connection at all.
-    fn transport_error(&self, e: &reqwest::Error) -> BrokerError {
+    /// No answer: one that took longer than the request may, a TLS
+    /// handshake that failed, said in words, or no connection at all.
+    fn transport_error(&self, e: &reqwest::Error, action: &str) -> BrokerError {
+        if let Some(late) = self.timed_out(e, action) {
+            return late;
+        }
         let endpoint = self.endpoint.to_string();
         let detail = describe(e);
         match tls_problem(&detail, &self.endpoint.tls) {
@@ -199,6 +210,14 @@ impl Http {
             None if not_http(&detail) => BrokerError::NotHttp { endpoint, amqp: false, detail },
             None => BrokerError::Unreachable { endpoint, detail },
         }
+    }
+
+    /// A request that outlasted `--request-timeout`: not a connection
+    /// refused, and not sent again (a broker slow to answer a large read
+    /// would only be asked it twice more).
+    fn timed_out(&self, e: &reqwest::Error, action: &str) -> Option<BrokerError> {
+        let after = self.endpoint.timeout.filter(|_| e.is_timeout() && !e.is_connect())?;
+        Some(BrokerError::TimedOut { endpoint: self.endpoint.to_string(), action: action.to_string(), after })
     }
 
     /// GET and parse JSON (a lost connection is tried again by `send`: the
@@ -325,7 +344,7 @@ fn describe(e: &reqwest::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::readable;
 
     #[test]
@@ -469,5 +488,44 @@ mod tests {
         let sent = client(&address).send(reqwest::Method::POST, "exchanges/v/x/publish", None, "publish").await;
         assert!(matches!(sent, Err(super::BrokerError::Unreachable { .. })), "{sent:?}");
         assert_eq!(seen.lock().unwrap().len(), 1, "sent once");
+    }
+
+    /// A server that reads each request and never answers it. Gives its
+    /// address and how many connections it took.
+    pub(in crate::broker) async fn silent_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = format!("http://guest:guest@{}", listener.local_addr().unwrap());
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = seen.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    while socket.read(&mut buf).await.is_ok_and(|n| n > 0) {}
+                });
+            }
+        });
+        (address, seen)
+    }
+
+    /// A read that outlasts `--request-timeout` is said as such, once: a
+    /// broker slow to answer a large read is not asked it twice more.
+    #[tokio::test]
+    async fn a_read_longer_than_the_request_timeout_is_said_and_not_sent_again() {
+        let (address, seen) = silent_server().await;
+        let mut endpoint = super::super::endpoint::Endpoint::parse(&address, Default::default()).unwrap();
+        endpoint.timeout = Some(std::time::Duration::from_millis(300));
+        let http = super::Http::new(endpoint).unwrap();
+        let e = http.get_json("definitions/v", "read the definitions of vhost \"v\"").await.unwrap_err();
+        assert!(matches!(e, super::BrokerError::TimedOut { .. }), "{e:?}");
+        let said = e.to_string();
+        assert!(said.contains("did not answer within 0.3 s (--request-timeout)"), "{said}");
+        assert!(said.starts_with("could not read the definitions of vhost \"v\""), "{said}");
+        assert!(!said.contains("guest"), "{said}");
+        assert!(e.help().contains("--request-timeout"), "{}", e.help());
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 1, "asked once");
     }
 }

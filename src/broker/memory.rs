@@ -312,14 +312,6 @@ impl Broker for Memory {
         Ok(answers)
     }
 
-    async fn vhost_size(&self, vhost: &str) -> Answer<Option<Size>> {
-        let s = self.lock_state();
-        let who = who(&self.user, &s)?;
-        let Some(v) = s.vhosts.get(vhost).filter(|_| sees(&s, &who, vhost)) else { return Ok(None) };
-        let exchanges = v.exchanges.keys().filter(|x| !named::is_builtin_exchange(x)).count();
-        Ok(Some(Size { queues: v.queues.len() as u64, exchanges: exchanges as u64 }))
-    }
-
     /// As `Rabbit::read_named`, from this broker's own listings.
     async fn read_named(&self, vhost: &str, wanted: &Wanted) -> Answer<Named> {
         let s = self.lock_state();

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use serde_json::Value as Json;
 
-pub use endpoint::{Endpoint, Tls, segment};
+pub use endpoint::{Endpoint, REQUEST_TIMEOUT, Tls, segment};
 pub use error::BrokerError;
 pub use lock::{LOCK_QUEUE, Lock};
 pub use memory::{Memory, Message};
@@ -198,7 +198,7 @@ pub struct DeprecatedFeature {
 }
 
 /// The names in a vhost listing.
-fn vhost_names(listing: &str) -> Answer<Vec<String>> {
+pub fn vhost_names(listing: &str) -> Answer<Vec<String>> {
     #[derive(serde::Deserialize)]
     struct Named {
         name: String,
@@ -243,10 +243,6 @@ pub trait Broker: Clone + Send + Sync + 'static {
     /// What the live state of the given vhosts is read from, with warren's
     /// broker-wide records.
     fn answers_of(&self, vhosts: &[String]) -> impl Future<Output = Answer<Answers>> + Send;
-    /// How many queues and exchanges a vhost holds, beside the broker's
-    /// own (the default and `amq.*` exchanges), as its paged listings count
-    /// them (two small requests); `None` when the vhost does not exist.
-    fn vhost_size(&self, vhost: &str) -> impl Future<Output = Answer<Option<Size>>> + Send;
     /// The objects of a vhost that `wanted` names and every binding that
     /// touches them, each read by name, with the objects at the other ends
     /// of those bindings, warren's records in the vhost, and its policies

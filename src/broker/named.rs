@@ -74,10 +74,6 @@ pub(super) fn is_builtin_exchange(name: &str) -> bool {
     name.is_empty() || name.starts_with("amq.")
 }
 
-/// The regular expression of the paged exchange listing that counts a
-/// vhost's exchanges without the broker's own (PCRE, as the broker's `re`).
-pub(super) const NOT_BUILTIN: &str = "^(?!amq\\.).";
-
 /// The regular expression that finds warren's record exchanges in a vhost.
 pub(super) const RECORDS: &str = "^warren\\.";
 

@@ -160,9 +160,10 @@ pub fn no_broker() -> Diagnostic {
 pub fn connect(c: &Connection) -> Result<Rabbit, Diagnostic> {
     let tls = Tls { ca_cert: c.ca_cert.clone(), client_cert: c.client_cert.clone(), client_key: c.client_key.clone() };
     let url = c.url.as_deref().ok_or_else(no_broker)?;
-    let endpoint = Endpoint::parse(url, tls).map_err(|e| {
+    let mut endpoint = Endpoint::parse(url, tls).map_err(|e| {
         Diagnostic::error("broker", e).help("set --url or WARREN_URL to http(s)://user:password@host:port")
     })?;
+    endpoint.timeout = Some(c.request_timeout).filter(|t| !t.is_zero());
     Rabbit::new(endpoint, c.amqp_url.as_deref()).map_err(|e| diagnostic(&e))
 }
 

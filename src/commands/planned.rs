@@ -228,7 +228,11 @@ pub fn assemble(desired: Desired, path: &Path, live: LiveSide, drafted: Draft) -
         .iter()
         .filter_map(|(v, h)| {
             let u = h.unread?;
-            Some(crate::render::NotReadDoc { vhost: v.clone(), queues: u.queues, exchanges: u.exchanges })
+            Some(crate::render::NotReadDoc {
+                vhost: v.clone(),
+                queues_at_most: u.queues_at_most,
+                exchanges_at_most: u.exchanges_at_most,
+            })
         })
         .collect();
     document.origin.picture = super::picture::of_change(&desired.topology, &live.topology, &plan, &document.routing);

@@ -12,9 +12,10 @@
 //! policies, runtime parameters, users and permissions are read whole:
 //! they are few, and policies decide what applies to the project's queues.
 //!
-//! Which way is taken follows the vhost's size as its paged listings count
-//! it, measured against what a read by name costs (docs/development.md,
-//! "Reads that grow with the project").
+//! Which way is taken follows the broker's size as its overview counts it
+//! (a vhost's own count would cost the broker a listing of all its queues,
+//! about as much as the whole read), measured against what a read by name
+//! costs (docs/development.md, "Reads that grow with the project").
 
 use crate::broker::{Answers, Broker, BrokerError, Size, Wanted};
 use crate::model::{DestinationKind, Inventory, ObjectKey, Topology, Unread, Value, Vhost};
@@ -52,19 +53,19 @@ pub async fn from_broker(
     };
     let forced = std::env::var(NARROW_FROM_VARIABLE).ok().and_then(|v| v.parse::<u64>().ok());
     let floor = forced.unwrap_or(NARROW_FROM);
-    let totals = broker.object_totals().await?;
+    let Some(totals) = broker.object_totals().await? else {
+        let reasons =
+            declared.iter().map(|v| format!("vhost \"{v}\": read whole: the broker does not say its size")).collect();
+        return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
+    };
     if let Some(why) = small(totals, floor) {
         let reasons = declared.iter().map(|v| format!("vhost \"{v}\": read whole: {why}")).collect();
         return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
     }
     // Unless a test forces reads by name, a vhost where the project
     // declares a twentieth of the broker's objects or more is read whole
-    // without counting it: counting a large vhost's queues costs its broker
-    // a listing of them all (0.36 s of 10,000 on 3.10.8).
-    let (mut reasons, counted) = declares_most(desired, &declared, totals.filter(|_| forced.is_none()));
-    let sizes = futures_util::future::try_join_all(counted.iter().map(|v| broker.vhost_size(v))).await?;
-    let (more, large) = at_least(&counted, &sizes, floor);
-    reasons.extend(more);
+    // straight away: no owned name could make it a read by name.
+    let (mut reasons, large) = declares_most(desired, &declared, Some(totals).filter(|_| forced.is_none()));
     if large.is_empty() {
         return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
     }
@@ -72,25 +73,57 @@ pub async fn from_broker(
     let nothing = Wanted::default();
     let (base, named) = tokio::join!(
         broker.answers_of(&[]),
-        futures_util::future::try_join_all(large.iter().map(|(v, _)| broker.read_named(v, &nothing))),
+        futures_util::future::try_join_all(large.iter().map(|v| broker.read_named(v, &nothing))),
     );
     let (base, named) = (base?, named?);
     let mut first = base.clone();
-    for ((v, _), n) in large.iter().zip(named) {
+    for (v, n) in large.iter().zip(named) {
         add_named(&mut first, v, n, Size::default());
     }
     let origin = broker.origin();
     let records = super::from_answers(first, &origin)?;
+    let existing = crate::broker::vhost_names(&base.vhosts)?;
+    let (present, missing): (Vec<String>, Vec<String>) = large.into_iter().partition(|v| existing.contains(v));
+    reasons.extend(missing.iter().map(|v| format!("vhost \"{v}\": does not exist (or this user cannot see it)")));
+    let (chosen, by_name) = choose(desired, &present, &records, project, totals, forced.is_some());
+    reasons.extend(chosen);
+    let whole: Vec<String> = declared.iter().filter(|v| !by_name.iter().any(|(n, _)| n == *v)).cloned().collect();
+    // Round two: the vhosts read whole (with the users, permissions and
+    // records again, when there are any), and the others by name.
+    let (answers, named) = tokio::join!(
+        async { if whole.is_empty() { Ok(base) } else { broker.answers_of(&whole).await } },
+        futures_util::future::try_join_all(by_name.iter().map(|(v, w)| broker.read_named(v, w))),
+    );
+    let mut answers = answers?;
+    for ((v, _), n) in by_name.iter().zip(named?) {
+        add_named(&mut answers, v, n, totals);
+    }
+    let live = super::from_answers(answers, &origin)?;
+    Ok((live, reasons))
+}
+
+/// Which of the `large` vhosts are read by name, with what to ask there,
+/// and why each is read as it is. `records` tell what the project owns and
+/// which migrations are in flight; `forced`: a test's switch, whatever the
+/// ratio.
+fn choose(
+    desired: &Topology,
+    large: &[String],
+    records: &Live,
+    project: &str,
+    totals: Size,
+    forced: bool,
+) -> (Reasons, Vec<(String, Wanted)>) {
     let inventory = records.ownership.of(project);
-    let mut by_name = Vec::new();
-    for (v, size) in &large {
+    let (mut reasons, mut by_name) = (Vec::new(), Vec::new());
+    for v in large {
         let wanted = wanted(desired.vhosts.get(v), inventory, v);
         let in_flight = records.migrations.values().any(|m| &m.vhost == v);
-        let (asked, held) = (wanted.len() as u64, size.total());
-        let why = format!("it holds {} queues and {} exchanges", size.queues, size.exchanges);
+        let asked = wanted.len() as u64;
+        let why = format!("the broker holds {} queues and {} exchanges in all", totals.queues, totals.exchanges);
         if in_flight {
-            reasons.push(format!("vhost \"{v}\": read whole: a migration is in flight there ({why})"));
-        } else if forced.is_none() && held < NARROW_RATIO * asked.max(1) {
+            reasons.push(format!("vhost \"{v}\": read whole: a migration is in flight there"));
+        } else if !forced && totals.total() < NARROW_RATIO * asked.max(1) {
             reasons.push(format!(
                 "vhost \"{v}\": read whole: {why}, fewer than {NARROW_RATIO} times the {asked} names the project would read"
             ));
@@ -101,59 +134,33 @@ pub async fn from_broker(
                 wanted.exchanges.len(),
                 wanted.pairs.len()
             ));
-            by_name.push((v.clone(), *size, wanted));
+            by_name.push((v.clone(), wanted));
         }
     }
-    let whole: Vec<String> = declared.iter().filter(|v| !by_name.iter().any(|(n, _, _)| n == *v)).cloned().collect();
-    // Round two: the vhosts read whole (with the users, permissions and
-    // records again, when there are any), and the others by name.
-    let (answers, named) = tokio::join!(
-        async { if whole.is_empty() { Ok(base) } else { broker.answers_of(&whole).await } },
-        futures_util::future::try_join_all(by_name.iter().map(|(v, _, w)| broker.read_named(v, w))),
-    );
-    let mut answers = answers?;
-    for ((v, size, _), n) in by_name.iter().zip(named?) {
-        add_named(&mut answers, v, n, *size);
-    }
-    let live = super::from_answers(answers, &origin)?;
-    Ok((live, reasons))
+    (reasons, by_name)
 }
 
-/// The vhosts of `declared` whose `sizes` reach `floor`, with their size;
-/// why each other is read whole.
-fn at_least(declared: &[String], sizes: &[Option<Size>], floor: u64) -> (Reasons, Vec<(String, Size)>) {
-    let mut reasons = Vec::new();
-    let mut large = Vec::new();
-    for (v, size) in declared.iter().zip(sizes) {
-        match size {
-            Some(s) if s.total() >= floor => large.push((v.clone(), *s)),
-            Some(s) => reasons.push(format!(
-                "vhost \"{v}\": read whole: it holds {} queues and {} exchanges, fewer than {floor}",
-                s.queues, s.exchanges
-            )),
-            None => reasons.push(format!("vhost \"{v}\": does not exist (or this user cannot see it)")),
-        }
-    }
-    (reasons, large)
-}
-
-/// Why no vhost needs counting, when the broker's `totals`, which bound
+/// Why every vhost is read whole, when the broker's `totals`, which bound
 /// every vhost's, are below `floor`: a plan of a small broker then asks
 /// nothing more than a whole read.
-fn small(totals: Option<Size>, floor: u64) -> Option<String> {
-    totals.filter(|t| t.total() < floor).map(|all| {
-        format!("the broker holds {} queues and {} exchanges in all, fewer than {floor}", all.queues, all.exchanges)
+fn small(totals: Size, floor: u64) -> Option<String> {
+    (totals.total() < floor).then(|| {
+        format!(
+            "the broker holds {} queues and {} exchanges in all, fewer than {floor}",
+            totals.queues, totals.exchanges
+        )
     })
 }
 
 /// Splits `declared` into the vhosts read whole because the names the
 /// files alone ask there (owned ones only add to them) are at least a
 /// [`NARROW_RATIO`]th of the broker's `totals`, which bound the vhost's
-/// size, with why; and the vhosts still to count (all, without `totals`).
+/// size, with why; and the vhosts that may be read by name (all, without
+/// `totals`).
 fn declares_most(desired: &Topology, declared: &[String], totals: Option<Size>) -> (Reasons, Vec<String>) {
     let mut reasons = Vec::new();
     let Some(totals) = totals else { return (reasons, declared.to_vec()) };
-    let mut counted = Vec::new();
+    let mut rest = Vec::new();
     for v in declared {
         let asked = wanted(desired.vhosts.get(v), &Inventory::default(), v).len() as u64;
         if totals.total() < NARROW_RATIO * asked.max(1) {
@@ -162,17 +169,18 @@ fn declares_most(desired: &Topology, declared: &[String], totals: Option<Size>) 
                 totals.queues, totals.exchanges
             ));
         } else {
-            counted.push(v.clone());
+            rest.push(v.clone());
         }
     }
-    (reasons, counted)
+    (reasons, rest)
 }
 
-/// Adds a vhost read by name to `answers`; `size` is the whole vhost's.
-fn add_named(answers: &mut Answers, v: &str, named: crate::broker::Named, size: Size) {
+/// Adds a vhost read by name to `answers`; `bound` bounds the whole
+/// vhost's size (the broker's totals).
+fn add_named(answers: &mut Answers, v: &str, named: crate::broker::Named, bound: Size) {
     let unread = Size {
-        queues: size.queues.saturating_sub(named.read.queues),
-        exchanges: size.exchanges.saturating_sub(named.read.exchanges),
+        queues: bound.queues.saturating_sub(named.read.queues),
+        exchanges: bound.exchanges.saturating_sub(named.read.exchanges),
     };
     answers.listings.extend(named.listings.into_iter().map(|(l, text)| (v.to_string(), l, text)));
     answers.vhost_parameters.extend(named.parameters.map(|p| (v.to_string(), p)));
@@ -183,7 +191,7 @@ fn add_named(answers: &mut Answers, v: &str, named: crate::broker::Named, size: 
 pub(super) fn mark(topology: &mut Topology, unread: &[(String, Size)]) {
     for (v, size) in unread {
         let vhost = topology.vhosts.entry(v.clone()).or_insert_with(|| Vhost::new(v));
-        vhost.unread = Some(Unread { queues: size.queues, exchanges: size.exchanges });
+        vhost.unread = Some(Unread { queues_at_most: size.queues, exchanges_at_most: size.exchanges });
     }
 }
 

@@ -111,12 +111,14 @@ pub struct Vhost {
     pub unread: Option<Unread>,
 }
 
-/// What a read by name left out of a vhost: how many of its queues and
-/// exchanges (beside the broker's own) it did not read.
+/// What a read by name left out of a vhost: at most how many of its queues
+/// and exchanges (beside the broker's own) it did not read. A bound, the
+/// broker's totals less those read: counting one vhost's queues costs the
+/// broker a listing of them all, about as much as the read it spares.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Unread {
-    pub queues: u64,
-    pub exchanges: u64,
+    pub queues_at_most: u64,
+    pub exchanges_at_most: u64,
 }
 
 impl Vhost {

@@ -76,12 +76,13 @@ pub struct InFlightDoc {
     pub state: String,
 }
 
-/// A vhost read by name: how many of its queues and exchanges were not read.
+/// A vhost read by name: at most how many of its queues and exchanges
+/// were not read (see [`crate::model::Unread`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotReadDoc {
     pub vhost: String,
-    pub queues: u64,
-    pub exchanges: u64,
+    pub queues_at_most: u64,
+    pub exchanges_at_most: u64,
 }
 
 /// An object changed outside warren since its last apply.

@@ -109,12 +109,12 @@ fn not_read(out: &mut String, doc: &PlanDocument) {
     for n in &doc.not_read {
         let _ = writeln!(
             out,
-            "Not read: vhost \"{}\" holds {} other queue{} and {} other exchange{} (with their bindings) that this project neither declares, owns nor references; warren read that vhost by name and leaves them out of this plan, untouched.\n",
+            "Not read: vhost \"{}\" was read by name, for what this project declares, owns or references; its other objects (at most {} queue{} and {} exchange{}: the broker's in all, less those read), with their bindings, are left out of this plan, untouched.\n",
             n.vhost.escape_debug(),
-            n.queues,
-            if n.queues == 1 { "" } else { "s" },
-            n.exchanges,
-            if n.exchanges == 1 { "" } else { "s" },
+            n.queues_at_most,
+            if n.queues_at_most == 1 { "" } else { "s" },
+            n.exchanges_at_most,
+            if n.exchanges_at_most == 1 { "" } else { "s" },
         );
     }
 }
