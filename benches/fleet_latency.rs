@@ -7,7 +7,10 @@
 //! - `apply --env all` of one stage of the twelve, each adding 20 queues,
 //!   against the slowest single apply of the same (target at most 1.5);
 //! - the requests (round trips) one plan makes, at 1,000 queues and at
-//!   100: the same, since a plan reads listings, never one object at a time.
+//!   100: the same, since a plan reads listings, never one object at a time;
+//! - the plans again, each broker's answers replayed by its link
+//!   ([`Link::replay`]): brokers on machines of their own, whose CPU the
+//!   fleet's plan does not share as it does here.
 //!
 //! The benchmark starts its brokers (nodes `WARREN_BENCH_FLEET_NUMBERS`,
 //! default 51 to 62, with `scripts/broker`) and its links, and stops the
@@ -107,6 +110,22 @@ fn main() {
             applies.push((all, slowest));
         }
     }
+    // Plans again, each broker's answers replayed by its link: brokers on
+    // machines of their own, whose CPU a fleet's plan does not share. One
+    // fleet plan through the brokers records every answer first.
+    std::fs::remove_file(dir.path().join("added.toml")).unwrap();
+    for l in &links {
+        l.replay();
+    }
+    fleet.run(&["plan", "--env", "all", "--parallelism", &at_once]);
+    let mut replayed: Vec<(Duration, Duration)> = Vec::new();
+    for turn in 0..=RUNS {
+        let slowest = (0..linked.len()).map(|i| fleet.timed(&["plan", "--env", &env(i)])).max().unwrap();
+        let all = fleet.timed(&["plan", "--env", "all", "--parallelism", &at_once]);
+        if turn > 0 {
+            replayed.push((all, slowest));
+        }
+    }
     for url in &direct {
         delete_vhost(url, VHOST);
     }
@@ -130,6 +149,7 @@ fn main() {
     );
     report("plan ", &plans, 1.3);
     report("apply", &applies, 1.5);
+    report("plan, each broker's answers replayed by its link (a broker per machine)", &replayed, 1.3);
     println!(
         "  requests of one plan: {} at {queues} queues, {} at {} queues ({} and {} kB through the link)",
         big.requests,

@@ -8,12 +8,19 @@
 //! Plain threads, four per connection (a reader and a writer each way): a
 //! benchmark's few dozen connections need no runtime, and the bench stays
 //! free of the tool's own async stack it measures.
+//!
+//! [`Link::replay`] turns a link into a broker on a machine of its own: it
+//! answers a request it has answered before with the broker's recorded
+//! answer, after the link's round trip, without asking the broker. On this
+//! machine a dozen brokers share two cores, and a fleet's plan waits on
+//! their CPU more than on its links; replayed, it waits on the links and on
+//! warren alone, as it does when each broker has its own machine.
 
-use std::io::{Read, Write};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -30,6 +37,10 @@ struct Counts {
     requests: AtomicU64,
     /// Bytes in both directions.
     bytes: AtomicU64,
+    /// Whether connections made from now on replay recorded answers.
+    replay: AtomicBool,
+    /// Each request's answer, as the broker gave it, by the request's bytes.
+    answers: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
 }
 
 /// What crossed a link, read with [`Link::counts`].
@@ -57,10 +68,20 @@ impl Link {
         thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let counts = Arc::clone(&shared);
-                thread::spawn(move || connect(client, target, one_way, counts));
+                match counts.replay.load(Ordering::Relaxed) {
+                    true => thread::spawn(move || replaying(client, target, one_way, counts)),
+                    false => thread::spawn(move || connect(client, target, one_way, counts)),
+                };
             }
         });
         Link { port, counts }
+    }
+
+    /// From now on, a request the link has answered before is answered
+    /// again from its record; one it has not is asked of the broker and
+    /// recorded. Each answer comes a round trip after its request.
+    pub(crate) fn replay(&self) {
+        self.counts.replay.store(true, Ordering::Relaxed);
     }
 
     pub(crate) fn counts(&self) -> Crossed {
@@ -126,4 +147,89 @@ fn pipe(mut from: TcpStream, mut to: TcpStream, one_way: Duration, counts: Arc<C
         // Dropping `tx` lets the writer finish what is in flight, then
         // close its side.
     });
+}
+
+/// Serves `client`'s requests one after another (HTTP/1.1 without
+/// pipelining, as warren's client sends them): each from the record of
+/// its answer, or from the broker (one connection, made when first needed)
+/// and recorded; each answer written a round trip after its request came.
+fn replaying(client: TcpStream, target: SocketAddr, one_way: Duration, counts: Arc<Counts>) {
+    let _ = client.set_nodelay(true);
+    let Ok(mut writer) = client.try_clone() else { return };
+    let mut requests = BufReader::new(client);
+    let mut broker: Option<(TcpStream, BufReader<TcpStream>)> = None;
+    while let Some(request) = message(&mut requests) {
+        let came = Instant::now();
+        counts.requests.fetch_add(1, Ordering::Relaxed);
+        let recorded = counts.answers.lock().unwrap().get(&request).cloned();
+        let (answer, due) = match recorded {
+            Some(a) => (a, came + 2 * one_way),
+            None => {
+                if broker.is_none() {
+                    let Ok(s) = TcpStream::connect(target) else { return };
+                    let _ = s.set_nodelay(true);
+                    let Ok(r) = s.try_clone() else { return };
+                    broker = Some((s, BufReader::new(r)));
+                }
+                let (to, from) = broker.as_mut().unwrap();
+                // The request crosses the link, the broker answers, the
+                // answer crosses back.
+                thread::sleep(one_way);
+                if to.write_all(&request).is_err() {
+                    return;
+                }
+                let Some(a) = message(from) else { return };
+                // Reads only: a write's answer is never served again.
+                if request.starts_with(b"GET ") {
+                    counts.answers.lock().unwrap().insert(request.clone(), a.clone());
+                }
+                (a, Instant::now() + one_way)
+            }
+        };
+        counts.bytes.fetch_add((request.len() + answer.len()) as u64, Ordering::Relaxed);
+        thread::sleep(due.saturating_duration_since(Instant::now()));
+        if writer.write_all(&answer).is_err() {
+            return;
+        }
+    }
+}
+
+/// One HTTP/1.1 message as it came, head and body: a body of
+/// `content-length` bytes or in chunks; `None` at the connection's end.
+fn message(from: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let (mut length, mut chunked) = (0usize, false);
+    loop {
+        let start = out.len();
+        if from.read_until(b'\n', &mut out).ok()? == 0 {
+            return None;
+        }
+        let line = String::from_utf8_lossy(&out[start..]).trim_end().to_ascii_lowercase();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("content-length:") {
+            length = n.trim().parse().ok()?;
+        }
+        chunked |= line.starts_with("transfer-encoding:") && line.contains("chunked");
+    }
+    if !chunked {
+        let start = out.len();
+        out.resize(start + length, 0);
+        from.read_exact(&mut out[start..]).ok()?;
+        return Some(out);
+    }
+    loop {
+        let start = out.len();
+        from.read_until(b'\n', &mut out).ok()?;
+        let size = String::from_utf8_lossy(&out[start..]);
+        let size = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
+        let data = out.len();
+        // The chunk and its CR LF; the last, empty, chunk's CR LF ends it.
+        out.resize(data + size + 2, 0);
+        from.read_exact(&mut out[data..]).ok()?;
+        if size == 0 {
+            return Some(out);
+        }
+    }
 }

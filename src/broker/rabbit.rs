@@ -35,7 +35,8 @@ const QUEUE_COLUMNS: &str = "name,type,durable,auto_delete,exclusive,arguments";
 const EXCHANGE_COLUMNS: &str = "name,type,durable,auto_delete,internal,arguments";
 
 /// Every vhost with the settings warren reads.
-const VHOST_LISTING: &str = "vhosts?columns=name,description,tags,default_queue_type,metadata,protected_from_deletion";
+const VHOST_LISTING: &str =
+    "vhosts?disable_stats=true&columns=name,description,tags,default_queue_type,metadata,protected_from_deletion";
 
 /// A connection to one broker's management API (and its AMQP listener).
 #[derive(Clone)]
