@@ -64,7 +64,10 @@ pub(super) fn read(mut a: Answers, origin: &str) -> Result<Definitions, Diagnost
         defs.parameters.extend(parse::<Vec<ParameterDef>>(text, &what, origin)?);
     }
     parameter_listing(&mut defs, &a, origin)?;
-    for (v, listing, text) in &a.listings {
+    // Each text dropped once parsed, as exports are: a large vhost's
+    // bindings listing is tens of MB.
+    for (v, listing, text) in std::mem::take(&mut a.listings) {
+        let text = &text;
         let what = format!("the {} of vhost \"{v}\"", listing.what());
         let vhost = || Some(v.clone());
         // What an export leaves out: the default exchange and its
