@@ -71,15 +71,7 @@ fn main() {
     // The first apply takes the loaded objects into the project's records.
     fleet.run(&["apply", "--env", "all", "--auto-approve", "--parallelism", &at_once]);
 
-    // Plans: the twelve single plans, then the fleet's, in turns.
-    let mut plans: Vec<(Duration, Duration)> = Vec::new();
-    for turn in 0..=RUNS {
-        let slowest = (0..linked.len()).map(|i| fleet.timed(&["plan", "--env", &env(i)])).max().unwrap();
-        let all = fleet.timed(&["plan", "--env", "all", "--parallelism", &at_once]);
-        if turn > 0 {
-            plans.push((all, slowest));
-        }
-    }
+    let plans = plan_turns(&fleet, &at_once);
 
     // Round trips of one plan, at this size and at a tenth of it.
     let before = links[0].counts();
@@ -118,14 +110,7 @@ fn main() {
         l.replay();
     }
     fleet.run(&["plan", "--env", "all", "--parallelism", &at_once]);
-    let mut replayed: Vec<(Duration, Duration)> = Vec::new();
-    for turn in 0..=RUNS {
-        let slowest = (0..linked.len()).map(|i| fleet.timed(&["plan", "--env", &env(i)])).max().unwrap();
-        let all = fleet.timed(&["plan", "--env", "all", "--parallelism", &at_once]);
-        if turn > 0 {
-            replayed.push((all, slowest));
-        }
-    }
+    let replayed = plan_turns(&fleet, &at_once);
     for url in &direct {
         delete_vhost(url, VHOST);
     }
@@ -159,6 +144,21 @@ fn main() {
         small.bytes / 1024
     );
     println!("  requests of one apply adding {ADDED} queues: {}", apply_crossed.requests);
+}
+
+/// The twelve single plans, then the fleet's with `at_once` environments
+/// at once, in turns (the first a warm-up): each turn's fleet plan and
+/// slowest single plan.
+fn plan_turns(fleet: &Fleet, at_once: &str) -> Vec<(Duration, Duration)> {
+    let mut turns = Vec::new();
+    for turn in 0..=RUNS {
+        let slowest = (0..fleet.urls.len()).map(|i| fleet.timed(&["plan", "--env", &env(i)])).max().unwrap();
+        let all = fleet.timed(&["plan", "--env", "all", "--parallelism", at_once]);
+        if turn > 0 {
+            turns.push((all, slowest));
+        }
+    }
+    turns
 }
 
 /// The environment of broker `i`.

@@ -60,6 +60,13 @@ type Overview = (String, Option<Size>);
 /// Each vhost's listings, and each vhost's runtime parameters as a JSON list.
 type Listed = (Vec<(String, Listing, String)>, Vec<(String, String)>);
 
+/// The runtime parameters of vhost `v` in the broker-wide listing `all`,
+/// as a JSON list: what an export of the vhost gives as its `parameters`.
+fn parameters_of(all: &Json, v: &str) -> String {
+    let mine = all.as_array().into_iter().flatten().filter(|p| p["vhost"] == v);
+    Json::Array(mine.cloned().collect()).to_string()
+}
+
 /// From this many queues and exchanges in the broker, an administrator's
 /// whole read of a vhost is its listings, not its export: the export
 /// (`rabbit_mgmt_wm_definitions`, 3.10 to 4.0) keeps each binding to a
@@ -147,8 +154,7 @@ impl Rabbit {
             match admin {
                 true => {
                     let all = self.http.get_json("parameters", "list the runtime parameters").await?;
-                    let mine = all.as_array().into_iter().flatten().filter(|p| p["vhost"] == vhost);
-                    Ok(Some(Json::Array(mine.cloned().collect()).to_string()))
+                    Ok(Some(parameters_of(&all, vhost)))
                 }
                 false => Ok(None),
             }
@@ -284,18 +290,16 @@ impl Rabbit {
     /// listing, as a read by name takes them.
     async fn admin_listings(&self, vhosts: &[String]) -> Result<Listed, BrokerError> {
         const OBJECTS: [Listing; 4] = [Listing::Exchanges, Listing::Queues, Listing::Bindings, Listing::Policies];
+        // No vhost (a read of the records alone): nothing to ask.
+        if vhosts.is_empty() {
+            return Ok(Listed::default());
+        }
         let (listings, parameters) = tokio::join!(
             self.listings(vhosts, &OBJECTS),
             self.http.get_json("parameters", "list the runtime parameters")
         );
         let (listings, parameters) = (listings?, parameters?);
-        let per_vhost = vhosts
-            .iter()
-            .map(|v| {
-                let mine = parameters.as_array().into_iter().flatten().filter(|p| p["vhost"] == v.as_str());
-                (v.clone(), Json::Array(mine.cloned().collect()).to_string())
-            })
-            .collect();
+        let per_vhost = vhosts.iter().map(|v| (v.clone(), parameters_of(&parameters, v))).collect();
         Ok((listings, per_vhost))
     }
 

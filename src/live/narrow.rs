@@ -48,19 +48,15 @@ pub async fn from_broker(
 ) -> Result<(Live, Reasons), BrokerError> {
     let declared: Vec<String> = desired.vhosts.keys().cloned().collect();
     let Some(project) = project else {
-        let reasons = declared.iter().map(|v| format!("vhost \"{v}\": read whole, as this command reads")).collect();
-        return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
+        return all_whole(broker, &declared, ", as this command reads").await;
     };
     let forced = std::env::var(NARROW_FROM_VARIABLE).ok().and_then(|v| v.parse::<u64>().ok());
     let floor = forced.unwrap_or(NARROW_FROM);
     let Some(totals) = broker.object_totals().await? else {
-        let reasons =
-            declared.iter().map(|v| format!("vhost \"{v}\": read whole: the broker does not say its size")).collect();
-        return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
+        return all_whole(broker, &declared, ": the broker does not say its size").await;
     };
     if let Some(why) = small(totals, floor) {
-        let reasons = declared.iter().map(|v| format!("vhost \"{v}\": read whole: {why}")).collect();
-        return super::from_broker(broker, &declared).await.map(|l| (l, reasons));
+        return all_whole(broker, &declared, &format!(": {why}")).await;
     }
     // Unless a test forces reads by name, a vhost where the project
     // declares a twentieth of the broker's objects or more is read whole
@@ -102,6 +98,13 @@ pub async fn from_broker(
     Ok((live, reasons))
 }
 
+/// Every vhost of `declared` read whole, each for the same reason, `why`
+/// after "read whole".
+async fn all_whole(broker: &impl Broker, declared: &[String], why: &str) -> Result<(Live, Reasons), BrokerError> {
+    let reasons = declared.iter().map(|v| format!("vhost \"{v}\": read whole{why}")).collect();
+    super::from_broker(broker, declared).await.map(|l| (l, reasons))
+}
+
 /// Which of the `large` vhosts are read by name, with what to ask there,
 /// and why each is read as it is. `records` tell what the project owns and
 /// which migrations are in flight; `forced`: a test's switch, whatever the
@@ -116,11 +119,11 @@ fn choose(
 ) -> (Reasons, Vec<(String, Wanted)>) {
     let inventory = records.ownership.of(project);
     let (mut reasons, mut by_name) = (Vec::new(), Vec::new());
+    let why = format!("the broker holds {} queues and {} exchanges in all", totals.queues, totals.exchanges);
     for v in large {
         let wanted = wanted(desired.vhosts.get(v), inventory, v);
         let in_flight = records.migrations.values().any(|m| &m.vhost == v);
         let asked = wanted.len() as u64;
-        let why = format!("the broker holds {} queues and {} exchanges in all", totals.queues, totals.exchanges);
         if in_flight {
             reasons.push(format!("vhost \"{v}\": read whole: a migration is in flight there"));
         } else if !forced && totals.total() < NARROW_RATIO * asked.max(1) {
