@@ -16,6 +16,9 @@
 //!   vhost's export as parsed JSON.
 //!
 //! `WARREN_BENCH_IMPORT_ONLY=1` times the broker's import alone.
+//! `WARREN_BENCH_KEEP=DIR` stops after the applies, with the project's
+//! files copied to DIR and the node left running, for a plan profiled by
+//! hand (stop the node with `scripts/broker stop`).
 //! `WARREN_BENCH_QUEUES=10000` scales everything down for a quick look
 //! (exchanges a twentieth of the queues, bindings twice, policies one per
 //! 200 queues). Not part of the test suite (`test = false`).
@@ -123,6 +126,13 @@ fn main() {
         );
     }
     drop(import_text);
+    if let Some(keep) = std::env::var_os("WARREN_BENCH_KEEP") {
+        // For a plan profiled by hand: the files, and the node left running.
+        copy_files(&desired, Path::new(&keep));
+        println!("the applied files are in {}; node {} at {} is left running", keep.display(), node.number, node.url);
+        std::mem::forget(node);
+        return;
+    }
     let apply_ratio = median(imports.iter().zip(&applies).map(|(i, a)| ratio(*a, *i)).collect());
     let (import_time, apply_time) = (median(imports), median(applies));
 
@@ -264,6 +274,15 @@ impl Node {
 impl Drop for Node {
     fn drop(&mut self) {
         let _ = script(&self.number, "stop").status();
+    }
+}
+
+/// Every file of directory `from` into directory `to`, made if need be.
+fn copy_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for f in std::fs::read_dir(from).unwrap() {
+        let f = f.unwrap();
+        std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
     }
 }
 
