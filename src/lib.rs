@@ -57,6 +57,8 @@ pub fn run(cli: Cli) -> Exit {
         .build()
         .expect("a tokio runtime can be started");
     let _entered = runtime.enter();
+    // Dropped before the runtime, whose connections the clients pool.
+    let _clients = broker::ClientsShared::start();
     let result = command(cli.command, &cli.connection, &out);
     if let Err(e) = &result {
         out.error(e);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use url::Url;
 
 /// TLS material for HTTPS: a private CA and a client certificate.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Tls {
     pub ca_cert: Option<PathBuf>,
     pub client_cert: Option<PathBuf>,

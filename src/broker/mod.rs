@@ -24,6 +24,7 @@ use serde_json::Value as Json;
 
 pub use endpoint::{Endpoint, REQUEST_TIMEOUT, Tls, segment};
 pub use error::BrokerError;
+pub use http::ClientsShared;
 pub use lock::{LOCK_QUEUE, Lock};
 pub use memory::{Memory, Message};
 pub use named::{Named, Size, Wanted};

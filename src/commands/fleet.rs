@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use futures_util::stream::{self, StreamExt};
 use rayon::prelude::*;
 
 use super::Show;
@@ -266,7 +265,10 @@ pub fn plan_all(
     let runtime = tokio::runtime::Handle::current();
     let (found, lives) = rayon::join(
         || started.par_iter().map(|s| findings(chosen, s)).collect::<Vec<_>>(),
-        || runtime.block_on(read_all(&started, usize::from(shared.parallelism))),
+        || {
+            let _entered = runtime.enter();
+            read_all(&started, usize::from(shared.parallelism))
+        },
     );
     let parts: Vec<Part> = started
         .into_par_iter()
@@ -299,23 +301,21 @@ fn findings(chosen: &Chosen, s: &Started) -> Vec<Diagnostic> {
     if s.env.overlays.is_empty() { chosen.findings.clone() } else { desired::lint(&s.desired) }
 }
 
-/// Every environment's broker, read at most `at_once` (--parallelism) at a time on the
-/// run's runtime, in the environments' order: one slow broker holds up
-/// only its own environment. None for files with errors, which get no plan,
-/// and for an environment without a connection.
-async fn read_all(started: &[Started<'_>], at_once: usize) -> Vec<Option<Result<LiveSide, Diagnostic>>> {
-    stream::iter(started)
-        .map(|s| async move {
-            match &s.connection {
-                Ok(c) if !s.desired.has_errors() => {
-                    Some(live_side::from_broker(c, &s.desired.topology, s.desired.project.name()).await)
-                }
-                _ => None,
-            }
-        })
-        .buffered(at_once)
-        .collect()
-        .await
+/// Every environment's broker, read at most `at_once` (--parallelism) at a
+/// time, each on a thread of its own (its answers are parsed beside the
+/// others'), in the environments' order: one slow broker holds up only its
+/// own environment. None for files with errors, which get no plan, and for
+/// an environment without a connection.
+fn read_all(started: &[Started<'_>], at_once: usize) -> Vec<Option<Result<LiveSide, Diagnostic>>> {
+    let mut read: Vec<Option<Result<LiveSide, Diagnostic>>> = started.iter().map(|_| None).collect();
+    let work = |s: &Started| match &s.connection {
+        Ok(c) if !s.desired.has_errors() => {
+            Some(super::block_on(live_side::from_broker(c, &s.desired.topology, s.desired.project.name())))
+        }
+        _ => None,
+    };
+    super::each_on_threads(started, at_once, work, |i, live| read[i] = live);
+    read
 }
 
 /// The plan of one environment, or why there is none.

@@ -8,8 +8,6 @@
 
 use std::path::Path;
 
-use futures_util::stream::{self, StreamExt};
-
 use super::apply::{self, Options};
 use super::fleet::{self, Chosen};
 use super::saved_plan::{ApplyInput, is_saved_plans, read_plans, saved_input};
@@ -144,17 +142,17 @@ fn roll(
         let names: Vec<&str> = stage.iter().map(|e| e.name.as_str()).collect();
         out.note(format!("\nStage {} of {}: {}", n + 1, stages.len(), names.join(", ")));
         let mut ended: Vec<Exit> = vec![Exit::Error; stage.len()];
-        // Each environment's section is printed as it ends.
-        super::block_on(
-            stream::iter(stage.iter().enumerate())
-                .map(|(i, env)| async move { (i, environment(target, source, env, options, shared, out).await) })
-                .buffer_unordered(usize::from(shared.parallelism))
-                .for_each(|(i, (exit, said_there))| {
-                    out.outln(format!("\n── environment {}: {} ──\n", stage[i].name, said(Some(exit))));
-                    out.out(said_there);
-                    ended[i] = exit;
-                    std::future::ready(())
-                }),
+        // Each environment on a thread of its own (its plan is CPU), its
+        // section printed as it ends.
+        super::each_on_threads(
+            stage,
+            usize::from(shared.parallelism),
+            |env| super::block_on(environment(target, source, env, options, shared, out)),
+            |i, (exit, said_there)| {
+                out.outln(format!("\n── environment {}: {} ──\n", stage[i].name, said(Some(exit))));
+                out.out(said_there);
+                ended[i] = exit;
+            },
         );
         for (env, exit) in stage.iter().zip(ended) {
             stopped |= exit != Exit::Ok;

@@ -3,6 +3,7 @@
 //! `rabbit_amqqueue:augment_declare_args` adds `x-queue-type`): defaults filled in, `x-queue-type` moved to the queue's type, the
 //! broker's own objects and federation artefacts left out.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashSet;
@@ -805,19 +806,19 @@ fn table(map: &Map<String, Json>) -> Table {
     map.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect()
 }
 
-/// The inventory parameter's value: its JSON object, or that object as a string.
 /// The record `name` whose parameter holds `value`: itself when kept
 /// whole, or its parts joined (`model::record_parts`), found among the
 /// global parameters read with it.
-fn joined(defs: &Definitions, name: &str, value: &Json) -> Result<Json, RecordError> {
-    let Some(index) = SplitIndex::of(value) else { return Ok(value.clone()) };
+fn joined<'a>(defs: &Definitions, name: &str, value: &'a Json) -> Result<Cow<'a, Json>, RecordError> {
+    // Whole: read where it is, not copied (a fleet's plan reads one per broker).
+    let Some(index) = SplitIndex::of(value) else { return Ok(Cow::Borrowed(value)) };
     let parts: std::collections::HashMap<&str, &Json> = defs
         .global_parameters
         .iter()
         .filter(|g| is_part_of(name, &g.name))
         .map(|g| (g.name.as_str(), &g.value))
         .collect();
-    join(name, &index?, |p| parts.get(p).copied())
+    join(name, &index?, |p| parts.get(p).copied()).map(Cow::Owned)
 }
 
 /// Of record parts (`warren.records.P.N.part-I`), the highest part number
@@ -835,6 +836,7 @@ fn highest_parts(parts: &[(String, Json)]) -> BTreeMap<u64, usize> {
     out
 }
 
+/// The inventory parameter's value: its JSON object, or that object as a string.
 fn ownership(value: &Json) -> Result<Ownership, RecordError> {
     match value {
         Json::String(s) => {

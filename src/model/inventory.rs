@@ -79,16 +79,19 @@ impl Inventory {
 
     /// Every object of a topology, as managed objects.
     pub fn of(topology: &Topology) -> Inventory {
-        let mut objects = BTreeSet::new();
+        // Gathered, then built whole: inserted one by one, the keys were
+        // compared a dozen times each (a plan beside another project's
+        // records makes this inventory).
+        let mut objects = Vec::new();
         let declared: BTreeSet<String> = topology.vhosts.keys().cloned().collect();
         let mut scopes = BTreeMap::new();
         for user in topology.user_names() {
-            objects.insert(users::key(user));
+            objects.push(users::key(user));
             scopes.insert(users::key(user), declared.clone());
         }
         for (v, vh) in &topology.vhosts {
             let vhost = || v.clone();
-            objects.insert(ObjectKey::Vhost(vhost()));
+            objects.push(ObjectKey::Vhost(vhost()));
             scopes.insert(ObjectKey::Vhost(vhost()), declared.clone());
             objects.extend(vh.exchanges.keys().map(|n| ObjectKey::Exchange { vhost: vhost(), name: n.clone() }));
             objects.extend(vh.queues.keys().map(|n| ObjectKey::Queue { vhost: vhost(), name: n.clone() }));
@@ -96,7 +99,7 @@ impl Inventory {
         }
         let of_kinds = topology.kind_objects();
         objects.extend(of_kinds.map(|(v, n, _)| ObjectKey::Object { vhost: v.map(str::to_string), name: n.clone() }));
-        Inventory { objects, scopes, digests: BTreeMap::new() }
+        Inventory { objects: BTreeSet::from_iter(objects), scopes, digests: BTreeMap::new() }
     }
 
     /// The parameter's JSON value: grouped by vhost, names sorted, so that
@@ -181,29 +184,33 @@ impl Inventory {
     /// which format it has.
     pub fn from_json(value: &Json) -> Result<Inventory, RecordError> {
         RecordError::check_format(RecordKind::Inventory, value)?;
-        let mut objects = BTreeSet::new();
+        // Gathered, then sorted once and built whole: the record lists its
+        // objects in order, and inserting each into the set searched it,
+        // the first CPU of a fleet's plan after parsing.
+        let mut objects = Vec::new();
         for u in value["users"].as_array().into_iter().flatten() {
-            objects.insert(users::key(&text(u)?));
+            objects.push(users::key(&text(u)?));
         }
         let empty = serde_json::Map::new();
         for (v, groups) in value["vhosts"].as_object().unwrap_or(&empty) {
-            objects.insert(ObjectKey::Vhost(v.clone()));
+            objects.push(ObjectKey::Vhost(v.clone()));
             for (group, items) in groups.as_object().unwrap_or(&empty) {
                 for item in items.as_array().into_iter().flatten() {
-                    objects.insert(named(group, v.clone(), item)?);
+                    objects.push(named(group, v.clone(), item)?);
                 }
             }
         }
         for (v, items) in value["bindings"].as_object().unwrap_or(&empty) {
             for item in items.as_array().into_iter().flatten() {
-                objects.insert(ObjectKey::Binding { vhost: v.clone(), binding: binding_from_compact(item)? });
+                objects.push(ObjectKey::Binding { vhost: v.clone(), binding: binding_from_compact(item)? });
             }
         }
         for (group, items) in value["objects"].as_object().unwrap_or(&empty) {
             for item in items.as_array().into_iter().flatten() {
-                objects.insert(ObjectKey::Object { vhost: None, name: object_name(group, item)? });
+                objects.push(ObjectKey::Object { vhost: None, name: object_name(group, item)? });
             }
         }
+        let objects = BTreeSet::from_iter(objects);
         let mut scopes = BTreeMap::new();
         for (kind, map) in value["declared_with"].as_object().unwrap_or(&empty) {
             for (name, list) in map.as_object().unwrap_or(&empty) {
@@ -219,7 +226,7 @@ impl Inventory {
         for (group, names) in value["object_digests"].as_object().unwrap_or(&empty) {
             for (name, digest) in names.as_object().unwrap_or(&empty) {
                 let key = ObjectKey::Object { vhost: None, name: object_name(group, &id_parsed(group, name)?)? };
-                digests.insert(key, text(digest)?);
+                digests.push((key, text(digest)?));
             }
         }
         for (group, names) in value["settings_digests"].as_object().unwrap_or(&empty) {
@@ -228,10 +235,10 @@ impl Inventory {
                     "users" => users::key(name),
                     _ => ObjectKey::Vhost(name.clone()),
                 };
-                digests.insert(key, text(digest)?);
+                digests.push((key, text(digest)?));
             }
         }
-        Ok(Inventory { objects, scopes, digests })
+        Ok(Inventory { objects, scopes, digests: BTreeMap::from_iter(digests) })
     }
 }
 
@@ -264,13 +271,19 @@ fn settings_digests_json(digests: &BTreeMap<ObjectKey, String>) -> Option<Json> 
 }
 
 /// The inverse of [`digests_json`]; absent when no object has a digest.
-fn digests_from(value: &Json) -> Result<BTreeMap<ObjectKey, String>, String> {
-    let mut out = BTreeMap::new();
+fn digests_from(value: &Json) -> Result<Vec<(ObjectKey, String)>, String> {
+    let mut out = Vec::new();
     let empty = serde_json::Map::new();
     for (v, groups) in value.as_object().unwrap_or(&empty) {
         for (group, names) in groups.as_object().unwrap_or(&empty) {
             for (name, digest) in names.as_object().unwrap_or(&empty) {
-                out.insert(named(group, v.clone(), &id_parsed(group, name)?)?, text(digest)?);
+                // Most are exchanges and queues, named as they are.
+                let key = match group.as_str() {
+                    "exchanges" => ObjectKey::Exchange { vhost: v.clone(), name: name.clone() },
+                    "queues" => ObjectKey::Queue { vhost: v.clone(), name: name.clone() },
+                    _ => named(group, v.clone(), &id_parsed(group, name)?)?,
+                };
+                out.push((key, text(digest)?));
             }
         }
     }
