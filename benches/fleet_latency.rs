@@ -9,8 +9,8 @@
 //! - the requests (round trips) one plan makes, at 1,000 queues and at
 //!   100: the same, since a plan reads listings, never one object at a time;
 //! - the plans again, each broker's answers replayed by its link
-//!   ([`Link::replay`]): brokers on machines of their own, whose CPU the
-//!   fleet's plan does not share as it does here.
+//!   ([`Link::replay`]) and the brokers stopped: brokers on machines of
+//!   their own, whose CPU the fleet's plan does not share as it does here.
 //!
 //! The benchmark starts its brokers (nodes `WARREN_BENCH_FLEET_NUMBERS`,
 //! default 51 to 62, with `scripts/broker`) and its links, and stops the
@@ -104,17 +104,16 @@ fn main() {
     }
     // Plans again, each broker's answers replayed by its link: brokers on
     // machines of their own, whose CPU a fleet's plan does not share. One
-    // fleet plan through the brokers records every answer first.
+    // fleet plan through the brokers records every answer first; then the
+    // brokers stop, so that not even their idle CPU (twelve nodes'
+    // statistics) is shared.
     std::fs::remove_file(dir.path().join("added.toml")).unwrap();
     for l in &links {
         l.replay();
     }
     fleet.run(&["plan", "--env", "all", "--parallelism", &at_once]);
-    let replayed = plan_turns(&fleet, &at_once);
-    for url in &direct {
-        delete_vhost(url, VHOST);
-    }
     drop(brokers);
+    let replayed = plan_turns(&fleet, &at_once);
 
     let n = linked.len();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
