@@ -6,13 +6,13 @@
 //! definitions that drop fields warren must see. The few endpoints warren
 //! uses fit in this file.
 
-use reqwest::{Method, StatusCode};
-use serde_json::Value as Json;
-
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value as Json;
 
 use super::endpoint::{Endpoint, Tls};
 use super::error::BrokerError;
@@ -21,7 +21,7 @@ use super::error::BrokerError;
 const IDLE_SECS: u64 = 30;
 
 /// How long a TCP connection (and its TLS handshake) may take.
-const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 
 #[derive(Clone)]
 pub(super) struct Http {
@@ -62,7 +62,7 @@ fn client(endpoint: &Endpoint) -> Result<reqwest::Client, BrokerError> {
         .pool_max_idle_per_host(64)
         // Below the management listener's idle timeout (cowboy's 60 s):
         // a connection the broker is closing is not picked for a request.
-        .pool_idle_timeout(std::time::Duration::from_secs(IDLE_SECS))
+        .pool_idle_timeout(Duration::from_secs(IDLE_SECS))
         // A host that drops packets is said within seconds, whatever
         // time a large answer is given.
         .connect_timeout(CONNECT_TIMEOUT);

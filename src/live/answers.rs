@@ -67,35 +67,34 @@ pub(super) fn read(mut a: Answers, origin: &str) -> Result<Definitions, Diagnost
     // Each text dropped once parsed, as exports are: a large vhost's
     // bindings listing is tens of MB.
     for (v, listing, text) in std::mem::take(&mut a.listings) {
-        let text = &text;
         let what = format!("the {} of vhost \"{v}\"", listing.what());
         let vhost = || Some(v.clone());
         // What an export leaves out: the default exchange and its
         // bindings, and exclusive queues.
         match listing {
             Listing::Exchanges => defs.exchanges.extend(
-                parse::<Vec<ExchangeDef>>(text, &what, origin)?
+                parse::<Vec<ExchangeDef>>(&text, &what, origin)?
                     .into_iter()
                     .filter(|x| !x.name.is_empty())
                     .map(|x| ExchangeDef { vhost: vhost(), ..x }),
             ),
             Listing::Queues => defs.queues.extend(
-                parse::<Vec<ListedQueue>>(text, &what, origin)?
+                parse::<Vec<ListedQueue>>(&text, &what, origin)?
                     .into_iter()
                     .filter(|q| !q.exclusive)
                     .map(|q| QueueDef { vhost: vhost(), ..q.queue }),
             ),
             Listing::Bindings => defs.bindings.extend(
-                parse::<Vec<BindingDef>>(text, &what, origin)?
+                parse::<Vec<BindingDef>>(&text, &what, origin)?
                     .into_iter()
                     .filter(|b| !b.source.is_empty())
                     .map(|b| BindingDef { vhost: vhost(), ..b }),
             ),
             Listing::Policies => defs.policies.extend(
-                parse::<Vec<PolicyDef>>(text, &what, origin)?.into_iter().map(|p| PolicyDef { vhost: vhost(), ..p }),
+                parse::<Vec<PolicyDef>>(&text, &what, origin)?.into_iter().map(|p| PolicyDef { vhost: vhost(), ..p }),
             ),
             Listing::OperatorPolicies => {
-                for p in parse::<Vec<ListedOperatorPolicy>>(text, &what, origin)? {
+                for p in parse::<Vec<ListedOperatorPolicy>>(&text, &what, origin)? {
                     let body = ["pattern", "apply-to", "definition", "priority"]
                         .into_iter()
                         .filter_map(|k| Some((k.to_string(), p.body.get(k)?.clone())))

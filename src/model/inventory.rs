@@ -277,13 +277,7 @@ fn digests_from(value: &Json) -> Result<Vec<(ObjectKey, String)>, String> {
     for (v, groups) in value.as_object().unwrap_or(&empty) {
         for (group, names) in groups.as_object().unwrap_or(&empty) {
             for (name, digest) in names.as_object().unwrap_or(&empty) {
-                // Most are exchanges and queues, named as they are.
-                let key = match group.as_str() {
-                    "exchanges" => ObjectKey::Exchange { vhost: v.clone(), name: name.clone() },
-                    "queues" => ObjectKey::Queue { vhost: v.clone(), name: name.clone() },
-                    _ => named(group, v.clone(), &id_parsed(group, name)?)?,
-                };
-                out.push((key, text(digest)?));
+                out.push((named(group, v.clone(), &id_parsed(group, name)?)?, text(digest)?));
             }
         }
     }

@@ -39,10 +39,8 @@ impl<'a> Differ<'a> {
                 theirs.entry(key).or_insert(p.as_str());
             }
         }
-        for (key, p) in theirs {
-            if !self.inventory.contains(key) && live.has(key) {
-                found.push((key.clone(), None, p));
-            }
+        for (key, p) in theirs.into_iter().filter(|(key, _)| self.contested(key, live)) {
+            found.push((key.clone(), None, p));
         }
         for (key, field, owner) in found {
             let what = if field.is_some() { "replaces" } else { "declares" };
@@ -61,9 +59,12 @@ impl<'a> Differ<'a> {
     /// The other project that owns `key`, when it is live and this project
     /// does not own it too.
     fn taken(&self, key: &ObjectKey, live: &Topology) -> Option<&'a str> {
-        if self.inventory.contains(key) || !live.has(key) {
-            return None;
-        }
-        self.ownership.other_holder(key, self.project)
+        self.contested(key, live).then(|| self.ownership.other_holder(key, self.project)).flatten()
+    }
+
+    /// Whether `key` is live and this project does not own it: another
+    /// project's holding it makes it theirs.
+    fn contested(&self, key: &ObjectKey, live: &Topology) -> bool {
+        !self.inventory.contains(key) && live.has(key)
     }
 }
