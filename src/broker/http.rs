@@ -57,6 +57,11 @@ impl Drop for ClientsShared {
 
 /// An HTTP client set up for `endpoint`'s TLS settings and timeout.
 fn client(endpoint: &Endpoint) -> Result<reqwest::Client, BrokerError> {
+    // reqwest is built without a crypto provider (Cargo.toml): ring is the
+    // process's, which lapin's connections take too. Installed once; a
+    // provider already there is kept.
+    static RING: std::sync::Once = std::sync::Once::new();
+    RING.call_once(|| drop(rustls::crypto::ring::default_provider().install_default()));
     let mut builder = reqwest::Client::builder()
         .user_agent(concat!("warren/", env!("CARGO_PKG_VERSION")))
         .pool_max_idle_per_host(64)
