@@ -3,7 +3,6 @@
 //! `rabbit_amqqueue:augment_declare_args` adds `x-queue-type`): defaults filled in, `x-queue-type` moved to the queue's type, the
 //! broker's own objects and federation artefacts left out.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashSet;
@@ -22,7 +21,7 @@ use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies, pe
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
     Ownership, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder, SplitIndex,
-    Table, Topology, Value, Vhost, exchange_part_of, is_part_of, join, policy_key,
+    Table, Topology, Value, Vhost, exchange_part_of, is_part_of, joined_text, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
@@ -239,7 +238,7 @@ impl Normaliser<'_> {
             let what = |record: &str| format!("{}: warren's {record} (global parameter `{}`)", self.origin, g.name);
             let clear = format!("`rabbitmqctl clear_global_parameter {}`", g.name);
             if g.name == INVENTORY_PARAMETER {
-                self.records.broker = joined(defs, &g.name, &g.value).and_then(|v| ownership(&v)).map_err(|e| {
+                self.records.broker = ownership(defs, &g.name, &g.value).map_err(|e| {
                     unreadable(what("inventory"), e, &clear, "the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
                 })?;
             } else if g.name == crate::model::JOURNAL_PARAMETER {
@@ -395,15 +394,16 @@ impl Normaliser<'_> {
             let found = generations.keys().copied().collect();
             let (_, (name, value)) = generations.pop_last().expect("a generation per entry");
             let mine = parts.remove(&(vhost.clone(), project.clone())).unwrap_or_default();
-            let value = match SplitIndex::of_exchange(&value) {
-                None => Ok(value),
+            let newest = match SplitIndex::of_exchange(&value) {
+                None => Inventory::from_json(&value),
                 Some(index) => {
                     let by_name: BTreeMap<&str, &Json> = mine.iter().map(|(n, v)| (n.as_str(), v)).collect();
-                    index.and_then(|index| join(&name, &index, |p| by_name.get(p).copied()))
+                    index
+                        .and_then(|index| joined_text(&name, &index, |p| by_name.get(p).copied()))
+                        .and_then(|text| Inventory::from_text(&text))
                 }
             };
-            let newest =
-                value.and_then(|v| Inventory::from_json(&v)).map_err(|e| self.unreadable_record(&vhost, &name, e))?;
+            let newest = newest.map_err(|e| self.unreadable_record(&vhost, &name, e))?;
             let mut g = Generations::whole(found, newest);
             g.parts = highest_parts(&mine);
             self.records.in_vhosts.insert((vhost, project), g);
@@ -806,19 +806,25 @@ fn table(map: &Map<String, Json>) -> Table {
     map.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect()
 }
 
-/// The record `name` whose parameter holds `value`: itself when kept
-/// whole, or its parts joined (`model::record_parts`), found among the
-/// global parameters read with it.
-fn joined<'a>(defs: &Definitions, name: &str, value: &'a Json) -> Result<Cow<'a, Json>, RecordError> {
-    // Whole: read where it is, not copied (a fleet's plan reads one per broker).
-    let Some(index) = SplitIndex::of(value) else { return Ok(Cow::Borrowed(value)) };
+/// The records in the parameter `name` whose value is `value`: read where
+/// it is when kept whole (a fleet's plan reads one per broker), or from
+/// its parts' text joined (`model::record_parts`), found among the global
+/// parameters read with it.
+fn ownership(defs: &Definitions, name: &str, value: &Json) -> Result<Ownership, RecordError> {
+    let Some(index) = SplitIndex::of(value) else {
+        return match value {
+            // Written as a string by some exports.
+            Json::String(text) => Ownership::from_text(text),
+            whole => Ownership::from_json(whole),
+        };
+    };
     let parts: std::collections::HashMap<&str, &Json> = defs
         .global_parameters
         .iter()
         .filter(|g| is_part_of(name, &g.name))
         .map(|g| (g.name.as_str(), &g.value))
         .collect();
-    join(name, &index?, |p| parts.get(p).copied()).map(Cow::Owned)
+    Ownership::from_text(&joined_text(name, &index?, |p| parts.get(p).copied())?)
 }
 
 /// Of record parts (`warren.records.P.N.part-I`), the highest part number
@@ -834,17 +840,6 @@ fn highest_parts(parts: &[(String, Json)]) -> BTreeMap<u64, usize> {
         }
     }
     out
-}
-
-/// The inventory parameter's value: its JSON object, or that object as a string.
-fn ownership(value: &Json) -> Result<Ownership, RecordError> {
-    match value {
-        Json::String(s) => {
-            let parsed: Json = serde_json::from_str(s).map_err(|e| e.to_string())?;
-            Ownership::from_json(&parsed)
-        }
-        other => Ownership::from_json(other),
-    }
 }
 
 /// Why warren's record `what` cannot be read, and what to do: a record of

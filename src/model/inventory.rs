@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Deserialize;
 use serde_json::{Value as Json, json};
 
 use super::key::ObjectKey;
@@ -184,61 +185,235 @@ impl Inventory {
     /// which format it has.
     pub fn from_json(value: &Json) -> Result<Inventory, RecordError> {
         RecordError::check_format(RecordKind::Inventory, value)?;
+        Stored::deserialize(value).map_err(|e| RecordError::Malformed(e.to_string()))?.read()
+    }
+
+    /// Reads the record from its JSON text, as [`Self::from_json`] reads
+    /// its value, with no JSON tree of it in between: a large vhost's
+    /// inventory is megabytes of text, and a tree of it several times that,
+    /// held at a plan's peak beside the keys made from it.
+    pub fn from_text(text: &str) -> Result<Inventory, RecordError> {
+        RecordError::check_format(RecordKind::Inventory, &Format::of(text)?)?;
+        serde_json::from_str::<Stored>(text).map_err(|e| RecordError::Malformed(e.to_string()))?.read()
+    }
+}
+
+/// A record's `format` alone: checked before the rest, which a record of
+/// another format may hold in any shape.
+#[derive(serde::Deserialize)]
+struct Format {
+    format: Option<Json>,
+}
+
+impl Format {
+    /// `{"format": …}` of `text`, as [`RecordError::check_format`] reads it.
+    fn of(text: &str) -> Result<Json, RecordError> {
+        let found: Format = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
+        Ok(found.format.map(|f| json!({ "format": f })).unwrap_or_else(|| json!({})))
+    }
+}
+
+/// The record as [`Inventory::to_json`] writes it, its names borrowed from
+/// the text or value it is read from.
+#[derive(serde::Deserialize)]
+struct Stored<'a> {
+    #[serde(default, borrow)]
+    users: Vec<Name<'a>>,
+    #[serde(default, borrow)]
+    vhosts: BTreeMap<Name<'a>, BTreeMap<Name<'a>, Vec<Item<'a>>>>,
+    #[serde(default, borrow)]
+    bindings: BTreeMap<Name<'a>, Vec<Compact>>,
+    #[serde(default, borrow)]
+    objects: BTreeMap<Name<'a>, Vec<Item<'a>>>,
+    #[serde(default, borrow)]
+    declared_with: BTreeMap<Name<'a>, BTreeMap<Name<'a>, Vec<Name<'a>>>>,
+    #[serde(default, borrow)]
+    digests: BTreeMap<Name<'a>, BTreeMap<Name<'a>, BTreeMap<Name<'a>, Name<'a>>>>,
+    #[serde(default, borrow)]
+    object_digests: BTreeMap<Name<'a>, BTreeMap<Name<'a>, Name<'a>>>,
+    #[serde(default, borrow)]
+    settings_digests: BTreeMap<Name<'a>, BTreeMap<Name<'a>, Name<'a>>>,
+}
+
+/// A name as the record holds it: borrowed unless it has escapes (serde's
+/// own `Cow` borrows only as a field, never inside a map or a list).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Name<'a>(std::borrow::Cow<'a, str>);
+
+impl Name<'_> {
+    fn into_owned(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl std::ops::Deref for Name<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Name<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Item::deserialize(d)? {
+            Item::One(name) => Ok(name),
+            Item::Parts(_) => Err(serde::de::Error::custom("expected a name in the inventory, found a list")),
+        }
+    }
+}
+
+/// An object in a group: its one name, or its identity's parts.
+enum Item<'a> {
+    One(Name<'a>),
+    Parts(Vec<String>),
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Item<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ItemVisitor(std::marker::PhantomData))
+    }
+}
+
+struct ItemVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for ItemVisitor<'a> {
+    type Value = Item<'a>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a name in the inventory, or its parts")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Item<'a>, E> {
+        Ok(Item::One(Name(v.into())))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Item<'a>, E> {
+        Ok(Item::One(Name(v.to_string().into())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Item<'a>, E> {
+        Ok(Item::One(Name(v.into())))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Item<'a>, A::Error> {
+        let mut parts = Vec::with_capacity(seq.size_hint().unwrap_or(2));
+        while let Some(part) = seq.next_element()? {
+            parts.push(part);
+        }
+        Ok(Item::Parts(parts))
+    }
+}
+
+impl Item<'_> {
+    fn id(self) -> Vec<String> {
+        match self {
+            Item::One(name) => vec![name.into_owned()],
+            Item::Parts(parts) => parts,
+        }
+    }
+}
+
+impl Stored<'_> {
+    /// The inventory the record holds.
+    fn read(self) -> Result<Inventory, RecordError> {
         // Gathered, then sorted once and built whole: the record lists its
         // objects in order, and inserting each into the set searched it,
         // the first CPU of a fleet's plan after parsing.
         let mut objects = Vec::new();
-        for u in value["users"].as_array().into_iter().flatten() {
-            objects.push(users::key(&text(u)?));
-        }
-        let empty = serde_json::Map::new();
-        for (v, groups) in value["vhosts"].as_object().unwrap_or(&empty) {
-            objects.push(ObjectKey::Vhost(v.clone()));
-            for (group, items) in groups.as_object().unwrap_or(&empty) {
-                for item in items.as_array().into_iter().flatten() {
-                    objects.push(named(group, v.clone(), item)?);
+        objects.extend(self.users.iter().map(|u| users::key(u)));
+        for (v, groups) in self.vhosts {
+            objects.push(ObjectKey::Vhost(v.to_string()));
+            for (group, items) in groups {
+                for item in items {
+                    objects.push(named(&group, v.to_string(), item.id())?);
                 }
             }
         }
-        for (v, items) in value["bindings"].as_object().unwrap_or(&empty) {
-            for item in items.as_array().into_iter().flatten() {
-                objects.push(ObjectKey::Binding { vhost: v.clone(), binding: binding_from_compact(item)? });
-            }
+        for (v, items) in self.bindings {
+            objects.extend(items.into_iter().map(|c| ObjectKey::Binding { vhost: v.to_string(), binding: c.0 }));
         }
-        for (group, items) in value["objects"].as_object().unwrap_or(&empty) {
-            for item in items.as_array().into_iter().flatten() {
-                objects.push(ObjectKey::Object { vhost: None, name: object_name(group, item)? });
+        for (group, items) in self.objects {
+            for item in items {
+                objects.push(ObjectKey::Object { vhost: None, name: object_name(&group, item.id())? });
             }
         }
         let objects = BTreeSet::from_iter(objects);
         let mut scopes = BTreeMap::new();
-        for (kind, map) in value["declared_with"].as_object().unwrap_or(&empty) {
-            for (name, list) in map.as_object().unwrap_or(&empty) {
-                let key = match kind.as_str() {
-                    "users" => users::key(name),
-                    _ => ObjectKey::Vhost(name.clone()),
+        for (kind, map) in self.declared_with {
+            for (name, list) in map {
+                let key = match kind.as_ref() {
+                    "users" => users::key(&name),
+                    _ => ObjectKey::Vhost(name.into_owned()),
                 };
-                let set = list.as_array().into_iter().flatten().map(text).collect::<Result<BTreeSet<_>, _>>()?;
-                scopes.insert(key, set);
+                scopes.insert(key, list.into_iter().map(Name::into_owned).collect());
             }
         }
-        let mut digests = digests_from(&value["digests"])?;
-        for (group, names) in value["object_digests"].as_object().unwrap_or(&empty) {
-            for (name, digest) in names.as_object().unwrap_or(&empty) {
-                let key = ObjectKey::Object { vhost: None, name: object_name(group, &id_parsed(group, name)?)? };
-                digests.push((key, text(digest)?));
+        let mut digests = Vec::new();
+        for (v, groups) in self.digests {
+            for (group, names) in groups {
+                for (name, digest) in names {
+                    digests.push((named(&group, v.to_string(), id_parsed(&group, &name)?)?, digest.into_owned()));
+                }
             }
         }
-        for (group, names) in value["settings_digests"].as_object().unwrap_or(&empty) {
-            for (name, digest) in names.as_object().unwrap_or(&empty) {
-                let key = match group.as_str() {
-                    "users" => users::key(name),
-                    _ => ObjectKey::Vhost(name.clone()),
+        for (group, names) in self.object_digests {
+            for (name, digest) in names {
+                let key = ObjectKey::Object { vhost: None, name: object_name(&group, id_parsed(&group, &name)?)? };
+                digests.push((key, digest.into_owned()));
+            }
+        }
+        for (group, names) in self.settings_digests {
+            for (name, digest) in names {
+                let key = match group.as_ref() {
+                    "users" => users::key(&name),
+                    _ => ObjectKey::Vhost(name.into_owned()),
                 };
-                digests.push((key, text(digest)?));
+                digests.push((key, digest.into_owned()));
             }
         }
         Ok(Inventory { objects, scopes, digests: BTreeMap::from_iter(digests) })
+    }
+}
+
+/// A binding as the inventory keeps it ([`compact_binding`]), read
+/// straight into the binding.
+struct Compact(Binding);
+
+impl<'de> serde::Deserialize<'de> for Compact {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(CompactVisitor)
+    }
+}
+
+struct CompactVisitor;
+
+const COMPACT: &str = "[source, type, destination, key(, arguments)]";
+
+impl<'de> serde::de::Visitor<'de> for CompactVisitor {
+    type Value = Compact;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "a binding in the inventory as {COMPACT}")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Compact, A::Error> {
+        use serde::de::Error;
+        let malformed = || A::Error::custom(format!("a binding in the inventory is not {COMPACT}"));
+        let mut next = || seq.next_element::<String>()?.ok_or_else(malformed);
+        let source = next()?;
+        let destination_kind = DestinationKind::parse(&next()?).ok_or_else(malformed)?;
+        let destination = next()?;
+        let routing_key = next()?;
+        let arguments = match seq.next_element::<Value>()? {
+            None => Default::default(),
+            Some(Value::Table(t)) => t,
+            Some(_) => return Err(malformed()),
+        };
+        if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+            return Err(malformed());
+        }
+        Ok(Compact(Binding { source, destination_kind, destination, routing_key, arguments }))
     }
 }
 
@@ -270,20 +445,6 @@ fn settings_digests_json(digests: &BTreeMap<ObjectKey, String>) -> Option<Json> 
     (!settings.is_empty()).then(|| json!(settings))
 }
 
-/// The inverse of [`digests_json`]; absent when no object has a digest.
-fn digests_from(value: &Json) -> Result<Vec<(ObjectKey, String)>, String> {
-    let mut out = Vec::new();
-    let empty = serde_json::Map::new();
-    for (v, groups) in value.as_object().unwrap_or(&empty) {
-        for (group, names) in groups.as_object().unwrap_or(&empty) {
-            for (name, digest) in names.as_object().unwrap_or(&empty) {
-                out.push((named(group, v.clone(), &id_parsed(group, name)?)?, text(digest)?));
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The vhost, inventory group and name of an object named within a vhost:
 /// an exchange, queue, policy, permission or an object of
 /// a vhost kind (whose name is its identity: see [`id_json`]).
@@ -296,12 +457,16 @@ fn grouped(key: &ObjectKey) -> Option<(&str, &'static str, Json)> {
     }
 }
 
-/// The inverse of [`grouped`].
-fn named(group: &str, vhost: String, item: &Json) -> Result<ObjectKey, String> {
+/// The inverse of [`grouped`], of an identity read by [`Item::id`].
+fn named(group: &str, vhost: String, mut id: Vec<String>) -> Result<ObjectKey, String> {
+    let one = |id: &mut Vec<String>| match id.as_mut_slice() {
+        [one] => Ok(std::mem::take(one)),
+        _ => Err(format!("expected a name in the inventory, found {id:?}")),
+    };
     Ok(match group {
-        "exchanges" => ObjectKey::Exchange { vhost, name: text(item)? },
-        "queues" => ObjectKey::Queue { vhost, name: text(item)? },
-        kind => ObjectKey::Object { vhost: Some(vhost), name: object_name(kind, item)? },
+        "exchanges" => ObjectKey::Exchange { vhost, name: one(&mut id)? },
+        "queues" => ObjectKey::Queue { vhost, name: one(&mut id)? },
+        kind => ObjectKey::Object { vhost: Some(vhost), name: object_name(kind, id)? },
     })
 }
 
@@ -321,20 +486,16 @@ fn id_text(id: &[String]) -> String {
     }
 }
 
-/// The inverse of [`id_text`] for group `group`, as [`id_json`] gives it.
-fn id_parsed(group: &str, name: &str) -> Result<Json, String> {
+/// The inverse of [`id_text`] for group `group`: the identity's parts.
+fn id_parsed(group: &str, name: &str) -> Result<Vec<String>, String> {
     match super::kinds::by_table(group).is_some_and(|k| k.identity.len() > 1) {
         true => serde_json::from_str(name).map_err(|e| format!("bad digest name {name}: {e}")),
-        false => Ok(json!(name)),
+        false => Ok(vec![name.to_string()]),
     }
 }
 
 /// The inverse of [`id_json`], for an object of the kind whose group is `group`.
-fn object_name(group: &str, item: &Json) -> Result<super::kinds::Name, String> {
-    let id = match item {
-        Json::Array(parts) => parts.iter().map(text).collect::<Result<Vec<_>, _>>()?,
-        one => vec![text(one)?],
-    };
+fn object_name(group: &str, id: Vec<String>) -> Result<super::kinds::Name, String> {
     let kind = super::kinds::by_table(group).ok_or_else(|| format!("unknown inventory group \"{group}\""))?;
     if id.len() != kind.identity.len() {
         return Err(format!(
@@ -376,25 +537,6 @@ fn compact_binding(b: &Binding) -> Json {
         item.push(Json::from(&Value::Table(b.arguments.clone())));
     }
     Json::Array(item)
-}
-
-/// The inverse of [`compact_binding`].
-fn binding_from_compact(v: &Json) -> Result<Binding, String> {
-    let malformed = || format!("a binding in the inventory is not [source, type, destination, key(, arguments)]: {v}");
-    let item = v.as_array().filter(|a| (4..=5).contains(&a.len())).ok_or_else(malformed)?;
-    let destination_kind = item[1].as_str().and_then(DestinationKind::parse).ok_or_else(malformed)?;
-    let arguments = match item.get(4).map(Value::from) {
-        None => Default::default(),
-        Some(Value::Table(t)) => t,
-        Some(_) => return Err(malformed()),
-    };
-    Ok(Binding {
-        source: text(&item[0])?,
-        destination_kind,
-        destination: text(&item[2])?,
-        routing_key: text(&item[3])?,
-        arguments,
-    })
 }
 
 /// Bindings in the shape of [`binding_json`], for `#[serde(with = ..)]`:
@@ -511,6 +653,48 @@ mod tests {
         assert_eq!(written["vhosts"]["/"]["topic_permissions"], json!([["u", "amq.topic"]]), "{written}");
         assert_eq!(written["objects"]["global_parameters"], json!(["[odd] name"]), "{written}");
         assert_eq!(Inventory::from_json(&written), Ok(inv));
+    }
+
+    /// Read from its text, a record gives what its value gives: names with
+    /// escapes (read into names of their own, not borrowed), identities of
+    /// several parts, bindings with arguments, scopes and every digest.
+    #[test]
+    fn the_text_of_a_record_reads_as_its_value() {
+        use crate::model::kinds::{Name, by_table, permissions};
+        let mut t = Topology::default();
+        let mut v = Vhost::new("v");
+        let mut args = crate::model::Table::new();
+        args.insert("x-match".into(), Value::String("any".into()));
+        v.bindings.insert(Binding {
+            source: "x \"quoted\"".into(),
+            destination_kind: DestinationKind::Exchange,
+            destination: "d\\e".into(),
+            routing_key: "k\u{e9}".into(),
+            arguments: args,
+        });
+        t.vhosts.insert("v".into(), v);
+        let mut inv = Inventory::of(&t);
+        let queue = ObjectKey::Queue { vhost: "v".into(), name: "q\nline".into() };
+        let setting = Name { kind: by_table("global_parameters").unwrap(), id: vec!["[odd] name".into()] };
+        let keys = [
+            queue,
+            permissions::key("v", "u\t"),
+            users::key("u\t"),
+            ObjectKey::Object { vhost: None, name: setting },
+            ObjectKey::Vhost("v".into()),
+        ];
+        for (i, k) in keys.iter().enumerate() {
+            inv.objects.insert(k.clone());
+            inv.digests.insert(k.clone(), format!("d{i}"));
+        }
+        let text = inv.to_json().to_string();
+        assert!(text.contains(r#"q\nline"#), "{text}");
+        assert_eq!(Inventory::from_text(&text), Ok(inv));
+        let e = Inventory::from_text(r#"{"format": 1, "users": {}}"#).unwrap_err();
+        assert_eq!(e, RecordError::OtherFormat { kind: RecordKind::Inventory, found: Some("1".into()) });
+        let e = Inventory::from_text(&format!(r#"{{"format": {RECORD_FORMAT}, "users": [1]}}"#)).unwrap_err();
+        assert!(e.to_string().contains("expected a name in the inventory"), "{e}");
+        assert!(matches!(Inventory::from_text("{"), Err(RecordError::Malformed(_))));
     }
 
     #[test]

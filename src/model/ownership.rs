@@ -88,6 +88,33 @@ impl Ownership {
         }
         Ok(Ownership { projects })
     }
+
+    /// Reads the records from their JSON text, as [`Self::from_json`]
+    /// reads their value, each project's inventory straight from its text
+    /// ([`Inventory::from_text`]).
+    pub fn from_text(text: &str) -> Result<Ownership, RecordError> {
+        #[derive(serde::Deserialize)]
+        struct Stored<'a> {
+            format: Option<Json>,
+            #[serde(borrow)]
+            projects: Option<BTreeMap<String, &'a serde_json::value::RawValue>>,
+        }
+        let stored: Stored = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
+        let format = stored.format.map(|f| json!({ "format": f })).unwrap_or_else(|| json!({}));
+        RecordError::check_format(RecordKind::Inventory, &format)?;
+        let Some(found) = stored.projects else {
+            return Err(RecordError::Malformed("the records hold no \"projects\"".into()));
+        };
+        let mut projects = BTreeMap::new();
+        for (p, inv) in found {
+            let inv = Inventory::from_text(inv.get()).map_err(|e| match e {
+                RecordError::Malformed(e) => RecordError::Malformed(format!("project \"{p}\": {e}")),
+                other => other,
+            })?;
+            projects.insert(p, Arc::new(inv));
+        }
+        Ok(Ownership { projects })
+    }
 }
 
 /// Vhosts and users may be held by several projects at once.
@@ -113,23 +140,30 @@ mod tests {
     #[test]
     fn round_trips_through_json() {
         let o = Ownership::single("a", inventory(&[queue("q")])).with("b", inventory(&[queue("r")]));
+        assert_eq!(Ownership::from_text(&o.to_json().to_string()), Ok(o.clone()));
         assert_eq!(Ownership::from_json(&o.to_json()), Ok(o));
     }
 
+    /// From their value and from their text alike.
     #[test]
     fn records_of_another_format_are_refused() {
-        // As warren wrote them before projects (one inventory), and with projects.
-        for format in [1, 2] {
-            let e = Ownership::from_json(&json!({"format": format, "projects": {}})).unwrap_err();
-            let found = Some(format.to_string());
-            assert_eq!(e, RecordError::OtherFormat { kind: RecordKind::Inventory, found });
+        type Read = fn(&Json) -> Result<Ownership, RecordError>;
+        let readers: [Read; 2] =
+            [|value| Ownership::from_json(value), |value| Ownership::from_text(&value.to_string())];
+        for read in readers {
+            // As warren wrote them before projects (one inventory), and with projects.
+            for format in [1, 2] {
+                let e = read(&json!({"format": format, "projects": {}})).unwrap_err();
+                let found = Some(format.to_string());
+                assert_eq!(e, RecordError::OtherFormat { kind: RecordKind::Inventory, found });
+            }
+            let mut inner = Ownership::single("a", inventory(&[queue("q")])).to_json();
+            inner["projects"]["a"]["format"] = json!(2);
+            assert!(matches!(read(&inner), Err(RecordError::OtherFormat { .. })));
+            inner["projects"]["a"] = json!({"format": RECORD_FORMAT, "vhosts": {"v": {"queue": ["q"]}}});
+            let e = read(&inner).unwrap_err().to_string();
+            assert_eq!(e, "project \"a\": unknown inventory group \"queue\"");
         }
-        let mut inner = Ownership::single("a", inventory(&[queue("q")])).to_json();
-        inner["projects"]["a"]["format"] = json!(2);
-        assert!(matches!(Ownership::from_json(&inner), Err(RecordError::OtherFormat { .. })));
-        inner["projects"]["a"] = json!({"format": RECORD_FORMAT, "vhosts": {"v": {"queue": ["q"]}}});
-        let e = Ownership::from_json(&inner).unwrap_err().to_string();
-        assert_eq!(e, "project \"a\": unknown inventory group \"queue\"");
     }
 
     #[test]

@@ -231,6 +231,23 @@ fn split(name: &str, text: &str, slot: Option<char>, other: usize) -> (Vec<(Stri
 /// The record `name` whose parameter (or exchange) holds the index
 /// `index`, from its parts (`part` finds a part's value by name).
 pub fn join<'a>(name: &str, index: &SplitIndex, part: impl Fn(&str) -> Option<&'a Json>) -> Result<Json, RecordError> {
+    let text = joined_text(name, index, part)?;
+    let value: Json = serde_json::from_str(&text)
+        .map_err(|e| RecordError::Malformed(format!("its parts joined are not JSON: {e}")))?;
+    // The parts hold a record of the format kept whole.
+    if value.get("format").and_then(Json::as_u64) != Some(RECORD_FORMAT) {
+        return Err(RecordError::Malformed(format!("its parts joined are not a record of format {RECORD_FORMAT}")));
+    }
+    Ok(value)
+}
+
+/// The text of the record [`join`] reads, its parts checked against the
+/// index but not parsed: an inventory is read from it with no JSON tree.
+pub fn joined_text<'a>(
+    name: &str,
+    index: &SplitIndex,
+    part: impl Fn(&str) -> Option<&'a Json>,
+) -> Result<String, RecordError> {
     let mut text = String::with_capacity(index.bytes);
     for i in 1..=index.parts {
         let p = index.part_name(name, i);
@@ -251,13 +268,7 @@ pub fn join<'a>(name: &str, index: &SplitIndex, part: impl Fn(&str) -> Option<&'
             "its parts do not add up to what its index says (written while it was read? run again)".into(),
         ));
     }
-    let value: Json = serde_json::from_str(&text)
-        .map_err(|e| RecordError::Malformed(format!("its parts joined are not JSON: {e}")))?;
-    // The parts hold a record of the format kept whole.
-    if value.get("format").and_then(Json::as_u64) != Some(RECORD_FORMAT) {
-        return Err(RecordError::Malformed(format!("its parts joined are not a record of format {RECORD_FORMAT}")));
-    }
-    Ok(value)
+    Ok(text)
 }
 
 /// `text` cut into pieces of at most [`PART_BYTES`], at character boundaries.
