@@ -317,12 +317,14 @@ fn finish(traffic: Traffic) -> Report {
 struct Migration<'a> {
     versions: &'a MigrationCase,
     traffic: CaseTraffic,
+    /// The apply's `--drain-timeout`.
+    drain_timeout: &'static str,
 }
 
 impl Migration<'_> {
     /// The case under its own traffic.
     fn of(versions: &MigrationCase) -> Migration<'_> {
-        Migration { versions, traffic: versions.traffic() }
+        Migration { versions, traffic: versions.traffic(), drain_timeout: "60s" }
     }
 
     /// Applies v1, starts traffic, applies v2 with a consumer handover, and
@@ -336,7 +338,13 @@ impl Migration<'_> {
         let old = traffic.add_consumer(OLD, self.traffic.old_delay);
         std::thread::sleep(self.traffic.warmup);
         case.topology(&self.versions.v2);
-        let during = apply_during(case, &mut traffic, &["--drain-timeout", "60s"], &[old], &[(NEW, Duration::ZERO)]);
+        let during = apply_during(
+            case,
+            &mut traffic,
+            &["--drain-timeout", self.drain_timeout],
+            &[old],
+            &[(NEW, Duration::ZERO)],
+        );
         assert_migrated_run(&during.run);
         eprintln!(
             "{}: apply took {:?}; swapped at {:?}, drained at {:?}",
@@ -478,6 +486,10 @@ fn a_slow_consumer_drains_a_backlog_over_several_seconds_exactly_once() {
     let mut slow = Migration::of(&DIRECT);
     // 20 messages a second: the backlog grows by 130 a second.
     slow.traffic.old_delay = Duration::from_millis(50);
+    // On CI's two loaded cores the swap came late (a backlog of 900, not a
+    // few hundred) and the consumer took 15 a second: 60 s to drain, the
+    // default's whole timeout.
+    slow.drain_timeout = "3m";
     let (_, during) = slow.run(&case);
     let (swapped, backlog) = during.swapped.expect("the swap was seen");
     let drained = during.drained.expect("the drain was seen");
