@@ -193,7 +193,8 @@ impl Inventory {
     /// inventory is megabytes of text, and a tree of it several times that,
     /// held at a plan's peak beside the keys made from it.
     pub fn from_text(text: &str) -> Result<Inventory, RecordError> {
-        RecordError::check_format(RecordKind::Inventory, &Format::of(text)?)?;
+        let found: Format = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
+        RecordError::check_found_format(RecordKind::Inventory, found.format.as_ref())?;
         serde_json::from_str::<Stored>(text).map_err(|e| RecordError::Malformed(e.to_string()))?.read()
     }
 }
@@ -203,14 +204,6 @@ impl Inventory {
 #[derive(serde::Deserialize)]
 struct Format {
     format: Option<Json>,
-}
-
-impl Format {
-    /// `{"format": …}` of `text`, as [`RecordError::check_format`] reads it.
-    fn of(text: &str) -> Result<Json, RecordError> {
-        let found: Format = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
-        Ok(found.format.map(|f| json!({ "format": f })).unwrap_or_else(|| json!({})))
-    }
 }
 
 /// The record as [`Inventory::to_json`] writes it, its names borrowed from

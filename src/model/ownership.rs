@@ -100,8 +100,7 @@ impl Ownership {
             projects: Option<BTreeMap<String, &'a serde_json::value::RawValue>>,
         }
         let stored: Stored = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
-        let format = stored.format.map(|f| json!({ "format": f })).unwrap_or_else(|| json!({}));
-        RecordError::check_format(RecordKind::Inventory, &format)?;
+        RecordError::check_found_format(RecordKind::Inventory, stored.format.as_ref())?;
         let Some(found) = stored.projects else {
             return Err(RecordError::Malformed("the records hold no \"projects\"".into()));
         };

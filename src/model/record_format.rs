@@ -37,7 +37,13 @@ impl RecordError {
     /// format. Checked before anything else in it is read: a record of
     /// another format may hold anything.
     pub fn check_format(kind: RecordKind, value: &Json) -> Result<(), RecordError> {
-        match value.get("format") {
+        Self::check_found_format(kind, value.get("format"))
+    }
+
+    /// [`Self::check_format`] of the `format` found, read apart from the
+    /// rest of the record (`None`: it has none).
+    pub fn check_found_format(kind: RecordKind, found: Option<&Json>) -> Result<(), RecordError> {
+        match found {
             Some(f) if f.as_u64() == Some(RECORD_FORMAT) => Ok(()),
             found => Err(RecordError::OtherFormat { kind, found: found.map(Json::to_string) }),
         }
