@@ -216,10 +216,11 @@ async fn drain_wait(broker: &impl Broker, q: &Drained<'_>, drain: Drain, events:
             return Ok(());
         };
         let timed_out = started.elapsed() >= drain.timeout;
-        // A quorum queue without a leader reads 0 ready and 0 consumers
-        // (https://www.rabbitmq.com/docs/management#statistics-interval): a zero
-        // reading counts only once the leader is
-        // confirmed after it. Checked at the timeout too, to say why.
+        // A quorum queue without a leader reads 0 ready and 0 consumers, and
+        // so does one whose leader does not answer within 250 ms, as under
+        // load (`rabbit_quorum_queue:stat/2`): a zero reading counts only
+        // once the leader is confirmed after it, and the totals (which do
+        // not time out) count too. Checked at the timeout too, to say why.
         if quorum && ((r.ready == 0 && r.unacked == 0) || timed_out) {
             let Some(leadership) = broker.queue_leadership(v, p).await? else { return Ok(()) };
             if let Some(why) = without_leader(&leadership) {
@@ -316,7 +317,8 @@ fn keeps_rising(history: &[Reading]) -> bool {
 
 /// Why a quorum queue has no leader now, or `None` when it has one. Without
 /// a leader a passive declare reads 0 ready and 0 consumers (`rabbit_quorum_queue`
-/// answers a passive declare from its local state), which must not pass for drained. What 3.10 to 4.x report:
+/// answers 0 and 0 when its leader does not answer within 250 ms), which
+/// must not pass for drained. What 3.10 to 4.x report:
 /// 3.10-3.12 give `leader` "" when the leader's process is not alive, and
 /// `online` the members whose process is; 3.13+ give the recorded leader,
 /// `online` the members on running nodes and `state` `minority` or `down`
