@@ -24,6 +24,19 @@ use super::http::Http;
 /// How long the unauthenticated look at an AMQP server may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a connection's close may wait for the broker's answer. A
+/// broker that stops answering (a 3.10.8 node was seen to, its AMQP
+/// listener taking connections it never read) kept an apply that had
+/// finished from ending; the process ends anyway, and the broker drops the
+/// connection, and the lock's exclusive queue with it, when its socket
+/// closes.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Closes `connection`, waiting at most [`CLOSE_TIMEOUT`] for the broker.
+pub(super) async fn close(connection: &Connection, reason: &str) {
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, connection.close(200, reason.into())).await;
+}
+
 /// Where to open AMQP connections; credentials never leave this type.
 #[derive(Clone)]
 pub(super) struct Amqp {
@@ -192,7 +205,7 @@ impl Amqp {
         let options = QueueDeclareOptions { passive: true, ..QueueDeclareOptions::default() };
         let result = channel.queue_declare(queue.into(), options, FieldTable::default()).await;
         if result.is_ok() {
-            let _ = channel.close(200, "done".into()).await;
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, channel.close(200, "done".into())).await;
         }
         let q = result.map_err(|e| BrokerError::Refused {
             action: format!("read queue \"{queue}\" in vhost \"{vhost}\" over AMQP"),
@@ -205,7 +218,7 @@ impl Amqp {
     /// Closes the connections [`Amqp::queue_state`] kept open.
     pub(super) async fn close_probes(&self) {
         for (_, conn) in self.probes.lock().await.drain() {
-            let _ = conn.close(200, "done".into()).await;
+            close(&conn, "done").await;
         }
     }
 }

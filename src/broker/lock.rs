@@ -58,7 +58,7 @@ impl Lock {
     pub async fn release(self) {
         match self.hold {
             Hold::Connection(c) => {
-                let _ = c.close(200, "apply finished".into()).await;
+                super::amqp::close(&c, "apply finished").await;
             }
             Hold::Local(h) => drop(h),
         }
@@ -77,7 +77,7 @@ impl Amqp {
         match channel.queue_declare(LOCK_QUEUE.into(), options, FieldTable::default()).await {
             Ok(_) => Ok(Some(Lock { hold: Hold::Connection(connection) })),
             Err(e) => {
-                let _ = connection.close(200, "lock busy".into()).await;
+                super::amqp::close(&connection, "lock busy").await;
                 match e.kind() {
                     ErrorKind::ProtocolError(p) if p.get_id() == RESOURCE_LOCKED => Ok(None),
                     _ => Err(BrokerError::Refused {
