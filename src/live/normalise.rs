@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashSet;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json, json};
 
 use super::Live;
@@ -20,8 +21,8 @@ use crate::diagnostic::Diagnostic;
 use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies, permissions, policies};
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
-    Ownership, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SetBuilder, SplitIndex,
-    Table, Topology, Value, Vhost, exchange_part_of, is_part_of, joined_text, policy_key,
+    Ownership, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SPLIT_FORMAT, SetBuilder,
+    SplitIndex, Table, Topology, Value, Vhost, exchange_part_of, is_part_of, joined_text, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
@@ -238,7 +239,7 @@ impl Normaliser<'_> {
             let what = |record: &str| format!("{}: warren's {record} (global parameter `{}`)", self.origin, g.name);
             let clear = format!("`rabbitmqctl clear_global_parameter {}`", g.name);
             if g.name == INVENTORY_PARAMETER {
-                self.records.broker = ownership(defs, &g.name, &g.value).map_err(|e| {
+                self.records.broker = ownership(defs, &g.name, g.inventory.as_deref()).map_err(|e| {
                     unreadable(what("inventory"), e, &clear, "the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
                 })?;
             } else if g.name == crate::model::JOURNAL_PARAMETER {
@@ -806,17 +807,24 @@ fn table(map: &Map<String, Json>) -> Table {
     map.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect()
 }
 
-/// The records in the parameter `name` whose value is `value`: read where
-/// it is when kept whole (a fleet's plan reads one per broker), or from
-/// its parts' text joined (`model::record_parts`), found among the global
-/// parameters read with it.
-fn ownership(defs: &Definitions, name: &str, value: &Json) -> Result<Ownership, RecordError> {
-    let Some(index) = SplitIndex::of(value) else {
-        return match value {
-            // Written as a string by some exports.
-            Json::String(text) => Ownership::from_text(text),
-            whole => Ownership::from_json(whole),
-        };
+/// The records in the parameter `name` whose value is the JSON text
+/// `value`: read from that text when kept whole (a fleet's plan reads one
+/// per broker), or from its parts' text joined (`model::record_parts`),
+/// found among the global parameters read with it.
+fn ownership(defs: &Definitions, name: &str, value: Option<&RawValue>) -> Result<Ownership, RecordError> {
+    let text = value.map_or("null", RawValue::get);
+    // Written as a string by some exports.
+    if let Ok(inner) = serde_json::from_str::<String>(text) {
+        return Ownership::from_text(&inner);
+    }
+    // Read as a whole record first, in one pass over its text: an index
+    // is the record of the split format.
+    let index = match Ownership::from_text(text) {
+        Err(RecordError::OtherFormat { found: Some(f), .. }) if f == SPLIT_FORMAT.to_string() => {
+            let value: Json = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
+            SplitIndex::of(&value).ok_or_else(|| RecordError::Malformed("its index cannot be read".into()))?
+        }
+        whole => return whole,
     };
     let parts: std::collections::HashMap<&str, &Json> = defs
         .global_parameters

@@ -93,20 +93,31 @@ impl Ownership {
     /// reads their value, each project's inventory straight from its text
     /// ([`Inventory::from_text`]).
     pub fn from_text(text: &str) -> Result<Ownership, RecordError> {
-        #[derive(serde::Deserialize)]
-        struct Stored<'a> {
-            format: Option<Json>,
-            #[serde(borrow)]
-            projects: Option<BTreeMap<String, &'a serde_json::value::RawValue>>,
-        }
-        let stored: Stored = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
-        RecordError::check_found_format(RecordKind::Inventory, stored.format.as_ref())?;
-        let Some(found) = stored.projects else {
+        let (format, found) = match super::inventory::records_from_text(text) {
+            Some(read) => read,
+            // Read again a part at a time, to say which part is wrong.
+            None => {
+                #[derive(serde::Deserialize)]
+                struct Stored<'a> {
+                    format: Option<Json>,
+                    #[serde(borrow)]
+                    projects: Option<BTreeMap<String, &'a serde_json::value::RawValue>>,
+                }
+                let stored: Stored = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
+                RecordError::check_found_format(RecordKind::Inventory, stored.format.as_ref())?;
+                let found = stored
+                    .projects
+                    .map(|found| found.into_iter().map(|(p, inv)| (p, Inventory::from_text(inv.get()))).collect());
+                (stored.format, found)
+            }
+        };
+        RecordError::check_found_format(RecordKind::Inventory, format.as_ref())?;
+        let Some(found) = found else {
             return Err(RecordError::Malformed("the records hold no \"projects\"".into()));
         };
         let mut projects = BTreeMap::new();
         for (p, inv) in found {
-            let inv = Inventory::from_text(inv.get()).map_err(|e| match e {
+            let inv = inv.map_err(|e| match e {
                 RecordError::Malformed(e) => RecordError::Malformed(format!("project \"{p}\": {e}")),
                 other => other,
             })?;
