@@ -25,11 +25,11 @@ use super::http::Http;
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a connection's close may wait for the broker's answer. A
-/// broker that stops answering (a 3.10.8 node was seen to, its AMQP
-/// listener taking connections it never read) kept an apply that had
-/// finished from ending; the process ends anyway, and the broker drops the
-/// connection, and the lock's exclusive queue with it, when its socket
-/// closes.
+/// broker that stops answering (a 3.10.8 node out of file handles was
+/// seen to, its AMQP listener taking connections it never read) kept an
+/// apply that had finished from ending; the process ends anyway, and the
+/// broker drops the connection, and the lock's exclusive queue with it,
+/// when its socket closes.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Closes `connection`, waiting at most [`CLOSE_TIMEOUT`] for the broker.

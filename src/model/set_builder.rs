@@ -25,7 +25,9 @@ impl<T: Ord> SetBuilder<T> {
         SetBuilder { set, run: Vec::new() }
     }
 
-    /// Adds `item`; gives it back when an equal one is already there.
+    /// Adds `item`; gives an equal one back when one is already there
+    /// (for items whose order tells every field apart, as bindings', the
+    /// same).
     pub fn insert(&mut self, item: T) -> Result<(), T> {
         let ascending = match self.run.last() {
             Some(last) => *last < item,
@@ -36,11 +38,12 @@ impl<T: Ord> SetBuilder<T> {
             return Ok(());
         }
         self.flush();
-        if self.set.contains(&item) {
-            return Err(item);
+        // One search, not a look and then an insert: the item given back
+        // is the one that was there, which is equal.
+        match self.set.replace(item) {
+            None => Ok(()),
+            Some(there) => Err(there),
         }
-        self.set.insert(item);
-        Ok(())
     }
 
     /// Adds the items of `other` not here yet. When they all come after
