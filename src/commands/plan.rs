@@ -248,7 +248,7 @@ fn diff(
     let live = LiveSide {
         ownership: Ownership::single(desired.project.name(), Inventory::of(&before.topology)),
         records: Default::default(),
-        topology: before.topology,
+        topology: before.topology.into_inner(),
         migrations: Default::default(),
         last_applies: Default::default(),
         origin: old.to_string(),

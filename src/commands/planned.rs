@@ -129,7 +129,7 @@ fn drafted(desired: &Desired, live: &LiveSide, replace: &[String], purpose: Purp
     // Offline, both sides are files and name the same variables.
     let (desired_topology, unset) = match purpose {
         Purpose::Plan => crate::secrets::resolve(&desired.topology, &live.topology, |v| std::env::var_os(v)),
-        _ => (std::borrow::Cow::Borrowed(&desired.topology), Vec::new()),
+        _ => (std::borrow::Cow::Borrowed(&*desired.topology), Vec::new()),
     };
     for u in unset {
         notes.push(

@@ -108,7 +108,7 @@ fn read(args: &RouteArgs, env: Option<&str>, connection: &Connection, out: &Writ
     if desired.has_errors() {
         return Err(Error::invalid().line(format!("{} is not valid: no route was made.", args.path.display())));
     }
-    Ok(Read { topology: desired.topology, origin, version: None, version_from: "assumed" })
+    Ok(Read { topology: desired.topology.into_inner(), origin, version: None, version_from: "assumed" })
 }
 
 /// The broker's definitions of the vhost asked about (of every vhost when

@@ -14,6 +14,7 @@ pub mod revision;
 pub mod schema;
 mod services;
 mod shapes;
+mod shared;
 mod stamps;
 mod super_streams;
 pub(crate) mod tree;
@@ -31,13 +32,14 @@ use crate::diagnostic::Diagnostic;
 use crate::model::Topology;
 use crate::project::{self, Environment, Project};
 use crate::source::{FileId, Locations, Sources};
+pub use shared::Shared;
 
 /// The topology the files describe, where each part came from, and what is
 /// wrong with them. The topology holds every object that parsed cleanly.
 #[derive(Debug, Clone)]
 pub struct Desired {
-    pub topology: Topology,
-    pub locations: Locations,
+    pub topology: Shared<Topology>,
+    pub locations: Shared<Locations>,
     pub sources: Sources,
     pub diagnostics: Vec<Diagnostic>,
     /// The project the files belong to (`warren.toml`, else `default`).
@@ -59,7 +61,7 @@ impl Desired {
     /// out of the files, and nothing else.
     pub fn destroyed(mut self) -> Desired {
         let vhosts = std::mem::take(&mut self.topology.vhosts);
-        self.topology = Topology::default();
+        self.topology = Topology::default().into();
         for (name, v) in vhosts {
             let emptied = crate::model::Vhost { settings: v.settings, ..crate::model::Vhost::new(&name) };
             self.topology.vhosts.insert(name, emptied);
@@ -200,8 +202,8 @@ fn project_alone(file: &Path, text: &str) -> Result<Project, Desired> {
         return Ok(settings);
     }
     Err(Desired {
-        topology: Topology::default(),
-        locations: Locations::default(),
+        topology: Topology::default().into(),
+        locations: Locations::default().into(),
         sources,
         diagnostics,
         project: Project::default(),
@@ -398,8 +400,8 @@ fn from_texts(
     let (topology, locations) = merge::merge(decls, &sources, &mut diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
     Desired {
-        topology,
-        locations,
+        topology: topology.into(),
+        locations: locations.into(),
         sources,
         diagnostics,
         project,

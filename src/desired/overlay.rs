@@ -32,6 +32,12 @@ use crate::source::{FieldLocations, FileId, Location, Locations, ObjectLocation,
 /// problems join its diagnostics, at the overlays' lines.
 pub(super) fn apply(desired: &mut Desired, files: Vec<(PathBuf, String)>) {
     let ids: Vec<FileId> = files.into_iter().map(|(path, text)| desired.sources.add(&path, text)).collect();
+    if ids.is_empty() {
+        // Nothing to merge: the topology and its places stay shared with
+        // the base's (taken to change, they would be copied).
+        crate::diagnostic::sort(&mut desired.diagnostics);
+        return;
+    }
     let Desired { topology, locations, sources, diagnostics, renamed, .. } = desired;
     let mut found = Vec::new();
     let mut merger = Merger { topology, locations, sources, renames: Vec::new(), renamed };

@@ -695,7 +695,7 @@ read = ".*"
     // no plan shows it unless a project does.
     let first = live.topology.objects.pop_first().map(|(n, _)| n.to_string()); // the users after it
     assert_eq!(first.as_deref(), Some("global parameter \"cluster_name\""));
-    assert_eq!(live.topology, desired.topology);
+    assert_eq!(live.topology, *desired.topology);
     assert!(live.notes.is_empty(), "{:?}", notes(&live));
 }
 

@@ -83,9 +83,9 @@ fn round_trip(path: &Path, vhosts: &[&str]) -> Vec<String> {
     let loaded = desired::load(dir.path());
     let errors: Vec<_> = loaded.diagnostics.iter().filter(|d| d.is_error()).collect();
     assert!(errors.is_empty(), "{name}: {errors:#?}");
-    assert_eq!(loaded.topology, imported.topology, "{name}: files vs import");
+    assert_eq!(*loaded.topology, imported.topology, "{name}: files vs import");
     assert_eq!(
-        without_external(loaded.topology),
+        without_external(loaded.topology.into_inner()),
         expected(&live.topology, vhosts, &imported.left_out),
         "{name}: files vs live"
     );
@@ -172,8 +172,8 @@ fn a_vhost_of_many_queues_is_split_and_loads_back_equal() {
     let said = |d: &desired::Desired| d.diagnostics.iter().map(|d| d.message.clone()).collect::<Vec<_>>();
     assert_eq!(said(&loaded), said(&desired::load(whole.path())));
     assert!(!loaded.has_errors());
-    assert_eq!(loaded.topology, imported.topology);
-    assert_eq!(without_external(loaded.topology), expected(&live, &[], &imported.left_out));
+    assert_eq!(*loaded.topology, imported.topology);
+    assert_eq!(without_external(loaded.topology.into_inner()), expected(&live, &[], &imported.left_out));
 }
 
 // --- through the binary ---
@@ -584,7 +584,7 @@ read = "it's"
     assert_eq!(loaded.topology, source.topology);
     let run = warren(&["validate", path_str(dir.path())]);
     assert!(run.stdout.contains(", 1 user, 4 topic permissions"), "{}", run.stdout);
-    assert_eq!(imported.topology, source.topology);
+    assert_eq!(imported.topology, *source.topology);
 }
 
 /// `import` proposes, commented out, a shape for queues that each come

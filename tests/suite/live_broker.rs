@@ -92,7 +92,7 @@ fn realworld_files_read_the_same_after_a_trip_through_rabbitmq() {
             let loaded = warren::desired::load(dir.path());
             assert!(!loaded.has_errors(), "{stem} {vhost}: {:?}", loaded.diagnostics);
             assert!(imported.left_out.is_empty(), "{stem} {vhost}");
-            let mut loaded = loaded.topology;
+            let mut loaded = loaded.topology.into_inner();
             loaded.vhosts.values_mut().for_each(|v| v.external = Default::default());
             assert_eq!(loaded, actual.topology, "{stem} {vhost}: import of the export");
 
