@@ -820,7 +820,7 @@ fn ownership(defs: &Definitions, name: &str, value: Option<&RawValue>) -> Result
     // Read as a whole record first, in one pass over its text: an index
     // is the record of the split format.
     let index = match Ownership::from_text(text) {
-        Err(RecordError::OtherFormat { found: Some(f), .. }) if f == SPLIT_FORMAT.to_string() => {
+        Err(e) if e.found_format(SPLIT_FORMAT) => {
             let value: Json = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
             SplitIndex::of(&value).ok_or_else(|| RecordError::Malformed("its index cannot be read".into()))?
         }

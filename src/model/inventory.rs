@@ -199,10 +199,7 @@ impl Inventory {
     /// it cost a fleet's plan a tenth of its instructions.)
     pub fn from_text(text: &str) -> Result<Inventory, RecordError> {
         match serde_json::from_str::<Stored>(text) {
-            Ok(stored) => {
-                RecordError::check_found_format(RecordKind::Inventory, stored.format.as_ref())?;
-                stored.read()
-            }
+            Ok(stored) => stored.checked_read(),
             Err(e) => {
                 let found: Format = serde_json::from_str(text).map_err(|_| RecordError::Malformed(e.to_string()))?;
                 RecordError::check_found_format(RecordKind::Inventory, found.format.as_ref())?;
@@ -231,13 +228,8 @@ pub(crate) fn records_from_text(
         projects: Option<BTreeMap<String, Stored<'a>>>,
     }
     let records: Records = serde_json::from_str(text).ok()?;
-    let projects = records.projects.map(|projects| {
-        let read = |stored: Stored| {
-            RecordError::check_found_format(RecordKind::Inventory, stored.format.as_ref())?;
-            stored.read()
-        };
-        projects.into_iter().map(|(p, stored)| (p, read(stored))).collect()
-    });
+    let projects =
+        records.projects.map(|projects| projects.into_iter().map(|(p, stored)| (p, stored.checked_read())).collect());
     Some((records.format, projects))
 }
 
@@ -353,6 +345,12 @@ impl Item<'_> {
 }
 
 impl Stored<'_> {
+    /// The inventory the record holds, once its format is this warren's.
+    fn checked_read(self) -> Result<Inventory, RecordError> {
+        RecordError::check_found_format(RecordKind::Inventory, self.format.as_ref())?;
+        self.read()
+    }
+
     /// The inventory the record holds.
     fn read(self) -> Result<Inventory, RecordError> {
         // Gathered, then sorted once and built whole: the record lists its
@@ -621,20 +619,29 @@ mod tests {
     use super::*;
     use crate::model::{Table, Vhost};
 
+    /// A topology of the vhost `vhost` holding `binding` alone.
+    fn with_binding(vhost: &str, binding: Binding) -> Topology {
+        let mut v = Vhost::new(vhost);
+        v.bindings.insert(binding);
+        let mut t = Topology::default();
+        t.vhosts.insert(vhost.into(), v);
+        t
+    }
+
     #[test]
     fn round_trips_through_json() {
-        let mut t = Topology::default();
-        let mut v = Vhost::new("/");
         let mut args = Table::new();
         args.insert("x-match".into(), Value::String("all".into()));
-        v.bindings.insert(Binding {
-            source: "x".into(),
-            destination_kind: DestinationKind::Queue,
-            destination: "q".into(),
-            routing_key: "k".into(),
-            arguments: args,
-        });
-        t.vhosts.insert("/".into(), v);
+        let t = with_binding(
+            "/",
+            Binding {
+                source: "x".into(),
+                destination_kind: DestinationKind::Queue,
+                destination: "q".into(),
+                routing_key: "k".into(),
+                arguments: args,
+            },
+        );
         let mut inv = Inventory::of(&t);
         assert_eq!(Inventory::from_json(&inv.to_json()), Ok(inv.clone()));
         inv.digests.insert(ObjectKey::Queue { vhost: "/".into(), name: "q".into() }, "0a1b".into());
@@ -699,18 +706,19 @@ mod tests {
     #[test]
     fn the_text_of_a_record_reads_as_its_value() {
         use crate::model::kinds::{Name, by_table, permissions};
-        let mut t = Topology::default();
-        let mut v = Vhost::new("v");
-        let mut args = crate::model::Table::new();
+        let mut args = Table::new();
         args.insert("x-match".into(), Value::String("any".into()));
-        v.bindings.insert(Binding {
-            source: "x \"quoted\"".into(),
-            destination_kind: DestinationKind::Exchange,
-            destination: "d\\e".into(),
-            routing_key: "k\u{e9}".into(),
-            arguments: args,
-        });
-        t.vhosts.insert("v".into(), v);
+        // Escapes in every name of the binding.
+        let t = with_binding(
+            "v",
+            Binding {
+                source: "x \"quoted\"".into(),
+                destination_kind: DestinationKind::Exchange,
+                destination: "d\\e".into(),
+                routing_key: "k\u{e9}".into(),
+                arguments: args,
+            },
+        );
         let mut inv = Inventory::of(&t);
         let queue = ObjectKey::Queue { vhost: "v".into(), name: "q\nline".into() };
         let setting = Name { kind: by_table("global_parameters").unwrap(), id: vec!["[odd] name".into()] };

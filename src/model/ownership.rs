@@ -93,8 +93,11 @@ impl Ownership {
     /// reads their value, each project's inventory straight from its text
     /// ([`Inventory::from_text`]).
     pub fn from_text(text: &str) -> Result<Ownership, RecordError> {
-        let (format, found) = match super::inventory::records_from_text(text) {
-            Some(read) => read,
+        let found = match super::inventory::records_from_text(text) {
+            Some((format, found)) => {
+                RecordError::check_found_format(RecordKind::Inventory, format.as_ref())?;
+                found
+            }
             // Read again a part at a time, to say which part is wrong.
             None => {
                 #[derive(serde::Deserialize)]
@@ -105,13 +108,11 @@ impl Ownership {
                 }
                 let stored: Stored = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
                 RecordError::check_found_format(RecordKind::Inventory, stored.format.as_ref())?;
-                let found = stored
+                stored
                     .projects
-                    .map(|found| found.into_iter().map(|(p, inv)| (p, Inventory::from_text(inv.get()))).collect());
-                (stored.format, found)
+                    .map(|found| found.into_iter().map(|(p, inv)| (p, Inventory::from_text(inv.get()))).collect())
             }
         };
-        RecordError::check_found_format(RecordKind::Inventory, format.as_ref())?;
         let Some(found) = found else {
             return Err(RecordError::Malformed("the records hold no \"projects\"".into()));
         };

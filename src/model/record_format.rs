@@ -48,6 +48,11 @@ impl RecordError {
             found => Err(RecordError::OtherFormat { kind, found: found.map(Json::to_string) }),
         }
     }
+
+    /// Whether the record was refused for carrying the format `format`.
+    pub fn found_format(&self, format: u64) -> bool {
+        matches!(self, RecordError::OtherFormat { found: Some(f), .. } if *f == format.to_string())
+    }
 }
 
 /// The helpers that read a record's parts say what is malformed in words.
