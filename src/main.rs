@@ -7,6 +7,7 @@ use clap::Parser;
 /// mimalloc v2 rather than v3: v3 keeps freed memory for a second before
 /// giving it back, the whole of a plan's run, which made a plan of 100,000
 /// queues peak 70 MB higher (see docs/development.md, Benchmarks).
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,15 +1,14 @@
 //! Places each file's declarations into the vhosts it names and checks that
 //! no object is declared twice, in one file or across files.
 
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::decl::{Decl, FileDecl, Moved, ObjectDecl, Removed};
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::{Scope, users};
 use crate::model::{Binding, ObjectKey, SetBuilder, Topology, Vhost};
-use crate::source::{FastHash, Locations, ObjectLocation};
 use crate::source::{Location, Sources};
+use crate::source::{Locations, ObjectLocation, Sites};
 
 /// The merged topology and where each object came from.
 pub(super) fn merge(
@@ -146,8 +145,6 @@ fn merge_rest(files: Vec<FileDecl>, sources: &Sources) -> Merger<'_> {
     m
 }
 
-type BindingSites = HashMap<ObjectKey, ObjectLocation, FastHash>;
-
 /// Each vhost's bindings, as one set.
 type BindingSets = BTreeMap<String, BTreeSet<Binding>>;
 
@@ -156,7 +153,7 @@ type Group = (String, Vec<Decl<Binding>>);
 
 /// What one run of bindings gives: each vhost's set so far, the places of
 /// first declarations, and the places of repeats.
-type Placed = (BTreeMap<String, SetBuilder<Binding>>, BindingSites, Vec<(ObjectKey, Location)>);
+type Placed = (BTreeMap<String, SetBuilder<Binding>>, Sites<ObjectLocation>, Vec<(ObjectKey, Location)>);
 
 /// A large file's bindings are placed in two runs at once; fewer, in one.
 const ONE_RUN: usize = 4096;
@@ -165,7 +162,7 @@ const ONE_RUN: usize = 4096;
 fn place_bindings(
     files: Vec<(Vec<String>, Vec<Decl<Binding>>)>,
     sources: &Sources,
-) -> (BindingSets, BindingSites, Vec<Diagnostic>) {
+) -> (BindingSets, Sites<ObjectLocation>, Vec<Diagnostic>) {
     // In the order declared, each file's bindings once for each of its vhosts.
     let mut earlier: Vec<Group> = Vec::new();
     for (vhosts, mut bindings) in files {
@@ -192,16 +189,14 @@ fn place_bindings(
         },
         || {
             // Every binding of the later run was declared after those of the earlier.
-            for (key, site) in later_sites {
-                match sites.entry(key) {
-                    Entry::Vacant(e) => _ = e.insert(site),
-                    Entry::Occupied(e) => repeats.push((e.key().clone(), site.at)),
-                }
-            }
+            repeats.extend(sites.join(later_sites).into_iter().map(|(key, site)| (key, site.at)));
             repeats.extend(later_repeats);
         },
     );
-    let found = repeats.into_iter().map(|(key, at)| duplicate(&key, at, &sites[&key], sources)).collect();
+    let found = repeats
+        .into_iter()
+        .map(|(key, at)| duplicate(&key, at, sites.get(&key).expect("a repeat's first place"), sources))
+        .collect();
     (sets, sites, found)
 }
 
@@ -226,7 +221,7 @@ fn split(groups: &mut Vec<Group>, keep: usize) -> Vec<Group> {
 /// written by `warren import` lists its bindings in order, which the set
 /// builder takes without a search.
 fn place(run: Vec<Group>, room: usize) -> Placed {
-    let mut sites = BindingSites::default();
+    let mut sites = Sites::default();
     sites.reserve(room.max(run.iter().map(|(_, b)| b.len()).sum()));
     let mut sets: BTreeMap<String, SetBuilder<Binding>> = BTreeMap::new();
     let mut repeats = Vec::new();
@@ -236,13 +231,11 @@ fn place(run: Vec<Group>, room: usize) -> Placed {
         }
         let set = sets.entry(v.clone()).or_default();
         for b in decls {
-            match sites.entry(ObjectKey::Binding { vhost: v.clone(), binding: b.value.clone() }) {
-                Entry::Vacant(e) => {
-                    e.insert(ObjectLocation { at: b.at, fields: b.fields });
-                    // A binding claimed for the first time is new to the set.
-                    let _ = set.insert(b.value);
-                }
-                Entry::Occupied(e) => repeats.push((e.key().clone(), b.at)),
+            let at = b.at.clone();
+            match sites.claim_binding(&v, &b.value, ObjectLocation { at: b.at, fields: b.fields }) {
+                // A binding claimed for the first time is new to the set.
+                None => _ = set.insert(b.value),
+                Some(_) => repeats.push((ObjectKey::Binding { vhost: v.clone(), binding: b.value }, at)),
             }
         }
     }
@@ -252,21 +245,18 @@ fn place(run: Vec<Group>, room: usize) -> Placed {
 /// Records where `key` is declared in `sites`; if it already was, the
 /// diagnostic that says so.
 fn claim<T>(
-    sites: &mut HashMap<ObjectKey, ObjectLocation, FastHash>,
-    key: ObjectKey,
+    sites: &mut Sites<ObjectLocation>,
+    key: &ObjectKey,
     decl: &Decl<T>,
     sources: &Sources,
 ) -> Option<Diagnostic> {
-    match sites.entry(key) {
-        Entry::Vacant(e) => {
-            e.insert(ObjectLocation { at: decl.at.clone(), fields: decl.fields.clone() });
-            None
-        }
-        Entry::Occupied(e) => {
-            let d = duplicate(e.key(), decl.at.clone(), e.get(), sources);
+    match sites.claim(key, ObjectLocation { at: decl.at.clone(), fields: decl.fields.clone() }) {
+        None => None,
+        Some(first) => {
+            let d = duplicate(key, decl.at.clone(), first, sources);
             // An object a super stream makes is declared at the super stream.
-            let made = [&decl.fields, &e.get().fields].iter().any(|f| f.get(SUPER_STREAM_MARK).is_some());
-            let first_at = sources.position(&e.get().at);
+            let made = [&decl.fields, &first.fields].iter().any(|f| f.get(SUPER_STREAM_MARK).is_some());
+            let first_at = sources.position(&first.at);
             Some(if made {
                 d.help(format!("it is first declared at {first_at}; a super stream declares its exchange, its `NAME-…` streams and their bindings itself: rename one of the two"))
             } else {
@@ -316,7 +306,7 @@ impl Merger<'_> {
 
     /// Records where `key` is declared; false (with a diagnostic) if it already was.
     fn claim<T>(&mut self, key: ObjectKey, decl: &Decl<T>) -> bool {
-        match claim(&mut self.locations.objects, key, decl, self.sources) {
+        match claim(&mut self.locations.objects, &key, decl, self.sources) {
             None => true,
             Some(d) => {
                 self.diagnostics.push(d);

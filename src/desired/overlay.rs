@@ -358,12 +358,12 @@ impl Merger<'_> {
             vh.exchanges.insert(made.exchange.name.clone(), made.exchange.clone());
             vh.queues.extend(made.queues.iter().map(|q| (q.name.clone(), q.clone())));
             vh.bindings.extend(made.bindings.iter().cloned());
-            self.locations.objects.insert(EXCHANGES.key_of(v, &made.exchange.name), site.clone());
+            self.locations.objects.insert(&EXCHANGES.key_of(v, &made.exchange.name), site.clone());
             for q in &made.queues {
-                self.locations.objects.insert(QUEUES.key_of(v, &q.name), site.clone());
+                self.locations.objects.insert(&QUEUES.key_of(v, &q.name), site.clone());
             }
             for b in made.bindings {
-                self.locations.bindings.insert(ObjectKey::Binding { vhost: v.to_string(), binding: b }, site.clone());
+                self.locations.bindings.insert(&ObjectKey::Binding { vhost: v.to_string(), binding: b }, site.clone());
             }
         }
     }
@@ -452,7 +452,7 @@ impl Merger<'_> {
             };
             (kind.map)(self.topology, v).insert(name.to_string(), decl.value);
             self.locations.named.remove(&key);
-            self.locations.objects.insert(key, ObjectLocation { at: object_at, fields });
+            self.locations.objects.insert(&key, ObjectLocation { at: object_at, fields });
         }
     }
 
@@ -549,7 +549,7 @@ impl Merger<'_> {
                 }
             };
             objects(self.topology, v).insert(oname.clone(), decl.value.body);
-            self.locations.objects.insert(key, ObjectLocation { at: object_at, fields });
+            self.locations.objects.insert(&key, ObjectLocation { at: object_at, fields });
         }
     }
 
@@ -594,8 +594,8 @@ impl Merger<'_> {
                     );
                 }
                 let gone = |k: &ObjectKey| k.vhost() == Some(*v);
-                self.locations.objects.retain(|k, _| !gone(k));
-                self.locations.bindings.retain(|k, _| !gone(k));
+                self.locations.objects.retain(|k| !gone(k));
+                self.locations.bindings.retain(|k| !gone(k));
                 self.locations.named.retain(|k| !gone(k));
                 continue;
             }
@@ -613,7 +613,7 @@ impl Merger<'_> {
                 Some(s) => ObjectLocation { at: s.at.clone(), fields: merge_fields(&s.fields, &decl.fields) },
                 None => ObjectLocation { at: decl.at.clone(), fields: decl.fields.clone() },
             };
-            self.locations.objects.insert(key, fields);
+            self.locations.objects.insert(&key, fields);
             vhost(self.topology, v).settings = decl.value;
         }
     }
@@ -655,7 +655,7 @@ impl Merger<'_> {
                     }
                     _ => {
                         let site = ObjectLocation { at: decl.at.clone(), fields: decl.fields.clone() };
-                        self.locations.bindings.insert(key, site);
+                        self.locations.bindings.insert(&key, site);
                     }
                 }
             }
@@ -762,8 +762,8 @@ pub(super) fn rename(topology: &mut Topology, locations: &mut Locations, moves: 
         Some(to) => k.in_vhost(to),
         None => k,
     };
-    locations.objects = std::mem::take(&mut locations.objects).into_iter().map(|(k, s)| (rekey(k), s)).collect();
-    locations.bindings = std::mem::take(&mut locations.bindings).into_iter().map(|(k, s)| (rekey(k), s)).collect();
+    locations.objects.rekey(rekey);
+    locations.bindings.rekey(rekey);
     locations.named = std::mem::take(&mut locations.named).into_iter().map(rekey).collect();
 }
 

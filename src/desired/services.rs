@@ -257,7 +257,7 @@ fn granted(
         .help(format!("remove [permissions.\"{user}\"]: its services give it what they need (see {}); or connect the services as another user", sources.position(&first)));
         return vec![d];
     }
-    locations.objects.insert(key, ObjectLocation { at: first.clone(), fields: Default::default() });
+    locations.objects.insert(&key, ObjectLocation { at: first.clone(), fields: Default::default() });
     vhost.set_permission(&grant.permission);
     let kind = by_table("topic_permissions").expect("a kind");
     for (exchange, write) in grant.topic {
@@ -273,7 +273,7 @@ fn granted(
             out.push(d);
             continue;
         }
-        locations.objects.insert(key, ObjectLocation { at: first.clone(), fields: Default::default() });
+        locations.objects.insert(&key, ObjectLocation { at: first.clone(), fields: Default::default() });
         let body = [("write", write), ("read", "^$".to_string())].map(|(k, v)| (k.to_string(), Value::String(v)));
         vhost.objects.insert(name, body.into_iter().collect());
     }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use rustc_hash::FxHasher;
 
 use super::Location;
+use super::sites::Sites;
 use crate::model::ObjectKey;
 
 /// A fast hash for keys that come from the user's own files: tens of
@@ -66,10 +67,10 @@ impl FieldLocations {
 #[derive(Debug, Clone, Default)]
 pub struct Locations {
     /// Every object but bindings.
-    pub objects: HashMap<ObjectKey, ObjectLocation, FastHash>,
+    pub objects: Sites<ObjectLocation>,
     /// Bindings, most objects of a large topology: a map of their own, so
     /// that they can be placed on a thread of their own.
-    pub bindings: HashMap<ObjectKey, ObjectLocation, FastHash>,
+    pub bindings: Sites<ObjectLocation>,
     /// Exchanges, queues and users declared with errors, so that one mistake
     /// does not cascade into "undeclared" for the objects that name them.
     pub named: HashSet<ObjectKey, FastHash>,

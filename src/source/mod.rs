@@ -2,12 +2,14 @@
 //! and where in it each declared object is.
 
 mod locations;
+mod sites;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 pub use locations::{FastHash, FieldLocations, Locations, ObjectLocation};
+pub use sites::Sites;
 
 /// Index of a file in [`Sources`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
