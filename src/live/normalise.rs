@@ -63,8 +63,6 @@ pub(super) fn read(
     };
     r.vhosts(&mut defs);
     r.global_parameters(&defs)?;
-    // The inventory's parts are joined and read: megabytes not to hold on to.
-    defs.global_parameters.retain(|g| !is_part_of(INVENTORY_PARAMETER, &g.name));
     for (i, p) in defs.parameters.iter().enumerate() {
         r.parameter(i, p)?;
     }
@@ -93,6 +91,12 @@ pub(super) fn read(
     for (i, p) in defs.policies.iter().enumerate() {
         r.policy(i, p)?;
     }
+    // Read once the listings above are dropped: at 100,000 queues the
+    // inventory's keys are tens of MB, which a plan's peak need not hold
+    // beside the parsed listings.
+    r.broker_inventory(&defs)?;
+    // Its parts, joined and read: megabytes not to hold on to.
+    defs.global_parameters.retain(|g| !is_part_of(INVENTORY_PARAMETER, &g.name));
     r.users(&defs);
     r.dangling_bindings();
     skipped::locate(&mut r.skipped, text);
@@ -238,10 +242,8 @@ impl Normaliser<'_> {
         for (index, g) in defs.global_parameters.iter().enumerate() {
             let what = |record: &str| format!("{}: warren's {record} (global parameter `{}`)", self.origin, g.name);
             let clear = format!("`rabbitmqctl clear_global_parameter {}`", g.name);
-            if g.name == INVENTORY_PARAMETER {
-                self.records.broker = ownership(defs, &g.name, g.inventory.as_deref()).map_err(|e| {
-                    unreadable(what("inventory"), e, &clear, "the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
-                })?;
+            if g.name == INVENTORY_PARAMETER || is_part_of(INVENTORY_PARAMETER, &g.name) {
+                // Read last, with its parts (`broker_inventory`).
             } else if g.name == crate::model::JOURNAL_PARAMETER {
                 let journal = crate::journal::Journal::from_json(Some(g.value.clone())).map_err(|e| {
                     unreadable(
@@ -253,8 +255,6 @@ impl Normaliser<'_> {
                 })?;
                 crate::journal::newest_applies(&mut self.last_applies, journal.last_applies());
                 self.migrations.extend(journal.migrations);
-            } else if is_part_of(INVENTORY_PARAMETER, &g.name) {
-                // Read with the inventory's index, above.
             } else if self.kind_item("global_parameters", index, &json!({ "name": g.name, "value": g.value })) {
             } else if !BROKER_GLOBAL_PARAMETERS.contains(&g.name.as_str()) {
                 self.notes.add(
@@ -264,6 +264,18 @@ impl Normaliser<'_> {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// The broker-wide inventory (global parameter `warren.inventory`),
+    /// with its parts.
+    fn broker_inventory(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {
+        let Some(g) = defs.global_parameters.iter().find(|g| g.name == INVENTORY_PARAMETER) else { return Ok(()) };
+        let what = format!("{}: warren's inventory (global parameter `{}`)", self.origin, g.name);
+        let clear = format!("`rabbitmqctl clear_global_parameter {}`", g.name);
+        self.records.broker = ownership(defs, &g.name, g.inventory.as_deref()).map_err(|e| {
+            unreadable(what, e, &clear, "the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
+        })?;
         Ok(())
     }
 
