@@ -240,11 +240,7 @@ fn settle(
 
 /// The `lint_allow` entry of the object `key` for `code`, if it has one.
 fn allowance<'a>(locations: &'a Locations, key: &ObjectKey, code: &str) -> Option<&'a Location> {
-    let site = match key {
-        ObjectKey::Binding { .. } => locations.bindings.get(key),
-        _ => locations.objects.get(key),
-    }?;
-    site.fields.get(&format!("lint_allow.{code}"))
+    locations.site(key)?.fields.get(&format!("lint_allow.{code}"))
 }
 
 struct Context<'a> {

@@ -82,8 +82,13 @@ pub struct Locations {
 impl Locations {
     /// The place of an object, or of one of its fields when that is known.
     pub fn locate(&self, key: &ObjectKey, field: Option<&str>) -> Option<Location> {
-        let map = if matches!(key, ObjectKey::Binding { .. }) { &self.bindings } else { &self.objects };
-        let site = map.get(key)?;
+        let site = self.site(key)?;
         field.and_then(|f| site.fields.get(f)).or(Some(&site.at)).cloned()
+    }
+
+    /// Where an object and its fields are declared.
+    pub fn site(&self, key: &ObjectKey) -> Option<&ObjectLocation> {
+        let map = if matches!(key, ObjectKey::Binding { .. }) { &self.bindings } else { &self.objects };
+        map.get(key)
     }
 }

@@ -39,11 +39,7 @@ impl<V> Sites<V> {
 
     /// [`Sites::claim`] of a binding, without making its key.
     pub fn claim_binding(&mut self, vhost: &str, binding: &Binding, site: V) -> Option<&V> {
-        let mut out = Vec::with_capacity(64);
-        out.push(BINDING);
-        text(&mut out, vhost);
-        binding_fields(&mut out, binding);
-        self.claim_encoded(out, site)
+        self.claim_encoded(encode_binding(vhost, binding), site)
     }
 
     fn claim_encoded(&mut self, key: Vec<u8>, site: V) -> Option<&V> {
@@ -73,12 +69,9 @@ impl<V> Sites<V> {
         self.0.reserve(n);
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 
     /// Keeps the places whose key `keep` holds true of.
@@ -107,6 +100,9 @@ const BROKER_OBJECT: u8 = 5;
 const END: u8 = 0xFF;
 
 fn encode(key: &ObjectKey) -> Vec<u8> {
+    if let ObjectKey::Binding { vhost, binding } = key {
+        return encode_binding(vhost, binding);
+    }
     let mut out = Vec::with_capacity(64);
     match key {
         ObjectKey::Vhost(v) => {
@@ -118,11 +114,7 @@ fn encode(key: &ObjectKey) -> Vec<u8> {
             text(&mut out, vhost);
             text(&mut out, name);
         }
-        ObjectKey::Binding { vhost, binding } => {
-            out.push(BINDING);
-            text(&mut out, vhost);
-            binding_fields(&mut out, binding);
-        }
+        ObjectKey::Binding { .. } => unreachable!("encoded above"),
         ObjectKey::Object { vhost, name } => {
             match vhost {
                 Some(v) => {
@@ -138,6 +130,14 @@ fn encode(key: &ObjectKey) -> Vec<u8> {
             }
         }
     }
+    out
+}
+
+fn encode_binding(vhost: &str, b: &Binding) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.push(BINDING);
+    text(&mut out, vhost);
+    binding_fields(&mut out, b);
     out
 }
 
