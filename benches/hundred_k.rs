@@ -16,9 +16,10 @@
 //!   vhost's export as parsed JSON.
 //!
 //! `WARREN_BENCH_IMPORT_ONLY=1` times the broker's import alone.
-//! `WARREN_BENCH_KEEP=DIR` stops after the applies, with the project's
-//! files copied to DIR and the node left running, for a plan profiled by
-//! hand (stop the node with `scripts/broker stop`).
+//! `WARREN_BENCH_KEEP=DIR` applies once, without the import beside it, and
+//! stops there, with the project's files copied to DIR and the node left
+//! running, for a plan profiled by hand (stop the node with
+//! `scripts/broker stop`).
 //! `WARREN_BENCH_QUEUES=10000` scales everything down for a quick look
 //! (exchanges a twentieth of the queues, bindings twice, policies one per
 //! 200 queues). Not part of the test suite (`test = false`).
@@ -108,7 +109,15 @@ fn main() {
         api.delete_vhost(import_vhost);
         return;
     }
-    for n in 1..=turns {
+    let keep = std::env::var_os("WARREN_BENCH_KEEP");
+    if keep.is_some() {
+        // For a plan profiled by hand: the vhost applied, and no import.
+        api.delete_vhost(apply_vhost);
+        let t = Instant::now();
+        warren.run("apply");
+        eprintln!("warren apply {:.1} s", secs(t.elapsed()));
+    }
+    for n in (1..=turns).filter(|_| keep.is_none()) {
         api.delete_vhost(apply_vhost);
         api.delete_vhost(import_vhost);
         api.put(&format!("vhosts/{import_vhost}"), "{}");
@@ -126,8 +135,7 @@ fn main() {
         );
     }
     drop(import_text);
-    if let Some(keep) = std::env::var_os("WARREN_BENCH_KEEP") {
-        // For a plan profiled by hand: the files, and the node left running.
+    if let Some(keep) = keep {
         copy_files(&desired, Path::new(&keep));
         println!("the applied files are in {}; node {} at {} is left running", keep.display(), node.number, node.url);
         std::mem::forget(node);
