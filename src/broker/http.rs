@@ -23,6 +23,11 @@ const IDLE_SECS: u64 = 30;
 /// How long a TCP connection (and its TLS handshake) may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The most a body's buffer is made for at once from the length the peer
+/// announces (a larger body still reads whole, its buffer growing): the
+/// listings of a vhost of 100,000 queues are tens of MB.
+const MAX_PRESIZED: u64 = 256 << 20;
+
 #[derive(Clone)]
 pub(super) struct Http {
     endpoint: Endpoint,
@@ -203,16 +208,12 @@ impl Http {
         }
         let resp = req.send().await.map_err(|e| self.transport_error(&e, action))?;
         let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| match self.timed_out(&e, action) {
-            Some(late) => late,
-            None => BrokerError::Unreachable { endpoint: self.endpoint.to_string(), detail: describe(&e) },
-        })?;
+        let body = self.body(resp, action).await?;
         // The body checked as UTF-8 where it is (the management API answers
         // in UTF-8), not decoded into a copy as `text()` does: a large
         // vhost's listing is tens of MB, and the check was 5% of a fleet's
         // plan's instructions.
-        let text =
-            String::from_utf8(Vec::from(body)).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        let text = String::from_utf8(body).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         if status.is_success() {
             return Ok((status, text));
         }
@@ -251,6 +252,24 @@ impl Http {
             StatusCode::NOT_FOUND => BrokerError::NotFound { action: action.to_string() },
             s => BrokerError::Refused { action: action.to_string(), status: s.as_u16(), reason },
         })
+    }
+
+    /// A response's body, each chunk copied into one buffer as it comes
+    /// and then dropped, the buffer sized by the response's length when it
+    /// says one: `bytes()` holds every chunk until the last, then copies
+    /// them all, twice a body's size at once (a large vhost's listing of
+    /// bindings is tens of MB, and a plan reads its listings at once).
+    async fn body(&self, mut resp: reqwest::Response, action: &str) -> Result<Vec<u8>, BrokerError> {
+        let failed = |e: reqwest::Error| match self.timed_out(&e, action) {
+            Some(late) => late,
+            None => BrokerError::Unreachable { endpoint: self.endpoint.to_string(), detail: describe(&e) },
+        };
+        let sized = resp.content_length().map_or(0, |n| n.min(MAX_PRESIZED) as usize);
+        let mut body = Vec::with_capacity(sized);
+        while let Some(chunk) = resp.chunk().await.map_err(failed)? {
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
 
     /// No answer: one that took longer than the request may, a TLS

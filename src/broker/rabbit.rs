@@ -34,6 +34,11 @@ const QUEUE_COLUMNS: &str = "name,type,durable,auto_delete,exclusive,arguments";
 /// The columns of an exchange that warren reads, in a listing or alone.
 const EXCHANGE_COLUMNS: &str = "name,type,durable,auto_delete,internal,arguments";
 
+/// The columns of a binding that warren reads: a vhost's listing of
+/// 100,000 queues' bindings is a third smaller without the vhost and the
+/// properties key in each.
+const BINDING_COLUMNS: &str = "source,destination,destination_type,routing_key,arguments";
+
 /// Every vhost with the settings warren reads.
 const VHOST_LISTING: &str =
     "vhosts?disable_stats=true&columns=name,description,tags,default_queue_type,metadata,protected_from_deletion";
@@ -101,7 +106,7 @@ fn listing_path(listing: Listing, v: &str) -> String {
     match listing {
         Listing::Exchanges => format!("exchanges/{v}?columns={EXCHANGE_COLUMNS}"),
         Listing::Queues => format!("queues/{v}?disable_stats=true&columns={QUEUE_COLUMNS}"),
-        Listing::Bindings => format!("bindings/{v}"),
+        Listing::Bindings => format!("bindings/{v}?columns={BINDING_COLUMNS}"),
         Listing::Policies => format!("policies/{v}"),
         Listing::OperatorPolicies => format!("operator-policies/{v}"),
     }
