@@ -63,6 +63,7 @@ pub(super) fn read(
     };
     r.vhosts(&mut defs);
     r.global_parameters(&defs)?;
+    drop_stale_parts(&mut defs.global_parameters);
     for (i, p) in defs.parameters.iter().enumerate() {
         r.parameter(i, p)?;
     }
@@ -845,6 +846,31 @@ fn ownership(defs: &Definitions, name: &str, value: Option<&RawValue>) -> Result
         .map(|g| (g.name.as_str(), &g.value))
         .collect();
     Ownership::from_text(&joined_text(name, &index?, |p| parts.get(p).copied())?)
+}
+
+/// Drops the parts of the broker-wide inventory that its index does not
+/// read: those of the other slot, left from the write before. At 100,000
+/// queues they are 17 MB, which the read would otherwise hold to its end.
+pub(super) fn drop_stale_parts(params: &mut Vec<super::definitions::GlobalParameterDef>) {
+    /// An index's slot; any other record reads as no slot.
+    #[derive(serde::Deserialize)]
+    struct Slotted {
+        format: Option<u64>,
+        slot: Option<char>,
+    }
+    let is_part = |name: &str| is_part_of(INVENTORY_PARAMETER, name);
+    if !params.iter().any(|g| is_part(&g.name)) {
+        return;
+    }
+    let index = params.iter().find(|g| g.name == INVENTORY_PARAMETER).and_then(|g| g.inventory.as_deref());
+    let slot = index
+        .and_then(|raw| serde_json::from_str::<Slotted>(raw.get()).ok())
+        .filter(|s| s.format == Some(SPLIT_FORMAT))
+        .and_then(|s| s.slot);
+    // No index, or not one: every part stays, for the read to say why.
+    let Some(slot) = slot else { return };
+    let of_slot = |name: &str| name[INVENTORY_PARAMETER.len() + 1..].starts_with(slot);
+    params.retain(|g| !is_part(&g.name) || of_slot(&g.name));
 }
 
 /// Of record parts (`warren.records.P.N.part-I`), the highest part number

@@ -743,3 +743,41 @@ fn reading_all_vhosts_is_reading_the_export() {
     assert_eq!(same.topology, all.topology);
     assert_eq!(same.notes, all.notes);
 }
+
+/// A large broker-wide inventory in parts, written twice: the second
+/// write's parts are in the other slot, the first's are left beside them.
+/// The read takes the slot its index names, and drops the other's parts
+/// before it reads the listings (they are as large as the record).
+#[test]
+fn a_broker_wide_inventory_is_read_from_its_slot_and_the_other_slot_dropped() {
+    use crate::model::{INVENTORY_PARAMETER, layout};
+    let q = |name: String| ObjectKey::Queue { vhost: "v".into(), name };
+    let inventory = |n: usize| Inventory {
+        objects: (0..n).map(|i| q(format!("a.queue.with.a.long.name.{i:06}"))).collect(),
+        ..Inventory::default()
+    };
+    let (first, second) = (inventory(40_000), inventory(30_000));
+    let record = |inventory: &Inventory| serde_json::json!({"format": crate::model::RECORD_FORMAT, "projects": {"team": inventory.to_json()}});
+    let a = layout(INVENTORY_PARAMETER, &record(&first), None);
+    let b = layout(INVENTORY_PARAMETER, &record(&second), a.index.as_ref());
+    assert_eq!(b.index.as_ref().and_then(|i| i.slot), Some('b'));
+    let mut params: Vec<serde_json::Value> = a.puts[..a.puts.len() - 1]
+        .iter()
+        .chain(&b.puts)
+        .map(|(name, value)| serde_json::json!({"name": name, "value": value}))
+        .collect();
+    params.push(serde_json::json!({"name": "cluster_name", "value": "c"}));
+    let json = serde_json::json!({"vhosts": [{"name": "v"}], "global_parameters": params});
+    let live = read(&json.to_string());
+    // Its vhost is owned with its queues, as the record groups them.
+    let mut second = second;
+    second.objects.insert(ObjectKey::Vhost("v".into()));
+    assert!(live.ownership == Ownership::single("team", second), "not the second write's inventory");
+
+    let mut defs = super::definitions::parse(&json.to_string(), "defs.json").unwrap();
+    super::normalise::drop_stale_parts(&mut defs.global_parameters);
+    let names: Vec<&str> = defs.global_parameters.iter().map(|g| g.name.as_str()).collect();
+    assert!(names.iter().all(|n| !n.starts_with("warren.inventory.a.")), "{names:?}");
+    assert_eq!(names.iter().filter(|n| n.starts_with("warren.inventory.b.")).count(), b.puts.len() - 1);
+    assert!(names.contains(&INVENTORY_PARAMETER) && names.contains(&"cluster_name"), "{names:?}");
+}
