@@ -37,7 +37,7 @@ pub fn depends_on(
     project: &str,
 ) -> BTreeMap<String, String> {
     let owned = ownership.of(project);
-    let mut keys: BTreeSet<ObjectKey> = Inventory::of(desired).objects;
+    let mut keys: BTreeSet<ObjectKey> = Inventory::of(desired).objects.into_iter().collect();
     keys.extend(owned.objects.iter().cloned());
     for (v, want) in &desired.vhosts {
         let key = |name: &String, queue: bool| match queue {

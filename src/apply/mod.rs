@@ -71,32 +71,40 @@ pub fn inventory_after(before: &Inventory, plan: &Plan, done: &[usize], desired:
     let (_, not_done) = execute::changes_done(plan, done);
     let unsettled: BTreeSet<ObjectKey> = not_done.iter().map(|c| plan.changes[*c].key.clone()).collect();
     after.digests = outside::recorded(&before.digests, desired, &before.objects, &unsettled);
-    let objects = &mut after.objects;
+    // Gathered, then taken out in one pass: removed one by one, each key
+    // moved every key after it (the set is one sorted vector).
+    let (mut gone, mut gone_vhosts, mut migrated) = (BTreeSet::new(), BTreeSet::new(), Vec::new());
     for i in done {
         let step = &plan.steps[*i];
         let change = &plan.changes[step.change];
         if let Op::Migrate(m) = &step.op {
-            // Finished: the scaffolding and the old queue are gone.
-            for k in scaffolding(m) {
-                objects.remove(&k);
-            }
-            objects.remove(&ObjectKey::Queue { vhost: m.vhost.clone(), name: m.old.name.clone() });
-            objects.retain(|k| !matches!(k, ObjectKey::Binding { vhost, binding } if *vhost == m.vhost && binding.destination == m.old.name && binding.destination_kind == crate::model::DestinationKind::Queue));
+            // Finished: the scaffolding, the old queue and its bindings are gone.
+            gone.extend(scaffolding(m));
+            gone.insert(ObjectKey::Queue { vhost: m.vhost.clone(), name: m.old.name.clone() });
+            migrated.push((&m.vhost, &m.old.name));
         }
         if let Op::Rollback(r) = &step.op {
             // The new queue stays claimed: kept when it held messages, it
             // is destroyed by a later apply once empty.
-            for k in rollback_scaffolding(r) {
-                objects.remove(&k);
-            }
+            gone.extend(rollback_scaffolding(r));
         }
         if change.action == Action::Destroy && !matches!(step.op, Op::Bind { .. }) {
-            objects.remove(&change.key);
+            gone.insert(change.key.clone());
             if let ObjectKey::Vhost(v) = &change.key {
-                objects.retain(|k| k.vhost() != Some(v.as_str()));
+                gone_vhosts.insert(v.as_str());
             }
         }
     }
+    let to_old_queue = |k: &ObjectKey| match k {
+        ObjectKey::Binding { vhost, binding } => {
+            binding.destination_kind == crate::model::DestinationKind::Queue
+                && migrated.iter().any(|(v, q)| *v == vhost && **q == binding.destination)
+        }
+        _ => false,
+    };
+    after
+        .objects
+        .retain(|k| !gone.contains(k) && !k.vhost().is_some_and(|v| gone_vhosts.contains(v)) && !to_old_queue(k));
     let live = after.objects.clone();
     after.scopes.retain(|k, _| live.contains(k));
     after.digests.retain(|k, _| live.contains(k));
@@ -128,8 +136,9 @@ pub fn released(mut inv: Inventory, plan: &Plan, done: &[usize], vhosts: &BTreeS
         })
         .cloned()
         .collect();
+    let gone: BTreeSet<ObjectKey> = gone.into_iter().collect();
+    inv.objects.retain(|k| !gone.contains(k));
     for k in &gone {
-        inv.objects.remove(k);
         inv.scopes.remove(k);
         inv.digests.remove(k);
     }

@@ -313,7 +313,7 @@ async fn record_only<B: Broker>(
     if let Err(e) = broker.write_records(&writes).await {
         return Err(Error::new(Kind::Records).line(format!("warren could not record its inventory: {e}.")));
     }
-    let adopted = now.objects.difference(&known.objects).count();
+    let adopted = now.objects.iter().filter(|k| !known.objects.contains(k)).count();
     if adopted > 0 && !out.quiet() {
         let objects = if adopted == 1 { "1 object".to_string() } else { format!("{adopted} objects") };
         out.errln(format!("warren now manages {objects} that already matched the files."));

@@ -76,7 +76,7 @@ pub fn attributes_of(t: &Topology, key: &ObjectKey, files: &Topology) -> Option<
 pub fn recorded(
     earlier: &BTreeMap<ObjectKey, String>,
     desired: &Topology,
-    keys: &BTreeSet<ObjectKey>,
+    keys: &crate::model::KeySet,
     unsettled: &BTreeSet<ObjectKey>,
 ) -> BTreeMap<ObjectKey, String> {
     let digest_of = |key: &ObjectKey| match unsettled.contains(key) {
@@ -186,7 +186,7 @@ mod tests {
     }
 
     /// Every object of [`topology`], as the inventory holds them.
-    fn all(max_length: i64) -> BTreeSet<ObjectKey> {
+    fn all(max_length: i64) -> crate::model::KeySet {
         crate::model::Inventory::of(&topology(max_length)).objects
     }
 
@@ -247,7 +247,7 @@ mod tests {
     fn a_user_limit_changed_on_the_broker_is_told_and_an_unmanaged_one_is_not() {
         let user = users::key("app");
         let files = with_user(Some(&[("max-connections", 10)]));
-        let applied = recorded(&BTreeMap::new(), &files, &BTreeSet::from([user.clone()]), &BTreeSet::new());
+        let applied = recorded(&BTreeMap::new(), &files, &crate::model::KeySet::from([user.clone()]), &BTreeSet::new());
         let found =
             |live: &Topology, files: &Topology| find([user.clone()].iter(), &applied, live, files, &BTreeMap::new());
         assert_eq!(found(&files, &files), vec![]);
@@ -255,7 +255,8 @@ mod tests {
         assert_eq!(found(&moved, &files), vec![Outside { key: user.clone(), deleted: false, since: None }]);
         // Files that set no limits digest none: the live ones are not theirs.
         let unmanaged = with_user(None);
-        let applied = recorded(&BTreeMap::new(), &unmanaged, &BTreeSet::from([user.clone()]), &BTreeSet::new());
+        let applied =
+            recorded(&BTreeMap::new(), &unmanaged, &crate::model::KeySet::from([user.clone()]), &BTreeSet::new());
         assert_eq!(find([user.clone()].iter(), &applied, &moved, &unmanaged, &BTreeMap::new()), vec![]);
         // The password is never part of it.
         let mut other_password = files.clone();

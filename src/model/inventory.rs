@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value as Json, json};
 
 use super::key::ObjectKey;
+use super::key_set::KeySet;
 use super::kinds::users;
 use super::record_format::{RECORD_FORMAT, RecordError};
 use super::record_kind::RecordKind;
@@ -30,7 +31,7 @@ pub const BROKER_GLOBAL_PARAMETERS: [&str; 3] = ["cluster_name", "cluster_tags",
 /// The set of objects warren manages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Inventory {
-    pub objects: BTreeSet<ObjectKey>,
+    pub objects: KeySet,
     /// For vhosts and users: the vhosts declared alongside them.
     pub scopes: BTreeMap<ObjectKey, BTreeSet<String>>,
     /// A digest of each object as warren last applied it, for the objects
@@ -62,7 +63,7 @@ impl Inventory {
 
     /// The objects `keep` keeps, with their scopes and digests.
     pub fn retained(&self, keep: impl Fn(&ObjectKey) -> bool) -> Inventory {
-        let objects: BTreeSet<ObjectKey> = self.objects.iter().filter(|k| keep(k)).cloned().collect();
+        let objects: KeySet = self.objects.iter().filter(|k| keep(k)).cloned().collect();
         let scopes = of_kept(&self.scopes, &objects);
         let digests = of_kept(&self.digests, &objects);
         Inventory { objects, scopes, digests }
@@ -100,7 +101,7 @@ impl Inventory {
         }
         let of_kinds = topology.kind_objects();
         objects.extend(of_kinds.map(|(v, n, _)| ObjectKey::Object { vhost: v.map(str::to_string), name: n.clone() }));
-        Inventory { objects: BTreeSet::from_iter(objects), scopes, digests: BTreeMap::new() }
+        Inventory { objects: KeySet::from(objects), scopes, digests: BTreeMap::new() }
     }
 
     /// The parameter's JSON value: grouped by vhost, names sorted, so that
@@ -374,7 +375,7 @@ impl Stored<'_> {
                 objects.push(ObjectKey::Object { vhost: None, name: object_name(&group, item.id())? });
             }
         }
-        let objects = BTreeSet::from_iter(objects);
+        let objects = KeySet::from(objects);
         let mut scopes = BTreeMap::new();
         for (kind, map) in self.declared_with {
             for (name, list) in map {
@@ -545,8 +546,8 @@ fn object_name(group: &str, id: Vec<String>) -> Result<super::kinds::Name, Strin
 }
 
 /// The entries of `map` whose object is in `objects`.
-fn of_kept<V: Clone>(map: &BTreeMap<ObjectKey, V>, objects: &BTreeSet<ObjectKey>) -> BTreeMap<ObjectKey, V> {
-    map.iter().filter(|(k, _)| objects.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+fn of_kept<V: Clone>(map: &BTreeMap<ObjectKey, V>, objects: &KeySet) -> BTreeMap<ObjectKey, V> {
+    map.iter().filter(|(k, _)| objects.contains(k)).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 fn text(v: &Json) -> Result<String, String> {

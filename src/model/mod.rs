@@ -6,6 +6,7 @@ mod grant;
 mod graph;
 mod inventory;
 mod key;
+mod key_set;
 pub mod kinds;
 mod ownership;
 mod policy_keys;
@@ -28,6 +29,7 @@ pub use grant::{Narrowed, grants, narrowed};
 pub use graph::{LazyGraph, Node, RoutingGraph, around};
 pub use inventory::{BROKER_GLOBAL_PARAMETERS, INVENTORY_PARAMETER, Inventory, binding_json, exported_bindings};
 pub use key::{ObjectKey, is_removed};
+pub use key_set::KeySet;
 pub use ownership::{DEFAULT_PROJECT, Ownership, is_shared};
 pub use policy_keys::{
     POLICY_KEYS, PolicyKey, Resolution, definition_findings, policy_key, resolution, unsupported_by,

@@ -6,13 +6,14 @@
 //! shown as theirs. Vhosts and users are shared: every project that
 //! declares one holds it, and it is destroyed only when none does.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value as Json, json};
 
 use super::inventory::Inventory;
 use super::key::ObjectKey;
+use super::key_set::KeySet;
 use super::record_format::{RECORD_FORMAT, RecordError};
 use super::record_kind::RecordKind;
 
@@ -28,7 +29,7 @@ pub struct Ownership {
 }
 
 /// The inventory of a project with no records.
-static EMPTY: Inventory = Inventory { objects: BTreeSet::new(), scopes: BTreeMap::new(), digests: BTreeMap::new() };
+static EMPTY: Inventory = Inventory { objects: KeySet::new(), scopes: BTreeMap::new(), digests: BTreeMap::new() };
 
 impl Ownership {
     /// Records in which `project` owns `inventory` and nobody else owns anything.
@@ -143,7 +144,7 @@ mod tests {
 
     /// An inventory of `keys` and their vhost, as every inventory read back has.
     fn inventory(keys: &[ObjectKey]) -> Inventory {
-        let mut objects: std::collections::BTreeSet<ObjectKey> = keys.iter().cloned().collect();
+        let mut objects: KeySet = keys.iter().cloned().collect();
         objects.insert(ObjectKey::Vhost("shared".into()));
         Inventory { objects, ..Inventory::default() }
     }

@@ -528,7 +528,8 @@ async fn records_in_parts_round_trip<B: Traffic>(b: &B, v: &str) {
     // An inventory over 1 MB inside a vhost: parts of its generation, then
     // the generation's exchange with their index; read back whole.
     let q = |name: String| ObjectKey::Queue { vhost: v.to_string(), name };
-    let mut objects: BTreeSet<ObjectKey> = (0..40_000).map(|i| q(format!("a.queue.with.a.long.name.{i:06}"))).collect();
+    let mut objects: warren::model::KeySet =
+        (0..40_000).map(|i| q(format!("a.queue.with.a.long.name.{i:06}"))).collect();
     objects.insert(ObjectKey::Vhost(v.to_string()));
     let large = Inventory { objects, ..Inventory::default() };
     let write = |next: u64, inventory: &Inventory, stale: Vec<(u64, usize)>| RecordWrite::Vhost {
