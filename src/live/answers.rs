@@ -49,6 +49,8 @@ pub(super) fn read(mut a: Answers, origin: &str) -> Result<Definitions, Diagnost
     // Each text is dropped once parsed: a large vhost's export is tens of
     // MB, and the plan's peak memory is the parsed side's.
     kind_listings(&mut defs, std::mem::take(&mut a.objects), origin)?;
+    // Before the listings are parsed beside them.
+    super::normalise::drop_stale_parts(&mut defs.global_parameters);
     for (v, text) in std::mem::take(&mut a.exports) {
         let export = definitions::parse(&text, &format!("{origin} (vhost \"{v}\")"))?;
         drop(text);
@@ -72,24 +74,15 @@ pub(super) fn read(mut a: Answers, origin: &str) -> Result<Definitions, Diagnost
         // What an export leaves out: the default exchange and its
         // bindings, and exclusive queues.
         match listing {
-            Listing::Exchanges => defs.exchanges.extend(
-                parse::<Vec<ExchangeDef>>(&text, &what, origin)?
-                    .into_iter()
-                    .filter(|x| !x.name.is_empty())
-                    .map(|x| ExchangeDef { vhost: vhost(), ..x }),
-            ),
-            Listing::Queues => defs.queues.extend(
-                parse::<Vec<ListedQueue>>(&text, &what, origin)?
-                    .into_iter()
-                    .filter(|q| !q.exclusive)
-                    .map(|q| QueueDef { vhost: vhost(), ..q.queue }),
-            ),
-            Listing::Bindings => defs.bindings.extend(
-                parse::<Vec<BindingDef>>(&text, &what, origin)?
-                    .into_iter()
-                    .filter(|b| !b.source.is_empty())
-                    .map(|b| BindingDef { vhost: vhost(), ..b }),
-            ),
+            Listing::Exchanges => parse_into(&text, &what, origin, &mut defs.exchanges, |x: ExchangeDef| {
+                (!x.name.is_empty()).then(|| ExchangeDef { vhost: vhost(), ..x })
+            })?,
+            Listing::Queues => parse_into(&text, &what, origin, &mut defs.queues, |q: ListedQueue| {
+                (!q.exclusive).then(|| QueueDef { vhost: vhost(), ..q.queue })
+            })?,
+            Listing::Bindings => parse_into(&text, &what, origin, &mut defs.bindings, |b: BindingDef| {
+                (!b.source.is_empty()).then(|| BindingDef { vhost: vhost(), ..b })
+            })?,
             Listing::Policies => defs.policies.extend(
                 parse::<Vec<PolicyDef>>(&text, &what, origin)?.into_iter().map(|p| PolicyDef { vhost: vhost(), ..p }),
             ),
@@ -148,6 +141,54 @@ fn parse<T: DeserializeOwned>(text: &str, what: &str, origin: &str) -> Result<T,
     serde_json::from_str(text).map_err(|e| definitions::shape_error(&format!("{origin}: {what}"), String::new(), &e))
 }
 
+/// Parses the list `text` item by item into `into`, each item as `keep`
+/// makes it, or left out: the list is never held whole beside `into`. A
+/// vhost of 100,000 queues lists 300,000 bindings, a third of them the
+/// default exchange's, which an export leaves out.
+fn parse_into<T: DeserializeOwned, U>(
+    text: &str,
+    what: &str,
+    origin: &str,
+    into: &mut Vec<U>,
+    keep: impl FnMut(T) -> Option<U>,
+) -> Result<(), Diagnostic> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let seed = Kept { into, keep, item: std::marker::PhantomData };
+    serde::de::DeserializeSeed::deserialize(seed, &mut de)
+        .and_then(|()| de.end())
+        .map_err(|e| definitions::shape_error(&format!("{origin}: {what}"), String::new(), &e))
+}
+
+/// A list's items, each pushed as it is read ([`parse_into`]).
+struct Kept<'v, T, U, F> {
+    into: &'v mut Vec<U>,
+    keep: F,
+    item: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: DeserializeOwned, U, F: FnMut(T) -> Option<U>> serde::de::DeserializeSeed<'de> for Kept<'_, T, U, F> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, T: DeserializeOwned, U, F: FnMut(T) -> Option<U>> serde::de::Visitor<'de> for Kept<'_, T, U, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(item) = seq.next_element::<T>()? {
+            self.into.extend((self.keep)(item));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +244,12 @@ mod tests {
         let bad = Answers { vhosts: "[]".into(), users: Some("{not json".into()), ..Answers::default() };
         let e = read(bad, "http://broker").unwrap_err();
         assert!(e.message.contains("the user listing"), "{}", e.message);
+        // A listing read item by item says where it stopped, as a whole one did.
+        for text in [r#"[{"source": 1}]"#, r#"{"source": "x"}"#, "[] []"] {
+            let bad =
+                Answers { vhosts: "[]".into(), listings: vec![listing(Listing::Bindings, text)], ..Answers::default() };
+            let e = read(bad, "http://broker").unwrap_err();
+            assert!(e.message.starts_with("http://broker: the bindings of vhost \"v\":1:"), "{}", e.message);
+        }
     }
 }

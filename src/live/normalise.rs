@@ -11,7 +11,8 @@ use serde_json::{Map, Value as Json, json};
 
 use super::Live;
 use super::definitions::{
-    BindingDef, Definitions, DestinationType, ExchangeDef, ParameterDef, PolicyBody, PolicyDef, QueueDef,
+    BindingDef, Definitions, DestinationType, ExchangeDef, GlobalParameterDef, ParameterDef, PolicyBody, PolicyDef,
+    QueueDef,
 };
 use super::notes::Notes;
 use super::skipped::{self, Scope, Skipped, Text};
@@ -95,9 +96,7 @@ pub(super) fn read(
     // Read once the listings above are dropped: at 100,000 queues the
     // inventory's keys are tens of MB, which a plan's peak need not hold
     // beside the parsed listings.
-    r.broker_inventory(&defs)?;
-    // Its parts, joined and read: megabytes not to hold on to.
-    defs.global_parameters.retain(|g| !is_part_of(INVENTORY_PARAMETER, &g.name));
+    r.broker_inventory(&mut defs.global_parameters)?;
     r.users(&defs);
     r.dangling_bindings();
     skipped::locate(&mut r.skipped, text);
@@ -270,11 +269,16 @@ impl Normaliser<'_> {
 
     /// The broker-wide inventory (global parameter `warren.inventory`),
     /// with its parts.
-    fn broker_inventory(&mut self, defs: &Definitions) -> Result<(), Diagnostic> {
-        let Some(g) = defs.global_parameters.iter().find(|g| g.name == INVENTORY_PARAMETER) else { return Ok(()) };
-        let what = format!("{}: warren's inventory (global parameter `{}`)", self.origin, g.name);
-        let clear = format!("`rabbitmqctl clear_global_parameter {}`", g.name);
-        self.records.broker = ownership(defs, &g.name, g.inventory.as_deref()).map_err(|e| {
+    /// Reads the broker-wide inventory, and drops its parts from `params`.
+    fn broker_inventory(&mut self, params: &mut Vec<GlobalParameterDef>) -> Result<(), Diagnostic> {
+        let Some(at) = params.iter().position(|g| g.name == INVENTORY_PARAMETER) else {
+            params.retain(|g| !is_part_of(INVENTORY_PARAMETER, &g.name));
+            return Ok(());
+        };
+        let index = params[at].inventory.take();
+        let what = format!("{}: warren's inventory (global parameter `{INVENTORY_PARAMETER}`)", self.origin);
+        let clear = format!("`rabbitmqctl clear_global_parameter {INVENTORY_PARAMETER}`");
+        self.records.broker = ownership(params, INVENTORY_PARAMETER, index.as_deref()).map_err(|e| {
             unreadable(what, e, &clear, "the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
         })?;
         Ok(())
@@ -824,34 +828,47 @@ fn table(map: &Map<String, Json>) -> Table {
 /// `value`: read from that text when kept whole (a fleet's plan reads one
 /// per broker), or from its parts' text joined (`model::record_parts`),
 /// found among the global parameters read with it.
-fn ownership(defs: &Definitions, name: &str, value: Option<&RawValue>) -> Result<Ownership, RecordError> {
+/// The broker-wide record `name` whose value is `value`, joined from its
+/// parts in `params` when it is split. The parts are dropped from `params`
+/// once joined, before the joined text is read: at 100,000 queues they are
+/// 17 MB, beside the keys read from the text, the read's peak.
+fn ownership(
+    params: &mut Vec<GlobalParameterDef>,
+    name: &str,
+    value: Option<&RawValue>,
+) -> Result<Ownership, RecordError> {
     let text = value.map_or("null", RawValue::get);
+    let drop_parts = |params: &mut Vec<GlobalParameterDef>| params.retain(|g| !is_part_of(name, &g.name));
     // Written as a string by some exports.
     if let Ok(inner) = serde_json::from_str::<String>(text) {
+        drop_parts(params);
         return Ownership::from_text(&inner);
     }
     // Read as a whole record first, in one pass over its text: an index
     // is the record of the split format.
     let index = match Ownership::from_text(text) {
-        Err(e) if e.found_format(SPLIT_FORMAT) => {
-            let value: Json = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
-            SplitIndex::of(&value).ok_or_else(|| RecordError::Malformed("its index cannot be read".into()))?
+        Err(e) if e.found_format(SPLIT_FORMAT) => serde_json::from_str::<Json>(text)
+            .map_err(|e| RecordError::Malformed(e.to_string()))
+            .and_then(|v| SplitIndex::of(&v).ok_or_else(|| RecordError::Malformed("its index cannot be read".into())))
+            .and_then(|index| index),
+        whole => {
+            drop_parts(params);
+            return whole;
         }
-        whole => return whole,
     };
-    let parts: std::collections::HashMap<&str, &Json> = defs
-        .global_parameters
-        .iter()
-        .filter(|g| is_part_of(name, &g.name))
-        .map(|g| (g.name.as_str(), &g.value))
-        .collect();
-    Ownership::from_text(&joined_text(name, &index?, |p| parts.get(p).copied())?)
+    let joined = index.and_then(|index| {
+        let parts: std::collections::HashMap<&str, &Json> =
+            params.iter().filter(|g| is_part_of(name, &g.name)).map(|g| (g.name.as_str(), &g.value)).collect();
+        joined_text(name, &index, |p| parts.get(p).copied())
+    });
+    drop_parts(params);
+    Ownership::from_text(&joined?)
 }
 
 /// Drops the parts of the broker-wide inventory that its index does not
 /// read: those of the other slot, left from the write before. At 100,000
 /// queues they are 17 MB, which the read would otherwise hold to its end.
-pub(super) fn drop_stale_parts(params: &mut Vec<super::definitions::GlobalParameterDef>) {
+pub(super) fn drop_stale_parts(params: &mut Vec<GlobalParameterDef>) {
     /// An index's slot; any other record reads as no slot.
     #[derive(serde::Deserialize)]
     struct Slotted {

@@ -84,7 +84,12 @@ impl Inventory {
         // Gathered, then built whole: inserted one by one, the keys were
         // compared a dozen times each (a plan beside another project's
         // records makes this inventory).
-        let mut objects = Vec::new();
+        let in_vhosts: usize = topology
+            .vhosts
+            .values()
+            .map(|v| 1 + v.exchanges.len() + v.queues.len() + v.bindings.len() + v.objects.len())
+            .sum();
+        let mut objects = Vec::with_capacity(in_vhosts + topology.objects.len());
         let declared: BTreeSet<String> = topology.vhosts.keys().cloned().collect();
         let mut scopes = BTreeMap::new();
         for user in topology.user_names() {
@@ -356,8 +361,13 @@ impl Stored<'_> {
     fn read(self) -> Result<Inventory, RecordError> {
         // Gathered, then sorted once and built whole: the record lists its
         // objects in order, and inserting each into the set searched it,
-        // the first CPU of a fleet's plan after parsing.
-        let mut objects = Vec::new();
+        // the first CPU of a fleet's plan after parsing. Sized at once: grown
+        // by doubling, the vector was held twice while it moved.
+        let groups: usize = self.vhosts.values().flat_map(|g| g.values()).map(Vec::len).sum();
+        let bindings: usize = self.bindings.values().map(Vec::len).sum();
+        let objects_of_kinds: usize = self.objects.values().map(Vec::len).sum();
+        let mut objects =
+            Vec::with_capacity(self.users.len() + self.vhosts.len() + groups + bindings + objects_of_kinds);
         objects.extend(self.users.iter().map(|u| users::key(u)));
         for (v, groups) in self.vhosts {
             objects.push(ObjectKey::Vhost(v.to_string()));
@@ -386,7 +396,11 @@ impl Stored<'_> {
                 scopes.insert(key, list.into_iter().map(Name::into_owned).collect());
             }
         }
-        let mut digests = Vec::new();
+        let of_vhosts: usize = self.digests.values().flat_map(|g| g.values()).map(BTreeMap::len).sum();
+        let mut digests = Vec::with_capacity(
+            of_vhosts
+                + self.object_digests.values().chain(self.settings_digests.values()).map(BTreeMap::len).sum::<usize>(),
+        );
         for (v, groups) in self.digests {
             for (group, names) in groups {
                 for (name, digest) in names {
