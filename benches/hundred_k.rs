@@ -109,15 +109,19 @@ fn main() {
         api.delete_vhost(import_vhost);
         return;
     }
-    let keep = std::env::var_os("WARREN_BENCH_KEEP");
-    if keep.is_some() {
-        // For a plan profiled by hand: the vhost applied, and no import.
+    if let Some(keep) = std::env::var_os("WARREN_BENCH_KEEP") {
+        // For a plan profiled by hand: the vhost applied, no import, the
+        // files, and the node left running.
         api.delete_vhost(apply_vhost);
         let t = Instant::now();
         warren.run("apply");
         eprintln!("warren apply {:.1} s", secs(t.elapsed()));
+        copy_files(&desired, Path::new(&keep));
+        println!("the applied files are in {}; node {} at {} is left running", keep.display(), node.number, node.url);
+        std::mem::forget(node);
+        return;
     }
-    for n in (1..=turns).filter(|_| keep.is_none()) {
+    for n in 1..=turns {
         api.delete_vhost(apply_vhost);
         api.delete_vhost(import_vhost);
         api.put(&format!("vhosts/{import_vhost}"), "{}");
@@ -135,12 +139,6 @@ fn main() {
         );
     }
     drop(import_text);
-    if let Some(keep) = keep {
-        copy_files(&desired, Path::new(&keep));
-        println!("the applied files are in {}; node {} at {} is left running", keep.display(), node.number, node.url);
-        std::mem::forget(node);
-        return;
-    }
     let apply_ratio = median(imports.iter().zip(&applies).map(|(i, a)| ratio(*a, *i)).collect());
     let (import_time, apply_time) = (median(imports), median(applies));
 

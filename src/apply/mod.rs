@@ -122,7 +122,7 @@ pub fn released(mut inv: Inventory, plan: &Plan, done: &[usize], vhosts: &BTreeS
     let keeps = |inv: &Inventory, v: &str| {
         inv.objects.iter().any(|k| k.vhost() == Some(v) && !matches!(k, ObjectKey::Vhost(_)))
     };
-    let gone: Vec<ObjectKey> = inv
+    let gone: crate::model::KeySet = inv
         .objects
         .iter()
         .filter(|k| !pending.contains(k))
@@ -136,7 +136,6 @@ pub fn released(mut inv: Inventory, plan: &Plan, done: &[usize], vhosts: &BTreeS
         })
         .cloned()
         .collect();
-    let gone: BTreeSet<ObjectKey> = gone.into_iter().collect();
     inv.objects.retain(|k| !gone.contains(k));
     for k in &gone {
         inv.scopes.remove(k);

@@ -138,7 +138,12 @@ fn kind_listings(defs: &mut Definitions, listed: Vec<(&Kind, String)>, origin: &
 }
 
 fn parse<T: DeserializeOwned>(text: &str, what: &str, origin: &str) -> Result<T, Diagnostic> {
-    serde_json::from_str(text).map_err(|e| definitions::shape_error(&format!("{origin}: {what}"), String::new(), &e))
+    serde_json::from_str(text).map_err(|e| unreadable(&e, what, origin))
+}
+
+/// Where and why the answer `what` does not parse.
+fn unreadable(e: &serde_json::Error, what: &str, origin: &str) -> Diagnostic {
+    definitions::shape_error(&format!("{origin}: {what}"), String::new(), e)
 }
 
 /// Parses the list `text` item by item into `into`, each item as `keep`
@@ -156,7 +161,7 @@ fn parse_into<T: DeserializeOwned, U>(
     let seed = Kept { into, keep, item: std::marker::PhantomData };
     serde::de::DeserializeSeed::deserialize(seed, &mut de)
         .and_then(|()| de.end())
-        .map_err(|e| definitions::shape_error(&format!("{origin}: {what}"), String::new(), &e))
+        .map_err(|e| unreadable(&e, what, origin))
 }
 
 /// A list's items, each pushed as it is read ([`parse_into`]).

@@ -23,7 +23,7 @@ use crate::model::kinds::{KINDS, Name, Scope as KindScope, operator_policies, pe
 use crate::model::{
     ApplyTo, BROKER_GLOBAL_PARAMETERS, Binding, DestinationKind, Exchange, Generations, INVENTORY_PARAMETER, Inventory,
     Ownership, Policy, Queue, QueueType, RECORD_ARGUMENT, RecordError, RecordKind, Records, SPLIT_FORMAT, SetBuilder,
-    SplitIndex, Table, Topology, Value, Vhost, exchange_part_of, is_part_of, joined_text, policy_key,
+    SplitIndex, Table, Topology, Value, Vhost, exchange_part_of, is_part_of, joined_text, part_slot, policy_key,
 };
 
 /// Federation's upstream exchanges and queues are named `federation: …`.
@@ -267,18 +267,16 @@ impl Normaliser<'_> {
         Ok(())
     }
 
-    /// The broker-wide inventory (global parameter `warren.inventory`),
-    /// with its parts.
-    /// Reads the broker-wide inventory, and drops its parts from `params`.
+    /// Reads the broker-wide inventory (global parameter
+    /// `warren.inventory`) with its parts, which leave `params`.
     fn broker_inventory(&mut self, params: &mut Vec<GlobalParameterDef>) -> Result<(), Diagnostic> {
-        let Some(at) = params.iter().position(|g| g.name == INVENTORY_PARAMETER) else {
-            params.retain(|g| !is_part_of(INVENTORY_PARAMETER, &g.name));
-            return Ok(());
-        };
-        let index = params[at].inventory.take();
+        let parts: Vec<GlobalParameterDef> =
+            params.extract_if(.., |g| is_part_of(INVENTORY_PARAMETER, &g.name)).collect();
+        let Some(g) = params.iter_mut().find(|g| g.name == INVENTORY_PARAMETER) else { return Ok(()) };
+        let index = g.inventory.take();
         let what = format!("{}: warren's inventory (global parameter `{INVENTORY_PARAMETER}`)", self.origin);
         let clear = format!("`rabbitmqctl clear_global_parameter {INVENTORY_PARAMETER}`");
-        self.records.broker = ownership(params, INVENTORY_PARAMETER, index.as_deref()).map_err(|e| {
+        self.records.broker = ownership(parts, INVENTORY_PARAMETER, index.as_deref()).map_err(|e| {
             unreadable(what, e, &clear, "the inventory says which objects warren manages; without it nothing could be destroyed safely. Export the definitions again, or remove the parameter to start afresh")
         })?;
         Ok(())
@@ -826,43 +824,30 @@ fn table(map: &Map<String, Json>) -> Table {
 
 /// The records in the parameter `name` whose value is the JSON text
 /// `value`: read from that text when kept whole (a fleet's plan reads one
-/// per broker), or from its parts' text joined (`model::record_parts`),
-/// found among the global parameters read with it.
-/// The broker-wide record `name` whose value is `value`, joined from its
-/// parts in `params` when it is split. The parts are dropped from `params`
-/// once joined, before the joined text is read: at 100,000 queues they are
-/// 17 MB, beside the keys read from the text, the read's peak.
-fn ownership(
-    params: &mut Vec<GlobalParameterDef>,
-    name: &str,
-    value: Option<&RawValue>,
-) -> Result<Ownership, RecordError> {
+/// per broker), or from the text of its `parts` joined
+/// (`model::record_parts`). The parts are dropped once joined, before the
+/// joined text is read: at 100,000 queues they are 17 MB, beside the keys
+/// read from the text, the read's peak.
+fn ownership(parts: Vec<GlobalParameterDef>, name: &str, value: Option<&RawValue>) -> Result<Ownership, RecordError> {
     let text = value.map_or("null", RawValue::get);
-    let drop_parts = |params: &mut Vec<GlobalParameterDef>| params.retain(|g| !is_part_of(name, &g.name));
     // Written as a string by some exports.
     if let Ok(inner) = serde_json::from_str::<String>(text) {
-        drop_parts(params);
         return Ownership::from_text(&inner);
     }
     // Read as a whole record first, in one pass over its text: an index
     // is the record of the split format.
     let index = match Ownership::from_text(text) {
-        Err(e) if e.found_format(SPLIT_FORMAT) => serde_json::from_str::<Json>(text)
-            .map_err(|e| RecordError::Malformed(e.to_string()))
-            .and_then(|v| SplitIndex::of(&v).ok_or_else(|| RecordError::Malformed("its index cannot be read".into())))
-            .and_then(|index| index),
-        whole => {
-            drop_parts(params);
-            return whole;
+        Err(e) if e.found_format(SPLIT_FORMAT) => {
+            let value: Json = serde_json::from_str(text).map_err(|e| RecordError::Malformed(e.to_string()))?;
+            SplitIndex::of(&value).ok_or_else(|| RecordError::Malformed("its index cannot be read".into()))?
         }
+        whole => return whole,
     };
-    let joined = index.and_then(|index| {
-        let parts: std::collections::HashMap<&str, &Json> =
-            params.iter().filter(|g| is_part_of(name, &g.name)).map(|g| (g.name.as_str(), &g.value)).collect();
-        joined_text(name, &index, |p| parts.get(p).copied())
-    });
-    drop_parts(params);
-    Ownership::from_text(&joined?)
+    let by_name: std::collections::HashMap<&str, &Json> = parts.iter().map(|g| (g.name.as_str(), &g.value)).collect();
+    let joined = joined_text(name, &index?, |p| by_name.get(p).copied())?;
+    drop(by_name);
+    drop(parts);
+    Ownership::from_text(&joined)
 }
 
 /// Drops the parts of the broker-wide inventory that its index does not
@@ -875,8 +860,8 @@ pub(super) fn drop_stale_parts(params: &mut Vec<GlobalParameterDef>) {
         format: Option<u64>,
         slot: Option<char>,
     }
-    let is_part = |name: &str| is_part_of(INVENTORY_PARAMETER, name);
-    if !params.iter().any(|g| is_part(&g.name)) {
+    let slot_of = |name: &str| part_slot(INVENTORY_PARAMETER, name);
+    if !params.iter().any(|g| slot_of(&g.name).is_some()) {
         return;
     }
     let index = params.iter().find(|g| g.name == INVENTORY_PARAMETER).and_then(|g| g.inventory.as_deref());
@@ -886,8 +871,7 @@ pub(super) fn drop_stale_parts(params: &mut Vec<GlobalParameterDef>) {
         .and_then(|s| s.slot);
     // No index, or not one: every part stays, for the read to say why.
     let Some(slot) = slot else { return };
-    let of_slot = |name: &str| name[INVENTORY_PARAMETER.len() + 1..].starts_with(slot);
-    params.retain(|g| !is_part(&g.name) || of_slot(&g.name));
+    params.retain(|g| slot_of(&g.name).is_none_or(|s| s == slot));
 }
 
 /// Of record parts (`warren.records.P.N.part-I`), the highest part number

@@ -39,7 +39,7 @@ pub use record_format::{RECORD_FORMAT, RecordError};
 pub use record_kind::RecordKind;
 pub use record_parts::{
     Layout, PART_BYTES, SPLIT_FORMAT, SplitIndex, exchange_layout, exchange_part_name, exchange_part_of,
-    exchange_parts, is_part_of, join, joined_text, layout, part_name,
+    exchange_parts, is_part_of, join, joined_text, layout, part_name, part_slot,
 };
 pub use records::{Generations, JOURNAL_PARAMETER, Place, RECORD_ARGUMENT, RecordWrite, Records};
 pub use set_builder::SetBuilder;

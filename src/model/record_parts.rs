@@ -156,8 +156,16 @@ pub fn exchange_part_of(name: &str) -> Option<(&str, usize)> {
 
 /// Whether `name` is a part of `record`.
 pub fn is_part_of(record: &str, name: &str) -> bool {
-    let Some(rest) = name.strip_prefix(record).and_then(|r| r.strip_prefix('.')) else { return false };
-    matches!(rest.split_once('.'), Some(("a" | "b", n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    part_slot(record, name).is_some()
+}
+
+/// The slot of `name` when it is a part of the broker-wide `record`.
+pub fn part_slot(record: &str, name: &str) -> Option<char> {
+    let rest = name.strip_prefix(record)?.strip_prefix('.')?;
+    match rest.split_once('.')? {
+        ("a", n) | ("b", n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => rest.chars().next(),
+        _ => None,
+    }
 }
 
 /// The requests that store a record: parameters to put, in order (the
