@@ -776,7 +776,7 @@ fn typed(site: &ObjectLocation) -> bool {
 fn merge_fields(base: &FieldLocations, over: &FieldLocations) -> std::sync::Arc<FieldLocations> {
     let mut out = base.clone();
     for (path, at) in over.iter() {
-        out.insert(path.to_string(), at.clone());
+        out.insert(path, at);
     }
     out.into()
 }

@@ -225,7 +225,7 @@ fn placed(
                     at.insert(key, s.at.clone());
                 }
                 out.extend(problems.into_iter().map(|(code, field, message, help)| {
-                    let place = s.fields.get(&field).cloned().unwrap_or_else(|| s.at.clone());
+                    let place = s.fields.get(&field).unwrap_or_else(|| s.at.clone());
                     Diagnostic::error(code, message).at(place).help(help)
                 }));
             }

@@ -71,7 +71,7 @@ impl Parser<'_> {
         }
         let arguments = arguments?;
         for (arg, value) in &arguments {
-            let at = argument_at.get(&format!("arguments.{arg}")).cloned().unwrap_or_else(|| self.loc(at.clone()));
+            let at = argument_at.get(&format!("arguments.{arg}")).unwrap_or_else(|| self.loc(at.clone()));
             let problem = match argument_rule(arg) {
                 Some(rule) if rule.types.contains(&QueueType::Stream) => {
                     super::parse::check_expect(rule.expect, value).map(|p| (p, rule.expect.describe()))
@@ -91,7 +91,7 @@ impl Parser<'_> {
         let mut fields = fields_at;
         fields.insert(super::merge::SUPER_STREAM_MARK, self.loc(at.clone()));
         for (k, v) in argument_at.iter() {
-            fields.insert(k.to_string(), v.clone());
+            fields.insert(k, v);
         }
         let arguments = match base {
             Some(b) => b.arguments.iter().map(|(k, v)| (k.clone(), v.clone())).chain(arguments).collect(),

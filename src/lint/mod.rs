@@ -207,7 +207,7 @@ fn finding(code: &'static str, message: impl Into<String>) -> Diagnostic {
 /// the rule off. Findings of checks that are not rules pass unchanged.
 fn settle(
     mut d: Diagnostic,
-    allow: Option<&Location>,
+    allow: Option<Location>,
     settings: &LintSettings,
     version: Option<(u32, u32)>,
 ) -> Result<Diagnostic, Allowed> {
@@ -215,7 +215,7 @@ fn settle(
         return Ok(d);
     }
     if let Some(by) = allow {
-        return Err(Allowed { finding: d, by: by.clone() });
+        return Err(Allowed { finding: d, by });
     }
     match settings.level(d.code) {
         None => {
@@ -239,7 +239,7 @@ fn settle(
 }
 
 /// The `lint_allow` entry of the object `key` for `code`, if it has one.
-fn allowance<'a>(locations: &'a Locations, key: &ObjectKey, code: &str) -> Option<&'a Location> {
+fn allowance(locations: &Locations, key: &ObjectKey, code: &str) -> Option<Location> {
     locations.site(key)?.fields.get(&format!("lint_allow.{code}"))
 }
 
@@ -307,7 +307,7 @@ impl<'a> Context<'a> {
     fn report_service(&mut self, vhost: &str, service: &str, field: &str, d: Diagnostic) {
         let site = self.locations.services.get(&(vhost.to_string(), service.to_string()));
         let d = match site {
-            Some(s) => d.at(s.fields.get(field).unwrap_or(&s.at).clone()),
+            Some(s) => d.at(s.fields.get(field).unwrap_or_else(|| s.at.clone())),
             None => d,
         };
         let allow = site.and_then(|s| s.fields.get(&format!("lint_allow.{}", d.code)));

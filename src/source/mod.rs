@@ -1,6 +1,7 @@
 //! The text of every file read, so that any diagnostic can point into it,
 //! and where in it each declared object is.
 
+mod field_paths;
 mod locations;
 mod sites;
 
