@@ -8,7 +8,8 @@ use clap::Parser;
 /// thread, so what the threads that read the files freed stood idle while
 /// the broker's answers were parsed on others. With the purge delay below,
 /// a live plan of 100,000 queues peaked at 413 MB resident with v3 and
-/// 575 MB with v2, in the same time (docs/development.md, Benchmarks).
+/// 575 MB with v2, in the same time; `plan --state` of 10,000 queues takes
+/// about 30 ms more (docs/development.md, Benchmarks).
 #[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
