@@ -144,7 +144,10 @@ pub struct Export {
 impl Export {
     /// Parses `json`; an error says where the file is malformed.
     pub fn parse(json: &str, origin: &str) -> Result<Export, Diagnostic> {
-        Ok(Export { defs: definitions::parse(json, origin)? })
+        let mut defs = definitions::parse(json, origin)?;
+        // As a live read drops them (`answers::read`): each path once.
+        normalise::drop_stale_parts(&mut defs.global_parameters);
+        Ok(Export { defs })
     }
 
     /// The vhost this export is read as when `vhost` is given (or not):

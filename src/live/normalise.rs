@@ -64,7 +64,6 @@ pub(super) fn read(
     };
     r.vhosts(&mut defs);
     r.global_parameters(&defs)?;
-    drop_stale_parts(&mut defs.global_parameters);
     for (i, p) in defs.parameters.iter().enumerate() {
         r.parameter(i, p)?;
     }
@@ -854,21 +853,16 @@ fn ownership(parts: Vec<GlobalParameterDef>, name: &str, value: Option<&RawValue
 /// read: those of the other slot, left from the write before. At 100,000
 /// queues they are 17 MB, which the read would otherwise hold to its end.
 pub(super) fn drop_stale_parts(params: &mut Vec<GlobalParameterDef>) {
-    /// An index's slot; any other record reads as no slot.
-    #[derive(serde::Deserialize)]
-    struct Slotted {
-        format: Option<u64>,
-        slot: Option<char>,
-    }
     let slot_of = |name: &str| part_slot(INVENTORY_PARAMETER, name);
     if !params.iter().any(|g| slot_of(&g.name).is_some()) {
         return;
     }
+    // With parts beside it, the parameter is an index (or a record kept
+    // whole, under a part's size): small to parse.
     let index = params.iter().find(|g| g.name == INVENTORY_PARAMETER).and_then(|g| g.inventory.as_deref());
     let slot = index
-        .and_then(|raw| serde_json::from_str::<Slotted>(raw.get()).ok())
-        .filter(|s| s.format == Some(SPLIT_FORMAT))
-        .and_then(|s| s.slot);
+        .and_then(|raw| serde_json::from_str::<Json>(raw.get()).ok())
+        .and_then(|value| SplitIndex::of(&value)?.ok()?.slot);
     // No index, or not one: every part stays, for the read to say why.
     let Some(slot) = slot else { return };
     params.retain(|g| slot_of(&g.name).is_none_or(|s| s == slot));

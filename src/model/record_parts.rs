@@ -163,7 +163,7 @@ pub fn is_part_of(record: &str, name: &str) -> bool {
 pub fn part_slot(record: &str, name: &str) -> Option<char> {
     let rest = name.strip_prefix(record)?.strip_prefix('.')?;
     match rest.split_once('.')? {
-        ("a", n) | ("b", n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => rest.chars().next(),
+        (slot @ ("a" | "b"), n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => slot.chars().next(),
         _ => None,
     }
 }
