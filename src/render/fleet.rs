@@ -150,6 +150,7 @@ pub fn summary_line(doc: &FleetDocument) -> String {
     let sum = |f: fn(&PlanDocument) -> usize| planned.iter().map(|p| f(p)).sum::<usize>();
     let changing = doc.environments.iter().filter(|e| e.drift == Some(true)).count();
     let mut line = match failed {
+        0 if planned.len() == 1 => "1 environment planned".to_string(),
         0 => format!("{} environments planned", planned.len()),
         _ => format!("{} of {} environments planned ({failed} could not be)", planned.len(), doc.environments.len()),
     };
@@ -401,6 +402,15 @@ mod tests {
         }
         let json = render(&doc, Format::Json, false);
         assert_eq!(json.matches("\"never_applied\": true").count(), 2, "{json}");
+    }
+
+    #[test]
+    fn one_environment_is_counted_in_the_singular() {
+        let mut same = large_plan(0);
+        same.changes.clear();
+        same.summary.destroy = 0;
+        let one = vec![EnvironmentDoc::planned("qa", "http://c:15672", same)];
+        assert_eq!(summary_line(&FleetDocument::new("topology", one)), "1 environment planned: no changes.");
     }
 
     #[test]
