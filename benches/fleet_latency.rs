@@ -8,6 +8,8 @@
 //!   against the slowest single apply of the same (target at most 1.5);
 //! - the requests (round trips) one plan makes, at 1,000 queues and at
 //!   100: the same, since a plan reads listings, never one object at a time;
+//! - the applies again, each vhost's definitions replayed by its link
+//!   ([`Link::replay_definitions`]), the writes made by the brokers;
 //! - the plans again, each broker's answers replayed by its link
 //!   ([`Link::replay`]) and the brokers stopped: brokers on machines of
 //!   their own, whose CPU the fleet's plan does not share as it does here.
@@ -82,36 +84,32 @@ fn main() {
     // Applies: each adds ADDED queues, taken away again behind warren's
     // back (straight to the broker, not through the link) after each turn.
     std::fs::write(dir.path().join("added.toml"), added()).unwrap();
-    let mut applies: Vec<(Duration, Duration)> = Vec::new();
-    let mut apply_crossed = Crossed::default();
-    for turn in 0..=RUNS {
-        let mut slowest = Duration::ZERO;
-        for (i, url) in direct.iter().enumerate() {
-            let before = links[i].counts();
-            slowest = slowest.max(fleet.timed(&["apply", "--env", &env(i), "--auto-approve"]));
-            apply_crossed = links[i].counts() - before;
-            remove_added(url);
-        }
-        let all = fleet.timed(&["apply", "--env", "all", "--auto-approve", "--parallelism", &at_once]);
-        std::thread::scope(|s| {
-            for url in &direct {
-                s.spawn(move || remove_added(url));
-            }
-        });
-        if turn > 0 {
-            applies.push((all, slowest));
-        }
-    }
-    // Plans again, each broker's answers replayed by its link: brokers on
-    // machines of their own, whose CPU a fleet's plan does not share. One
-    // fleet plan through the brokers records every answer first; then the
-    // brokers stop, so that not even their idle CPU (twelve nodes'
-    // statistics) is shared.
+    let (applies, apply_crossed) = apply_turns(&fleet, &direct, &links, &at_once);
     std::fs::remove_file(dir.path().join("added.toml")).unwrap();
+
+    // Answers replayed by the links: brokers on machines of their own,
+    // whose CPU a fleet's plan does not share. One fleet plan through the
+    // brokers records every answer first, in the state each apply starts
+    // from (the added queues taken away).
     for l in &links {
         l.replay();
     }
     fleet.run(&["plan", "--env", "all", "--parallelism", &at_once]);
+    // Applies again, each vhost's definitions answered from the record (the
+    // reads whose cost to a broker grows with its vhost); the writes, and
+    // the reads of warren's records, still reach the brokers, which share
+    // this machine's two cores.
+    for l in &links {
+        l.replay_definitions();
+    }
+    std::fs::write(dir.path().join("added.toml"), added()).unwrap();
+    let (replayed_applies, replayed_apply_crossed) = apply_turns(&fleet, &direct, &links, &at_once);
+    std::fs::remove_file(dir.path().join("added.toml")).unwrap();
+    // Plans again, every answer replayed, and the brokers stopped first, so
+    // that not even their idle CPU (twelve nodes' statistics) is shared.
+    for l in &links {
+        l.replay();
+    }
     drop(brokers);
     let replayed = plan_turns(&fleet, &at_once);
 
@@ -134,6 +132,7 @@ fn main() {
     report("plan ", &plans, 1.3);
     report("apply", &applies, 1.5);
     report("plan, each broker's answers replayed by its link (a broker per machine)", &replayed, 1.3);
+    report("apply, each vhost's definitions replayed by its link, the writes made", &replayed_applies, 1.5);
     println!(
         "  requests of one plan: {} at {queues} queues, {} at {} queues ({} and {} kB through the link)",
         big.requests,
@@ -143,6 +142,44 @@ fn main() {
         small.bytes / 1024
     );
     println!("  requests of one apply adding {ADDED} queues: {}", apply_crossed.requests);
+    println!(
+        "  the same, definitions replayed: {}, {} of them answered from the record",
+        replayed_apply_crossed.requests, replayed_apply_crossed.replayed
+    );
+}
+
+/// The twelve single applies, then the fleet's with `at_once`
+/// environments at once, in turns (the first a warm-up), each adding the
+/// queues of `added.toml`, taken away again behind warren's back after
+/// each: each turn's fleet apply and slowest single apply, and what one
+/// single apply sent through its link.
+fn apply_turns(
+    fleet: &Fleet,
+    direct: &[String],
+    links: &[Link],
+    at_once: &str,
+) -> (Vec<(Duration, Duration)>, Crossed) {
+    let mut turns = Vec::new();
+    let mut crossed = Crossed::default();
+    for turn in 0..=RUNS {
+        let mut slowest = Duration::ZERO;
+        for (i, url) in direct.iter().enumerate() {
+            let before = links[i].counts();
+            slowest = slowest.max(fleet.timed(&["apply", "--env", &env(i), "--auto-approve"]));
+            crossed = links[i].counts() - before;
+            remove_added(url);
+        }
+        let all = fleet.timed(&["apply", "--env", "all", "--auto-approve", "--parallelism", at_once]);
+        std::thread::scope(|s| {
+            for url in direct {
+                s.spawn(move || remove_added(url));
+            }
+        });
+        if turn > 0 {
+            turns.push((all, slowest));
+        }
+    }
+    (turns, crossed)
 }
 
 /// The twelve single plans, then the fleet's with `at_once` environments

@@ -15,11 +15,16 @@
 //! machine a dozen brokers share two cores, and a fleet's plan waits on
 //! their CPU more than on its links; replayed, it waits on the links and on
 //! warren alone, as it does when each broker has its own machine.
+//! [`Link::replay_definitions`] does the same for an apply, which writes: only
+//! a vhost's definitions (its export, or its listings of queues, exchanges,
+//! bindings and policies: the reads that cost a broker CPU in proportion to
+//! the vhost) are answered from the record; every other request, each write
+//! and each read of warren's records among them, reaches the broker.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -37,23 +42,41 @@ struct Counts {
     requests: AtomicU64,
     /// Bytes in both directions.
     bytes: AtomicU64,
-    /// Whether connections made from now on replay recorded answers.
-    replay: AtomicBool,
+    /// Requests answered from the record.
+    replayed: AtomicU64,
+    /// What connections made from now on answer from the record: one of
+    /// [`LIVE`], [`REPLAY`], [`DEFINITIONS`].
+    mode: AtomicU8,
     /// Each request's answer, as the broker gave it, by the request's bytes.
     answers: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
 }
+
+/// Every request reaches the broker.
+const LIVE: u8 = 0;
+/// A read answered before is answered from the record; any other request
+/// reaches the broker, and a read's answer is recorded.
+const REPLAY: u8 = 1;
+/// A vhost's definitions answered before are answered from the record;
+/// any other request reaches the broker, and nothing is recorded.
+const DEFINITIONS: u8 = 2;
 
 /// What crossed a link, read with [`Link::counts`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Crossed {
     pub(crate) requests: u64,
     pub(crate) bytes: u64,
+    /// Of the requests, those answered from the record.
+    pub(crate) replayed: u64,
 }
 
 impl std::ops::Sub for Crossed {
     type Output = Crossed;
     fn sub(self, before: Crossed) -> Crossed {
-        Crossed { requests: self.requests - before.requests, bytes: self.bytes - before.bytes }
+        Crossed {
+            requests: self.requests - before.requests,
+            bytes: self.bytes - before.bytes,
+            replayed: self.replayed - before.replayed,
+        }
     }
 }
 
@@ -68,9 +91,9 @@ impl Link {
         thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let counts = Arc::clone(&shared);
-                match counts.replay.load(Ordering::Relaxed) {
-                    true => thread::spawn(move || replaying(client, target, one_way, counts)),
-                    false => thread::spawn(move || connect(client, target, one_way, counts)),
+                match counts.mode.load(Ordering::Relaxed) {
+                    LIVE => thread::spawn(move || connect(client, target, one_way, counts)),
+                    mode => thread::spawn(move || replaying(client, target, one_way, counts, mode)),
                 };
             }
         });
@@ -81,13 +104,22 @@ impl Link {
     /// again from its record; one it has not is asked of the broker and
     /// recorded. Each answer comes a round trip after its request.
     pub(crate) fn replay(&self) {
-        self.counts.replay.store(true, Ordering::Relaxed);
+        self.counts.mode.store(REPLAY, Ordering::Relaxed);
+    }
+
+    /// From now on, a vhost's definitions recorded before (by
+    /// [`Link::replay`]) are answered again from their record, a round trip after it came; every
+    /// other request reaches the broker, and nothing more is recorded. For
+    /// applies that start from the state they were recorded in.
+    pub(crate) fn replay_definitions(&self) {
+        self.counts.mode.store(DEFINITIONS, Ordering::Relaxed);
     }
 
     pub(crate) fn counts(&self) -> Crossed {
         Crossed {
             requests: self.counts.requests.load(Ordering::Relaxed),
             bytes: self.counts.bytes.load(Ordering::Relaxed),
+            replayed: self.counts.replayed.load(Ordering::Relaxed),
         }
     }
 }
@@ -153,7 +185,7 @@ fn pipe(mut from: TcpStream, mut to: TcpStream, one_way: Duration, counts: Arc<C
 /// pipelining, as warren's client sends them): each from the record of
 /// its answer, or from the broker (one connection, made when first needed)
 /// and recorded; each answer written a round trip after its request came.
-fn replaying(client: TcpStream, target: SocketAddr, one_way: Duration, counts: Arc<Counts>) {
+fn replaying(client: TcpStream, target: SocketAddr, one_way: Duration, counts: Arc<Counts>, mode: u8) {
     let _ = client.set_nodelay(true);
     let Ok(mut writer) = client.try_clone() else { return };
     let mut requests = BufReader::new(client);
@@ -161,9 +193,13 @@ fn replaying(client: TcpStream, target: SocketAddr, one_way: Duration, counts: A
     while let Some(request) = message(&mut requests) {
         let came = Instant::now();
         counts.requests.fetch_add(1, Ordering::Relaxed);
-        let recorded = counts.answers.lock().unwrap().get(&request).cloned();
+        let replayed = mode == REPLAY || reads_definitions(&request);
+        let recorded = if replayed { counts.answers.lock().unwrap().get(&request).cloned() } else { None };
         let (answer, due) = match recorded {
-            Some(a) => (a, came + 2 * one_way),
+            Some(a) => {
+                counts.replayed.fetch_add(1, Ordering::Relaxed);
+                (a, came + 2 * one_way)
+            }
             None => {
                 if broker.is_none() {
                     let Ok(s) = TcpStream::connect(target) else { return };
@@ -180,7 +216,7 @@ fn replaying(client: TcpStream, target: SocketAddr, one_way: Duration, counts: A
                 }
                 let Some(a) = message(from) else { return };
                 // Reads only: a write's answer is never served again.
-                if request.starts_with(b"GET ") {
+                if mode == REPLAY && request.starts_with(b"GET ") {
                     counts.answers.lock().unwrap().insert(request.clone(), a.clone());
                 }
                 (a, Instant::now() + one_way)
@@ -192,6 +228,23 @@ fn replaying(client: TcpStream, target: SocketAddr, one_way: Duration, counts: A
             return;
         }
     }
+}
+
+/// Whether `request` reads a whole vhost's definitions: `GET
+/// /api/definitions/{vhost}`, or `GET
+/// /api/{queues,exchanges,bindings,policies,operator-policies}/{vhost}`
+/// with any query but a filter by name (warren's record exchanges are read
+/// so, and change with every apply).
+fn reads_definitions(request: &[u8]) -> bool {
+    let line = request.split(|b| *b == b'\n').next().unwrap_or_default();
+    let Some(target) = std::str::from_utf8(line).ok().and_then(|l| l.strip_prefix("GET /api/")) else {
+        return false;
+    };
+    let target = target.split(' ').next().unwrap_or_default();
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let kinds = ["definitions", "queues", "exchanges", "bindings", "policies", "operator-policies"];
+    matches!(path.split('/').collect::<Vec<_>>()[..], [kind, _vhost] if kinds.contains(&kind))
+        && !query.split('&').any(|p| p.starts_with("name="))
 }
 
 /// One HTTP/1.1 message as it came, head and body: a body of
