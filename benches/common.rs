@@ -62,11 +62,13 @@ pub(crate) fn ratio(a: Duration, b: Duration) -> f64 {
 }
 
 pub(crate) fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(900)))
-        .build()
-        .into()
+    agent_within(Duration::from_secs(900))
+}
+
+/// An agent whose every request gives up after `limit`; an HTTP error
+/// status is an answer, not an error.
+pub(crate) fn agent_within(limit: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(limit)).build().into()
 }
 
 /// `(base, authorization)` of a broker URL `http://user:password@host:port`.

@@ -81,11 +81,7 @@ fn main() {
     let big = links[0].counts() - before;
     let small = round_trips_at(queues / 10, &direct[0], &linked[0], &links[0]);
 
-    // Applies: each adds ADDED queues, taken away again behind warren's
-    // back (straight to the broker, not through the link) after each turn.
-    std::fs::write(dir.path().join("added.toml"), added()).unwrap();
     let (applies, apply_crossed) = apply_turns(&fleet, &direct, &links, &at_once);
-    std::fs::remove_file(dir.path().join("added.toml")).unwrap();
 
     // Answers replayed by the links: brokers on machines of their own,
     // whose CPU a fleet's plan does not share. One fleet plan through the
@@ -102,9 +98,7 @@ fn main() {
     for l in &links {
         l.replay_definitions();
     }
-    std::fs::write(dir.path().join("added.toml"), added()).unwrap();
     let (replayed_applies, replayed_apply_crossed) = apply_turns(&fleet, &direct, &links, &at_once);
-    std::fs::remove_file(dir.path().join("added.toml")).unwrap();
     // Plans again, every answer replayed, and the brokers stopped first, so
     // that not even their idle CPU (twelve nodes' statistics) is shared.
     for l in &links {
@@ -149,16 +143,19 @@ fn main() {
 }
 
 /// The twelve single applies, then the fleet's with `at_once`
-/// environments at once, in turns (the first a warm-up), each adding the
-/// queues of `added.toml`, taken away again behind warren's back after
-/// each: each turn's fleet apply and slowest single apply, and what one
-/// single apply sent through its link.
+/// environments at once, in turns (the first a warm-up), each adding
+/// ADDED queues (the file `added.toml`, there only while this runs), taken
+/// away again behind warren's back (straight to the broker, not through
+/// the link) after each: each turn's fleet apply and slowest single apply,
+/// and what one single apply sent through its link.
 fn apply_turns(
     fleet: &Fleet,
     direct: &[String],
     links: &[Link],
     at_once: &str,
 ) -> (Vec<(Duration, Duration)>, Crossed) {
+    let added_file = fleet.dir.join("added.toml");
+    std::fs::write(&added_file, added()).unwrap();
     let mut turns = Vec::new();
     let mut crossed = Crossed::default();
     for turn in 0..=RUNS {
@@ -179,6 +176,7 @@ fn apply_turns(
             turns.push((all, slowest));
         }
     }
+    std::fs::remove_file(added_file).unwrap();
     (turns, crossed)
 }
 

@@ -178,7 +178,7 @@ fn main() {
         }
         None => {
             let plans: Vec<Duration> = (0..plans).map(|_| warren.timed("plan")).collect();
-            (median(plans), Answer::None(limit), api.definitions_from_listings(apply_vhost))
+            (median(plans), Answer::Unanswered(limit), api.definitions_from_listings(apply_vhost))
         }
     };
 
@@ -207,7 +207,7 @@ fn main() {
             println!("  warren plan, no changes:      {:>8.2} s", secs(plan));
             println!("  plan / GET:              {r:>6.2}  (target <= 1.1; median of {plans} paired turns)");
         }
-        Answer::None(limit) => {
+        Answer::Unanswered(limit) => {
             println!("  GET /api/definitions/{{vhost}}: no answer in {:.0} s", secs(limit));
             println!("  warren plan, no changes:      {:>8.2} s (median of {plans})", secs(plan));
             println!("  plan / GET:              < {:.3}  (target <= 1.1; the GET gave no answer)", ratio(plan, limit));
@@ -244,7 +244,7 @@ fn main() {
     }
     let held = match get {
         Answer::Paired(..) => "its GET's answer",
-        Answer::None(_) => "its listings written as one definitions document",
+        Answer::Unanswered(_) => "its listings written as one definitions document",
     };
     println!(
         "  plan peak memory {:.1} MB; the vhost's export ({held}, {export_mb:.1} MB) held as parsed JSON {:.1} MB: ratio {:.2} (target <= 1.0)",
@@ -265,7 +265,7 @@ enum Answer {
     /// In the paired turns: its median time, and the plan's median ratio.
     Paired(Duration, f64),
     /// Not within this limit, tried once.
-    None(Duration),
+    Unanswered(Duration),
 }
 
 /// Policies beside the generated topology's four, one per service, each
@@ -404,13 +404,21 @@ impl Api {
     }
 
     /// A GET's answer, or `None` if it gives none within `limit` (the
-    /// connection is then closed).
+    /// connection is then closed); any other failure fails the benchmark.
     fn get_within(&self, path: &str, limit: Duration) -> Option<String> {
-        let agent: ureq::Agent =
-            ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(limit)).build().into();
-        let mut r = agent.get(&format!("{}/{path}", self.base)).header("authorization", &self.auth).call().ok()?;
-        assert!(r.status().as_u16() < 300, "GET {path}: {}", r.status());
-        r.body_mut().with_config().limit(1 << 31).read_to_string().ok()
+        let answer = common::agent_within(limit)
+            .get(&format!("{}/{path}", self.base))
+            .header("authorization", &self.auth)
+            .call()
+            .and_then(|mut r| {
+                assert!(r.status().as_u16() < 300, "GET {path}: {}", r.status());
+                r.body_mut().with_config().limit(1 << 31).read_to_string()
+            });
+        match answer {
+            Ok(text) => Some(text),
+            Err(ureq::Error::Timeout(_)) => None,
+            Err(e) => panic!("GET {path}: {e}"),
+        }
     }
 
     /// The vhost's definitions as its export gives them, written from its
@@ -469,12 +477,7 @@ impl Api {
     /// the queues and exchanges it had handed to its workers were made, no
     /// binding was).
     fn import(&self, vhost: &str, text: &str) {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(3600)))
-            .build()
-            .into();
-        let answer = agent
+        let answer = common::agent_within(Duration::from_secs(3600))
             .post(&format!("{}/definitions/{vhost}", self.base))
             .header("authorization", &self.auth)
             .header("content-type", "application/json")

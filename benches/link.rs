@@ -15,11 +15,12 @@
 //! machine a dozen brokers share two cores, and a fleet's plan waits on
 //! their CPU more than on its links; replayed, it waits on the links and on
 //! warren alone, as it does when each broker has its own machine.
-//! [`Link::replay_definitions`] does the same for an apply, which writes: only
-//! a vhost's definitions (its export, or its listings of queues, exchanges,
-//! bindings and policies: the reads that cost a broker CPU in proportion to
-//! the vhost) are answered from the record; every other request, each write
-//! and each read of warren's records among them, reaches the broker.
+//! [`Link::replay_definitions`] does the same for an apply, which writes:
+//! only a vhost's definitions (its export, or its listings of queues,
+//! exchanges, bindings and policies: the reads that cost a broker CPU in
+//! proportion to the vhost) are answered from the record; every other
+//! request, each write and each read of warren's records among them,
+//! reaches the broker.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -108,9 +109,10 @@ impl Link {
     }
 
     /// From now on, a vhost's definitions recorded before (by
-    /// [`Link::replay`]) are answered again from their record, a round trip after it came; every
-    /// other request reaches the broker, and nothing more is recorded. For
-    /// applies that start from the state they were recorded in.
+    /// [`Link::replay`]) are answered again from the record, a round trip
+    /// after each request; every other request reaches the broker, and
+    /// nothing more is recorded. For applies that start from the state
+    /// they were recorded in.
     pub(crate) fn replay_definitions(&self) {
         self.counts.mode.store(DEFINITIONS, Ordering::Relaxed);
     }
@@ -243,8 +245,8 @@ fn reads_definitions(request: &[u8]) -> bool {
     let target = target.split(' ').next().unwrap_or_default();
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let kinds = ["definitions", "queues", "exchanges", "bindings", "policies", "operator-policies"];
-    matches!(path.split('/').collect::<Vec<_>>()[..], [kind, _vhost] if kinds.contains(&kind))
-        && !query.split('&').any(|p| p.starts_with("name="))
+    let Some((kind, vhost)) = path.split_once('/') else { return false };
+    kinds.contains(&kind) && !vhost.contains('/') && !query.split('&').any(|p| p.starts_with("name="))
 }
 
 /// One HTTP/1.1 message as it came, head and body: a body of

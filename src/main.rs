@@ -40,8 +40,9 @@ fn main() -> ExitCode {
 /// arena with transparent huge pages, which a page given back only splits.
 /// Huge pages off and a delay of 1 ms, a live plan of 10,000 queues peaked
 /// at 81 MB resident instead of 105 MB, and `plan --state` of the same at
-/// 52 MB instead of 69 MB, in the same time (with v2). A delay of 0 saved 12 MB more but made every page
-/// freed a system call: `plan --state` took half as long again.
+/// 52 MB instead of 69 MB, in the same time (with v2). A delay of 0 saved
+/// 12 MB more but made every page freed a system call: `plan --state` took
+/// half as long again.
 /// (docs/development.md, Benchmarks.) Called first in `main`: an option is
 /// read when first needed, and the flag holds for the pages touched after.
 fn give_back_freed_memory() {
