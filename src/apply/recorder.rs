@@ -91,6 +91,11 @@ impl<B: Broker> Recorder<B> {
         self.inner.state.lock().expect("the journal's lock is never poisoned").0.clone()
     }
 
+    /// The broker whose lock this run holds.
+    pub fn broker(&self) -> &B {
+        &self.inner.broker
+    }
+
     /// Where this run keeps its records.
     pub fn place(&self) -> &Place {
         &self.inner.place

@@ -52,15 +52,22 @@ pub struct Rabbit {
     totals: Arc<SharedTotals>,
     /// Whether the user has the `administrator` tag, asked once.
     administrator: Arc<tokio::sync::OnceCell<bool>>,
-    /// The version and object totals of `/api/overview`, asked once: a
-    /// plan needs both, an apply asks for the version first. A failure is
+    /// The version, object totals and cluster name of `/api/overview`,
+    /// asked once: a plan needs the first two, an apply asks for the
+    /// version first. A failure is
     /// kept too: the callers that waited on the one request get its error,
     /// rather than each asking again a broker that did not answer.
     overview: Arc<tokio::sync::OnceCell<Result<Overview, BrokerError>>>,
 }
 
-/// The broker's version and its object totals, from its overview.
-type Overview = (String, Option<Size>);
+/// What warren reads of the broker's overview.
+struct Overview {
+    version: String,
+    totals: Option<Size>,
+    /// The name every node of a cluster reports: one broker, whichever
+    /// address reaches it.
+    cluster: String,
+}
 
 /// Each vhost's listings, and each vhost's runtime parameters as a JSON list.
 type Listed = (Vec<(String, Listing, String)>, Vec<(String, String)>);
@@ -122,6 +129,12 @@ impl Rabbit {
         Ok(Rabbit { http, amqp, totals: Arc::default(), administrator: Arc::default(), overview: Arc::default() })
     }
 
+    /// The name of the broker's cluster: two addresses reach one broker
+    /// when they give the same name.
+    pub async fn cluster_name(&self) -> Result<String, BrokerError> {
+        Ok(self.overview().await?.cluster.clone())
+    }
+
     /// The broker's version and object totals, from one `/api/overview`
     /// asked once per connection.
     async fn overview(&self) -> Result<&Overview, BrokerError> {
@@ -137,7 +150,8 @@ impl Rabbit {
                     (Some(queues), Some(exchanges)) => Some(Size { queues, exchanges }),
                     _ => None,
                 };
-                Ok((version, totals))
+                let cluster = o["cluster_name"].as_str().unwrap_or_default().to_string();
+                Ok(Overview { version, totals, cluster })
             })
             .await;
         read.as_ref().map_err(Clone::clone)
@@ -314,7 +328,7 @@ impl Rabbit {
     async fn large(&self) -> Result<bool, BrokerError> {
         let from =
             std::env::var("WARREN_TEST_LISTINGS_FROM").ok().and_then(|v| v.parse().ok()).unwrap_or(LISTINGS_FROM);
-        Ok(self.overview().await?.1.is_none_or(|s| s.total() >= from))
+        Ok(self.overview().await?.totals.is_none_or(|s| s.total() >= from))
     }
 
     /// The user warren logs in as, and whether it has the `administrator` tag.
@@ -575,11 +589,11 @@ impl Broker for Rabbit {
     /// Checks that the broker answers and accepts the credentials; returns
     /// its RabbitMQ version.
     async fn check(&self) -> Result<String, BrokerError> {
-        Ok(self.overview().await?.0.clone())
+        Ok(self.overview().await?.version.clone())
     }
 
     async fn object_totals(&self) -> Result<Option<Size>, BrokerError> {
-        Ok(self.overview().await?.1)
+        Ok(self.overview().await?.totals)
     }
 
     /// The whole broker's definitions export, as text, in one request.

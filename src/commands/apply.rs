@@ -89,17 +89,15 @@ pub async fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, 
 }
 
 /// What to apply, besides the files.
-struct Request<'a> {
-    path: &'a Path,
-    replace: &'a [String],
-    saved: Option<&'a crate::saved_plan::SavedPlan>,
-    options: &'a Options,
+pub(super) struct Request<'a> {
+    pub path: &'a Path,
+    pub replace: &'a [String],
+    pub saved: Option<&'a crate::saved_plan::SavedPlan>,
+    pub options: &'a Options,
 }
 
-/// Everything apply does while it holds the lock. The order of its checks
-/// and writes is an apply's safety (nothing is written before every check
-/// passed, the journal knows the plan before the first step, the inventory
-/// is written whatever the steps did): read best as one piece.
+/// Everything apply does while it holds the lock: reads and plans, then
+/// carries the plan out.
 async fn locked<B: Broker>(
     desired: desired::Desired,
     run: &Request<'_>,
@@ -107,15 +105,38 @@ async fn locked<B: Broker>(
     recorder: &apply::Recorder<B>,
     out: &Writer,
 ) -> (error::Result, Ended) {
+    let live = match read_locked(broker, &desired, recorder, out).await {
+        Ok(l) => l,
+        Err(e) => return (Err(e), None),
+    };
+    let planned = compute(desired, run.path, live, run.replace);
+    if let Some(saved) = run.saved
+        && let Err(e) = saved_plan::check(saved, &planned)
+    {
+        return (Err(e), None);
+    }
+    carry_out(&planned, run, broker, recorder, out).await
+}
+
+/// The live side to plan against, read while `recorder` holds the lock:
+/// the topology as it stands, and the migrations as the lock holder's
+/// journal has them. Refused when another project's journal holds a
+/// migration of the files' queues.
+pub(super) async fn read_locked<B: Broker>(
+    broker: &B,
+    desired: &desired::Desired,
+    recorder: &apply::Recorder<B>,
+    out: &Writer,
+) -> Result<super::live_side::LiveSide, Error> {
     let mut live = match live_side::read(broker, &desired.topology, Some(desired.project.name())).await {
         Ok(l) => l,
-        Err(e) => return (Err(before_any_write(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))), None),
+        Err(e) => return Err(before_any_write(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))),
     };
     // Before the journal forgets anything: a migration it holds is this run's.
     let journal = recorder.journal().migrations;
     let at = session::describe(recorder.place());
     if let Some(r) = refusal::of_journals(&live.migrations, &journal, &desired.topology, at) {
-        return (Err(r.error()), None);
+        return Err(r.error());
     }
     // A run that died right after deleting an old queue left its migration
     // in the journal: finished, as the live state shows.
@@ -136,30 +157,39 @@ async fn locked<B: Broker>(
     }
     // The journal as the lock holder has it, not as read beside the topology.
     live.migrations = recorder.journal().migrations.clone();
-    let planned = compute(desired, run.path, live, run.replace);
-    if let Some(saved) = run.saved
-        && let Err(e) = saved_plan::check(saved, &planned)
-    {
-        return (Err(e), None);
-    }
+    Ok(live)
+}
+
+/// Shows the plan, checks it, asks, and carries it out, while `recorder`
+/// holds the lock it was planned under. The order of its checks and
+/// writes is an apply's safety (nothing is written before every check
+/// passed, the journal knows the plan before the first step, the
+/// inventory is written whatever the steps did): read best as one piece.
+pub(super) async fn carry_out<B: Broker>(
+    planned: &Planned,
+    run: &Request<'_>,
+    broker: &B,
+    recorder: &apply::Recorder<B>,
+    out: &Writer,
+) -> (error::Result, Ended) {
     let options = run.options;
     // With -q, no plan: its errors, and the summary of what was done.
     if out.quiet() {
-        print_diagnostics(&planned, out);
+        print_diagnostics(planned, out);
     } else {
-        print(&planned, Format::Human, out);
+        print(planned, Format::Human, out);
     }
     let (plan, doc) = (&planned.plan, &planned.document);
 
     // Everything is checked before the first write.
-    if let Some(r) = refusal::of_plan(&planned, options.allow_destroy, options.allow_lockout) {
+    if let Some(r) = refusal::of_plan(planned, options.allow_destroy, options.allow_lockout) {
         return (Err(r.error()), None);
     }
     if plan.is_empty() {
         if out.quiet() {
             out.outln(summary_line(doc));
         }
-        return (record_only(broker, &planned, recorder, out).await, None);
+        return (record_only(broker, planned, recorder, out).await, None);
     }
     if !options.auto_approve {
         let mut question = format!("Do you want to perform these actions on {}?", planned.live.origin);
@@ -178,9 +208,9 @@ async fn locked<B: Broker>(
     // The exchanges the files rename are kept and owned, with their
     // forwarding bindings, as the plan has them.
     let desired = crate::diff::moved::expand(&planned.desired.topology, &planned.live.topology);
-    let mut before = apply::inventory_claim(mine(&planned), &desired, &planned.live.topology, plan);
-    not_targeted(&mut before, &planned);
-    let claim = records(&planned, &planned.live.records, &before, recorder);
+    let mut before = apply::inventory_claim(mine(planned), &desired, &planned.live.topology, plan);
+    not_targeted(&mut before, planned);
+    let claim = records(planned, &planned.live.records, &before, recorder);
     if let Err(e) = broker.write_records(&claim).await {
         return (Err(Error::new(Kind::Records).line(format!("Nothing was changed: {e}."))), None);
     }
@@ -204,10 +234,10 @@ async fn locked<B: Broker>(
     clock.lap("carry out the steps");
     let mut after = apply::inventory_after(&before, plan, &outcome.done, &planned.desired.topology);
     if planned.desired.destroy {
-        after = apply::released(after, plan, &outcome.done, &destroyed_vhosts(&planned));
+        after = apply::released(after, plan, &outcome.done, &destroyed_vhosts(planned));
     }
     let claimed = planned.live.records.written(&claim);
-    let recorded = broker.write_records(&records(&planned, &claimed, &after, recorder)).await;
+    let recorded = broker.write_records(&records(planned, &claimed, &after, recorder)).await;
     clock.lap("record the inventory");
     recorder.migrations_ended(plan, &outcome.done, outcome.failed.as_ref());
 

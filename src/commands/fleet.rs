@@ -166,13 +166,41 @@ pub fn connection(env: &Environment, shared: &Connection) -> Result<Connection, 
 
 /// One environment's part of a plan: its document, and the diagnostics of
 /// its own to show (those the base does not have).
-struct Part {
+struct Part<H> {
     doc: EnvironmentDoc,
     own: Vec<Diagnostic>,
     /// The environment's files, to show its diagnostics against, when it
     /// has no plan (which holds them).
     desired: Option<Desired>,
-    planned: Option<Box<Planned>>,
+    planning: Planning<H>,
+}
+
+/// An environment's plan, or the kind of error that kept it from one; and
+/// what the read of its broker left held (a rollout's lock), whether or
+/// not the environment could be planned.
+pub struct Planning<H> {
+    pub planned: Result<Box<Planned>, Kind>,
+    pub held: Option<H>,
+}
+
+/// How an environment's broker is read for its plan: as it stands (`plan`),
+/// or under the environment's lock, which a rollout keeps to apply what it
+/// planned. Called on a thread of its own, inside the run's runtime.
+pub trait Read: Sync {
+    /// What the read leaves held, given back with the plan.
+    type Held: Send;
+    fn read(&self, env: &Environment, c: &Connection, desired: &Desired) -> Result<(LiveSide, Self::Held), Error>;
+}
+
+/// The broker as it stands: nothing is held.
+struct AsItStands;
+
+impl Read for AsItStands {
+    type Held = ();
+    fn read(&self, _: &Environment, c: &Connection, desired: &Desired) -> Result<(LiveSide, ()), Error> {
+        let read = super::block_on(live_side::from_broker(c, &desired.topology, desired.project.name()));
+        read.map(|live| (live, ())).map_err(|d| Error::invalid().drawn([d], &Default::default()))
+    }
 }
 
 /// `warren plan --env ...`: one report for every chosen environment; with
@@ -189,11 +217,12 @@ pub fn plan(
     if let Err(d) = chosen.base.project.resolve(shared.project.as_deref(), true) {
         return Err(Error::invalid().drawn([d], &chosen.base.sources));
     }
-    let (doc, planned) = plan_all(&chosen, path, shared, (&show_as.replace, &show_as.targets), out);
+    let (doc, planning) = plan_all(&chosen, path, shared, (&show_as.replace, &show_as.targets), &AsItStands, out);
     // Never freed: the run ends with this command, and freeing every
     // environment's plan took a tenth of a twelve-broker plan's
     // instructions, on one thread, after the report was ready.
-    let planned = std::mem::ManuallyDrop::new(planned);
+    let planning = std::mem::ManuallyDrop::new(planning);
+    let planned: Vec<Option<&Planned>> = planning.iter().map(|p| p.planned.as_deref().ok()).collect();
     print(&doc, show_as.format, out);
     let done = if doc.has_errors() {
         Err(Error::new(Kind::Environments))
@@ -243,15 +272,16 @@ pub fn print(doc: &FleetDocument, format: Format, out: &Writer) {
     }
 }
 
-/// Plans every chosen environment, its broker read at once with the
-/// others'; each environment's own diagnostics are shown on stderr.
-pub fn plan_all(
+/// Plans every chosen environment, its broker read by `read` at once with
+/// the others'; each environment's own diagnostics are shown on stderr.
+pub fn plan_all<R: Read>(
     chosen: &Chosen,
     path: &Path,
     shared: &Connection,
     (replace, targets): (&[String], &[crate::diff::target::Target]),
+    read: &R,
     out: &Writer,
-) -> (FleetDocument, Vec<Option<Box<Planned>>>) {
+) -> (FleetDocument, Vec<Planning<R::Held>>) {
     // Each environment's files, its connection, then every broker at once
     // beside the checks of the files (a plan's time is mostly the
     // brokers'), then each plan.
@@ -271,10 +301,10 @@ pub fn plan_all(
         || started.par_iter().map(|s| findings(chosen, s)).collect::<Vec<_>>(),
         || {
             let _entered = runtime.enter();
-            read_all(&started, usize::from(shared.parallelism))
+            read_all(&started, read, usize::from(shared.parallelism))
         },
     );
-    let parts: Vec<Part> = started
+    let parts: Vec<Part<R::Held>> = started
         .into_par_iter()
         .zip(found)
         .zip(lives)
@@ -282,14 +312,15 @@ pub fn plan_all(
         .collect();
     // The machine formats' document holds them.
     for (env, part) in chosen.environments.iter().zip(&parts).filter(|_| !out.output().documented) {
-        let Some(desired) = part.desired.as_ref().or(part.planned.as_ref().map(|p| &p.desired)) else { continue };
+        let planned = part.planning.planned.as_ref().ok();
+        let Some(desired) = part.desired.as_ref().or(planned.map(|p| &p.desired)) else { continue };
         if part.own.iter().any(|d| !out.quiet() || d.is_error()) {
             out.errln(format!("In environment {}:", env.name));
             show(&part.own, desired, out);
         }
     }
-    let (docs, planned) = parts.into_iter().map(|p| (p.doc, p.planned)).unzip();
-    (FleetDocument::new(&path.display().to_string(), docs), planned)
+    let (docs, planning) = parts.into_iter().map(|p| (p.doc, p.planning)).unzip();
+    (FleetDocument::new(&path.display().to_string(), docs), planning)
 }
 
 /// An environment's files as read, unchecked, and how to reach its broker.
@@ -305,59 +336,94 @@ fn findings(chosen: &Chosen, s: &Started) -> Vec<Diagnostic> {
     if s.env.overlays.is_empty() { chosen.findings.clone() } else { desired::lint(&s.desired) }
 }
 
-/// Every environment's broker, read at most `at_once` (--parallelism) at a
-/// time, each on a thread of its own (its answers are parsed beside the
-/// others'), in the environments' order: one slow broker holds up only its
-/// own environment. None for files with errors, which get no plan, and for
-/// an environment without a connection.
-fn read_all(started: &[Started<'_>], at_once: usize) -> Vec<Option<Result<LiveSide, Diagnostic>>> {
-    let mut read: Vec<Option<Result<LiveSide, Diagnostic>>> = started.iter().map(|_| None).collect();
+/// Every environment's broker, read by `read` at most `at_once`
+/// (--parallelism) at a time, each on a thread of its own (its answers are
+/// parsed beside the others'), in the environments' order: one slow
+/// broker holds up only its own environment. None for files with errors,
+/// which get no plan, and for an environment without a connection.
+fn read_all<R: Read>(started: &[Started<'_>], read: &R, at_once: usize) -> Vec<Option<LiveRead<R::Held>>> {
+    let mut lives: Vec<Option<LiveRead<R::Held>>> = started.iter().map(|_| None).collect();
     let work = |s: &Started| match &s.connection {
-        Ok(c) if !s.desired.has_errors() => {
-            Some(super::block_on(live_side::from_broker(c, &s.desired.topology, s.desired.project.name())))
-        }
+        Ok(c) if !s.desired.has_errors() => Some(read.read(s.env, c, &s.desired)),
         _ => None,
     };
-    super::each_on_threads(started, at_once, work, |i, live| read[i] = live);
-    read
+    super::each_on_threads(started.iter().collect(), at_once, work, |i, live| lives[i] = live);
+    lives
 }
 
+/// What the read of an environment's broker gave.
+type LiveRead<H> = Result<(LiveSide, H), Error>;
+
 /// The plan of one environment, or why there is none.
-fn plan_one(
+fn plan_one<H>(
     chosen: &Chosen,
     path: &Path,
     started: Started,
     found: Vec<Diagnostic>,
-    live: Option<Result<LiveSide, Diagnostic>>,
+    live: Option<LiveRead<H>>,
     replace: &[String],
-) -> Part {
+) -> Part<H> {
     let Started { env, mut desired, connection } = started;
     desired.add_findings(found);
     let broker = connection.as_ref().map(live_side::describe).unwrap_or_default();
-    let failed = |errors: &[Diagnostic], desired: Desired| {
+    // Whatever the read left held goes back with the part, planned or not.
+    let (live, held) = match live {
+        Some(Ok((live, held))) => (Some(Ok(live)), Some(held)),
+        Some(Err(e)) => (Some(Err(e)), None),
+        None => (None, None),
+    };
+    let failed = |errors: &[Diagnostic], desired: Desired, kind: Kind, held: Option<H>| {
         let docs = errors.iter().map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
         let warnings = desired.diagnostics.iter().filter(|d| !d.is_error());
         let warnings = warnings.map(|d| DiagnosticDoc::new(d, &desired.sources)).collect();
         let doc = EnvironmentDoc::failed(&env.name, &broker, docs, warnings);
-        Part { doc, own: desired.beyond(&chosen.shown), desired: Some(desired), planned: None }
+        let planning = Planning { planned: Err(kind), held };
+        Part { doc, own: desired.beyond(&chosen.shown), desired: Some(desired), planning }
     };
     if let Err(d) = connection {
-        return failed(&[d], desired);
+        return failed(&[d], desired, Kind::Invalid, held);
     }
     if desired.has_errors() {
         let errors: Vec<Diagnostic> = desired.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
-        return failed(&errors, desired);
+        return failed(&errors, desired, Kind::Invalid, held);
     }
     let live = match live.expect("read when the files have no errors") {
         Ok(l) => l,
-        Err(d) => return failed(&[for_environment(d, env)], desired),
+        Err(e) => return failed(&[for_environment(said(&e), env)], desired, e.kind, held),
     };
     let mut planned: Planned = compute(desired, path, live, replace);
     planned.document.origin.environment = Some(env.name.clone());
     let doc: PlanDocument = planned.document.clone();
     let mut doc = EnvironmentDoc::planned(&env.name, &broker, doc);
     doc.never_applied = never_applied(&planned);
-    Part { doc, own: planned.desired.beyond(&chosen.shown), desired: None, planned: Some(Box::new(planned)) }
+    let own = planned.desired.beyond(&chosen.shown);
+    Part { doc, own, desired: None, planning: Planning { planned: Ok(Box::new(planned)), held } }
+}
+
+/// An error that kept an environment from its plan, as one diagnostic of
+/// the report: a broker's with its help, else its own first diagnostic,
+/// else its lines (the help after "help:"), without "Nothing was changed",
+/// which the command says once.
+fn said(e: &Error) -> Diagnostic {
+    if let Kind::Broker(b) = &e.kind {
+        return live_side::diagnostic(b);
+    }
+    if let Some(d) = e.diagnostics.first() {
+        return d.clone();
+    }
+    let text = e.lines.join("\n");
+    let text = text.replace("Nothing was changed.", "");
+    let (message, help) = match text.split_once("\n  help: ") {
+        Some((m, h)) => (m, Some(h.trim())),
+        None => (text.as_str(), None),
+    };
+    let message = message.trim().trim_start_matches("error: ");
+    let code = if e.kind == Kind::Locked { "lock" } else { "environment" };
+    let d = Diagnostic::error(code, message.trim());
+    match help {
+        Some(h) => d.help(h),
+        None => d,
+    }
 }
 
 /// Whether warren never applied the project to the broker it planned

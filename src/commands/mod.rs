@@ -57,29 +57,31 @@ pub(crate) fn block_on<F: Future>(calls: F) -> F::Output {
 
 /// Runs `work` on each of `items`, at most `at_once` at a time, each on a
 /// thread of its own that waits on the run's runtime; `each` takes every
-/// result on the calling thread, in the order they end. An environment's
+/// result on the calling thread, with the item's index, in the order they
+/// end. The items are given away: a rollout's environments each hold
+/// their lock, which only its own apply gives back. An environment's
 /// broker calls mostly wait, but parsing its answers and planning are CPU:
 /// polled together on one thread, a fleet's environments took their turns
 /// at it (62% of a twelve-broker plan's CPU on one thread, by `perf`).
-pub(crate) fn each_on_threads<T: Sync, R: Send>(
-    items: &[T],
+pub(crate) fn each_on_threads<T: Send, R: Send>(
+    items: Vec<T>,
     at_once: usize,
-    work: impl Fn(&T) -> R + Sync,
+    work: impl Fn(T) -> R + Sync,
     mut each: impl FnMut(usize, R),
 ) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
     let runtime = tokio::runtime::Handle::current();
-    let next = AtomicUsize::new(0);
+    let threads = at_once.clamp(1, items.len().max(1));
+    let next = std::sync::Mutex::new(items.into_iter().enumerate());
     let (done, ended) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
-        for _ in 0..at_once.clamp(1, items.len().max(1)) {
+        for _ in 0..threads {
             let (done, next, work, runtime) = (done.clone(), &next, &work, &runtime);
             s.spawn(move || {
                 // `block_on` and the broker's own tasks find the runtime.
                 let _entered = runtime.enter();
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
+                    let taken = next.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next();
+                    let Some((i, item)) = taken else { break };
                     if done.send((i, work(item))).is_err() {
                         break;
                     }
@@ -128,7 +130,7 @@ mod tests {
         let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let mut seen = vec![None; items.len()];
         super::each_on_threads(
-            &items,
+            items.clone(),
             4,
             |n| {
                 most.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);

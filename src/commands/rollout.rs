@@ -5,15 +5,25 @@
 //! as the environment's section when it ends), and the rollout stops before
 //! the next stage when any environment of a stage did not end well.
 //! Environments in no stage go last, together.
+//!
+//! Each environment of a rollout of files is locked before its broker is
+//! read for the rollout's plan, and stays locked until its apply ends, as
+//! one `apply` holds its lock from its read to its end: what it carries
+//! out is the plan shown, made once.
 
 use std::path::Path;
+use std::time::Duration;
 
-use super::apply::{self, Options};
-use super::fleet::{self, Chosen};
+use super::apply::{self, Options, Request};
+use super::fleet::{self, Chosen, Planning, Read};
+use super::live_side::{self, LiveSide};
+use super::planned::Planned;
 use super::saved_plan::{ApplyInput, is_saved_plans, read_plans, saved_input};
-use super::{live_side, plan::print_invalid};
+use super::{plan::print_invalid, session};
+use crate::apply::Recorder;
+use crate::broker::{Rabbit, RecordStore};
 use crate::cli::Connection;
-use crate::desired;
+use crate::desired::{self, Desired};
 use crate::error::{self, Done, Error, Kind};
 use crate::exit::Exit;
 use crate::output::Output;
@@ -26,36 +36,167 @@ pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connect
     if is_saved_plans(path) {
         return run_saved(path, read_plans(path)?, patterns, options, shared, out);
     }
-    let chosen = fleet::choose(path, patterns, out)?;
+    let mut chosen = fleet::choose(path, patterns, out)?;
+    if let Err(d) = chosen.base.project.resolve(shared.project.as_deref(), true) {
+        return Err(Error::invalid().drawn([d], &chosen.base.sources));
+    }
     if let [env] = &chosen.environments[..] {
         return super::block_on(apply_one(&chosen, path, env, options, shared, out));
     }
-    let (doc, _) = fleet::plan_all(&chosen, path, shared, (&options.replace, &options.targets), out);
+    let order: Vec<Environment> =
+        staged(&chosen.base.project, &chosen.environments, vec![(); chosen.environments.len()])
+            .into_iter()
+            .flatten()
+            .map(|(e, ())| e)
+            .collect();
+    let brokers = opened(&order, shared, out);
+    // What the journal says the locked environments' run is doing, to an
+    // apply that waits for one of them.
+    let doing = format!("a rollout of {} environments", chosen.environments.len());
+    let read = UnderLock { brokers, timeout: options.lock_timeout, doing, out };
+    let (doc, planning) = fleet::plan_all(&chosen, path, shared, (&options.replace, &options.targets), &read, out);
     fleet::print(&doc, Format::Human, out);
-    if doc.has_errors() {
-        return Err(Error::new(Kind::Environments)
+    let mut planned = Vec::new();
+    let mut failed = Vec::new();
+    let mut held = Vec::new();
+    for Planning { planned: p, held: h } in planning {
+        match (p, h) {
+            (Ok(p), Some(h)) => planned.push((p, h)),
+            (p, h) => {
+                failed.extend(p.err());
+                held.extend(h);
+            }
+        }
+    }
+    if !failed.is_empty() {
+        held.extend(planned.into_iter().map(|(_, h)| h));
+        release(held, out);
+        // Another apply's lock says so in the exit (5), as `apply` does.
+        let kind = if failed.contains(&Kind::Locked) { Kind::Locked } else { Kind::Environments };
+        return Err(Error::new(kind)
             .line("Nothing was changed: every chosen environment must be planned before any is applied."));
     }
-    let stages = stages(&chosen.base.project, &chosen.environments);
-    let what = "Each plans again under its own lock.";
+    let stages = staged(&chosen.base.project, &chosen.environments, planned);
+    let what = "Each is locked, and carries out the plan shown.";
     if !options.auto_approve && !confirmed(&stages, what, out) {
+        release(stages.into_iter().flatten().map(|(_, (_, h))| h), out);
         return Err(Error::new(Kind::Declined));
     }
-    roll(&stages, path, Source::Files(&chosen), options, shared, out)
+    let options = Options { auto_approve: true, ..options.clone() };
+    let request = Request { path, replace: &options.replace, saved: None, options: &options };
+    let carry_out = |env: &Environment, (planned, held): (Box<Planned>, Held), buffer: &Writer| {
+        super::block_on(async {
+            let Held::Locked(recorder) = held else {
+                return apply_one(&chosen, path, env, &options, shared, buffer).await;
+            };
+            let broker = recorder.broker();
+            let (result, ended) = apply::carry_out(&planned, &request, broker, &recorder, buffer).await;
+            session::end(recorder, ended, buffer).await;
+            result
+        })
+    };
+    let not_started = |left: Vec<(Box<Planned>, Held)>| release(left.into_iter().map(|(_, h)| h), out);
+    roll(stages, usize::from(shared.parallelism), carry_out, not_started, out)
 }
 
-/// What a rollout applies to each environment: its topology of the files
-/// as read for the rollout's plan, or its plan of the saved plans.
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    Files(&'a Chosen),
-    Saved(&'a SavedPlans),
+/// What an environment's read for the rollout's plan leaves held.
+enum Held {
+    /// Its lock, taken before the read: the run that holds it until its
+    /// apply ends, on the broker it was planned against.
+    Locked(Recorder<Rabbit>),
+    /// Nothing: an environment before it in the rollout holds the lock of
+    /// its broker, so it plans again under the lock in its stage.
+    Shared,
+}
+
+/// A rollout's read of each broker: the environment's lock first (waiting
+/// up to `timeout` for another holder), then its live side under it, as
+/// `apply` reads it; the lock is kept for the environment's apply.
+struct UnderLock<'a> {
+    /// Each environment's broker, opened, and whether its lock is taken.
+    brokers: Vec<(String, Result<Rabbit, Error>, bool)>,
+    timeout: Duration,
+    doing: String,
+    out: &'a Writer,
+}
+
+impl Read for UnderLock<'_> {
+    type Held = Held;
+
+    fn read(&self, env: &Environment, _: &Connection, desired: &Desired) -> Result<(LiveSide, Held), Error> {
+        let (_, broker, lock) = self.brokers.iter().find(|(n, _, _)| *n == env.name).expect("every environment opened");
+        let broker = broker.clone()?;
+        let project = desired.project.name();
+        super::block_on(async {
+            if !lock {
+                let live = live_side::read(&broker, &desired.topology, Some(project)).await.map_err(Error::broker)?;
+                return Ok((live, Held::Shared));
+            }
+            let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
+            let place = broker.place_of(project, &vhosts).await.map_err(Error::broker)?;
+            let recorder = session::begin(&broker, place, self.timeout, &self.doing, self.out).await?;
+            match apply::read_locked(&broker, desired, &recorder, self.out).await {
+                Ok(live) => Ok((live, Held::Locked(recorder))),
+                Err(e) => {
+                    session::end(recorder, None, self.out).await;
+                    Err(e)
+                }
+            }
+        })
+    }
+}
+
+/// Each environment's broker, opened (its overview read, at once with the
+/// others'), by name, and whether the rollout takes its lock for the plan:
+/// not when an environment before it in `order` (the rollout's) reaches
+/// the same broker, by its cluster's name, and so holds the lock that
+/// this one would wait for until the end of the rollout. Its lock is
+/// taken in its stage, as `apply` takes it.
+fn opened(order: &[Environment], shared: &Connection, out: &Writer) -> Vec<(String, Result<Rabbit, Error>, bool)> {
+    // Each broker, and its cluster's name when it answered.
+    type Opened = (Result<Rabbit, Error>, Option<String>);
+    let mut brokers: Vec<Option<Opened>> = order.iter().map(|_| None).collect();
+    let open = |env: &Environment| {
+        let broker = fleet::connection(env, shared).map_err(|d| Error::invalid().drawn([d], &Default::default()));
+        let broker = broker.and_then(|c| live_side::open(&c));
+        let cluster = broker.as_ref().ok().and_then(|b| super::block_on(b.cluster_name()).ok());
+        (broker, cluster)
+    };
+    super::each_on_threads(order.iter().collect(), usize::from(shared.parallelism), open, |i, b| {
+        brokers[i] = Some(b);
+    });
+    let mut holders: Vec<(String, &str)> = Vec::new();
+    let mut opened = Vec::new();
+    for (env, (broker, cluster)) in order.iter().zip(brokers.into_iter().flatten()) {
+        let holder = cluster.as_ref().and_then(|c| holders.iter().find(|(h, _)| h == c)).map(|(_, e)| *e);
+        if let Some(first) = holder {
+            out.note(format!(
+                "Environment {} reaches the broker of environment {first}, whose lock the rollout holds: it is planned \
+                 without its lock, and plans again under it in its stage.",
+                env.name
+            ));
+        } else if let Some(c) = cluster {
+            holders.push((c, env.name.as_str()));
+        }
+        opened.push((env.name.clone(), broker, holder.is_none()));
+    }
+    opened
+}
+
+/// Gives back the locks of environments that will not be applied: their
+/// runs leave the journal without a trace.
+fn release(held: impl IntoIterator<Item = Held>, out: &Writer) {
+    let ends = held.into_iter().filter_map(|h| match h {
+        Held::Locked(recorder) => Some(session::end(recorder, None, out)),
+        Held::Shared => None,
+    });
+    super::block_on(futures_util::future::join_all(ends));
 }
 
 /// Asks once for the whole rollout.
-fn confirmed(stages: &[Vec<Environment>], what: &str, out: &Writer) -> bool {
+fn confirmed<T>(stages: &[Vec<(Environment, T)>], what: &str, out: &Writer) -> bool {
     let order: Vec<String> =
-        stages.iter().map(|s| s.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")).collect();
+        stages.iter().map(|s| s.iter().map(|(e, _)| e.name.as_str()).collect::<Vec<_>>().join(", ")).collect();
     let n: usize = stages.iter().map(Vec::len).sum();
     let question =
         format!("Do you want to apply to {n} environments, stage by stage ({})? {what}", order.join("; then "));
@@ -114,49 +255,57 @@ fn run_saved(
         file.display(),
         first.created
     ));
-    let stages = stages(&project, &picked);
+    let stages = staged(&project, &picked, vec![(); picked.len()]);
     let what = "Each is refused if its broker changed since the plan.";
     if !options.auto_approve && !confirmed(&stages, what, out) {
         return Err(Error::new(Kind::Declined));
     }
-    roll(&stages, file, Source::Saved(&plans), options, shared, out)
+    let options = Options { auto_approve: true, ..options.clone() };
+    let apply_saved = |env: &Environment, (): (), buffer: &Writer| match saved_of(file, &plans, env, buffer) {
+        Ok(input) => super::block_on(apply_to(env, input, &options, shared, buffer)),
+        Err(e) => Err(e),
+    };
+    roll(stages, usize::from(shared.parallelism), apply_saved, drop, out)
 }
 
-/// Applies the environments stage by stage, each as `warren apply TARGET
-/// --env NAME` would; stops after a stage where one did not end well.
-fn roll(
-    stages: &[Vec<Environment>],
-    target: &Path,
-    source: Source,
-    options: &Options,
-    shared: &Connection,
+/// Applies the environments stage by stage, each by `apply` with what it
+/// is given, as `warren apply TARGET --env NAME --auto-approve` would;
+/// stops after a stage where one did not end well, and gives what the
+/// stages after it were given to `not_started`.
+fn roll<T: Send>(
+    stages: Vec<Vec<(Environment, T)>>,
+    at_once: usize,
+    apply: impl Fn(&Environment, T, &Writer) -> error::Result + Sync,
+    not_started: impl Fn(Vec<T>),
     out: &Writer,
 ) -> error::Result {
     let mut outcomes: Vec<(String, usize, Option<Exit>)> = Vec::new();
     let mut stopped = false;
-    for (n, stage) in stages.iter().enumerate() {
+    let count = stages.len();
+    for (n, stage) in stages.into_iter().enumerate() {
+        let names: Vec<String> = stage.iter().map(|(e, _)| e.name.clone()).collect();
         if stopped {
-            outcomes.extend(stage.iter().map(|e| (e.name.clone(), n + 1, None)));
+            outcomes.extend(names.into_iter().map(|e| (e, n + 1, None)));
+            not_started(stage.into_iter().map(|(_, t)| t).collect());
             continue;
         }
-        let names: Vec<&str> = stage.iter().map(|e| e.name.as_str()).collect();
-        out.note(format!("\nStage {} of {}: {}", n + 1, stages.len(), names.join(", ")));
-        let mut ended: Vec<Exit> = vec![Exit::Error; stage.len()];
-        // Each environment on a thread of its own (its plan is CPU), its
-        // section printed as it ends.
+        out.note(format!("\nStage {} of {count}: {}", n + 1, names.join(", ")));
+        let mut ended: Vec<Exit> = vec![Exit::Error; names.len()];
+        // Each environment on a thread of its own (its apply is CPU too),
+        // its section printed as it ends.
         super::each_on_threads(
             stage,
-            usize::from(shared.parallelism),
-            |env| super::block_on(environment(target, source, env, options, shared, out)),
+            at_once,
+            |(env, t)| environment(&env, t, &apply, out),
             |i, (exit, said_there)| {
-                out.outln(format!("\n── environment {}: {} ──\n", stage[i].name, said(Some(exit))));
+                out.outln(format!("\n── environment {}: {} ──\n", names[i], said(Some(exit))));
                 out.out(said_there);
                 ended[i] = exit;
             },
         );
-        for (env, exit) in stage.iter().zip(ended) {
+        for (name, exit) in names.into_iter().zip(ended) {
             stopped |= exit != Exit::Ok;
-            outcomes.push((env.name.clone(), n + 1, Some(exit)));
+            outcomes.push((name, n + 1, Some(exit)));
         }
     }
     out.outln(format!("\nRollout of {} environments:\n", outcomes.len()));
@@ -177,27 +326,17 @@ fn roll(
     }
 }
 
-/// One environment of a rollout, confirmed already, applied as `warren
-/// apply TARGET --env NAME --auto-approve` applies it: how it ended, and
-/// what it said. Its plan was shown with the rollout's, so it says what it
-/// did (all of it with -v).
-async fn environment(
-    target: &Path,
-    source: Source<'_>,
+/// One environment of a rollout, confirmed already, applied by `apply`:
+/// how it ended, and what it said. Its plan was shown with the rollout's,
+/// so it says what it did (all of it with -v).
+fn environment<T>(
     env: &Environment,
-    options: &Options,
-    shared: &Connection,
+    given: T,
+    apply: &impl Fn(&Environment, T, &Writer) -> error::Result,
     out: &Writer,
 ) -> (Exit, String) {
     let buffer = Writer::buffer(Output { quiet: !out.verbose(), ..out.output() });
-    let options = Options { auto_approve: true, ..options.clone() };
-    let result = match source {
-        Source::Files(chosen) => apply_one(chosen, target, env, &options, shared, &buffer).await,
-        Source::Saved(plans) => match saved_of(target, plans, env, &buffer) {
-            Ok(input) => apply_to(env, input, &options, shared, &buffer).await,
-            Err(e) => Err(e),
-        },
-    };
+    let result = apply(env, given, &buffer);
     if let Err(e) = &result {
         buffer.error(e);
     }
@@ -229,15 +368,22 @@ fn said(exit: Option<Exit>) -> &'static str {
     }
 }
 
-/// The stages of the chosen environments, in `[deploy]` order; those in no
-/// stage last, together.
-fn stages(project: &Project, chosen: &[Environment]) -> Vec<Vec<Environment>> {
-    let stages = &project.stages;
-    let find = |name: &str| chosen.iter().find(|e| e.name == name).cloned();
-    let mut out: Vec<Vec<Environment>> =
-        stages.iter().map(|s| s.iter().filter_map(|n| find(n)).collect::<Vec<_>>()).filter(|s| !s.is_empty()).collect();
-    let staged = |e: &Environment| stages.iter().any(|s| s.contains(&e.name));
-    let rest: Vec<Environment> = chosen.iter().filter(|e| !staged(e)).cloned().collect();
+/// The chosen environments, each with what it is given (in their order),
+/// in the stages of `[deploy]`; those in no stage last, together.
+fn staged<T>(project: &Project, chosen: &[Environment], given: Vec<T>) -> Vec<Vec<(Environment, T)>> {
+    let mut left: Vec<Option<(Environment, T)>> = chosen.iter().cloned().zip(given).map(Some).collect();
+    let mut take = |name: &str| {
+        let i = chosen.iter().position(|e| e.name == name)?;
+        left[i].take()
+    };
+    let mut out: Vec<Vec<(Environment, T)>> = Vec::new();
+    for stage in &project.stages {
+        let picked: Vec<(Environment, T)> = stage.iter().filter_map(|n| take(n)).collect();
+        if !picked.is_empty() {
+            out.push(picked);
+        }
+    }
+    let rest: Vec<(Environment, T)> = left.into_iter().flatten().collect();
     if !rest.is_empty() {
         out.push(rest);
     }

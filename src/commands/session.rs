@@ -13,8 +13,9 @@ use crate::writer::Writer;
 
 /// Takes the lock of the records at `place` (waiting up to `timeout`), then
 /// records this run as the current one: the recorder it returns holds the
-/// lock. Says why it waits; its error says what went wrong.
-async fn begin<B: Broker>(
+/// lock until [`end`] gives it back. Says why it waits; its error says
+/// what went wrong.
+pub(super) async fn begin<B: Broker>(
     broker: &B,
     place: Place,
     timeout: Duration,
@@ -122,9 +123,7 @@ pub async fn locked<B: Broker>(
 ) -> error::Result {
     let recorder = begin(broker, place, timeout, doing, out).await?;
     let (result, ended) = work(&recorder).await;
-    if let Err(e) = end(recorder, ended).await {
-        out.errln(format!("warren could not record how this run ended in its journal: {e}."));
-    }
+    end(recorder, ended, out).await;
     result
 }
 
@@ -132,8 +131,15 @@ pub async fn locked<B: Broker>(
 pub type Ended = Option<(RunOutcome, Option<String>)>;
 
 /// Ends the run: into the history with its outcome, or, when it changed
-/// nothing, out of the journal without a trace. Then gives the lock back.
-async fn end<B: Broker>(recorder: Recorder<B>, outcome: Ended) -> Result<(), BrokerError> {
+/// nothing, out of the journal without a trace. Then gives the lock back,
+/// and says when the journal could not be written.
+pub(super) async fn end<B: Broker>(recorder: Recorder<B>, outcome: Ended, out: &Writer) {
+    if let Err(e) = ended(recorder, outcome).await {
+        out.errln(format!("warren could not record how this run ended in its journal: {e}."));
+    }
+}
+
+async fn ended<B: Broker>(recorder: Recorder<B>, outcome: Ended) -> Result<(), BrokerError> {
     let at = now();
     let written = recorder
         .update(|j| match outcome {
