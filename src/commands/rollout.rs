@@ -43,40 +43,7 @@ pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connect
     if let [env] = &chosen.environments[..] {
         return super::block_on(apply_one(&chosen, path, env, options, shared, out));
     }
-    let order: Vec<Environment> =
-        staged(&chosen.base.project, &chosen.environments, vec![(); chosen.environments.len()])
-            .into_iter()
-            .flatten()
-            .map(|(e, ())| e)
-            .collect();
-    let brokers = opened(&order, shared, out);
-    // What the journal says the locked environments' run is doing, to an
-    // apply that waits for one of them.
-    let doing = format!("a rollout of {} environments", chosen.environments.len());
-    let read = UnderLock { brokers, timeout: options.lock_timeout, doing, out };
-    let (doc, planning) = fleet::plan_all(&chosen, path, shared, (&options.replace, &options.targets), &read, out);
-    fleet::print(&doc, Format::Human, out);
-    let mut planned = Vec::new();
-    let mut failed = Vec::new();
-    let mut held = Vec::new();
-    for Planning { planned: p, held: h } in planning {
-        match (p, h) {
-            (Ok(p), Some(h)) => planned.push((p, h)),
-            (p, h) => {
-                failed.extend(p.err());
-                held.extend(h);
-            }
-        }
-    }
-    if !failed.is_empty() {
-        held.extend(planned.into_iter().map(|(_, h)| h));
-        release(held, out);
-        // Another apply's lock says so in the exit (5), as `apply` does.
-        let kind = if failed.contains(&Kind::Locked) { Kind::Locked } else { Kind::Environments };
-        return Err(Error::new(kind)
-            .line("Nothing was changed: every chosen environment must be planned before any is applied."));
-    }
-    let stages = staged(&chosen.base.project, &chosen.environments, planned);
+    let stages = planned_under_locks(&chosen, path, options, shared, out)?;
     let what = "Each is locked, and carries out the plan shown.";
     if !options.auto_approve && !confirmed(&stages, what, out) {
         release(stages.into_iter().flatten().map(|(_, (_, h))| h), out);
@@ -99,6 +66,52 @@ pub fn run(path: &Path, patterns: &[String], options: &Options, shared: &Connect
     roll(stages, usize::from(shared.parallelism), carry_out, not_started, out)
 }
 
+/// Every environment's plan, each made under the environment's lock, in
+/// the rollout's stages, once the report of them all is printed; or, when
+/// any could not be locked or planned, nothing but every lock given back.
+fn planned_under_locks(
+    chosen: &Chosen,
+    path: &Path,
+    options: &Options,
+    shared: &Connection,
+    out: &Writer,
+) -> Result<Stages<(Box<Planned>, Held)>, Error> {
+    let project = &chosen.base.project;
+    let order: Vec<Environment> = staged(project, &chosen.environments, vec![(); chosen.environments.len()])
+        .into_iter()
+        .flatten()
+        .map(|(e, ())| e)
+        .collect();
+    let brokers = opened(&order, shared, out);
+    // What the journal says the locked environments' run is doing, to an
+    // apply that waits for one of them.
+    let doing = format!("a rollout of {} environments", chosen.environments.len());
+    let read = UnderLock { brokers, timeout: options.lock_timeout, doing, out };
+    let (doc, planning) = fleet::plan_all(chosen, path, shared, (&options.replace, &options.targets), &read, out);
+    fleet::print(&doc, Format::Human, out);
+    let (mut planned, mut failed, mut held) = (Vec::new(), Vec::new(), Vec::new());
+    for Planning { planned: p, held: h } in planning {
+        match p {
+            Ok(p) => planned.push((p, h.expect("a plan's read leaves what it holds"))),
+            Err(kind) => {
+                failed.push(kind);
+                held.extend(h);
+            }
+        }
+    }
+    if failed.is_empty() {
+        return Ok(staged(project, &chosen.environments, planned));
+    }
+    held.extend(planned.into_iter().map(|(_, h)| h));
+    release(held, out);
+    // Another apply's lock says so in the exit (5), as `apply` does.
+    let kind = if failed.contains(&Kind::Locked) { Kind::Locked } else { Kind::Environments };
+    Err(Error::new(kind).line("Nothing was changed: every chosen environment must be planned before any is applied."))
+}
+
+/// A rollout's environments in its stages, each with what it is given.
+type Stages<T> = Vec<Vec<(Environment, T)>>;
+
 /// What an environment's read for the rollout's plan leaves held.
 enum Held {
     /// Its lock, taken before the read: the run that holds it until its
@@ -113,8 +126,7 @@ enum Held {
 /// up to `timeout` for another holder), then its live side under it, as
 /// `apply` reads it; the lock is kept for the environment's apply.
 struct UnderLock<'a> {
-    /// Each environment's broker, opened, and whether its lock is taken.
-    brokers: Vec<(String, Result<Rabbit, Error>, bool)>,
+    brokers: Vec<Opened>,
     timeout: Duration,
     doing: String,
     out: &'a Writer,
@@ -124,11 +136,11 @@ impl Read for UnderLock<'_> {
     type Held = Held;
 
     fn read(&self, env: &Environment, _: &Connection, desired: &Desired) -> Result<(LiveSide, Held), Error> {
-        let (_, broker, lock) = self.brokers.iter().find(|(n, _, _)| *n == env.name).expect("every environment opened");
-        let broker = broker.clone()?;
+        let opened = self.brokers.iter().find(|o| o.env == env.name).expect("every environment is opened");
+        let broker = opened.broker.clone()?;
         let project = desired.project.name();
         super::block_on(async {
-            if !lock {
+            if !opened.locked {
                 let live = live_side::read(&broker, &desired.topology, Some(project)).await.map_err(Error::broker)?;
                 return Ok((live, Held::Shared));
             }
@@ -146,16 +158,24 @@ impl Read for UnderLock<'_> {
     }
 }
 
+/// An environment's broker, opened for the rollout's plan.
+struct Opened {
+    env: String,
+    broker: Result<Rabbit, Error>,
+    /// Whether the rollout takes the environment's lock for its plan.
+    locked: bool,
+}
+
 /// Each environment's broker, opened (its overview read, at once with the
-/// others'), by name, and whether the rollout takes its lock for the plan:
+/// others'), and whether the rollout takes its lock for the plan:
 /// not when an environment before it in `order` (the rollout's) reaches
 /// the same broker, by its cluster's name, and so holds the lock that
 /// this one would wait for until the end of the rollout. Its lock is
 /// taken in its stage, as `apply` takes it.
-fn opened(order: &[Environment], shared: &Connection, out: &Writer) -> Vec<(String, Result<Rabbit, Error>, bool)> {
+fn opened(order: &[Environment], shared: &Connection, out: &Writer) -> Vec<Opened> {
     // Each broker, and its cluster's name when it answered.
-    type Opened = (Result<Rabbit, Error>, Option<String>);
-    let mut brokers: Vec<Option<Opened>> = order.iter().map(|_| None).collect();
+    type Answered = (Result<Rabbit, Error>, Option<String>);
+    let mut brokers: Vec<Option<Answered>> = order.iter().map(|_| None).collect();
     let open = |env: &Environment| {
         let broker = fleet::connection(env, shared).map_err(|d| Error::invalid().drawn([d], &Default::default()));
         let broker = broker.and_then(|c| live_side::open(&c));
@@ -178,7 +198,7 @@ fn opened(order: &[Environment], shared: &Connection, out: &Writer) -> Vec<(Stri
         } else if let Some(c) = cluster {
             holders.push((c, env.name.as_str()));
         }
-        opened.push((env.name.clone(), broker, holder.is_none()));
+        opened.push(Opened { env: env.name.clone(), broker, locked: holder.is_none() });
     }
     opened
 }
@@ -194,7 +214,7 @@ fn release(held: impl IntoIterator<Item = Held>, out: &Writer) {
 }
 
 /// Asks once for the whole rollout.
-fn confirmed<T>(stages: &[Vec<(Environment, T)>], what: &str, out: &Writer) -> bool {
+fn confirmed<T>(stages: &Stages<T>, what: &str, out: &Writer) -> bool {
     let order: Vec<String> =
         stages.iter().map(|s| s.iter().map(|(e, _)| e.name.as_str()).collect::<Vec<_>>().join(", ")).collect();
     let n: usize = stages.iter().map(Vec::len).sum();
@@ -273,7 +293,7 @@ fn run_saved(
 /// stops after a stage where one did not end well, and gives what the
 /// stages after it were given to `not_started`.
 fn roll<T: Send>(
-    stages: Vec<Vec<(Environment, T)>>,
+    stages: Stages<T>,
     at_once: usize,
     apply: impl Fn(&Environment, T, &Writer) -> error::Result + Sync,
     not_started: impl Fn(Vec<T>),
@@ -370,7 +390,7 @@ fn said(exit: Option<Exit>) -> &'static str {
 
 /// The chosen environments, each with what it is given (in their order),
 /// in the stages of `[deploy]`; those in no stage last, together.
-fn staged<T>(project: &Project, chosen: &[Environment], given: Vec<T>) -> Vec<Vec<(Environment, T)>> {
+fn staged<T>(project: &Project, chosen: &[Environment], given: Vec<T>) -> Stages<T> {
     let mut left: Vec<Option<(Environment, T)>> = chosen.iter().cloned().zip(given).map(Some).collect();
     let mut take = |name: &str| {
         let i = chosen.iter().position(|e| e.name == name)?;
