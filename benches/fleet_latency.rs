@@ -10,6 +10,10 @@
 //!   100: the same, since a plan reads listings, never one object at a time;
 //! - the applies again, each vhost's definitions replayed by its link
 //!   ([`Link::replay_definitions`]), the writes made by the brokers;
+//! - the CPU of each fleet apply (warren's, the links', the rest: the
+//!   brokers') and how busy it kept the machine's cores: all of them busy
+//!   is an apply that waited on CPU which brokers on machines of their own
+//!   would not share;
 //! - the plans again, each broker's answers replayed by its link
 //!   ([`Link::replay`]) and the brokers stopped: brokers on machines of
 //!   their own, whose CPU the fleet's plan does not share as it does here.
@@ -124,9 +128,12 @@ fn main() {
         2 * ONE_WAY.as_millis()
     );
     report("plan ", &plans, 1.3);
-    report("apply", &applies, 1.5);
+    let pairs = |turns: &[ApplyTurn]| turns.iter().map(|t| (t.all, t.slowest)).collect::<Vec<_>>();
+    report("apply", &pairs(&applies), 1.5);
+    cpu_report(&applies);
     report("plan, each broker's answers replayed by its link (a broker per machine)", &replayed, 1.3);
-    report("apply, each vhost's definitions replayed by its link, the writes made", &replayed_applies, 1.5);
+    report("apply, each vhost's definitions replayed by its link, the writes made", &pairs(&replayed_applies), 1.5);
+    cpu_report(&replayed_applies);
     println!(
         "  requests of one plan: {} at {queues} queues, {} at {} queues ({} and {} kB through the link)",
         big.requests,
@@ -142,42 +149,111 @@ fn main() {
     );
 }
 
+/// Where the CPU of the fleet's applies went (medians of the turns), and
+/// how busy that kept the machine's cores: all of them busy all along is
+/// an apply that waited on this machine's CPU, which brokers on machines
+/// of their own would not share.
+fn cpu_report(turns: &[ApplyTurn]) {
+    let of = |f: &dyn Fn(&ApplyTurn) -> f64| median(turns.iter().map(f).collect());
+    let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
+    let said = |cpu: &dyn Fn(&ApplyTurn) -> Cpu| {
+        let (warren, links) = (of(&|t| cpu(t).warren), of(&|t| cpu(t).links));
+        let rest = of(&|t| cpu(t).machine - cpu(t).links - cpu(t).warren);
+        format!("warren {warren:.2} s, the links {links:.2} s, the brokers and the rest {rest:.2} s")
+    };
+    println!(
+        "    its CPU: {}; the {cores} cores busy {:.0}% of its time, which they need at least {:.0} ms for",
+        said(&|t| t.cpu),
+        of(&|t| t.cpu.machine / t.all.as_secs_f64() / cores) * 100.0,
+        of(&|t| t.cpu.machine / cores) * 1000.0,
+    );
+    println!("    the single applies' CPU, one after another: {}", said(&|t| t.singles));
+}
+
 /// The twelve single applies, then the fleet's with `at_once`
 /// environments at once, in turns (the first a warm-up), each adding
 /// ADDED queues (the file `added.toml`, there only while this runs), taken
 /// away again behind warren's back (straight to the broker, not through
 /// the link) after each: each turn's fleet apply and slowest single apply,
 /// and what one single apply sent through its link.
-fn apply_turns(
-    fleet: &Fleet,
-    direct: &[String],
-    links: &[Link],
-    at_once: &str,
-) -> (Vec<(Duration, Duration)>, Crossed) {
+fn apply_turns(fleet: &Fleet, direct: &[String], links: &[Link], at_once: &str) -> (Vec<ApplyTurn>, Crossed) {
     let added_file = fleet.dir.join("added.toml");
     std::fs::write(&added_file, added()).unwrap();
     let mut turns = Vec::new();
     let mut crossed = Crossed::default();
     for turn in 0..=RUNS {
         let mut slowest = Duration::ZERO;
+        let mut singles = Cpu::default();
         for (i, url) in direct.iter().enumerate() {
-            let before = links[i].counts();
+            let (before, cpu) = (links[i].counts(), Cpu::now());
             slowest = slowest.max(fleet.timed(&["apply", "--env", &env(i), "--auto-approve"]));
+            singles = singles + (Cpu::now() - cpu);
             crossed = links[i].counts() - before;
             remove_added(url);
         }
+        let before = Cpu::now();
         let all = fleet.timed(&["apply", "--env", "all", "--auto-approve", "--parallelism", at_once]);
+        let cpu = Cpu::now() - before;
         std::thread::scope(|s| {
             for url in direct {
                 s.spawn(move || remove_added(url));
             }
         });
         if turn > 0 {
-            turns.push((all, slowest));
+            turns.push(ApplyTurn { all, slowest, cpu, singles });
         }
     }
     std::fs::remove_file(added_file).unwrap();
     (turns, crossed)
+}
+
+/// One turn of the applies: the fleet's and the slowest single one, and
+/// the CPU of the fleet's and of all the single ones.
+struct ApplyTurn {
+    all: Duration,
+    slowest: Duration,
+    cpu: Cpu,
+    singles: Cpu,
+}
+
+/// CPU time used so far, in seconds: by the whole machine (every core),
+/// by this process (the links' threads), and by its children that ended
+/// (the warren runs).
+#[derive(Debug, Clone, Copy, Default)]
+struct Cpu {
+    machine: f64,
+    links: f64,
+    warren: f64,
+}
+
+impl Cpu {
+    fn now() -> Cpu {
+        // /proc counts in USER_HZ, which Linux fixes at 100 for user space.
+        let seconds = |ticks: &str| ticks.parse::<f64>().unwrap() / 100.0;
+        let stat = std::fs::read_to_string("/proc/stat").unwrap();
+        let all: Vec<&str> = stat.lines().next().unwrap().split_whitespace().skip(1).collect();
+        // user, nice, system, then idle and iowait (not busy), irq, softirq, steal.
+        let machine = [0, 1, 2, 5, 6, 7].iter().map(|&i| seconds(all[i])).sum();
+        let own = std::fs::read_to_string("/proc/self/stat").unwrap();
+        // After the command's name: state is the third field, utime the 14th.
+        let fields: Vec<&str> = own.rsplit_once(')').unwrap().1.split_whitespace().collect();
+        let field = |n: usize| seconds(fields[n - 3]);
+        Cpu { machine, links: field(14) + field(15), warren: field(16) + field(17) }
+    }
+}
+
+impl std::ops::Sub for Cpu {
+    type Output = Cpu;
+    fn sub(self, o: Cpu) -> Cpu {
+        Cpu { machine: self.machine - o.machine, links: self.links - o.links, warren: self.warren - o.warren }
+    }
+}
+
+impl std::ops::Add for Cpu {
+    type Output = Cpu;
+    fn add(self, o: Cpu) -> Cpu {
+        Cpu { machine: self.machine + o.machine, links: self.links + o.links, warren: self.warren + o.warren }
+    }
 }
 
 /// The twelve single plans, then the fleet's with `at_once` environments
