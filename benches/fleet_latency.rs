@@ -11,7 +11,8 @@
 //! - the applies again, each vhost's definitions replayed by its link
 //!   ([`Link::replay_definitions`]), the writes made by the brokers;
 //! - the CPU of each fleet apply (warren's, the links', the rest: the
-//!   brokers') and how busy it kept the machine's cores: all of them busy
+//!   brokers', of which their idle share is measured with nothing asked
+//!   of them) and how busy it kept the machine's cores: all of them busy
 //!   is an apply that waited on CPU which brokers on machines of their own
 //!   would not share;
 //! - the plans again, each broker's answers replayed by its link
@@ -44,6 +45,8 @@ const ONE_WAY: Duration = Duration::from_millis(25);
 /// Queues each environment's apply adds.
 const ADDED: usize = 20;
 const RUNS: usize = 5;
+/// How long the machine's CPU is counted with the brokers idle.
+const IDLE: Duration = Duration::from_secs(3);
 
 fn main() {
     let numbers: Vec<u32> = std::env::var("WARREN_BENCH_FLEET_NUMBERS")
@@ -76,6 +79,12 @@ fn main() {
     let at_once = linked.len().to_string();
     // The first apply takes the loaded objects into the project's records.
     fleet.run(&["apply", "--env", "all", "--auto-approve", "--parallelism", &at_once]);
+
+    // What the brokers take of the machine while nothing asks them
+    // anything (their statistics, their timers): part of "the rest" below.
+    let quiet = Cpu::now();
+    std::thread::sleep(IDLE);
+    let idle = (Cpu::now() - quiet).machine / IDLE.as_secs_f64();
 
     let plans = plan_turns(&fleet, &at_once);
 
@@ -127,13 +136,14 @@ fn main() {
         "{n} brokers, each {queues} queues, behind links of {} ms round trip ({RUNS} turns, medians)",
         2 * ONE_WAY.as_millis()
     );
+    println!("  the brokers idle, nothing asked of them: {idle:.2} CPU-seconds a second");
     report("plan ", &plans, 1.3);
     let pairs = |turns: &[ApplyTurn]| turns.iter().map(|t| (t.all, t.slowest)).collect::<Vec<_>>();
     report("apply", &pairs(&applies), 1.5);
-    cpu_report(&applies);
+    cpu_report(&applies, idle);
     report("plan, each broker's answers replayed by its link (a broker per machine)", &replayed, 1.3);
     report("apply, each vhost's definitions replayed by its link, the writes made", &pairs(&replayed_applies), 1.5);
-    cpu_report(&replayed_applies);
+    cpu_report(&replayed_applies, idle);
     println!(
         "  requests of one plan: {} at {queues} queues, {} at {} queues ({} and {} kB through the link)",
         big.requests,
@@ -153,7 +163,7 @@ fn main() {
 /// how busy that kept the machine's cores: all of them busy all along is
 /// an apply that waited on this machine's CPU, which brokers on machines
 /// of their own would not share.
-fn cpu_report(turns: &[ApplyTurn]) {
+fn cpu_report(turns: &[ApplyTurn], idle: f64) {
     let of = |f: &dyn Fn(&ApplyTurn) -> f64| median(turns.iter().map(f).collect());
     let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
     let said = |cpu: &dyn Fn(&ApplyTurn) -> Cpu| {
@@ -162,8 +172,10 @@ fn cpu_report(turns: &[ApplyTurn]) {
         format!("warren {warren:.2} s, the links {links:.2} s, the brokers and the rest {rest:.2} s")
     };
     println!(
-        "    its CPU: {}; the {cores} cores busy {:.0}% of its time, which they need at least {:.0} ms for",
+        "    its CPU: {} (the brokers idle would take {:.2} s of it); the {cores} cores busy {:.0}% of its time, \
+         which they need at least {:.0} ms for",
         said(&|t| t.cpu),
+        of(&|t| idle * t.all.as_secs_f64()),
         of(&|t| t.cpu.machine / t.all.as_secs_f64() / cores) * 100.0,
         of(&|t| t.cpu.machine / cores) * 1000.0,
     );
