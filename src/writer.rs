@@ -23,6 +23,9 @@ use crate::source::Sources;
 pub struct Writer {
     output: Output,
     sink: Arc<Sink>,
+    /// Said before each line of [`Writer::errln`]: whose line it is, where
+    /// several environments speak at once.
+    label: Option<Arc<str>>,
 }
 
 enum Sink {
@@ -35,14 +38,14 @@ enum Sink {
 impl Writer {
     /// The process's stdout and stderr.
     pub fn terminal(output: Output) -> Writer {
-        Writer { output, sink: Arc::new(Sink::Terminal) }
+        Writer { output, sink: Arc::new(Sink::Terminal), label: None }
     }
 
     /// A buffer, for one environment of a rollout: no colour, no live
     /// lines, never a terminal to confirm on.
     pub fn buffer(output: Output) -> Writer {
         let output = Output { color: false, tty: false, ..output };
-        Writer { output, sink: Arc::new(Sink::Buffer(Mutex::default())) }
+        Writer { output, sink: Arc::new(Sink::Buffer(Mutex::default())), label: None }
     }
 
     /// What a buffer holds, emptying it; nothing for the terminal.
@@ -60,7 +63,12 @@ impl Writer {
 
     /// The same place, with other settings.
     pub fn with(&self, output: Output) -> Writer {
-        Writer { output, sink: self.sink.clone() }
+        Writer { output, ..self.clone() }
+    }
+
+    /// The same place, each line of [`Writer::errln`] said as `label`'s.
+    pub fn labelled(&self, label: &str) -> Writer {
+        Writer { label: Some(label.into()), ..self.clone() }
     }
 
     /// The same place, for a command whose files `lists.0` lists every
@@ -116,7 +124,17 @@ impl Writer {
 
     /// A line beside the document.
     pub fn errln(&self, line: impl AsRef<str>) {
-        self.err(format!("{}\n", line.as_ref()));
+        match &self.label {
+            None => self.err(format!("{}\n", line.as_ref())),
+            Some(label) => {
+                let said = |l: &str| if l.is_empty() { "\n".to_string() } else { format!("{label}: {l}\n") };
+                let text: String = match line.as_ref() {
+                    "" => "\n".into(),
+                    text => text.lines().map(said).collect(),
+                };
+                self.err(text);
+            }
+        }
     }
 
     /// A line beside the document that `-q` leaves out.
@@ -194,6 +212,19 @@ mod tests {
         let quiet = Writer::buffer(Output::new(ColorChoice::Never, true, false));
         quiet.note("left out");
         assert_eq!(quiet.take(), "");
+    }
+
+    #[test]
+    fn a_labelled_writer_says_whose_each_line_is() {
+        let buffer = Writer::buffer(Output::new(ColorChoice::Never, false, false));
+        let two = buffer.labelled("environment two");
+        two.errln("Another apply holds the lock.\n\nWaiting…");
+        two.errln("");
+        buffer.errln("unlabelled");
+        assert_eq!(
+            buffer.take(),
+            "environment two: Another apply holds the lock.\n\nenvironment two: Waiting…\n\nunlabelled\n"
+        );
     }
 
     #[test]

@@ -146,11 +146,14 @@ impl Read for UnderLock<'_> {
             }
             let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
             let place = broker.place_of(project, &vhosts).await.map_err(Error::broker)?;
-            let recorder = session::begin(&broker, place, self.timeout, &self.doing, self.out).await?;
-            match apply::read_locked(&broker, desired, &recorder, self.out).await {
+            // Several environments wait for their locks at once: each
+            // says which it is.
+            let out = &self.out.labelled(&format!("environment {}", env.name));
+            let recorder = session::begin(&broker, place, self.timeout, &self.doing, out).await?;
+            match apply::read_locked(&broker, desired, &recorder, out).await {
                 Ok(live) => Ok((live, Held::Locked(recorder))),
                 Err(e) => {
-                    session::end(recorder, None, self.out).await;
+                    session::end(recorder, None, out).await;
                     Err(e)
                 }
             }

@@ -254,6 +254,7 @@ fn a_stage_that_pauses_stops_the_rollout_and_a_rerun_goes_on() {
         assert_eq!(run.code, 5, "locked:\n{}\n{}", run.stdout, run.stderr);
         assert!(run.stdout.contains("The lock was not released within --lock-timeout 0s"), "{}", run.stdout);
         assert!(run.stderr.contains("Nothing was changed: every chosen environment must be planned"), "{}", run.stderr);
+        assert!(run.stderr.contains("environment one: Another apply holds the lock"), "whose lock: {}", run.stderr);
         for (i, env) in [(1, "two"), (2, "three")] {
             assert!(queue(&fleet, i, name, "work.v2").is_none(), "nothing changed on node {i}");
             let status = fleet.warren(name, &["status", path, "--env", env]);
