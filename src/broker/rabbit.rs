@@ -54,9 +54,9 @@ pub struct Rabbit {
     administrator: Arc<tokio::sync::OnceCell<bool>>,
     /// The version, object totals and cluster name of `/api/overview`,
     /// asked once: a plan needs the first two, an apply asks for the
-    /// version first. A failure is
-    /// kept too: the callers that waited on the one request get its error,
-    /// rather than each asking again a broker that did not answer.
+    /// version first. A failure is kept too: the callers that waited on the
+    /// one request get its error, rather than each asking again a broker
+    /// that did not answer.
     overview: Arc<tokio::sync::OnceCell<Result<Overview, BrokerError>>>,
 }
 

@@ -75,17 +75,21 @@ pub async fn apply<B: Broker>(broker: &B, input: ApplyInput, options: &Options, 
     }
     let path = input.path.as_path();
     let run = Request { path, replace: &input.replace, saved: input.saved.as_ref(), options };
-    let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
-    let place = match broker.place_of(desired.project.name(), &vhosts).await {
-        Ok(p) => p,
-        Err(e) => return Err(before_any_write(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e))),
-    };
+    let place = place(broker, &desired).await?;
     // The lock comes before the live read: a waiting apply plans against
     // the state the holder left, which is usually "no changes".
     session::locked(broker, place, options.lock_timeout, "planning", out, async |recorder| {
         locked(desired, &run, broker, recorder, out).await
     })
     .await
+}
+
+/// Where `desired`'s project keeps its records on `broker`, and so its
+/// lock.
+pub(super) async fn place<B: Broker>(broker: &B, desired: &desired::Desired) -> Result<crate::model::Place, Error> {
+    let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
+    let place = broker.place_of(desired.project.name(), &vhosts).await;
+    place.map_err(|e| before_any_write(live_side::diagnostic(&e), &desired.sources, Kind::Broker(e)))
 }
 
 /// What to apply, besides the files.

@@ -21,7 +21,7 @@ use super::planned::Planned;
 use super::saved_plan::{ApplyInput, is_saved_plans, read_plans, saved_input};
 use super::{plan::print_invalid, session};
 use crate::apply::Recorder;
-use crate::broker::{Rabbit, RecordStore};
+use crate::broker::Rabbit;
 use crate::cli::Connection;
 use crate::desired::{self, Desired};
 use crate::error::{self, Done, Error, Kind};
@@ -138,14 +138,13 @@ impl Read for UnderLock<'_> {
     fn read(&self, env: &Environment, _: &Connection, desired: &Desired) -> Result<(LiveSide, Held), Error> {
         let opened = self.brokers.iter().find(|o| o.env == env.name).expect("every environment is opened");
         let broker = opened.broker.clone()?;
-        let project = desired.project.name();
         super::block_on(async {
             if !opened.locked {
-                let live = live_side::read(&broker, &desired.topology, Some(project)).await.map_err(Error::broker)?;
+                let project = Some(desired.project.name());
+                let live = live_side::read(&broker, &desired.topology, project).await.map_err(Error::broker)?;
                 return Ok((live, Held::Shared));
             }
-            let vhosts: Vec<String> = desired.topology.vhosts.keys().cloned().collect();
-            let place = broker.place_of(project, &vhosts).await.map_err(Error::broker)?;
+            let place = apply::place(&broker, desired).await?;
             // Several environments wait for their locks at once: each
             // says which it is.
             let out = &self.out.labelled(&format!("environment {}", env.name));

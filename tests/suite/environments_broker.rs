@@ -3,7 +3,7 @@
 //! report and rolled out stage by stage.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::json;
@@ -47,7 +47,11 @@ impl Fleet {
     /// `warren ARGS` with every environment's variable set, and no other
     /// broker named.
     fn warren(&self, project: &str, args: &[&str]) -> Run {
-        let vars = self.variables(project);
+        self.warren_with(&self.variables(project), args)
+    }
+
+    /// `warren ARGS` with these variables set, and no other broker named.
+    fn warren_with(&self, vars: &[(String, String)], args: &[&str]) -> Run {
         let mut env: Vec<(&str, Option<&str>)> = vars.iter().map(|(k, v)| (k.as_str(), Some(v.as_str()))).collect();
         env.extend([("WARREN_URL", None), ("WARREN_AMQP_URL", None)]);
         warren_env(args, &env)
@@ -130,6 +134,18 @@ fn v2(dir: &Path, project: &str) {
     std::fs::write(dir.join("topology.toml"), v2).unwrap();
 }
 
+/// A fleet test's start: its turn on the fleet (one test at a time), the
+/// fleet, and the files of [`project`] `name` in a directory of their own,
+/// on nodes that do not hold it yet ([`afresh`]).
+fn fleet_project(name: &str, limits: bool) -> (MutexGuard<'static, ()>, Fleet, tempfile::TempDir) {
+    let turn = FLEET.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let fleet = Fleet::from_env();
+    afresh(&fleet, name);
+    let dir = readable_dir();
+    project(dir.path(), name, limits);
+    (turn, fleet, dir)
+}
+
 /// Each node without the project's vhost and without warren's records, as
 /// a first run finds it: the fleet's nodes are these tests' alone.
 fn afresh(fleet: &Fleet, vhost: &str) {
@@ -170,12 +186,8 @@ fn queue(fleet: &Fleet, i: usize, vhost: &str, name: &str) -> Option<serde_json:
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn one_report_for_three_brokers_one_stopped_then_all_converge_with_their_overlays_values() {
-    let _turn = FLEET.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let fleet = Fleet::from_env();
     let name = "fleet-converge";
-    afresh(&fleet, name);
-    let dir = readable_dir();
-    project(dir.path(), name, true);
+    let (_turn, fleet, dir) = fleet_project(name, true);
     let path = dir.path().to_str().unwrap();
 
     // Node three is down: two plans and one clear error, exit 1.
@@ -221,12 +233,8 @@ fn one_report_for_three_brokers_one_stopped_then_all_converge_with_their_overlay
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_stage_that_pauses_stops_the_rollout_and_a_rerun_goes_on() {
-    let _turn = FLEET.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let fleet = Fleet::from_env();
     let name = "fleet-pause";
-    afresh(&fleet, name);
-    let dir = readable_dir();
-    project(dir.path(), name, false);
+    let (_turn, fleet, dir) = fleet_project(name, false);
     let path = dir.path().to_str().unwrap();
     let run = fleet.warren(name, &["apply", path, "--env", "all", "--auto-approve"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -301,12 +309,8 @@ fn a_stage_that_pauses_stops_the_rollout_and_a_rerun_goes_on() {
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn a_saved_plan_of_three_environments_is_applied_each_checked_on_its_own_broker() {
-    let _turn = FLEET.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let fleet = Fleet::from_env();
     let name = "fleet-saved";
-    afresh(&fleet, name);
-    let dir = readable_dir();
-    project(dir.path(), name, true);
+    let (_turn, fleet, dir) = fleet_project(name, true);
     let path = dir.path().to_str().unwrap();
     let file = dir.path().join("plans.json");
     let file = file.to_str().unwrap();
@@ -338,22 +342,16 @@ fn a_saved_plan_of_three_environments_is_applied_each_checked_on_its_own_broker(
 #[test]
 #[ignore = "needs a broker: scripts/test runs it"]
 fn two_environments_on_one_broker_are_rolled_out_without_waiting_for_each_other() {
-    let _turn = FLEET.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let fleet = Fleet::from_env();
     let name = "fleet-one-broker";
-    afresh(&fleet, name);
-    let dir = readable_dir();
-    project(dir.path(), name, false);
+    let (_turn, fleet, dir) = fleet_project(name, false);
     // Environment two reaches node one, as `localhost`.
     let again = fleet.urls[0].replace("127.0.0.1", "localhost");
     assert_ne!(again, fleet.urls[0], "another address of node one");
     let mut vars = fleet.variables(name);
     vars[1].1 = again;
-    let mut env: Vec<(&str, Option<&str>)> = vars.iter().map(|(k, v)| (k.as_str(), Some(v.as_str()))).collect();
-    env.extend([("WARREN_URL", None), ("WARREN_AMQP_URL", None)]);
     let path = dir.path().to_str().unwrap();
     let args = ["apply", path, "--env", "one", "--env", "two", "--auto-approve", "--lock-timeout", "5s"];
-    let run = warren_env(&args, &env);
+    let run = fleet.warren_with(&vars, &args);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("Environment two reaches the broker of environment one"), "{}", run.stderr);
     assert!(outcome(&run, "two").contains("stage 2  applied"), "{}", run.stdout);
